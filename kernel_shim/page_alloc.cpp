@@ -1,0 +1,161 @@
+// Mirrors mm/page_alloc.c: order-based page allocation over the physical arena.
+//
+// Free blocks go to per-order free lists and are reused before the bump pointer moves; blocks
+// are not coalesced (the arena's address space is far larger than any test uses). Large freed
+// blocks are returned to the host with MADV_DONTNEED so multi-GiB tests do not pin memory.
+#include "kernel_shim/page_alloc.h"
+
+#include <sys/mman.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "kernel_shim/fault_inject.h"
+#include "kernel_shim/report.h"
+
+namespace kshim {
+namespace page_accounting {
+std::atomic<long> live_pages{0};
+}
+
+namespace {
+struct Arena {
+    char* base = nullptr;
+    std::mutex lock;  // protects bump and free_lists
+    u64 bump = 0;
+    std::vector<void*> free_lists[MAX_PAGE_ORDER + 1];
+
+    Arena() {
+        void* p = mmap(nullptr, kArenaSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED) {
+            std::perror("kshim: reserving the physical arena");
+            std::abort();
+        }
+        base = static_cast<char*>(p);
+    }
+};
+
+Arena& arena() {
+    static Arena* a = new Arena();  // lives for the process: pages may outlive static destructors
+    return *a;
+}
+
+// Takes a block from the free list or the bump pointer; nullptr when the arena is exhausted.
+void* take_block(unsigned order) {
+    Arena& a = arena();
+    const u64 bytes = u64{PAGE_SIZE} << order;
+    std::lock_guard g(a.lock);
+    auto& list = a.free_lists[order];
+    if (!list.empty()) {
+        void* p = list.back();
+        list.pop_back();
+        return p;
+    }
+    u64 start = (a.bump + bytes - 1) & ~(bytes - 1);  // naturally aligned, as buddy blocks are
+    if (start + bytes > kArenaSize) return nullptr;
+    a.bump = start + bytes;
+    return a.base + start;
+}
+
+void give_block(void* p, unsigned order) {
+    Arena& a = arena();
+    if (order >= 9) madvise(p, PAGE_SIZE << order, MADV_DONTNEED);
+    std::lock_guard g(a.lock);
+    a.free_lists[order].push_back(p);
+}
+
+struct PtPool {
+    std::mutex lock;  // protects pages
+    std::vector<void*> pages;
+};
+PtPool& pt_pool() {
+    static PtPool* p = new PtPool();
+    return *p;
+}
+}  // namespace
+
+Page* alloc_pages(gfp_t gfp, unsigned order) {
+    might_alloc(gfp);
+    if (order > MAX_PAGE_ORDER || should_fail_alloc("pages", gfp)) return nullptr;
+    void* p = take_block(order);
+    if (!p) {
+        if (!(gfp & __GFP_NOWARN)) std::fprintf(stderr, "kshim: page allocation failure: order:%u\n", order);
+        return nullptr;
+    }
+    if (gfp & __GFP_ZERO) std::memset(p, 0, PAGE_SIZE << order);
+    page_accounting::live_pages.fetch_add(long{1} << order, std::memory_order_relaxed);
+    return static_cast<Page*>(p);
+}
+
+void __free_pages(Page* page, unsigned order) {
+    if (!page) return;
+    BUG_ON(!phys_range_valid(page_to_phys(page), PAGE_SIZE << order));
+    page_accounting::live_pages.fetch_sub(long{1} << order, std::memory_order_relaxed);
+    give_block(page, order);
+}
+
+phys_addr_t page_to_phys(const Page* page) { return virt_to_phys(page); }
+Page* phys_to_page(phys_addr_t phys) { return static_cast<Page*>(phys_to_virt(phys & PAGE_MASK)); }
+
+void* phys_to_virt(phys_addr_t phys) { return arena().base + (phys - kPhysBase); }
+
+phys_addr_t virt_to_phys(const void* addr) {
+    return kPhysBase + static_cast<u64>(static_cast<const char*>(addr) - arena().base);
+}
+
+bool phys_range_valid(phys_addr_t phys, u64 len) {
+    return phys >= kPhysBase && len <= kArenaSize && phys - kPhysBase <= kArenaSize - len;
+}
+
+void pt_pool_prefault(size_t n) {
+    std::vector<void*> fresh;
+    fresh.reserve(n);
+    for (size_t i = 0; i < n; i++) {
+        void* p = take_block(0);
+        if (!p) break;
+        std::memset(p, 0, PAGE_SIZE);  // the first touch faults the page in, here and not later
+        fresh.push_back(p);
+    }
+    PtPool& pool = pt_pool();
+    std::lock_guard g(pool.lock);
+    pool.pages.insert(pool.pages.end(), fresh.begin(), fresh.end());
+}
+
+Page* pt_pool_alloc(gfp_t gfp) {
+    might_alloc(gfp);
+    if (should_fail_alloc("pt_pages", gfp)) return nullptr;
+    PtPool& pool = pt_pool();
+    void* p = nullptr;
+    {
+        std::lock_guard g(pool.lock);
+        if (!pool.pages.empty()) {
+            p = pool.pages.back();
+            pool.pages.pop_back();
+        }
+    }
+    if (!p) p = take_block(0);
+    if (!p) return nullptr;
+    std::memset(p, 0, PAGE_SIZE);
+    page_accounting::live_pages.fetch_add(1, std::memory_order_relaxed);
+    return static_cast<Page*>(p);
+}
+
+void pt_pool_free(Page* page) {
+    if (!page) return;
+    page_accounting::live_pages.fetch_sub(1, std::memory_order_relaxed);
+    PtPool& pool = pt_pool();
+    std::lock_guard g(pool.lock);
+    pool.pages.push_back(page);
+}
+
+size_t pt_pool_available() {
+    PtPool& pool = pt_pool();
+    std::lock_guard g(pool.lock);
+    return pool.pages.size();
+}
+
+}  // namespace kshim

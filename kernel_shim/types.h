@@ -1,0 +1,33 @@
+// Mirrors include/linux/types.h and the errno headers: fixed-width names and kernel errnos.
+#pragma once
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+
+namespace kshim {
+using u8 = std::uint8_t;
+using u16 = std::uint16_t;
+using u32 = std::uint32_t;
+using u64 = std::uint64_t;
+using s8 = std::int8_t;
+using s16 = std::int16_t;
+using s32 = std::int32_t;
+using s64 = std::int64_t;
+using phys_addr_t = u64;
+using dma_addr_t = u64;
+using ktime_t = s64;  // nanoseconds, as the kernel's ktime_t
+}  // namespace kshim
+
+// Kernel-internal errnos that libc does not define (include/linux/errno.h).
+#ifndef ERESTARTSYS
+#define ERESTARTSYS 512
+#endif
+#ifndef ENOTSUPP
+#define ENOTSUPP 524
+#endif
+#ifndef EPROBE_DEFER
+#define EPROBE_DEFER 517
+#endif
+
+#define KSHIM_CONCAT_(a, b) a##b
+#define KSHIM_CONCAT(a, b) KSHIM_CONCAT_(a, b)

@@ -1,0 +1,1 @@
+// Placeholder; the KernelTest fixture lands with the runtime.
