@@ -29,5 +29,10 @@ using ktime_t = s64;  // nanoseconds, as the kernel's ktime_t
 #define EPROBE_DEFER 517
 #endif
 
+// The kernel's container_of: the enclosing object of a member (offsetof on our own structs is
+// supported by g++; -Wno-invalid-offsetof is set for them).
+#define container_of(ptr, type, member) \
+    reinterpret_cast<type*>(reinterpret_cast<char*>(ptr) - offsetof(type, member))
+
 #define KSHIM_CONCAT_(a, b) a##b
 #define KSHIM_CONCAT(a, b) KSHIM_CONCAT_(a, b)

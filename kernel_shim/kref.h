@@ -1,0 +1,37 @@
+// Mirrors include/linux/kref.h.
+#pragma once
+#include <atomic>
+
+#include "kernel_shim/report.h"
+
+namespace kshim {
+
+struct kref {
+    std::atomic<unsigned> refcount{1};
+};
+
+inline void kref_init(kref* k) { k->refcount.store(1, std::memory_order_relaxed); }
+inline unsigned kref_read(const kref* k) { return k->refcount.load(std::memory_order_relaxed); }
+inline void kref_get(kref* k) {
+    unsigned old = k->refcount.fetch_add(1, std::memory_order_relaxed);
+    WARN_ON(old == 0);  // refcount_t's "addition on 0; use-after-free"
+}
+inline bool kref_get_unless_zero(kref* k) {
+    unsigned c = k->refcount.load(std::memory_order_relaxed);
+    while (c && !k->refcount.compare_exchange_weak(c, c + 1, std::memory_order_acquire)) {
+    }
+    return c != 0;
+}
+// Calls release(k) when the count drops to zero; returns 1 then, 0 otherwise.
+template <class Release>
+int kref_put(kref* k, Release&& release) {
+    unsigned old = k->refcount.fetch_sub(1, std::memory_order_acq_rel);
+    if (WARN_ON(old == 0)) return 0;
+    if (old == 1) {
+        release(k);
+        return 1;
+    }
+    return 0;
+}
+
+}  // namespace kshim

@@ -1,0 +1,225 @@
+// Mirrors kernel/locking/lockdep.c, reduced to what finds bugs in tests: classes, held-lock
+// stacks, a dependency graph with cycle detection, recursion and bad-unlock checks.
+#include "kernel_shim/lockdep.h"
+
+#include <deque>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "kernel_shim/report.h"
+
+namespace kshim {
+
+struct LockClass {
+    u32 id;
+    std::string name;
+    std::string site;
+    unsigned flags;
+};
+
+namespace {
+struct Edge {
+    LockClass* to;
+    std::string evidence;  // how the edge was first seen
+};
+
+struct Graph {
+    std::mutex lock;  // protects everything below
+    std::map<std::string, LockClass*> classes_by_site;
+    std::vector<LockClass*> classes;
+    std::vector<std::vector<Edge>> after;  // by class id
+    std::unordered_set<u64> edges;
+    std::unordered_set<u64> reported;
+    std::vector<void (*)()> primers;
+};
+
+Graph& graph() {
+    static Graph* g = new Graph();  // lives for the process: locks in static objects outlive exit
+    return *g;
+}
+
+std::string loc_text(std::source_location loc) {
+    return std::string(loc.file_name()) + ":" + std::to_string(loc.line());
+}
+
+std::string held_text(const HeldLock& h) {
+    std::string s = h.map->cls->name;
+    if (h.read) s += h.read == 2 ? " (read, recursive)" : " (read)";
+    return s + " acquired at " + loc_text(h.loc);
+}
+
+// Finds a path from `from` to `target` in the graph; fills `path` with its edges.
+bool find_path(Graph& g, LockClass* from, LockClass* target, std::vector<const Edge*>& path) {
+    std::vector<const Edge*> via(g.classes.size(), nullptr);
+    std::vector<LockClass*> prev(g.classes.size(), nullptr);
+    std::vector<bool> seen(g.classes.size(), false);
+    std::deque<LockClass*> queue{from};
+    seen[from->id] = true;
+    while (!queue.empty()) {
+        LockClass* c = queue.front();
+        queue.pop_front();
+        if (c == target) {
+            for (LockClass* at = target; at != from; at = prev[at->id]) path.insert(path.begin(), via[at->id]);
+            return true;
+        }
+        for (const Edge& e : g.after[c->id]) {
+            if (seen[e.to->id]) continue;
+            seen[e.to->id] = true;
+            via[e.to->id] = &e;
+            prev[e.to->id] = c;
+            queue.push_back(e.to);
+        }
+    }
+    return false;
+}
+
+void add_edge(Graph& g, Task* t, const HeldLock& prev, LockClass* next, std::source_location loc) {
+    LockClass* a = prev.map->cls;
+    u64 key = (u64{a->id} << 32) | next->id;
+    if (g.edges.count(key)) return;
+    std::string evidence = t->name + ": " + held_text(prev) + ", then " + next->name + " at " + loc_text(loc);
+    std::vector<const Edge*> path;
+    if (find_path(g, next, a, path) && !g.reported.count(key)) {
+        g.reported.insert(key);
+        bool signalling = (a->flags | next->flags) & LOCKDEP_SIGNALLING;
+        std::string detail = "this task (" + t->name + ") takes " + next->name + " while holding " + a->name + ":\n  " +
+                             evidence + "\nbut the opposite order was seen before:\n";
+        for (const Edge* e : path) detail += "  " + e->evidence + "\n";
+        detail += "locks held by " + t->name + ":\n" + lockdep_held_locks_text(t);
+        report(signalling ? ReportKind::FenceSignalling : ReportKind::LockOrder,
+               "possible circular locking dependency detected: " + a->name + " -> " + next->name, detail);
+    }
+    g.edges.insert(key);
+    g.after[a->id].push_back({next, std::move(evidence)});
+}
+}  // namespace
+
+LockdepMap fs_reclaim_map("fs_reclaim");
+
+LockdepMap::LockdepMap(const char* n, std::source_location site, unsigned flags) : name(n) {
+#if KSHIM_DEBUG_CHECKS
+    Graph& g = graph();
+    std::string key = std::string(site.file_name()) + ":" + std::to_string(site.line()) + ":" +
+                      std::to_string(site.column()) + ":" + (n ? n : "");
+    std::lock_guard l(g.lock);
+    auto it = g.classes_by_site.find(key);
+    if (it != g.classes_by_site.end()) {
+        cls = it->second;
+        return;
+    }
+    auto* c = new LockClass{static_cast<u32>(g.classes.size()), n ? n : loc_text(site), loc_text(site), flags};
+    g.classes.push_back(c);
+    g.after.emplace_back();
+    g.classes_by_site.emplace(std::move(key), c);
+    cls = c;
+#else
+    (void)site;
+    (void)flags;
+#endif
+}
+
+void lock_acquire(LockdepMap* m, u32 subclass, bool trylock, u8 read, const void* nest, std::source_location loc) {
+    Task* t = current();
+    if (!t || !m->cls) return;
+    for (const HeldLock& h : t->held) {
+        if (h.map->cls != m->cls || h.subclass != subclass) continue;
+        if (nest && h.nest == nest) continue;     // ww_mutexes of one class under one context
+        if (read == 2 && h.read == 2) continue;   // recursive readers do not block each other
+        if (trylock) continue;
+        bool signalling = m->cls->flags & LOCKDEP_SIGNALLING;
+        report(signalling ? ReportKind::FenceSignalling : ReportKind::LockUsage,
+               "possible recursive locking detected: " + m->cls->name,
+               t->name + " is trying to acquire " + m->cls->name + " at " + loc_text(loc) +
+                   "\nbut already holds:\n  " + held_text(h) + "\nlocks held:\n" + lockdep_held_locks_text(t));
+        break;
+    }
+    // Taking a recursive read lock never waits, so nothing held before it can deadlock on it.
+    if (!trylock && read != 2 && !t->held.empty()) {
+        Graph& g = graph();
+        std::lock_guard l(g.lock);
+        for (const HeldLock& h : t->held) {
+            if (h.map->cls == m->cls) continue;
+            add_edge(g, t, h, m->cls, loc);
+        }
+    }
+    t->held.push_back({m, nest, subclass, read, trylock, loc});
+}
+
+void lock_release(LockdepMap* m, std::source_location loc) {
+    Task* t = current();
+    if (!t || !m->cls) return;
+    for (auto it = t->held.rbegin(); it != t->held.rend(); ++it) {
+        if (it->map == m) {
+            t->held.erase(std::next(it).base());
+            return;
+        }
+    }
+    report(ReportKind::LockUsage, "WARNING: bad unlock balance detected: " + m->cls->name,
+           t->name + " is trying to release " + m->cls->name + " at " + loc_text(loc) +
+               " but it holds no such lock\nlocks held:\n" + lockdep_held_locks_text(t));
+}
+
+bool lock_is_held(const LockdepMap* m) {
+    Task* t = current();
+    if (!t) return false;
+    for (const HeldLock& h : t->held)
+        if (h.map == m) return true;
+    return false;
+}
+
+void lockdep_assert_held_impl(const LockdepMap* m, bool want_held, std::source_location loc) {
+    if (!m->cls || !current()) return;
+    if (lock_is_held(m) != want_held)
+        report(ReportKind::LockUsage,
+               std::string(want_held ? "lockdep_assert_held" : "lockdep_assert_not_held") + "(" + m->cls->name + ") failed",
+               "at " + loc_text(loc) + " in " + loc.function_name() + "\nlocks held by " + current()->name + ":\n" +
+                   lockdep_held_locks_text(current()));
+}
+
+void fs_reclaim_acquire(gfp_t gfp) {
+#if KSHIM_DEBUG_CHECKS
+    if (gfpflags_allow_blocking(gfp)) lock_acquire(&fs_reclaim_map, 0, false, 0, nullptr);
+#endif
+}
+
+void fs_reclaim_release(gfp_t gfp) {
+#if KSHIM_DEBUG_CHECKS
+    if (gfpflags_allow_blocking(gfp)) lock_release(&fs_reclaim_map);
+#endif
+}
+
+void lockdep_register_primer(void (*primer)()) {
+    Graph& g = graph();
+    std::lock_guard l(g.lock);
+    g.primers.push_back(primer);
+}
+
+void lockdep_reset() {
+    Graph& g = graph();
+    std::vector<void (*)()> primers;
+    {
+        std::lock_guard l(g.lock);
+        for (auto& a : g.after) a.clear();
+        g.edges.clear();
+        g.reported.clear();
+        primers = g.primers;
+    }
+    for (auto* p : primers) p();
+}
+
+void lockdep_task_exit(Task* t) {
+    if (t->held.empty()) return;
+    report(ReportKind::LockUsage, "task " + t->name + " exited with locks held", lockdep_held_locks_text(t));
+    t->held.clear();
+}
+
+std::string lockdep_held_locks_text(const Task* t) {
+    std::string s;
+    for (const HeldLock& h : t->held) s += "  " + held_text(h) + "\n";
+    return s.empty() ? "  (none)\n" : s;
+}
+
+}  // namespace kshim

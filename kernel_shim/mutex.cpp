@@ -1,0 +1,83 @@
+// Mirrors kernel/locking/mutex.c: an owner word taken by compare-and-swap, with a FIFO of
+// sleepers behind it. The unlocker wakes the first sleeper, which competes again (a late
+// arrival may barge in first, as on the kernel's fast path).
+#include "kernel_shim/mutex.h"
+
+#include <algorithm>
+
+#include "kernel_shim/report.h"
+
+namespace kshim {
+
+Task* Mutex::self_token() {
+    Task* t = current();
+    // Outside a runtime (a benchmark's setup, a static destructor) the lock still works.
+    return t ? t : reinterpret_cast<Task*>(alignof(Task));
+}
+
+void Mutex::lock_nested(u32 subclass, std::source_location loc) {
+    might_sleep(loc);
+    if (Runtime::get()) preempt_point();
+#if KSHIM_DEBUG_CHECKS
+    lock_acquire(&dep_map_, subclass, false, 0, nullptr, loc);
+#else
+    (void)subclass;
+#endif
+    Task* me = self_token();
+    Task* expected = nullptr;
+    if (owner_.compare_exchange_strong(expected, me, std::memory_order_acquire)) return;
+    lock_slow(me);
+}
+
+void Mutex::lock_slow(Task* me) {
+    bool queued = false;
+    for (;;) {
+        {
+            std::lock_guard g(wait_lock_);
+            has_waiters_.store(true);
+            Task* expected = nullptr;
+            if (owner_.compare_exchange_strong(expected, me)) {
+                if (queued) std::erase(waiters_, me);
+                has_waiters_.store(!waiters_.empty());
+                return;
+            }
+            if (!queued) {
+                waiters_.push_back(me);
+                queued = true;
+            }
+        }
+        me->wait_reason = "mutex";
+        backend().park(KTIME_MAX);
+    }
+}
+
+bool Mutex::try_lock(std::source_location loc) {
+    Task* expected = nullptr;
+    if (!owner_.compare_exchange_strong(expected, self_token(), std::memory_order_acquire)) return false;
+#if KSHIM_DEBUG_CHECKS
+    lock_acquire(&dep_map_, 0, true, 0, nullptr, loc);
+#else
+    (void)loc;
+#endif
+    return true;
+}
+
+void Mutex::unlock(std::source_location loc) {
+#if KSHIM_DEBUG_CHECKS
+    if (owner_.load(std::memory_order_relaxed) != self_token())
+        report(ReportKind::LockUsage, std::string("DEBUG_LOCKS_WARN_ON: mutex unlocked by a task that does not own it: ") +
+                                          (dep_map_.cls ? dep_map_.name ? dep_map_.name : "mutex" : "mutex"),
+               std::string("at ") + loc.file_name() + ":" + std::to_string(loc.line()));
+    lock_release(&dep_map_, loc);
+#else
+    (void)loc;
+#endif
+    owner_.store(nullptr);
+    if (has_waiters_.load()) {
+        std::lock_guard g(wait_lock_);
+        if (!waiters_.empty()) backend().unpark(waiters_.front());
+    }
+    if (Runtime::get()) preempt_point();
+}
+
+}  // namespace kshim

@@ -1,0 +1,101 @@
+// Mirrors kernel/sched/core.c (might_sleep, schedule_timeout), kernel/time/sleep_timeout.c,
+// kernel/kthread.c, on the runtime's park/unpark.
+#include "kernel_shim/sched.h"
+
+#include "kernel_shim/lockdep.h"
+#include "kernel_shim/report.h"
+
+namespace kshim {
+
+void might_sleep_impl(std::source_location loc) {
+    Task* t = current();
+    if (!t) return;
+    bool softirq = t->kind == TaskKind::Softirq;
+    if (t->preempt_count == 0 && !t->hardirq && !softirq) return;
+    report(ReportKind::MightSleep,
+           std::string("BUG: sleeping function called from invalid context at ") + loc.file_name() + ":" +
+               std::to_string(loc.line()),
+           "in_atomic(): " + std::to_string(t->preempt_count > 0 || softirq) +
+               ", in_hardirq(): " + std::to_string(t->hardirq) + ", name: " + t->name + "\nfunction: " +
+               loc.function_name() + "\nlocks held:\n" + lockdep_held_locks_text(t));
+}
+
+void might_alloc(gfp_t gfp) {
+#if KSHIM_DEBUG_CHECKS
+    if (!gfpflags_allow_blocking(gfp) || !current()) return;
+    might_sleep();
+    fs_reclaim_acquire(gfp);
+    fs_reclaim_release(gfp);
+#else
+    (void)gfp;
+#endif
+}
+
+static ktime_t jiffies_deadline(long timeout) {
+    if (timeout == MAX_SCHEDULE_TIMEOUT) return KTIME_MAX;
+    ktime_t now = ktime_get();
+    return (now / TICK_NSEC + timeout) * TICK_NSEC;
+}
+
+long schedule_timeout(long timeout, std::source_location loc) {
+    might_sleep(loc);
+    Task* t = current();
+    t->wait_reason = "schedule_timeout";
+    t->wait_loc = loc;
+    if (timeout < 0) timeout = 0;
+    ktime_t deadline = jiffies_deadline(timeout);
+    backend().park(deadline);
+    if (timeout == MAX_SCHEDULE_TIMEOUT) return MAX_SCHEDULE_TIMEOUT;
+    ktime_t left = deadline - ktime_get();
+    return left <= 0 ? 0 : static_cast<long>((left + TICK_NSEC - 1) / TICK_NSEC);
+}
+
+bool wake_up_process(Task* t) {
+    backend().unpark(t);
+    return true;
+}
+
+void cond_resched() { backend().preempt_point(); }
+
+// Sleeps until `deadline` whatever wakes the task meanwhile; keeps a token that arrives
+// during the sleep for the next park, as the kernel's state machine would.
+static void sleep_until(ktime_t deadline, const char* why, std::source_location loc) {
+    might_sleep(loc);
+    Task* t = current();
+    t->wait_reason = why;
+    t->wait_loc = loc;
+    bool token = false;
+    while (ktime_get() < deadline) token |= backend().park(deadline);
+    if (token) t->wake_token.store(true);
+}
+
+void msleep(unsigned msecs) {
+    sleep_until(ktime_get() + static_cast<ktime_t>(msecs) * NSEC_PER_MSEC, "msleep", std::source_location::current());
+}
+
+void usleep_range(unsigned long min_us, unsigned long) {
+    sleep_until(ktime_get() + static_cast<ktime_t>(min_us) * NSEC_PER_USEC, "usleep_range",
+                std::source_location::current());
+}
+
+void fsleep(unsigned long usecs) { usleep_range(usecs, usecs * 2); }
+
+void udelay(unsigned long usecs) { backend().busy_wait(static_cast<ktime_t>(usecs) * NSEC_PER_USEC); }
+void ndelay(unsigned long nsecs) { backend().busy_wait(static_cast<ktime_t>(nsecs)); }
+
+Task* kthread_run(std::function<int()> fn, const char* name) {
+    return backend().spawn(name, TaskKind::Kthread, [fn = std::move(fn)] { current()->exit_code = fn(); });
+}
+
+bool kthread_should_stop() {
+    Task* t = current();
+    return t && t->should_stop.load();
+}
+
+int kthread_stop(Task* t) {
+    t->should_stop.store(true);
+    backend().unpark(t);
+    return backend().join(t);
+}
+
+}  // namespace kshim

@@ -1,0 +1,58 @@
+// Mirrors include/linux/sched.h, kthread.h, delay.h: sleeping, kthreads, and might_sleep.
+#pragma once
+#include <functional>
+#include <source_location>
+
+#include "kernel_shim/backend.h"
+#include "kernel_shim/time.h"
+
+namespace kshim {
+
+// Reports "sleeping function called from invalid context" when the current task holds a
+// spinlock, is in a hard-IRQ handler or runs a timer callback. Compiled out in release.
+void might_sleep_impl(std::source_location loc);
+#if KSHIM_DEBUG_CHECKS
+inline void might_sleep(std::source_location loc = std::source_location::current()) { might_sleep_impl(loc); }
+#else
+inline void might_sleep(std::source_location = std::source_location::current()) {}
+#endif
+
+// A preemption point (lock, unlock, queue_work, wake-up, fence signal): in simulated mode with
+// preemption on, the runtime may switch tasks here.
+inline void preempt_point() { backend().preempt_point(); }
+
+// Atomic sections (preempt_disable / local_irq_save): might_sleep fires inside them.
+inline void preempt_disable() {
+#if KSHIM_DEBUG_CHECKS
+    if (Task* t = current()) t->preempt_count++;
+#endif
+}
+inline void preempt_enable() {
+#if KSHIM_DEBUG_CHECKS
+    if (Task* t = current()) t->preempt_count--;
+#endif
+}
+
+// Blocks the current task until woken (wake_up_process) or the timeout passes; returns the
+// jiffies left (0 when it timed out). MAX_SCHEDULE_TIMEOUT waits without a deadline.
+long schedule_timeout(long timeout, std::source_location loc = std::source_location::current());
+inline void schedule(std::source_location loc = std::source_location::current()) {
+    schedule_timeout(MAX_SCHEDULE_TIMEOUT, loc);
+}
+bool wake_up_process(Task* t);
+void cond_resched();
+
+void msleep(unsigned msecs);
+void usleep_range(unsigned long min_us, unsigned long max_us);
+void fsleep(unsigned long usecs);
+// Busy waits: no might_sleep, but other tasks run meanwhile.
+void udelay(unsigned long usecs);
+void ndelay(unsigned long nsecs);
+
+// kthreads.
+Task* kthread_run(std::function<int()> fn, const char* name);
+bool kthread_should_stop();
+// Asks the thread to stop, wakes it, waits for it to finish and returns its result.
+int kthread_stop(Task* t);
+
+}  // namespace kshim

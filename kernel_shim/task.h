@@ -1,0 +1,101 @@
+// Mirrors include/linux/sched.h: the kernel thread ("task") that runs kernel code.
+//
+// In simulated mode a task is a fiber on the one runner thread; in real mode it is an OS
+// thread. Per-kernel-thread state (lockdep's held locks, the atomic-context counters, the
+// running work item) lives here, never in thread_local storage, because fibers share a thread.
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <source_location>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kernel_shim/fiber.h"
+#include "kernel_shim/types.h"
+
+namespace kshim {
+
+struct LockdepMap;
+struct work_struct;
+
+enum class TaskKind : u8 {
+    Main,     // the thread that created the runtime (the test body, a program's main)
+    Kthread,  // kthread_run
+    Worker,   // workqueue worker
+    Irq,      // threaded-IRQ thread
+    Softirq,  // pseudo-task that runs timer callbacks (atomic context)
+};
+
+enum class TaskState : u8 { Runnable, Running, Blocked, Exited };
+
+struct HeldLock {
+    LockdepMap* map;
+    const void* nest;  // ww_acquire_ctx for ww_mutexes taken under a context
+    u32 subclass;
+    u8 read;  // 0: exclusive, 1: shared, 2: recursive shared
+    bool trylock;
+    std::source_location loc;
+};
+
+struct Task {
+    u32 id = 0;
+    std::string name;
+    TaskKind kind = TaskKind::Kthread;
+    TaskState state = TaskState::Runnable;
+
+    // Atomic-context accounting for might_sleep: spinlocks held and IRQs disabled.
+    int preempt_count = 0;
+    bool hardirq = false;
+    // lockdep-lite: locks (and pseudo-locks) held, in acquisition order.
+    std::vector<HeldLock> held;
+
+    // Lifecycle.
+    std::function<void()> fn;
+    int exit_code = 0;  // kthread function's return value
+    std::atomic<bool> should_stop{false};
+    std::atomic<bool> exited{false};
+    Task* joiner = nullptr;           // task waiting in join()
+    bool idle_park = false;           // parked waiting for work: not "stuck" at teardown
+    const char* wait_reason = "";     // what it blocks on, for deadlock reports
+    std::source_location wait_loc{};  // where it blocked
+    work_struct* current_work = nullptr;
+
+    // Wake token (unpark before park makes park return at once).
+    std::atomic<bool> wake_token{false};
+
+    // Simulated-mode state.
+    Fiber fiber;
+    bool timed_out = false;
+    bool aborted = false;  // resumed only to unwind (the simulation found a deadlock)
+
+    // Real-mode state.
+    std::thread thread;
+    std::mutex park_lock;  // protects parked and the wait on park_cv
+    std::condition_variable park_cv;
+    bool parked = false;
+    bool counted_active = true;
+};
+
+// The task running on this CPU: the current fiber's task in simulated mode, the thread's task
+// in real mode; nullptr outside any runtime.
+Task* current();
+void set_current(Task* t);
+
+inline bool in_hardirq() {
+    Task* t = current();
+    return t && t->hardirq;
+}
+inline bool in_softirq() {
+    Task* t = current();
+    return t && t->kind == TaskKind::Softirq;
+}
+inline bool in_atomic() {
+    Task* t = current();
+    return t && (t->preempt_count > 0 || t->hardirq || t->kind == TaskKind::Softirq);
+}
+inline bool in_task() { return !in_hardirq() && !in_softirq(); }
+
+}  // namespace kshim

@@ -1,0 +1,92 @@
+// Mirrors include/linux/wait.h: wait queues and the wait_event family.
+//
+// A waiter adds itself to the queue before it tests the condition, and the wake-up leaves a
+// token on its task, so a wake-up between the test and the sleep is never lost.
+#pragma once
+#include <mutex>
+#include <source_location>
+#include <vector>
+
+#include "kernel_shim/sched.h"
+
+namespace kshim {
+
+class WaitQueueHead {
+public:
+    struct Entry {
+        Task* task;
+    };
+
+    WaitQueueHead() = default;
+    WaitQueueHead(const WaitQueueHead&) = delete;
+    WaitQueueHead& operator=(const WaitQueueHead&) = delete;
+
+    void add(Entry* e);
+    void remove(Entry* e);
+    void wake_up_all();
+    bool has_sleepers() const;
+
+private:
+    mutable std::mutex lock_;  // protects entries_
+    std::vector<Entry*> entries_;
+};
+
+using wait_queue_head_t = WaitQueueHead;
+inline void init_waitqueue_head(WaitQueueHead*) {}
+// Every waiter here is non-exclusive, so wake_up wakes them all, as the kernel does for them.
+inline void wake_up(WaitQueueHead* wq) {
+    wq->wake_up_all();
+    preempt_point();
+}
+inline void wake_up_all(WaitQueueHead* wq) { wake_up(wq); }
+inline void wake_up_interruptible(WaitQueueHead* wq) { wake_up(wq); }
+inline void wake_up_interruptible_all(WaitQueueHead* wq) { wake_up(wq); }
+
+// Waits until cond() holds or `timeout` jiffies pass (MAX_SCHEDULE_TIMEOUT: forever). Returns,
+// as the kernel's wait_event_timeout: 0 if cond() is still false after the timeout, else the
+// jiffies left, at least 1.
+template <class Cond>
+long wait_event_timeout_impl(WaitQueueHead& wq, Cond&& cond, long timeout, std::source_location loc) {
+    might_sleep(loc);
+    auto ready = [&](long left) -> long { return left > 1 ? left : 1; };
+    if (cond()) return ready(timeout);
+    Task* t = current();
+    const bool forever = timeout == MAX_SCHEDULE_TIMEOUT;
+    const ktime_t now = ktime_get();
+    const ktime_t deadline = forever ? KTIME_MAX : (now / TICK_NSEC + (timeout < 0 ? 0 : timeout)) * TICK_NSEC;
+    WaitQueueHead::Entry e{t};
+    wq.add(&e);
+    long result = 0;
+    for (;;) {
+        if (cond()) {
+            if (forever) {
+                result = MAX_SCHEDULE_TIMEOUT;
+            } else {
+                ktime_t left = deadline - ktime_get();
+                result = ready(left <= 0 ? 0 : static_cast<long>((left + TICK_NSEC - 1) / TICK_NSEC));
+            }
+            break;
+        }
+        if (!forever && ktime_get() >= deadline) {
+            result = cond() ? 1 : 0;
+            break;
+        }
+        t->wait_reason = "wait_event";
+        t->wait_loc = loc;
+        backend().park(deadline);
+    }
+    wq.remove(&e);
+    return result;
+}
+
+}  // namespace kshim
+
+#define wait_event(wq, cond)                                                                        \
+    ((void)::kshim::wait_event_timeout_impl((wq), [&]() -> bool { return (cond); },                \
+                                            ::kshim::MAX_SCHEDULE_TIMEOUT, std::source_location::current()))
+#define wait_event_timeout(wq, cond, timeout) \
+    ::kshim::wait_event_timeout_impl((wq), [&]() -> bool { return (cond); }, (timeout), std::source_location::current())
+// The shim delivers no signals: the interruptible forms never return -ERESTARTSYS.
+#define wait_event_interruptible(wq, cond) (wait_event(wq, cond), 0)
+#define wait_event_killable(wq, cond) (wait_event(wq, cond), 0)
+#define wait_event_interruptible_timeout(wq, cond, timeout) wait_event_timeout(wq, cond, timeout)

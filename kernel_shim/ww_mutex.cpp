@@ -1,0 +1,134 @@
+// Mirrors kernel/locking/ww_mutex.h (wait-die): every ownership change wakes the waiters so a
+// younger waiter that holds locks re-checks and dies instead of waiting behind an older context.
+#include "kernel_shim/ww_mutex.h"
+
+#include <algorithm>
+
+#include "kernel_shim/report.h"
+
+namespace kshim {
+
+void ww_acquire_init(WwAcquireCtx* ctx, WwClass* ww_class, std::source_location loc) {
+    ctx->task = current();
+    ctx->stamp = ww_class->stamp.fetch_add(1) + 1;
+    ctx->ww_class = ww_class;
+    ctx->acquired = 0;
+    ctx->done = false;
+    ctx->contending_lock = nullptr;
+    ctx->dep_map = LockdepMap(ww_class->acquire_map.cls, "ww_acquire_ctx");
+#if KSHIM_DEBUG_CHECKS
+    lock_acquire(&ctx->dep_map, 0, false, 0, nullptr, loc);
+#else
+    (void)loc;
+#endif
+}
+
+void ww_acquire_done(WwAcquireCtx* ctx) { ctx->done = true; }
+
+void ww_acquire_fini(WwAcquireCtx* ctx) {
+    WARN_ON(ctx->acquired != 0);
+#if KSHIM_DEBUG_CHECKS
+    lock_release(&ctx->dep_map);
+#endif
+    ctx->task = nullptr;
+}
+
+void WwMutex::take_locked(WwAcquireCtx* ctx) {
+    owner_ = current();
+    ctx_ = ctx;
+    if (ctx) ctx->acquired++;
+    for (Task* w : waiters_) backend().unpark(w);
+}
+
+int WwMutex::lock_common(WwAcquireCtx* ctx, bool slow, std::source_location loc) {
+    might_sleep(loc);
+    if (ctx) {
+        if (ctx->ww_class != ww_class_) WARN(true, "ww_mutex locked with a context of another class");
+        if (ctx->done) WARN(true, "ww_mutex locked after ww_acquire_done");
+        std::lock_guard l(lock_);
+        if (ctx_ == ctx) return -EALREADY;
+    }
+    if (slow) WARN_ON(ctx && ctx->contending_lock != this);
+#if KSHIM_DEBUG_CHECKS
+    lock_acquire(&dep_map_, 0, false, 0, ctx ? static_cast<const void*>(ctx) : nullptr, loc);
+#endif
+    Task* me = current();
+    bool queued = false;
+    std::unique_lock l(lock_);
+    for (;;) {
+        if (!owner_) {
+            if (queued) std::erase(waiters_, me);
+            take_locked(ctx);
+            if (ctx) ctx->contending_lock = nullptr;
+            return 0;
+        }
+        if (ctx && !slow && ctx->acquired > 0 && ctx_ && ctx->stamp > ctx_->stamp) {
+            if (queued) std::erase(waiters_, me);
+            ctx->contending_lock = this;
+            l.unlock();
+#if KSHIM_DEBUG_CHECKS
+            lock_release(&dep_map_, loc);
+#endif
+            return -EDEADLK;
+        }
+        if (!queued) {
+            waiters_.push_back(me);
+            queued = true;
+        }
+        l.unlock();
+        me->wait_reason = "ww_mutex";
+        backend().park(KTIME_MAX);
+        l.lock();
+    }
+}
+
+int WwMutex::lock(WwAcquireCtx* ctx, std::source_location loc) { return lock_common(ctx, false, loc); }
+
+void WwMutex::lock_slow(WwAcquireCtx* ctx, std::source_location loc) {
+    if (ctx) WARN_ON(ctx->acquired != 0);
+    lock_common(ctx, true, loc);
+}
+
+bool WwMutex::trylock(WwAcquireCtx* ctx, std::source_location loc) {
+    std::unique_lock l(lock_);
+    if (owner_) return false;
+    take_locked(ctx);
+    l.unlock();
+#if KSHIM_DEBUG_CHECKS
+    lock_acquire(&dep_map_, 0, true, 0, ctx, loc);
+#else
+    (void)loc;
+#endif
+    return true;
+}
+
+void WwMutex::unlock(std::source_location loc) {
+#if KSHIM_DEBUG_CHECKS
+    lock_release(&dep_map_, loc);
+#else
+    (void)loc;
+#endif
+    std::lock_guard l(lock_);
+    WARN_ON(owner_ != current());
+    if (ctx_) ctx_->acquired--;
+    owner_ = nullptr;
+    ctx_ = nullptr;
+    for (Task* w : waiters_) backend().unpark(w);
+}
+
+bool WwMutex::is_locked() const {
+    std::lock_guard l(lock_);
+    return owner_ != nullptr;
+}
+
+WwAcquireCtx* WwMutex::owner_ctx() const {
+    std::lock_guard l(lock_);
+    return ctx_;
+}
+
+Task* WwMutex::owner() const {
+    std::lock_guard l(lock_);
+    return owner_;
+}
+
+}  // namespace kshim

@@ -1,0 +1,65 @@
+// The GoogleTest fixture for kernel code: a runtime per test (simulated by default) whose main
+// task is the test body, and the end-of-test checks that make a test fail on leaked objects,
+// lockdep/might_sleep/WARN reports, or tasks still blocked.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+
+#include "kernel_shim/report.h"
+#include "kernel_shim/runtime.h"
+#include "kernel_shim/slab.h"
+
+namespace kshim::testing {
+
+// A runtime plus the checks. finish() (or the destructor) drains the runtime and reports every
+// problem as a non-fatal gtest failure, then prints the seed to replay with if anything failed.
+class TestWorld {
+public:
+    explicit TestWorld(RuntimeOptions opts);
+    ~TestWorld();
+    TestWorld(const TestWorld&) = delete;
+    TestWorld& operator=(const TestWorld&) = delete;
+
+    Runtime& rt() { return *rt_; }
+    void finish();
+
+private:
+    std::unique_ptr<Runtime> rt_;
+    MemCounters before_;
+    bool finished_ = false;
+};
+
+// Runs body as the main task of a fresh simulated runtime with `seed`, then checks the world.
+void run_simulated(u64 seed, const std::function<void()>& body, double preempt_probability = 0.0);
+
+class KernelTest : public ::testing::Test {
+protected:
+    // Override to choose the mode, seed, preemption or tracing of a fixture.
+    virtual RuntimeOptions runtime_options() const { return options_from_env({}); }
+
+    void SetUp() override;
+    void TearDown() override;
+
+    Runtime& rt() { return world_->rt(); }
+    bool run_until_idle(ktime_t limit = 600 * NSEC_PER_SEC) { return rt().run_until_idle(limit); }
+    void advance(ktime_t d) { rt().advance(d); }
+    bool run_until(const std::function<bool()>& pred, ktime_t timeout) { return rt().run_until(pred, timeout); }
+    // Consumes the first pending report of `kind` (so teardown does not fail on it).
+    bool expect_report(ReportKind kind) { return consume_report(kind); }
+
+private:
+    std::unique_ptr<TestWorld> world_;
+};
+
+class RealKernelTest : public KernelTest {
+protected:
+    RuntimeOptions runtime_options() const override {
+        RuntimeOptions o = options_from_env({});
+        o.mode = Mode::Real;
+        return o;
+    }
+};
+
+}  // namespace kshim::testing
