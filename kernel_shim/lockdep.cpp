@@ -170,6 +170,18 @@ bool lock_is_held(const LockdepMap* m) {
     return false;
 }
 
+void lockdep_free_map(LockdepMap* m) {
+    Task* t = current();
+    if (!t || !m->cls) return;
+    for (auto it = t->held.begin(); it != t->held.end(); ++it) {
+        if (it->map != m) continue;
+        std::string what = held_text(*it);
+        t->held.erase(it);
+        report(ReportKind::LockUsage, "BUG: held lock freed!: " + m->cls->name, t->name + " frees " + what);
+        return;
+    }
+}
+
 void lockdep_assert_held_impl(const LockdepMap* m, bool want_held, std::source_location loc) {
     if (!m->cls || !current()) return;
     if (lock_is_held(m) != want_held)

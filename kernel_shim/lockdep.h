@@ -33,6 +33,9 @@ void lock_acquire(LockdepMap* map, u32 subclass, bool trylock, u8 read, const vo
                   std::source_location loc = std::source_location::current());
 void lock_release(LockdepMap* map, std::source_location loc = std::source_location::current());
 bool lock_is_held(const LockdepMap* map);
+// A lock is being destroyed: report it if the current task still holds it ("held lock freed!")
+// and forget it, so no held-lock entry outlives its lock.
+void lockdep_free_map(LockdepMap* map);
 
 // Pseudo-lock helpers (lock_map_acquire / lock_map_release in the kernel).
 inline void lock_map_acquire(LockdepMap* m, std::source_location loc = std::source_location::current()) {

@@ -14,6 +14,11 @@ class Mutex {
 public:
     explicit Mutex(const char* name = nullptr, std::source_location site = std::source_location::current())
         : dep_map_(name, site) {}
+    ~Mutex() {
+#if KSHIM_DEBUG_CHECKS
+        lockdep_free_map(&dep_map_);
+#endif
+    }
     Mutex(const Mutex&) = delete;
     Mutex& operator=(const Mutex&) = delete;
 

@@ -14,6 +14,11 @@ class RwSemaphore {
 public:
     explicit RwSemaphore(const char* name = nullptr, std::source_location site = std::source_location::current())
         : dep_map_(name, site) {}
+    ~RwSemaphore() {
+#if KSHIM_DEBUG_CHECKS
+        lockdep_free_map(&dep_map_);
+#endif
+    }
     RwSemaphore(const RwSemaphore&) = delete;
     RwSemaphore& operator=(const RwSemaphore&) = delete;
 

@@ -13,6 +13,11 @@ class SpinLock {
 public:
     explicit SpinLock(const char* name = nullptr, std::source_location site = std::source_location::current())
         : dep_map_(name, site) {}
+    ~SpinLock() {
+#if KSHIM_DEBUG_CHECKS
+        lockdep_free_map(&dep_map_);
+#endif
+    }
     SpinLock(const SpinLock&) = delete;
     SpinLock& operator=(const SpinLock&) = delete;
 

@@ -172,13 +172,18 @@ void wait_wq(Workqueue* wq, Pred pred, std::source_location loc = std::source_lo
 
 bool running(const work_struct* w) { return g_running.count(w) != 0; }
 
+// Waits for a running instance; lockdep sees the wait as taking the work's map, but only when
+// there is something to wait for (as the kernel's start_flush_work).
 void wait_not_running(work_struct* w) {
     Workqueue* wq;
     {
         std::lock_guard g(g_wq_lock);
         wq = w->wq;
+        if (!wq || !running(w)) return;
     }
-    if (wq) wait_wq(wq, [&] { return !running(w); });
+    lock_map_acquire(&w->lockdep_map);
+    lock_map_release(&w->lockdep_map);
+    wait_wq(wq, [&] { return !running(w); });
 }
 
 void delayed_work_timer_fn(TimerEvent* ev, u64 gen) {
@@ -291,8 +296,6 @@ bool cancel_work(work_struct* w) {
 
 bool cancel_work_sync(work_struct* w) {
     might_sleep();
-    lock_map_acquire(&w->lockdep_map);
-    lock_map_release(&w->lockdep_map);
     {
         std::lock_guard g(g_wq_lock);
         w->canceling++;
@@ -313,8 +316,6 @@ bool cancel_delayed_work(delayed_work* dw) {
 
 bool cancel_delayed_work_sync(delayed_work* dw) {
     might_sleep();
-    lock_map_acquire(&dw->work.lockdep_map);
-    lock_map_release(&dw->work.lockdep_map);
     {
         std::lock_guard g(g_wq_lock);
         dw->work.canceling++;
@@ -328,8 +329,6 @@ bool cancel_delayed_work_sync(delayed_work* dw) {
 
 bool flush_work(work_struct* w) {
     might_sleep();
-    lock_map_acquire(&w->lockdep_map);
-    lock_map_release(&w->lockdep_map);
     Workqueue* wq;
     u64 target;
     {
@@ -338,6 +337,8 @@ bool flush_work(work_struct* w) {
         if (!wq || (!w->queued && !running(w))) return false;
         target = w->seq;  // the instance queued now, or the one running
     }
+    lock_map_acquire(&w->lockdep_map);
+    lock_map_release(&w->lockdep_map);
     lock_map_acquire(&wq->lockdep_map);
     lock_map_release(&wq->lockdep_map);
     wait_wq(wq, [&] { return !wq->outstanding.count(target); });

@@ -45,6 +45,11 @@ void ww_acquire_fini(WwAcquireCtx* ctx);
 class WwMutex {
 public:
     explicit WwMutex(WwClass* ww_class) : ww_class_(ww_class), dep_map_(ww_class->mutex_map.cls, ww_class->name) {}
+    ~WwMutex() {
+#if KSHIM_DEBUG_CHECKS
+        lockdep_free_map(&dep_map_);
+#endif
+    }
     WwMutex(const WwMutex&) = delete;
     WwMutex& operator=(const WwMutex&) = delete;
 

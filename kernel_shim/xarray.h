@@ -1,5 +1,6 @@
 // Mirrors include/linux/xarray.h (the allocating subset) and idr.h: ids mapped to pointers.
 #pragma once
+#include <algorithm>
 #include <climits>
 #include <map>
 #include <mutex>
@@ -41,11 +42,11 @@ public:
     }
     // Like alloc, searching from *next and wrapping once; returns 1 if it wrapped, 0 if not.
     int alloc_cyclic(u32* id, T* entry, XaLimit limit, u32* next, gfp_t gfp) {
-        u32 start = *next < limit.min || *next > limit.max ? limit.min : *next;
-        int ret = alloc(id, entry, XaLimit{start, limit.max}, gfp);
+        u64 start = std::max<u64>(limit.min, *next);
+        int ret = start > limit.max ? -EBUSY : alloc(id, entry, XaLimit{static_cast<u32>(start), limit.max}, gfp);
         int wrapped = 0;
         if (ret == -EBUSY && start > limit.min) {
-            ret = alloc(id, entry, XaLimit{limit.min, start - 1}, gfp);
+            ret = alloc(id, entry, XaLimit{limit.min, static_cast<u32>(std::min<u64>(start - 1, limit.max))}, gfp);
             wrapped = 1;
         }
         if (ret) return ret;

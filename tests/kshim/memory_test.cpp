@@ -1,14 +1,192 @@
+// Allocation accounting, failure injection, the physical arena, and the leak checker.
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
+
+#include "kernel_shim/fault_inject.h"
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/slab.h"
+#include "tests/support/kernel_test.h"
 
-TEST(PageAlloc, PhysRoundTrip) {
-    kshim::Page* p = kshim::alloc_pages(kshim::GFP_KERNEL | kshim::__GFP_ZERO, 2);
+using namespace kshim;
+
+class Memory : public kshim::testing::SweepableKernelTest {};
+
+TEST_F(Memory, KmallocIsCountedAndKzallocZeroes) {
+    long before = mem_counters().kmalloc_live;
+    auto* p = static_cast<unsigned char*>(kzalloc(256, GFP_KERNEL));
     ASSERT_NE(p, nullptr);
-    kshim::phys_addr_t pa = kshim::page_to_phys(p);
-    EXPECT_EQ(pa % (4 * kshim::PAGE_SIZE), 0u);
-    EXPECT_LT(pa, 1ull << 40);
-    EXPECT_EQ(kshim::phys_to_virt(pa), kshim::page_address(p));
-    kshim::__free_pages(p, 2);
+    for (int i = 0; i < 256; i++) ASSERT_EQ(p[i], 0);
+    EXPECT_EQ(mem_counters().kmalloc_live, before + 1);
+    kfree(p);
+    EXPECT_EQ(mem_counters().kmalloc_live, before);
+    kfree(nullptr);
+}
+
+TEST_F(Memory, KcallocRejectsOverflow) { EXPECT_EQ(kcalloc(SIZE_MAX / 2, 4, GFP_KERNEL), nullptr); }
+
+TEST_F(Memory, KmemCacheCountsLiveObjectsAndBulkIsAllOrNothing) {
+    KmemCache* c = kmem_cache_create("test_objs", 48, 16, 0);
+    void* objs[8];
+    ASSERT_EQ(kmem_cache_alloc_bulk(c, GFP_KERNEL, 8, objs), 8);
+    EXPECT_EQ(kmem_cache_live(c), 8u);
+    for (void* o : objs) EXPECT_EQ(reinterpret_cast<uintptr_t>(o) % 16, 0u);
+    kmem_cache_free_bulk(c, 8, objs);
+    EXPECT_EQ(kmem_cache_live(c), 0u);
+
+    fault_inject_arm({.fail_nth = 5, .only_cache = "test_objs"});
+    EXPECT_EQ(kmem_cache_alloc_bulk(c, GFP_KERNEL, 8, objs), 0);
+    EXPECT_EQ(kmem_cache_live(c), 0u);  // the four it got were given back
+    fault_inject_disarm();
+    kmem_cache_destroy(c);
+}
+
+TEST_F(Memory, DestroyingACacheWithLiveObjectsIsReported) {
+    KmemCache* c = kmem_cache_create("leaky_cache", 32, 0, 0);
+    void* o = kmem_cache_alloc(c, GFP_KERNEL);
+    kmem_cache_destroy(c);
+    EXPECT_TRUE(expect_report(ReportKind::Leak));
+    ::operator delete(o, std::align_val_t(alignof(std::max_align_t)));  // the cache is gone; free by hand
+}
+
+TEST_F(Memory, FailureInjectionHitsExactlyTheNthAllocation) {
+    fault_inject_arm({.fail_nth = 3});
+    void* p[5];
+    for (auto& x : p) x = kmalloc(16, GFP_KERNEL);
+    EXPECT_NE(p[0], nullptr);
+    EXPECT_NE(p[1], nullptr);
+    EXPECT_EQ(p[2], nullptr);
+    EXPECT_NE(p[3], nullptr);
+    EXPECT_NE(p[4], nullptr);
+    EXPECT_EQ(fault_inject_attempts(), 5u);
+    EXPECT_EQ(fault_inject_failures(), 1u);
+    fault_inject_disarm();
+    for (void* x : p) kfree(x);
+}
+
+TEST_F(Memory, FailureInjectionCanBeLimitedToOneCacheAndToNonBlockingAllocations) {
+    KmemCache* c = kmem_cache_create("target_cache", 16, 0, 0);
+    fault_inject_arm({.fail_nth = 1, .only_cache = "target_cache"});
+    void* k = kmalloc(8, GFP_KERNEL);  // another cache: not counted
+    EXPECT_NE(k, nullptr);
+    EXPECT_EQ(kmem_cache_alloc(c, GFP_KERNEL), nullptr);
+    fault_inject_arm({.fail_nth = 1, .ignore_blocking = true});
+    void* blocking = kmalloc(8, GFP_KERNEL);
+    EXPECT_NE(blocking, nullptr);
+    EXPECT_EQ(kmalloc(8, GFP_NOWAIT), nullptr);
+    fault_inject_arm({.fail_nth = 1});
+    void* nofail = kmalloc(8, GFP_NOWAIT | __GFP_NOFAIL);  // never failed on purpose
+    EXPECT_NE(nofail, nullptr);
+    kfree(nofail);
+    fault_inject_disarm();
+    kfree(k);
+    kfree(blocking);
+    kmem_cache_destroy(c);
+}
+
+TEST_F(Memory, ProbabilisticInjectionIsReproducibleFromItsSeed) {
+    auto pattern = [](u64 seed) {
+        fault_inject_arm({.probability = 0.3, .seed = seed});
+        std::string s;
+        for (int i = 0; i < 64; i++) {
+            void* p = kmalloc(8, GFP_KERNEL);
+            s += p ? '.' : 'x';
+            kfree(p);
+        }
+        fault_inject_disarm();
+        return s;
+    };
+    std::string a = pattern(7), b = pattern(7), c = pattern(8);
+    EXPECT_EQ(a, b);
+    EXPECT_NE(a, c);
+    EXPECT_NE(a.find('x'), std::string::npos);
+    EXPECT_NE(a.find('.'), std::string::npos);
+}
+
+TEST_F(Memory, PagesTranslateBothWaysBelowTheFortyBitLimit) {
+    Page* p = alloc_pages(GFP_KERNEL | __GFP_ZERO, 9);  // 2 MiB
+    ASSERT_NE(p, nullptr);
+    phys_addr_t pa = page_to_phys(p);
+    EXPECT_EQ(pa % (2u << 20), 0u);
+    EXPECT_LT(pa + (2u << 20), 1ull << 40);
+    EXPECT_EQ(phys_to_virt(pa + 4096), static_cast<char*>(page_address(p)) + 4096);
+    EXPECT_EQ(virt_to_phys(static_cast<char*>(page_address(p)) + 123), pa + 123);
+    EXPECT_EQ(phys_to_page(pa + 5000), virt_to_page(static_cast<char*>(page_address(p)) + 4096));
+    EXPECT_TRUE(phys_range_valid(pa, 2u << 20));
+    EXPECT_FALSE(phys_range_valid(0x1000, 8));
+    EXPECT_FALSE(phys_range_valid(kPhysBase + kArenaSize - 4, 8));
+    EXPECT_EQ(mem_counters().pages_live % 512, 0);
+    __free_pages(p, 9);
+}
+
+TEST_F(Memory, MultiGigabyteAllocationsAreLazy) {
+    Page* big = alloc_pages(GFP_KERNEL, 18);  // 1 GiB: address space only until touched
+    ASSERT_NE(big, nullptr);
+    static_cast<char*>(page_address(big))[(1u << 30) - 1] = 1;
+    __free_pages(big, 18);
+}
+
+TEST_F(Memory, PageTablePoolGivesZeroedPagesAndHonoursInjection) {
+    pt_pool_prefault(4);
+    EXPECT_GE(pt_pool_available(), 4u);
+    Page* p = pt_pool_alloc(GFP_NOWAIT);
+    ASSERT_NE(p, nullptr);
+    std::memset(page_address(p), 0xab, PAGE_SIZE);
+    pt_pool_free(p);
+    Page* q = pt_pool_alloc(GFP_NOWAIT);  // the same page back, zeroed again
+    auto* bytes = static_cast<unsigned char*>(page_address(q));
+    for (size_t i = 0; i < PAGE_SIZE; i++) ASSERT_EQ(bytes[i], 0);
+    fault_inject_arm({.fail_nth = 1, .only_cache = "pt_pages"});
+    EXPECT_EQ(pt_pool_alloc(GFP_NOWAIT), nullptr);
+    fault_inject_disarm();
+    pt_pool_free(q);
+}
+
+// The checker of the checks: a world that leaks must fail.
+static KmemCache* g_leak_cache;
+static void* g_leaked;
+static void world_that_leaks_a_cache_object() {
+    kshim::testing::TestWorld w(RuntimeOptions{});
+    g_leaked = kmem_cache_alloc(g_leak_cache, GFP_KERNEL);
+}
+
+TEST(MemoryChecks, ALeakedKmemCacheObjectFailsTheTest) {
+    g_leak_cache = kmem_cache_create("leak_checked", 64, 0, 0);
+    EXPECT_NONFATAL_FAILURE(world_that_leaks_a_cache_object(), "kmem_cache leak_checked: 1 more live");
+    kmem_cache_free(g_leak_cache, g_leaked);
+    kmem_cache_destroy(g_leak_cache);
+}
+
+static void world_that_leaks_kmalloc() {
+    kshim::testing::TestWorld w(RuntimeOptions{});
+    g_leaked = kmalloc(10, GFP_KERNEL);
+}
+
+TEST(MemoryChecks, ALeakedKmallocFailsTheTest) {
+    EXPECT_NONFATAL_FAILURE(world_that_leaks_kmalloc(), "kmalloc objects: 1 more live");
+    kfree(g_leaked);
+}
+
+static Page* g_leaked_page;
+static void world_that_leaks_pages() {
+    kshim::testing::TestWorld w(RuntimeOptions{});
+    g_leaked_page = alloc_pages(GFP_KERNEL, 1);
+}
+
+TEST(MemoryChecks, LeakedPagesFailTheTest) {
+    EXPECT_NONFATAL_FAILURE(world_that_leaks_pages(), "pages: 2 more live");
+    __free_pages(g_leaked_page, 1);
+}
+
+static void world_that_warns() {
+    kshim::testing::TestWorld w(RuntimeOptions{.seed = 4242});
+    WARN_ON(1 + 1 == 2);
+}
+
+TEST(MemoryChecks, AWarnFailsTheTestAndTheSeedIsPrinted) {
+    ::testing::internal::CaptureStderr();
+    EXPECT_NONFATAL_FAILURE(world_that_warns(), "WARN_ON(1 + 1 == 2)");
+    std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("replay with KSHIM_SEED=4242"), std::string::npos) << err;
 }

@@ -22,19 +22,31 @@ void TestWorld::finish() {
     finished_ = true;
     const u64 seed = rt_->seed();
     const bool simulated = rt_->mode() == Mode::Simulated;
+    bool found = false;  // this world found a problem (also when a test intercepts the failure)
     bool idle = false;
     try {
         idle = rt_->run_until_idle();
     } catch (const SimAbort&) {
     }
-    if (!idle) ADD_FAILURE() << "the runtime did not go idle at the end of the test (a periodic timer or work?)";
-    for (const std::string& s : rt_->stuck_tasks()) ADD_FAILURE() << "task still blocked at the end of the test: " << s;
+    if (!idle) {
+        found = true;
+        ADD_FAILURE() << "the runtime did not go idle at the end of the test (a periodic timer or work?)";
+    }
+    for (const std::string& s : rt_->stuck_tasks()) {
+        found = true;
+        ADD_FAILURE() << "task still blocked at the end of the test: " << s;
+    }
     rt_.reset();
     std::string leaks = mem_counters_diff(before_, mem_counters());
-    if (!leaks.empty()) ADD_FAILURE() << "leaked at the end of the test:\n" << leaks;
-    for (const Report& r : take_reports())
+    if (!leaks.empty()) {
+        found = true;
+        ADD_FAILURE() << "leaked at the end of the test:\n" << leaks;
+    }
+    for (const Report& r : take_reports()) {
+        found = true;
         ADD_FAILURE() << "kshim report [" << report_kind_name(r.kind) << "]: " << r.title << "\n" << r.detail;
-    if (::testing::Test::HasFailure())
+    }
+    if (found || ::testing::Test::HasFailure())
         std::fprintf(stderr, "[kshim] %s mode, replay with KSHIM_SEED=%llu\n", simulated ? "simulated" : "real",
                      static_cast<unsigned long long>(seed));
 }

@@ -36,8 +36,15 @@ void run_simulated(u64 seed, const std::function<void()>& body, double preempt_p
 
 class KernelTest : public ::testing::Test {
 protected:
-    // Override to choose the mode, seed, preemption or tracing of a fixture.
-    virtual RuntimeOptions runtime_options() const { return options_from_env({}); }
+    // Override to choose the mode, seed, preemption or tracing of a fixture. KSHIM_SEED and
+    // KSHIM_TRACE always apply; KSHIM_PREEMPT only to fixtures whose tests hold under any
+    // interleaving (a test that asserts "still pending right after queueing" does not).
+    virtual RuntimeOptions runtime_options() const {
+        RuntimeOptions o = options_from_env({});
+        if (!interleaving_agnostic()) o.preempt_probability = 0.0;
+        return o;
+    }
+    virtual bool interleaving_agnostic() const { return false; }
 
     void SetUp() override;
     void TearDown() override;
@@ -60,6 +67,13 @@ protected:
         o.mode = Mode::Real;
         return o;
     }
+};
+
+// A simulated fixture whose tests must pass under any interleaving: seeded sweeps with
+// KSHIM_PREEMPT=<probability> explore them.
+class SweepableKernelTest : public KernelTest {
+protected:
+    bool interleaving_agnostic() const override { return true; }
 };
 
 }  // namespace kshim::testing

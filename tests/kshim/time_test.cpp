@@ -1,0 +1,139 @@
+// Time, timers and sleeping in simulated time.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "kernel_shim/sched.h"
+#include "kernel_shim/time.h"
+#include "kernel_shim/wait.h"
+#include "tests/support/kernel_test.h"
+
+using namespace kshim;
+
+class Time : public kshim::testing::SweepableKernelTest {};
+
+TEST_F(Time, JiffiesConversionsRoundUpAsTheKernel) {
+    EXPECT_EQ(msecs_to_jiffies(0), 0u);
+    EXPECT_EQ(msecs_to_jiffies(1), 1u);  // 4 ms per jiffy at HZ=250, rounded up
+    EXPECT_EQ(msecs_to_jiffies(4), 1u);
+    EXPECT_EQ(msecs_to_jiffies(5), 2u);
+    EXPECT_EQ(msecs_to_jiffies(1000), HZ);
+    EXPECT_EQ(usecs_to_jiffies(1), 1u);
+    EXPECT_EQ(jiffies_to_msecs(HZ), 1000u);
+}
+
+TEST_F(Time, JiffiesStartNearTheirWrapAndTimeAfterHandlesIt) {
+    unsigned long j0 = jiffies;
+    EXPECT_EQ(j0, INITIAL_JIFFIES);
+    EXPECT_TRUE(time_after(j0 + 1, j0));
+    EXPECT_TRUE(time_before(ULONG_MAX, ULONG_MAX + 2));  // across the wrap
+    advance(NSEC_PER_SEC);
+    EXPECT_EQ(jiffies - j0, HZ);
+}
+
+TEST_F(Time, MsleepAdvancesVirtualTimeExactly) {
+    ktime_t t0 = ktime_get();
+    msleep(250);
+    EXPECT_EQ(ktime_get() - t0, ms_to_ktime(250));
+    usleep_range(100, 200);
+    EXPECT_EQ(ktime_get() - t0, ms_to_ktime(250) + us_to_ktime(100));
+}
+
+TEST_F(Time, FiveSecondTimeoutCostsAlmostNoWallTime) {
+    WaitQueueHead wq;
+    auto wall0 = std::chrono::steady_clock::now();
+    long left = wait_event_timeout(wq, false, msecs_to_jiffies(5000));
+    auto wall = std::chrono::steady_clock::now() - wall0;
+    EXPECT_EQ(left, 0);
+    EXPECT_GE(ktime_get(), ms_to_ktime(5000));
+    EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(wall).count(), 100);
+}
+
+TEST_F(Time, TimerListFiresAtItsJiffyAndNotBefore) {
+    timer_list t;
+    unsigned long fired_at = 0;
+    timer_setup(&t, [&](timer_list*) { fired_at = jiffies; });
+    unsigned long start = jiffies;
+    EXPECT_EQ(mod_timer(&t, start + 10), 0);
+    EXPECT_TRUE(timer_pending(&t));
+    advance(jiffies_to_nsecs(9));
+    EXPECT_EQ(fired_at, 0u);
+    advance(jiffies_to_nsecs(1));
+    EXPECT_EQ(fired_at, start + 10);
+    EXPECT_FALSE(timer_pending(&t));
+}
+
+TEST_F(Time, ModTimerReportsPendingAndDelTimerCancels) {
+    timer_list t;
+    int fired = 0;
+    timer_setup(&t, [&](timer_list*) { fired++; });
+    EXPECT_EQ(mod_timer(&t, jiffies + 5), 0);
+    EXPECT_EQ(mod_timer(&t, jiffies + 50), 1);  // was pending: moved, not duplicated
+    EXPECT_EQ(del_timer_sync(&t), 1);
+    EXPECT_EQ(del_timer(&t), 0);
+    advance(NSEC_PER_SEC);
+    EXPECT_EQ(fired, 0);
+}
+
+TEST_F(Time, TimerCallbackRunsInAtomicContext) {
+    timer_list t;
+    bool atomic = false;
+    timer_setup(&t, [&](timer_list*) { atomic = in_atomic() && in_softirq(); });
+    mod_timer(&t, jiffies + 1);
+    advance(NSEC_PER_SEC);
+    EXPECT_TRUE(atomic);
+}
+
+TEST_F(Time, HrtimerPeriodicWithForwardNow) {
+    hrtimer t;
+    std::vector<ktime_t> at;
+    hrtimer_setup(&t, [&](hrtimer* h) {
+        at.push_back(ktime_get());
+        if (at.size() == 3) return HRTIMER_NORESTART;
+        hrtimer_forward_now(h, us_to_ktime(500));
+        return HRTIMER_RESTART;
+    });
+    hrtimer_start(&t, us_to_ktime(500), HRTIMER_MODE_REL);
+    EXPECT_TRUE(hrtimer_active(&t));
+    advance(ms_to_ktime(10));
+    ASSERT_EQ(at.size(), 3u);
+    EXPECT_EQ(at[0], us_to_ktime(500));
+    EXPECT_EQ(at[1], us_to_ktime(1000));
+    EXPECT_EQ(at[2], us_to_ktime(1500));
+    EXPECT_FALSE(hrtimer_active(&t));
+}
+
+TEST_F(Time, HrtimerCancelReportsWhetherItWasActive) {
+    hrtimer t;
+    int fired = 0;
+    hrtimer_setup(&t, [&](hrtimer*) {
+        fired++;
+        return HRTIMER_NORESTART;
+    });
+    hrtimer_start(&t, ms_to_ktime(1), HRTIMER_MODE_REL);
+    EXPECT_EQ(hrtimer_cancel(&t), 1);
+    EXPECT_EQ(hrtimer_try_to_cancel(&t), 0);
+    advance(ms_to_ktime(5));
+    EXPECT_EQ(fired, 0);
+}
+
+TEST_F(Time, ScheduleTimeoutReturnsJiffiesLeftWhenWoken) {
+    Task* me = current();
+    Task* waker = kthread_run([me] {
+        msleep(40);  // 10 jiffies
+        wake_up_process(me);
+        return 0;
+    }, "waker");
+    long left = schedule_timeout(100);
+    EXPECT_EQ(left, 90);
+    EXPECT_EQ(schedule_timeout(5), 0);  // nobody wakes us: the full timeout passes
+    kthread_stop(waker);
+}
+
+TEST_F(Time, UdelayLetsTimePassWithoutSleepChecks) {
+    ktime_t t0 = ktime_get();
+    preempt_disable();
+    udelay(30);  // busy-waiting in atomic context is allowed
+    preempt_enable();
+    EXPECT_EQ(ktime_get() - t0, us_to_ktime(30));
+}
