@@ -45,7 +45,11 @@ bool warn_impl(bool condition, std::source_location loc, const char* fmt, ...)
 
 }  // namespace kshim
 
-#define WARN_ON(cond) ::kshim::warn_on_impl(static_cast<bool>(cond), #cond, std::source_location::current())
+// The condition is tested inline; only a firing WARN pays for the call.
+#define WARN_ON(cond)                                                                          \
+    (__builtin_expect(static_cast<bool>(cond), 0)                                              \
+         ? ::kshim::warn_on_impl(true, #cond, std::source_location::current())                 \
+         : false)
 #define WARN_ON_ONCE(cond)                                                                     \
     ([&]() -> bool {                                                                           \
         static bool warned_;                                                                   \
@@ -56,7 +60,10 @@ bool warn_impl(bool condition, std::source_location loc, const char* fmt, ...)
         }                                                                                      \
         return c_;                                                                             \
     }())
-#define WARN(cond, ...) ::kshim::warn_impl(static_cast<bool>(cond), std::source_location::current(), __VA_ARGS__)
+#define WARN(cond, ...)                                                                        \
+    (__builtin_expect(static_cast<bool>(cond), 0)                                              \
+         ? ::kshim::warn_impl(true, std::source_location::current(), __VA_ARGS__)              \
+         : false)
 #define BUG_ON(cond)                                                                           \
     do {                                                                                       \
         if (cond) ::kshim::bug_impl(#cond, std::source_location::current());                   \

@@ -1,0 +1,414 @@
+// Mirrors drivers/gpu/drm/drm_mm.c: the DRM range allocator.
+//
+// Deviation: upstream augments its address-ordered hole tree with the largest hole per subtree,
+// so LOW/HIGH placement skips small holes in O(log n). Boost.Intrusive trees carry no
+// augmentation; here LOW/HIGH walk holes in address order and skip the small ones, O(holes).
+// BEST (the default) and EVICT behave as upstream.
+#include "drm/mm.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "kernel_shim/report.h"
+
+namespace drm {
+
+namespace {
+
+const DrmMmNode* next_in_list(const DrmMm* mm, const DrmMmNode* node) {
+    auto it = mm->node_list_.iterator_to(*node);
+    ++it;
+    return it == mm->node_list_.end() ? &*mm->node_list_.begin() : &*it;
+}
+
+void add_hole(DrmMmNode* node) {
+    DrmMm* mm = node->mm;
+    node->hole_size_ = __drm_mm_hole_node_end(node) - __drm_mm_hole_node_start(node);
+    node->hole_seq_ = ++mm->hole_seq_;
+    BUG_ON(!drm_mm_hole_follows(node));
+    mm->holes_size_.insert(*node);
+    mm->holes_addr_.insert(*node);
+    mm->hole_stack_.push_front(*node);
+}
+
+void rm_hole(DrmMmNode* node) {
+    DrmMm* mm = node->mm;
+    BUG_ON(!drm_mm_hole_follows(node));
+    mm->hole_stack_.erase(mm->hole_stack_.iterator_to(*node));
+    mm->holes_size_.erase(mm->holes_size_.iterator_to(*node));
+    mm->holes_addr_.erase(mm->holes_addr_.iterator_to(*node));
+    node->hole_size_ = 0;
+}
+
+// The hole containing addr (either end inclusive, as upstream), or nullptr.
+DrmMmNode* find_hole(DrmMm* mm, u64 addr) {
+    auto it = mm->holes_addr_.upper_bound(addr);
+    if (it == mm->holes_addr_.begin()) return nullptr;
+    --it;
+    DrmMmNode* node = &*it;
+    if (addr > __drm_mm_hole_node_start(node) + node->hole_size_) return nullptr;
+    return node;
+}
+
+// Holes in the order the insertion mode tries them.
+class HoleCursor {
+public:
+    HoleCursor(DrmMm* mm, u64 start, u64 end, u64 size, unsigned mode) : mm_(mm), size_(size), mode_(mode) {
+        switch (mode) {
+        default:
+        case DRM_MM_INSERT_BEST: {
+            auto it = mm->holes_size_.lower_bound(std::pair<u64, u64>{size, 0});
+            cur_ = it == mm->holes_size_.end() ? nullptr : &*it;
+            break;
+        }
+        case DRM_MM_INSERT_LOW: {
+            // The hole containing start, else the first one above it.
+            auto it = mm->holes_addr_.upper_bound(start);
+            if (it != mm->holes_addr_.begin()) {
+                auto prev = std::prev(it);
+                if (__drm_mm_hole_node_end(&*prev) > start) it = prev;
+            }
+            cur_ = it == mm->holes_addr_.end() ? nullptr : &*it;
+            skip_small();
+            break;
+        }
+        case DRM_MM_INSERT_HIGH: {
+            // The last hole starting below end.
+            auto it = mm->holes_addr_.lower_bound(end);
+            cur_ = it == mm->holes_addr_.begin() ? nullptr : &*std::prev(it);
+            skip_small();
+            break;
+        }
+        case DRM_MM_INSERT_EVICT:
+            cur_ = mm->hole_stack_.empty() ? nullptr : &mm->hole_stack_.front();
+            break;
+        }
+    }
+
+    DrmMmNode* get() const { return cur_; }
+
+    void next() {
+        step();
+        skip_small();
+    }
+
+private:
+    void step() {
+        switch (mode_) {
+        default:
+        case DRM_MM_INSERT_BEST: {
+            auto it = std::next(mm_->holes_size_.iterator_to(*cur_));
+            cur_ = it == mm_->holes_size_.end() ? nullptr : &*it;
+            break;
+        }
+        case DRM_MM_INSERT_LOW: {
+            auto it = std::next(mm_->holes_addr_.iterator_to(*cur_));
+            cur_ = it == mm_->holes_addr_.end() ? nullptr : &*it;
+            break;
+        }
+        case DRM_MM_INSERT_HIGH: {
+            auto it = mm_->holes_addr_.iterator_to(*cur_);
+            cur_ = it == mm_->holes_addr_.begin() ? nullptr : &*std::prev(it);
+            break;
+        }
+        case DRM_MM_INSERT_EVICT: {
+            auto it = std::next(mm_->hole_stack_.iterator_to(*cur_));
+            cur_ = it == mm_->hole_stack_.end() ? nullptr : &*it;
+            break;
+        }
+        }
+    }
+    // Address-ordered walks pass over holes too small to matter (upstream prunes them by subtree).
+    void skip_small() {
+        if (mode_ != DRM_MM_INSERT_LOW && mode_ != DRM_MM_INSERT_HIGH) return;
+        while (cur_ && cur_->hole_size_ < size_) step();
+    }
+
+    DrmMm* mm_;
+    u64 size_;
+    unsigned mode_;
+    DrmMmNode* cur_ = nullptr;
+};
+
+// Where a node of `size` would go in [col_start, col_end) ∩ [range_start, range_end), or false.
+bool place_in_hole(u64 col_start, u64 col_end, u64 range_start, u64 range_end, u64 size, u64 alignment,
+                   u64 remainder_mask, unsigned mode, u64* out_start) {
+    u64 adj_start = std::max(col_start, range_start);
+    u64 adj_end = std::min(col_end, range_end);
+    if (adj_end <= adj_start || adj_end - adj_start < size) return false;
+
+    if (mode == DRM_MM_INSERT_HIGH) adj_start = adj_end - size;
+
+    if (alignment) {
+        u64 rem = remainder_mask ? adj_start & remainder_mask : adj_start % alignment;
+        if (rem) {
+            adj_start -= rem;
+            if (mode != DRM_MM_INSERT_HIGH) adj_start += alignment;
+            if (adj_start < std::max(col_start, range_start) || std::min(col_end, range_end) - adj_start < size)
+                return false;
+            if (adj_end <= adj_start || adj_end - adj_start < size) return false;
+        }
+    }
+    *out_start = adj_start;
+    return true;
+}
+
+// Links an already-placed node in after `hole`, splitting the hole around it.
+void insert_into_hole(DrmMm* mm, DrmMmNode* hole, DrmMmNode* node) {
+    u64 hole_start = __drm_mm_hole_node_start(hole);
+    u64 hole_end = hole_start + hole->hole_size_;
+
+    node->mm = mm;
+    node->hole_size_ = 0;
+    mm->node_list_.insert(std::next(mm->node_list_.iterator_to(*hole)), *node);
+    mm->nodes_.insert(*node);
+    node->allocated_ = true;
+
+    rm_hole(hole);
+    if (node->start > hole_start) add_hole(hole);
+    if (node->start + node->size < hole_end) add_hole(node);
+}
+
+}  // namespace
+
+DrmMm::~DrmMm() {
+    // Boost's safe-mode hooks insist on being unlinked before the nodes that own them go away.
+    hole_stack_.clear();
+    holes_addr_.clear();
+    holes_size_.clear();
+    nodes_.clear();
+    node_list_.clear();
+}
+
+u64 __drm_mm_hole_node_end(const DrmMmNode* node) { return next_in_list(node->mm, node)->start; }
+
+const DrmMmNode* drm_mm_next_node(const DrmMmNode* node) { return next_in_list(node->mm, node); }
+
+const DrmMmNode* drm_mm_prev_node(const DrmMmNode* node) {
+    const DrmMm* mm = node->mm;
+    auto it = mm->node_list_.iterator_to(*node);
+    if (it == mm->node_list_.begin()) return &mm->node_list_.back();
+    return &*std::prev(it);
+}
+
+void drm_mm_init(DrmMm* mm, u64 start, u64 size) {
+    if (WARN_ON(start + size <= start)) return;
+    if (WARN_ON(mm->initialized_ && !drm_mm_clean(mm))) return;
+
+    mm->hole_stack_.clear();
+    mm->holes_addr_.clear();
+    mm->holes_size_.clear();
+    mm->nodes_.clear();
+    mm->node_list_.clear();
+    mm->hole_seq_ = 0;
+    mm->scan_active_ = 0;
+
+    // The head node sits at the end of the range with a wrapped negative size, so the hole that
+    // "follows" it is the free space at the start: no special case for the first hole.
+    DrmMmNode& head = mm->head_node_;
+    head = DrmMmNode{};
+    head.mm = mm;
+    head.start = start + size;
+    head.size = u64{0} - size;
+    mm->node_list_.push_back(head);
+    add_hole(&head);
+    mm->initialized_ = true;
+}
+
+bool drm_mm_clean(const DrmMm* mm) {
+    auto it = mm->node_list_.begin();
+    return it == mm->node_list_.end() || ++it == mm->node_list_.end();
+}
+
+void drm_mm_takedown(DrmMm* mm) {
+    if (WARN(!drm_mm_clean(mm), "Memory manager not clean during takedown.\n")) {
+        drm_mm_for_each_node(mm, [](const DrmMmNode* n) {
+            WARN(true, "node [%08llx + %08llx]: leaked\n", (unsigned long long)n->start, (unsigned long long)n->size);
+        });
+    }
+}
+
+int drm_mm_reserve_node(DrmMm* mm, DrmMmNode* node) {
+    if (WARN_ON(mm->scan_active_)) return -EBUSY;
+    // An allocated node occupies its own range, so the kernel answers -ENOSPC here too.
+    if (node->allocated_) return -ENOSPC;
+
+    u64 end = node->start + node->size;
+    if (end <= node->start) return -ENOSPC;  // zero size or wrap-around
+
+    DrmMmNode* hole = find_hole(mm, node->start);
+    if (!hole) return -ENOSPC;
+
+    u64 adj_start = __drm_mm_hole_node_start(hole);
+    u64 adj_end = adj_start + hole->hole_size_;
+    if (mm->color_adjust) mm->color_adjust(hole, node->color, &adj_start, &adj_end);
+    if (adj_start > node->start || adj_end < end) return -ENOSPC;
+
+    insert_into_hole(mm, hole, node);
+    return 0;
+}
+
+int drm_mm_insert_node_in_range(DrmMm* mm, DrmMmNode* node, u64 size, u64 alignment, unsigned long color,
+                                u64 range_start, u64 range_end, unsigned mode) {
+    if (WARN_ON(node->allocated_)) return -EINVAL;
+    if (WARN_ON(mm->scan_active_)) return -EBUSY;
+    if (size == 0 || range_start >= range_end || range_end - range_start < size) return -ENOSPC;
+    if (mm->holes_size_.empty() || (--mm->holes_size_.end())->hole_size_ < size) return -ENOSPC;
+
+    if (alignment <= 1) alignment = 0;
+    const bool once = mode & DRM_MM_INSERT_ONCE;
+    mode &= ~unsigned{DRM_MM_INSERT_ONCE};
+    const u64 remainder_mask = std::has_single_bit(alignment) ? alignment - 1 : 0;
+
+    for (HoleCursor cursor(mm, range_start, range_end, size, mode); DrmMmNode* hole = cursor.get(); cursor.next()) {
+        u64 hole_start = __drm_mm_hole_node_start(hole);
+        u64 hole_end = hole_start + hole->hole_size_;
+
+        if (mode == DRM_MM_INSERT_LOW && hole_start >= range_end) break;
+        if (mode == DRM_MM_INSERT_HIGH && hole_end <= range_start) break;
+
+        u64 col_start = hole_start, col_end = hole_end;
+        if (mm->color_adjust) mm->color_adjust(hole, color, &col_start, &col_end);
+
+        u64 adj_start;
+        if (place_in_hole(col_start, col_end, range_start, range_end, size, alignment, remainder_mask, mode,
+                          &adj_start)) {
+            node->size = size;
+            node->start = adj_start;
+            node->color = color;
+            insert_into_hole(mm, hole, node);
+            return 0;
+        }
+        if (once) break;
+    }
+    return -ENOSPC;
+}
+
+void drm_mm_remove_node(DrmMmNode* node) {
+    if (WARN_ON(!node->allocated_)) return;
+    DrmMm* mm = node->mm;
+    if (WARN_ON(node->scanned_block_ || mm->scan_active_)) return;
+
+    DrmMmNode* prev = const_cast<DrmMmNode*>(drm_mm_prev_node(node));
+    if (drm_mm_hole_follows(node)) rm_hole(node);
+    mm->nodes_.erase(mm->nodes_.iterator_to(*node));
+    mm->node_list_.erase(mm->node_list_.iterator_to(*node));
+    node->allocated_ = false;
+
+    if (drm_mm_hole_follows(prev)) rm_hole(prev);
+    add_hole(prev);
+}
+
+void drm_mm_replace_node(DrmMmNode* old_node, DrmMmNode* new_node) {
+    if (WARN_ON(!old_node->allocated_) || WARN_ON(new_node->allocated_)) return;
+
+    new_node->color = old_node->color;
+    new_node->start = old_node->start;
+    new_node->size = old_node->size;
+    new_node->mm = old_node->mm;
+    new_node->hole_size_ = old_node->hole_size_;
+    new_node->hole_seq_ = old_node->hole_seq_;
+    new_node->scanned_block_ = false;
+
+    using namespace mm_detail;
+    static_cast<NodeListHook*>(old_node)->swap_nodes(*static_cast<NodeListHook*>(new_node));
+    static_cast<NodeAddrHook*>(old_node)->swap_nodes(*static_cast<NodeAddrHook*>(new_node));
+    if (drm_mm_hole_follows(old_node)) {
+        static_cast<HoleSizeHook*>(old_node)->swap_nodes(*static_cast<HoleSizeHook*>(new_node));
+        static_cast<HoleAddrHook*>(old_node)->swap_nodes(*static_cast<HoleAddrHook*>(new_node));
+        static_cast<HoleStackHook*>(old_node)->swap_nodes(*static_cast<HoleStackHook*>(new_node));
+    }
+    old_node->allocated_ = false;
+    old_node->hole_size_ = 0;
+    new_node->allocated_ = true;
+}
+
+DrmMmNode* __drm_mm_interval_first(const DrmMm* mm, u64 start, u64 last) {
+    // Nodes never overlap, so the only candidate below `start` is its immediate predecessor.
+    auto it = mm->nodes_.upper_bound(start);
+    if (it != mm->nodes_.begin()) {
+        auto prev = std::prev(it);
+        if (prev->start + prev->size - 1 >= start) it = prev;
+    }
+    if (it == mm->nodes_.end() || it->start > last) return nullptr;
+    return const_cast<DrmMmNode*>(&*it);
+}
+
+void drm_mm_scan_init_with_range(DrmMmScan* scan, DrmMm* mm, u64 size, u64 alignment, unsigned long color,
+                                 u64 start, u64 end, unsigned mode) {
+    WARN_ON(start >= end || !size || size > end - start || mm->scan_active_);
+    *scan = DrmMmScan{};
+    scan->mm = mm;
+    if (alignment <= 1) alignment = 0;
+    scan->color = color;
+    scan->alignment = alignment;
+    scan->remainder_mask = std::has_single_bit(alignment) ? alignment - 1 : 0;
+    scan->size = size;
+    scan->mode = mode & ~unsigned{DRM_MM_INSERT_ONCE};
+    scan->range_start = start;
+    scan->range_end = end;
+    scan->hit_start = ~u64{0};
+    scan->hit_end = 0;
+}
+
+bool drm_mm_scan_add_block(DrmMmScan* scan, DrmMmNode* node) {
+    DrmMm* mm = scan->mm;
+    BUG_ON(node->mm != mm || !node->allocated_ || node->scanned_block_);
+    node->scanned_block_ = true;
+    mm->scan_active_++;
+
+    // Take the node out of the address list so the hole before it grows over it; its old
+    // neighbour is remembered so drm_mm_scan_remove_block can put it back.
+    DrmMmNode* hole = const_cast<DrmMmNode*>(drm_mm_prev_node(node));
+    node->scan_prev_ = hole;
+    mm->node_list_.erase(mm->node_list_.iterator_to(*node));
+
+    u64 hole_start = __drm_mm_hole_node_start(hole);
+    u64 hole_end = __drm_mm_hole_node_end(hole);
+    u64 col_start = hole_start, col_end = hole_end;
+    if (mm->color_adjust) mm->color_adjust(hole, scan->color, &col_start, &col_end);
+
+    u64 adj_start;
+    if (!place_in_hole(col_start, col_end, scan->range_start, scan->range_end, scan->size, scan->alignment,
+                       scan->remainder_mask, scan->mode, &adj_start))
+        return false;
+
+    scan->hit_start = adj_start;
+    scan->hit_end = adj_start + scan->size;
+    BUG_ON(scan->hit_start < hole_start || scan->hit_end > hole_end);
+    return true;
+}
+
+bool drm_mm_scan_remove_block(DrmMmScan* scan, DrmMmNode* node) {
+    DrmMm* mm = scan->mm;
+    BUG_ON(node->mm != mm || !node->scanned_block_ || !mm->scan_active_);
+    node->scanned_block_ = false;
+    mm->scan_active_--;
+
+    // Reverse order guarantees the remembered neighbour is back in the list and that the node
+    // belongs right after it.
+    DrmMmNode* prev = node->scan_prev_;
+    BUG_ON(!static_cast<mm_detail::NodeListHook*>(prev)->is_linked());
+    mm->node_list_.insert(std::next(mm->node_list_.iterator_to(*prev)), *node);
+    node->scan_prev_ = nullptr;
+
+    return node->start + node->size > scan->hit_start && node->start < scan->hit_end;
+}
+
+DrmMmNode* drm_mm_scan_color_evict(DrmMmScan* scan) {
+    DrmMm* mm = scan->mm;
+    if (WARN_ON(mm->hole_stack_.empty())) return nullptr;
+    if (!mm->color_adjust) return nullptr;
+
+    DrmMmNode* hole = &mm->hole_stack_.front();
+    u64 hole_start = __drm_mm_hole_node_start(hole);
+    u64 hole_end = hole_start + hole->hole_size_;
+    WARN_ON(hole_start > scan->hit_start || hole_end < scan->hit_end);
+
+    mm->color_adjust(hole, scan->color, &hole_start, &hole_end);
+    if (hole_start > scan->hit_start) return hole;
+    if (hole_end < scan->hit_end) return const_cast<DrmMmNode*>(drm_mm_next_node(hole));
+    return nullptr;
+}
+
+}  // namespace drm

@@ -1,0 +1,205 @@
+// Mirrors include/drm/drm_mm.h: the DRM range allocator.
+//
+// A DrmMm manages [start, start + size). Callers embed DrmMmNode objects and either let the
+// allocator place them (drm_mm_insert_node_in_range: size, alignment, color, range, mode) or
+// place them themselves (drm_mm_reserve_node). Free space is tracked as "holes": each hole
+// follows a node in address order (the head node stands before the first hole), and lives in
+// three indexes: by size (best fit), by address (lowest/highest fit) and in a most-recently-freed
+// stack (eviction). An eviction roster (DrmMmScan) finds which nodes to evict to make room.
+//
+// Not thread-safe, as upstream: the owner serialises all calls on one allocator.
+#pragma once
+#include <boost/intrusive/list.hpp>
+#include <boost/intrusive/set.hpp>
+#include <utility>
+
+#include "kernel_shim/types.h"
+
+namespace drm {
+
+using kshim::u64;
+
+enum DrmMmInsertMode : unsigned {
+    DRM_MM_INSERT_BEST = 0,  // smallest hole that fits
+    DRM_MM_INSERT_LOW,       // lowest-addressed hole that fits, placed at its bottom
+    DRM_MM_INSERT_HIGH,      // highest-addressed hole that fits, placed at its top
+    DRM_MM_INSERT_EVICT,     // most recently freed hole first (after an eviction scan)
+    DRM_MM_INSERT_ONCE = 1u << 31,  // only try the first candidate hole
+    DRM_MM_INSERT_HIGHEST = DRM_MM_INSERT_HIGH | DRM_MM_INSERT_ONCE,
+    DRM_MM_INSERT_LOWEST = DRM_MM_INSERT_LOW | DRM_MM_INSERT_ONCE,
+};
+
+struct DrmMm;
+
+namespace mm_detail {
+namespace bi = boost::intrusive;
+using SafeLink = bi::link_mode<bi::safe_link>;
+struct NodeListTag;
+struct NodeAddrTag;
+struct HoleSizeTag;
+struct HoleAddrTag;
+struct HoleStackTag;
+using NodeListHook = bi::list_base_hook<bi::tag<NodeListTag>, SafeLink>;
+using NodeAddrHook = bi::set_base_hook<bi::tag<NodeAddrTag>, SafeLink>;
+using HoleSizeHook = bi::set_base_hook<bi::tag<HoleSizeTag>, SafeLink>;
+using HoleAddrHook = bi::set_base_hook<bi::tag<HoleAddrTag>, SafeLink>;
+using HoleStackHook = bi::list_base_hook<bi::tag<HoleStackTag>, SafeLink>;
+}  // namespace mm_detail
+
+// One allocation. Embed it, zero-initialise it, and fill start/size/color only for reserve.
+struct DrmMmNode : mm_detail::NodeListHook,
+                   mm_detail::NodeAddrHook,
+                   mm_detail::HoleSizeHook,
+                   mm_detail::HoleAddrHook,
+                   mm_detail::HoleStackHook {
+    unsigned long color = 0;
+    u64 start = 0;
+    u64 size = 0;
+    DrmMm* mm = nullptr;
+
+    // Allocator-private.
+    u64 hole_size_ = 0;             // size of the hole that follows this node, 0 if none
+    u64 hole_seq_ = 0;              // when that hole appeared: the best-fit tie-break
+    DrmMmNode* scan_prev_ = nullptr;  // list predecessor while held by an eviction scan
+    bool allocated_ = false;
+    bool scanned_block_ = false;
+};
+
+namespace mm_detail {
+struct NodeStartKey {
+    using type = u64;
+    u64 operator()(const DrmMmNode& n) const { return n.start; }
+};
+struct HoleAddrKey {
+    using type = u64;
+    u64 operator()(const DrmMmNode& n) const { return n.start + n.size; }
+};
+// Ascending size; among equal sizes the newest hole first.
+struct HoleSizeKey {
+    using type = std::pair<u64, u64>;
+    type operator()(const DrmMmNode& n) const { return {n.hole_size_, ~n.hole_seq_}; }
+};
+using NodeList = bi::list<DrmMmNode, bi::base_hook<NodeListHook>, bi::constant_time_size<false>>;
+using NodeTree = bi::set<DrmMmNode, bi::base_hook<NodeAddrHook>, bi::key_of_value<NodeStartKey>,
+                         bi::constant_time_size<false>>;
+using HoleSizeTree = bi::set<DrmMmNode, bi::base_hook<HoleSizeHook>, bi::key_of_value<HoleSizeKey>,
+                             bi::constant_time_size<false>>;
+using HoleAddrTree = bi::set<DrmMmNode, bi::base_hook<HoleAddrHook>, bi::key_of_value<HoleAddrKey>,
+                             bi::constant_time_size<false>>;
+using HoleStack = bi::list<DrmMmNode, bi::base_hook<HoleStackHook>, bi::constant_time_size<false>>;
+}  // namespace mm_detail
+
+struct DrmMm {
+    DrmMm() = default;
+    DrmMm(const DrmMm&) = delete;
+    DrmMm& operator=(const DrmMm&) = delete;
+    ~DrmMm();
+
+    // Optional placement policy: shrink [*start, *end) of the hole after `node` for `color`.
+    void (*color_adjust)(const DrmMmNode* node, unsigned long color, u64* start, u64* end) = nullptr;
+
+    // Allocator-private. node_list_ is in address order and starts with head_node_.
+    mm_detail::NodeList node_list_;
+    mm_detail::NodeTree nodes_;
+    mm_detail::HoleSizeTree holes_size_;
+    mm_detail::HoleAddrTree holes_addr_;
+    mm_detail::HoleStack hole_stack_;
+    DrmMmNode head_node_;
+    u64 hole_seq_ = 0;
+    unsigned scan_active_ = 0;
+    bool initialized_ = false;
+};
+
+// Eviction roster state (drm_mm_scan).
+struct DrmMmScan {
+    DrmMm* mm = nullptr;
+    u64 size = 0;
+    u64 alignment = 0;
+    u64 remainder_mask = 0;
+    u64 range_start = 0;
+    u64 range_end = 0;
+    u64 hit_start = 0;
+    u64 hit_end = 0;
+    unsigned long color = 0;
+    unsigned mode = DRM_MM_INSERT_BEST;
+};
+
+void drm_mm_init(DrmMm* mm, u64 start, u64 size);
+// WARNs ("Memory manager not clean during takedown.") if nodes are still allocated.
+void drm_mm_takedown(DrmMm* mm);
+bool drm_mm_clean(const DrmMm* mm);
+inline bool drm_mm_initialized(const DrmMm* mm) { return mm->initialized_; }
+
+// 0, or -ENOSPC when no hole satisfies the request (zero size and impossible ranges included).
+// -EINVAL (with a WARN) for a node that is already allocated; -EBUSY while a scan is active.
+int drm_mm_insert_node_in_range(DrmMm* mm, DrmMmNode* node, u64 size, u64 alignment, unsigned long color,
+                                u64 range_start, u64 range_end, unsigned mode);
+inline int drm_mm_insert_node_generic(DrmMm* mm, DrmMmNode* node, u64 size, u64 alignment, unsigned long color,
+                                      unsigned mode) {
+    return drm_mm_insert_node_in_range(mm, node, size, alignment, color, 0, ~u64{0}, mode);
+}
+inline int drm_mm_insert_node(DrmMm* mm, DrmMmNode* node, u64 size) {
+    return drm_mm_insert_node_generic(mm, node, size, 0, 0, DRM_MM_INSERT_BEST);
+}
+// Inserts node at its preset start/size/color; -ENOSPC if that range is not entirely free.
+int drm_mm_reserve_node(DrmMm* mm, DrmMmNode* node);
+void drm_mm_remove_node(DrmMmNode* node);
+// new_node takes over old_node's place and parameters; old_node ends up unallocated.
+void drm_mm_replace_node(DrmMmNode* old_node, DrmMmNode* new_node);
+
+inline bool drm_mm_node_allocated(const DrmMmNode* node) { return node->allocated_; }
+inline bool drm_mm_hole_follows(const DrmMmNode* node) { return node->hole_size_ != 0; }
+inline u64 __drm_mm_hole_node_start(const DrmMmNode* node) { return node->start + node->size; }
+u64 __drm_mm_hole_node_end(const DrmMmNode* node);
+inline u64 drm_mm_hole_node_start(const DrmMmNode* node) { return __drm_mm_hole_node_start(node); }
+inline u64 drm_mm_hole_node_end(const DrmMmNode* node) { return __drm_mm_hole_node_end(node); }
+// Neighbours in address order; the list is circular through the head node (not allocated).
+const DrmMmNode* drm_mm_next_node(const DrmMmNode* node);
+const DrmMmNode* drm_mm_prev_node(const DrmMmNode* node);
+
+// Iteration (the drm_mm_for_each_* macros). The node callbacks may remove the node they get.
+template <class F>
+void drm_mm_for_each_node_safe(DrmMm* mm, F&& f) {
+    auto it = mm->node_list_.begin();
+    if (it == mm->node_list_.end()) return;
+    for (++it; it != mm->node_list_.end();) f(&*it++);
+}
+template <class F>
+void drm_mm_for_each_node(const DrmMm* mm, F&& f) {
+    drm_mm_for_each_node_safe(const_cast<DrmMm*>(mm), [&](DrmMmNode* n) { f(static_cast<const DrmMmNode*>(n)); });
+}
+// f(node, hole_start, hole_end) for each hole, most recently created first.
+template <class F>
+void drm_mm_for_each_hole(const DrmMm* mm, F&& f) {
+    for (const DrmMmNode& n : mm->hole_stack_) f(&n, __drm_mm_hole_node_start(&n), __drm_mm_hole_node_end(&n));
+}
+// The first allocated node overlapping [start, last], or nullptr.
+DrmMmNode* __drm_mm_interval_first(const DrmMm* mm, u64 start, u64 last);
+// f(node) for every node overlapping [start, end), in address order; f may remove its node.
+template <class F>
+void drm_mm_for_each_node_in_range(DrmMm* mm, u64 start, u64 end, F&& f) {
+    if (end <= start) return;
+    DrmMmNode* node = __drm_mm_interval_first(mm, start, end - 1);
+    while (node && node->start < end) {
+        auto it = mm->node_list_.iterator_to(*node);
+        ++it;
+        DrmMmNode* next = it == mm->node_list_.end() ? nullptr : &*it;
+        f(node);
+        node = next;
+    }
+}
+
+// Eviction roster. Add candidates until drm_mm_scan_add_block() returns true, then remove every
+// added node again in reverse order; drm_mm_scan_remove_block() says which ones to evict.
+void drm_mm_scan_init_with_range(DrmMmScan* scan, DrmMm* mm, u64 size, u64 alignment, unsigned long color,
+                                 u64 start, u64 end, unsigned mode);
+inline void drm_mm_scan_init(DrmMmScan* scan, DrmMm* mm, u64 size, u64 alignment, unsigned long color,
+                             unsigned mode) {
+    drm_mm_scan_init_with_range(scan, mm, size, alignment, color, 0, ~u64{0}, mode);
+}
+bool drm_mm_scan_add_block(DrmMmScan* scan, DrmMmNode* node);
+bool drm_mm_scan_remove_block(DrmMmScan* scan, DrmMmNode* node);
+// After evicting, a node next to the hole that color_adjust still forbids, or nullptr.
+DrmMmNode* drm_mm_scan_color_evict(DrmMmScan* scan);
+
+}  // namespace drm

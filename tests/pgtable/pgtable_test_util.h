@@ -1,0 +1,78 @@
+// Shared helpers for the io-pgtable tests: leak snapshots, the walker's view of a cfg, expected
+// attributes per the architecture, and a TLB-callback recorder.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "kernel_shim/iommu/io_pgtable.h"
+#include "kernel_shim/report.h"
+#include "kernel_shim/slab.h"
+#include "tests/pgtable/lpae_walker.h"
+
+namespace pgtable_test {
+
+// Snapshot of every allocator; diff() is empty when nothing created since is still live.
+struct LeakCheck {
+    kshim::MemCounters before = kshim::mem_counters();
+    std::string diff() const { return kshim::mem_counters_diff(before, kshim::mem_counters()); }
+};
+
+inline long pages_live() { return kshim::mem_counters().pages_live; }
+
+inline WalkerRegs regs_of(const iommu::IoPgtableCfg& cfg) {
+    return {cfg.arm_lpae_s1_cfg.ttbr, iommu::arm_lpae_s1_tcr_value(cfg), cfg.arm_lpae_s1_cfg.mair};
+}
+
+// The leaf attributes a mapping with `prot` must carry: AF and nG always; AP[2] for read-only,
+// AP[1] unless privileged; MAIR byte 0x04 (Device-nGnRE) for MMIO, 0xff (Normal WB RWA) for
+// cached, 0x44 (Normal NC) otherwise; inner-shareable when cached, outer otherwise; XN for noexec.
+inline void expect_leaf_attrs(const Translation& t, int prot, const std::string& where) {
+    using namespace iommu;
+    ASSERT_TRUE(t.ok) << where << ": " << t.fault;
+    EXPECT_TRUE(t.af) << where;
+    EXPECT_TRUE(t.ng) << where;
+    EXPECT_FALSE(t.contiguous) << where;
+    EXPECT_EQ(t.ap_rdonly, (prot & IOMMU_READ) && !(prot & IOMMU_WRITE)) << where;
+    EXPECT_EQ(t.ap_unpriv, !(prot & IOMMU_PRIV)) << where;
+    unsigned mair = (prot & IOMMU_MMIO) ? 0x04 : (prot & IOMMU_CACHE) ? 0xff : 0x44;
+    EXPECT_EQ(t.mair_attr, mair) << where;
+    EXPECT_EQ(t.sh, (prot & IOMMU_CACHE) ? 3u : 2u) << where;
+    EXPECT_EQ(t.pxn, bool(prot & IOMMU_NOEXEC)) << where;
+    EXPECT_EQ(t.uxn, bool(prot & IOMMU_NOEXEC)) << where;
+}
+
+// Records every TLB callback; pass a TlbLog* as the page-table cookie.
+struct TlbLog {
+    struct Range {
+        unsigned long iova;
+        size_t size;
+        size_t granule;
+    };
+    int flush_all = 0;
+    std::vector<Range> walks;
+    std::vector<Range> pages;  // size unused (= granule)
+
+    static void on_flush_all(void* cookie) { static_cast<TlbLog*>(cookie)->flush_all++; }
+    static void on_flush_walk(unsigned long iova, size_t size, size_t granule, void* cookie) {
+        static_cast<TlbLog*>(cookie)->walks.push_back({iova, size, granule});
+    }
+    static void on_add_page(iommu::IommuIotlbGather* gather, unsigned long iova, size_t granule, void* cookie) {
+        static_cast<TlbLog*>(cookie)->pages.push_back({iova, granule, granule});
+        iommu::iommu_iotlb_gather_add_range(gather, iova, granule);
+    }
+    static const iommu::IommuFlushOps* ops() {
+        static const iommu::IommuFlushOps kOps{on_flush_all, on_flush_walk, on_add_page};
+        return &kOps;
+    }
+};
+
+// Drops WARN reports a test provoked on purpose; returns how many there were.
+inline size_t drain_warns() {
+    size_t n = 0;
+    while (kshim::consume_report(kshim::ReportKind::Warn)) n++;
+    return n;
+}
+
+}  // namespace pgtable_test
