@@ -72,6 +72,17 @@ void IrqLine::irq_thread() {
 
         l.lock();
         in_handler_ = false;
+        const ktime_t now = ktime_get();
+        same_instant_ = now == last_fire_ ? same_instant_ + 1 : 0;
+        last_fire_ = now;
+        if (same_instant_ >= 1000000) {
+            depth_++;
+            same_instant_ = 0;
+            l.unlock();
+            report(ReportKind::Irq, "irq " + std::to_string(number_) + " (" + name_ + "): interrupt storm",
+                   "1000000 interrupts at one instant: the handler does not deassert the line; disabling it");
+            l.lock();
+        }
         if (r == IRQ_NONE) {
             if (++unhandled_ >= 100000) {
                 depth_++;

@@ -4,7 +4,9 @@
 // line's IRQ task runs the hard handler in hard-IRQ context (might_sleep fires there); if it
 // returns IRQ_WAKE_THREAD the thread function runs next, in task context, with the line masked
 // (IRQF_ONESHOT behaviour), and the line is unmasked afterwards. A line that stays asserted
-// fires again; 100,000 unhandled interrupts in a row disable it ("nobody cared").
+// fires again; 100,000 unhandled interrupts in a row disable it ("nobody cared"), and so do
+// 1,000,000 handled ones at one instant (a handler that never deasserts the line would
+// otherwise spin forever in simulated time).
 #pragma once
 #include <functional>
 #include <mutex>
@@ -59,6 +61,8 @@ private:
     bool in_handler_ = false;
     u64 count_ = 0;
     u64 unhandled_ = 0;
+    u64 same_instant_ = 0;  // invocations since the clock last moved
+    ktime_t last_fire_ = -1;
     irq_handler_t handler_;
     irq_handler_t thread_fn_;
     void* dev_id_ = nullptr;

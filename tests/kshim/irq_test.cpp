@@ -167,3 +167,15 @@ TEST_F(Irq, UnhandledStormDisablesTheLine) {
     EXPECT_EQ(d.line.handled_count(), 100000u);
     free_irq(&d.line, &d);
 }
+
+TEST_F(Irq, HandledButNeverDeassertedStormDisablesTheLine) {
+    Device d;
+    d.set_mask(1);
+    request_irq(&d.line, [](int, void*) { return IRQ_HANDLED; }, 0, "stuck-high", &d);  // never clears
+    d.raise(1);
+    run_until_idle();
+    EXPECT_TRUE(expect_report(ReportKind::Irq));
+    EXPECT_TRUE(d.line.masked());
+    EXPECT_EQ(d.line.handled_count(), 1000001u);
+    free_irq(&d.line, &d);
+}
