@@ -21,16 +21,14 @@ inline void might_sleep(std::source_location = std::source_location::current()) 
 // preemption on, the runtime may switch tasks here.
 inline void preempt_point() { backend().preempt_point(); }
 
-// Atomic sections (preempt_disable / local_irq_save): might_sleep fires inside them.
+// Atomic sections (preempt_disable / local_irq_save): might_sleep fires inside them. The count
+// is kept in every build, debug checks or not, because the simulated scheduler reads it: a
+// preemption point inside a spinlock must not yield.
 inline void preempt_disable() {
-#if KSHIM_DEBUG_CHECKS
     if (Task* t = current()) t->preempt_count++;
-#endif
 }
 inline void preempt_enable() {
-#if KSHIM_DEBUG_CHECKS
     if (Task* t = current()) t->preempt_count--;
-#endif
 }
 
 // Blocks the current task until woken (wake_up_process) or the timeout passes; returns the
