@@ -37,6 +37,23 @@ bool lock_is_held(const LockdepMap* map);
 // and forget it, so no held-lock entry outlives its lock.
 void lockdep_free_map(LockdepMap* map);
 
+// What lock implementations call: compiled out, arguments and all, without the debug checks.
+inline void lockdep_acquire(LockdepMap* m, u32 subclass, bool trylock, u8 read, const void* nest,
+                            std::source_location loc) {
+#if KSHIM_DEBUG_CHECKS
+    lock_acquire(m, subclass, trylock, read, nest, loc);
+#else
+    (void)m, (void)subclass, (void)trylock, (void)read, (void)nest, (void)loc;
+#endif
+}
+inline void lockdep_release(LockdepMap* m, std::source_location loc = std::source_location::current()) {
+#if KSHIM_DEBUG_CHECKS
+    lock_release(m, loc);
+#else
+    (void)m, (void)loc;
+#endif
+}
+
 // Pseudo-lock helpers (lock_map_acquire / lock_map_release in the kernel).
 inline void lock_map_acquire(LockdepMap* m, std::source_location loc = std::source_location::current()) {
 #if KSHIM_DEBUG_CHECKS

@@ -18,11 +18,7 @@ Task* Mutex::self_token() {
 void Mutex::lock_nested(u32 subclass, std::source_location loc) {
     might_sleep(loc);
     if (Runtime::get()) preempt_point();
-#if KSHIM_DEBUG_CHECKS
-    lock_acquire(&dep_map_, subclass, false, 0, nullptr, loc);
-#else
-    (void)subclass;
-#endif
+    lockdep_acquire(&dep_map_, subclass, false, 0, nullptr, loc);
     Task* me = self_token();
     Task* expected = nullptr;
     if (owner_.compare_exchange_strong(expected, me, std::memory_order_acquire)) return;
@@ -54,11 +50,7 @@ void Mutex::lock_slow(Task* me) {
 bool Mutex::try_lock(std::source_location loc) {
     Task* expected = nullptr;
     if (!owner_.compare_exchange_strong(expected, self_token(), std::memory_order_acquire)) return false;
-#if KSHIM_DEBUG_CHECKS
-    lock_acquire(&dep_map_, 0, true, 0, nullptr, loc);
-#else
-    (void)loc;
-#endif
+    lockdep_acquire(&dep_map_, 0, true, 0, nullptr, loc);
     return true;
 }
 
@@ -66,12 +58,10 @@ void Mutex::unlock(std::source_location loc) {
 #if KSHIM_DEBUG_CHECKS
     if (owner_.load(std::memory_order_relaxed) != self_token())
         report(ReportKind::LockUsage, std::string("DEBUG_LOCKS_WARN_ON: mutex unlocked by a task that does not own it: ") +
-                                          (dep_map_.cls ? dep_map_.name ? dep_map_.name : "mutex" : "mutex"),
+                                          (dep_map_.name ? dep_map_.name : "mutex"),
                std::string("at ") + loc.file_name() + ":" + std::to_string(loc.line()));
-    lock_release(&dep_map_, loc);
-#else
-    (void)loc;
 #endif
+    lockdep_release(&dep_map_, loc);
     owner_.store(nullptr);
     if (has_waiters_.load()) {
         std::lock_guard g(wait_lock_);

@@ -35,9 +35,7 @@ void RwSemaphore::grant_locked() {
 
 void RwSemaphore::down_read(std::source_location loc) {
     might_sleep(loc);
-#if KSHIM_DEBUG_CHECKS
-    lock_acquire(&dep_map_, 0, false, 1, nullptr, loc);
-#endif
+    lockdep_acquire(&dep_map_, 0, false, 1, nullptr, loc);
     std::unique_lock l(lock_);
     if (!writer_ && queue_.empty()) {
         readers_++;
@@ -52,20 +50,12 @@ bool RwSemaphore::down_read_trylock(std::source_location loc) {
     if (writer_ || !queue_.empty()) return false;
     readers_++;
     l.unlock();
-#if KSHIM_DEBUG_CHECKS
-    lock_acquire(&dep_map_, 0, true, 1, nullptr, loc);
-#else
-    (void)loc;
-#endif
+    lockdep_acquire(&dep_map_, 0, true, 1, nullptr, loc);
     return true;
 }
 
 void RwSemaphore::up_read(std::source_location loc) {
-#if KSHIM_DEBUG_CHECKS
-    lock_release(&dep_map_, loc);
-#else
-    (void)loc;
-#endif
+    lockdep_release(&dep_map_, loc);
     std::lock_guard l(lock_);
     if (WARN_ON(readers_ <= 0)) return;
     readers_--;
@@ -74,9 +64,7 @@ void RwSemaphore::up_read(std::source_location loc) {
 
 void RwSemaphore::down_write(std::source_location loc) {
     might_sleep(loc);
-#if KSHIM_DEBUG_CHECKS
-    lock_acquire(&dep_map_, 0, false, 0, nullptr, loc);
-#endif
+    lockdep_acquire(&dep_map_, 0, false, 0, nullptr, loc);
     std::unique_lock l(lock_);
     if (!writer_ && !readers_ && queue_.empty()) {
         writer_ = current();
@@ -91,20 +79,12 @@ bool RwSemaphore::down_write_trylock(std::source_location loc) {
     if (writer_ || readers_ || !queue_.empty()) return false;
     writer_ = current();
     l.unlock();
-#if KSHIM_DEBUG_CHECKS
-    lock_acquire(&dep_map_, 0, true, 0, nullptr, loc);
-#else
-    (void)loc;
-#endif
+    lockdep_acquire(&dep_map_, 0, true, 0, nullptr, loc);
     return true;
 }
 
 void RwSemaphore::up_write(std::source_location loc) {
-#if KSHIM_DEBUG_CHECKS
-    lock_release(&dep_map_, loc);
-#else
-    (void)loc;
-#endif
+    lockdep_release(&dep_map_, loc);
     std::lock_guard l(lock_);
     WARN_ON(writer_ != current());
     writer_ = nullptr;
@@ -112,12 +92,8 @@ void RwSemaphore::up_write(std::source_location loc) {
 }
 
 void RwSemaphore::downgrade_write(std::source_location loc) {
-#if KSHIM_DEBUG_CHECKS
-    lock_release(&dep_map_, loc);
-    lock_acquire(&dep_map_, 0, false, 1, nullptr, loc);
-#else
-    (void)loc;
-#endif
+    lockdep_release(&dep_map_, loc);
+    lockdep_acquire(&dep_map_, 0, false, 1, nullptr, loc);
     std::lock_guard l(lock_);
     WARN_ON(writer_ != current());
     writer_ = nullptr;

@@ -23,11 +23,7 @@ public:
 
     void lock(std::source_location loc = std::source_location::current()) {
         preempt_disable();
-#if KSHIM_DEBUG_CHECKS
-        lock_acquire(&dep_map_, 0, false, 0, nullptr, loc);
-#else
-        (void)loc;
-#endif
+        lockdep_acquire(&dep_map_, 0, false, 0, nullptr, loc);
         if (locked_.exchange(true, std::memory_order_acquire)) lock_slow();
     }
     bool try_lock(std::source_location loc = std::source_location::current()) {
@@ -36,19 +32,11 @@ public:
             preempt_enable();
             return false;
         }
-#if KSHIM_DEBUG_CHECKS
-        lock_acquire(&dep_map_, 0, true, 0, nullptr, loc);
-#else
-        (void)loc;
-#endif
+        lockdep_acquire(&dep_map_, 0, true, 0, nullptr, loc);
         return true;
     }
     void unlock(std::source_location loc = std::source_location::current()) {
-#if KSHIM_DEBUG_CHECKS
-        lock_release(&dep_map_, loc);
-#else
-        (void)loc;
-#endif
+        lockdep_release(&dep_map_, loc);
         locked_.store(false, std::memory_order_release);
         preempt_enable();
     }

@@ -16,20 +16,14 @@ void ww_acquire_init(WwAcquireCtx* ctx, WwClass* ww_class, std::source_location 
     ctx->done = false;
     ctx->contending_lock = nullptr;
     ctx->dep_map = LockdepMap(ww_class->acquire_map.cls, "ww_acquire_ctx");
-#if KSHIM_DEBUG_CHECKS
-    lock_acquire(&ctx->dep_map, 0, false, 0, nullptr, loc);
-#else
-    (void)loc;
-#endif
+    lockdep_acquire(&ctx->dep_map, 0, false, 0, nullptr, loc);
 }
 
 void ww_acquire_done(WwAcquireCtx* ctx) { ctx->done = true; }
 
 void ww_acquire_fini(WwAcquireCtx* ctx) {
     WARN_ON(ctx->acquired != 0);
-#if KSHIM_DEBUG_CHECKS
-    lock_release(&ctx->dep_map);
-#endif
+    lockdep_release(&ctx->dep_map);
     ctx->task = nullptr;
 }
 
@@ -49,9 +43,7 @@ int WwMutex::lock_common(WwAcquireCtx* ctx, bool slow, std::source_location loc)
         if (ctx_ == ctx) return -EALREADY;
     }
     if (slow) WARN_ON(ctx && ctx->contending_lock != this);
-#if KSHIM_DEBUG_CHECKS
-    lock_acquire(&dep_map_, 0, false, 0, ctx ? static_cast<const void*>(ctx) : nullptr, loc);
-#endif
+    lockdep_acquire(&dep_map_, 0, false, 0, ctx ? static_cast<const void*>(ctx) : nullptr, loc);
     Task* me = current();
     bool queued = false;
     std::unique_lock l(lock_);
@@ -66,9 +58,7 @@ int WwMutex::lock_common(WwAcquireCtx* ctx, bool slow, std::source_location loc)
             if (queued) std::erase(waiters_, me);
             ctx->contending_lock = this;
             l.unlock();
-#if KSHIM_DEBUG_CHECKS
-            lock_release(&dep_map_, loc);
-#endif
+            lockdep_release(&dep_map_, loc);
             return -EDEADLK;
         }
         if (!queued) {
@@ -94,20 +84,12 @@ bool WwMutex::trylock(WwAcquireCtx* ctx, std::source_location loc) {
     if (owner_) return false;
     take_locked(ctx);
     l.unlock();
-#if KSHIM_DEBUG_CHECKS
-    lock_acquire(&dep_map_, 0, true, 0, ctx, loc);
-#else
-    (void)loc;
-#endif
+    lockdep_acquire(&dep_map_, 0, true, 0, ctx, loc);
     return true;
 }
 
 void WwMutex::unlock(std::source_location loc) {
-#if KSHIM_DEBUG_CHECKS
-    lock_release(&dep_map_, loc);
-#else
-    (void)loc;
-#endif
+    lockdep_release(&dep_map_, loc);
     std::lock_guard l(lock_);
     WARN_ON(owner_ != current());
     if (ctx_) ctx_->acquired--;
