@@ -1,0 +1,196 @@
+// Mirrors drivers/gpu/drm/drm_gem.c.
+#include "drm/gem.h"
+
+#include "kernel_shim/page_alloc.h"
+#include "kernel_shim/report.h"
+
+namespace drm {
+
+using namespace kshim;
+
+int drm_gem_private_object_init(DrmVmaOffsetManager* mgr, DrmGemObject* obj, u64 size) {
+    if (size & ~PAGE_MASK) return -EINVAL;  // size 0 is allowed, as for upstream's dummy objects
+    kref_init(&obj->refcount);
+    obj->handle_count.store(0, std::memory_order_relaxed);
+    obj->size = size;
+    obj->vma_offset_manager = mgr;
+    dma_resv_init(&obj->_resv);
+    if (!obj->resv) obj->resv = &obj->_resv;
+    return 0;
+}
+
+int drm_gem_object_init(DrmVmaOffsetManager* mgr, DrmGemObject* obj, u64 size) {
+    return drm_gem_private_object_init(mgr, obj, size);
+}
+
+void drm_gem_object_release(DrmGemObject* obj) {
+    WARN_ON(obj->handle_count.load(std::memory_order_relaxed) != 0);
+    // A BO still connected to a VM would leave a dangling drm_gpuvm_bo: each one holds a
+    // reference, so this can only happen through a refcounting bug.
+    WARN_ON(!obj->gpuva.list.empty());
+    drm_gem_free_mmap_offset(obj);
+    dma_resv_fini(&obj->_resv);
+}
+
+void drm_gem_object_free(kref* kref) {
+    DrmGemObject* obj = container_of(kref, DrmGemObject, refcount);
+    if (WARN_ON(!obj->funcs || !obj->funcs->free)) return;
+    obj->funcs->free(obj);
+}
+
+int drm_gem_create_mmap_offset_size(DrmGemObject* obj, u64 size) {
+    if (!obj->vma_offset_manager) return -ENODEV;
+    return drm_vma_offset_add(obj->vma_offset_manager, &obj->vma_node, size >> PAGE_SHIFT);
+}
+
+int drm_gem_create_mmap_offset(DrmGemObject* obj) { return drm_gem_create_mmap_offset_size(obj, obj->size); }
+
+void drm_gem_free_mmap_offset(DrmGemObject* obj) {
+    if (obj->vma_offset_manager) drm_vma_offset_remove(obj->vma_offset_manager, &obj->vma_node);
+}
+
+DrmGemObject* drm_gem_object_lookup_at_offset(DrmVmaOffsetManager* mgr, u64 offset, u64 size) {
+    u64 pages = (size + PAGE_SIZE - 1) >> PAGE_SHIFT;
+    DrmGemObject* obj = nullptr;
+    drm_vma_offset_lock_lookup(mgr);
+    DrmVmaOffsetNode* node = drm_vma_offset_lookup_locked(mgr, offset >> PAGE_SHIFT, pages);
+    if (node) {
+        obj = container_of(node, DrmGemObject, vma_node);
+        // Racing with the last put: an object on its way out is not found (drm_gem_mmap does the same).
+        if (!kref_get_unless_zero(&obj->refcount)) obj = nullptr;
+    }
+    drm_vma_offset_unlock_lookup(mgr);
+    return obj;
+}
+
+int drm_gem_pin_locked(DrmGemObject* obj) {
+    dma_resv_assert_held(obj->resv);
+    return obj->funcs->pin ? obj->funcs->pin(obj) : 0;
+}
+
+void drm_gem_unpin_locked(DrmGemObject* obj) {
+    dma_resv_assert_held(obj->resv);
+    if (obj->funcs->unpin) obj->funcs->unpin(obj);
+}
+
+int drm_gem_pin(DrmGemObject* obj) {
+    dma_resv_lock(obj->resv, nullptr);
+    int ret = drm_gem_pin_locked(obj);
+    dma_resv_unlock(obj->resv);
+    return ret;
+}
+
+void drm_gem_unpin(DrmGemObject* obj) {
+    dma_resv_lock(obj->resv, nullptr);
+    drm_gem_unpin_locked(obj);
+    dma_resv_unlock(obj->resv);
+}
+
+int drm_gem_vmap_locked(DrmGemObject* obj, IosysMap* map) {
+    dma_resv_assert_held(obj->resv);
+    if (!obj->funcs->vmap) return -EOPNOTSUPP;
+    int ret = obj->funcs->vmap(obj, map);
+    if (ret) return ret;
+    if (map->is_null()) return -ENOMEM;
+    return 0;
+}
+
+void drm_gem_vunmap_locked(DrmGemObject* obj, IosysMap* map) {
+    dma_resv_assert_held(obj->resv);
+    if (map->is_null()) return;
+    if (obj->funcs->vunmap) obj->funcs->vunmap(obj, map);
+    map->vaddr = nullptr;
+}
+
+int drm_gem_vmap(DrmGemObject* obj, IosysMap* map) {
+    dma_resv_lock(obj->resv, nullptr);
+    int ret = drm_gem_vmap_locked(obj, map);
+    dma_resv_unlock(obj->resv);
+    return ret;
+}
+
+void drm_gem_vunmap(DrmGemObject* obj, IosysMap* map) {
+    dma_resv_lock(obj->resv, nullptr);
+    drm_gem_vunmap_locked(obj, map);
+    dma_resv_unlock(obj->resv);
+}
+
+int drm_gem_lock_reservations(DrmGemObject** objs, int count, WwAcquireCtx* acquire_ctx) {
+    int contended = -1;
+    ww_acquire_init(acquire_ctx, &reservation_ww_class);
+retry:
+    if (contended != -1) {
+        dma_resv_lock_slow(objs[contended]->resv, acquire_ctx);
+    }
+    for (int i = 0; i < count; i++) {
+        if (i == contended) continue;
+        int ret = dma_resv_lock(objs[i]->resv, acquire_ctx);
+        if (ret) {
+            for (int j = 0; j < i; j++) dma_resv_unlock(objs[j]->resv);
+            if (contended != -1 && contended >= i) dma_resv_unlock(objs[contended]->resv);
+            if (ret == -EDEADLK) {
+                contended = i;
+                goto retry;
+            }
+            ww_acquire_fini(acquire_ctx);
+            return ret;
+        }
+    }
+    ww_acquire_done(acquire_ctx);
+    return 0;
+}
+
+void drm_gem_unlock_reservations(DrmGemObject** objs, int count, WwAcquireCtx* acquire_ctx) {
+    for (int i = 0; i < count; i++) dma_resv_unlock(objs[i]->resv);
+    ww_acquire_fini(acquire_ctx);
+}
+
+// ---- handles ----
+
+GemHandleTable::~GemHandleTable() {
+    if (WARN_ON(!handles_.empty())) release();
+}
+
+int GemHandleTable::handle_create(DrmGemObject* obj, u32* handlep) {
+    // The handle holds a reference from the moment it is visible.
+    drm_gem_object_get(obj);
+    obj->handle_count.fetch_add(1, std::memory_order_relaxed);
+    u32 id = 0;
+    int ret;
+    {
+        SpinGuard g(table_lock_);
+        ret = handles_.alloc(&id, obj, XaLimit{1, INT32_MAX}, GFP_NOWAIT);
+    }
+    if (ret) {
+        obj->handle_count.fetch_sub(1, std::memory_order_relaxed);
+        drm_gem_object_put(obj);
+        return ret == -EBUSY ? -ENOSPC : ret;
+    }
+    *handlep = id;
+    return 0;
+}
+
+DrmGemObject* GemHandleTable::lookup(u32 handle) {
+    SpinGuard g(table_lock_);
+    DrmGemObject* obj = handles_.load(handle);
+    if (obj) drm_gem_object_get(obj);
+    return obj;
+}
+
+int GemHandleTable::handle_delete(u32 handle) {
+    DrmGemObject* obj;
+    {
+        SpinGuard g(table_lock_);
+        obj = handles_.erase(handle);
+    }
+    if (!obj) return -EINVAL;
+    obj->handle_count.fetch_sub(1, std::memory_order_relaxed);
+    drm_gem_object_put(obj);
+    return 0;
+}
+
+void GemHandleTable::release() {
+    handles_.for_each([this](u32 id, DrmGemObject*) { handle_delete(id); });
+}
+
+}  // namespace drm

@@ -1,0 +1,139 @@
+// Mirrors include/drm/drm_gem.h: GEM buffer objects and the per-file handle table.
+//
+// DOC: GEM objects. A DrmGemObject is refcounted (kref); the last drm_gem_object_put() calls
+// funcs->free, which releases what the object type added and then drm_gem_object_release().
+// The size is page-aligned. Each object has a reservation object: its own (`_resv`) unless
+// the owner points `resv` at a shared one before first use (panthor makes a BO private to a VM
+// share the VM's resv, so locking the VM locks all its private BOs). An object may get a fake
+// mmap offset from a DrmVmaOffsetManager. The object also keeps the list of drm_gpuvm_bo
+// connections to the VMs it is mapped in (`gpuva.list`), protected by `gpuva.lock` for VMs in
+// immediate mode, by the resv otherwise (see drm/gpuvm.h).
+//
+// There is no drm_device yet (issue #7): the init functions take the DrmVmaOffsetManager the
+// device would own, which is the only part of the device GEM needs.
+#pragma once
+#include <boost/intrusive/list.hpp>
+
+#include "drm/vma_manager.h"
+#include "kernel_shim/dma-buf/dma-resv.h"
+#include "kernel_shim/kref.h"
+#include "kernel_shim/mutex.h"
+#include "kernel_shim/spinlock.h"
+#include "kernel_shim/xarray.h"
+
+namespace drm {
+
+using kshim::u32;
+using kshim::u64;
+
+struct DrmGemObject;
+struct IosysMap;
+
+// What a drm_gpuvm_bo embeds to sit on its object's gpuva list (the kernel's
+// drm_gpuvm_bo.list.entry.gem); DrmGpuvmBo derives from it.
+struct DrmGemGpuvaEntry : boost::intrusive::list_base_hook<boost::intrusive::link_mode<boost::intrusive::safe_link>> {};
+using DrmGemGpuvaList = boost::intrusive::list<DrmGemGpuvaEntry, boost::intrusive::constant_time_size<false>>;
+
+// A CPU mapping (include/linux/iosys-map.h, system memory only).
+struct IosysMap {
+    void* vaddr = nullptr;
+    bool is_null() const { return vaddr == nullptr; }
+};
+
+struct DrmGemObjectFuncs {
+    // Called when the last reference goes; must end with drm_gem_object_release() and free.
+    void (*free)(DrmGemObject* obj) = nullptr;
+    int (*pin)(DrmGemObject* obj) = nullptr;  // resv held
+    void (*unpin)(DrmGemObject* obj) = nullptr;
+    int (*vmap)(DrmGemObject* obj, IosysMap* map) = nullptr;  // resv held
+    void (*vunmap)(DrmGemObject* obj, IosysMap* map) = nullptr;
+};
+
+struct DrmGemObject {
+    kshim::kref refcount;
+    // Handles pointing at the object from all handle tables (drm_gem_object.handle_count).
+    std::atomic<unsigned> handle_count{0};
+    u64 size = 0;
+    const DrmGemObjectFuncs* funcs = nullptr;
+    DrmVmaOffsetManager* vma_offset_manager = nullptr;  // the device's; may be null
+    DrmVmaOffsetNode vma_node;
+    // The reservation object in use: &_resv or a shared one set by the owner before first use.
+    kshim::dma_resv* resv = nullptr;
+    kshim::dma_resv _resv;
+    struct {
+        // Protects `list` for VMs in DRM_GPUVM_IMMEDIATE_MODE (which may link and unlink from
+        // the fence-signalling path); other VMs protect it with `resv`.
+        kshim::Mutex lock{"drm_gem_object.gpuva.lock"};
+        DrmGemGpuvaList list;  // drm_gpuvm_bo of this object, one per VM
+    } gpuva;
+
+    DrmGemObject() = default;
+    DrmGemObject(const DrmGemObject&) = delete;
+    DrmGemObject& operator=(const DrmGemObject&) = delete;
+};
+
+// Initialises an object of `size` bytes (page-aligned): -EINVAL otherwise. `mgr`
+// (may be null) is where drm_gem_create_mmap_offset() will take the offset from.
+int drm_gem_object_init(DrmVmaOffsetManager* mgr, DrmGemObject* obj, u64 size);
+// Same, for objects without backing storage of their own (upstream: no shmem file).
+int drm_gem_private_object_init(DrmVmaOffsetManager* mgr, DrmGemObject* obj, u64 size);
+// Undoes init: frees the mmap offset, finalises the own resv. WARNs if still mapped in a VM.
+void drm_gem_object_release(DrmGemObject* obj);
+
+inline void drm_gem_object_get(DrmGemObject* obj) { kshim::kref_get(&obj->refcount); }
+void drm_gem_object_free(kshim::kref* kref);
+inline void drm_gem_object_put(DrmGemObject* obj) {
+    if (obj) kshim::kref_put(&obj->refcount, drm_gem_object_free);
+}
+
+int drm_gem_create_mmap_offset(DrmGemObject* obj);
+int drm_gem_create_mmap_offset_size(DrmGemObject* obj, u64 size);
+void drm_gem_free_mmap_offset(DrmGemObject* obj);
+// The object owning the fake offset `offset` (bytes) for `size` bytes, referenced; or nullptr.
+DrmGemObject* drm_gem_object_lookup_at_offset(DrmVmaOffsetManager* mgr, u64 offset, u64 size);
+
+// Pin / vmap through the object's funcs (drm_gem.c's drm_gem_pin & co).
+int drm_gem_pin_locked(DrmGemObject* obj);
+void drm_gem_unpin_locked(DrmGemObject* obj);
+int drm_gem_pin(DrmGemObject* obj);
+void drm_gem_unpin(DrmGemObject* obj);
+int drm_gem_vmap_locked(DrmGemObject* obj, IosysMap* map);
+void drm_gem_vunmap_locked(DrmGemObject* obj, IosysMap* map);
+int drm_gem_vmap(DrmGemObject* obj, IosysMap* map);
+void drm_gem_vunmap(DrmGemObject* obj, IosysMap* map);
+
+// Locks the resvs of `objs` (a ww_acquire_ctx loop; drm_gem_lock_reservations).
+int drm_gem_lock_reservations(DrmGemObject** objs, int count, kshim::WwAcquireCtx* acquire_ctx);
+void drm_gem_unlock_reservations(DrmGemObject** objs, int count, kshim::WwAcquireCtx* acquire_ctx);
+
+#define drm_gem_gpuva_assert_resv_held(obj) dma_resv_assert_held((obj)->resv)
+
+// ---- handles (drm_gem.c: drm_gem_handle_create & co, the per-file object_idr) ----
+//
+// One per open file (drm::File will embed it, issue #7). Handles start at 1; each handle holds
+// a reference on its object, so an object lives while a handle or any other user (a VM
+// mapping) holds it.
+class GemHandleTable {
+public:
+    GemHandleTable() = default;
+    ~GemHandleTable();  // WARNs if release() was not called with handles left
+    GemHandleTable(const GemHandleTable&) = delete;
+    GemHandleTable& operator=(const GemHandleTable&) = delete;
+
+    // drm_gem_handle_create: a new handle for obj (takes a reference). 0, or -ENOMEM/-ENOSPC.
+    int handle_create(DrmGemObject* obj, u32* handlep);
+    // drm_gem_object_lookup: the object, with a reference the caller must put; nullptr if none.
+    DrmGemObject* lookup(u32 handle);
+    // drm_gem_handle_delete (DRM_IOCTL_GEM_CLOSE): 0, or -EINVAL for an unknown handle.
+    int handle_delete(u32 handle);
+    // drm_gem_release: drops every handle (file close).
+    void release();
+    size_t count() const { return handles_.size(); }
+
+private:
+    // Protects the lookup-then-get against a concurrent delete (the kernel's table_lock).
+    kshim::SpinLock table_lock_{"drm_file.table_lock"};
+    kshim::XArray<DrmGemObject> handles_{kshim::XA_FLAGS_ALLOC1};
+};
+
+}  // namespace drm

@@ -1,0 +1,267 @@
+// Mirrors drivers/gpu/drm/drm_gem_shmem_helper.c (see gem_shmem.h for the backing design).
+#include "drm/gem_shmem.h"
+
+#include <bit>
+#include <cstring>
+
+#include "kernel_shim/report.h"
+#include "kernel_shim/slab.h"
+
+namespace drm {
+
+using namespace kshim;
+
+namespace {
+
+void shmem_free_obj(DrmGemObject* obj) { drm_gem_shmem_free(to_drm_gem_shmem_obj(obj)); }
+int shmem_pin(DrmGemObject* obj) { return drm_gem_shmem_pin_locked(to_drm_gem_shmem_obj(obj)); }
+void shmem_unpin(DrmGemObject* obj) { drm_gem_shmem_unpin_locked(to_drm_gem_shmem_obj(obj)); }
+int shmem_vmap(DrmGemObject* obj, IosysMap* map) { return drm_gem_shmem_vmap_locked(to_drm_gem_shmem_obj(obj), map); }
+void shmem_vunmap(DrmGemObject* obj, IosysMap* map) { drm_gem_shmem_vunmap_locked(to_drm_gem_shmem_obj(obj), map); }
+
+// Splits [first, first + count) pages (count > 0, first aligned to the largest power of two
+// not above count) into naturally aligned power-of-two blocks, largest first.
+template <class F>
+void for_each_aligned_block(u64 first, u64 count, F&& f) {
+    while (count) {
+        unsigned order = std::min<unsigned>(std::bit_width(count) - 1, MAX_PAGE_ORDER);
+        // Keep natural alignment of each piece relative to the arena (first is aligned to it).
+        while (order && (first & ((u64{1} << order) - 1))) order--;
+        f(first, order);
+        first += u64{1} << order;
+        count -= u64{1} << order;
+    }
+}
+
+// The first page of the object's block list, as a Page*.
+Page* page_at(Page* base, u64 index) {
+    return reinterpret_cast<Page*>(reinterpret_cast<char*>(base) + index * PAGE_SIZE);
+}
+
+}  // namespace
+
+const DrmGemObjectFuncs drm_gem_shmem_funcs = {
+    .free = shmem_free_obj,
+    .pin = shmem_pin,
+    .unpin = shmem_unpin,
+    .vmap = shmem_vmap,
+    .vunmap = shmem_vunmap,
+};
+
+void sg_free_table(SgTable* sgt) {
+    if (!sgt) return;
+    kfree(sgt->sgl);
+    sgt->sgl = nullptr;
+    sgt->nents = 0;
+}
+
+int drm_gem_shmem_init(DrmVmaOffsetManager* mgr, DrmGemShmemObject* shmem, u64 size) {
+    if (size == 0 || size > ~u64{0} - PAGE_SIZE) return -EINVAL;
+    size = (size + PAGE_SIZE - 1) & PAGE_MASK;
+    if ((size >> PAGE_SHIFT) > UINT32_MAX) return -EINVAL;
+    if (!shmem->base.funcs) shmem->base.funcs = &drm_gem_shmem_funcs;
+    return drm_gem_object_init(mgr, &shmem->base, size);
+}
+
+int drm_gem_shmem_create(DrmVmaOffsetManager* mgr, u64 size, DrmGemShmemObject** out) {
+    if (size == 0 || size > ~u64{0} - PAGE_SIZE) return -EINVAL;
+    DrmGemShmemObject* shmem = knew<DrmGemShmemObject>(GFP_KERNEL);
+    if (!shmem) return -ENOMEM;
+    shmem->base.funcs = &drm_gem_shmem_funcs;
+    int ret = drm_gem_shmem_init(mgr, shmem, size);
+    if (ret) {
+        kdelete(shmem);
+        return ret;
+    }
+    *out = shmem;
+    return 0;
+}
+
+void drm_gem_shmem_release(DrmGemShmemObject* shmem) {
+    DrmGemObject* obj = &shmem->base;
+    // Nobody else can reach the object any more; the lock is for the _locked asserts (as
+    // upstream, so a caller must not drop the last reference while holding a shared resv).
+    dma_resv_lock(obj->resv, nullptr);
+    WARN_ON(shmem->vmap_use_count);
+    if (shmem->sgt) {
+        sg_free_table(shmem->sgt);
+        kfree(shmem->sgt);
+        shmem->sgt = nullptr;
+        drm_gem_shmem_put_pages_locked(shmem);
+    }
+    WARN_ON(shmem->pages_pin_count);
+    WARN_ON(shmem->pages_use_count);
+    dma_resv_unlock(obj->resv);
+    drm_gem_object_release(obj);
+}
+
+void drm_gem_shmem_free(DrmGemShmemObject* shmem) {
+    drm_gem_shmem_release(shmem);
+    kdelete(shmem);
+}
+
+int drm_gem_shmem_get_pages_locked(DrmGemShmemObject* shmem) {
+    DrmGemObject* obj = &shmem->base;
+    dma_resv_assert_held(obj->resv);
+    if (shmem->pages_use_count++ > 0) return 0;
+
+    const u64 npages = obj->size >> PAGE_SHIFT;
+    // Blocks: one for objects up to the largest order, else one per 1 GiB plus the rest.
+    const u64 max_block = u64{1} << MAX_PAGE_ORDER;
+    const u64 nblocks = (npages + max_block - 1) / max_block;
+    auto** pages = static_cast<Page**>(kcalloc(npages, sizeof(Page*), GFP_KERNEL));
+    auto* blocks = static_cast<DrmGemShmemObject::Block*>(kcalloc(npages > 0 ? 64 * nblocks : 1, sizeof(DrmGemShmemObject::Block), GFP_KERNEL));
+    if (!pages || !blocks) {
+        kfree(pages);
+        kfree(blocks);
+        shmem->pages_use_count = 0;
+        return -ENOMEM;
+    }
+    u32 nb = 0;
+    u64 done = 0;
+    int ret = 0;
+    while (done < npages) {
+        const u64 want = std::min(npages - done, max_block);
+        const unsigned order = static_cast<unsigned>(std::bit_width(want - 1));  // ceil(log2 want)
+        Page* block = alloc_pages(GFP_KERNEL | __GFP_ZERO, order);
+        if (!block) {
+            ret = -ENOMEM;
+            break;
+        }
+        // Keep [0, want) as aligned blocks, give the tail back (alloc_pages_exact).
+        for_each_aligned_block(0, want, [&](u64 first, unsigned o) {
+            blocks[nb++] = {static_cast<u32>(done + first), o};
+        });
+        if (want < (u64{1} << order))
+            for_each_aligned_block(want, (u64{1} << order) - want,
+                                   [&](u64 first, unsigned o) { __free_pages(page_at(block, first), o); });
+        for (u64 i = 0; i < want; i++) pages[done + i] = page_at(block, i);
+        done += want;
+    }
+    if (ret) {
+        for (u32 i = 0; i < nb; i++) __free_pages(pages[blocks[i].first], blocks[i].order);
+        kfree(pages);
+        kfree(blocks);
+        shmem->pages_use_count = 0;
+        return ret;
+    }
+    shmem->pages = pages;
+    shmem->blocks = blocks;
+    shmem->num_blocks = nb;
+    return 0;
+}
+
+void drm_gem_shmem_put_pages_locked(DrmGemShmemObject* shmem) {
+    dma_resv_assert_held(shmem->base.resv);
+    if (WARN_ON(shmem->pages_use_count == 0)) return;
+    if (--shmem->pages_use_count > 0) return;
+    for (u32 i = 0; i < shmem->num_blocks; i++) __free_pages(shmem->pages[shmem->blocks[i].first], shmem->blocks[i].order);
+    kfree(shmem->pages);
+    kfree(shmem->blocks);
+    shmem->pages = nullptr;
+    shmem->blocks = nullptr;
+    shmem->num_blocks = 0;
+}
+
+int drm_gem_shmem_pin_locked(DrmGemShmemObject* shmem) {
+    dma_resv_assert_held(shmem->base.resv);
+    int ret = drm_gem_shmem_get_pages_locked(shmem);
+    if (ret) return ret;
+    shmem->pages_pin_count++;
+    return 0;
+}
+
+void drm_gem_shmem_unpin_locked(DrmGemShmemObject* shmem) {
+    dma_resv_assert_held(shmem->base.resv);
+    if (WARN_ON(shmem->pages_pin_count == 0)) return;
+    shmem->pages_pin_count--;
+    drm_gem_shmem_put_pages_locked(shmem);
+}
+
+int drm_gem_shmem_pin(DrmGemShmemObject* shmem) {
+    dma_resv_lock(shmem->base.resv, nullptr);
+    int ret = drm_gem_shmem_pin_locked(shmem);
+    dma_resv_unlock(shmem->base.resv);
+    return ret;
+}
+
+void drm_gem_shmem_unpin(DrmGemShmemObject* shmem) {
+    dma_resv_lock(shmem->base.resv, nullptr);
+    drm_gem_shmem_unpin_locked(shmem);
+    dma_resv_unlock(shmem->base.resv);
+}
+
+int drm_gem_shmem_get_pages_sgt(DrmGemShmemObject* shmem, SgTable** out) {
+    DrmGemObject* obj = &shmem->base;
+    dma_resv_lock(obj->resv, nullptr);
+    int ret = 0;
+    if (!shmem->sgt) {
+        ret = drm_gem_shmem_get_pages_locked(shmem);
+        if (!ret) {
+            const u64 npages = obj->size >> PAGE_SHIFT;
+            u32 nents = 1;
+            for (u64 i = 1; i < npages; i++)
+                if (page_to_phys(shmem->pages[i]) != page_to_phys(shmem->pages[i - 1]) + PAGE_SIZE) nents++;
+            auto* sgt = knew<SgTable>(GFP_KERNEL);
+            auto* sgl = static_cast<SgTable::Segment*>(kcalloc(nents, sizeof(SgTable::Segment), GFP_KERNEL));
+            if (!sgt || !sgl) {
+                kfree(sgt);
+                kfree(sgl);
+                drm_gem_shmem_put_pages_locked(shmem);
+                ret = -ENOMEM;
+            } else {
+                u32 n = 0;
+                sgl[0] = {page_to_phys(shmem->pages[0]), PAGE_SIZE};
+                for (u64 i = 1; i < npages; i++) {
+                    phys_addr_t p = page_to_phys(shmem->pages[i]);
+                    if (p == sgl[n].dma_address + sgl[n].length)
+                        sgl[n].length += PAGE_SIZE;
+                    else
+                        sgl[++n] = {p, PAGE_SIZE};
+                }
+                sgt->nents = nents;
+                sgt->sgl = sgl;
+                shmem->sgt = sgt;
+            }
+        }
+    }
+    if (!ret) *out = shmem->sgt;
+    dma_resv_unlock(obj->resv);
+    return ret;
+}
+
+int drm_gem_shmem_vmap_locked(DrmGemShmemObject* shmem, IosysMap* map) {
+    dma_resv_assert_held(shmem->base.resv);
+    if (shmem->vmap_use_count++ > 0) {
+        map->vaddr = shmem->vaddr;
+        return 0;
+    }
+    int ret = drm_gem_shmem_pin_locked(shmem);
+    if (ret) {
+        shmem->vmap_use_count = 0;
+        return ret;
+    }
+    const u64 npages = shmem->base.size >> PAGE_SHIFT;
+    char* base = static_cast<char*>(page_address(shmem->pages[0]));
+    for (u64 i = 1; i < npages; i++) {
+        if (page_address(shmem->pages[i]) != base + i * PAGE_SIZE) {
+            // Backed by separate blocks that are not adjacent: no linear view is possible.
+            drm_gem_shmem_unpin_locked(shmem);
+            shmem->vmap_use_count = 0;
+            return -ENOMEM;
+        }
+    }
+    shmem->vaddr = base;
+    map->vaddr = base;
+    return 0;
+}
+
+void drm_gem_shmem_vunmap_locked(DrmGemShmemObject* shmem, IosysMap* map) {
+    dma_resv_assert_held(shmem->base.resv);
+    if (WARN_ON(shmem->vmap_use_count == 0)) return;
+    if (--shmem->vmap_use_count > 0) return;
+    drm_gem_shmem_unpin_locked(shmem);
+    shmem->vaddr = nullptr;
+}
+
+}  // namespace drm

@@ -1,0 +1,87 @@
+// Mirrors include/drm/drm_gem_shmem_helper.h: GEM objects backed by pages of system memory.
+//
+// DOC: backing and CPU mappings. Pages come from the physical page arena
+// (kernel_shim/page_alloc.h), on first need (get_pages, pin, get_pages_sgt, vmap), zeroed.
+//
+// The kernel's vmap() builds a linear kernel view of scattered pages by editing page tables; in
+// userspace we cannot alias the arena's pages at a second address (it is a private anonymous
+// mapping). So instead the backing itself is made linear: an object of n pages is allocated as
+// ONE naturally aligned block of order ceil(log2 n), and the unused tail is given back at once
+// as smaller aligned blocks (the kernel's alloc_pages_exact()). Because a Page* is its kernel
+// virtual address, the object's pages are then virtually contiguous and vmap is simply
+// page_address(pages[0]): no copy, no shadow, writes through the vmap are what the GPU reads
+// by physical address. Objects larger than the largest block (1 GiB) are backed by several
+// blocks; vmap of such an object returns -ENOMEM unless the blocks happen to be adjacent (as a
+// kernel vmap can fail for lack of vmalloc space). get_pages_sgt merges physically contiguous
+// pages, so a normal object has a single segment.
+//
+// Locking: everything is under the object's resv (as upstream since 6.x); the `_locked`
+// variants assert it.
+#pragma once
+#include "drm/gem.h"
+#include "kernel_shim/page_alloc.h"
+
+namespace drm {
+
+// A DMA-mapped scatter list (the part of struct sg_table drivers read): physically contiguous
+// segments in object order.
+struct SgTable {
+    struct Segment {
+        kshim::dma_addr_t dma_address;
+        u64 length;
+    };
+    u32 nents = 0;
+    Segment* sgl = nullptr;  // kmalloc'ed array of nents
+};
+inline kshim::dma_addr_t sg_dma_address(const SgTable::Segment* s) { return s->dma_address; }
+inline u64 sg_dma_len(const SgTable::Segment* s) { return s->length; }
+void sg_free_table(SgTable* sgt);
+
+struct DrmGemShmemObject {
+    DrmGemObject base;
+
+    kshim::Page** pages = nullptr;  // one per page, null until get_pages; kmalloc'ed
+    u32 pages_use_count = 0;        // get_pages users (pins included); resv
+    u32 pages_pin_count = 0;        // pins; resv
+    SgTable* sgt = nullptr;         // cached by get_pages_sgt, freed with the pages; resv
+    void* vaddr = nullptr;          // CPU mapping while vmap_use_count > 0; resv
+    u32 vmap_use_count = 0;
+    bool map_wc = false;
+    // Backing blocks as allocated: (first page index, order) pairs, kmalloc'ed, for freeing.
+    struct Block {
+        u32 first;
+        u32 order;
+    };
+    Block* blocks = nullptr;
+    u32 num_blocks = 0;
+};
+
+inline DrmGemShmemObject* to_drm_gem_shmem_obj(DrmGemObject* obj) {
+    return container_of(obj, DrmGemShmemObject, base);
+}
+
+// Allocates a shmem object of `size` bytes (rounded up to pages); no pages yet. -EINVAL for
+// size 0 or overflow, -ENOMEM. The object has a reference the caller owns.
+int drm_gem_shmem_create(DrmVmaOffsetManager* mgr, u64 size, DrmGemShmemObject** out);
+// Initialises an embedded shmem object (drivers that wrap it: panthor_gem_object). The
+// object's funcs must be set by the caller to something whose free calls drm_gem_shmem_free.
+int drm_gem_shmem_init(DrmVmaOffsetManager* mgr, DrmGemShmemObject* shmem, u64 size);
+// Releases pages, sgt, mapping state and the GEM part; does not free `shmem` itself.
+void drm_gem_shmem_release(DrmGemShmemObject* shmem);
+// release + kfree: the free callback of objects made by drm_gem_shmem_create.
+void drm_gem_shmem_free(DrmGemShmemObject* shmem);
+
+int drm_gem_shmem_get_pages_locked(DrmGemShmemObject* shmem);
+void drm_gem_shmem_put_pages_locked(DrmGemShmemObject* shmem);
+int drm_gem_shmem_pin_locked(DrmGemShmemObject* shmem);
+void drm_gem_shmem_unpin_locked(DrmGemShmemObject* shmem);
+int drm_gem_shmem_pin(DrmGemShmemObject* shmem);
+void drm_gem_shmem_unpin(DrmGemShmemObject* shmem);
+// Pins the pages (until the object is freed, as upstream) and returns the cached sg table.
+int drm_gem_shmem_get_pages_sgt(DrmGemShmemObject* shmem, SgTable** out);
+int drm_gem_shmem_vmap_locked(DrmGemShmemObject* shmem, IosysMap* map);
+void drm_gem_shmem_vunmap_locked(DrmGemShmemObject* shmem, IosysMap* map);
+
+extern const DrmGemObjectFuncs drm_gem_shmem_funcs;
+
+}  // namespace drm

@@ -1,0 +1,594 @@
+// Mirrors drivers/gpu/drm/drm_gpuvm.c: the VA tree, vm_bo tracking, extobj/evict lists and the
+// drm_exec locking helpers. Split/merge and the op lists are in gpuvm_sm.cpp.
+#include <iterator>
+
+#include "drm/gpuvm.h"
+#include "kernel_shim/report.h"
+#include "kernel_shim/sched.h"
+#include "kernel_shim/slab.h"
+
+namespace drm {
+
+using namespace kshim;
+using gpuvm_detail::DeferList;
+using gpuvm_detail::EvictList;
+using gpuvm_detail::ExtobjList;
+using gpuvm_detail::list_del_init;
+
+namespace {
+
+bool check_add_overflow(u64 a, u64 b) {
+    u64 r;
+    return __builtin_add_overflow(a, b, &r);
+}
+
+bool drm_gpuvm_in_mm_range(DrmGpuvm* gpuvm, u64 addr, u64 range) {
+    u64 end = addr + range;
+    return addr >= gpuvm->mm_start && end <= gpuvm->mm_start + gpuvm->mm_range;
+}
+
+bool drm_gpuvm_in_kernel_node(DrmGpuvm* gpuvm, u64 addr, u64 range) {
+    u64 end = addr + range;
+    u64 kstart = gpuvm->kernel_alloc_node.va.addr;
+    u64 krange = gpuvm->kernel_alloc_node.va.range;
+    return krange && addr < kstart + krange && kstart < end;
+}
+
+bool overlaps(const DrmGpuva& a, const DrmGpuva& b) {
+    return a.va.addr <= b.va.addr + (b.va.range - 1) && b.va.addr <= a.va.addr + (a.va.range - 1);
+}
+
+// One descent: insert at the start's position, then only the two neighbours can overlap.
+int __drm_gpuva_insert(DrmGpuvm* gpuvm, DrmGpuva* va) {
+    auto& tree = gpuvm->rb.tree;
+    auto [it, inserted] = tree.insert_unique(*va);
+    if (!inserted) return -EEXIST;
+    auto next = std::next(it);
+    if ((next != tree.end() && overlaps(*va, *next)) || (it != tree.begin() && overlaps(*va, *std::prev(it)))) {
+        tree.erase(it);
+        return -EEXIST;
+    }
+    va->vm = gpuvm;
+    return 0;
+}
+
+void __drm_gpuva_remove(DrmGpuva* va) { va->vm->rb.tree.erase(va->vm->rb.tree.iterator_to(*va)); }
+
+// ---- the extobj / evict lists ----
+//
+// Without DRM_GPUVM_RESV_PROTECTED, the lists are walked without holding their spinlock across
+// the per-element work (which sleeps): each element is moved to a local list while it is
+// processed and everything is spliced back at the end, so concurrent add/remove stay safe.
+
+template <class List>
+bool on_list(DrmGpuvmBo* vm_bo) {
+    return List::value_traits::to_node_ptr(*vm_bo) &&
+           !boost::intrusive::circular_list_algorithms<typename List::node_traits>::inited(
+               List::value_traits::to_node_ptr(*vm_bo));
+}
+
+template <class List>
+void vm_bo_list_add(SpinLock* lock, List* list, DrmGpuvmBo* vm_bo) {
+    if (lock) spin_lock(lock);
+    if (!on_list<List>(vm_bo)) list->push_back(*vm_bo);
+    if (lock) spin_unlock(lock);
+}
+
+template <class List>
+void vm_bo_list_del(SpinLock* lock, DrmGpuvmBo* vm_bo) {
+    if (lock) spin_lock(lock);
+    list_del_init<List>(*vm_bo);
+    if (lock) spin_unlock(lock);
+}
+
+template <class Holder, class List>
+DrmGpuvmBo* get_next_vm_bo_from_list(Holder* h, List* local, DrmGpuvmBo* prev) {
+    drm_gpuvm_bo_put(prev);
+    DrmGpuvmBo* vm_bo = nullptr;
+    SpinGuard g(h->lock);
+    if (!h->local_list)
+        h->local_list = local;
+    else
+        WARN_ON(h->local_list != local);
+    while (!h->list.empty()) {
+        DrmGpuvmBo& first = h->list.front();
+        h->list.pop_front();
+        if (kref_get_unless_zero(&first.kref)) {
+            local->push_back(first);
+            vm_bo = &first;
+            break;
+        }
+        // A vm_bo on its way out: leave it off the list, its destroy finds it unlinked.
+    }
+    return vm_bo;
+}
+
+template <class Holder>
+void restore_vm_bo_list(Holder* h) {
+    SpinGuard g(h->lock);
+    if (h->local_list) {
+        h->list.splice(h->list.begin(), *h->local_list);
+        h->local_list = nullptr;
+    }
+}
+
+int exec_prepare_obj(DrmExec* exec, DrmGemObject* obj, unsigned num_fences) {
+    return num_fences ? drm_exec_prepare_obj(exec, obj, num_fences) : drm_exec_lock_obj(exec, obj);
+}
+
+void drm_gpuvm_free(kref* kref) {
+    DrmGpuvm* gpuvm = container_of(kref, DrmGpuvm, kref);
+    if (gpuvm->kernel_alloc_node.va.range) __drm_gpuva_remove(&gpuvm->kernel_alloc_node);
+    WARN(!gpuvm->rb.tree.empty(), "GPUVA tree is not empty, potentially leaking memory.\n");
+    WARN(!gpuvm->extobj.list.empty(), "Extobj list should be empty.\n");
+    WARN(!gpuvm->evict.list.empty(), "Evict list should be empty.\n");
+    WARN_ON(!gpuvm->bo_defer.empty());
+    drm_gem_object_put(gpuvm->r_obj);
+    gpuvm->name = nullptr;
+    if (WARN_ON(!gpuvm->ops || !gpuvm->ops->vm_free)) return;
+    gpuvm->ops->vm_free(gpuvm);
+}
+
+void drm_gpuvm_bo_free(DrmGpuvmBo* vm_bo) {
+    DrmGpuvm* gpuvm = vm_bo->vm;
+    DrmGemObject* obj = vm_bo->obj;
+    const DrmGpuvmOps* ops = gpuvm->ops;
+    if (ops && ops->vm_bo_free)
+        ops->vm_bo_free(vm_bo);
+    else
+        kdelete(vm_bo);
+    drm_gpuvm_put(gpuvm);
+    drm_gem_object_put(obj);
+}
+
+void drm_gpuvm_bo_destroy(kref* kref) {
+    auto* vm_bo = container_of(kref, DrmGpuvmBo, kref);
+    DrmGpuvm* gpuvm = vm_bo->vm;
+    DrmGemObject* obj = vm_bo->obj;
+    const bool lock = !drm_gpuvm_resv_protected(gpuvm);
+    if (!lock) drm_gpuvm_resv_assert_held(gpuvm);
+    vm_bo_list_del<ExtobjList>(lock ? &gpuvm->extobj.lock : nullptr, vm_bo);
+    vm_bo_list_del<EvictList>(lock ? &gpuvm->evict.lock : nullptr, vm_bo);
+    if (vm_bo->DrmGemGpuvaEntry::is_linked()) {
+        drm_gem_gpuva_assert_lock_held(gpuvm, obj);
+        obj->gpuva.list.erase(obj->gpuva.list.iterator_to(*vm_bo));
+    }
+    drm_gpuvm_bo_free(vm_bo);
+}
+
+// The last reference went with the GEM gpuva lock held: leave the object's list now (so
+// obtain() cannot find it), free later. Returns with the lock still held.
+void drm_gpuvm_bo_into_zombie(DrmGpuvmBo* vm_bo) {
+    DrmGemObject* obj = vm_bo->obj;
+    lockdep_assert_held(&obj->gpuva.lock);
+    if (vm_bo->DrmGemGpuvaEntry::is_linked()) obj->gpuva.list.erase(obj->gpuva.list.iterator_to(*vm_bo));
+}
+
+void drm_gpuvm_bo_defer_zombie_cleanup(DrmGpuvmBo* vm_bo) {
+    DrmGpuvm* gpuvm = vm_bo->vm;
+    SpinGuard g(gpuvm->bo_defer_lock);
+    gpuvm->bo_defer.push_back(*vm_bo);
+}
+
+// kref_put_mutex: drops a reference; the last one is dropped with `lock` held and returns
+// true with it still held.
+bool kref_put_locking(kref* k, Mutex* lock) {
+    unsigned c = k->refcount.load(std::memory_order_relaxed);
+    while (c > 1)
+        if (k->refcount.compare_exchange_weak(c, c - 1, std::memory_order_acq_rel)) return false;
+    mutex_lock(lock);
+    if (k->refcount.fetch_sub(1, std::memory_order_acq_rel) != 1) {
+        mutex_unlock(lock);
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+// ---- VM ----
+
+void drm_gpuvm_init(DrmGpuvm* gpuvm, const char* name, u32 flags, DrmGemObject* r_obj, u64 start_offset, u64 range,
+                    u64 reserve_offset, u64 reserve_range, const DrmGpuvmOps* ops) {
+    kref_init(&gpuvm->kref);
+    gpuvm->name = name ? name : "unknown";
+    gpuvm->flags = flags;
+    gpuvm->ops = ops;
+    gpuvm->r_obj = r_obj;
+    drm_gem_object_get(r_obj);
+    WARN(check_add_overflow(start_offset, range), "GPUVA address limited to %zu bytes.\n", sizeof(u64));
+    gpuvm->mm_start = start_offset;
+    gpuvm->mm_range = range;
+    gpuvm->kernel_alloc_node.va.addr = 0;
+    gpuvm->kernel_alloc_node.va.range = 0;
+    if (reserve_range) {
+        gpuvm->kernel_alloc_node.va.addr = reserve_offset;
+        gpuvm->kernel_alloc_node.va.range = reserve_range;
+        if (!WARN(check_add_overflow(reserve_offset, reserve_range), "GPUVA address limited to %zu bytes.\n",
+                  sizeof(u64)))
+            __drm_gpuva_insert(gpuvm, &gpuvm->kernel_alloc_node);
+        else
+            gpuvm->kernel_alloc_node.va.range = 0;
+    }
+}
+
+void drm_gpuvm_put(DrmGpuvm* gpuvm) {
+    if (gpuvm) kref_put(&gpuvm->kref, drm_gpuvm_free);
+}
+
+DrmGemObject* drm_gpuvm_resv_object_alloc() {
+    static const DrmGemObjectFuncs funcs = {.free = [](DrmGemObject* obj) {
+        drm_gem_object_release(obj);
+        kdelete(obj);
+    }};
+    DrmGemObject* obj = knew<DrmGemObject>(GFP_KERNEL);
+    if (!obj) return nullptr;
+    obj->funcs = &funcs;
+    drm_gem_private_object_init(nullptr, obj, 0);
+    return obj;
+}
+
+bool drm_gpuvm_range_valid(DrmGpuvm* gpuvm, u64 addr, u64 range) {
+    return !check_add_overflow(addr, range) && drm_gpuvm_in_mm_range(gpuvm, addr, range) &&
+           !drm_gpuvm_in_kernel_node(gpuvm, addr, range);
+}
+
+bool drm_gpuvm_interval_empty(DrmGpuvm* gpuvm, u64 addr, u64 range) { return !drm_gpuva_find_first(gpuvm, addr, range); }
+
+void drm_gem_gpuva_assert_lock_held(DrmGpuvm* gpuvm, DrmGemObject* obj) {
+    if (drm_gpuvm_immediate_mode(gpuvm))
+        lockdep_assert_held(&obj->gpuva.lock);
+    else
+        dma_resv_assert_held(obj->resv);
+}
+
+// ---- mappings ----
+
+int drm_gpuva_insert(DrmGpuvm* gpuvm, DrmGpuva* va) {
+    if (!va->va.range || !drm_gpuvm_range_valid(gpuvm, va->va.addr, va->va.range)) return -EINVAL;
+    int ret = __drm_gpuva_insert(gpuvm, va);
+    // The kernel node holds no reference; every other mapping does.
+    if (!ret) drm_gpuvm_get(gpuvm);
+    return ret;
+}
+
+void drm_gpuva_remove(DrmGpuva* va) {
+    DrmGpuvm* gpuvm = va->vm;
+    if (WARN(va == &gpuvm->kernel_alloc_node, "Can't destroy kernel reserved node.\n")) return;
+    __drm_gpuva_remove(va);
+    drm_gpuvm_put(gpuvm);
+}
+
+void drm_gpuva_link(DrmGpuva* va, DrmGpuvmBo* vm_bo) {
+    DrmGemObject* obj = va->gem.obj;
+    if (!obj) return;
+    WARN_ON(obj != vm_bo->obj);
+    va->vm_bo = drm_gpuvm_bo_get(vm_bo);
+    drm_gem_gpuva_assert_lock_held(vm_bo->vm, obj);
+    vm_bo->list.gpuva.push_back(*va);
+}
+
+void drm_gpuva_unlink(DrmGpuva* va) {
+    DrmGemObject* obj = va->gem.obj;
+    DrmGpuvmBo* vm_bo = va->vm_bo;
+    if (!obj) return;
+    drm_gem_gpuva_assert_lock_held(vm_bo->vm, obj);
+    vm_bo->list.gpuva.erase(vm_bo->list.gpuva.iterator_to(*va));
+    va->vm_bo = nullptr;
+    drm_gpuvm_bo_put(vm_bo);
+}
+
+void drm_gpuva_unlink_defer(DrmGpuva* va) {
+    DrmGemObject* obj = va->gem.obj;
+    DrmGpuvmBo* vm_bo = va->vm_bo;
+    if (!obj) return;
+    WARN_ON(!drm_gpuvm_immediate_mode(vm_bo->vm));
+    mutex_lock(&obj->gpuva.lock);
+    vm_bo->list.gpuva.erase(vm_bo->list.gpuva.iterator_to(*va));
+    // drm_gpuvm_bo_put_deferred with the lock already held.
+    bool zombie = kref_put(&vm_bo->kref, [](kref*) {});
+    if (zombie) drm_gpuvm_bo_into_zombie(vm_bo);
+    mutex_unlock(&obj->gpuva.lock);
+    if (zombie) drm_gpuvm_bo_defer_zombie_cleanup(vm_bo);
+    va->vm_bo = nullptr;
+}
+
+void drm_gpuva_init_from_op(DrmGpuva* va, const DrmGpuvaOpMap* op) {
+    va->va.addr = op->va.addr;
+    va->va.range = op->va.range;
+    va->gem.obj = op->gem.obj;
+    va->gem.offset = op->gem.offset;
+}
+
+DrmGpuva* drm_gpuva_find_first(DrmGpuvm* gpuvm, u64 addr, u64 range) {
+    if (!range) return nullptr;
+    auto& tree = gpuvm->rb.tree;
+    const u64 last = addr + (range - 1);
+    auto it = tree.upper_bound(addr);  // first mapping starting after addr
+    if (it != tree.begin()) {
+        auto p = std::prev(it);
+        if (p->va.addr + (p->va.range - 1) >= addr) return &*p;
+    }
+    if (it != tree.end() && it->va.addr <= last) return &*it;
+    return nullptr;
+}
+
+DrmGpuva* drm_gpuva_find(DrmGpuvm* gpuvm, u64 addr, u64 range) {
+    DrmGpuva* va = drm_gpuva_find_first(gpuvm, addr, range);
+    return va && va->va.addr == addr && va->va.range == range ? va : nullptr;
+}
+
+DrmGpuva* drm_gpuva_find_prev(DrmGpuvm* gpuvm, u64 start) {
+    if (!drm_gpuvm_range_valid(gpuvm, start - 1, 1)) return nullptr;
+    return drm_gpuva_find_first(gpuvm, start - 1, 1);
+}
+
+DrmGpuva* drm_gpuva_find_next(DrmGpuvm* gpuvm, u64 end) {
+    if (!drm_gpuvm_range_valid(gpuvm, end, 1)) return nullptr;
+    return drm_gpuva_find_first(gpuvm, end, 1);
+}
+
+DrmGpuva* drm_gpuva_next(DrmGpuva* va) {
+    auto& tree = va->vm->rb.tree;
+    auto it = std::next(tree.iterator_to(*va));
+    return it == tree.end() ? nullptr : &*it;
+}
+
+DrmGpuva* drm_gpuva_prev(DrmGpuva* va) {
+    auto& tree = va->vm->rb.tree;
+    auto it = tree.iterator_to(*va);
+    return it == tree.begin() ? nullptr : &*std::prev(it);
+}
+
+// ---- vm_bo ----
+
+DrmGpuvmBo* drm_gpuvm_bo_create(DrmGpuvm* gpuvm, DrmGemObject* obj) {
+    const DrmGpuvmOps* ops = gpuvm->ops;
+    DrmGpuvmBo* vm_bo = ops && ops->vm_bo_alloc ? ops->vm_bo_alloc() : knew<DrmGpuvmBo>(GFP_KERNEL);
+    if (!vm_bo) return nullptr;
+    vm_bo->vm = drm_gpuvm_get(gpuvm);
+    vm_bo->obj = obj;
+    drm_gem_object_get(obj);
+    kref_init(&vm_bo->kref);
+    vm_bo->evicted = false;
+    return vm_bo;
+}
+
+DrmGpuvmBo* drm_gpuvm_bo_find(DrmGpuvm* gpuvm, DrmGemObject* obj) {
+    drm_gem_gpuva_assert_lock_held(gpuvm, obj);
+    DrmGpuvmBo* found = nullptr;
+    for (auto& e : obj->gpuva.list) {
+        auto* vm_bo = static_cast<DrmGpuvmBo*>(&e);
+        if (vm_bo->vm == gpuvm) {
+            found = vm_bo;
+            break;
+        }
+    }
+    return found ? drm_gpuvm_bo_get(found) : nullptr;
+}
+
+DrmGpuvmBo* drm_gpuvm_bo_obtain(DrmGpuvm* gpuvm, DrmGemObject* obj) {
+    DrmGpuvmBo* vm_bo = drm_gpuvm_bo_find(gpuvm, obj);
+    if (vm_bo) return vm_bo;
+    vm_bo = drm_gpuvm_bo_create(gpuvm, obj);
+    if (!vm_bo) return nullptr;
+    obj->gpuva.list.push_back(*vm_bo);
+    return vm_bo;
+}
+
+DrmGpuvmBo* drm_gpuvm_bo_obtain_prealloc(DrmGpuvmBo* prealloc) {
+    DrmGpuvm* gpuvm = prealloc->vm;
+    DrmGemObject* obj = prealloc->obj;
+    DrmGpuvmBo* vm_bo = drm_gpuvm_bo_find(gpuvm, obj);
+    if (vm_bo) {
+        drm_gpuvm_bo_put(prealloc);
+        return vm_bo;
+    }
+    obj->gpuva.list.push_back(*prealloc);
+    return prealloc;
+}
+
+bool drm_gpuvm_bo_put(DrmGpuvmBo* vm_bo) {
+    might_sleep();
+    return vm_bo && kref_put(&vm_bo->kref, drm_gpuvm_bo_destroy);
+}
+
+bool drm_gpuvm_bo_put_deferred(DrmGpuvmBo* vm_bo) {
+    if (!vm_bo) return false;
+    WARN_ON(!drm_gpuvm_immediate_mode(vm_bo->vm));
+    if (!kref_put_locking(&vm_bo->kref, &vm_bo->obj->gpuva.lock)) return false;
+    drm_gpuvm_bo_into_zombie(vm_bo);
+    mutex_unlock(&vm_bo->obj->gpuva.lock);
+    drm_gpuvm_bo_defer_zombie_cleanup(vm_bo);
+    return true;
+}
+
+bool drm_gpuvm_bo_is_zombie(DrmGpuvmBo* vm_bo) { return kref_read(&vm_bo->kref) == 0; }
+
+void drm_gpuvm_bo_deferred_cleanup(DrmGpuvm* gpuvm) {
+    DeferList local;
+    {
+        SpinGuard g(gpuvm->bo_defer_lock);
+        local.splice(local.end(), gpuvm->bo_defer);
+    }
+    if (local.empty()) return;
+    const bool lock = !drm_gpuvm_resv_protected(gpuvm);
+    // The zombies hold VM references: gpuvm stays valid until the last one is freed.
+    if (!lock) dma_resv_lock(drm_gpuvm_resv(gpuvm), nullptr);
+    for (auto& vm_bo : local) {
+        vm_bo_list_del<ExtobjList>(lock ? &gpuvm->extobj.lock : nullptr, &vm_bo);
+        vm_bo_list_del<EvictList>(lock ? &gpuvm->evict.lock : nullptr, &vm_bo);
+    }
+    if (!lock) dma_resv_unlock(drm_gpuvm_resv(gpuvm));
+    while (!local.empty()) {
+        DrmGpuvmBo& vm_bo = local.front();
+        local.pop_front();
+        drm_gpuvm_bo_free(&vm_bo);
+    }
+}
+
+void drm_gpuvm_bo_extobj_add(DrmGpuvmBo* vm_bo) {
+    DrmGpuvm* gpuvm = vm_bo->vm;
+    const bool lock = !drm_gpuvm_resv_protected(gpuvm);
+    if (!lock) drm_gpuvm_resv_assert_held(gpuvm);
+    if (drm_gpuvm_is_extobj(gpuvm, vm_bo->obj)) vm_bo_list_add(lock ? &gpuvm->extobj.lock : nullptr, &gpuvm->extobj.list, vm_bo);
+}
+
+void drm_gpuvm_bo_evict(DrmGpuvmBo* vm_bo, bool evict) {
+    DrmGpuvm* gpuvm = vm_bo->vm;
+    DrmGemObject* obj = vm_bo->obj;
+    const bool lock = !drm_gpuvm_resv_protected(gpuvm);
+    dma_resv_assert_held(obj->resv);
+    vm_bo->evicted = evict;
+    // With the lists under the VM's resv, an external object (another resv) cannot touch them
+    // here: drm_gpuvm_prepare_objects() picks evicted extobjs up once the VM resv is held.
+    if (drm_gpuvm_is_extobj(gpuvm, obj) && !lock) return;
+    if (evict)
+        vm_bo_list_add(lock ? &gpuvm->evict.lock : nullptr, &gpuvm->evict.list, vm_bo);
+    else
+        vm_bo_list_del<EvictList>(lock ? &gpuvm->evict.lock : nullptr, vm_bo);
+}
+
+void drm_gpuvm_bo_gem_evict(DrmGemObject* obj, bool evict) {
+    dma_resv_assert_held(obj->resv);
+    drm_gem_for_each_gpuvm_bo(obj, [&](DrmGpuvmBo* vm_bo) {
+        drm_gpuvm_bo_for_each_va(vm_bo, [&](DrmGpuva* va) { drm_gpuva_invalidate(va, evict); });
+        drm_gpuvm_bo_evict(vm_bo, evict);
+    });
+}
+
+// ---- locking helpers ----
+
+int drm_gpuvm_prepare_vm(DrmGpuvm* gpuvm, DrmExec* exec, unsigned num_fences) {
+    return exec_prepare_obj(exec, gpuvm->r_obj, num_fences);
+}
+
+int drm_gpuvm_prepare_objects(DrmGpuvm* gpuvm, DrmExec* exec, unsigned num_fences) {
+    int ret = 0;
+    if (drm_gpuvm_resv_protected(gpuvm)) {
+        drm_gpuvm_resv_assert_held(gpuvm);
+        for (auto& vm_bo : gpuvm->extobj.list) {
+            ret = exec_prepare_obj(exec, vm_bo.obj, num_fences);
+            if (ret) break;
+            if (vm_bo.evicted) vm_bo_list_add(nullptr, &gpuvm->evict.list, &vm_bo);
+        }
+        return ret;
+    }
+    ExtobjList extobjs;
+    DrmGpuvmBo* vm_bo = nullptr;
+    while ((vm_bo = get_next_vm_bo_from_list(&gpuvm->extobj, &extobjs, vm_bo))) {
+        ret = exec_prepare_obj(exec, vm_bo->obj, num_fences);
+        if (ret) break;
+    }
+    drm_gpuvm_bo_put(vm_bo);  // the reference of the element we broke out on
+    restore_vm_bo_list(&gpuvm->extobj);
+    return ret;
+}
+
+int drm_gpuvm_prepare_range(DrmGpuvm* gpuvm, DrmExec* exec, u64 addr, u64 range, unsigned num_fences) {
+    int ret = 0;
+    u64 end = addr + range;
+    for (DrmGpuva* va = drm_gpuva_find_first(gpuvm, addr, range); va && va->va.addr < end; va = drm_gpuva_next(va)) {
+        if (!va->gem.obj) continue;
+        ret = exec_prepare_obj(exec, va->gem.obj, num_fences);
+        if (ret) return ret;
+    }
+    return 0;
+}
+
+int drm_gpuvm_exec_lock(DrmGpuvmExec* vm_exec) {
+    DrmGpuvm* gpuvm = vm_exec->vm;
+    DrmExec* exec = &vm_exec->exec;
+    unsigned num_fences = vm_exec->num_fences;
+    int ret = 0;
+    drm_exec_init(exec, vm_exec->flags, 0);
+    drm_exec_until_all_locked(exec) {
+        ret = drm_gpuvm_prepare_vm(gpuvm, exec, num_fences);
+        drm_exec_retry_on_contention(exec);
+        if (ret) goto err;
+        ret = drm_gpuvm_prepare_objects(gpuvm, exec, num_fences);
+        drm_exec_retry_on_contention(exec);
+        if (ret) goto err;
+        if (vm_exec->extra.fn) {
+            ret = vm_exec->extra.fn(vm_exec);
+            drm_exec_retry_on_contention(exec);
+            if (ret) goto err;
+        }
+    }
+    return 0;
+err:
+    drm_exec_fini(exec);
+    return ret;
+}
+
+namespace {
+struct LockArrayArgs {
+    DrmGemObject** objs;
+    unsigned num_objs;
+};
+int fn_lock_array(DrmGpuvmExec* vm_exec) {
+    auto* args = static_cast<LockArrayArgs*>(vm_exec->extra.priv);
+    return drm_exec_prepare_array(&vm_exec->exec, args->objs, args->num_objs, vm_exec->num_fences);
+}
+}  // namespace
+
+int drm_gpuvm_exec_lock_array(DrmGpuvmExec* vm_exec, DrmGemObject** objs, unsigned num_objs) {
+    LockArrayArgs args{objs, num_objs};
+    vm_exec->extra.fn = fn_lock_array;
+    vm_exec->extra.priv = &args;
+    int ret = drm_gpuvm_exec_lock(vm_exec);
+    vm_exec->extra.fn = nullptr;
+    vm_exec->extra.priv = nullptr;
+    return ret;
+}
+
+int drm_gpuvm_exec_lock_range(DrmGpuvmExec* vm_exec, u64 addr, u64 range) {
+    DrmExec* exec = &vm_exec->exec;
+    int ret = 0;
+    drm_exec_init(exec, vm_exec->flags, 0);
+    drm_exec_until_all_locked(exec) {
+        ret = drm_gpuvm_prepare_range(vm_exec->vm, exec, addr, range, vm_exec->num_fences);
+        drm_exec_retry_on_contention(exec);
+        if (ret) {
+            drm_exec_fini(exec);
+            return ret;
+        }
+    }
+    return 0;
+}
+
+int drm_gpuvm_validate(DrmGpuvm* gpuvm, DrmExec* exec) {
+    const DrmGpuvmOps* ops = gpuvm->ops;
+    if (!ops || !ops->vm_bo_validate) return -EOPNOTSUPP;
+    int ret = 0;
+    if (drm_gpuvm_resv_protected(gpuvm)) {
+        drm_gpuvm_resv_assert_held(gpuvm);
+        for (auto it = gpuvm->evict.list.begin(); it != gpuvm->evict.list.end();) {
+            DrmGpuvmBo& vm_bo = *it++;
+            ret = ops->vm_bo_validate(&vm_bo, exec);
+            if (ret) break;
+            dma_resv_assert_held(vm_bo.obj->resv);
+            if (!vm_bo.evicted) vm_bo_list_del<EvictList>(nullptr, &vm_bo);
+        }
+        return ret;
+    }
+    EvictList evict;
+    DrmGpuvmBo* vm_bo = nullptr;
+    while ((vm_bo = get_next_vm_bo_from_list(&gpuvm->evict, &evict, vm_bo))) {
+        ret = ops->vm_bo_validate(vm_bo, exec);
+        if (ret) break;
+    }
+    drm_gpuvm_bo_put(vm_bo);
+    restore_vm_bo_list(&gpuvm->evict);
+    return ret;
+}
+
+void drm_gpuvm_resv_add_fence(DrmGpuvm* gpuvm, DrmExec* exec, dma_fence* fence, dma_resv_usage private_usage,
+                              dma_resv_usage extobj_usage) {
+    drm_exec_for_each_locked_object(exec, [&](unsigned, DrmGemObject* obj) {
+        dma_resv_assert_held(obj->resv);
+        dma_resv_add_fence(obj->resv, fence, drm_gpuvm_is_extobj(gpuvm, obj) ? extobj_usage : private_usage);
+    });
+}
+
+}  // namespace drm

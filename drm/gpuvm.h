@@ -1,0 +1,406 @@
+// Mirrors include/drm/drm_gpuvm.h: the GPU VA space manager.
+//
+// DOC: Overview. A DrmGpuvm tracks the mappings (DrmGpuva) of one GPU virtual address space in
+// an ordered tree (Boost.Intrusive rbtree keyed by start address; mappings never overlap, so
+// "first mapping overlapping [a, b)" is the predecessor of a or its successor: O(log n)). A
+// reserved kernel node blocks a part of the space. Each (VM, GEM object) pair that has
+// mappings is represented by one DrmGpuvmBo, found in the object's gpuva list; it holds the
+// list of that object's mappings in this VM, and sits on the VM's extobj list when the object
+// does not share the VM's resv, and on the evict list while evicted.
+//
+// Split and merge (DOC in gpuvm_sm.cpp): drm_gpuvm_sm_map()/sm_unmap() turn a request into
+// map / remap / unmap steps delivered through DrmGpuvmOps callbacks, or as a list
+// (drm_gpuvm_sm_map_ops_create & co).
+//
+// Fence-signalling path: the tree needs no allocation (nodes are embedded in preallocated
+// DrmGpuva), and for VMs in DRM_GPUVM_IMMEDIATE_MODE drm_gpuva_link/drm_gpuva_unlink_defer and
+// drm_gpuvm_bo_put_deferred only take the object's gpuva mutex and never free: a vm_bo whose
+// last reference goes is parked on the VM's bo_defer list and freed later by
+// drm_gpuvm_bo_deferred_cleanup(), outside the signalling section.
+//
+// Locking: the tree is the driver's to protect. A BO's gpuva list: its gpuva.lock in immediate
+// mode, its resv otherwise. The extobj/evict lists: internal spinlocks, or the VM's resv when
+// DRM_GPUVM_RESV_PROTECTED. Deviations from upstream are listed in docs/gpuvm.md.
+#pragma once
+#include <boost/intrusive/list.hpp>
+#include <boost/intrusive/set.hpp>
+
+#include "drm/exec.h"
+#include "drm/gem.h"
+
+namespace drm {
+
+struct DrmGpuvm;
+struct DrmGpuvmBo;
+struct DrmGpuva;
+struct DrmGpuvaOp;
+
+namespace gpuvm_detail {
+namespace bi = boost::intrusive;
+using SafeLink = bi::link_mode<bi::safe_link>;
+using ListHook = bi::list_member_hook<SafeLink>;
+struct RbTag;
+struct GemTag;
+struct ExtobjTag;
+struct EvictTag;
+struct DeferTag;
+using RbHook = bi::set_base_hook<bi::tag<RbTag>, SafeLink>;          // va->rb.node
+using GemEntryHook = bi::list_base_hook<bi::tag<GemTag>, SafeLink>;  // va->gem.entry
+using ExtobjHook = bi::list_base_hook<bi::tag<ExtobjTag>, SafeLink>;  // vm_bo->list.entry.extobj
+using EvictHook = bi::list_base_hook<bi::tag<EvictTag>, SafeLink>;    // vm_bo->list.entry.evict
+using DeferHook = bi::list_base_hook<bi::tag<DeferTag>, SafeLink>;    // vm_bo->list.entry.bo_defer
+
+// The kernel's list_del_init on a node of whatever list it is on (the iteration helpers move
+// vm_bos between a VM list and a local list, so the container is not always known).
+template <class List>
+void list_del_init(typename List::reference x) {
+    using algo = bi::circular_list_algorithms<typename List::node_traits>;
+    auto n = List::value_traits::to_node_ptr(x);
+    if (!algo::inited(n)) {
+        algo::unlink(n);
+        algo::init(n);
+    }
+}
+}  // namespace gpuvm_detail
+
+enum DrmGpuvaFlags : u32 {
+    DRM_GPUVA_INVALIDATED = 1u << 0,  // the backing GEM was evicted
+    DRM_GPUVA_SPARSE = 1u << 1,
+    DRM_GPUVA_USERBITS = 1u << 2,
+};
+
+// The tree node and the vm_bo list entry are base hooks (upstream: rb.node, gem.entry).
+struct DrmGpuva : gpuvm_detail::RbHook, gpuvm_detail::GemEntryHook {
+    DrmGpuvm* vm = nullptr;
+    DrmGpuvmBo* vm_bo = nullptr;
+    u32 flags = 0;
+    struct {
+        u64 addr = 0;
+        u64 range = 0;
+    } va;
+    struct {
+        u64 offset = 0;
+        DrmGemObject* obj = nullptr;
+    } gem;
+};
+
+namespace gpuvm_detail {
+struct VaKey {
+    using type = u64;
+    u64 operator()(const DrmGpuva& va) const { return va.va.addr; }
+};
+using VaTree = bi::set<DrmGpuva, bi::base_hook<RbHook>, bi::key_of_value<VaKey>, bi::constant_time_size<false>>;
+using VaList = bi::list<DrmGpuva, bi::base_hook<GemEntryHook>, bi::constant_time_size<false>>;
+}  // namespace gpuvm_detail
+
+enum DrmGpuvmFlags : u32 {
+    // The extobj/evict lists are protected by the VM's resv instead of internal spinlocks.
+    DRM_GPUVM_RESV_PROTECTED = 1u << 0,
+    // Map/unmap run right away (from the fence-signalling path): the GEM gpuva lists are
+    // protected by gem->gpuva.lock, and vm_bo teardown can be deferred.
+    DRM_GPUVM_IMMEDIATE_MODE = 1u << 1,
+    DRM_GPUVM_USERBITS = 1u << 2,
+};
+
+// Bases: list.entry.gem (on obj->gpuva.list), list.entry.extobj / evict / bo_defer.
+struct DrmGpuvmBo : DrmGemGpuvaEntry, gpuvm_detail::ExtobjHook, gpuvm_detail::EvictHook, gpuvm_detail::DeferHook {
+    DrmGpuvm* vm = nullptr;
+    DrmGemObject* obj = nullptr;
+    bool evicted = false;
+    kshim::kref kref;
+    struct {
+        gpuvm_detail::VaList gpuva;  // mappings of obj in vm, under the GEM's gpuva lock
+    } list;
+};
+
+namespace gpuvm_detail {
+using ExtobjList = bi::list<DrmGpuvmBo, bi::base_hook<ExtobjHook>, bi::constant_time_size<false>>;
+using EvictList = bi::list<DrmGpuvmBo, bi::base_hook<EvictHook>, bi::constant_time_size<false>>;
+using DeferList = bi::list<DrmGpuvmBo, bi::base_hook<DeferHook>, bi::constant_time_size<false>>;
+}  // namespace gpuvm_detail
+
+// ---- operations ----
+
+enum DrmGpuvaOpType {
+    DRM_GPUVA_OP_MAP,
+    DRM_GPUVA_OP_REMAP,
+    DRM_GPUVA_OP_UNMAP,
+    DRM_GPUVA_OP_PREFETCH,
+    DRM_GPUVA_OP_DRIVER,
+};
+
+struct DrmGpuvaOpMap {
+    struct {
+        u64 addr;
+        u64 range;
+    } va;
+    struct {
+        u64 offset;
+        DrmGemObject* obj;
+    } gem;
+};
+
+struct DrmGpuvaOpUnmap {
+    DrmGpuva* va;
+    // The new mapping overlaps this one with the same BO at a contiguous offset: the driver may
+    // keep the page-table entries.
+    bool keep;
+};
+
+// Unmap `unmap->va` and map what remains of it before (prev) and/or after (next) the request.
+struct DrmGpuvaOpRemap {
+    DrmGpuvaOpMap* prev;
+    DrmGpuvaOpMap* next;
+    DrmGpuvaOpUnmap* unmap;
+};
+
+struct DrmGpuvaOpPrefetch {
+    DrmGpuva* va;
+};
+
+struct DrmGpuvaOp {
+    gpuvm_detail::ListHook entry;
+    DrmGpuvaOpType op = DRM_GPUVA_OP_MAP;
+    union {
+        DrmGpuvaOpMap map;
+        DrmGpuvaOpRemap remap;
+        DrmGpuvaOpUnmap unmap;
+        DrmGpuvaOpPrefetch prefetch;
+    };
+    DrmGpuvaOp() : map{} {}
+};
+
+struct DrmGpuvaOps {
+    boost::intrusive::list<DrmGpuvaOp, boost::intrusive::member_hook<DrmGpuvaOp, gpuvm_detail::ListHook, &DrmGpuvaOp::entry>,
+                           boost::intrusive::constant_time_size<false>>
+        list;
+};
+
+struct DrmGpuvmMapReq {
+    DrmGpuvaOpMap map;
+};
+
+struct DrmGpuvmOps {
+    // Frees the VM when its last reference goes (required to drop the last reference).
+    void (*vm_free)(DrmGpuvm* gpuvm) = nullptr;
+    // Allocate/free the ops of the list-building functions (default: kzalloc/kfree).
+    DrmGpuvaOp* (*op_alloc)() = nullptr;
+    void (*op_free)(DrmGpuvaOp* op) = nullptr;
+    // Allocate/free vm_bos, for drivers that embed DrmGpuvmBo (default: kzalloc/kfree).
+    DrmGpuvmBo* (*vm_bo_alloc)() = nullptr;
+    void (*vm_bo_free)(DrmGpuvmBo* vm_bo) = nullptr;
+    // Makes an evicted BO usable again; called by drm_gpuvm_validate with its resv held.
+    int (*vm_bo_validate)(DrmGpuvmBo* vm_bo, DrmExec* exec) = nullptr;
+    // Split/merge steps (drm_gpuvm_sm_map / sm_unmap).
+    int (*sm_step_map)(DrmGpuvaOp* op, void* priv) = nullptr;
+    int (*sm_step_remap)(DrmGpuvaOp* op, void* priv) = nullptr;
+    int (*sm_step_unmap)(DrmGpuvaOp* op, void* priv) = nullptr;
+};
+
+struct DrmGpuvm {
+    const char* name = nullptr;
+    u32 flags = 0;
+    u64 mm_start = 0;
+    u64 mm_range = 0;
+    struct {
+        gpuvm_detail::VaTree tree;  // every mapping, the kernel node included
+    } rb;
+    DrmGpuva kernel_alloc_node;
+    kshim::kref kref;
+    DrmGemObject* r_obj = nullptr;  // carries the resv shared by the VM's private BOs
+    struct {
+        gpuvm_detail::ExtobjList list;
+        gpuvm_detail::ExtobjList* local_list = nullptr;  // set while an iteration runs
+        kshim::SpinLock lock{"drm_gpuvm.extobj.lock"};  // protects list, local_list (not RESV_PROTECTED)
+    } extobj;
+    struct {
+        gpuvm_detail::EvictList list;
+        gpuvm_detail::EvictList* local_list = nullptr;
+        kshim::SpinLock lock{"drm_gpuvm.evict.lock"};  // protects list, local_list (not RESV_PROTECTED)
+    } evict;
+    // vm_bos whose last reference went in the signalling path, waiting for deferred cleanup.
+    gpuvm_detail::DeferList bo_defer;
+    kshim::SpinLock bo_defer_lock{"drm_gpuvm.bo_defer.lock"};  // protects bo_defer
+    const DrmGpuvmOps* ops = nullptr;
+
+    DrmGpuvm() = default;
+    DrmGpuvm(const DrmGpuvm&) = delete;
+    DrmGpuvm& operator=(const DrmGpuvm&) = delete;
+};
+
+// ---- VM ----
+
+void drm_gpuvm_init(DrmGpuvm* gpuvm, const char* name, u32 flags, DrmGemObject* r_obj, u64 start_offset, u64 range,
+                    u64 reserve_offset, u64 reserve_range, const DrmGpuvmOps* ops);
+inline DrmGpuvm* drm_gpuvm_get(DrmGpuvm* gpuvm) {
+    if (gpuvm) kshim::kref_get(&gpuvm->kref);
+    return gpuvm;
+}
+void drm_gpuvm_put(DrmGpuvm* gpuvm);
+// A private GEM object to serve as r_obj (drm_gpuvm_resv_object_alloc); nullptr on -ENOMEM.
+DrmGemObject* drm_gpuvm_resv_object_alloc();
+
+bool drm_gpuvm_range_valid(DrmGpuvm* gpuvm, u64 addr, u64 range);
+bool drm_gpuvm_interval_empty(DrmGpuvm* gpuvm, u64 addr, u64 range);
+inline bool drm_gpuvm_resv_protected(const DrmGpuvm* gpuvm) { return gpuvm->flags & DRM_GPUVM_RESV_PROTECTED; }
+inline bool drm_gpuvm_immediate_mode(const DrmGpuvm* gpuvm) { return gpuvm->flags & DRM_GPUVM_IMMEDIATE_MODE; }
+inline kshim::dma_resv* drm_gpuvm_resv(DrmGpuvm* gpuvm) { return gpuvm->r_obj->resv; }
+inline DrmGemObject* drm_gpuvm_resv_obj(DrmGpuvm* gpuvm) { return gpuvm->r_obj; }
+#define drm_gpuvm_resv_assert_held(gpuvm) dma_resv_assert_held(::drm::drm_gpuvm_resv(gpuvm))
+inline bool drm_gpuvm_is_extobj(DrmGpuvm* gpuvm, DrmGemObject* obj) {
+    return obj && obj->resv != drm_gpuvm_resv(gpuvm);
+}
+// The lock that protects obj->gpuva.list for this VM (see the flags).
+void drm_gem_gpuva_assert_lock_held(DrmGpuvm* gpuvm, DrmGemObject* obj);
+
+// ---- mappings ----
+
+// Inserts va (va->va set) into the tree: 0, -EINVAL for an invalid range, -EEXIST if it
+// overlaps a mapping. Takes a VM reference.
+int drm_gpuva_insert(DrmGpuvm* gpuvm, DrmGpuva* va);
+void drm_gpuva_remove(DrmGpuva* va);
+void drm_gpuva_link(DrmGpuva* va, DrmGpuvmBo* vm_bo);
+void drm_gpuva_unlink(DrmGpuva* va);
+// Unlink for the fence-signalling path (immediate-mode VMs): drops the vm_bo reference with
+// drm_gpuvm_bo_put_deferred, so nothing is freed here.
+void drm_gpuva_unlink_defer(DrmGpuva* va);
+void drm_gpuva_init_from_op(DrmGpuva* va, const DrmGpuvaOpMap* op);
+
+DrmGpuva* drm_gpuva_find(DrmGpuvm* gpuvm, u64 addr, u64 range);
+DrmGpuva* drm_gpuva_find_first(DrmGpuvm* gpuvm, u64 addr, u64 range);
+// The mapping containing start - 1 / containing end (the neighbours of a mapping [start,
+// end) when there is no gap), or nullptr.
+DrmGpuva* drm_gpuva_find_prev(DrmGpuvm* gpuvm, u64 start);
+DrmGpuva* drm_gpuva_find_next(DrmGpuvm* gpuvm, u64 end);
+// Address-order neighbours in the tree (nullptr at either end).
+DrmGpuva* drm_gpuva_next(DrmGpuva* va);
+DrmGpuva* drm_gpuva_prev(DrmGpuva* va);
+
+inline void drm_gpuva_invalidate(DrmGpuva* va, bool invalidate) {
+    if (invalidate)
+        va->flags |= DRM_GPUVA_INVALIDATED;
+    else
+        va->flags &= ~DRM_GPUVA_INVALIDATED;
+}
+inline bool drm_gpuva_invalidated(const DrmGpuva* va) { return va->flags & DRM_GPUVA_INVALIDATED; }
+
+// drm_gpuvm_for_each_va(_safe) / drm_gpuvm_for_each_va_range(_safe): f(va) in address order.
+// The _safe variants allow f to remove its va. The kernel node is visited, as upstream.
+template <class F>
+void drm_gpuvm_for_each_va_range_safe(DrmGpuvm* gpuvm, u64 start, u64 end, F&& f) {
+    if (end <= start) return;
+    DrmGpuva* va = drm_gpuva_find_first(gpuvm, start, end - start);
+    while (va && va->va.addr < end) {
+        DrmGpuva* next = drm_gpuva_next(va);
+        f(va);
+        va = next;
+    }
+}
+template <class F>
+void drm_gpuvm_for_each_va_range(DrmGpuvm* gpuvm, u64 start, u64 end, F&& f) {
+    drm_gpuvm_for_each_va_range_safe(gpuvm, start, end, std::forward<F>(f));
+}
+template <class F>
+void drm_gpuvm_for_each_va_safe(DrmGpuvm* gpuvm, F&& f) {
+    for (auto it = gpuvm->rb.tree.begin(); it != gpuvm->rb.tree.end();) f(&*it++);
+}
+template <class F>
+void drm_gpuvm_for_each_va(DrmGpuvm* gpuvm, F&& f) {
+    for (auto& va : gpuvm->rb.tree) f(&va);
+}
+
+// ---- vm_bo ----
+
+// A new, unlinked vm_bo (holds a VM and a GEM reference); nullptr on -ENOMEM. May sleep.
+DrmGpuvmBo* drm_gpuvm_bo_create(DrmGpuvm* gpuvm, DrmGemObject* obj);
+// The existing vm_bo of (gpuvm, obj), referenced, or nullptr. GEM gpuva lock held.
+DrmGpuvmBo* drm_gpuvm_bo_find(DrmGpuvm* gpuvm, DrmGemObject* obj);
+// find, or create and link; nullptr on -ENOMEM. GEM gpuva lock held (allocates!).
+DrmGpuvmBo* drm_gpuvm_bo_obtain(DrmGpuvm* gpuvm, DrmGemObject* obj);
+// find (dropping the preallocated one), or link the preallocated one. GEM gpuva lock held.
+DrmGpuvmBo* drm_gpuvm_bo_obtain_prealloc(DrmGpuvmBo* vm_bo);
+inline DrmGpuvmBo* drm_gpuvm_bo_get(DrmGpuvmBo* vm_bo) {
+    kshim::kref_get(&vm_bo->kref);
+    return vm_bo;
+}
+// Drops a reference; the last one destroys the vm_bo (GEM gpuva lock taken or asserted as
+// the mode requires). True if destroyed. May sleep.
+bool drm_gpuvm_bo_put(DrmGpuvmBo* vm_bo);
+// Like put, but the last reference only parks the vm_bo on gpuvm->bo_defer (immediate mode).
+bool drm_gpuvm_bo_put_deferred(DrmGpuvmBo* vm_bo);
+// Frees the vm_bos parked by put_deferred / unlink_defer. Not in the signalling path.
+void drm_gpuvm_bo_deferred_cleanup(DrmGpuvm* gpuvm);
+void drm_gpuvm_bo_extobj_add(DrmGpuvmBo* vm_bo);
+void drm_gpuvm_bo_evict(DrmGpuvmBo* vm_bo, bool evict);
+// drm_gpuvm_bo_evict for every VM the object is mapped in (resv held).
+void drm_gpuvm_bo_gem_evict(DrmGemObject* obj, bool evict);
+// True if the vm_bo's last reference went and it waits for deferred cleanup.
+bool drm_gpuvm_bo_is_zombie(DrmGpuvmBo* vm_bo);
+
+template <class F>
+void drm_gpuvm_bo_for_each_va(DrmGpuvmBo* vm_bo, F&& f) {
+    for (auto it = vm_bo->list.gpuva.begin(); it != vm_bo->list.gpuva.end();) f(&*it++);
+}
+// drm_gem_for_each_gpuvm_bo: f(vm_bo) for each VM connection of obj (its gpuva lock held).
+template <class F>
+void drm_gem_for_each_gpuvm_bo(DrmGemObject* obj, F&& f) {
+    for (auto it = obj->gpuva.list.begin(); it != obj->gpuva.list.end();) f(static_cast<DrmGpuvmBo*>(&*it++));
+}
+
+// ---- locking helpers ----
+
+int drm_gpuvm_prepare_vm(DrmGpuvm* gpuvm, DrmExec* exec, unsigned num_fences);
+int drm_gpuvm_prepare_objects(DrmGpuvm* gpuvm, DrmExec* exec, unsigned num_fences);
+int drm_gpuvm_prepare_range(DrmGpuvm* gpuvm, DrmExec* exec, u64 addr, u64 range, unsigned num_fences);
+
+struct DrmGpuvmExec {
+    DrmExec exec;
+    u32 flags = 0;  // DRM_EXEC_*
+    DrmGpuvm* vm = nullptr;
+    unsigned num_fences = 0;
+    struct {
+        int (*fn)(DrmGpuvmExec* vm_exec) = nullptr;  // locks more objects inside the loop
+        void* priv = nullptr;
+    } extra;
+};
+
+int drm_gpuvm_exec_lock(DrmGpuvmExec* vm_exec);
+int drm_gpuvm_exec_lock_array(DrmGpuvmExec* vm_exec, DrmGemObject** objs, unsigned num_objs);
+int drm_gpuvm_exec_lock_range(DrmGpuvmExec* vm_exec, u64 addr, u64 range);
+inline void drm_gpuvm_exec_unlock(DrmGpuvmExec* vm_exec) { drm_exec_fini(&vm_exec->exec); }
+// Calls ops->vm_bo_validate for each evicted BO: 0, its error, or -EOPNOTSUPP without the op.
+int drm_gpuvm_validate(DrmGpuvm* gpuvm, DrmExec* exec);
+inline int drm_gpuvm_exec_validate(DrmGpuvmExec* vm_exec) { return drm_gpuvm_validate(vm_exec->vm, &vm_exec->exec); }
+// Adds fence to every locked object: private_usage for the VM's resv, extobj_usage else.
+void drm_gpuvm_resv_add_fence(DrmGpuvm* gpuvm, DrmExec* exec, kshim::dma_fence* fence,
+                              kshim::dma_resv_usage private_usage, kshim::dma_resv_usage extobj_usage);
+inline void drm_gpuvm_exec_resv_add_fence(DrmGpuvmExec* vm_exec, kshim::dma_fence* fence,
+                                          kshim::dma_resv_usage private_usage, kshim::dma_resv_usage extobj_usage) {
+    drm_gpuvm_resv_add_fence(vm_exec->vm, &vm_exec->exec, fence, private_usage, extobj_usage);
+}
+
+// ---- split / merge (gpuvm_sm.cpp) ----
+
+// 0, the first error a step returned, or -EINVAL (bad range, missing step callbacks).
+int drm_gpuvm_sm_map(DrmGpuvm* gpuvm, void* priv, const DrmGpuvmMapReq* req);
+int drm_gpuvm_sm_unmap(DrmGpuvm* gpuvm, void* priv, u64 req_addr, u64 req_range);
+// Lock (drm_exec) every object a sm_map / sm_unmap of the same request would touch.
+int drm_gpuvm_sm_map_exec_lock(DrmGpuvm* gpuvm, DrmExec* exec, unsigned num_fences, const DrmGpuvmMapReq* req);
+int drm_gpuvm_sm_unmap_exec_lock(DrmGpuvm* gpuvm, DrmExec* exec, u64 req_addr, u64 req_range);
+
+// List-building variants. Upstream returns an ERR_PTR; here the errno is the return value and
+// the list comes back through *out (free it with drm_gpuva_ops_free).
+int drm_gpuvm_sm_map_ops_create(DrmGpuvm* gpuvm, const DrmGpuvmMapReq* req, DrmGpuvaOps** out);
+int drm_gpuvm_sm_unmap_ops_create(DrmGpuvm* gpuvm, u64 req_addr, u64 req_range, DrmGpuvaOps** out);
+int drm_gpuvm_prefetch_ops_create(DrmGpuvm* gpuvm, u64 addr, u64 range, DrmGpuvaOps** out);
+int drm_gpuvm_bo_unmap_ops_create(DrmGpuvmBo* vm_bo, DrmGpuvaOps** out);
+void drm_gpuva_ops_free(DrmGpuvm* gpuvm, DrmGpuvaOps* ops);
+
+// Apply helpers for step callbacks: update the tree from an op (no allocation).
+void drm_gpuva_map(DrmGpuvm* gpuvm, DrmGpuva* va, const DrmGpuvaOpMap* op);
+void drm_gpuva_remap(DrmGpuva* prev, DrmGpuva* next, const DrmGpuvaOpRemap* op);
+void drm_gpuva_unmap(const DrmGpuvaOpUnmap* op);
+// The range a remap leaves unmapped (between prev and next).
+void drm_gpuva_op_remap_to_unmap_range(const DrmGpuvaOpRemap* op, u64* start_addr, u64* range);
+
+}  // namespace drm

@@ -1,0 +1,82 @@
+// The mock Mali-G610's identity, features and timing (the values a real RK3588 G610 reports,
+// hw-interface.md §1.0). Every latency may be zero; zero still goes through the runtime, so the
+// effect lands at the same virtual instant but after the writing task yields.
+#pragma once
+#include "kernel_shim/runtime.h"
+#include "kernel_shim/types.h"
+#include "panthor/fw_iface.h"
+
+namespace mock_hw {
+
+using kshim::ktime_t;
+using kshim::u32;
+using kshim::u64;
+
+struct GpuIdentity {
+    u32 gpu_id = 0xA8670005;  // arch 10.8, rev 6, product 7, r0p0 status 5
+    u32 l2_features = 0x07120306;
+    u32 core_features = 0x0;
+    u32 tiler_features = 0x809;
+    u32 mem_features = 0x301;
+    u32 mmu_features = 0x2830;  // 48-bit VA, 40-bit PA
+    u32 as_present = 0xFF;
+    // CSHW 1.0.0, MCU 1.0.0 (the reference gives the layout, not G610's value).
+    u32 csf_id = (1u << 26) | (1u << 10);
+    u32 thread_max_threads = 2048;
+    u32 thread_max_workgroup_size = 1024;
+    u32 thread_max_barrier_size = 1024;
+    u32 thread_features = 0x4000000;  // (not in the reference; plausible, opaque to panthor)
+    u32 texture_features[4] = {0xC1FFFF9E, 0x00001F80, 0x0000FFFF, 0x0};  // (plausible)
+    u64 shader_present = 0x50005;
+    u64 tiler_present = 0x1;
+    u64 l2_present = 0x1;
+    u32 revid = 0x0;
+    u32 coherency_features = 0x1;  // ACE_LITE
+    u64 gpu_features = 0;          // v10: reads as 0
+};
+
+struct GpuLatencies {
+    ktime_t power_transition = 10 * kshim::NSEC_PER_USEC;  // PWRTRANS visible for this long
+    ktime_t soft_reset = 50 * kshim::NSEC_PER_USEC;
+    ktime_t hard_reset = 100 * kshim::NSEC_PER_USEC;
+    ktime_t cache_flush = 5 * kshim::NSEC_PER_USEC;
+    ktime_t as_command = 2 * kshim::NSEC_PER_USEC;  // AS_STATUS.AS_ACTIVE visible for this long
+    ktime_t mcu_boot = 100 * kshim::NSEC_PER_USEC;
+    ktime_t mcu_halt = 10 * kshim::NSEC_PER_USEC;
+    ktime_t mcu_disable = 10 * kshim::NSEC_PER_USEC;
+    ktime_t glb_request = 5 * kshim::NSEC_PER_USEC;  // doorbell 0 -> GLB acks written
+
+    static GpuLatencies zero() { return GpuLatencies{0, 0, 0, 0, 0, 0, 0, 0, 0}; }
+};
+
+struct McuConfig {
+    u32 iface_version = panthor::CSF_IFACE_VERSION(1, 1, 0);
+    u32 glb_features = 0x0;
+    u32 instr_features = 0x71;
+    u32 perfcnt_size = 0x0;
+    u32 group_num = 8;
+    u32 stream_num = 8;
+    u32 csg_features = 0x0;
+    u32 suspend_size = 0x8000;
+    u32 protm_suspend_size = 0x8000;
+    u32 work_regs = 96;
+    u32 scoreboards = 8;
+    u32 cs_features_extra = panthor::CS_FEATURES_COMPUTE | panthor::CS_FEATURES_FRAGMENT | panthor::CS_FEATURES_TILER;
+    u32 cs_features() const { return ((work_regs - 1) & 0xFF) | ((scoreboards & 0xFF) << 8) | cs_features_extra; }
+};
+
+struct GpuConfig {
+    GpuIdentity id;
+    GpuLatencies lat;
+    McuConfig mcu;
+    // GPU_TIMESTAMP ticks at the system-counter rate (the arch timer's CNTFRQ on RK3588).
+    u64 timestamp_hz = 24'000'000;
+    // GPU_CYCLE_COUNT and GPU-cycle-sourced FW timers.
+    u64 gpu_clock_hz = 1'000'000'000;
+    // Doorbell pages decoded: 0 (kernel) .. doorbell_count-1.
+    u32 doorbell_count = 17;
+    // Seed for FaultPlan probability triggers; 0 = the runtime's seed.
+    u64 fault_seed = 0;
+};
+
+}  // namespace mock_hw

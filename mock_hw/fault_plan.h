@@ -1,0 +1,100 @@
+// Fault injection for the mock GPU (first part: GPU, MMU, MCU boot and the GLB interface).
+// A FaultPlan is a list of FaultSpecs; each names what goes wrong and when:
+//  - AtTime(t): for faults tied to an event (drop an ack, stuck AS, lost reset...), every
+//    occurrence from virtual time t on; for spontaneous faults (FwHang, McuFatal, GpuFault) the
+//    fault happens by itself at t.
+//  - Nth(n): the n-th occurrence of the event (1-based).
+//  - Probability(p): each occurrence with probability p, from a seeded PRNG (GpuConfig::fault_seed
+//    or the runtime's seed), so a run replays.
+//  - Always: every occurrence.
+// max_fires bounds how often one spec fires (0 = no bound). Which event each kind counts is
+// listed in docs/mock_hw.md.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "kernel_shim/types.h"
+#include "mock_hw/hw_event.h"
+
+namespace mock_hw {
+
+using kshim::u32;
+using kshim::u64;
+
+class Gpu;
+
+enum class FaultKind {
+    GlbAckDrop,           // a GLB request in glb_req_mask is never acked (counts GLB requests)
+    GlbAckDelay,          // ...is acked `delay` late (counts GLB requests)
+    FwHang,               // the MCU stops answering: no acks, no events, HALT ignored (GLB doorbells)
+    McuFatal,             // MCU_STATUS = FATAL with GLB halt_status (GLB doorbells)
+    BootFail,             // the MCU boot fails: no IRQ, MCU_STATUS = FATAL (MCU boots)
+    GpuFault,             // GPU_INT FAULT with fault_status/fault_addr latched (GPU_CMD writes)
+    AsActiveStuck,        // AS_STATUS.AS_ACTIVE never clears (AS_COMMAND writes on `as`, -1 = any)
+    ResetNeverCompletes,  // RESET_COMPLETED never raised (reset commands)
+    FlushNeverCompletes,  // CLEAN_CACHES_COMPLETED never raised (FLUSH_CACHES commands)
+    SlowPower,            // power transitions take slow_factor times longer (power transitions)
+};
+const char* fault_kind_name(FaultKind k);
+
+struct FaultTrigger {
+    enum class Type { Always, AtTime, Nth, Probability };
+    Type type = Type::Always;
+    ktime_t at = 0;
+    u64 nth = 1;
+    double probability = 0.0;
+
+    static FaultTrigger always() { return {}; }
+    static FaultTrigger at_time(ktime_t t) { return {Type::AtTime, t, 1, 0.0}; }
+    static FaultTrigger nth_occurrence(u64 n) { return {Type::Nth, 0, n, 0.0}; }
+    static FaultTrigger with_probability(double p) { return {Type::Probability, 0, 1, p}; }
+};
+
+struct FaultSpec {
+    FaultKind kind = FaultKind::GpuFault;
+    FaultTrigger trigger;
+    u32 glb_req_mask = ~0u;  // GlbAckDrop / GlbAckDelay
+    ktime_t delay = 0;       // GlbAckDelay
+    u32 halt_status = 0x4E;  // McuFatal (GLB_HALT_STATUS_PANIC)
+    u32 fault_status = 0x80;  // GpuFault (GPU_BUS_FAULT)
+    u64 fault_addr = 0;       // GpuFault
+    int as = -1;              // AsActiveStuck
+    u32 slow_factor = 10;     // SlowPower
+    u32 max_fires = 1;        // 0 = unbounded
+};
+
+class FaultPlan {
+public:
+    explicit FaultPlan(Gpu& gpu);
+    ~FaultPlan();
+
+    // Adds a spec; returns its id. Spontaneous AtTime faults are armed at once.
+    int add(const FaultSpec& spec);
+    void clear();
+    // How often spec `id` fired so far.
+    u64 fired(int id) const;
+
+    // Hardware side, Gpu lock held: one occurrence of the event `kind` counts. Returns the
+    // spec that fires for it, or nullptr. `bits`/`as` narrow GLB and AS kinds.
+    const FaultSpec* occurrence_locked(FaultKind kind, u32 bits = ~0u, int as = -1);
+    // Stops the timers (Gpu destructor, without the lock).
+    void shutdown();
+
+private:
+    struct Entry {
+        FaultSpec spec;
+        u64 seen = 0;
+        u64 fired = 0;
+        std::unique_ptr<HwEvent> timer;
+    };
+    bool spontaneous(FaultKind k) const {
+        return k == FaultKind::FwHang || k == FaultKind::McuFatal || k == FaultKind::GpuFault;
+    }
+    double next_random_locked();
+
+    Gpu& gpu_;
+    std::vector<std::unique_ptr<Entry>> entries_;  // under the Gpu lock
+    u64 rng_state_;
+};
+
+}  // namespace mock_hw

@@ -1,0 +1,132 @@
+// The mock Mali-G610: composition and MMIO address decode (see gpu.h).
+#include "mock_hw/gpu.h"
+
+#include <cstdarg>
+#include <cstdio>
+
+#include "kernel_shim/trace.h"
+#include "panthor/regs/csf_regs.h"
+#include "panthor/regs/gpu_regs.h"
+#include "panthor/regs/job_regs.h"
+
+namespace mock_hw {
+
+using namespace panthor;
+
+Gpu::Gpu(GpuConfig cfg) : cfg_(std::move(cfg)) {
+    job_irq_ = std::make_unique<IrqBlock>(job_bank_, JOB_INT_BASE, irq_job_, "JOB_INT");
+    control_ = std::make_unique<GpuControl>(*this, irq_gpu_);
+    power_ = std::make_unique<Power>(*this, control_->bank());
+    mmu_ = std::make_unique<Mmu>(*this, irq_mmu_);
+    mcu_ = std::make_unique<Mcu>(*this);
+    faults_ = std::make_unique<FaultPlan>(*this);
+
+    user_bank_.add(CSF_GPU_LATEST_FLUSH_ID,
+                   RegDecl{.name = "CSF_GPU_LATEST_FLUSH_ID", .on_read = [this] { return control_->latest_flush_id_locked(); }});
+    for (u32 i = 0; i < cfg_.doorbell_count; i++) {
+        // Any write rings (panthor writes 1).
+        doorbell_bank_.add(CSF_DOORBELL(i), RegDecl{.name = "CSF_DOORBELL", .write_only = true, .on_write = [this, i](u32) {
+                                                        if (i == CSF_GLB_DOORBELL_ID) mcu_->glb_doorbell_locked();
+                                                        else mcu_->user_doorbell_locked(i);
+                                                    }});
+    }
+}
+
+Gpu::~Gpu() {
+    faults_->shutdown();
+    for (HwEvent* ev : events_) ev->shutdown();
+}
+
+std::unique_ptr<HwEvent> Gpu::make_event(const char* name, std::function<void()> fn) {
+    auto ev = std::make_unique<HwEvent>(lock_, name, std::move(fn));
+    events_.push_back(ev.get());
+    return ev;
+}
+
+RegisterBank* Gpu::decode(u32 off) {
+    if (off & 3) return nullptr;
+    if (off < GPU_CONTROL_SIZE) return &control_->bank();
+    if (off < 0x2000) return &job_bank_;
+    if (off < 0x3000) return &mmu_->bank();
+    if (off >= CSF_USER_PAGE_BASE && off < CSF_USER_PAGE_BASE + CSF_USER_PAGE_SIZE) return &user_bank_;
+    if (off >= CSF_DOORBELL_BASE && off < CSF_DOORBELL(cfg_.doorbell_count)) return &doorbell_bank_;
+    return nullptr;
+}
+
+u32 Gpu::read32(u32 off) {
+    kshim::SpinGuard g(lock_);
+    if (RegisterBank* b = decode(off))
+        if (auto v = b->read(off)) return *v;
+    unknown_++;
+    log_once_locked(off, "read of unknown register %#x (reads 0)", off);
+    return 0;
+}
+
+void Gpu::write32(u32 off, u32 value) {
+    kshim::SpinGuard g(lock_);
+    RegisterBank* b = decode(off);
+    switch (b ? b->write(off, value) : RegisterBank::WriteResult::Unknown) {
+    case RegisterBank::WriteResult::Ok:
+        return;
+    case RegisterBank::WriteResult::ReadOnly:
+        ro_writes_++;
+        log_once_locked(0x80000000u | off, "write %#x to read-only register %s (%#x) ignored", value, b->reg_name(off), off);
+        return;
+    case RegisterBank::WriteResult::Unknown:
+        unknown_++;
+        log_once_locked(off, "write %#x to unknown register %#x ignored", value, off);
+        return;
+    }
+}
+
+std::optional<u32> Gpu::peek32(u32 off) {
+    kshim::SpinGuard g(lock_);
+    RegisterBank* b = decode(off);
+    return b ? b->peek(off) : std::nullopt;
+}
+
+bool Gpu::poke32(u32 off, u32 value) {
+    kshim::SpinGuard g(lock_);
+    RegisterBank* b = decode(off);
+    return b && b->poke(off, value);
+}
+
+void Gpu::reset_locked() {
+    control_->reset_locked();
+    power_->reset_locked();
+    mmu_->reset_locked();
+    job_bank_.reset();
+    mcu_->reset_locked();
+    control_->irq().resync_locked();
+    mmu_->irq().resync_locked();
+    job_irq_->resync_locked();
+    trace_instant_locked("gpu_reset_done", "mock_hw");
+    control_->irq().raise_locked(GPU_IRQ_RESET_COMPLETED);
+}
+
+void Gpu::inject_locked(const FaultSpec& spec) {
+    trace_instant_locked("fault_injected", fault_kind_name(spec.kind));
+    switch (spec.kind) {
+    case FaultKind::GpuFault: control_->raise_gpu_fault_locked(spec.fault_status, spec.fault_addr); break;
+    case FaultKind::McuFatal: mcu_->fatal_locked(spec.halt_status); break;
+    case FaultKind::FwHang: mcu_->hang_locked(); break;
+    default: break;
+    }
+}
+
+void Gpu::log_once_locked(u32 key, const char* fmt, ...) {
+    if (!logged_.insert(key).second) return;
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    dev_warn(&dev_, "%s", buf);
+}
+
+void Gpu::trace_instant_locked(const char* name, const char* what) {
+    if (!kshim::trace::enabled()) return;
+    kshim::trace::instant(name, "mock_hw", std::string("{\"what\":\"") + what + "\"}");
+}
+
+}  // namespace mock_hw

@@ -1,0 +1,56 @@
+// The GPU_CONTROL block (0x0000-0x0FFF): identity and feature registers, the GPU interrupt,
+// GPU_CMD (reset, cache flush, cycle counter, fault clear), GPU_STATUS, GPU fault status, the
+// timestamp and cycle counters, coherency, MCU_CONTROL/MCU_STATUS (behaviour in mcu.cpp) and the
+// power-domain registers (power.cpp). Also serves the USER page's LATEST_FLUSH_ID.
+#pragma once
+#include "mock_hw/hw_event.h"
+#include "mock_hw/irq_block.h"
+#include "mock_hw/register_bank.h"
+
+namespace mock_hw {
+
+class Gpu;
+
+class GpuControl {
+public:
+    GpuControl(Gpu& gpu, kshim::IrqLine& line);
+
+    RegisterBank& bank() { return bank_; }
+    IrqBlock& irq() { return irq_; }
+
+    // Latches GPU_FAULT_STATUS/GPU_FAULT_ADDR (first fault wins until CLEAR_FAULT) and raises
+    // GPU_IRQ_FAULT.
+    void raise_gpu_fault_locked(u32 status, u64 addr);
+    // The FW's GLB COUNTER_EN keeps the cycle counter running like GPU_CMD TIME start does.
+    void set_fw_counter_enable_locked(bool on);
+    u64 cycle_count_locked() const;
+    u64 timestamp_locked() const;
+    u32 latest_flush_id_locked() const { return flush_id_; }
+    bool reset_pending_locked() const { return reset_ev_->pending_locked() || reset_stuck_; }
+    bool flush_pending_locked() const { return flush_ev_->pending_locked() || flush_stuck_; }
+
+    // Back to power-on state (called by Gpu::reset_locked at the end of a reset).
+    void reset_locked();
+
+private:
+    void command_locked(u32 cmd);
+    void flush_done_locked();
+    void update_cycle_counter_locked();
+    u32 status_locked() const;
+
+    Gpu& gpu_;
+    RegisterBank bank_{"GPU_CONTROL"};
+    IrqBlock irq_;
+    std::unique_ptr<HwEvent> reset_ev_;
+    std::unique_ptr<HwEvent> flush_ev_;
+    bool reset_stuck_ = false;  // FaultPlan: a reset that never completes
+    bool flush_stuck_ = false;
+    u32 pending_flush_ = 0;
+    u32 flush_id_ = 1;
+    // Cycle counter: runs while started by GPU_CMD or enabled by the FW.
+    bool cc_cmd_ = false, cc_fw_ = false, cc_running_ = false;
+    u64 cc_base_ = 0;
+    ktime_t cc_since_ = 0;
+};
+
+}  // namespace mock_hw

@@ -1,0 +1,240 @@
+// The MMU_CONTROL block: AS registers and commands, faults, VA accessors (see mmu.h).
+#include "mock_hw/mmu.h"
+
+#include <cstring>
+#include <string>
+
+#include "kernel_shim/page_alloc.h"
+#include "kernel_shim/trace.h"
+#include "mock_hw/gpu.h"
+#include "panthor/regs/exceptions.h"
+#include "panthor/regs/gpu_regs.h"
+#include "panthor/regs/mmu_regs.h"
+
+namespace mock_hw {
+
+using namespace panthor;
+
+const char* Mmu::command_name(u32 cmd) {
+    switch (cmd) {
+    case AS_COMMAND_NOP: return "AS_NOP";
+    case AS_COMMAND_UPDATE: return "AS_UPDATE";
+    case AS_COMMAND_LOCK: return "AS_LOCK";
+    case AS_COMMAND_UNLOCK: return "AS_UNLOCK";
+    case AS_COMMAND_FLUSH_PT: return "AS_FLUSH_PT";
+    case AS_COMMAND_FLUSH_MEM: return "AS_FLUSH_MEM";
+    }
+    return "AS_UNKNOWN";
+}
+
+Mmu::Mmu(Gpu& gpu, kshim::IrqLine& line) : gpu_(gpu), irq_(bank_, MMU_INT_BASE, line, "MMU_INT") {
+    const u32 present = gpu.config().id.as_present;
+    const u32 pa_bits = GPU_MMU_FEATURES_PA_BITS(gpu.config().id.mmu_features);
+    for (u32 n = 0; n < kMaxAs; n++) {
+        if (!(present & (1u << n))) continue;
+        auto a = std::make_unique<AddressSpace>();
+        AddressSpace* ap = a.get();
+        a->id = n;
+        a->cfg.pa_bits = pa_bits;
+        a->cmd_ev = gpu.make_event("mock_hw AS command", [this, ap] { command_done_locked(*ap); });
+        if (kshim::trace::enabled()) a->track = kshim::trace::track("MMU AS" + std::to_string(n));
+        bank_.add64(AS_TRANSTAB(n), "AS_TRANSTAB", 0, ~0ull);
+        bank_.add64(AS_MEMATTR(n), "AS_MEMATTR", 0, ~0ull);
+        bank_.add64(AS_LOCKADDR(n), "AS_LOCKADDR", 0, ~0ull);
+        bank_.add(AS_COMMAND(n), RegDecl{.name = "AS_COMMAND", .write_only = true,
+                                         .on_write = [this, ap](u32 v) { command_locked(*ap, v); }});
+        bank_.add(AS_FAULTSTATUS(n), RegDecl{.name = "AS_FAULTSTATUS"});
+        bank_.add64(AS_FAULTADDRESS(n), "AS_FAULTADDRESS");
+        bank_.add(AS_STATUS(n), RegDecl{.name = "AS_STATUS", .on_read = [this, n] {
+                                            return active_locked(n) ? AS_STATUS_AS_ACTIVE : 0u;
+                                        }});
+        bank_.add64(AS_TRANSCFG(n), "AS_TRANSCFG", AS_TRANSCFG_ADRMODE_UNMAPPED, ~0ull);
+        bank_.add64(AS_FAULTEXTRA(n), "AS_FAULTEXTRA");
+        as_[n] = std::move(a);
+    }
+}
+
+bool Mmu::active_locked(u32 as) const {
+    if (!present(as)) return false;
+    const AddressSpace& a = *as_[as];
+    return a.cmd_ev->pending_locked() || a.stuck;
+}
+
+void Mmu::command_locked(AddressSpace& a, u32 cmd) {
+    if (active_locked(a.id)) {
+        // The driver must wait for AS_ACTIVE to clear before writing a command.
+        ignored_cmds_++;
+        gpu_.log_once_locked(0x20000 | a.id, "AS%u: AS_COMMAND %#x written while AS_ACTIVE (ignored)", a.id, cmd);
+        return;
+    }
+    a.cmd = cmd;
+    if (kshim::trace::enabled()) kshim::trace::begin_on(a.track, command_name(cmd), "mock_hw");
+    if (gpu_.faults().occurrence_locked(FaultKind::AsActiveStuck, ~0u, static_cast<int>(a.id))) {
+        a.stuck = true;
+        return;
+    }
+    a.cmd_ev->arm_locked(gpu_.config().lat.as_command);
+}
+
+void Mmu::command_done_locked(AddressSpace& a) {
+    switch (a.cmd) {
+    case AS_COMMAND_NOP:
+        break;
+    case AS_COMMAND_UPDATE:
+        a.cfg.transtab = bank_.get64(AS_TRANSTAB(a.id));
+        a.cfg.memattr = bank_.get64(AS_MEMATTR(a.id));
+        a.cfg.transcfg = bank_.get64(AS_TRANSCFG(a.id));
+        a.tlb.invalidate_all();
+        // A faulted AS resumes once the fault is cleared and the AS reprogrammed.
+        if (a.stalled && !(irq_.rawstat_locked() & MMU_INT_PAGE_FAULT(a.id))) a.stalled = false;
+        break;
+    case AS_COMMAND_LOCK: {
+        const u64 v = bank_.get64(AS_LOCKADDR(a.id));
+        u32 w = static_cast<u32>(v & AS_LOCKADDR_SIZE_MASK);
+        // Regions below the architectural minimum (32 KiB) are widened to it.
+        if (w < 14) w = 14;
+        a.lock_size = u64{1} << (w + 1);
+        a.lock_start = (v & ~AS_LOCKADDR_SIZE_MASK) & ~(a.lock_size - 1);
+        a.locked = true;
+        a.tlb.invalidate_range(a.lock_start, a.lock_size);
+        break;
+    }
+    case AS_COMMAND_UNLOCK:
+    case AS_COMMAND_FLUSH_PT:
+    case AS_COMMAND_FLUSH_MEM:
+        // Old-style FLUSH_PT/FLUSH_MEM flush the locked region and unlock it; no data cache is
+        // modelled, so all three drop the region's TLB entries.
+        if (a.locked) a.tlb.invalidate_range(a.lock_start, a.lock_size);
+        else a.tlb.invalidate_all();
+        a.locked = false;
+        break;
+    default:
+        gpu_.log_once_locked(0x21000 | a.cmd, "AS%u: unknown AS_COMMAND %#x", a.id, a.cmd);
+        break;
+    }
+    if (kshim::trace::enabled()) kshim::trace::end_on(a.track, command_name(a.cmd), "mock_hw");
+    irq_.raise_locked(MMU_INT_REQ_COMPLETE(a.id));
+    if (a.cmd == AS_COMMAND_UPDATE && update_listener_) update_listener_(a.id);
+}
+
+void Mmu::latch_fault_locked(AddressSpace& a, u8 exception, Access acc, u64 va, u32 source, bool stall) {
+    // The first fault is kept until software clears the interrupt.
+    if (!(irq_.rawstat_locked() & MMU_INT_PAGE_FAULT(a.id))) {
+        bank_.set(AS_FAULTSTATUS(a.id), exception | (static_cast<u32>(acc) << AS_FAULTSTATUS_ACCESS_TYPE_SHIFT) |
+                                            (source << AS_FAULTSTATUS_SOURCE_ID_SHIFT));
+        bank_.set64(AS_FAULTADDRESS(a.id), va);
+        bank_.set64(AS_FAULTEXTRA(a.id), 0);
+    }
+    if (stall) a.stalled = true;
+    if (kshim::trace::enabled())
+        kshim::trace::instant("as_fault", "mock_hw", "{\"as\":" + std::to_string(a.id) + ",\"exception\":" + std::to_string(exception) + "}");
+    irq_.raise_locked(MMU_INT_PAGE_FAULT(a.id));
+}
+
+MemResult Mmu::translate_locked(u32 as, u64 va, Access acc, u32 source, u64* pa) {
+    MemResult r;
+    r.va = va;
+    if (!present(as)) {
+        r.status = MemResult::Status::Unmapped;
+        r.exception = DRM_PANTHOR_EXCEPTION_TRANSLATION_FAULT_0;
+        return r;
+    }
+    AddressSpace& a = *as_[as];
+    if (a.stalled) {
+        r.status = MemResult::Status::Stalled;
+        return r;
+    }
+    const u64 mode = a.cfg.transcfg & AS_TRANSCFG_ADRMODE_MASK;
+    if (mode != AS_TRANSCFG_ADRMODE_AARCH64_4K && mode != AS_TRANSCFG_ADRMODE_IDENTITY) {
+        // A disabled AS answers every access with a translation fault; the access is terminated
+        // (the requester sees an error, e.g. CS_BUS_FAULT) instead of stalling.
+        r.status = MemResult::Status::Unmapped;
+        r.exception = DRM_PANTHOR_EXCEPTION_TRANSLATION_FAULT_0;
+        latch_fault_locked(a, r.exception, acc, va, source, false);
+        return r;
+    }
+    Translation walked;
+    const Translation* t = a.tlb.lookup(va);
+    if (!t) {
+        WalkResult w = lpae_walk(a.cfg, va);
+        if (!w.ok) {
+            r.status = MemResult::Status::Fault;
+            r.exception = w.exception;
+            latch_fault_locked(a, w.exception, acc, va, source, true);
+            return r;
+        }
+        walked = w.t;
+        a.tlb.insert(walked);
+        t = &walked;
+    }
+    if (u8 perm = check_permission(a.cfg, *t, acc)) {
+        r.status = MemResult::Status::Fault;
+        r.exception = perm;
+        latch_fault_locked(a, perm, acc, va, source, true);
+        return r;
+    }
+    *pa = t->pa_base + (va - t->va_base);
+    return r;
+}
+
+MemResult Mmu::access_locked(u32 as, u64 va, u8* buf, size_t len, Access acc, u32 source, bool write) {
+    MemResult r;
+    r.va = va;
+    while (len) {
+        // Translations are at least 4 KiB: never cross a page boundary with one lookup.
+        const size_t chunk = std::min<size_t>(len, 0x1000 - (va & 0xFFF));
+        u64 pa = 0;
+        r = translate_locked(as, va, acc, source, &pa);
+        if (!r.ok()) return r;
+        if (!kshim::phys_range_valid(pa, chunk)) {
+            r.status = MemResult::Status::BusFault;
+            r.exception = DRM_PANTHOR_EXCEPTION_GPU_BUS_FAULT;
+            const u32 status = DRM_PANTHOR_EXCEPTION_GPU_BUS_FAULT |
+                               (static_cast<u32>(acc) << GPU_FAULT_STATUS_ACCESS_TYPE_SHIFT) |
+                               GPU_FAULT_STATUS_ADDRESS_VALID | GPU_FAULT_STATUS_JASID_VALID |
+                               GPU_FAULT_STATUS_JASID(as) | (source << 16);
+            gpu_.control().raise_gpu_fault_locked(status, pa);
+            return r;
+        }
+        void* host = kshim::phys_to_virt(pa);
+        if (write) std::memcpy(host, buf, chunk);
+        else std::memcpy(buf, host, chunk);
+        va += chunk;
+        buf += chunk;
+        len -= chunk;
+    }
+    return r;
+}
+
+MemResult Mmu::read_locked(u32 as, u64 va, void* dst, size_t len, Access acc, u32 source) {
+    return access_locked(as, va, static_cast<u8*>(dst), len, acc, source, false);
+}
+
+MemResult Mmu::write_locked(u32 as, u64 va, const void* src, size_t len, u32 source) {
+    return access_locked(as, va, static_cast<u8*>(const_cast<void*>(src)), len, Access::Write, source, true);
+}
+
+MemResult Mmu::read(u32 as, u64 va, void* dst, size_t len, Access acc, u32 source) {
+    kshim::SpinGuard g(gpu_.lock());
+    return read_locked(as, va, dst, len, acc, source);
+}
+
+MemResult Mmu::write(u32 as, u64 va, const void* src, size_t len, u32 source) {
+    kshim::SpinGuard g(gpu_.lock());
+    return write_locked(as, va, src, len, source);
+}
+
+void Mmu::reset_locked() {
+    for (auto& a : as_) {
+        if (!a) continue;
+        a->cmd_ev->cancel_locked();
+        a->stuck = false;
+        a->stalled = false;
+        a->locked = false;
+        a->cfg = AsConfig{.pa_bits = a->cfg.pa_bits};
+        a->tlb.invalidate_all();
+    }
+    bank_.reset();
+}
+
+}  // namespace mock_hw

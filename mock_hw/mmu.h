@@ -1,0 +1,97 @@
+// The MMU_CONTROL block (0x2000-0x2FFF): the MMU interrupt and, per address space, TRANSTAB/
+// MEMATTR/TRANSCFG latched by AS_COMMAND UPDATE, LOCK/UNLOCK/FLUSH_PT/FLUSH_MEM with AS_ACTIVE
+// visible while a command runs, fault latching, and the accessors the MCU and the command-stream
+// engine use to read and write memory by GPU VA.
+#pragma once
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "mock_hw/hw_event.h"
+#include "mock_hw/irq_block.h"
+#include "mock_hw/lpae_walker.h"
+#include "mock_hw/register_bank.h"
+#include "mock_hw/tlb.h"
+
+namespace mock_hw {
+
+class Gpu;
+
+// The outcome of a memory access through an address space. Never throws.
+struct MemResult {
+    enum class Status {
+        Ok,
+        Fault,     // this access faulted: AS_FAULTSTATUS/ADDRESS latched, MMU_INT raised, AS stalled
+        Stalled,   // the AS is stalled by an earlier fault: the access waits (retry after UPDATE)
+        Unmapped,  // the AS is disabled (UNMAPPED) or absent: the access is terminated with an error
+        BusFault,  // the physical address is outside memory: GPU_FAULT latched, GPU_INT FAULT raised
+    };
+    Status status = Status::Ok;
+    u8 exception = 0;  // drm_panthor_exception_type for Fault/Unmapped/BusFault
+    u64 va = 0;        // the faulting VA
+    bool ok() const { return status == Status::Ok; }
+};
+
+// Requester ids latched in AS_FAULTSTATUS[31:16].
+inline constexpr u32 kSourceMcu = 0x1;
+inline constexpr u32 kSourceCs = 0x2;
+inline constexpr u32 kSourceTest = 0xF;
+
+class Mmu {
+public:
+    static constexpr u32 kMaxAs = 16;
+
+    Mmu(Gpu& gpu, kshim::IrqLine& line);
+
+    RegisterBank& bank() { return bank_; }
+    IrqBlock& irq() { return irq_; }
+
+    MemResult read_locked(u32 as, u64 va, void* dst, size_t len, Access acc = Access::Read, u32 source = kSourceCs);
+    MemResult write_locked(u32 as, u64 va, const void* src, size_t len, u32 source = kSourceCs);
+    // Taking the Gpu lock.
+    MemResult read(u32 as, u64 va, void* dst, size_t len, Access acc = Access::Read, u32 source = kSourceCs);
+    MemResult write(u32 as, u64 va, const void* src, size_t len, u32 source = kSourceCs);
+    // Translation only (TLB, walk, permission check); faults are latched as for an access.
+    MemResult translate_locked(u32 as, u64 va, Access acc, u32 source, u64* pa);
+
+    bool present(u32 as) const { return as < kMaxAs && as_[as] != nullptr; }
+    bool stalled_locked(u32 as) const { return present(as) && as_[as]->stalled; }
+    bool active_locked(u32 as) const;
+    const AsConfig& config_locked(u32 as) const { return as_[as]->cfg; }
+    const Tlb& tlb_locked(u32 as) const { return as_[as]->tlb; }
+    u64 ignored_commands() const { return ignored_cmds_; }
+
+    // Part 2: called (lock held) after an UPDATE of `as` completes, so stalled requesters retry
+    // (and see Unmapped if the AS was disabled).
+    void set_update_listener(std::function<void(u32 as)> fn) { update_listener_ = std::move(fn); }
+
+    void reset_locked();
+
+private:
+    struct AddressSpace {
+        u32 id = 0;
+        AsConfig cfg;
+        Tlb tlb;
+        bool stalled = false;
+        bool stuck = false;  // FaultPlan: AS_ACTIVE never clears
+        u32 cmd = 0;
+        std::unique_ptr<HwEvent> cmd_ev;
+        u64 lock_start = 0, lock_size = 0;
+        bool locked = false;
+        u32 track = 0;
+    };
+    void command_locked(AddressSpace& a, u32 cmd);
+    void command_done_locked(AddressSpace& a);
+    void latch_fault_locked(AddressSpace& a, u8 exception, Access acc, u64 va, u32 source, bool stall);
+    MemResult access_locked(u32 as, u64 va, u8* buf, size_t len, Access acc, u32 source, bool write);
+    static const char* command_name(u32 cmd);
+
+    Gpu& gpu_;
+    RegisterBank bank_{"MMU_CONTROL"};
+    IrqBlock irq_;
+    std::unique_ptr<AddressSpace> as_[kMaxAs];
+    std::function<void(u32)> update_listener_;
+    u64 ignored_cmds_ = 0;
+};
+
+}  // namespace mock_hw

@@ -1,0 +1,74 @@
+// A hardware block's register file (see register_bank.h).
+#include "mock_hw/register_bank.h"
+
+#include "kernel_shim/report.h"
+
+namespace mock_hw {
+
+void RegisterBank::add(u32 off, RegDecl d) {
+    WARN(regs_.count(off) != 0, "mock_hw: register 0x%x declared twice in %s", off, name_.c_str());
+    Reg r;
+    r.value = d.reset;
+    r.decl = std::move(d);
+    regs_[off] = std::move(r);
+}
+
+void RegisterBank::add64(u32 off, const char* name, u64 reset, u64 writable, bool write_only) {
+    add(off, RegDecl{.name = name, .reset = static_cast<u32>(reset), .writable = static_cast<u32>(writable),
+                     .write_only = write_only});
+    add(off + 4, RegDecl{.name = name, .reset = static_cast<u32>(reset >> 32),
+                         .writable = static_cast<u32>(writable >> 32), .write_only = write_only});
+}
+
+std::optional<u32> RegisterBank::read(u32 off) const {
+    auto it = regs_.find(off);
+    if (it == regs_.end()) return std::nullopt;
+    const Reg& r = it->second;
+    if (r.decl.on_read) return r.decl.on_read();
+    if (r.decl.write_only) return 0u;
+    return r.value;
+}
+
+RegisterBank::WriteResult RegisterBank::write(u32 off, u32 value) {
+    auto it = regs_.find(off);
+    if (it == regs_.end()) return WriteResult::Unknown;
+    Reg& r = it->second;
+    if (r.decl.writable == 0 && !r.decl.on_write) return WriteResult::ReadOnly;
+    r.value = (r.value & ~r.decl.writable) | (value & r.decl.writable);
+    if (r.decl.on_write) r.decl.on_write(value);
+    return WriteResult::Ok;
+}
+
+bool RegisterBank::poke(u32 off, u32 value) {
+    auto it = regs_.find(off);
+    if (it == regs_.end()) return false;
+    it->second.value = value;
+    return true;
+}
+
+u32 RegisterBank::get(u32 off) const {
+    auto it = regs_.find(off);
+    return it == regs_.end() ? 0 : it->second.value;
+}
+
+void RegisterBank::set(u32 off, u32 value) {
+    auto it = regs_.find(off);
+    if (WARN(it == regs_.end(), "mock_hw: set of undeclared register 0x%x in %s", off, name_.c_str())) return;
+    it->second.value = value;
+}
+
+void RegisterBank::reset() {
+    for (auto& [off, r] : regs_)
+        if (!r.decl.survives_reset) r.value = r.decl.reset;
+}
+
+const char* RegisterBank::reg_name(u32 off) const {
+    auto it = regs_.find(off);
+    return it == regs_.end() ? "?" : it->second.decl.name;
+}
+
+void RegisterBank::for_each(const std::function<void(u32, const char*, u32)>& fn) const {
+    for (const auto& [off, r] : regs_) fn(off, r.decl.name, r.decl.on_read ? r.decl.on_read() : (r.decl.write_only ? 0 : r.value));
+}
+
+}  // namespace mock_hw
