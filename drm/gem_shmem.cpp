@@ -19,23 +19,11 @@ void shmem_unpin(DrmGemObject* obj) { drm_gem_shmem_unpin_locked(to_drm_gem_shme
 int shmem_vmap(DrmGemObject* obj, IosysMap* map) { return drm_gem_shmem_vmap_locked(to_drm_gem_shmem_obj(obj), map); }
 void shmem_vunmap(DrmGemObject* obj, IosysMap* map) { drm_gem_shmem_vunmap_locked(to_drm_gem_shmem_obj(obj), map); }
 
-// Splits [first, first + count) pages (count > 0, first aligned to the largest power of two
-// not above count) into naturally aligned power-of-two blocks, largest first.
-template <class F>
-void for_each_aligned_block(u64 first, u64 count, F&& f) {
-    while (count) {
-        unsigned order = std::min<unsigned>(std::bit_width(count) - 1, MAX_PAGE_ORDER);
-        // Keep natural alignment of each piece relative to the arena (first is aligned to it).
-        while (order && (first & ((u64{1} << order) - 1))) order--;
-        f(first, order);
-        first += u64{1} << order;
-        count -= u64{1} << order;
-    }
-}
+// The page at `index` of a contiguous block.
+Page* page_at(void* base, u64 index) { return virt_to_page(static_cast<char*>(base) + index * PAGE_SIZE); }
 
-// The first page of the object's block list, as a Page*.
-Page* page_at(Page* base, u64 index) {
-    return reinterpret_cast<Page*>(reinterpret_cast<char*>(base) + index * PAGE_SIZE);
+void free_blocks(DrmGemShmemObject::Block* blocks, u32 n, Page** pages) {
+    for (u32 i = 0; i < n; i++) free_pages_exact(page_address(pages[blocks[i].first]), u64{blocks[i].npages} * PAGE_SIZE);
 }
 
 }  // namespace
@@ -110,7 +98,7 @@ int drm_gem_shmem_get_pages_locked(DrmGemShmemObject* shmem) {
     const u64 max_block = u64{1} << MAX_PAGE_ORDER;
     const u64 nblocks = (npages + max_block - 1) / max_block;
     auto** pages = static_cast<Page**>(kcalloc(npages, sizeof(Page*), GFP_KERNEL));
-    auto* blocks = static_cast<DrmGemShmemObject::Block*>(kcalloc(npages > 0 ? 64 * nblocks : 1, sizeof(DrmGemShmemObject::Block), GFP_KERNEL));
+    auto* blocks = static_cast<DrmGemShmemObject::Block*>(kcalloc(nblocks ? nblocks : 1, sizeof(DrmGemShmemObject::Block), GFP_KERNEL));
     if (!pages || !blocks) {
         kfree(pages);
         kfree(blocks);
@@ -122,24 +110,17 @@ int drm_gem_shmem_get_pages_locked(DrmGemShmemObject* shmem) {
     int ret = 0;
     while (done < npages) {
         const u64 want = std::min(npages - done, max_block);
-        const unsigned order = static_cast<unsigned>(std::bit_width(want - 1));  // ceil(log2 want)
-        Page* block = alloc_pages(GFP_KERNEL | __GFP_ZERO, order);
+        void* block = alloc_pages_exact(want * PAGE_SIZE, GFP_KERNEL | __GFP_ZERO);
         if (!block) {
             ret = -ENOMEM;
             break;
         }
-        // Keep [0, want) as aligned blocks, give the tail back (alloc_pages_exact).
-        for_each_aligned_block(0, want, [&](u64 first, unsigned o) {
-            blocks[nb++] = {static_cast<u32>(done + first), o};
-        });
-        if (want < (u64{1} << order))
-            for_each_aligned_block(want, (u64{1} << order) - want,
-                                   [&](u64 first, unsigned o) { __free_pages(page_at(block, first), o); });
+        blocks[nb++] = {static_cast<u32>(done), static_cast<u32>(want)};
         for (u64 i = 0; i < want; i++) pages[done + i] = page_at(block, i);
         done += want;
     }
     if (ret) {
-        for (u32 i = 0; i < nb; i++) __free_pages(pages[blocks[i].first], blocks[i].order);
+        free_blocks(blocks, nb, pages);
         kfree(pages);
         kfree(blocks);
         shmem->pages_use_count = 0;
@@ -155,7 +136,7 @@ void drm_gem_shmem_put_pages_locked(DrmGemShmemObject* shmem) {
     dma_resv_assert_held(shmem->base.resv);
     if (WARN_ON(shmem->pages_use_count == 0)) return;
     if (--shmem->pages_use_count > 0) return;
-    for (u32 i = 0; i < shmem->num_blocks; i++) __free_pages(shmem->pages[shmem->blocks[i].first], shmem->blocks[i].order);
+    free_blocks(shmem->blocks, shmem->num_blocks, shmem->pages);
     kfree(shmem->pages);
     kfree(shmem->blocks);
     shmem->pages = nullptr;

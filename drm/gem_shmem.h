@@ -47,10 +47,11 @@ struct DrmGemShmemObject {
     void* vaddr = nullptr;          // CPU mapping while vmap_use_count > 0; resv
     u32 vmap_use_count = 0;
     bool map_wc = false;
-    // Backing blocks as allocated: (first page index, order) pairs, kmalloc'ed, for freeing.
+    // Backing blocks as allocated by alloc_pages_exact: (first page index, page count) pairs,
+    // kmalloc'ed, for freeing.
     struct Block {
         u32 first;
-        u32 order;
+        u32 npages;
     };
     Block* blocks = nullptr;
     u32 num_blocks = 0;

@@ -170,20 +170,6 @@ void drm_gpuvm_bo_defer_zombie_cleanup(DrmGpuvmBo* vm_bo) {
     gpuvm->bo_defer.push_back(*vm_bo);
 }
 
-// kref_put_mutex: drops a reference; the last one is dropped with `lock` held and returns
-// true with it still held.
-bool kref_put_locking(kref* k, Mutex* lock) {
-    unsigned c = k->refcount.load(std::memory_order_relaxed);
-    while (c > 1)
-        if (k->refcount.compare_exchange_weak(c, c - 1, std::memory_order_acq_rel)) return false;
-    mutex_lock(lock);
-    if (k->refcount.fetch_sub(1, std::memory_order_acq_rel) != 1) {
-        mutex_unlock(lock);
-        return false;
-    }
-    return true;
-}
-
 }  // namespace
 
 // ---- VM ----
@@ -396,11 +382,15 @@ bool drm_gpuvm_bo_put(DrmGpuvmBo* vm_bo) {
 bool drm_gpuvm_bo_put_deferred(DrmGpuvmBo* vm_bo) {
     if (!vm_bo) return false;
     WARN_ON(!drm_gpuvm_immediate_mode(vm_bo->vm));
-    if (!kref_put_locking(&vm_bo->kref, &vm_bo->obj->gpuva.lock)) return false;
-    drm_gpuvm_bo_into_zombie(vm_bo);
-    mutex_unlock(&vm_bo->obj->gpuva.lock);
-    drm_gpuvm_bo_defer_zombie_cleanup(vm_bo);
-    return true;
+    Mutex* lock = &vm_bo->obj->gpuva.lock;
+    return kref_put_mutex(
+        &vm_bo->kref,
+        [&](kref*) {
+            drm_gpuvm_bo_into_zombie(vm_bo);
+            mutex_unlock(lock);
+            drm_gpuvm_bo_defer_zombie_cleanup(vm_bo);
+        },
+        lock);
 }
 
 bool drm_gpuvm_bo_is_zombie(DrmGpuvmBo* vm_bo) { return kref_read(&vm_bo->kref) == 0; }

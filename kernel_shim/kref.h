@@ -2,6 +2,7 @@
 #pragma once
 #include <atomic>
 
+#include "kernel_shim/mutex.h"
 #include "kernel_shim/report.h"
 
 namespace kshim {
@@ -32,6 +33,22 @@ int kref_put(kref* k, Release&& release) {
         return 1;
     }
     return 0;
+}
+
+// Drops a reference; the last one is dropped with `lock` taken, and release(k) runs with it
+// held and must unlock it (the kernel's kref_put_mutex). Returns 1 if released.
+template <class Release>
+int kref_put_mutex(kref* k, Release&& release, Mutex* lock) {
+    unsigned c = k->refcount.load(std::memory_order_relaxed);
+    while (c > 1)
+        if (k->refcount.compare_exchange_weak(c, c - 1, std::memory_order_acq_rel)) return 0;
+    lock->lock();
+    if (k->refcount.fetch_sub(1, std::memory_order_acq_rel) != 1) {
+        lock->unlock();
+        return 0;
+    }
+    release(k);
+    return 1;
 }
 
 }  // namespace kshim

@@ -7,7 +7,9 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -96,6 +98,35 @@ void __free_pages(Page* page, unsigned order) {
     BUG_ON(!phys_range_valid(page_to_phys(page), PAGE_SIZE << order));
     page_accounting::live_pages.fetch_sub(long{1} << order, std::memory_order_relaxed);
     give_block(page, order);
+}
+
+namespace {
+// Frees [pfn, pfn + count) as naturally aligned power-of-two blocks, largest first.
+void free_pfn_range(u64 pfn, u64 count) {
+    while (count) {
+        unsigned order = std::min<unsigned>(std::bit_width(count) - 1, MAX_PAGE_ORDER);
+        while (order && (pfn & ((u64{1} << order) - 1))) order--;
+        __free_pages(phys_to_page(pfn << PAGE_SHIFT), order);
+        pfn += u64{1} << order;
+        count -= u64{1} << order;
+    }
+}
+}  // namespace
+
+void* alloc_pages_exact(size_t size, gfp_t gfp) {
+    const u64 npages = (size + PAGE_SIZE - 1) >> PAGE_SHIFT;
+    if (npages == 0 || npages > (u64{1} << MAX_PAGE_ORDER)) return nullptr;
+    const unsigned order = static_cast<unsigned>(std::bit_width(npages - 1));  // ceil(log2)
+    Page* block = alloc_pages(gfp & ~__GFP_ZERO, order);
+    if (!block) return nullptr;
+    free_pfn_range((page_to_phys(block) >> PAGE_SHIFT) + npages, (u64{1} << order) - npages);
+    if (gfp & __GFP_ZERO) std::memset(block, 0, npages * PAGE_SIZE);
+    return block;
+}
+
+void free_pages_exact(void* virt, size_t size) {
+    if (!virt) return;
+    free_pfn_range(virt_to_phys(virt) >> PAGE_SHIFT, (size + PAGE_SIZE - 1) >> PAGE_SHIFT);
 }
 
 phys_addr_t page_to_phys(const Page* page) { return virt_to_phys(page); }

@@ -25,6 +25,13 @@ inline Page* alloc_page(gfp_t gfp) { return alloc_pages(gfp, 0); }
 void __free_pages(Page* page, unsigned order);
 inline void __free_page(Page* page) { __free_pages(page, 0); }
 
+// A physically contiguous run of `size` bytes (rounded up to whole pages, at most
+// 2^MAX_PAGE_ORDER pages), as the kernel's alloc_pages_exact: the next power-of-two block is
+// allocated and its tail given back. __GFP_ZERO zeroes what is kept. Free with
+// free_pages_exact and the same size (or any page-aligned part of it, with its own size).
+void* alloc_pages_exact(size_t size, gfp_t gfp);
+void free_pages_exact(void* virt, size_t size);
+
 phys_addr_t page_to_phys(const Page* page);
 Page* phys_to_page(phys_addr_t phys);
 inline void* page_address(const Page* page) { return const_cast<Page*>(page); }

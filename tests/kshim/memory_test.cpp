@@ -5,6 +5,8 @@
 #include <cstring>
 
 #include "kernel_shim/fault_inject.h"
+#include "kernel_shim/kref.h"
+#include "kernel_shim/mutex.h"
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/slab.h"
 #include "tests/support/kernel_test.h"
@@ -189,4 +191,33 @@ TEST(MemoryChecks, AWarnFailsTheTestAndTheSeedIsPrinted) {
     EXPECT_NONFATAL_FAILURE(world_that_warns(), "WARN_ON(1 + 1 == 2)");
     std::string err = ::testing::internal::GetCapturedStderr();
     EXPECT_NE(err.find("replay with KSHIM_SEED=4242"), std::string::npos) << err;
+}
+
+TEST_F(Memory, AllocPagesExactKeepsOnlyWhatWasAskedFor) {
+    long before = mem_counters().pages_live;
+    void* p = alloc_pages_exact(5 * PAGE_SIZE, GFP_KERNEL | __GFP_ZERO);  // an 8-page block, 3 given back
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(mem_counters().pages_live, before + 5);
+    auto* bytes = static_cast<unsigned char*>(p);
+    for (size_t i = 0; i < 5 * PAGE_SIZE; i += 512) ASSERT_EQ(bytes[i], 0);
+    EXPECT_EQ(virt_to_phys(bytes + 4 * PAGE_SIZE), virt_to_phys(p) + 4 * PAGE_SIZE);  // contiguous
+    free_pages_exact(p, 5 * PAGE_SIZE);
+    EXPECT_EQ(mem_counters().pages_live, before);
+    EXPECT_EQ(alloc_pages_exact(0, GFP_KERNEL), nullptr);
+}
+
+TEST_F(Memory, KrefPutMutexReleasesUnderTheLock) {
+    Mutex m("kref.put.lock");
+    kref k;
+    kref_init(&k);
+    kref_get(&k);
+    bool held_in_release = false;
+    auto release = [&](kref*) {
+        held_in_release = m.is_locked();
+        m.unlock();
+    };
+    EXPECT_EQ(kref_put_mutex(&k, release, &m), 0);
+    EXPECT_FALSE(m.is_locked());
+    EXPECT_EQ(kref_put_mutex(&k, release, &m), 1);
+    EXPECT_TRUE(held_in_release);
 }

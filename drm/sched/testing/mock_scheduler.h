@@ -1,0 +1,135 @@
+// Mirrors drivers/gpu/drm/scheduler/tests/mock_scheduler.c and sched_tests.h: the mock "GPU"
+// the drm_sched tests (and other users) drive the scheduler with.
+//
+// A mock scheduler is a drm_gpu_scheduler whose ring is a hardware timeline: run_job gives the
+// job the next seqno on it, and hardware fences signal strictly in seqno order. A job either has
+// a duration (it completes by itself, back to back after the job before it, on an hrtimer in
+// runtime time) or none (it completes when the test calls drm_mock_sched_advance). The
+// timed-out handler signals the hardware fence with -ETIMEDOUT, unless the job is flagged
+// DRM_MOCK_SCHED_JOB_DONT_RESET, in which case it answers "no hang" and the job keeps running.
+// cancel_job (drm_sched_fini) signals it with -ECANCELED.
+//
+// Jobs and entities are allocated with kmalloc; jobs stay allocated (as KUnit-managed memory
+// does upstream) until drm_mock_sched_free, so tests can look at them after free_job ran.
+#pragma once
+#include <atomic>
+#include <climits>
+
+#include "drm/sched/gpu_scheduler.h"
+#include "kernel_shim/time.h"
+
+namespace drm::testing {
+
+enum : unsigned {
+    DRM_MOCK_SCHED_JOB_DONE = 1u << 0,           // hardware fence signalled by the mock
+    DRM_MOCK_SCHED_JOB_TIMEDOUT = 1u << 1,       // reset by the timed-out handler
+    DRM_MOCK_SCHED_JOB_DONT_RESET = 1u << 2,     // set by the test: answer "no hang"
+    DRM_MOCK_SCHED_JOB_RESET_SKIPPED = 1u << 3,  // the handler ran and skipped the reset
+    DRM_MOCK_SCHED_JOB_CANCELED = 1u << 4,       // cancelled by drm_sched_fini
+    DRM_MOCK_SCHED_JOB_RAN = 1u << 5,            // run_job was called
+    DRM_MOCK_SCHED_JOB_FREED = 1u << 6,          // free_job (or the reset) cleaned it up
+};
+
+struct drm_mock_scheduler;
+
+struct drm_mock_sched_entity {
+    drm_sched_entity base;
+    drm_gpu_scheduler* sched_list[8] = {};  // stays valid as long as the entity
+};
+
+struct drm_mock_sched_job {
+    drm_sched_job base;
+    drm_mock_scheduler* sched = nullptr;
+    std::atomic<unsigned> flags{0};
+    kshim::completion done;           // completed with the hardware fence
+    SafeListHook link;                // on the hardware timeline, while running
+    SafeListHook all_link;            // in the scheduler's ownership list
+    kshim::hrtimer timer;
+    u64 duration_us = 0;              // 0: completes on drm_mock_sched_advance only
+    ktime_t finish_at = 0;            // under sched->lock
+    ktime_t run_at = -1;              // when run_job was called
+    std::atomic<ktime_t> done_at{-1};  // when the hardware fence signalled
+    dma_fence hw_fence;
+    // The test's reference to the finished fence, taken at submit, dropped at drm_mock_sched_free.
+    dma_fence* finished = nullptr;
+};
+
+using MockJobList =
+    boost::intrusive::list<drm_mock_sched_job,
+                           boost::intrusive::member_hook<drm_mock_sched_job, SafeListHook, &drm_mock_sched_job::link>,
+                           boost::intrusive::constant_time_size<false>>;
+using MockJobOwnerList =
+    boost::intrusive::list<drm_mock_sched_job,
+                           boost::intrusive::member_hook<drm_mock_sched_job, SafeListHook, &drm_mock_sched_job::all_link>,
+                           boost::intrusive::constant_time_size<false>>;
+
+struct drm_mock_scheduler {
+    drm_gpu_scheduler base;
+    // Protects the hardware timeline (cur_seqno, job_list, finish_at) and is the hw fences' lock.
+    kshim::SpinLock lock{"drm_mock_scheduler.lock"};
+    struct {
+        u64 context = 0;
+        std::atomic<u64> next_seqno{0};
+        u64 cur_seqno = 0;
+    } hw_timeline;
+    MockJobList job_list;  // running on the "hardware", in seqno order
+    kshim::SpinLock owner_lock{"drm_mock_scheduler.owner_lock"};  // protects all_jobs
+    MockJobOwnerList all_jobs;
+    std::atomic<unsigned> jobs_run{0};
+    std::atomic<unsigned> timeouts{0};
+    std::atomic<unsigned> running{0};       // jobs on the hardware now
+    std::atomic<unsigned> max_running{0};   // most jobs on the hardware at once
+};
+
+struct drm_mock_sched_args {
+    long timeout = kshim::MAX_SCHEDULE_TIMEOUT;  // jiffies
+    u32 credit_limit = UINT_MAX;
+    u32 num_rqs = DRM_SCHED_PRIORITY_COUNT;
+    int policy = DRM_SCHED_POLICY_UNSET;
+    kshim::Workqueue* submit_wq = nullptr;
+    std::atomic<int>* score = nullptr;
+    const char* name = "drm-mock-scheduler";
+};
+
+drm_mock_scheduler* drm_mock_sched_new(const drm_mock_sched_args& args = {});
+inline drm_mock_scheduler* drm_mock_sched_new(long timeout) {
+    drm_mock_sched_args a;
+    a.timeout = timeout;
+    return drm_mock_sched_new(a);
+}
+// drm_sched_fini: pending jobs are cancelled (-ECANCELED) and freed.
+void drm_mock_sched_fini(drm_mock_scheduler* sched);
+// Releases the scheduler and every job it ever had (after drm_mock_sched_fini).
+void drm_mock_sched_free(drm_mock_scheduler* sched);
+// Completes up to `num` more jobs of the timeline; returns how many hardware fences signalled.
+unsigned drm_mock_sched_advance(drm_mock_scheduler* sched, unsigned num);
+// A hardware reset: every job on the timeline stops and its fence signals with `error`.
+unsigned drm_mock_sched_hw_reset(drm_mock_scheduler* sched, int error);
+
+drm_mock_sched_entity* drm_mock_sched_entity_new(drm_sched_priority priority, drm_mock_scheduler* sched);
+drm_mock_sched_entity* drm_mock_sched_entity_new_list(drm_sched_priority priority, drm_mock_scheduler** scheds,
+                                                      unsigned n);
+// drm_sched_entity_destroy, then frees the entity.
+void drm_mock_sched_entity_free(drm_mock_sched_entity* entity);
+
+drm_mock_sched_job* drm_mock_sched_job_new(drm_mock_sched_entity* entity, u32 credits = 1);
+// Arms and pushes the job (takes the test's reference to `finished` first).
+void drm_mock_sched_job_submit(drm_mock_sched_job* job);
+
+inline drm_mock_scheduler* drm_sched_to_mock_sched(drm_gpu_scheduler* sched) {
+    return container_of(sched, drm_mock_scheduler, base);
+}
+inline drm_mock_sched_job* drm_sched_job_to_mock_job(drm_sched_job* job) {
+    return container_of(job, drm_mock_sched_job, base);
+}
+
+inline bool drm_mock_sched_job_is_finished(drm_mock_sched_job* job) {
+    return job->finished && kshim::dma_fence_is_signaled(job->finished);
+}
+inline bool drm_mock_sched_job_is_scheduled(drm_mock_sched_job* job) {
+    return job->flags.load() & DRM_MOCK_SCHED_JOB_RAN;
+}
+// The finished fence's status: 0 pending, 1 done, or the error.
+inline int drm_mock_sched_job_status(drm_mock_sched_job* job) { return kshim::dma_fence_get_status(job->finished); }
+
+}  // namespace drm::testing

@@ -1,0 +1,410 @@
+// The job lifecycle, queues in virtual time, credits, teardown, kill, fini, stop/start
+// (the cases of drivers/gpu/drm/scheduler/tests/tests_basic.c and more).
+#include "kernel_shim/trace.h"
+#include "tests/drm_sched/sched_test_util.h"
+
+namespace sched_test {
+namespace {
+
+class DrmSchedBasic : public kshim::testing::KernelTest {};
+
+TEST_F(DrmSchedBasic, ScheduledSignalsAtRunJobFinishedOnlyAfterHwFence) {
+    auto* sched = drm_mock_sched_new();
+    auto* entity = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* job = drm_mock_sched_job_new(entity);  // manual: completes on advance
+    drm_mock_sched_job_submit(job);
+    dma_fence* scheduled = dma_fence_get(&job->base.s_fence->scheduled);
+    EXPECT_FALSE(dma_fence_is_signaled(scheduled));
+
+    ASSERT_TRUE(run_until_idle());
+    EXPECT_TRUE(drm_mock_sched_job_is_scheduled(job));
+    EXPECT_TRUE(dma_fence_is_signaled(scheduled));
+    EXPECT_FALSE(dma_fence_is_signaled(job->finished));
+
+    advance(10 * NSEC_PER_SEC);  // time alone does not finish a manual job
+    EXPECT_FALSE(dma_fence_is_signaled(job->finished));
+
+    EXPECT_EQ(drm_mock_sched_advance(sched, 1), 1u);
+    EXPECT_TRUE(dma_fence_is_signaled(job->finished));
+    EXPECT_EQ(drm_mock_sched_job_status(job), 1);
+    ASSERT_TRUE(run_until_idle());
+    EXPECT_TRUE(job->flags.load() & DRM_MOCK_SCHED_JOB_FREED);
+    // The scheduled fence's timestamp is when run_job ran, before the hardware finished.
+    EXPECT_LE(dma_fence_timestamp(scheduled), dma_fence_timestamp(job->finished));
+    dma_fence_put(scheduled);
+
+    drm_mock_sched_entity_free(entity);
+    drm_mock_sched_fini(sched);
+    drm_mock_sched_free(sched);
+}
+
+TEST_F(DrmSchedBasic, RunJobErrorPointerFinishesWithThatError) {
+    static const drm_sched_backend_ops ops = {
+        .run_job = [](drm_sched_job*) -> dma_fence* { return ERR_PTR<dma_fence>(-EIO); },
+        .timedout_job = [](drm_sched_job*) { return DRM_GPU_SCHED_STAT_RESET; },
+        .free_job = [](drm_sched_job* j) { drm_sched_job_cleanup(j); },
+    };
+    drm_gpu_scheduler sched;
+    drm_sched_init_args args;
+    args.ops = &ops;
+    args.credit_limit = 8;
+    args.name = "err";
+    ASSERT_EQ(drm_sched_init(&sched, &args), 0);
+    drm_gpu_scheduler* list[] = {&sched};
+    drm_sched_entity entity;
+    ASSERT_EQ(drm_sched_entity_init(&entity, DRM_SCHED_PRIORITY_NORMAL, list, 1, nullptr), 0);
+    drm_sched_job job;
+    ASSERT_EQ(drm_sched_job_init(&job, &entity, 1, nullptr), 0);
+    drm_sched_job_arm(&job);
+    dma_fence* finished = dma_fence_get(&job.s_fence->finished);
+    drm_sched_entity_push_job(&job);
+    ASSERT_TRUE(run_until_idle());
+    EXPECT_EQ(dma_fence_get_status(finished), -EIO);
+    EXPECT_EQ(drm_sched_entity_error(&entity), -EIO);
+    dma_fence_put(finished);
+    drm_sched_entity_destroy(&entity);
+    drm_sched_fini(&sched);
+}
+
+struct QueueCase {
+    const char* name;
+    int entities;
+    int schedulers;
+    bool chain;
+    ktime_t expected_ms;
+};
+
+class DrmSchedQueue : public kshim::testing::KernelTest, public ::testing::WithParamInterface<QueueCase> {};
+
+// 100 jobs of 1 ms: one ring runs them back to back in 100 ms whatever the entities or the
+// same-scheduler chain; two rings take 50 ms, unless a chain across them serialises them.
+TEST_P(DrmSchedQueue, HundredJobsCompleteInExpectedVirtualTime) {
+    const QueueCase& c = GetParam();
+    constexpr int kJobs = 100;
+    std::vector<drm_mock_scheduler*> scheds;
+    for (int s = 0; s < c.schedulers; s++) scheds.push_back(drm_mock_sched_new());
+    std::vector<drm_mock_sched_entity*> entities;
+    for (int e = 0; e < c.entities; e++)
+        entities.push_back(drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, scheds[e % c.schedulers]));
+
+    const ktime_t t0 = ktime_get();
+    std::vector<drm_mock_sched_job*> jobs;
+    for (int i = 0; i < kJobs; i++) {
+        auto* j = timed_job(entities[i % c.entities], 1000);
+        submit_after(j, c.chain && i ? jobs.back()->finished : nullptr);
+        jobs.push_back(j);
+    }
+    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(all_finished(jobs));
+    ktime_t last = 0;
+    for (auto* j : jobs) {
+        EXPECT_EQ(drm_mock_sched_job_status(j), 1);
+        last = std::max(last, j->done_at.load());
+    }
+    EXPECT_EQ(last - t0, c.expected_ms * NSEC_PER_MSEC);
+    if (c.chain)  // every job ends before the next one starts or together with it
+        for (int i = 1; i < kJobs; i++) EXPECT_LE(jobs[i - 1]->done_at.load(), jobs[i]->done_at.load() - 1000 * NSEC_PER_USEC);
+
+    for (auto* e : entities) drm_mock_sched_entity_free(e);
+    for (auto* s : scheds) {
+        drm_mock_sched_fini(s);
+        drm_mock_sched_free(s);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, DrmSchedQueue,
+                         ::testing::Values(QueueCase{"OneEntity", 1, 1, false, 100}, QueueCase{"FourEntities", 4, 1, false, 100},
+                                           QueueCase{"OneEntityChain", 1, 1, true, 100},
+                                           QueueCase{"FourEntitiesChain", 4, 1, true, 100},
+                                           QueueCase{"TwoRings", 2, 2, false, 50},
+                                           QueueCase{"TwoRingsChain", 2, 2, true, 100}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST_F(DrmSchedBasic, CreditLimitOneRunsSecondJobOnlyAfterFirstCompletes) {
+    drm_mock_sched_args a;
+    a.credit_limit = 1;
+    auto* sched = drm_mock_sched_new(a);
+    auto* entity = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* j1 = drm_mock_sched_job_new(entity);
+    auto* j2 = drm_mock_sched_job_new(entity);
+    drm_mock_sched_job_submit(j1);
+    drm_mock_sched_job_submit(j2);
+    ASSERT_TRUE(run_until_idle());
+    EXPECT_TRUE(drm_mock_sched_job_is_scheduled(j1));
+    EXPECT_FALSE(drm_mock_sched_job_is_scheduled(j2));
+    EXPECT_EQ(drm_sched_available_credits(&sched->base), 0u);
+    advance(NSEC_PER_SEC);
+    EXPECT_FALSE(drm_mock_sched_job_is_scheduled(j2));
+
+    drm_mock_sched_advance(sched, 1);
+    ASSERT_TRUE(run_until_idle());
+    EXPECT_TRUE(drm_mock_sched_job_is_finished(j1));
+    EXPECT_TRUE(drm_mock_sched_job_is_scheduled(j2));
+    EXPECT_EQ(sched->max_running.load(), 1u);
+    drm_mock_sched_advance(sched, 1);
+    ASSERT_TRUE(run_until_idle());
+    EXPECT_TRUE(drm_mock_sched_job_is_finished(j2));
+    EXPECT_EQ(drm_sched_available_credits(&sched->base), 1u);
+
+    drm_mock_sched_entity_free(entity);
+    drm_mock_sched_fini(sched);
+    drm_mock_sched_free(sched);
+}
+
+TEST_F(DrmSchedBasic, JobLargerThanCreditLimitIsClampedAndRuns) {
+    drm_mock_sched_args a;
+    a.credit_limit = 4;
+    auto* sched = drm_mock_sched_new(a);
+    auto* entity = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* big = timed_job(entity, 100, 10);
+    drm_mock_sched_job_submit(big);
+    ASSERT_TRUE(run_until_idle());
+    EXPECT_TRUE(expect_report(ReportKind::Warn));  // "Jobs may not exceed the credit limit"
+    EXPECT_TRUE(drm_mock_sched_job_is_finished(big));
+    EXPECT_EQ(drm_sched_available_credits(&sched->base), 4u);
+    drm_mock_sched_entity_free(entity);
+    drm_mock_sched_fini(sched);
+    drm_mock_sched_free(sched);
+}
+
+TEST_F(DrmSchedBasic, CreditsBoundJobsOnTheRing) {
+    drm_mock_sched_args a;
+    a.credit_limit = 5;
+    auto* sched = drm_mock_sched_new(a);
+    auto* entity = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    std::vector<drm_mock_sched_job*> jobs;
+    for (int i = 0; i < 20; i++) {
+        jobs.push_back(timed_job(entity, 1000, 2));
+        drm_mock_sched_job_submit(jobs.back());
+    }
+    ASSERT_TRUE(run_until_idle());
+    EXPECT_TRUE(all_finished(jobs));
+    EXPECT_EQ(sched->max_running.load(), 2u);  // 2 jobs of 2 credits fit in 5
+    drm_mock_sched_entity_free(entity);
+    drm_mock_sched_fini(sched);
+    drm_mock_sched_free(sched);
+}
+
+TEST_F(DrmSchedBasic, ZeroCreditsAndNoRqAreRejected) {
+    auto* sched = drm_mock_sched_new();
+    auto* entity = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    drm_sched_job job;
+    EXPECT_EQ(drm_sched_job_init(&job, &entity->base, 0, nullptr), -EINVAL);
+    drm_sched_entity empty;
+    drm_gpu_scheduler* none[1] = {nullptr};
+    ASSERT_EQ(drm_sched_entity_init(&empty, DRM_SCHED_PRIORITY_NORMAL, none, 0, nullptr), 0);
+    EXPECT_EQ(drm_sched_job_init(&job, &empty, 1, nullptr), -ENOENT);
+    drm_sched_entity_destroy(&empty);
+    drm_mock_sched_entity_free(entity);
+    drm_mock_sched_fini(sched);
+    drm_mock_sched_free(sched);
+}
+
+TEST_F(DrmSchedBasic, CleanupBeforeArmFreesTheFences) {
+    auto* sched = drm_mock_sched_new();
+    auto* entity = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    drm_sched_job job;
+    ASSERT_EQ(drm_sched_job_init(&job, &entity->base, 1, nullptr), 0);
+    for (int i = 0; i < 10; i++) {  // past the inline slots
+        dma_fence* f = test_fence();
+        ASSERT_EQ(drm_sched_job_add_dependency(&job, f), 0);
+        dma_fence_signal(f);
+    }
+    drm_sched_job_cleanup(&job);  // teardown checks the slab and kmalloc counters
+    drm_mock_sched_entity_free(entity);
+    drm_mock_sched_fini(sched);
+    drm_mock_sched_free(sched);
+}
+
+TEST_F(DrmSchedBasic, FiniCancelsPendingJobsWithECANCELED) {
+    auto* sched = drm_mock_sched_new();
+    auto* entity = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    std::vector<drm_mock_sched_job*> jobs;
+    for (int i = 0; i < 4; i++) {
+        jobs.push_back(i % 2 ? timed_job(entity, 1000 * 1000) : drm_mock_sched_job_new(entity));
+        drm_mock_sched_job_submit(jobs.back());
+    }
+    ASSERT_TRUE(run_until([&] { return sched->jobs_run.load() == 4; }, NSEC_PER_SEC));
+    drm_mock_sched_fini(sched);
+    for (auto* j : jobs) {
+        EXPECT_EQ(drm_mock_sched_job_status(j), -ECANCELED);
+        EXPECT_TRUE(j->flags.load() & DRM_MOCK_SCHED_JOB_CANCELED);
+        EXPECT_TRUE(j->flags.load() & DRM_MOCK_SCHED_JOB_FREED);
+    }
+    EXPECT_TRUE(sched->base.pending_list.empty());
+    drm_mock_sched_entity_free(entity);
+    ASSERT_TRUE(run_until_idle());
+    drm_mock_sched_free(sched);
+}
+
+TEST_F(DrmSchedBasic, KillWithQueuedJobsSignalsFinishedWithError) {
+    auto* sched = drm_mock_sched_new();
+    auto* entity = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    dma_fence* gate = test_fence();
+    std::vector<drm_mock_sched_job*> jobs;
+    for (int i = 0; i < 5; i++) {
+        jobs.push_back(timed_job(entity, 1000));
+        submit_after(jobs.back(), i == 0 ? gate : nullptr);
+    }
+    ASSERT_TRUE(run_until_idle());
+    EXPECT_EQ(sched->jobs_run.load(), 0u);  // all behind the gate
+
+    drm_sched_entity_kill(&entity->base);
+    ASSERT_TRUE(run_until_idle());
+    // Killed jobs still wait for their dependencies before they complete.
+    EXPECT_FALSE(drm_mock_sched_job_is_finished(jobs[0]));
+    dma_fence_signal(gate);
+    ASSERT_TRUE(run_until_idle());
+    for (auto* j : jobs) {
+        EXPECT_EQ(drm_mock_sched_job_status(j), -ESRCH);
+        EXPECT_TRUE(j->flags.load() & DRM_MOCK_SCHED_JOB_FREED);
+        EXPECT_FALSE(drm_mock_sched_job_is_scheduled(j));
+    }
+    EXPECT_EQ(sched->base.score->load(), 0);
+    dma_fence_put(gate);
+    drm_mock_sched_entity_free(entity);
+    drm_mock_sched_fini(sched);
+    drm_mock_sched_free(sched);
+}
+
+TEST_F(DrmSchedBasic, PushToKilledEntityIsRefusedAndCleanedUpByFini) {
+    auto* sched = drm_mock_sched_new();
+    auto* entity = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    drm_sched_entity_kill(&entity->base);
+    auto* j = timed_job(entity, 10);
+    drm_mock_sched_job_submit(j);
+    EXPECT_TRUE(log_contains("Trying to push to a killed entity"));
+    ASSERT_TRUE(run_until_idle());
+    EXPECT_EQ(sched->jobs_run.load(), 0u);
+    drm_mock_sched_entity_free(entity);  // fini kills what was queued
+    ASSERT_TRUE(run_until_idle());
+    EXPECT_EQ(drm_mock_sched_job_status(j), -ESRCH);
+    drm_mock_sched_fini(sched);
+    drm_mock_sched_free(sched);
+}
+
+// Entities torn down while their jobs wait on other entities' jobs and on a fence signalled
+// later: nothing hangs, nothing leaks (the fixture checks both), every fence signals.
+TEST_F(DrmSchedBasic, TearingDownEntitiesWithPendingDependentJobs) {
+    auto* sched = drm_mock_sched_new();
+    auto* a = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* b = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* c = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_HIGH, sched);
+    dma_fence* late = test_fence();
+    std::vector<drm_mock_sched_job*> all;
+    for (int i = 0; i < 10; i++) {
+        auto* ja = timed_job(a, 1000);
+        submit_after(ja, nullptr);
+        auto* jb = timed_job(b, 1000);
+        submit_after(jb, ja->finished);
+        auto* jc = timed_job(c, 1000);
+        EXPECT_EQ(drm_sched_job_add_dependency(&jc->base, dma_fence_get(late)), 0);
+        submit_after(jc, jb->finished);
+        all.insert(all.end(), {ja, jb, jc});
+    }
+    // c cannot drain (its head waits for `late`): destroy waits its bounded flush, then kills.
+    drm_mock_sched_entity_free(c);
+    drm_mock_sched_entity_free(b);
+    drm_mock_sched_entity_free(a);
+    ASSERT_TRUE(run_until_idle());
+    dma_fence_signal(late);
+    dma_fence_put(late);
+    ASSERT_TRUE(run_until_idle());
+    EXPECT_TRUE(all_finished(all));
+    for (auto* j : all) EXPECT_TRUE(j->flags.load() & DRM_MOCK_SCHED_JOB_FREED);
+    drm_mock_sched_fini(sched);
+    drm_mock_sched_free(sched);
+}
+
+TEST_F(DrmSchedBasic, GuiltyEntityJobsFinishWithECANCELED) {
+    auto* sched = drm_mock_sched_new();
+    std::atomic<int> guilty{0};
+    drm_mock_sched_entity* e = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    e->base.guilty = &guilty;
+    auto* j1 = timed_job(e, 10);
+    drm_mock_sched_job_submit(j1);
+    ASSERT_TRUE(run_until_idle());
+    guilty.store(1);
+    auto* j2 = timed_job(e, 10);
+    drm_mock_sched_job_submit(j2);
+    ASSERT_TRUE(run_until_idle());
+    EXPECT_EQ(drm_mock_sched_job_status(j1), 1);
+    EXPECT_EQ(drm_mock_sched_job_status(j2), -ECANCELED);
+    drm_mock_sched_entity_free(e);
+    drm_mock_sched_fini(sched);
+    drm_mock_sched_free(sched);
+}
+
+// The reset flow of a driver without resubmission (as upstream): stop detaches the jobs from
+// their hardware fences and drops them; start finishes every job that lost its fence with the
+// error given (or -ECANCELED), returns the credits, and later jobs run normally.
+TEST_F(DrmSchedBasic, StopAndStartFinishDetachedJobsWithTheError) {
+    auto* sched = drm_mock_sched_new();
+    auto* e = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* j1 = drm_mock_sched_job_new(e);
+    auto* j2 = drm_mock_sched_job_new(e);
+    auto* j3 = drm_mock_sched_job_new(e);
+    drm_mock_sched_job_submit(j1);
+    drm_mock_sched_job_submit(j2);
+    ASSERT_TRUE(run_until_idle());
+    EXPECT_EQ(drm_mock_sched_advance(sched, 1), 1u);  // j1 completes before the reset
+    drm_sched_stop(&sched->base, nullptr);
+    EXPECT_TRUE(j1->flags.load() & DRM_MOCK_SCHED_JOB_FREED);  // done jobs are freed by stop
+    drm_mock_sched_job_submit(j3);                              // queued while stopped
+    ASSERT_TRUE(run_until_idle());
+    EXPECT_FALSE(drm_mock_sched_job_is_scheduled(j3));
+    EXPECT_EQ(drm_sched_available_credits(&sched->base), sched->base.credit_limit);
+
+    drm_sched_start(&sched->base, -EIO);
+    ASSERT_TRUE(run_until_idle());
+    EXPECT_EQ(drm_mock_sched_job_status(j1), 1);
+    EXPECT_EQ(drm_mock_sched_job_status(j2), -EIO);
+    EXPECT_TRUE(drm_mock_sched_job_is_scheduled(j3));
+    drm_mock_sched_advance(sched, 2);  // j2's stale hw fence and j3's
+    ASSERT_TRUE(run_until_idle());
+    EXPECT_EQ(drm_mock_sched_job_status(j3), 1);
+    EXPECT_EQ(drm_sched_available_credits(&sched->base), sched->base.credit_limit);
+    drm_mock_sched_entity_free(e);
+    drm_mock_sched_fini(sched);
+    drm_mock_sched_free(sched);
+}
+
+TEST_F(DrmSchedBasic, WqueueStopHoldsSubmissionUntilStart) {
+    auto* sched = drm_mock_sched_new();
+    auto* e = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    drm_sched_wqueue_stop(&sched->base);
+    auto* j = timed_job(e, 10);
+    drm_mock_sched_job_submit(j);
+    ASSERT_TRUE(run_until_idle());
+    EXPECT_FALSE(drm_mock_sched_job_is_scheduled(j));
+    EXPECT_TRUE(drm_sched_wqueue_ready(&sched->base));
+    drm_sched_wqueue_start(&sched->base);
+    ASSERT_TRUE(run_until_idle());
+    EXPECT_EQ(drm_mock_sched_job_status(j), 1);
+    drm_mock_sched_entity_free(e);
+    drm_mock_sched_fini(sched);
+    drm_mock_sched_free(sched);
+}
+
+TEST_F(DrmSchedBasic, TraceEventsUseKernelNames) {
+    trace::start(true);
+    auto* sched = drm_mock_sched_new();
+    auto* e = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    dma_fence* gate = test_fence();
+    auto* j = timed_job(e, 10);
+    submit_after(j, gate);
+    ASSERT_TRUE(run_until_idle());
+    dma_fence_signal(gate);
+    dma_fence_put(gate);
+    ASSERT_TRUE(run_until_idle());
+    std::string json = trace::to_json();
+    trace::stop();
+    for (const char* name : {"drm_sched_job", "drm_run_job", "drm_sched_process_job", "drm_sched_job_wait_dep"})
+        EXPECT_NE(json.find(std::string("\"") + name + "\""), std::string::npos) << name;
+    drm_mock_sched_entity_free(e);
+    drm_mock_sched_fini(sched);
+    drm_mock_sched_free(sched);
+}
+
+}  // namespace
+}  // namespace sched_test
