@@ -31,23 +31,15 @@ void might_alloc(gfp_t gfp) {
 #endif
 }
 
-static ktime_t jiffies_deadline(long timeout) {
-    if (timeout == MAX_SCHEDULE_TIMEOUT) return KTIME_MAX;
-    ktime_t now = ktime_get();
-    return (now / TICK_NSEC + timeout) * TICK_NSEC;
-}
-
 long schedule_timeout(long timeout, std::source_location loc) {
     might_sleep(loc);
     Task* t = current();
     t->wait_reason = "schedule_timeout";
     t->wait_loc = loc;
-    if (timeout < 0) timeout = 0;
-    ktime_t deadline = jiffies_deadline(timeout);
+    const ktime_t deadline = jiffies_timeout_deadline(timeout);
     backend().park(deadline);
     if (timeout == MAX_SCHEDULE_TIMEOUT) return MAX_SCHEDULE_TIMEOUT;
-    ktime_t left = deadline - ktime_get();
-    return left <= 0 ? 0 : static_cast<long>((left + TICK_NSEC - 1) / TICK_NSEC);
+    return jiffies_until(deadline);
 }
 
 bool wake_up_process(Task* t) {

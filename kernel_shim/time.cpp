@@ -6,12 +6,9 @@
 
 namespace kshim {
 namespace {
-// The instant jiffies reaches `j` (now, if that has passed).
+// The instant jiffies reaches `j` (at once, if that has passed).
 ktime_t jiffies_to_deadline(unsigned long j) {
-    long delta = static_cast<long>(j - jiffies_now());
-    ktime_t now = ktime_get();
-    if (delta <= 0) return now;
-    return (now / TICK_NSEC + delta) * TICK_NSEC;
+    return jiffies_timeout_deadline(static_cast<long>(j - jiffies_now()));
 }
 
 void timer_list_fire(TimerEvent* ev, u64) {

@@ -33,6 +33,21 @@ inline ktime_t ktime_sub(ktime_t a, ktime_t b) { return a - b; }
 inline ktime_t ktime_get_raw() { return ktime_get(); }
 inline u64 ktime_get_ns() { return static_cast<u64>(ktime_get()); }
 
+// When a timeout of `timeout` jiffies from now expires: at a tick boundary, as the kernel's
+// timer wheel. KTIME_MAX for MAX_SCHEDULE_TIMEOUT or anything beyond the clock's range.
+inline ktime_t jiffies_timeout_deadline(long timeout) {
+    if (timeout == MAX_SCHEDULE_TIMEOUT) return KTIME_MAX;
+    if (timeout < 0) timeout = 0;
+    const ktime_t tick = ktime_get() / TICK_NSEC;
+    if (timeout > KTIME_MAX / TICK_NSEC - tick) return KTIME_MAX;
+    return (tick + timeout) * TICK_NSEC;
+}
+// Jiffies left until `deadline`, rounded up; 0 once it has passed.
+inline long jiffies_until(ktime_t deadline) {
+    const ktime_t left = deadline - ktime_get();
+    return left <= 0 ? 0 : static_cast<long>((left + TICK_NSEC - 1) / TICK_NSEC);
+}
+
 inline constexpr bool time_after(unsigned long a, unsigned long b) { return static_cast<long>(b - a) < 0; }
 inline constexpr bool time_before(unsigned long a, unsigned long b) { return time_after(b, a); }
 inline constexpr bool time_after_eq(unsigned long a, unsigned long b) { return static_cast<long>(a - b) >= 0; }

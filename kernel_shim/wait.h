@@ -52,22 +52,16 @@ long wait_event_timeout_impl(WaitQueueHead& wq, Cond&& cond, long timeout, std::
     if (cond()) return ready(timeout);
     Task* t = current();
     const bool forever = timeout == MAX_SCHEDULE_TIMEOUT;
-    const ktime_t now = ktime_get();
-    const ktime_t deadline = forever ? KTIME_MAX : (now / TICK_NSEC + (timeout < 0 ? 0 : timeout)) * TICK_NSEC;
+    const ktime_t deadline = jiffies_timeout_deadline(timeout);
     WaitQueueHead::Entry e{t};
     wq.add(&e);
     long result = 0;
     for (;;) {
         if (cond()) {
-            if (forever) {
-                result = MAX_SCHEDULE_TIMEOUT;
-            } else {
-                ktime_t left = deadline - ktime_get();
-                result = ready(left <= 0 ? 0 : static_cast<long>((left + TICK_NSEC - 1) / TICK_NSEC));
-            }
+            result = forever ? MAX_SCHEDULE_TIMEOUT : ready(jiffies_until(deadline));
             break;
         }
-        if (!forever && ktime_get() >= deadline) {
+        if (deadline != KTIME_MAX && ktime_get() >= deadline) {
             result = cond() ? 1 : 0;
             break;
         }

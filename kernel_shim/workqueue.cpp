@@ -7,6 +7,7 @@
 // may free itself in its own function.
 #include "kernel_shim/workqueue.h"
 
+#include <climits>
 #include <cstdarg>
 #include <cstdio>
 #include <deque>
@@ -194,7 +195,10 @@ void delayed_work_timer_fn(TimerEvent* ev, u64 gen) {
     insert_locked(dw->wq, &dw->work);
 }
 
-ktime_t delay_deadline(unsigned long delay) { return (ktime_get() / TICK_NSEC + static_cast<ktime_t>(delay)) * TICK_NSEC; }
+ktime_t delay_deadline(unsigned long delay) {
+    return jiffies_timeout_deadline(delay > static_cast<unsigned long>(LONG_MAX) ? MAX_SCHEDULE_TIMEOUT
+                                                                                : static_cast<long>(delay));
+}
 
 // Arms or queues a delayed work whose pending bit the caller holds.
 void queue_delayed_locked(Workqueue* wq, delayed_work* dw, unsigned long delay) {

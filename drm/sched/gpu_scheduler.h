@@ -20,6 +20,7 @@
 #include <boost/intrusive/list.hpp>
 #include <boost/intrusive/set.hpp>
 
+#include "kernel_shim/err.h"
 #include "kernel_shim/completion.h"
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/dma-buf/dma-resv.h"
@@ -39,14 +40,10 @@ using kshim::s64;
 using kshim::u32;
 using kshim::u64;
 
-// ---- error pointers (include/linux/err.h; the shim has none yet) ----
-template <class T = void>
-inline T* ERR_PTR(long error) {
-    return reinterpret_cast<T*>(static_cast<intptr_t>(error));
-}
-inline long PTR_ERR(const void* p) { return static_cast<long>(reinterpret_cast<intptr_t>(p)); }
-inline bool IS_ERR(const void* p) { return reinterpret_cast<uintptr_t>(p) >= static_cast<uintptr_t>(-kshim::MAX_ERRNO); }
-inline bool IS_ERR_OR_NULL(const void* p) { return !p || IS_ERR(p); }
+using kshim::ERR_PTR;
+using kshim::IS_ERR;
+using kshim::IS_ERR_OR_NULL;
+using kshim::PTR_ERR;
 
 inline constexpr long MAX_WAIT_SCHED_ENTITY_Q_EMPTY = static_cast<long>(kshim::msecs_to_jiffies(1000));
 

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <boost/intrusive/list.hpp>
 
+#include "kernel_shim/err.h"
 #include "kernel_shim/kref.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/spinlock.h"
@@ -26,7 +27,6 @@ enum dma_fence_flag_bits {
     DMA_FENCE_FLAG_USER_BITS,  // first bit free for the fence's implementer
 };
 
-inline constexpr int MAX_ERRNO = 4095;
 
 using dma_fence_func_t = void (*)(dma_fence* fence, dma_fence_cb* cb);
 

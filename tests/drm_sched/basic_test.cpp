@@ -106,10 +106,10 @@ TEST_P(DrmSchedQueue, HundredJobsCompleteInExpectedVirtualTime) {
         for (int i = 1; i < kJobs; i++) EXPECT_LE(jobs[i - 1]->done_at.load(), jobs[i]->done_at.load() - 1000 * NSEC_PER_USEC);
 
     for (auto* e : entities) drm_mock_sched_entity_free(e);
-    for (auto* s : scheds) {
-        drm_mock_sched_fini(s);
-        drm_mock_sched_free(s);
-    }
+    // Every scheduler is fini'd before any is freed: a job may hold a dependency on another
+    // scheduler's job, whose hardware fence lives in that job's memory.
+    for (auto* s : scheds) drm_mock_sched_fini(s);
+    for (auto* s : scheds) drm_mock_sched_free(s);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, DrmSchedQueue,

@@ -55,8 +55,9 @@ void sixteen_submitters(u64 seed, bool with_kill) {
     for (auto* x : s) {
         EXPECT_EQ(x->base.score->load(), 0);
         drm_mock_sched_fini(x);
-        drm_mock_sched_free(x);
     }
+    // Freed only once all are fini'd: jobs depend across schedulers.
+    for (auto* x : s) drm_mock_sched_free(x);
 }
 
 class DrmSchedParallel : public kshim::testing::SweepableKernelTest {};

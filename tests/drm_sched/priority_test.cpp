@@ -138,10 +138,10 @@ TEST_F(DrmSchedMove, PickBestChoosesTheLeastBusyScheduler) {
     EXPECT_TRUE(all_finished(busy_jobs));
     drm_mock_sched_entity_free(e);
     drm_mock_sched_entity_free(busy);
-    for (auto* x : s) {
-        drm_mock_sched_fini(x);
-        drm_mock_sched_free(x);
-    }
+    // Every scheduler is fini'd before any is freed: a job may hold a dependency on another
+    // scheduler's job, whose hardware fence lives in that job's memory.
+    for (auto* x : s) drm_mock_sched_fini(x);
+    for (auto* x : s) drm_mock_sched_free(x);
 }
 
 // Entities on two schedulers, re-pointed between them while a kthread per entity submits:
@@ -186,10 +186,10 @@ TEST_F(DrmSchedMove, MovingEntitiesBetweenSchedulersWhileJobsFlowIsSafe) {
     EXPECT_GT(on[0], 0);
     EXPECT_GT(on[1], 0);
     for (auto* e : entities) drm_mock_sched_entity_free(e);
-    for (auto* x : s) {
-        drm_mock_sched_fini(x);
-        drm_mock_sched_free(x);
-    }
+    // Every scheduler is fini'd before any is freed: a job may hold a dependency on another
+    // scheduler's job, whose hardware fence lives in that job's memory.
+    for (auto* x : s) drm_mock_sched_fini(x);
+    for (auto* x : s) drm_mock_sched_free(x);
 }
 
 }  // namespace

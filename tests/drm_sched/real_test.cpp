@@ -38,10 +38,10 @@ TEST_F(DrmSchedReal, ParallelSubmittersAllJobsFinishInOrder) {
     for (auto& v : jobs)
         for (size_t k = 1; k < v.size(); k++) EXPECT_LE(v[k - 1]->done_at.load(), v[k]->done_at.load());
     for (auto* e : entities) drm_mock_sched_entity_free(e);
-    for (auto* x : s) {
-        drm_mock_sched_fini(x);
-        drm_mock_sched_free(x);
-    }
+    // Every scheduler is fini'd before any is freed: a job may hold a dependency on another
+    // scheduler's job, whose hardware fence lives in that job's memory.
+    for (auto* x : s) drm_mock_sched_fini(x);
+    for (auto* x : s) drm_mock_sched_free(x);
 }
 
 TEST_F(DrmSchedReal, TimeoutKillAndFiniRacingRunningJobs) {

@@ -260,3 +260,12 @@ TEST_F(WorkqueueTest, ForgottenWorkqueueIsALeak) {
     destroy_workqueue(wq);
     EXPECT_EQ(mem_counters().kmalloc_live, before);
 }
+
+TEST_F(WorkqueueTest, AnEndlessDelayNeverFiresAndDoesNotOverflow) {
+    DItem d;
+    EXPECT_TRUE(queue_delayed_work(system_wq(), &d.dw, MAX_SCHEDULE_TIMEOUT));
+    EXPECT_TRUE(mod_delayed_work(system_wq(), &d.dw, ULONG_MAX));
+    advance(3600 * NSEC_PER_SEC);
+    EXPECT_TRUE(d.ran_at.empty());
+    EXPECT_TRUE(cancel_delayed_work_sync(&d.dw));
+}

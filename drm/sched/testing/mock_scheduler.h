@@ -99,7 +99,10 @@ inline drm_mock_scheduler* drm_mock_sched_new(long timeout) {
 }
 // drm_sched_fini: pending jobs are cancelled (-ECANCELED) and freed.
 void drm_mock_sched_fini(drm_mock_scheduler* sched);
-// Releases the scheduler and every job it ever had (after drm_mock_sched_fini).
+// Releases the scheduler and every job it ever had. Call it only after drm_mock_sched_fini of
+// this scheduler and of every other scheduler whose jobs may depend on this one's: a job's
+// hardware fence lives in the job's memory, and a dependent job's scheduler fence keeps a
+// reference to it until that job is freed.
 void drm_mock_sched_free(drm_mock_scheduler* sched);
 // Completes up to `num` more jobs of the timeline; returns how many hardware fences signalled.
 unsigned drm_mock_sched_advance(drm_mock_scheduler* sched, unsigned num);

@@ -1,0 +1,99 @@
+// Mirrors include/drm/drm_device.h and drm_drv.h: the device a driver registers, its feature
+// flags and its ioctl table.
+//
+// DOC: A driver describes itself with a DriverDesc (name, version, features, the ioctl table
+// indexed like the kernel's: entry i serves nr DRM_COMMAND_BASE + i, and open/postclose hooks)
+// and creates one drm::Device from it. Files are opened on the device with drm_open() and
+// closed with drm_release() (drm/drm_file.h); ioctls enter through drm::drm_ioctl()
+// (drm/drm_ioctl.h).
+#pragma once
+#include <atomic>
+#include <span>
+
+#include "drm/uapi/drm.h"
+#include "kernel_shim/types.h"
+
+namespace drm {
+
+using kshim::u32;
+using kshim::u64;
+
+class Device;
+struct File;
+
+// enum drm_driver_feature.
+enum DriverFeature : u32 {
+    DRIVER_GEM = 1u << 0,
+    DRIVER_MODESET = 1u << 1,
+    DRIVER_RENDER = 1u << 3,
+    DRIVER_ATOMIC = 1u << 4,
+    DRIVER_SYNCOBJ = 1u << 5,
+    DRIVER_SYNCOBJ_TIMELINE = 1u << 6,
+    DRIVER_COMPUTE_ACCEL = 1u << 7,
+    DRIVER_GEM_GPUVA = 1u << 8,
+};
+
+// enum drm_ioctl_flags.
+enum IoctlFlags : u32 {
+    DRM_AUTH = 1u << 0,
+    DRM_MASTER = 1u << 1,
+    DRM_ROOT_ONLY = 1u << 2,
+    DRM_RENDER_ALLOW = 1u << 5,
+};
+
+// drm_ioctl_t: `data` is the kernel copy of the argument struct (zero-extended to the kernel's
+// size); returns 0 or a negative errno.
+using ioctl_t = int (*)(Device* dev, void* data, File* file);
+
+// struct drm_ioctl_desc. `cmd` carries the kernel's direction and struct size.
+struct IoctlDesc {
+    unsigned cmd = 0;
+    u32 flags = 0;
+    ioctl_t func = nullptr;
+    const char* name = nullptr;
+};
+#define DRM_IOCTL_DEF_DRV(ioctl, _func, _flags) \
+    ::drm::IoctlDesc { DRM_IOCTL_##ioctl, (_flags), (_func), "DRM_IOCTL_" #ioctl }
+
+// struct drm_driver (the parts we model).
+struct DriverDesc {
+    const char* name = nullptr;
+    const char* desc = nullptr;
+    const char* date = "0";  // upstream dropped per-driver dates; DRM_IOCTL_VERSION reports "0"
+    int major = 0;
+    int minor = 0;
+    int patchlevel = 0;
+    u32 driver_features = 0;
+    // Driver ioctls: entry i serves nr DRM_COMMAND_BASE + i (holes have func == nullptr).
+    std::span<const IoctlDesc> ioctls;
+    // drm_driver.open: per-file driver setup; a non-zero return fails drm_open.
+    int (*open)(Device* dev, File* file) = nullptr;
+    // drm_driver.postclose: per-file driver teardown, before the core drops GEM/syncobj handles.
+    void (*postclose)(Device* dev, File* file) = nullptr;
+};
+
+class Device {
+public:
+    // WARNs when a driver ioctl sits at the wrong index (its nr must be DRM_COMMAND_BASE + i).
+    explicit Device(const DriverDesc& driver, void* dev_private = nullptr);
+    Device(const Device&) = delete;
+    Device& operator=(const Device&) = delete;
+
+    const DriverDesc& driver() const { return driver_; }
+    bool check_feature(u32 feature) const { return (driver_.driver_features & feature) == feature; }
+    void* dev_private() const { return dev_private_; }
+    void set_dev_private(void* p) { dev_private_ = p; }
+
+    // drm_dev_unplug: later ioctls fail with -ENODEV.
+    void unplug() { unplugged_.store(true, std::memory_order_release); }
+    bool is_unplugged() const { return unplugged_.load(std::memory_order_acquire); }
+
+private:
+    DriverDesc driver_;
+    void* dev_private_;
+    std::atomic<bool> unplugged_{false};
+};
+
+inline bool drm_core_check_feature(const Device* dev, u32 feature) { return dev->check_feature(feature); }
+
+}  // namespace drm

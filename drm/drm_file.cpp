@@ -1,0 +1,123 @@
+// Mirrors drivers/gpu/drm/drm_file.c (open/release) plus the in-process fd table (see drm_file.h).
+#include "drm/drm_file.h"
+
+#include <climits>
+
+#include "drm/syncobj.h"
+#include "kernel_shim/dma-buf/sync_file.h"
+#include "kernel_shim/slab.h"
+
+namespace drm {
+
+using namespace kshim;
+
+int drm_open(Device* dev, File** out, bool render) {
+    if (dev->is_unplugged()) return -ENODEV;
+    File* file = knew<File>(GFP_KERNEL);
+    if (!file) return -ENOMEM;
+    file->dev = dev;
+    file->is_render = render;
+    if (dev->driver().open) {
+        int ret = dev->driver().open(dev, file);
+        if (ret) {
+            kdelete(file);
+            return ret;
+        }
+    }
+    *out = file;
+    return 0;
+}
+
+void drm_release(File* file) {
+    Device* dev = file->dev;
+    if (dev->driver().postclose) dev->driver().postclose(dev, file);
+    // drm_file_free: GEM handles first (drm_gem_release), then syncobjs (drm_syncobj_release).
+    file->gem.release();
+    drm_syncobj_release(file);
+    kdelete(file);
+}
+
+// ---- fd table ----
+namespace {
+
+struct FdEntry {
+    drm_syncobj* syncobj = nullptr;
+    sync_file* sfile = nullptr;
+};
+
+struct FdTable {
+    // Protects the lookup-then-get against a concurrent close.
+    SpinLock lock{"drm_fd_table.lock"};
+    XArray<FdEntry> fds;
+};
+
+FdTable& fd_table() {
+    static FdTable* t = new FdTable();
+    return *t;
+}
+
+int fd_install(FdEntry* e) {
+    u32 fd;
+    int ret = fd_table().fds.alloc(&fd, e, XaLimit{3, INT_MAX}, GFP_KERNEL);
+    if (ret) return ret == -EBUSY ? -EMFILE : ret;
+    return static_cast<int>(fd);
+}
+
+}  // namespace
+
+int drm_fd_install_syncobj(drm_syncobj* syncobj) {
+    FdEntry* e = knew<FdEntry>(GFP_KERNEL);
+    if (!e) return -ENOMEM;
+    e->syncobj = drm_syncobj_get(syncobj);
+    int fd = fd_install(e);
+    if (fd < 0) {
+        drm_syncobj_put(e->syncobj);
+        kdelete(e);
+    }
+    return fd;
+}
+
+int drm_fd_install_sync_file(sync_file* file) {
+    FdEntry* e = knew<FdEntry>(GFP_KERNEL);
+    if (!e) return -ENOMEM;
+    e->sfile = sync_file_get(file);
+    int fd = fd_install(e);
+    if (fd < 0) {
+        sync_file_put(e->sfile);
+        kdelete(e);
+    }
+    return fd;
+}
+
+drm_syncobj* drm_fd_get_syncobj(int fd) {
+    if (fd < 0) return nullptr;
+    FdTable& t = fd_table();
+    SpinGuard g(t.lock);
+    FdEntry* e = t.fds.load(static_cast<u32>(fd));
+    return e && e->syncobj ? drm_syncobj_get(e->syncobj) : nullptr;
+}
+
+sync_file* drm_fd_get_sync_file(int fd) {
+    if (fd < 0) return nullptr;
+    FdTable& t = fd_table();
+    SpinGuard g(t.lock);
+    FdEntry* e = t.fds.load(static_cast<u32>(fd));
+    return e && e->sfile ? sync_file_get(e->sfile) : nullptr;
+}
+
+int drm_fd_close(int fd) {
+    if (fd < 0) return -EBADF;
+    FdTable& t = fd_table();
+    FdEntry* e;
+    {
+        SpinGuard g(t.lock);
+        e = t.fds.erase(static_cast<u32>(fd));
+    }
+    if (!e) return -EBADF;
+    if (e->syncobj) drm_syncobj_put(e->syncobj);
+    if (e->sfile) sync_file_put(e->sfile);
+    kdelete(e);
+    return 0;
+}
+
+}  // namespace drm
