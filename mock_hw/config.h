@@ -45,8 +45,19 @@ struct GpuLatencies {
     ktime_t mcu_halt = 10 * kshim::NSEC_PER_USEC;
     ktime_t mcu_disable = 10 * kshim::NSEC_PER_USEC;
     ktime_t glb_request = 5 * kshim::NSEC_PER_USEC;  // doorbell 0 -> GLB acks written
+    // Part 2 (CSG/CS engine).
+    ktime_t csg_request = 2 * kshim::NSEC_PER_USEC;   // CSG doorbell / user doorbell -> slot scanned
+    ktime_t csg_state = 10 * kshim::NSEC_PER_USEC;    // START/RESUME/TERMINATE -> state acked
+    ktime_t csg_suspend = 20 * kshim::NSEC_PER_USEC;  // SUSPEND (after in-flight jobs drained) -> acked
+    ktime_t cs_slice = 1 * kshim::NSEC_PER_USEC;      // virtual time one slice of cs_slice_instrs takes
+    ktime_t sync_poll = 20 * kshim::NSEC_PER_USEC;    // period of the blocked-SYNC_WAIT re-evaluation poll
+    u32 cs_slice_instrs = 4096;                       // instructions a stream runs before yielding
 
-    static GpuLatencies zero() { return GpuLatencies{0, 0, 0, 0, 0, 0, 0, 0, 0}; }
+    static GpuLatencies zero() {
+        GpuLatencies l{0, 0, 0, 0, 0, 0, 0, 0, 0};
+        l.csg_request = l.csg_state = l.csg_suspend = 0;
+        return l;
+    }
 };
 
 struct McuConfig {

@@ -18,6 +18,16 @@ const char* fault_kind_name(FaultKind k) {
     case FaultKind::ResetNeverCompletes: return "ResetNeverCompletes";
     case FaultKind::FlushNeverCompletes: return "FlushNeverCompletes";
     case FaultKind::SlowPower: return "SlowPower";
+    case FaultKind::CsgAckDrop: return "CsgAckDrop";
+    case FaultKind::CsgAckDelay: return "CsgAckDelay";
+    case FaultKind::CsgWrongState: return "CsgWrongState";
+    case FaultKind::CsFatal: return "CsFatal";
+    case FaultKind::CsFault: return "CsFault";
+    case FaultKind::CsUnrecoverable: return "CsUnrecoverable";
+    case FaultKind::ShaderHang: return "ShaderHang";
+    case FaultKind::MmuFaultAt: return "MmuFaultAt";
+    case FaultKind::SuspendNeverCompletes: return "SuspendNeverCompletes";
+    case FaultKind::CorruptSuspendBuffer: return "CorruptSuspendBuffer";
     }
     return "?";
 }
@@ -76,12 +86,15 @@ double FaultPlan::next_random_locked() {
     return static_cast<double>(z >> 11) * 0x1.0p-53;
 }
 
-const FaultSpec* FaultPlan::occurrence_locked(FaultKind kind, u32 bits, int as) {
+const FaultSpec* FaultPlan::occurrence_locked(FaultKind kind, u32 bits, int as, int csg, int cs) {
     for (auto& e : entries_) {
         const FaultSpec& s = e->spec;
         if (s.kind != kind) continue;
         if ((kind == FaultKind::GlbAckDrop || kind == FaultKind::GlbAckDelay) && !(s.glb_req_mask & bits)) continue;
         if (kind == FaultKind::AsActiveStuck && s.as >= 0 && s.as != as) continue;
+        if ((kind == FaultKind::CsgAckDrop || kind == FaultKind::CsgAckDelay) && !(s.csg_req_mask & bits)) continue;
+        if (s.csg >= 0 && csg >= 0 && s.csg != csg) continue;
+        if (s.cs >= 0 && cs >= 0 && s.cs != cs) continue;
         if (spontaneous(kind) && s.trigger.type == FaultTrigger::Type::AtTime) continue;  // timer-driven
         if (s.max_fires && e->fired >= s.max_fires) continue;
         e->seen++;

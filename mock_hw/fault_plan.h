@@ -34,6 +34,17 @@ enum class FaultKind {
     ResetNeverCompletes,  // RESET_COMPLETED never raised (reset commands)
     FlushNeverCompletes,  // CLEAN_CACHES_COMPLETED never raised (FLUSH_CACHES commands)
     SlowPower,            // power transitions take slow_factor times longer (power transitions)
+    // Part 2 (CSG/CS engine). `csg`/`cs` narrow to one slot/stream (-1 = any).
+    CsgAckDrop,           // a CSG request in csg_req_mask (STATE/EP_CFG/STATUS_UPDATE) is never acked (CSG requests)
+    CsgAckDelay,          // ...is acked `delay` late (CSG requests)
+    CsgWrongState,        // a STATE request is acked with `wrong_state` instead (CSG state requests)
+    CsFatal,              // CS_FATAL with `exception` on the stream (RUN_* issues; AtTime: spontaneous)
+    CsFault,              // CS_FAULT with `exception` on the stream (RUN_* issues; AtTime: spontaneous)
+    CsUnrecoverable,      // CS_FATAL CS_UNRECOVERABLE (RUN_* issues; AtTime: spontaneous)
+    ShaderHang,           // the job never completes (RUN_* issues)
+    MmuFaultAt,           // the job accesses fault_addr in the group's AS when it completes (RUN_* issues)
+    SuspendNeverCompletes,  // a SUSPEND is never acked (CSG SUSPEND requests)
+    CorruptSuspendBuffer,   // the suspend buffer written by a SUSPEND is corrupted (CSG SUSPEND completions)
 };
 const char* fault_kind_name(FaultKind k);
 
@@ -61,6 +72,12 @@ struct FaultSpec {
     int as = -1;              // AsActiveStuck
     u32 slow_factor = 10;     // SlowPower
     u32 max_fires = 1;        // 0 = unbounded
+    // Part 2.
+    u32 csg_req_mask = ~0u;  // CsgAckDrop / CsgAckDelay: CSG_REQ bits (STATE = 0x7, EP_CFG, STATUS_UPDATE)
+    int csg = -1;            // CSG slot (-1 = any)
+    int cs = -1;             // CS slot within the CSG (-1 = any)
+    u32 exception = 0x58;    // CsFatal / CsFault: exception type [7:0] | data << 8 (default DATA_INVALID_FAULT)
+    u32 wrong_state = 0;     // CsgWrongState: the state reported in CSG_ACK[2:0]
 };
 
 class FaultPlan {
@@ -76,7 +93,8 @@ public:
 
     // Hardware side, Gpu lock held: one occurrence of the event `kind` counts. Returns the
     // spec that fires for it, or nullptr. `bits`/`as` narrow GLB and AS kinds.
-    const FaultSpec* occurrence_locked(FaultKind kind, u32 bits = ~0u, int as = -1);
+    // `csg`/`cs` narrow the part-2 kinds.
+    const FaultSpec* occurrence_locked(FaultKind kind, u32 bits = ~0u, int as = -1, int csg = -1, int cs = -1);
     // Stops the timers (Gpu destructor, without the lock).
     void shutdown();
 
@@ -88,7 +106,8 @@ private:
         std::unique_ptr<HwEvent> timer;
     };
     bool spontaneous(FaultKind k) const {
-        return k == FaultKind::FwHang || k == FaultKind::McuFatal || k == FaultKind::GpuFault;
+        return k == FaultKind::FwHang || k == FaultKind::McuFatal || k == FaultKind::GpuFault || k == FaultKind::CsFatal ||
+               k == FaultKind::CsFault || k == FaultKind::CsUnrecoverable;
     }
     double next_random_locked();
 

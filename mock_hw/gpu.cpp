@@ -2,6 +2,7 @@
 #include "mock_hw/gpu.h"
 
 #include <cstdarg>
+#include <algorithm>
 #include <cstdio>
 
 #include "kernel_shim/trace.h"
@@ -20,6 +21,9 @@ Gpu::Gpu(GpuConfig cfg) : cfg_(std::move(cfg)) {
     mmu_ = std::make_unique<Mmu>(*this, irq_mmu_);
     mcu_ = std::make_unique<Mcu>(*this);
     faults_ = std::make_unique<FaultPlan>(*this);
+    engine_ = std::make_unique<CsEngine>(*this);
+    mcu_->set_engine(engine_.get());
+    mmu_->set_update_listener([this](u32 as) { engine_->as_updated_locked(as); });
 
     user_bank_.add(CSF_GPU_LATEST_FLUSH_ID,
                    RegDecl{.name = "CSF_GPU_LATEST_FLUSH_ID", .on_read = [this] { return control_->latest_flush_id_locked(); }});
@@ -110,6 +114,13 @@ void Gpu::inject_locked(const FaultSpec& spec) {
     case FaultKind::GpuFault: control_->raise_gpu_fault_locked(spec.fault_status, spec.fault_addr); break;
     case FaultKind::McuFatal: mcu_->fatal_locked(spec.halt_status); break;
     case FaultKind::FwHang: mcu_->hang_locked(); break;
+    case FaultKind::CsFatal:
+    case FaultKind::CsFault:
+    case FaultKind::CsUnrecoverable:
+        engine_->inject_locked(static_cast<u32>(std::max(spec.csg, 0)), static_cast<u32>(std::max(spec.cs, 0)),
+                               spec.kind != FaultKind::CsFault,
+                               spec.kind == FaultKind::CsUnrecoverable ? 0x41u : spec.exception);
+        break;
     default: break;
     }
 }

@@ -19,6 +19,7 @@
 #include "kernel_shim/log.h"
 #include "kernel_shim/spinlock.h"
 #include "mock_hw/config.h"
+#include "mock_hw/cs_engine.h"
 #include "mock_hw/fault_plan.h"
 #include "mock_hw/gpu_control.h"
 #include "mock_hw/mcu.h"
@@ -56,6 +57,8 @@ public:
     Mcu& mcu() { return *mcu_; }
     IrqBlock& job_irq() { return *job_irq_; }
     FaultPlan& faults() { return *faults_; }
+    // The CSG/CS engine (part 2), attached to the MCU at construction.
+    CsEngine& engine() { return *engine_; }
 
     u64 readonly_writes() const { return ro_writes_.load(); }
     u64 unknown_accesses() const { return unknown_.load(); }
@@ -93,6 +96,7 @@ private:
     std::unique_ptr<Mmu> mmu_;
     std::unique_ptr<Mcu> mcu_;
     std::unique_ptr<FaultPlan> faults_;
+    std::unique_ptr<CsEngine> engine_;
 };
 
 }  // namespace mock_hw

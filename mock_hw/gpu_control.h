@@ -26,6 +26,10 @@ public:
     u64 cycle_count_locked() const;
     u64 timestamp_locked() const;
     u32 latest_flush_id_locked() const { return flush_id_; }
+    // A command stream's FLUSH_CACHE2 completed; an L2 clean+invalidate advances the flush ID.
+    void cs_flush_done_locked(bool l2_clean_invalidate) {
+        if (l2_clean_invalidate) flush_id_ = (flush_id_ + 1) & 0xFFFFFF;
+    }
     bool reset_pending_locked() const { return reset_ev_->pending_locked() || reset_stuck_; }
     bool flush_pending_locked() const { return flush_ev_->pending_locked() || flush_stuck_; }
 

@@ -78,6 +78,10 @@ public:
     }
     void map_page(u64 va, u64 pa, u64 attrs = kPteRw) { *slot(va, 3) = pa | attrs | kPteTable; }
     void map_block_2m(u64 va, u64 pa, u64 attrs = kPteRw) { *slot(va, 2) = pa | attrs | kPteBlock; }
+    // Creates the intermediate tables for [va, va + size) (allocation; outside any spinlock).
+    void prealloc(u64 va, u64 size) {
+        for (u64 o = 0; o < size; o += 0x1000) slot(va + o, 3);
+    }
     void map_range(u64 va, u64 pa, u64 size, u64 attrs = kPteRw) {
         for (u64 o = 0; o < size; o += 0x1000) map_page(va + o, pa + o, attrs);
     }
@@ -113,6 +117,11 @@ struct Drv {
 };
 
 class MockHwTest : public kshim::testing::KernelTest {
+public:
+    // For test-side helpers (csf_rig.h).
+    void enable_as_pub(Drv& d, u32 as, u64 transtab) { enable_as(d, as, transtab); }
+    bool wait_pub(const std::function<bool()>& pred, kshim::ktime_t timeout = 100 * NSEC_PER_MSEC) { return wait(pred, timeout); }
+
 protected:
     // Waits (virtual time) for pred; false on timeout.
     bool wait(const std::function<bool()>& pred, kshim::ktime_t timeout = 100 * NSEC_PER_MSEC) {

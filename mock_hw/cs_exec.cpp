@@ -1,0 +1,701 @@
+// The command-stream interpreter and the job pool of the mock firmware (cs_engine.h): fetch from
+// the ring buffer and called buffers, every v10 opcode (hw-interface.md §5), scoreboards, sync
+// objects, mock-shader jobs on shared cores, the tiler heap, CS_FAULT/CS_FATAL and MMU faults.
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "kernel_shim/trace.h"
+#include "mock_hw/cs_engine.h"
+#include "mock_hw/gpu.h"
+#include "panthor/regs/exceptions.h"
+
+namespace mock_hw {
+
+using namespace panthor;
+using cs::Instr;
+
+u32 CsEngine::cores_total_locked() const {
+    u64 mask = gpu_.config().id.shader_present;
+    const u64 en = gpu_.mcu().core_en_mask_locked();
+    if (en) mask &= en;
+    return static_cast<u32>(__builtin_popcountll(mask));
+}
+
+void CsEngine::kick_locked() {
+    if (running_ && !run_ev_->pending_locked()) run_ev_->arm_locked(0);
+}
+
+bool CsEngine::runnable_locked(const Group& g, const Stream& s) const {
+    return g.state == GState::Running && s.started && s.block == Block::None;
+}
+
+bool CsEngine::sb_busy(const Stream& s, uint16_t mask) const {
+    for (u32 i = 0; i < 16; i++)
+        if ((mask & (1u << i)) && s.sb[i]) return true;
+    return false;
+}
+
+bool CsEngine::stream_idle_locked(const Stream& s) const {
+    if (!s.started || s.block == Block::Fatal) return true;
+    if (s.jobs) return false;
+    if (s.block == Block::SyncWait) return (s.cs_req_cfg & CS_IDLE_SYNC_WAIT) != 0;
+    if (s.block != Block::None) return false;
+    const bool empty = s.depth == 0 && s.frames[0].pc >= s.frames[0].end;
+    return empty && (s.cs_req_cfg & CS_IDLE_EMPTY);
+}
+
+bool CsEngine::refresh_insert_locked(Stream& s) {
+    if (!s.io_in) return false;
+    u64 insert = 0;
+    if (!gpu_.mcu().read_locked(static_cast<u32>(s.io_in), &insert, 8).ok()) return false;
+    s.frames[0].end = insert;
+    return true;
+}
+
+void CsEngine::run_locked() {
+    if (!running_) return;
+    bool more = false, waiting = false;
+    const u32 budget = std::max<u32>(1, gpu_.config().lat.cs_slice_instrs);
+    for (auto& gp : groups_) {
+        Group& g = *gp;
+        if (g.state != GState::Running) continue;
+        for (auto& s : g.cs) {
+            if (runnable_locked(g, s)) {
+                const u32 n = exec_stream_locked(g, s, budget);
+                more |= n == budget && s.block == Block::None;
+            }
+            waiting |= s.block == Block::SyncWait;
+        }
+    }
+    update_idle_locked();
+    if (more) run_ev_->arm_locked(gpu_.config().lat.cs_slice);
+    if (waiting && !poll_ev_->pending_locked()) poll_ev_->arm_locked(gpu_.config().lat.sync_poll);
+}
+
+void CsEngine::poll_locked() {
+    if (!running_) return;
+    reeval_sync_waits_locked();
+}
+
+void CsEngine::reeval_sync_waits_locked() {
+    bool any = false;
+    for (auto& g : groups_)
+        for (auto& s : g->cs)
+            if (s.block == Block::SyncWait) s.block = Block::None, any = true;
+    if (any) kick_locked();
+}
+
+u32 CsEngine::exec_stream_locked(Group& g, Stream& s, u32 budget) {
+    u32 n = 0;
+    s.fetch_n = 0;  // the fetch buffer lives for one slice (the host may rewrite a ring it has consumed)
+    while (n < budget && s.block == Block::None && s.started) {
+        Frame& f = s.frames[s.depth];
+        if (f.pc >= f.end) {
+            if (s.depth > 0) {
+                s.depth--;
+                s.fetch_n = 0;
+                continue;
+            }
+            if (!refresh_insert_locked(s) || s.frames[0].pc >= s.frames[0].end) break;
+        }
+        u64 raw = 0;
+        if (!fetch_locked(g, s, &raw)) break;
+        const Instr in = cs::decode(raw);
+        const u32 d = s.depth;
+        const u64 next = s.frames[d].pc + 8;
+        pc_set_ = false;
+        const Step st = exec_one_locked(g, s, in, next);
+        n++;
+        instrs_++;
+        if (st == Step::Next && !pc_set_) s.frames[d].pc = next;
+        if (st != Step::Next) break;
+    }
+    if (s.started) {
+        cs_write_extract_locked(s, true);
+        if (s.block != Block::None) cs_publish_status_locked(s);
+    }
+    return n;
+}
+
+bool CsEngine::fetch_locked(Group& g, Stream& s, u64* instr) {
+    const Frame& f = s.frames[s.depth];
+    const u64 key = f.pc;
+    if (s.fetch_n && key >= s.fetch_va && key < s.fetch_va + s.fetch_n * 8ull) {
+        *instr = s.fetch_buf[(key - s.fetch_va) / 8];
+        return true;
+    }
+    u64 va = f.pc;
+    u64 count = std::min<u64>(8, (f.end - f.pc) / 8);
+    if (s.depth == 0) {
+        va = s.ring_base + (f.pc % s.ring_size);
+        count = std::min<u64>(count, (s.ring_size - (f.pc % s.ring_size)) / 8);
+    }
+    count = std::max<u64>(count, 1);
+    if (!mem_read_locked(g, s, va, s.fetch_buf, count * 8)) return false;
+    s.fetch_va = key;
+    s.fetch_n = static_cast<u32>(count);
+    *instr = s.fetch_buf[0];
+    return true;
+}
+
+bool CsEngine::mem_read_locked(Group& g, Stream& s, u64 va, void* dst, size_t len) {
+    const MemResult r = gpu_.mmu().read_locked(g.as, va, dst, len, Access::Read, kSourceCs);
+    if (r.ok()) return true;
+    mem_fail_locked(g, s, r);
+    return false;
+}
+
+bool CsEngine::mem_write_locked(Group& g, Stream& s, u64 va, const void* src, size_t len) {
+    const MemResult r = gpu_.mmu().write_locked(g.as, va, src, len, kSourceCs);
+    if (r.ok()) return true;
+    mem_fail_locked(g, s, r);
+    return false;
+}
+
+void CsEngine::mem_fail_locked(Group& g, Stream& s, const MemResult& r) {
+    switch (r.status) {
+    case MemResult::Status::Fault:
+    case MemResult::Status::Stalled:
+        // The access waits for the AS to be updated (as_updated_locked), like hardware stalls.
+        s.block = Block::Mmu;
+        s.stalled_as = g.as;
+        break;
+    default:
+        bus_fault_locked(g, s, r.va);
+        break;
+    }
+}
+
+void CsEngine::bus_fault_locked(Group& g, Stream& s, u64 va) {
+    fatal_locked(g, s, DRM_PANTHOR_EXCEPTION_CS_BUS_FAULT, va);
+    for (auto& o : g.cs)
+        if (&o != &s && o.started && o.block != Block::Fatal) fault_locked(g, o, DRM_PANTHOR_EXCEPTION_CS_RES_TERM, 0);
+}
+
+void CsEngine::fatal_locked(Group& g, Stream& s, u32 exception, u64 info) {
+    s.block = Block::Fatal;
+    const u64 out = cs_out(g.slot, s.idx);
+    gpu_.mcu().write_locked(static_cast<u32>(out + offsetof(panthor_fw_cs_output_iface, fatal)), &exception, 4);
+    gpu_.mcu().write_locked(static_cast<u32>(out + offsetof(panthor_fw_cs_output_iface, fatal_info)), &info, 8);
+    cs_publish_status_locked(s);
+    gpu_.trace_instant_locked("cs_fatal", "mock_hw");
+    cs_raise_event_locked(g, s, CS_FATAL);
+}
+
+void CsEngine::fault_locked(Group& g, Stream& s, u32 exception, u64 info) {
+    s.in_error = true;
+    s.last_error = exception;
+    if (s.block != Block::Fatal) s.block = Block::FaultAck;
+    const u64 out = cs_out(g.slot, s.idx);
+    gpu_.mcu().write_locked(static_cast<u32>(out + offsetof(panthor_fw_cs_output_iface, fault)), &exception, 4);
+    gpu_.mcu().write_locked(static_cast<u32>(out + offsetof(panthor_fw_cs_output_iface, fault_info)), &info, 8);
+    cs_publish_status_locked(s);
+    gpu_.trace_instant_locked("cs_fault", "mock_hw");
+    cs_raise_event_locked(g, s, CS_FAULT);
+}
+
+void CsEngine::inject_locked(u32 csg, u32 cs, bool fatal, u32 exception) {
+    if (csg >= groups_.size()) return;
+    Group& g = *groups_[csg];
+    if (g.state != GState::Running || cs >= g.cs.size() || !g.cs[cs].started) return;
+    if (fatal) fatal_locked(g, g.cs[cs], exception, 0);
+    else fault_locked(g, g.cs[cs], exception, 0);
+    update_idle_locked();
+}
+
+void CsEngine::as_updated_locked(u32 as) {
+    bool any = false;
+    for (auto& g : groups_) {
+        for (auto& s : g->cs)
+            if (s.block == Block::Mmu && (s.stalled_as == as || as == 0)) s.block = Block::None, any = true;
+    }
+    const ktime_t now = kshim::ktime_get();
+    for (auto& j : jobs_)
+        if (j.stalled && groups_[j.csg]->as == as) j.stalled = false, j.end = now;
+    rearm_jobs_locked();
+    if (any) kick_locked();
+}
+
+bool CsEngine::sync_satisfied(u64 v, u64 ref, u8 cond) const {
+    switch (cond) {
+    case cs::LEQUAL: return v <= ref;
+    case cs::GREATER: return v > ref;
+    case cs::EQUAL: return v == ref;
+    case cs::NEQUAL: return v != ref;
+    case cs::LESS: return v < ref;
+    case cs::GEQUAL: return v >= ref;
+    case cs::ALWAYS: return true;
+    default: return false;
+    }
+}
+
+CsEngine::Step CsEngine::sync_wait_locked(Group& g, Stream& s, const Instr& in) {
+    const bool is64 = in.opcode == cs::SYNC_WAIT64;
+    const u64 addr = reg64(s, in.addr);
+    u64 v = 0;
+    u32 status = 0;
+    if (is64) {
+        u64 obj[2] = {};
+        if (!mem_read_locked(g, s, addr, obj, 16)) return Step::Block;
+        v = obj[0];
+        status = static_cast<u32>(obj[1]);
+    } else {
+        u32 obj[2] = {};
+        if (!mem_read_locked(g, s, addr, obj, 8)) return Step::Block;
+        v = obj[0];
+        status = obj[1];
+    }
+    const u64 ref = is64 ? reg64(s, in.data) : s.regs[in.data];
+    if (!sync_satisfied(v, ref, in.cond)) {
+        s.block = Block::SyncWait;
+        s.sync_ptr = addr;
+        s.sync_value = ref;
+        s.sync_cond = in.cond;
+        s.sync64 = is64;
+        return Step::Block;
+    }
+    if (in.error_reject && status) {
+        // The wait inherits the error of the sync object: it retires, the stream enters the error
+        // state and reports CS_INHERIT_FAULT.
+        s.frames[s.depth].pc += 8;
+        pc_set_ = true;
+        fault_locked(g, s, DRM_PANTHOR_EXCEPTION_CS_INHERIT_FAULT, addr);
+        return Step::Block;
+    }
+    return Step::Next;
+}
+
+void CsEngine::sync_written_locked(Group& g, bool system_scope) {
+    if (system_scope) csg_raise_event_locked(g, CSG_SYNC_UPDATE);
+    reeval_sync_waits_locked();
+}
+
+CsEngine::Step CsEngine::exec_one_locked(Group& g, Stream& s, const Instr& in, u64 next_pc) {
+    const u64 pc_va = s.depth == 0 ? s.ring_base + (s.frames[0].pc % s.ring_size) : s.frames[s.depth].pc;
+    auto invalid = [&] {
+        fatal_locked(g, s, DRM_PANTHOR_EXCEPTION_CS_INSTR_INVALID, pc_va);
+        return Step::Block;
+    };
+    auto reg_ok = [&](u32 r, u32 n = 1) { return r + n <= nregs_; };
+    auto wait_sbs = [&](uint16_t mask) {
+        if (!sb_busy(s, mask)) return false;
+        s.block = Block::SbWait;
+        s.wait_mask = mask;
+        s.wait_instr = false;
+        return true;
+    };
+    if (!in.valid) return invalid();
+    switch (in.opcode) {
+    case cs::NOP:
+    case cs::PROT_REGION:
+    case cs::FINISH_TILING:
+    case cs::PROGRESS_WAIT:
+        return Step::Next;
+    case cs::MOVE:
+        if (!reg_ok(in.dst, 2)) return invalid();
+        set_reg64(s, in.dst, in.imm);
+        return Step::Next;
+    case cs::MOVE32:
+        if (!reg_ok(in.dst)) return invalid();
+        s.regs[in.dst] = static_cast<u32>(in.imm);
+        return Step::Next;
+    case cs::ADD_IMMEDIATE32:
+        if (!reg_ok(in.dst) || !reg_ok(in.src)) return invalid();
+        s.regs[in.dst] = s.regs[in.src] + static_cast<u32>(in.simm);
+        return Step::Next;
+    case cs::ADD_IMMEDIATE64:
+        if (!reg_ok(in.dst, 2) || !reg_ok(in.src, 2)) return invalid();
+        set_reg64(s, in.dst, reg64(s, in.src) + static_cast<u64>(static_cast<int64_t>(in.simm)));
+        return Step::Next;
+    case cs::UMIN32:
+        if (!reg_ok(in.dst) || !reg_ok(in.src0) || !reg_ok(in.src1)) return invalid();
+        s.regs[in.dst] = std::min(s.regs[in.src0], s.regs[in.src1]);
+        return Step::Next;
+    case cs::LOAD_MULTIPLE:
+    case cs::STORE_MULTIPLE: {
+        if (!reg_ok(in.addr, 2)) return invalid();
+        const u64 base = reg64(s, in.addr) + static_cast<u64>(static_cast<int64_t>(in.offset));
+        for (u32 i = 0; i < 16; i++) {
+            if (!(in.mask & (1u << i))) continue;
+            if (!reg_ok(in.base + i)) return invalid();
+            if (in.opcode == cs::LOAD_MULTIPLE) {
+                if (!mem_read_locked(g, s, base + 4 * i, &s.regs[in.base + i], 4)) return Step::Block;
+            } else {
+                if (!mem_write_locked(g, s, base + 4 * i, &s.regs[in.base + i], 4)) return Step::Block;
+            }
+        }
+        if (in.opcode == cs::STORE_MULTIPLE) reeval_sync_waits_locked();
+        return Step::Next;
+    }
+    case cs::BRANCH: {
+        if (!reg_ok(in.src)) return invalid();
+        const int32_t v = static_cast<int32_t>(s.regs[in.src]);
+        bool taken = false;
+        switch (in.cond) {
+        case cs::LEQUAL: taken = v <= 0; break;
+        case cs::GREATER: taken = v > 0; break;
+        case cs::EQUAL: taken = v == 0; break;
+        case cs::NEQUAL: taken = v != 0; break;
+        case cs::LESS: taken = v < 0; break;
+        case cs::GEQUAL: taken = v >= 0; break;
+        case cs::ALWAYS: taken = true; break;
+        default: return invalid();
+        }
+        if (taken) {
+            s.frames[s.depth].pc = next_pc + static_cast<u64>(static_cast<int64_t>(in.offset) * 8);
+            pc_set_ = true;
+        }
+        return Step::Next;
+    }
+    case cs::CALL:
+    case cs::JUMP: {
+        if (!reg_ok(in.addr, 2) || !reg_ok(in.length)) return invalid();
+        const u64 addr = reg64(s, in.addr);
+        const u32 len = s.regs[in.length];
+        if (len % 8) return invalid();
+        if (len == 0 || addr == 0) return Step::Next;
+        if (in.opcode == cs::JUMP && s.depth > 0) {
+            s.frames[s.depth] = Frame{addr, addr + len};
+        } else {
+            // CALL (and a JUMP out of the ring buffer, which the mock treats as a CALL).
+            if (s.depth + 1 >= cs::kCallStackDepth) {
+                fatal_locked(g, s, DRM_PANTHOR_EXCEPTION_CS_CALL_STACK_OVERFLOW, pc_va);
+                return Step::Block;
+            }
+            s.frames[s.depth].pc = next_pc;
+            s.depth++;
+            s.frames[s.depth] = Frame{addr, addr + len};
+        }
+        s.fetch_n = 0;
+        pc_set_ = true;
+        return Step::Next;
+    }
+    case cs::WAIT:
+        if (sb_busy(s, in.wait_mask)) {
+            s.block = Block::SbWait;
+            s.wait_mask = in.wait_mask;
+            s.wait_instr = true;
+            return Step::Block;
+        }
+        if (in.progress_inc) s.progress++;
+        return Step::Next;
+    case cs::SET_SB_ENTRY:
+        s.sb_endpoint = in.sb_endpoint % nsb_;
+        s.sb_other = in.sb_other % nsb_;
+        return Step::Next;
+    case cs::REQ_RESOURCE:
+        s.req_resource = in.resources;
+        return Step::Next;
+    case cs::SET_EXCEPTION_HANDLER:
+        if (!reg_ok(in.addr, 2) || !reg_ok(in.length)) return invalid();
+        if (in.exception == cs::EXCEPTION_TILER_OOM) {
+            s.exc_handler_type = in.exception;
+            s.exc_handler_addr = reg64(s, in.addr);
+            s.exc_handler_len = s.regs[in.length];
+        }
+        return Step::Next;
+    case cs::ERROR_BARRIER:
+        s.in_error = false;
+        return Step::Next;
+    case cs::PROGRESS_STORE:
+        if (!reg_ok(in.src, 2)) return invalid();
+        s.progress = reg64(s, in.src);
+        return Step::Next;
+    case cs::PROGRESS_LOAD:
+        if (!reg_ok(in.dst, 2)) return invalid();
+        set_reg64(s, in.dst, s.progress);
+        return Step::Next;
+    case cs::HEAP_SET:
+        if (!reg_ok(in.addr, 2)) return invalid();
+        s.heap_ctx = reg64(s, in.addr);
+        return Step::Next;
+    case cs::HEAP_OPERATION:
+        if (wait_sbs(in.wait_mask)) return Step::Block;
+        if (in.heap_op == cs::HEAP_VT_START) s.heap_vt_start++;
+        else if (in.heap_op == cs::HEAP_VT_END) s.heap_vt_end++;
+        else if (in.heap_op == cs::HEAP_FRAG_END) s.heap_frag_end++;
+        else return invalid();
+        return Step::Next;
+    case cs::FINISH_FRAGMENT:
+        if (wait_sbs(in.wait_mask)) return Step::Block;
+        if (in.inc_frag_end) s.heap_frag_end++;
+        return Step::Next;
+    case cs::TRACE_POINT:
+        if (wait_sbs(in.wait_mask)) return Step::Block;
+        return Step::Next;
+    case cs::STORE_STATE: {
+        if (!reg_ok(in.addr, 2)) return invalid();
+        if (wait_sbs(in.wait_mask)) return Step::Block;
+        u64 v = 0;
+        switch (in.state) {
+        case cs::STATE_TIMESTAMP: v = gpu_.control().timestamp_locked(); break;
+        case cs::STATE_CYCLE_COUNT: v = gpu_.control().cycle_count_locked(); break;
+        case cs::STATE_DISJOINT_COUNT: v = 0; break;
+        case cs::STATE_ERROR_STATUS: v = s.in_error ? s.last_error : 0; break;
+        }
+        if (!mem_write_locked(g, s, reg64(s, in.addr) + static_cast<u64>(static_cast<int64_t>(in.offset)), &v, 8))
+            return Step::Block;
+        return Step::Next;
+    }
+    case cs::FLUSH_CACHE2: {
+        if (!reg_ok(in.flush_id)) return invalid();
+        if (wait_sbs(in.wait_mask)) return Step::Block;
+        // Skipped when a flush already happened since the flush ID in the register was sampled.
+        if ((s.regs[in.flush_id] & 0xFFFFFF) != gpu_.control().latest_flush_id_locked()) return Step::Next;
+        if (in.l2 == cs::FLUSH_NONE && in.lsc == cs::FLUSH_NONE && in.other == cs::OTHER_FLUSH_NONE) return Step::Next;
+        Job j{};
+        j.csg = g.slot;
+        j.cs = s.idx;
+        j.slot = in.signal_slot % nsb_;
+        j.uses_core = false;
+        j.flush = true;
+        j.flush_l2 = in.l2 == cs::FLUSH_CLEAN_INVALIDATE;
+        j.seq = job_seq_++;
+        j.shader.duration_ns = gpu_.config().lat.cache_flush;
+        s.sb[j.slot]++;
+        s.jobs++;
+        jobs_.push_back(j);
+        start_job_locked(jobs_.back());
+        return Step::Next;
+    }
+    case cs::SYNC_ADD32:
+    case cs::SYNC_SET32:
+    case cs::SYNC_ADD64:
+    case cs::SYNC_SET64: {
+        const bool is64 = in.opcode == cs::SYNC_ADD64 || in.opcode == cs::SYNC_SET64;
+        if (!reg_ok(in.addr, 2) || !reg_ok(in.data, is64 ? 2 : 1)) return invalid();
+        if (wait_sbs(in.wait_mask)) return Step::Block;
+        const u64 addr = reg64(s, in.addr);
+        const bool add = in.opcode == cs::SYNC_ADD32 || in.opcode == cs::SYNC_ADD64;
+        const u32 status = s.in_error ? 1 : 0;
+        if (is64) {
+            u64 v = 0;
+            if (add && !mem_read_locked(g, s, addr, &v, 8)) return Step::Block;
+            v = add ? v + reg64(s, in.data) : reg64(s, in.data);
+            if (!mem_write_locked(g, s, addr, &v, 8)) return Step::Block;
+            if (in.error_propagate && !mem_write_locked(g, s, addr + 8, &status, 4)) return Step::Block;
+        } else {
+            u32 v = 0;
+            if (add && !mem_read_locked(g, s, addr, &v, 4)) return Step::Block;
+            v = add ? v + s.regs[in.data] : s.regs[in.data];
+            if (!mem_write_locked(g, s, addr, &v, 4)) return Step::Block;
+            if (in.error_propagate && !mem_write_locked(g, s, addr + 4, &status, 4)) return Step::Block;
+        }
+        sync_written_locked(g, in.scope == cs::SCOPE_SYSTEM);
+        return Step::Next;
+    }
+    case cs::SYNC_WAIT32:
+    case cs::SYNC_WAIT64:
+        if (!reg_ok(in.addr, 2) || !reg_ok(in.data, in.opcode == cs::SYNC_WAIT64 ? 2 : 1)) return invalid();
+        return sync_wait_locked(g, s, in);
+    case cs::RUN_COMPUTE:
+    case cs::RUN_TILING:
+    case cs::RUN_IDVS:
+    case cs::RUN_FRAGMENT:
+    case cs::RUN_FULLSCREEN:
+    case cs::RUN_COMPUTE_INDIRECT:
+        return issue_job_locked(g, s, in);
+    default:
+        return invalid();
+    }
+}
+
+CsEngine::Step CsEngine::issue_job_locked(Group& g, Stream& s, const Instr& in) {
+    if (in.progress_inc) s.progress++;
+    if (s.in_error) return Step::Next;  // RUN_* are no-ops until ERROR_BARRIER
+    u64 desc = 0;
+    switch (in.opcode) {
+    case cs::RUN_FRAGMENT: desc = reg64(s, 40) & ~0x3Full; break;
+    case cs::RUN_FULLSCREEN: desc = reg64(s, in.addr); break;
+    case cs::RUN_IDVS: desc = reg64(s, 16); break;
+    default: desc = reg64(s, static_cast<u8>(16 + 2 * in.spd)); break;
+    }
+    MockShader sh{};
+    if (!mem_read_locked(g, s, desc, &sh, sizeof(sh))) return Step::Block;
+    auto retire_with = [&](bool fatal, u32 exc, u64 info) {
+        s.frames[s.depth].pc += 8;
+        pc_set_ = true;
+        if (fatal) fatal_locked(g, s, exc, info);
+        else fault_locked(g, s, exc, info);
+        return Step::Block;
+    };
+    if (sh.magic != MockShader::kMagic) return retire_with(false, DRM_PANTHOR_EXCEPTION_DATA_INVALID_FAULT, desc);
+    FaultPlan& fp = gpu_.faults();
+    const int gi = static_cast<int>(g.slot), si = static_cast<int>(s.idx);
+    if (const FaultSpec* f = fp.occurrence_locked(FaultKind::CsFatal, ~0u, -1, gi, si)) return retire_with(true, f->exception, desc);
+    if (fp.occurrence_locked(FaultKind::CsUnrecoverable, ~0u, -1, gi, si))
+        return retire_with(true, DRM_PANTHOR_EXCEPTION_CS_UNRECOVERABLE, desc);
+    if (const FaultSpec* f = fp.occurrence_locked(FaultKind::CsFault, ~0u, -1, gi, si)) return retire_with(false, f->exception, desc);
+    if (fp.occurrence_locked(FaultKind::ShaderHang, ~0u, -1, gi, si)) sh.kind = MockShader::Hang;
+    if (const FaultSpec* f = fp.occurrence_locked(FaultKind::MmuFaultAt, ~0u, -1, gi, si)) {
+        sh.kind = MockShader::Access;
+        sh.addr = f->fault_addr;
+    }
+    if ((in.opcode == cs::RUN_IDVS || in.opcode == cs::RUN_TILING) && sh.heap_chunks) {
+        if (!s.heap_ctx) return retire_with(false, DRM_PANTHOR_EXCEPTION_DATA_INVALID_FAULT, 0);
+        MockHeapContext hc{};
+        if (!mem_read_locked(g, s, s.heap_ctx, &hc, sizeof(hc))) return Step::Block;
+        u32 need = sh.heap_chunks;
+        if (s.oom_replied) {
+            s.oom_replied = false;
+            if (s.oom_chunk) {
+                // The chunk the host handed over on TILER_OOM satisfies the blocked job.
+                hc.last_chunk = s.oom_chunk;
+                hc.chunks_used++;
+                need = 0;
+            } else if (s.exc_handler_addr && s.exc_handler_len && s.depth + 1 < cs::kCallStackDepth) {
+                // No memory: run the tiler-OOM exception handler (e.g. an incremental render),
+                // then retry the RUN, which raises TILER_OOM again if the heap is still empty.
+                s.depth++;
+                s.frames[s.depth] = Frame{s.exc_handler_addr, s.exc_handler_addr + s.exc_handler_len};
+                s.fetch_n = 0;
+                pc_set_ = true;
+                return Step::Next;
+            } else {
+                return retire_with(false, DRM_PANTHOR_EXCEPTION_OOM, s.heap_ctx);
+            }
+        }
+        while (need) {
+            if (!hc.free_chunk) {
+                mem_write_locked(g, s, s.heap_ctx, &hc, sizeof(hc));
+                s.oom_heap = s.heap_ctx;
+                s.block = Block::Oom;
+                const u64 out = cs_out(g.slot, s.idx);
+                gpu_.mcu().write_locked(static_cast<u32>(out + offsetof(panthor_fw_cs_output_iface, heap_address)), &s.heap_ctx, 8);
+                cs_publish_status_locked(s);
+                cs_raise_event_locked(g, s, CS_TILER_OOM);
+                return Step::Block;
+            }
+            u64 hdr = 0;
+            if (!mem_read_locked(g, s, hc.free_chunk & ~0xFFFull, &hdr, 8)) return Step::Block;
+            hc.last_chunk = hc.free_chunk;
+            hc.free_chunk = hdr;
+            hc.chunks_used++;
+            need--;
+        }
+        if (!mem_write_locked(g, s, s.heap_ctx, &hc, sizeof(hc))) return Step::Block;
+    }
+    Job j{};
+    j.csg = g.slot;
+    j.cs = s.idx;
+    j.slot = s.sb_endpoint;
+    j.uses_core = true;
+    j.shader = sh;
+    j.prio = g.priority;
+    j.seq = job_seq_++;
+    s.sb[j.slot]++;
+    s.jobs++;
+    jobs_.push_back(j);
+    dispatch_locked();
+    return Step::Next;
+}
+
+void CsEngine::dispatch_locked() {
+    const u32 total = cores_total_locked();
+    while (cores_busy_ < total) {
+        Job* best = nullptr;
+        for (auto& j : jobs_) {
+            if (j.started || !j.uses_core) continue;
+            const Group& jg = *groups_[j.csg];
+            if (jg.state != GState::Running && jg.state != GState::Suspending) continue;
+            if (jg.ep_compute && jg.running >= jg.ep_compute) continue;
+            if (!best || j.prio > best->prio || (j.prio == best->prio && j.seq < best->seq)) best = &j;
+        }
+        if (!best) break;
+        start_job_locked(*best);
+    }
+}
+
+void CsEngine::start_job_locked(Job& j) {
+    j.started = true;
+    if (j.uses_core) cores_busy_++, groups_[j.csg]->running++;
+    j.end = kshim::ktime_get() + static_cast<ktime_t>(j.shader.duration_ns);
+    if (j.uses_core) {
+        Group& g = *groups_[j.csg];
+        if (kshim::trace::enabled()) {
+            kshim::trace::async_begin("mock_job", j.seq, "mock_hw",
+                                      "{\"csg\":" + std::to_string(j.csg) + ",\"cs\":" + std::to_string(j.cs) + "}");
+            kshim::trace::counter("mock_cores_busy", cores_busy_);
+        }
+        if (!g.progress_ev->pending_locked()) rearm_progress_locked(g);
+    }
+    rearm_jobs_locked();
+}
+
+void CsEngine::rearm_jobs_locked() {
+    ktime_t due = 0;
+    bool any = false;
+    for (auto& j : jobs_) {
+        if (!j.started || j.stalled || j.shader.kind == MockShader::Hang) continue;
+        if (!any || j.end < due) due = j.end, any = true;
+    }
+    if (!any) jobs_ev_->cancel_locked();
+    else if (!jobs_ev_->pending_locked() || jobs_ev_->due_locked() != due) jobs_ev_->arm_at_locked(due);
+}
+
+void CsEngine::jobs_fired_locked() {
+    if (!running_) return;
+    const ktime_t now = kshim::ktime_get();
+    for (size_t i = 0; i < jobs_.size();) {
+        Job& j = jobs_[i];
+        if (j.started && !j.stalled && j.shader.kind != MockShader::Hang && j.end <= now) {
+            const size_t before = jobs_.size();
+            complete_job_locked(i);
+            if (jobs_.size() == before) i++;  // stalled, kept
+            else i = 0;                       // erased; the vector may have been reshuffled
+        } else {
+            i++;
+        }
+    }
+    rearm_jobs_locked();
+    dispatch_locked();
+    update_idle_locked();
+    kick_locked();
+}
+
+void CsEngine::complete_job_locked(size_t idx) {
+    Job j = jobs_[idx];
+    Group& g = *groups_[j.csg];
+    Stream& s = g.cs[j.cs];
+    if (j.flush) {
+        gpu_.control().cs_flush_done_locked(j.flush_l2);
+    } else if (j.shader.kind == MockShader::Write || j.shader.kind == MockShader::Access) {
+        u64 v = j.shader.value;
+        const MemResult r = j.shader.kind == MockShader::Write
+                                ? gpu_.mmu().write_locked(g.as, j.shader.addr, &v, 8, kSourceCs)
+                                : gpu_.mmu().read_locked(g.as, j.shader.addr, &v, 8, Access::Read, kSourceCs);
+        if (r.status == MemResult::Status::Fault || r.status == MemResult::Status::Stalled) {
+            jobs_[idx].stalled = true;  // retried when the AS is updated
+            return;
+        }
+        if (!r.ok()) bus_fault_locked(g, s, j.shader.addr);
+        else if (j.shader.kind == MockShader::Write) reeval_sync_waits_locked();
+    } else if (j.shader.kind == MockShader::Fault) {
+        fault_locked(g, s, static_cast<u32>(j.shader.value), j.shader.addr);
+    }
+    if (j.uses_core) cores_busy_--, g.running--;
+    if (s.sb[j.slot]) s.sb[j.slot]--;
+    if (s.jobs) s.jobs--;
+    jobs_done_++;
+    if (j.uses_core && kshim::trace::enabled()) {
+        kshim::trace::async_end("mock_job", j.seq, "mock_hw");
+        kshim::trace::counter("mock_cores_busy", cores_busy_);
+    }
+    jobs_.erase(jobs_.begin() + static_cast<long>(idx));
+    g.progress_reported = false;
+    if (j.uses_core) rearm_progress_locked(g);
+    stream_jobs_changed_locked(g, s);
+}
+
+void CsEngine::stream_jobs_changed_locked(Group& g, Stream& s) {
+    if (s.block == Block::SbWait && !sb_busy(s, s.wait_mask)) s.block = Block::None;
+    if (g.state == GState::Suspending && g.pending_state == CSG_STATE_SUSPEND && !g.state_ev->pending_locked()) {
+        bool busy = false;
+        for (auto& o : g.cs) busy |= o.jobs != 0;
+        if (!busy) g.state_ev->arm_locked(gpu_.config().lat.csg_suspend);
+    }
+    kick_locked();
+}
+
+}  // namespace mock_hw

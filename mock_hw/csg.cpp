@@ -1,0 +1,643 @@
+// CSG and CS slot interfaces of the mock firmware (cs_engine.h): the per-slot req/ack protocol,
+// state transitions, events and IRQs, status reporting, suspend buffers (hw-interface.md §3.3-3.8).
+#include <cstring>
+
+#include "kernel_shim/trace.h"
+#include "mock_hw/cs_engine.h"
+#include "mock_hw/gpu.h"
+#include "panthor/regs/exceptions.h"
+#include "panthor/regs/job_regs.h"
+
+namespace mock_hw {
+
+using namespace panthor;
+
+namespace {
+
+struct SavedStream {
+    u32 magic, version, flags, depth;
+    u64 frames[2 * cs::kCallStackDepth];
+    u32 sb[16];
+    u8 sb_endpoint, sb_other, sync_cond, block;
+    u32 last_error;
+    u64 sync_ptr, sync_value, heap_ctx;
+    u32 vt_start, vt_end, frag_end, req_resource;
+    u64 progress, exc_addr;
+    u32 exc_len, exc_type;
+    u64 oom_heap;
+    u32 regs[128];
+    u64 checksum;
+};
+static_assert(sizeof(SavedStream) <= kSaveStride);
+constexpr u32 kSavedStarted = 1, kSavedInError = 2, kSavedSync64 = 4, kSavedWaitInstr = 8;
+
+u64 fnv1a(const void* p, size_t n) {
+    u64 h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ static_cast<const u8*>(p)[i]) * 0x100000001b3ull;
+    return h;
+}
+
+}  // namespace
+
+CsEngine::CsEngine(Gpu& gpu) : gpu_(gpu) {
+    const McuConfig& mc = gpu.config().mcu;
+    nregs_ = std::min<u32>(mc.work_regs, 128);
+    nsb_ = std::min<u32>(mc.scoreboards, 16);
+    for (u32 i = 0; i < gpu.mcu().layout().group_num; i++) {
+        auto g = std::make_unique<Group>();
+        g->slot = i;
+        g->cs.resize(gpu.mcu().layout().stream_num);
+        Group* gp = g.get();
+        g->scan_ev = gpu.make_event("mock_hw CSG scan", [this, gp] { csg_scan_locked(*gp); });
+        g->state_ev = gpu.make_event("mock_hw CSG state", [this, gp] { csg_state_done_locked(*gp); });
+        g->progress_ev = gpu.make_event("mock_hw CSG progress", [this, gp] { progress_timer_fired_locked(*gp); });
+        g->delayed_ack_ev = gpu.make_event("mock_hw CSG delayed ack", [this, gp] { delayed_ack_locked(*gp); });
+        if (kshim::trace::enabled()) g->track = kshim::trace::track(("csg" + std::to_string(i)).c_str());
+        groups_.push_back(std::move(g));
+    }
+    run_ev_ = gpu.make_event("mock_hw CS run", [this] { run_locked(); });
+    jobs_ev_ = gpu.make_event("mock_hw CS jobs", [this] { jobs_fired_locked(); });
+    poll_ev_ = gpu.make_event("mock_hw CS sync poll", [this] { poll_locked(); });
+}
+
+CsEngine::~CsEngine() = default;
+
+u64 CsEngine::csg_in(u32 slot) const { return gpu_.mcu().shared_va(gpu_.mcu().layout().csg_input(slot)); }
+u64 CsEngine::csg_out(u32 slot) const { return gpu_.mcu().shared_va(gpu_.mcu().layout().csg_output(slot)); }
+u64 CsEngine::cs_in(u32 slot, u32 cs) const { return gpu_.mcu().shared_va(gpu_.mcu().layout().cs_input(slot, cs)); }
+u64 CsEngine::cs_out(u32 slot, u32 cs) const { return gpu_.mcu().shared_va(gpu_.mcu().layout().cs_output(slot, cs)); }
+
+// ---- CsfEngine seam ------------------------------------------------------------------------------
+
+void CsEngine::csg_doorbell_locked(u32 slot_mask) {
+    if (!running_) return;
+    for (auto& g : groups_)
+        if ((slot_mask & (1u << g->slot)) && !g->scan_ev->pending_locked()) g->scan_ev->arm_locked(gpu_.config().lat.csg_request);
+}
+
+void CsEngine::user_doorbell_locked(u32 doorbell) {
+    if (!running_) return;
+    // A user doorbell wakes the streams configured with it (CS config[15:8]); they re-read
+    // CS_INSERT and re-evaluate a blocked SYNC_WAIT when they run.
+    for (auto& g : groups_) {
+        if (g->state != GState::Running) continue;
+        for (auto& s : g->cs)
+            if (s.started && ((s.cs_config >> 8) & 0xFF) == doorbell && s.block == Block::SyncWait) s.block = Block::None;
+    }
+    kick_locked();
+}
+
+void CsEngine::mcu_started_locked(bool cold) {
+    running_ = true;
+    if (cold) {
+        jobs_.clear();
+        cores_busy_ = 0;
+        for (auto& g : groups_) {
+            g->state = GState::Off;
+            g->running = 0;
+            g->pending_state = 0xFF;
+            g->idle = true;
+            g->suspend_stuck = g->progress_reported = false;
+            g->delayed_bits = g->dropped_bits = 0;
+            for (u32 i = 0; i < g->cs.size(); i++) {
+                g->cs[i] = Stream{};
+                g->cs[i].csg = g->slot;
+                g->cs[i].idx = i;
+            }
+        }
+    }
+    kick_locked();
+}
+
+void CsEngine::mcu_stopped_locked() {
+    running_ = false;
+    run_ev_->cancel_locked();
+    jobs_ev_->cancel_locked();
+    poll_ev_->cancel_locked();
+    // The firmware stops: in-flight work is lost. panthor suspends every group before a halt.
+    jobs_.clear();
+    cores_busy_ = 0;
+    for (auto& g : groups_) {
+        g->running = 0;
+        g->scan_ev->cancel_locked();
+        g->state_ev->cancel_locked();
+        g->progress_ev->cancel_locked();
+        g->delayed_ack_ev->cancel_locked();
+        for (auto& s : g->cs) s.jobs = 0, memset(s.sb, 0, sizeof(s.sb));
+        if (g->state == GState::Running || g->state == GState::Suspending || g->state == GState::Terminating) {
+            g->state = GState::Off;
+            for (auto& s : g->cs) s.started = false;
+        }
+        g->pending_state = 0xFF;
+    }
+}
+
+// ---- CSG requests --------------------------------------------------------------------------------
+
+void CsEngine::csg_scan_locked(Group& g) {
+    if (!running_) return;
+    Mcu& mcu = gpu_.mcu();
+    panthor_fw_csg_input_iface in{};
+    panthor_fw_csg_output_iface out{};
+    if (!mcu.read_locked(csg_in(g.slot), &in, sizeof(in)).ok() || !mcu.read_locked(csg_out(g.slot), &out, sizeof(out)).ok())
+        return;
+    g.as = CSG_CONFIG_AS(in.config);
+    g.priority = (in.endpoint_req & CSG_EP_REQ_PRIORITY_MASK) >> 28;
+    g.ep_compute = in.endpoint_req & 0xFF;
+    g.suspend_buf = in.suspend_buf;
+
+    const u32 db = in.doorbell_req ^ out.doorbell_ack;
+    if (db) {
+        mcu.write_locked(csg_out(g.slot) + offsetof(panthor_fw_csg_output_iface, doorbell_ack), &in.doorbell_req, 4);
+        for (u32 c = 0; c < g.cs.size(); c++)
+            if (db & (1u << c)) cs_scan_locked(g, g.cs[c]);
+    }
+
+    const u32 pending = (in.req ^ out.ack) & (CSG_ENDPOINT_CONFIG | CSG_STATUS_UPDATE);
+    g.dropped_bits &= pending | CSG_STATE_MASK;
+    g.delayed_bits &= pending | CSG_STATE_MASK;
+    u32 acked = 0;
+    for (u32 todo = pending & ~g.dropped_bits & ~g.delayed_bits; todo; todo &= todo - 1) {
+        const u32 bit = todo & -todo;
+        FaultPlan& fp = gpu_.faults();
+        if (fp.occurrence_locked(FaultKind::CsgAckDrop, bit, -1, static_cast<int>(g.slot))) {
+            g.dropped_bits |= bit;
+            continue;
+        }
+        if (const FaultSpec* f = fp.occurrence_locked(FaultKind::CsgAckDelay, bit, -1, static_cast<int>(g.slot))) {
+            g.delayed_bits |= bit;
+            g.delayed_ack_ev->arm_locked(f->delay);
+            continue;
+        }
+        if (bit == CSG_ENDPOINT_CONFIG) {
+            const u32 cores = cores_total_locked();
+            u32 cur = std::min<u32>(in.endpoint_req & 0xFF, cores) | (std::min<u32>((in.endpoint_req >> 8) & 0xFF, cores) << 8) |
+                      (std::min<u32>((in.endpoint_req >> 16) & 0xF, 1) << 16);
+            mcu.write_locked(csg_out(g.slot) + offsetof(panthor_fw_csg_output_iface, status_ep_current), &cur, 4);
+            mcu.write_locked(csg_out(g.slot) + offsetof(panthor_fw_csg_output_iface, status_ep_req), &in.endpoint_req, 4);
+        } else {
+            csg_status_update_locked(g);
+        }
+        acked |= bit;
+    }
+
+    const u32 req_state = in.req & CSG_STATE_MASK;
+    if (req_state != (out.ack & CSG_STATE_MASK) && req_state != g.pending_state && !(g.dropped_bits & CSG_STATE_MASK)) {
+        if (gpu_.faults().occurrence_locked(FaultKind::CsgAckDrop, CSG_STATE_MASK, -1, static_cast<int>(g.slot))) {
+            g.dropped_bits |= CSG_STATE_MASK;
+        } else {
+            ktime_t extra = 0;
+            if (const FaultSpec* f = gpu_.faults().occurrence_locked(FaultKind::CsgAckDelay, CSG_STATE_MASK, -1, static_cast<int>(g.slot)))
+                extra = f->delay;
+            g.pending_state = req_state;
+            csg_apply_state_locked(g, req_state);
+            if (g.state_ev->pending_locked()) g.state_ev->arm_locked(g.state_ev->due_locked() - kshim::ktime_get() + extra);
+        }
+    }
+    if (acked) {
+        u32 ack = 0;
+        mcu.read_locked(csg_out(g.slot), &ack, 4);
+        ack = (ack & ~acked) | (in.req & acked);
+        mcu.write_locked(csg_out(g.slot), &ack, 4);
+        if (acked & in.ack_irq_mask) gpu_.job_irq().raise_locked(JOB_INT_CSG_IF(g.slot));
+    }
+    update_idle_locked();
+    kick_locked();
+}
+
+void CsEngine::delayed_ack_locked(Group& g) {
+    if (!running_) return;
+    const u32 bits = g.delayed_bits & ~CSG_STATE_MASK;
+    g.delayed_bits = 0;
+    if (bits & CSG_STATUS_UPDATE) csg_status_update_locked(g);
+    panthor_fw_csg_input_iface in{};
+    u32 ack = 0;
+    gpu_.mcu().read_locked(csg_in(g.slot), &in, sizeof(in));
+    gpu_.mcu().read_locked(csg_out(g.slot), &ack, 4);
+    ack = (ack & ~bits) | (in.req & bits);
+    gpu_.mcu().write_locked(csg_out(g.slot), &ack, 4);
+    if (bits & in.ack_irq_mask) gpu_.job_irq().raise_locked(JOB_INT_CSG_IF(g.slot));
+}
+
+void CsEngine::csg_apply_state_locked(Group& g, u32 state) {
+    const GpuLatencies& lat = gpu_.config().lat;
+    if (kshim::trace::enabled()) {
+        static const char* names[] = {"TERMINATE", "START", "SUSPEND", "RESUME"};
+        gpu_.trace_instant_locked("csg_state_req", names[state & 3]);
+    }
+    switch (state) {
+    case CSG_STATE_START:
+    case CSG_STATE_RESUME:
+        g.state_ev->arm_locked(lat.csg_state);
+        break;
+    case CSG_STATE_SUSPEND:
+        if (g.state == GState::Running) g.state = GState::Suspending;
+        g.suspend_stuck = gpu_.faults().occurrence_locked(FaultKind::SuspendNeverCompletes, ~0u, -1, static_cast<int>(g.slot)) != nullptr;
+        g.state_ev->arm_locked(lat.csg_suspend);
+        break;
+    case CSG_STATE_TERMINATE:
+        drop_group_jobs_locked(g);
+        if (g.state != GState::Off) g.state = GState::Terminating;
+        g.state_ev->arm_locked(lat.csg_state);
+        break;
+    default:
+        // Unknown state values are not acked (panthor then times out and resets).
+        g.pending_state = 0xFF;
+        break;
+    }
+}
+
+void CsEngine::csg_state_done_locked(Group& g) {
+    if (!running_) return;
+    const u32 st = g.pending_state;
+    Mcu& mcu = gpu_.mcu();
+    switch (st) {
+    case CSG_STATE_START:
+        if (g.state != GState::Running) {
+            for (u32 i = 0; i < g.cs.size(); i++) {
+                g.cs[i] = Stream{};
+                g.cs[i].csg = g.slot;
+                g.cs[i].idx = i;
+            }
+            g.state = GState::Running;
+            g.idle = false;
+            for (auto& s : g.cs) cs_scan_locked(g, s);
+        }
+        if (kshim::trace::enabled()) kshim::trace::begin_on(g.track, "csg_resident", "mock_hw");
+        break;
+    case CSG_STATE_RESUME: {
+        const bool ok = restore_group_locked(g);
+        g.state = GState::Running;
+        g.idle = false;
+        for (auto& s : g.cs) cs_scan_locked(g, s);
+        if (!ok) {
+            for (auto& s : g.cs)
+                if (s.started) fatal_locked(g, s, DRM_PANTHOR_EXCEPTION_CSF_FW_INTERNAL_ERROR, g.suspend_buf);
+        }
+        if (kshim::trace::enabled()) kshim::trace::begin_on(g.track, "csg_resident", "mock_hw");
+        break;
+    }
+    case CSG_STATE_SUSPEND: {
+        if (g.suspend_stuck) return;
+        bool busy = false;
+        for (auto& s : g.cs) busy |= s.jobs != 0;
+        if (busy) return;  // re-armed when the group's last job retires
+        if (g.state == GState::Suspending || g.state == GState::Running) {
+            save_group_locked(g);
+            if (gpu_.faults().occurrence_locked(FaultKind::CorruptSuspendBuffer, ~0u, -1, static_cast<int>(g.slot))) {
+                u32 junk = 0xDEADBEEF;
+                mcu.write_locked(static_cast<u32>(g.suspend_buf + offsetof(SavedStream, regs)), &junk, 4);
+            }
+            for (auto& s : g.cs)
+                if (s.started) cs_write_extract_locked(s, false);
+            g.state = GState::Suspended;
+            if (kshim::trace::enabled()) kshim::trace::end_on(g.track, "csg_resident", "mock_hw");
+        }
+        break;
+    }
+    case CSG_STATE_TERMINATE:
+        drop_group_jobs_locked(g);
+        for (auto& s : g.cs) {
+            if (s.started) cs_write_extract_locked(s, false);
+            const u32 c = s.idx;
+            s = Stream{};
+            s.csg = g.slot;
+            s.idx = c;
+        }
+        if (g.state != GState::Off && g.state != GState::Suspended && kshim::trace::enabled())
+            kshim::trace::end_on(g.track, "csg_resident", "mock_hw");
+        g.state = GState::Off;
+        g.progress_ev->cancel_locked();
+        break;
+    default:
+        return;
+    }
+    g.pending_state = 0xFF;
+    u32 reported = st;
+    if (const FaultSpec* f = gpu_.faults().occurrence_locked(FaultKind::CsgWrongState, ~0u, -1, static_cast<int>(g.slot)))
+        reported = f->wrong_state & CSG_STATE_MASK;
+    u32 ack = 0, mask = 0;
+    mcu.read_locked(csg_out(g.slot), &ack, 4);
+    ack = (ack & ~CSG_STATE_MASK) | reported;
+    mcu.write_locked(csg_out(g.slot), &ack, 4);
+    mcu.read_locked(csg_in(g.slot) + offsetof(panthor_fw_csg_input_iface, ack_irq_mask), &mask, 4);
+    if (mask & CSG_STATE_MASK) gpu_.job_irq().raise_locked(JOB_INT_CSG_IF(g.slot));
+    update_idle_locked();
+    kick_locked();
+}
+
+void CsEngine::drop_group_jobs_locked(Group& g) {
+    for (size_t i = jobs_.size(); i-- > 0;) {
+        if (jobs_[i].csg != g.slot) continue;
+        if (jobs_[i].started && jobs_[i].uses_core) {
+            cores_busy_--, g.running--;
+            if (kshim::trace::enabled()) kshim::trace::async_end("mock_job", jobs_[i].seq, "mock_hw");
+        }
+        jobs_.erase(jobs_.begin() + static_cast<long>(i));
+    }
+    for (auto& s : g.cs) {
+        s.jobs = 0;
+        memset(s.sb, 0, sizeof(s.sb));
+    }
+    g.progress_ev->cancel_locked();
+    rearm_jobs_locked();
+    dispatch_locked();
+}
+
+void CsEngine::csg_raise_event_locked(Group& g, u32 bit) {
+    u32 ack = 0, req = 0, mask = 0;
+    gpu_.mcu().read_locked(csg_out(g.slot), &ack, 4);
+    gpu_.mcu().read_locked(csg_in(g.slot), &req, 4);
+    // An event the host has not acknowledged yet stays signalled (toggling again would cancel it).
+    if (!((ack ^ req) & bit)) {
+        ack ^= bit;
+        gpu_.mcu().write_locked(csg_out(g.slot), &ack, 4);
+    }
+    gpu_.mcu().read_locked(csg_in(g.slot) + offsetof(panthor_fw_csg_input_iface, ack_irq_mask), &mask, 4);
+    if (mask & bit) gpu_.job_irq().raise_locked(JOB_INT_CSG_IF(g.slot));
+}
+
+void CsEngine::csg_status_update_locked(Group& g) {
+    for (auto& s : g.cs) cs_publish_status_locked(s);
+    u32 st = g.idle ? CSG_STATUS_STATE_IS_IDLE : 0;
+    gpu_.mcu().write_locked(csg_out(g.slot) + offsetof(panthor_fw_csg_output_iface, status_state), &st, 4);
+}
+
+// ---- CS requests ---------------------------------------------------------------------------------
+
+void CsEngine::cs_scan_locked(Group& g, Stream& s) {
+    Mcu& mcu = gpu_.mcu();
+    panthor_fw_cs_input_iface in{};
+    u32 ack = 0;
+    if (!mcu.read_locked(cs_in(g.slot, s.idx), &in, sizeof(in)).ok() || !mcu.read_locked(cs_out(g.slot, s.idx), &ack, 4).ok())
+        return;
+    u32 copy = (in.req ^ ack) & (CS_REQ_MASK & ~CS_STATE_MASK);
+    const u32 req_state = in.req & CS_STATE_MASK;
+    if (req_state != (ack & CS_STATE_MASK)) {
+        if (req_state == CS_STATE_START && g.state == GState::Running && !s.started) cs_start_locked(g, s, true);
+        if (req_state == CS_STATE_STOP) {
+            if (s.started) cs_write_extract_locked(s, false);
+            for (size_t i = jobs_.size(); i-- > 0;) {
+                if (jobs_[i].csg != g.slot || jobs_[i].cs != s.idx) continue;
+                if (jobs_[i].started && jobs_[i].uses_core) {
+                    cores_busy_--, g.running--;
+                    if (kshim::trace::enabled()) kshim::trace::async_end("mock_job", jobs_[i].seq, "mock_hw");
+                }
+                jobs_.erase(jobs_.begin() + static_cast<long>(i));
+            }
+            const u32 c = s.idx;
+            s = Stream{};
+            s.csg = g.slot;
+            s.idx = c;
+            rearm_jobs_locked();
+            dispatch_locked();
+        }
+        copy |= CS_STATE_MASK;
+    } else if (req_state == CS_STATE_START && g.state == GState::Running && !s.started) {
+        cs_start_locked(g, s, true);
+    }
+    s.cs_req_cfg = in.req;
+    s.cs_config = in.config;
+    if (copy) {
+        ack = (ack & ~copy) | (in.req & copy);
+        mcu.write_locked(cs_out(g.slot, s.idx), &ack, 4);
+    }
+    if (s.block == Block::FaultAck && !((in.req ^ ack) & CS_FAULT)) s.block = Block::None;
+    if (s.block == Block::Oom && !((in.req ^ ack) & CS_TILER_OOM)) {
+        s.block = Block::None;
+        s.oom_replied = true;
+        s.oom_chunk = in.heap_start;
+    }
+    if (s.block == Block::SyncWait) s.block = Block::None;  // re-evaluated when it runs
+}
+
+void CsEngine::cs_start_locked(Group& g, Stream& s, bool fresh) {
+    panthor_fw_cs_input_iface in{};
+    if (!gpu_.mcu().read_locked(cs_in(g.slot, s.idx), &in, sizeof(in)).ok()) return;
+    if (fresh) {
+        const u32 c = s.idx;
+        s = Stream{};
+        s.csg = g.slot;
+        s.idx = c;
+    }
+    s.ring_base = in.ringbuf_base;
+    s.ring_size = in.ringbuf_size;
+    s.io_in = in.ringbuf_input;
+    s.io_out = in.ringbuf_output;
+    s.cs_config = in.config;
+    s.cs_req_cfg = in.req;
+    s.started = true;
+    if (fresh) {
+        u64 extract_init = 0;
+        gpu_.mcu().read_locked(static_cast<u32>(s.io_in + offsetof(panthor_fw_ringbuf_input_iface, extract)), &extract_init, 8);
+        s.frames[0].pc = s.frames[0].end = extract_init;
+    }
+    refresh_insert_locked(s);
+    if (s.ring_size == 0 || (s.ring_size & (s.ring_size - 1))) {
+        fatal_locked(g, s, DRM_PANTHOR_EXCEPTION_CS_CONFIG_FAULT, s.ring_size);
+        return;
+    }
+    cs_write_extract_locked(s, true);
+}
+
+void CsEngine::cs_raise_event_locked(Group& g, Stream& s, u32 bit) {
+    Mcu& mcu = gpu_.mcu();
+    u32 ack = 0, req = 0, irq_req = 0, irq_ack = 0, mask = 0;
+    mcu.read_locked(cs_out(g.slot, s.idx), &ack, 4);
+    mcu.read_locked(cs_in(g.slot, s.idx), &req, 4);
+    if (!((ack ^ req) & bit)) {
+        ack ^= bit;
+        mcu.write_locked(cs_out(g.slot, s.idx), &ack, 4);
+    }
+    mcu.read_locked(csg_out(g.slot) + offsetof(panthor_fw_csg_output_iface, cs_irq_req), &irq_req, 4);
+    mcu.read_locked(csg_in(g.slot) + offsetof(panthor_fw_csg_input_iface, cs_irq_ack), &irq_ack, 4);
+    if (!((irq_req ^ irq_ack) & (1u << s.idx))) {
+        irq_req ^= 1u << s.idx;
+        mcu.write_locked(csg_out(g.slot) + offsetof(panthor_fw_csg_output_iface, cs_irq_req), &irq_req, 4);
+    }
+    mcu.read_locked(cs_in(g.slot, s.idx) + offsetof(panthor_fw_cs_input_iface, ack_irq_mask), &mask, 4);
+    if (mask & bit) gpu_.job_irq().raise_locked(JOB_INT_CSG_IF(g.slot));
+}
+
+void CsEngine::cs_publish_status_locked(Stream& s) {
+    panthor_fw_cs_output_iface o{};
+    const Frame& f = s.frames[s.depth];
+    o.status_cmd_ptr = s.depth == 0 ? (s.ring_size ? s.ring_base + (f.pc % s.ring_size) : s.ring_base) : f.pc;
+    u32 wait = 0, reason = CS_STATUS_BLOCKED_REASON_UNBLOCKED;
+    switch (s.block) {
+    case Block::SbWait:
+        wait = s.wait_mask | (s.wait_instr ? CS_STATUS_WAIT_SB_SRC_WAIT << 16 : 0);
+        reason = CS_STATUS_BLOCKED_REASON_SB_WAIT;
+        break;
+    case Block::SyncWait:
+        wait = CS_STATUS_WAIT_SYNC | (s.sync64 ? CS_STATUS_WAIT_SYNC_64B : 0) | ((s.sync_cond & 0xFu) << 24);
+        reason = CS_STATUS_BLOCKED_REASON_SYNC_WAIT;
+        o.status_wait_sync_ptr = s.sync_ptr;
+        o.status_wait_sync_value = static_cast<u32>(s.sync_value);
+        o.status_wait_sync_value_hi = static_cast<u32>(s.sync_value >> 32);
+        break;
+    case Block::Resource: reason = CS_STATUS_BLOCKED_REASON_RESOURCE; break;
+    case Block::Mmu:
+    case Block::Oom: reason = CS_STATUS_BLOCKED_REASON_DEFERRED; break;
+    default: break;
+    }
+    o.status_wait = wait;
+    o.status_blocked_reason = reason;
+    o.status_req_resource = s.req_resource | (s.req_resource << 16);
+    u32 sbs = 0;
+    for (u32 i = 0; i < 16; i++)
+        if (s.sb[i]) sbs |= 1u << i;
+    o.status_scoreboards = sbs;
+    constexpr size_t lo = offsetof(panthor_fw_cs_output_iface, status_cmd_ptr);
+    constexpr size_t hi = offsetof(panthor_fw_cs_output_iface, status_wait_sync_value_hi) + 4;
+    gpu_.mcu().write_locked(static_cast<u32>(cs_out(s.csg, s.idx) + lo), reinterpret_cast<u8*>(&o) + lo, hi - lo);
+    u32 heap[4] = {s.heap_vt_start, s.heap_vt_end, 0, s.heap_frag_end};
+    gpu_.mcu().write_locked(static_cast<u32>(cs_out(s.csg, s.idx) + offsetof(panthor_fw_cs_output_iface, heap_vt_start)), heap,
+                            sizeof(heap));
+}
+
+void CsEngine::cs_write_extract_locked(Stream& s, bool active) {
+    if (!s.io_out) return;
+    panthor_fw_ringbuf_output_iface o{};
+    o.extract = s.frames[0].pc;
+    o.active = active ? 1 : 0;
+    gpu_.mcu().write_locked(static_cast<u32>(s.io_out), &o, 12);
+}
+
+// ---- Idle, busy, progress ------------------------------------------------------------------------
+
+void CsEngine::update_idle_locked() {
+    bool busy = false;
+    for (auto& g : groups_) {
+        if (g->state != GState::Running && g->state != GState::Suspending) continue;
+        bool idle = true;
+        for (auto& s : g->cs) idle &= stream_idle_locked(s);
+        if (g->state == GState::Suspending) idle = false;
+        busy |= !idle;
+        if (idle == g->idle || g->state != GState::Running) {
+            g->idle = idle;
+            continue;
+        }
+        g->idle = idle;
+        u32 st = idle ? CSG_STATUS_STATE_IS_IDLE : 0;
+        gpu_.mcu().write_locked(csg_out(g->slot) + offsetof(panthor_fw_csg_output_iface, status_state), &st, 4);
+        if (idle) {
+            for (auto& s : g->cs)
+                if (s.started) cs_publish_status_locked(s);
+            csg_raise_event_locked(*g, CSG_IDLE);
+        }
+    }
+    gpu_.mcu().set_busy_locked(busy);
+}
+
+void CsEngine::rearm_progress_locked(Group& g) {
+    const u32 pt = gpu_.mcu().progress_timer_locked();
+    bool running_jobs = false;
+    for (auto& j : jobs_) running_jobs |= j.csg == g.slot && j.started && j.uses_core;
+    if (!running_jobs || !pt) {
+        g.progress_ev->cancel_locked();
+        return;
+    }
+    const u64 cycles = u64{pt} * 1024;
+    const ktime_t ns = static_cast<ktime_t>(static_cast<unsigned __int128>(cycles) * 1'000'000'000u / gpu_.config().gpu_clock_hz);
+    g.progress_ev->arm_locked(ns);
+}
+
+void CsEngine::progress_timer_fired_locked(Group& g) {
+    if (!running_ || g.state != GState::Running || g.progress_reported) return;
+    g.progress_reported = true;
+    gpu_.trace_instant_locked("csg_progress_timeout", "mock_hw");
+    csg_raise_event_locked(g, CSG_PROGRESS_TIMER_EVENT);
+}
+
+// ---- Suspend buffers -----------------------------------------------------------------------------
+
+void CsEngine::save_group_locked(Group& g) {
+    for (auto& s : g.cs) {
+        SavedStream sv{};
+        sv.magic = kSaveMagic;
+        sv.version = 1;
+        sv.flags = (s.started ? kSavedStarted : 0) | (s.in_error ? kSavedInError : 0) | (s.sync64 ? kSavedSync64 : 0) |
+                   (s.wait_instr ? kSavedWaitInstr : 0);
+        sv.depth = s.depth;
+        for (u32 i = 0; i < cs::kCallStackDepth; i++) {
+            sv.frames[2 * i] = s.frames[i].pc;
+            sv.frames[2 * i + 1] = s.frames[i].end;
+        }
+        memcpy(sv.sb, s.sb, sizeof(sv.sb));
+        sv.sb_endpoint = s.sb_endpoint;
+        sv.sb_other = s.sb_other;
+        sv.sync_cond = s.sync_cond;
+        sv.block = static_cast<u8>(s.block);
+        sv.last_error = s.last_error;
+        sv.sync_ptr = s.sync_ptr;
+        sv.sync_value = s.sync_value;
+        sv.heap_ctx = s.heap_ctx;
+        sv.vt_start = s.heap_vt_start;
+        sv.vt_end = s.heap_vt_end;
+        sv.frag_end = s.heap_frag_end;
+        sv.req_resource = s.req_resource;
+        sv.progress = s.progress;
+        sv.exc_addr = s.exc_handler_addr;
+        sv.exc_len = s.exc_handler_len;
+        sv.exc_type = s.exc_handler_type;
+        sv.oom_heap = s.oom_heap;
+        memcpy(sv.regs, s.regs, sizeof(sv.regs));
+        sv.checksum = fnv1a(&sv, offsetof(SavedStream, checksum));
+        gpu_.mcu().write_locked(static_cast<u32>(g.suspend_buf + u64{s.idx} * kSaveStride), &sv, sizeof(sv));
+    }
+}
+
+bool CsEngine::restore_group_locked(Group& g) {
+    bool ok = true;
+    for (auto& s : g.cs) {
+        SavedStream sv{};
+        const u32 c = s.idx;
+        s = Stream{};
+        s.csg = g.slot;
+        s.idx = c;
+        if (!gpu_.mcu().read_locked(static_cast<u32>(g.suspend_buf + u64{c} * kSaveStride), &sv, sizeof(sv)).ok() ||
+            sv.magic != kSaveMagic || sv.version != 1 || sv.checksum != fnv1a(&sv, offsetof(SavedStream, checksum)) ||
+            sv.depth >= cs::kCallStackDepth) {
+            ok = false;
+            continue;
+        }
+        if (!(sv.flags & kSavedStarted)) continue;
+        cs_start_locked(g, s, false);
+        s.in_error = sv.flags & kSavedInError;
+        s.sync64 = sv.flags & kSavedSync64;
+        s.wait_instr = sv.flags & kSavedWaitInstr;
+        s.depth = sv.depth;
+        for (u32 i = 0; i < cs::kCallStackDepth; i++) {
+            s.frames[i].pc = sv.frames[2 * i];
+            if (i) s.frames[i].end = sv.frames[2 * i + 1];
+        }
+        refresh_insert_locked(s);
+        memcpy(s.sb, sv.sb, sizeof(s.sb));
+        s.sb_endpoint = sv.sb_endpoint;
+        s.sb_other = sv.sb_other;
+        s.sync_cond = sv.sync_cond;
+        // A wait or stall is re-evaluated by re-executing its instruction; a pending fault ack,
+        // OOM reply or fatal error stays pending.
+        const Block b = static_cast<Block>(sv.block);
+        s.block = (b == Block::FaultAck || b == Block::Oom || b == Block::Fatal) ? b : Block::None;
+        s.last_error = sv.last_error;
+        s.sync_ptr = sv.sync_ptr;
+        s.sync_value = sv.sync_value;
+        s.heap_ctx = sv.heap_ctx;
+        s.heap_vt_start = sv.vt_start;
+        s.heap_vt_end = sv.vt_end;
+        s.heap_frag_end = sv.frag_end;
+        s.req_resource = sv.req_resource;
+        s.progress = sv.progress;
+        s.exc_handler_addr = sv.exc_addr;
+        s.exc_handler_len = sv.exc_len;
+        s.exc_handler_type = static_cast<u8>(sv.exc_type);
+        s.oom_heap = sv.oom_heap;
+        memcpy(s.regs, sv.regs, sizeof(s.regs));
+        cs_write_extract_locked(s, true);
+    }
+    return ok;
+}
+
+}  // namespace mock_hw
