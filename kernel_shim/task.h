@@ -62,6 +62,7 @@ struct Task {
     const char* wait_reason = "";     // what it blocks on, for deadlock reports
     std::source_location wait_loc{};  // where it blocked
     work_struct* current_work = nullptr;
+    u64 current_work_seq = 0;  // the queued instance current_work runs
 
     // Wake token (unpark before park makes park return at once).
     std::atomic<bool> wake_token{false};

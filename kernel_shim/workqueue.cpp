@@ -2,9 +2,11 @@
 // demand up to max_active and park when the list is empty.
 //
 // One lock (g_wq_lock) protects every workqueue's list, every item's queue state and the set
-// of running items; it is a leaf lock held only for list operations, never across a work
-// function. The running set is keyed by item address, as the kernel's busy hash is, so an item
-// may free itself in its own function.
+// of busy workers; it is a leaf lock held only for list operations, never across a work
+// function. "Running" is found from the busy workers' current_work (by address, as the kernel's
+// busy hash), so an item may free itself in its own function. Each queued instance gets a
+// sequence number; a list stays in sequence order, so flushes compare against its head and the
+// busy workers' sequences: nothing is allocated per work item.
 #include "kernel_shim/workqueue.h"
 
 #include <climits>
@@ -12,8 +14,6 @@
 #include <cstdio>
 #include <deque>
 #include <mutex>
-#include <set>
-#include <unordered_map>
 #include <vector>
 
 #include "kernel_shim/report.h"
@@ -30,11 +30,11 @@ struct Workqueue {
     int max_active = WQ_DFL_ACTIVE;
     bool system = false;  // allocated by the runtime, not accounted as a leak
 
-    std::deque<work_struct*> list;
+    std::deque<work_struct*> list;  // pending instances, in sequence order
     std::vector<Task*> workers;
     std::vector<Task*> idle;
-    std::set<u64> outstanding;  // seqs of instances queued or running: flush_workqueue waits on them
     u64 next_seq = 0;
+    int flushers = 0;  // tasks waiting on done_wq: finishing an item wakes them only if any
     bool stopping = false;
 
     WaitQueueHead done_wq;  // woken whenever an item of this workqueue finishes or is cancelled
@@ -45,7 +45,7 @@ struct Workqueue {
 
 namespace {
 std::mutex g_wq_lock;  // protects all of the above and work_struct queue state
-std::unordered_map<const work_struct*, int> g_running;
+std::vector<Task*> g_busy;  // workers running an item
 Workqueue* g_system[4];
 
 void worker_loop(Workqueue* wq);
@@ -67,7 +67,6 @@ void insert_locked(Workqueue* wq, work_struct* w) {
     w->wq = wq;
     w->queued = true;
     w->seq = ++wq->next_seq;
-    wq->outstanding.insert(w->seq);
     wq->list.push_back(w);
     kick_locked(wq);
 }
@@ -81,15 +80,21 @@ bool unqueue_locked(work_struct* w) {
             wq->list.erase(it);
             break;
         }
-    wq->outstanding.erase(w->seq);
     w->queued = false;
     return true;
+}
+
+// The running instance of `w` with a sequence up to `max_seq`, if any.
+bool running_locked(const work_struct* w, u64 max_seq = ~u64{0}) {
+    for (Task* t : g_busy)
+        if (t->current_work == w && t->current_work_seq <= max_seq) return true;
+    return false;
 }
 
 // The first item of the list that is not running on another worker (items are non-reentrant).
 work_struct* pick_locked(Workqueue* wq) {
     for (auto it = wq->list.begin(); it != wq->list.end(); ++it) {
-        if (g_running.count(*it)) continue;
+        if (running_locked(*it)) continue;
         work_struct* w = *it;
         wq->list.erase(it);
         return w;
@@ -116,9 +121,9 @@ void worker_loop(Workqueue* wq) {
         }
         w->queued = false;
         w->pending.store(false);
-        const u64 seq = w->seq;
-        g_running[w]++;
         me->current_work = w;
+        me->current_work_seq = w->seq;
+        g_busy.push_back(me);
         // The item may free itself: keep what is needed after it runs.
         LockdepMap work_map = w->lockdep_map;
         const char* name = w->name;
@@ -134,11 +139,12 @@ void worker_loop(Workqueue* wq) {
         }
         l.lock();
         me->current_work = nullptr;
-        if (--g_running[w] == 0) g_running.erase(w);
-        wq->outstanding.erase(seq);
-        l.unlock();
-        wq->done_wq.wake_up_all();
-        l.lock();
+        std::erase(g_busy, me);
+        if (wq->flushers) {
+            l.unlock();
+            wq->done_wq.wake_up_all();
+            l.lock();
+        }
     }
 }
 
@@ -160,8 +166,13 @@ std::string format(const char* fmt, va_list ap) {
     return buf;
 }
 
+// Waits on done_wq until pred() holds (evaluated under g_wq_lock).
 template <class Pred>
 void wait_wq(Workqueue* wq, Pred pred, std::source_location loc = std::source_location::current()) {
+    {
+        std::lock_guard g(g_wq_lock);
+        wq->flushers++;
+    }
     wait_event_timeout_impl(
         wq->done_wq,
         [&] {
@@ -169,9 +180,17 @@ void wait_wq(Workqueue* wq, Pred pred, std::source_location loc = std::source_lo
             return pred();
         },
         MAX_SCHEDULE_TIMEOUT, loc);
+    std::lock_guard g(g_wq_lock);
+    wq->flushers--;
 }
 
-bool running(const work_struct* w) { return g_running.count(w) != 0; }
+// Whether instances of `wq` with a sequence up to `seq` are still queued or running.
+bool outstanding_locked(Workqueue* wq, u64 seq) {
+    if (!wq->list.empty() && wq->list.front()->seq <= seq) return true;
+    for (Task* t : wq->workers)
+        if (t->current_work && t->current_work_seq <= seq) return true;
+    return false;
+}
 
 // Waits for a running instance; lockdep sees the wait as taking the work's map, but only when
 // there is something to wait for (as the kernel's start_flush_work).
@@ -180,11 +199,11 @@ void wait_not_running(work_struct* w) {
     {
         std::lock_guard g(g_wq_lock);
         wq = w->wq;
-        if (!wq || !running(w)) return;
+        if (!wq || !running_locked(w)) return;
     }
     lock_map_acquire(&w->lockdep_map);
     lock_map_release(&w->lockdep_map);
-    wait_wq(wq, [&] { return !running(w); });
+    wait_wq(wq, [&] { return !running_locked(w); });
 }
 
 void delayed_work_timer_fn(TimerEvent* ev, u64 gen) {
@@ -338,14 +357,14 @@ bool flush_work(work_struct* w) {
     {
         std::lock_guard g(g_wq_lock);
         wq = w->wq;
-        if (!wq || (!w->queued && !running(w))) return false;
+        if (!wq || (!w->queued && !running_locked(w))) return false;
         target = w->seq;  // the instance queued now, or the one running
     }
     lock_map_acquire(&w->lockdep_map);
     lock_map_release(&w->lockdep_map);
     lock_map_acquire(&wq->lockdep_map);
     lock_map_release(&wq->lockdep_map);
-    wait_wq(wq, [&] { return !wq->outstanding.count(target); });
+    wait_wq(wq, [&] { return !(w->queued && w->seq <= target) && !running_locked(w, target); });
     return true;
 }
 
@@ -363,7 +382,7 @@ bool flush_delayed_work(delayed_work* dw) {
 
 bool work_busy(const work_struct* w) {
     std::lock_guard g(g_wq_lock);
-    return running(w);
+    return running_locked(w);
 }
 
 work_struct* current_work() {
@@ -380,14 +399,14 @@ void flush_workqueue(Workqueue* wq) {
         std::lock_guard g(g_wq_lock);
         target = wq->next_seq;
     }
-    wait_wq(wq, [&] { return wq->outstanding.empty() || *wq->outstanding.begin() > target; });
+    wait_wq(wq, [&] { return !outstanding_locked(wq, target); });
 }
 
 void drain_workqueue(Workqueue* wq) {
     for (;;) {
         flush_workqueue(wq);
         std::lock_guard g(g_wq_lock);
-        if (wq->outstanding.empty()) return;
+        if (!outstanding_locked(wq, ~u64{0})) return;
     }
 }
 
