@@ -24,7 +24,7 @@ protected:
 };
 
 TEST_F(CsEngineTest, PanthorJobSequenceAdvancesSyncobjAndRaisesSyncUpdate) {
-    CsfRig r(*this);
+    CsfRig r(rt());
     ASSERT_TRUE(r.boot());
     u8* objs;
     const u64 sync_va = r.gpu_alloc(48, &objs);
@@ -70,7 +70,7 @@ TEST_F(CsEngineTest, PanthorJobSequenceAdvancesSyncobjAndRaisesSyncUpdate) {
 }
 
 TEST_F(CsEngineTest, CrossQueueSyncWaitReleasedBySyncSetFromAnotherQueue) {
-    CsfRig r(*this);
+    CsfRig r(rt());
     ASSERT_TRUE(r.boot());
     u8* m;
     const u64 obj = r.gpu_alloc(64, &m);
@@ -105,7 +105,7 @@ TEST_F(CsEngineTest, CrossQueueSyncWaitReleasedBySyncSetFromAnotherQueue) {
 }
 
 TEST_F(CsEngineTest, SyncWait64ReleasedByHostThroughThePoll) {
-    CsfRig r(*this);
+    CsfRig r(rt());
     ASSERT_TRUE(r.boot());
     u8* m;
     const u64 obj = r.gpu_alloc(64, &m);
@@ -123,7 +123,7 @@ TEST_F(CsEngineTest, SyncWait64ReleasedByHostThroughThePoll) {
 }
 
 TEST_F(CsEngineTest, WaitOrdersAfterScoreboardedJob) {
-    CsfRig r(*this);
+    CsfRig r(rt());
     ASSERT_TRUE(r.boot());
     u8* m;
     const u64 buf = r.gpu_alloc(64, &m);
@@ -148,7 +148,7 @@ TEST_F(CsEngineTest, WaitOrdersAfterScoreboardedJob) {
 }
 
 TEST_F(CsEngineTest, ArithmeticBranchLoadStore) {
-    CsfRig r(*this);
+    CsfRig r(rt());
     ASSERT_TRUE(r.boot());
     u8* m;
     const u64 buf = r.gpu_alloc(64, &m);
@@ -168,7 +168,7 @@ TEST_F(CsEngineTest, ArithmeticBranchLoadStore) {
 }
 
 TEST_F(CsEngineTest, CallDepthOverflowIsCsFatal) {
-    CsfRig r(*this);
+    CsfRig r(rt());
     ASSERT_TRUE(r.boot());
     u8* m;
     const u64 flag = r.gpu_alloc(64, &m);
@@ -192,7 +192,7 @@ TEST_F(CsEngineTest, CallDepthOverflowIsCsFatal) {
 }
 
 TEST_F(CsEngineTest, InvalidOpcodeAndBadCallLengthAreInstrInvalid) {
-    CsfRig r(*this);
+    CsfRig r(rt());
     ASSERT_TRUE(r.boot());
     CsfRig::Queue q0 = r.make_queue(), q1 = r.make_queue();
     r.program_cs(0, 0, q0);
@@ -209,7 +209,7 @@ TEST_F(CsEngineTest, InvalidOpcodeAndBadCallLengthAreInstrInvalid) {
 }
 
 TEST_F(CsEngineTest, TilerOomHandshake) {
-    CsfRig r(*this);
+    CsfRig r(rt());
     ASSERT_TRUE(r.boot());
     u8* ctx;
     const u64 heap = r.gpu_alloc(64, &ctx);
@@ -246,7 +246,7 @@ TEST_F(CsEngineTest, TilerOomHandshake) {
 }
 
 TEST_F(CsEngineTest, TilerOomAnsweredWithZeroFaults) {
-    CsfRig r(*this);
+    CsfRig r(rt());
     ASSERT_TRUE(r.boot());
     const u64 heap = r.gpu_alloc(64);
     CsfRig::Queue q = r.make_queue();
@@ -264,7 +264,7 @@ TEST_F(CsEngineTest, TilerOomAnsweredWithZeroFaults) {
 }
 
 TEST_F(CsEngineTest, ProgressTimerEventOnHungShader) {
-    CsfRig r(*this);
+    CsfRig r(rt());
     // progress_timer 100 -> 102400 GPU cycles at 1 GHz = 102.4 us.
     ASSERT_TRUE(r.boot(100));
     CsfRig::Queue q = r.make_queue();
@@ -289,8 +289,8 @@ TEST_F(CsEngineTest, ProgressTimerEventOnHungShader) {
 
 // Runs: job(write a=1); SYNC_WAIT obj > 0; job(write b=2); SYNC_ADD64 seq; optionally suspending
 // and resuming while the stream is blocked in the wait. Returns the final memory.
-std::vector<u64> run_suspend_scenario(CsEngineTest& t, bool suspend, bool corrupt, u32* fatal_out = nullptr) {
-    CsfRig r(t);
+std::vector<u64> run_suspend_scenario(kshim::Runtime& rt, bool suspend, bool corrupt, u32* fatal_out = nullptr) {
+    CsfRig r(rt);
     EXPECT_TRUE(r.boot());
     if (corrupt) r.gpu.faults().add(FaultSpec{.kind = FaultKind::CorruptSuspendBuffer, .trigger = FaultTrigger::always()});
     u8* m;
@@ -299,43 +299,43 @@ std::vector<u64> run_suspend_scenario(CsEngineTest& t, bool suspend, bool corrup
     CsfRig::Queue q = r.make_queue();
     r.program_cs(0, 0, q);
     const u32 sb = r.start_group(0);
-    EXPECT_TRUE(t.wait_pub([&] { return r.state_acked(0); }));
+    EXPECT_TRUE(r.wait([&] { return r.state_acked(0); }));
     r.push(q, {cs::move48(16, r.shader(MockShader::Write, 10 * NSEC_PER_USEC, buf, 1)), cs::run_compute(), cs::move48(0, buf + 8),
                cs::move48(2, 0), cs::move32(50, 0xABC), cs::sync_wait64(0, 2, cs::GREATER), cs::wait(1),
                cs::move48(16, r.shader(MockShader::Write, 10 * NSEC_PER_USEC, buf + 16, 2)), cs::run_compute(), cs::wait(1),
                cs::move48(4, buf + 24), cs::move48(6, 1), cs::sync_add64(4, 6), cs::move48(8, buf + 40), cs::store_multiple(50, 8, 1)});
     r.d.w(CSF_DOORBELL(1), 1);
-    EXPECT_TRUE(t.wait_pub([&] { return mem[0] == 1; }));
-    t.wait_pub([] { return false; }, 100 * NSEC_PER_USEC);
+    EXPECT_TRUE(r.wait([&] { return mem[0] == 1; }));
+    r.wait([] { return false; }, 100 * NSEC_PER_USEC);
     if (suspend) {
         r.set_state(0, CSG_STATE_SUSPEND);
-        EXPECT_TRUE(t.wait_pub([&] { return r.state_acked(0); }));
+        EXPECT_TRUE(r.wait([&] { return r.state_acked(0); }));
         EXPECT_EQ(r.csg_out(0)->ack & CSG_STATE_MASK, CSG_STATE_SUSPEND);
         EXPECT_EQ(q.out->active, 0u);
         // panthor stops the CS slots after the suspend; the slot is then reused (zeroed).
         mem[1] = 5;  // signal while suspended: nothing runs
-        t.wait_pub([] { return false; }, NSEC_PER_MSEC);
+        r.wait([] { return false; }, NSEC_PER_MSEC);
         EXPECT_EQ(mem[2], 0u);
         memset(r.cs_out(0, 0), 0, sizeof(panthor_fw_cs_output_iface));
         r.program_cs(0, 0, q);
         r.start_group(0, 15, CSG_STATE_RESUME, sb);
-        EXPECT_TRUE(t.wait_pub([&] { return r.state_acked(0); }));
+        EXPECT_TRUE(r.wait([&] { return r.state_acked(0); }));
         EXPECT_EQ(r.csg_out(0)->ack & CSG_STATE_MASK, CSG_STATE_RESUME);
     } else {
         mem[1] = 5;
     }
     if (corrupt) {
-        EXPECT_TRUE(t.wait_pub([&] { return r.cs_events(0, 0) & CS_FATAL; }));
+        EXPECT_TRUE(r.wait([&] { return r.cs_events(0, 0) & CS_FATAL; }));
         if (fatal_out) *fatal_out = r.cs_out(0, 0)->fatal;
     } else {
-        EXPECT_TRUE(t.wait_pub([&] { return mem[3] == 1 && mem[5] != 0; }));
+        EXPECT_TRUE(r.wait([&] { return mem[3] == 1 && mem[5] != 0; }));
     }
     return std::vector<u64>(mem, mem + 8);
 }
 
 TEST_F(CsEngineTest, SuspendMidStreamThenResumeGivesIdenticalMemory) {
-    const std::vector<u64> plain = run_suspend_scenario(*this, false, false);
-    const std::vector<u64> suspended = run_suspend_scenario(*this, true, false);
+    const std::vector<u64> plain = run_suspend_scenario(rt(), false, false);
+    const std::vector<u64> suspended = run_suspend_scenario(rt(), true, false);
     EXPECT_EQ(plain, suspended);
     EXPECT_EQ(suspended[2], 2u);
     EXPECT_EQ(suspended[5] & 0xFFFFFFFF, 0xABCu);  // a register set before the suspend survived it
@@ -343,12 +343,12 @@ TEST_F(CsEngineTest, SuspendMidStreamThenResumeGivesIdenticalMemory) {
 
 TEST_F(CsEngineTest, CorruptSuspendBufferGivesFwInternalErrorOnResume) {
     u32 fatal = 0;
-    run_suspend_scenario(*this, true, true, &fatal);
+    run_suspend_scenario(rt(), true, true, &fatal);
     EXPECT_EQ(fatal, u32{DRM_PANTHOR_EXCEPTION_CSF_FW_INTERNAL_ERROR});
 }
 
 TEST_F(CsEngineTest, MmuFaultStallsUntilAsDisabledThenBusFaultAndResTerm) {
-    CsfRig r(*this);
+    CsfRig r(rt());
     ASSERT_TRUE(r.boot());
     CsfRig::Queue q0 = r.make_queue(), q1 = r.make_queue();
     r.program_cs(0, 0, q0);
@@ -374,7 +374,7 @@ TEST_F(CsEngineTest, MmuFaultStallsUntilAsDisabledThenBusFaultAndResTerm) {
 }
 
 TEST_F(CsEngineTest, CsFaultErrorStateUntilErrorBarrier) {
-    CsfRig r(*this);
+    CsfRig r(rt());
     ASSERT_TRUE(r.boot());
     u8* objs;
     const u64 sync = r.gpu_alloc(64, &objs);
@@ -406,7 +406,7 @@ TEST_F(CsEngineTest, CsFaultErrorStateUntilErrorBarrier) {
 }
 
 TEST_F(CsEngineTest, SyncWaitWithErrorRejectInheritsFault) {
-    CsfRig r(*this);
+    CsfRig r(rt());
     ASSERT_TRUE(r.boot());
     u8* m;
     const u64 obj = r.gpu_alloc(64, &m);
@@ -423,7 +423,7 @@ TEST_F(CsEngineTest, SyncWaitWithErrorRejectInheritsFault) {
 }
 
 TEST_F(CsEngineTest, HigherPriorityGroupGetsTheOnlyCoreFirst) {
-    CsfRig r(*this);
+    CsfRig r(rt());
     ASSERT_TRUE(r.boot(0x271000, /*core_mask=*/1));  // one shader core
     EXPECT_EQ(r.gpu.engine().cores_total_locked(), 1u);
     u8* m;
@@ -452,7 +452,7 @@ TEST_F(CsEngineTest, HigherPriorityGroupGetsTheOnlyCoreFirst) {
 }
 
 TEST_F(CsEngineTest, FaultPlanDropsCsgStateAckAndInjectsCsFatal) {
-    CsfRig r(*this);
+    CsfRig r(rt());
     ASSERT_TRUE(r.boot());
     const int drop = r.gpu.faults().add(FaultSpec{.kind = FaultKind::CsgAckDrop, .trigger = FaultTrigger::nth_occurrence(1),
                                                    .csg_req_mask = CSG_STATE_MASK, .csg = 2});
@@ -478,7 +478,7 @@ TEST_F(CsEngineTest, FaultPlanDropsCsgStateAckAndInjectsCsFatal) {
 }
 
 TEST_F(CsEngineTest, SuspendNeverCompletesWhenInjected) {
-    CsfRig r(*this);
+    CsfRig r(rt());
     ASSERT_TRUE(r.boot());
     r.gpu.faults().add(FaultSpec{.kind = FaultKind::SuspendNeverCompletes, .trigger = FaultTrigger::always()});
     CsfRig::Queue q = r.make_queue();
@@ -493,7 +493,7 @@ TEST_F(CsEngineTest, SuspendNeverCompletesWhenInjected) {
 }
 
 TEST_F(CsEngineTest, EndpointConfigLimitsTheGroupsCores) {
-    CsfRig r(*this);
+    CsfRig r(rt());
     ASSERT_TRUE(r.boot());
     u8* m;
     const u64 buf = r.gpu_alloc(64, &m);
@@ -517,7 +517,7 @@ TEST_F(CsEngineTest, EndpointConfigLimitsTheGroupsCores) {
 }
 
 TEST_F(CsEngineTest, FlushCache2SkipsWhenAFlushHappenedSinceTheIdWasSampled) {
-    CsfRig r(*this);
+    CsfRig r(rt());
     ASSERT_TRUE(r.boot());
     CsfRig::Queue q = r.make_queue();
     r.program_cs(0, 0, q);
@@ -539,7 +539,7 @@ TEST_F(CsEngineTest, FlushCache2SkipsWhenAFlushHappenedSinceTheIdWasSampled) {
 }
 
 TEST_F(CsEngineTest, StoreStateAndProgressCounter) {
-    CsfRig r(*this);
+    CsfRig r(rt());
     ASSERT_TRUE(r.boot());
     r.toggle_glb(GLB_COUNTER_EN);
     u8* m;
@@ -562,7 +562,7 @@ TEST_F(CsEngineTest, StoreStateAndProgressCounter) {
 }
 
 TEST_F(CsEngineTest, FaultPlanSecondPartKinds) {
-    CsfRig r(*this);
+    CsfRig r(rt());
     ASSERT_TRUE(r.boot(100));
     FaultPlan& fp = r.gpu.faults();
     fp.add(FaultSpec{.kind = FaultKind::CsgWrongState, .trigger = FaultTrigger::nth_occurrence(1), .csg = 1, .wrong_state = 3});

@@ -17,7 +17,7 @@ protected:
 TEST_F(CsReal, BootAndRunAStreamToCompletion) {
     GpuConfig cfg;
     cfg.lat = GpuLatencies::zero();
-    CsfRig r(*this, cfg);
+    CsfRig r(rt(), cfg);
     ASSERT_TRUE(r.boot());
     u8* m;
     const u64 obj = r.gpu_alloc(64, &m);

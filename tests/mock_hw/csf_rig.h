@@ -15,7 +15,13 @@ namespace cs = panthor::cs;
 
 class CsfRig {
 public:
-    explicit CsfRig(MockHwTest& t, GpuConfig cfg = {}) : t_(t), fw(default_fw_image()), gpu(cfg), d{gpu} {}
+    // Needs only a runtime to wait in, so tests and benchmarks share it.
+    explicit CsfRig(kshim::Runtime& rt, GpuConfig cfg = {}) : rt_(rt), fw(default_fw_image()), gpu(cfg), d{gpu} {}
+
+    // Runs the world until pred holds (virtual time in simulated mode); false on timeout.
+    bool wait(const std::function<bool()>& pred, kshim::ktime_t timeout = 100 * NSEC_PER_MSEC) {
+        return rt_.run_until(pred, timeout);
+    }
 
     // Host accesses to memory the GPU also touches go under the Gpu lock, which stands in for the
     // barriers and MMIO ordering of a real driver (and keeps real-mode runs TSan-clean).
@@ -28,10 +34,10 @@ public:
     // panthor_fw_init + glb init; returns false if the boot failed.
     bool boot(u32 progress_timer = 0x271000, u64 core_mask = 0) {
         d.w64(L2_PWRON, 1);
-        t_.enable_as_pub(d, 0, fw.pt.root_pa());
+        if (!as_enable(d, 0, fw.pt.root_pa(), waiter())) return false;
         d.w(JOB_INT_MASK, ~0u);
         d.w(MCU_CONTROL, MCU_CONTROL_AUTO);
-        if (!t_.wait_pub([&] { return d.r(JOB_INT_RAWSTAT) & JOB_INT_GLOBAL_IF; })) return false;
+        if (!wait([&] { return d.r(JOB_INT_RAWSTAT) & JOB_INT_GLOBAL_IF; })) return false;
         d.w(JOB_INT_CLEAR, JOB_INT_GLOBAL_IF);
         locked([&] {
             auto* in = glb_in();
@@ -40,12 +46,11 @@ public:
             in->ack_irq_mask = 0x0400050E;
         });
         toggle_glb(GLB_CFG_ALLOC_EN | GLB_CFG_PROGRESS_TIMER);
-        if (!t_.wait_pub([&] {
+        if (!wait([&] {
                 return locked([&] { return ((glb_in()->req ^ glb_out()->ack) & (GLB_CFG_ALLOC_EN | GLB_CFG_PROGRESS_TIMER)) == 0; });
             }))
             return false;
-        t_.enable_as_pub(d, 1, vm.root_pa());
-        return true;
+        return as_enable(d, 1, vm.root_pa(), waiter());
     }
 
     // ---- memory ----
@@ -239,7 +244,10 @@ private:
 public:
     // Memory and page tables are declared before the Gpu so that they outlive it (real mode: a
     // hardware event may still run until the Gpu is destroyed).
-    MockHwTest& t_;
+    WaitFn waiter() {
+        return [this](const std::function<bool()>& p) { return wait(p); };
+    }
+    kshim::Runtime& rt_;
     FwLoader fw;
     PageTables vm;
     std::vector<Mem> mem_;

@@ -116,11 +116,23 @@ struct Drv {
     }
 };
 
+// panthor_mmu_as_enable: program TRANSTAB/MEMATTR/TRANSCFG and UPDATE, waiting for AS_ACTIVE to
+// clear before and after; `wait` runs the world until its predicate holds (false on timeout).
+using WaitFn = std::function<bool(const std::function<bool()>&)>;
+inline bool as_enable(Drv& d, u32 as, u64 transtab, const WaitFn& wait, u64 transcfg = kTranscfg48,
+                      u64 memattr = kMemattr) {
+    auto idle = [&] { return !(d.r(AS_STATUS(as)) & AS_STATUS_AS_ACTIVE); };
+    if (!wait(idle)) return false;
+    d.w64(AS_TRANSTAB(as), transtab);
+    d.w64(AS_MEMATTR(as), memattr);
+    d.w64(AS_TRANSCFG(as), transcfg);
+    d.w(AS_COMMAND(as), AS_COMMAND_UPDATE);
+    return wait(idle);
+}
+
 class MockHwTest : public kshim::testing::KernelTest {
 public:
     // For test-side helpers (csf_rig.h).
-    void enable_as_pub(Drv& d, u32 as, u64 transtab) { enable_as(d, as, transtab); }
-    bool wait_pub(const std::function<bool()>& pred, kshim::ktime_t timeout = 100 * NSEC_PER_MSEC) { return wait(pred, timeout); }
 
 protected:
     // Waits (virtual time) for pred; false on timeout.
@@ -129,12 +141,7 @@ protected:
     }
     // panthor_mmu_as_enable: program TRANSTAB/MEMATTR/TRANSCFG and UPDATE, then wait_ready.
     void enable_as(Drv& d, u32 as, u64 transtab, u64 transcfg = kTranscfg48, u64 memattr = kMemattr) {
-        ASSERT_TRUE(wait([&] { return !(d.r(AS_STATUS(as)) & AS_STATUS_AS_ACTIVE); }));
-        d.w64(AS_TRANSTAB(as), transtab);
-        d.w64(AS_MEMATTR(as), memattr);
-        d.w64(AS_TRANSCFG(as), transcfg);
-        d.w(AS_COMMAND(as), AS_COMMAND_UPDATE);
-        ASSERT_TRUE(wait([&] { return !(d.r(AS_STATUS(as)) & AS_STATUS_AS_ACTIVE); }));
+        ASSERT_TRUE(as_enable(d, as, transtab, [this](const std::function<bool()>& p) { return wait(p); }, transcfg, memattr));
     }
     void as_command(Drv& d, u32 as, u32 cmd) {
         ASSERT_TRUE(wait([&] { return !(d.r(AS_STATUS(as)) & AS_STATUS_AS_ACTIVE); }));
