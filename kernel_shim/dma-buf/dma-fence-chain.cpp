@@ -165,8 +165,6 @@ void dma_fence_chain_init(dma_fence_chain* chain, dma_fence* prev, dma_fence* fe
     }
     INIT_WORK(&chain->work, dma_fence_chain_work);
     dma_fence_init64(&chain->base, &dma_fence_chain_ops, &chain->lock, context, seqno);
-    // Links are chained through prev only; a link wrapping a link would recurse.
-    WARN_ON(fence && dma_fence_is_chain(fence));
 }
 
 }  // namespace kshim
