@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 
 #include "kernel_shim/backend.h"
 #include "kernel_shim/lockdep.h"
@@ -67,24 +68,13 @@ public:
         Task* t = current();
         check_can_block(t);
         if (t->wake_token.exchange(false)) return true;
-        TimerEvent ev(&SimBackend::park_timeout, t, kBandWake, "park");
-        if (deadline != KTIME_MAX) {
-            if (deadline <= now_) return false;
-            timer_arm(&ev, deadline);
-        }
-        t->timed_out = false;
-        t->state = TaskState::Blocked;
-        switch_to_scheduler(t);
-        if (ev.armed) timer_cancel(&ev);
+        if (deadline <= now_) return false;
+        const bool timed_out = block(t, deadline, "park");
         if (t->aborted) {
             t->aborted = false;
             throw SimAbort{};
         }
-        if (t->timed_out) {
-            t->timed_out = false;
-            return false;
-        }
-        return true;
+        return !timed_out;
     }
 
     void unpark(Task* t) override {
@@ -123,24 +113,12 @@ public:
             now_ += d;
             return;
         }
-        // Spinning on one CPU while the others run: let virtual time pass without the
-        // might_sleep check a real sleep would do.
-        ktime_t target = now_ + d;
-        int saved = t->preempt_count;
-        bool saved_irq = t->hardirq;
-        t->preempt_count = 0;
-        t->hardirq = false;
-        while (now_ < target) {
-            TimerEvent ev(&SimBackend::park_timeout, t, kBandWake, "udelay");
-            timer_arm(&ev, target);
-            t->state = TaskState::Blocked;
-            t->timed_out = false;
-            switch_to_scheduler(t);
-            if (ev.armed) timer_cancel(&ev);
-            t->timed_out = false;
-        }
-        t->preempt_count = saved;
-        t->hardirq = saved_irq;
+        // Spinning on one CPU while the others run: virtual time passes without the might_sleep
+        // check a real sleep does. A wake-up meanwhile stays as a token, as on a spinning thread.
+        const ktime_t target = now_ + d;
+        bool woken = false;
+        while (now_ < target) woken |= !block(t, target, "udelay");
+        if (woken) t->wake_token.store(true);
     }
 
     void timer_arm(TimerEvent* ev, ktime_t when) override {
@@ -237,6 +215,17 @@ private:
     }
 
     void switch_to_scheduler(Task* t) { fiber_switch(t->fiber, sched_fiber_); }
+
+    // Blocks t until unparked or `deadline` (KTIME_MAX: none); true if the deadline passed.
+    bool block(Task* t, ktime_t deadline, const char* why) {
+        TimerEvent ev(&SimBackend::park_timeout, t, kBandWake, why);
+        if (deadline != KTIME_MAX) timer_arm(&ev, deadline);
+        t->timed_out = false;
+        t->state = TaskState::Blocked;
+        switch_to_scheduler(t);
+        if (ev.armed) timer_cancel(&ev);
+        return std::exchange(t->timed_out, false);
+    }
 
     static void park_timeout(TimerEvent* ev, u64) {
         auto* t = static_cast<Task*>(ev->owner);
