@@ -109,6 +109,10 @@ static void drm_sched_entity_kill_jobs_work(kshim::work_struct* wrk) {
     WARN_ON(job->s_fence->parent.load());
     sched->ops->free_job(job);
     kshim::dma_fence_end_signalling(cookie);
+    // An entity of this scheduler may be waiting for the `scheduled` fence just signalled, and
+    // that wait (drm_sched_entity_clear_dep) relies on the scheduler running anyway. Here it
+    // was signalled outside the scheduler: wake it, or that entity stalls for good.
+    drm_sched_wakeup(sched);
 }
 
 static void drm_sched_entity_kill_jobs_cb(dma_fence* f, dma_fence_cb* cb) {

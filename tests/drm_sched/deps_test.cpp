@@ -117,6 +117,28 @@ TEST_F(DrmSchedDeps, SameSchedulerWaitsOnlyUntilScheduled) {
     EXPECT_EQ(drm_mock_sched_job_status(b), 1);
 }
 
+
+// The `scheduled` fence a same-scheduler waiter depends on can also be signalled by an entity
+// kill, outside the scheduler's own loop: the waiter must still be run (found by a seeded
+// sweep of the parallel test, where it stalled the scheduler for good).
+TEST_F(DrmSchedDeps, SameSchedulerWaiterRunsWhenItsDependencyIsKilled) {
+    auto* a = drm_mock_sched_job_new(e1_);
+    auto* b = drm_mock_sched_job_new(e2_);
+    dma_fence* gate = test_fence();
+    submit_after(a, gate);  // a never reaches the ring before the kill
+    submit_after(b, a->finished);
+    ASSERT_TRUE(run_until_idle());
+    EXPECT_FALSE(drm_mock_sched_job_is_scheduled(b));
+    drm_sched_entity_kill(&e1_->base);
+    dma_fence_signal(gate);  // the kill waits for a's dependencies before signalling it
+    dma_fence_put(gate);
+    ASSERT_TRUE(run_until_idle());
+    EXPECT_EQ(drm_mock_sched_job_status(a), -ESRCH);
+    ASSERT_TRUE(drm_mock_sched_job_is_scheduled(b));
+    drm_mock_sched_advance(sched_, 1);
+    ASSERT_TRUE(run_until_idle());
+    EXPECT_EQ(drm_mock_sched_job_status(b), 1);
+}
 TEST_F(DrmSchedDeps, OtherSchedulerWaitsUntilSignalled) {
     auto* a = drm_mock_sched_job_new(e3_);  // on the other scheduler
     drm_mock_sched_job_submit(a);
