@@ -3,6 +3,7 @@
 // A waiter adds itself to the queue before it tests the condition, and the wake-up leaves a
 // token on its task, so a wake-up between the test and the sleep is never lost.
 #pragma once
+#include <atomic>
 #include <mutex>
 #include <source_location>
 #include <vector>
@@ -29,6 +30,9 @@ public:
 private:
     mutable std::mutex lock_;  // protects entries_
     std::vector<Entry*> entries_;
+    // entries_.size(), readable without the lock: a wake-up with nobody waiting (the common
+    // case) skips the lock, as the kernel's wq_has_sleeper() callers do.
+    std::atomic<u32> nr_entries_{0};
 };
 
 using wait_queue_head_t = WaitQueueHead;

@@ -209,6 +209,9 @@ struct drm_sched_rq {
     EntityList entities;
     drm_sched_entity* current_entity = nullptr;  // round-robin cursor
     EntityFifoTree rb_tree_root;                 // FIFO order
+    // Entities on `entities`, written under `lock`. Selection reads it without the lock to skip
+    // empty run queues: an entity added meanwhile is followed by a scheduler wake-up anyway.
+    std::atomic<u32> nr_entities{0};
 };
 
 using PendingList =

@@ -116,12 +116,23 @@ void drm_sched_resume_timeout(drm_gpu_scheduler* sched, unsigned long remaining)
 }
 
 // The timer follows the head of the pending list: armed when a job becomes the head.
-static void drm_sched_job_begin(drm_sched_job* s_job) {
+// Returns true when the job became the head of the pending list: its timeout is armed by
+// drm_sched_arm_head_timeout once the run batch is done.
+static bool drm_sched_job_begin(drm_sched_job* s_job) {
     drm_gpu_scheduler* sched = s_job->sched;
     kshim::SpinGuard g(sched->job_list_lock);
     const bool head = sched->pending_list.empty();
     sched->pending_list.push_back(*s_job);
-    if (head) drm_sched_start_timeout_locked(sched);
+    return head;
+}
+
+// Arms the timeout for the head of the pending list unless something (the free path) already
+// did. Deferred from drm_sched_job_begin to the end of the run batch so that a job the hardware
+// finished inside run_job (a null or synchronous backend, panthor's VM_BIND queue) costs no
+// timer arm and cancel.
+static void drm_sched_arm_head_timeout(drm_gpu_scheduler* sched) {
+    kshim::SpinGuard g(sched->job_list_lock);
+    if (!kshim::delayed_work_pending(&sched->work_tdr)) drm_sched_start_timeout_locked(sched);
 }
 
 // "No hang": the job goes back to the head, and whatever finished meanwhile gets freed.
@@ -235,7 +246,7 @@ static unsigned drm_sched_free_finished_jobs(drm_gpu_scheduler* sched, bool* hav
 static void drm_sched_run_job_work(kshim::work_struct* w) {
     drm_gpu_scheduler* sched = container_of(w, drm_gpu_scheduler, work_run_job);
     sched->stats.run_work_calls.fetch_add(1, std::memory_order_relaxed);
-    bool popped_any = false, completed_inline = false;
+    bool popped_any = false, completed_inline = false, new_head = false;
     unsigned n = 0;
     for (; n < kRunBatch; n++) {
         if (sched->pause_submit.load(std::memory_order_acquire)) break;
@@ -251,7 +262,7 @@ static void drm_sched_run_job_work(kshim::work_struct* w) {
         drm_sched_fence* s_fence = sched_job->s_fence;
 
         sched->credit_count.fetch_add(sched_job->credits, std::memory_order_relaxed);
-        drm_sched_job_begin(sched_job);
+        new_head |= drm_sched_job_begin(sched_job);
         if (kshim::trace::enabled())
             kshim::trace::instant("drm_run_job", "drm_sched", drm_sched_trace_args(sched_job, s_fence));
 
@@ -284,6 +295,7 @@ static void drm_sched_run_job_work(kshim::work_struct* w) {
         drm_sched_free_finished_jobs(sched, &have_more);
         if (have_more) __drm_sched_run_free_queue(sched);
     }
+    if (new_head) drm_sched_arm_head_timeout(sched);
     // A full batch may have left more behind.
     if (n == kRunBatch) drm_sched_run_job_queue(sched);
 }
@@ -314,12 +326,14 @@ static unsigned drm_sched_free_finished_jobs(drm_gpu_scheduler* sched, bool* hav
             batch[n++] = job;
         }
         if (n) {
-            // The timer was the old head's; the new head gets a full period from now.
-            if (sched->timeout != kshim::MAX_SCHEDULE_TIMEOUT) kshim::cancel_delayed_work(&sched->work_tdr);
-            if (!sched->pending_list.empty()) {
-                have_more = kshim::dma_fence_is_signaled(&sched->pending_list.front().s_fence->finished);
+            // The timer was the old head's; the new head gets a full period from now (the
+            // re-arm replaces it), and with no head left it goes.
+            const bool head_left = !sched->pending_list.empty();
+            if (head_left) have_more = kshim::dma_fence_is_signaled(&sched->pending_list.front().s_fence->finished);
+            if (head_left && !sched->tdr_suspended)
                 drm_sched_start_timeout_locked(sched);
-            }
+            else if (kshim::delayed_work_pending(&sched->work_tdr))
+                kshim::cancel_delayed_work(&sched->work_tdr);
         }
     }
     if (n) {
@@ -413,6 +427,7 @@ void drm_sched_fini(drm_gpu_scheduler* sched) {
             drm_sched_entity& e = rq->entities.front();
             e.stopped.store(true, std::memory_order_release);
             rq->entities.pop_front();
+            rq->nr_entities.store(rq->nr_entities.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
             if (e.rb_tree_node.is_linked()) rq->rb_tree_root.erase(rq->rb_tree_root.iterator_to(e));
             sched->score->fetch_sub(1, std::memory_order_relaxed);
         }

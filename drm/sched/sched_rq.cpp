@@ -35,6 +35,7 @@ void drm_sched_rq_add_entity(drm_sched_rq* rq, drm_sched_entity* entity) {
     if (entity->list.is_linked()) return;
     rq->sched->score->fetch_add(1, std::memory_order_relaxed);
     rq->entities.push_back(*entity);
+    rq->nr_entities.store(rq->nr_entities.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
 
 // Caller holds entity->lock.
@@ -46,6 +47,7 @@ void drm_sched_rq_remove_entity(drm_sched_rq* rq, drm_sched_entity* entity) {
     if (!entity->list.is_linked()) return;
     rq->sched->score->fetch_sub(1, std::memory_order_relaxed);
     rq->entities.erase(rq->entities.iterator_to(*entity));
+    rq->nr_entities.store(rq->nr_entities.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     if (rq->current_entity == entity) rq->current_entity = nullptr;
     drm_sched_rq_remove_fifo_locked(entity, rq);
 }
@@ -103,6 +105,8 @@ drm_sched_entity* drm_sched_rq_select_entity_fifo(drm_gpu_scheduler* sched, drm_
 drm_sched_entity* drm_sched_select_entity(drm_gpu_scheduler* sched) {
     drm_sched_entity* entity = nullptr;
     for (u32 i = DRM_SCHED_PRIORITY_KERNEL; i < sched->num_rqs; i++) {
+        // Most run queues are empty; their lock is the bulk of the cost of a selection.
+        if (!sched->sched_rq[i]->nr_entities.load(std::memory_order_acquire)) continue;
         entity = sched->policy == DRM_SCHED_POLICY_FIFO ? drm_sched_rq_select_entity_fifo(sched, sched->sched_rq[i])
                                                          : drm_sched_rq_select_entity_rr(sched, sched->sched_rq[i]);
         if (entity) break;
