@@ -21,6 +21,7 @@
 #include <boost/intrusive/set.hpp>
 
 #include "kernel_shim/err.h"
+#include "kernel_shim/kref.h"
 #include "kernel_shim/completion.h"
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/dma-buf/dma-resv.h"
@@ -63,7 +64,10 @@ enum drm_sched_priority : int {
 inline constexpr int DRM_SCHED_POLICY_UNSET = -1;
 inline constexpr int DRM_SCHED_POLICY_RR = 0;
 inline constexpr int DRM_SCHED_POLICY_FIFO = 1;
-inline constexpr int DRM_SCHED_POLICY_COUNT = 2;
+// Current upstream's only policy (sched_rq.c): one run queue ordered by each entity's virtual
+// GPU time, which grows faster for lower priorities (see sched_fair.cpp).
+inline constexpr int DRM_SCHED_POLICY_FAIR = 2;
+inline constexpr int DRM_SCHED_POLICY_COUNT = 3;
 // The module parameter: the policy of schedulers whose init args leave `policy` unset.
 extern int drm_sched_policy;
 
@@ -78,6 +82,30 @@ enum drm_gpu_sched_stat {
 struct drm_gpu_scheduler;
 struct drm_sched_entity;
 struct drm_sched_job;
+
+// An exponentially weighted moving average of job durations in microseconds, as the kernel's
+// DECLARE_EWMA(drm_sched_avgtime, 6, 4): fixed point with 6 fraction bits, each new sample
+// weighted 1/16.
+// Writers are serialised by their owner's lock; readers may look without it (a heuristic).
+struct drm_sched_avgtime {
+    std::atomic<unsigned long> internal{0};
+    void add(unsigned long val) {
+        const unsigned long cur = internal.load(std::memory_order_relaxed);
+        internal.store(cur ? (((cur << 4) - cur) + (val << 6)) >> 4 : val << 6, std::memory_order_relaxed);
+    }
+    unsigned long read() const { return internal.load(std::memory_order_relaxed) >> 6; }
+};
+
+// The fair policy's bookkeeping for one entity. Jobs outlive their entity, so each armed job
+// holds a reference to add its GPU time once it is done.
+struct drm_sched_entity_stats {
+    kshim::kref refcount;
+    kshim::SpinLock lock{"drm_sched_entity_stats.lock"};  // protects everything below
+    ktime_t runtime = 0;       // GPU time of the entity's finished jobs
+    ktime_t prev_runtime = 0;  // runtime already folded into vruntime
+    ktime_t vruntime = 0;      // position on the fair run queue (relative while off it)
+    drm_sched_avgtime avg_job_us;
+};
 struct drm_sched_rq;
 
 using boost::intrusive::link_mode;
@@ -146,6 +174,7 @@ struct drm_sched_job {
     dma_fence_cb cb;
     SafeListHook list;  // in sched->pending_list
     drm_sched_job_deps dependencies;
+    drm_sched_entity_stats* entity_stats = nullptr;  // FAIR: a reference from arm to cleanup
 };
 
 struct drm_sched_backend_ops {
@@ -185,7 +214,10 @@ struct drm_sched_entity {
     std::atomic<bool> stopped{false};
     // Complete while the scheduler is not inside this entity (kill waits on it).
     kshim::completion entity_idle;
-    ktime_t oldest_job_waiting = 0;  // under rq->lock
+    // The run queue tree's key, under rq->lock: FIFO, the oldest waiting job's submit time;
+    // FAIR, the entity's virtual runtime.
+    ktime_t oldest_job_waiting = 0;
+    drm_sched_entity_stats* stats = nullptr;  // FAIR only: allocated at init
 };
 
 struct EntityFifoOrder {
@@ -212,6 +244,8 @@ struct drm_sched_rq {
     // Entities on `entities`, written under `lock`. Selection reads it without the lock to skip
     // empty run queues: an entity added meanwhile is followed by a scheduler wake-up anyway.
     std::atomic<u32> nr_entities{0};
+    // FAIR: the priority of the entity at the front of the tree, or -1 when it is empty.
+    int head_prio = -1;
 };
 
 using PendingList =
@@ -249,6 +283,7 @@ struct drm_gpu_scheduler {
     int policy = DRM_SCHED_POLICY_FIFO;
     drm_sched_rq* sched_rq[DRM_SCHED_PRIORITY_COUNT] = {};  // high to low priority; null past num_rqs
     drm_sched_rq rq_storage[DRM_SCHED_PRIORITY_COUNT];
+    drm_sched_avgtime avg_job_us;  // FAIR: over every job, under job_list_lock
     kshim::WaitQueueHead job_scheduled;  // woken when jobs leave entities (entity flush waits on it)
     std::atomic<u64> job_id_count{0};
     kshim::Workqueue* submit_wq = nullptr;

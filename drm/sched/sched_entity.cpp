@@ -41,8 +41,16 @@ int drm_sched_entity_init(drm_sched_entity* entity, drm_sched_priority priority,
             int p = static_cast<int>(sched_list[0]->num_rqs) - 1;
             entity->priority.store(static_cast<drm_sched_priority>(p < 0 ? 0 : p), std::memory_order_relaxed);
         }
-        entity->rq = sched_list[0]->sched_rq[entity->priority.load(std::memory_order_relaxed)];
+        entity->rq = drm_sched_rq_for(sched_list[0], entity->priority.load(std::memory_order_relaxed));
     }
+    // Only the FAIR policy keeps per-entity GPU time.
+    entity->stats = nullptr;
+    for (unsigned i = 0; i < num_sched_list; i++)
+        if (sched_list[i] && sched_list[i]->policy == DRM_SCHED_POLICY_FAIR) {
+            entity->stats = drm_sched_entity_stats_new();
+            if (!entity->stats) return -ENOMEM;
+            break;
+        }
 
     kshim::init_completion(&entity->entity_idle);
     kshim::complete_all(&entity->entity_idle);  // idle until the scheduler selects it
@@ -165,6 +173,9 @@ void drm_sched_entity_fini(drm_sched_entity* entity) {
         }
     }
     dma_fence_put(entity->last_scheduled.exchange(nullptr, std::memory_order_acq_rel));
+    // Jobs still in flight keep their own references.
+    if (entity->stats) drm_sched_entity_stats_put(entity->stats);
+    entity->stats = nullptr;
 }
 
 void drm_sched_entity_destroy(drm_sched_entity* entity) {
@@ -290,7 +301,8 @@ drm_sched_job* drm_sched_entity_pop_job(drm_sched_entity* entity) {
 
     drm_sched_entity_queue_pop(entity);
 
-    if (entity->rq->sched->policy == DRM_SCHED_POLICY_FIFO) {
+    const int policy = entity->rq->sched->policy;
+    if (policy == DRM_SCHED_POLICY_FIFO) {
         if (drm_sched_job* next = drm_sched_entity_queue_peek(entity)) {
             kshim::SpinGuard ge(entity->lock);
             drm_sched_rq* rq = entity->rq;
@@ -298,6 +310,13 @@ drm_sched_job* drm_sched_entity_pop_job(drm_sched_entity* entity) {
             // The entity may have been taken off the queue by kill; do not put it back.
             if (entity->list.is_linked()) drm_sched_rq_update_fifo_locked(entity, rq, next->submit_ts);
         }
+    } else if (policy == DRM_SCHED_POLICY_FAIR) {
+        kshim::SpinGuard ge(entity->lock);
+        drm_sched_rq* rq = entity->rq;
+        kshim::SpinGuard gr(rq->lock);
+        // Peeked under the locks: a push that refills the queue right now puts the entity back
+        // on the tree under them too, and must not be undone by a stale "empty".
+        if (entity->list.is_linked()) drm_sched_rq_fair_pop_locked(entity, rq, drm_sched_entity_queue_peek(entity));
     }
 
     // The job may outlive the entity from here on.
@@ -316,7 +335,7 @@ void drm_sched_entity_select_rq(drm_sched_entity* entity) {
     drm_gpu_scheduler* sched = entity->num_sched_list > 1
                                    ? drm_sched_pick_best(entity->sched_list, entity->num_sched_list)
                                    : entity->sched_list[0];
-    drm_sched_rq* rq = sched ? sched->sched_rq[entity->priority.load(std::memory_order_relaxed)] : nullptr;
+    drm_sched_rq* rq = sched ? drm_sched_rq_for(sched, entity->priority.load(std::memory_order_relaxed)) : nullptr;
     if (rq != entity->rq) {
         drm_sched_rq_remove_entity(entity->rq, entity);
         entity->rq = rq;
@@ -349,7 +368,10 @@ void drm_sched_entity_push_job(drm_sched_job* sched_job) {
         sched = rq->sched;
         kshim::SpinGuard gr(rq->lock);
         drm_sched_rq_add_entity(rq, entity);
-        if (sched->policy == DRM_SCHED_POLICY_FIFO) drm_sched_rq_update_fifo_locked(entity, rq, submit_ts);
+        if (sched->policy == DRM_SCHED_POLICY_FIFO)
+            drm_sched_rq_update_fifo_locked(entity, rq, submit_ts);
+        else if (sched->policy == DRM_SCHED_POLICY_FAIR)
+            drm_sched_rq_fair_add_locked(entity, rq);
     }
     drm_sched_wakeup(sched);
 }

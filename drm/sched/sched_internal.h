@@ -12,6 +12,19 @@ void drm_sched_rq_init(drm_gpu_scheduler* sched, drm_sched_rq* rq);
 void drm_sched_rq_add_entity(drm_sched_rq* rq, drm_sched_entity* entity);
 void drm_sched_rq_remove_entity(drm_sched_rq* rq, drm_sched_entity* entity);
 void drm_sched_rq_update_fifo_locked(drm_sched_entity* entity, drm_sched_rq* rq, ktime_t ts);
+// The run queue an entity of `priority` belongs on: one per priority, or the only one (FAIR).
+inline drm_sched_rq* drm_sched_rq_for(drm_gpu_scheduler* sched, int priority) {
+    return sched->sched_rq[sched->policy == DRM_SCHED_POLICY_FAIR ? 0 : priority];
+}
+// FAIR (caller holds entity->lock and rq->lock): the entity's first job was pushed / a job was
+// popped from it (`has_next`: its queue is not empty now).
+void drm_sched_rq_fair_add_locked(drm_sched_entity* entity, drm_sched_rq* rq);
+void drm_sched_rq_fair_pop_locked(drm_sched_entity* entity, drm_sched_rq* rq, bool has_next);
+drm_sched_entity_stats* drm_sched_entity_stats_new();
+drm_sched_entity_stats* drm_sched_entity_stats_get(drm_sched_entity_stats* stats);
+void drm_sched_entity_stats_put(drm_sched_entity_stats* stats);
+// Adds the job's GPU time (scheduled to finished) to its entity's stats; returns it.
+ktime_t drm_sched_entity_stats_job_add_gpu_time(drm_sched_job* job);
 // A ready entity whose head job fits in the credits (entity_idle re-armed), or nullptr.
 drm_sched_entity* drm_sched_select_entity(drm_gpu_scheduler* sched);
 bool drm_sched_can_queue(drm_gpu_scheduler* sched, drm_sched_entity* entity);

@@ -323,6 +323,8 @@ static unsigned drm_sched_free_finished_jobs(drm_gpu_scheduler* sched, bool* hav
             drm_sched_job* job = &sched->pending_list.front();
             if (!kshim::dma_fence_is_signaled(&job->s_fence->finished)) break;
             sched->pending_list.pop_front();
+            // FAIR: the job's GPU time moves its entity along the run queue.
+            if (job->entity_stats) sched->avg_job_us.add(static_cast<unsigned long>(drm_sched_entity_stats_job_add_gpu_time(job) / 1000));
             batch[n++] = job;
         }
         if (n) {
@@ -357,6 +359,10 @@ int drm_sched_init(drm_gpu_scheduler* sched, const drm_sched_init_args* args) {
     sched->dev = args->dev;
     sched->policy = args->policy == DRM_SCHED_POLICY_UNSET ? drm_sched_policy : args->policy;
 
+    if (sched->policy < 0 || sched->policy >= DRM_SCHED_POLICY_COUNT) {
+        dev_err(sched->dev, "drm_sched_init: unknown policy %d", sched->policy);
+        return -EINVAL;
+    }
     if (args->num_rqs > DRM_SCHED_PRIORITY_COUNT) {
         dev_err(sched->dev, "drm_sched_init: num_rqs cannot be greater than DRM_SCHED_PRIORITY_COUNT");
         return -EINVAL;
@@ -475,6 +481,7 @@ int drm_sched_job_init(drm_sched_job* job, drm_sched_entity* entity, u32 credits
     job->queue_next = nullptr;
     job->submit_ts = 0;
     job->sched = nullptr;
+    job->entity_stats = nullptr;
     job->entity = entity;
     job->credits = credits;
     job->last_dependency = 0;
@@ -493,6 +500,7 @@ void drm_sched_job_arm(drm_sched_job* job) {
     drm_gpu_scheduler* sched = entity->rq->sched;
     job->sched = sched;
     job->s_priority = entity->priority.load(std::memory_order_relaxed);
+    if (sched->policy == DRM_SCHED_POLICY_FAIR && entity->stats) job->entity_stats = drm_sched_entity_stats_get(entity->stats);
     job->id = sched->job_id_count.fetch_add(1, std::memory_order_relaxed) + 1;
     drm_sched_fence_init(job->s_fence, entity);
 }
@@ -565,6 +573,8 @@ void drm_sched_job_cleanup(drm_sched_job* job) {
             drm_sched_fence_free(s_fence);  // aborted before drm_sched_job_arm
     }
     job->s_fence = nullptr;
+    if (job->entity_stats) drm_sched_entity_stats_put(job->entity_stats);
+    job->entity_stats = nullptr;
     drm_sched_job_deps& deps = job->dependencies;
     for (u32 i = 0; i < deps.count; i++) dma_fence_put(deps.slots[i]);
     if (deps.slots != deps.inline_slots) kshim::kfree(deps.slots);

@@ -7,6 +7,7 @@
 // the first ready entity wins; if it is ready but its job does not fit in the credits, the scan
 // stops there rather than letting a lower priority overtake it.
 #include "drm/sched/sched_internal.h"
+#include "kernel_shim/slab.h"
 
 namespace drm {
 
@@ -15,9 +16,18 @@ void drm_sched_rq_init(drm_gpu_scheduler* sched, drm_sched_rq* rq) {
     rq->current_entity = nullptr;
 }
 
+// The FAIR policy places a re-joining entity relative to the priority at the front. The
+// entity's own lock is not held for that read (lock order is entity, then rq): a priority that
+// just changed is seen a moment later, which the heuristic tolerates, as upstream's does.
+static void drm_sched_rq_update_prio(drm_sched_rq* rq) {
+    rq->head_prio = rq->rb_tree_root.empty() ? -1 : rq->rb_tree_root.begin()->priority.load(std::memory_order_relaxed);
+}
+
 static void drm_sched_rq_remove_fifo_locked(drm_sched_entity* entity, drm_sched_rq* rq) {
     lockdep_assert_held(&rq->lock);
-    if (entity->rb_tree_node.is_linked()) rq->rb_tree_root.erase(rq->rb_tree_root.iterator_to(*entity));
+    if (!entity->rb_tree_node.is_linked()) return;
+    rq->rb_tree_root.erase(rq->rb_tree_root.iterator_to(*entity));
+    drm_sched_rq_update_prio(rq);
 }
 
 void drm_sched_rq_update_fifo_locked(drm_sched_entity* entity, drm_sched_rq* rq, ktime_t ts) {
@@ -26,6 +36,113 @@ void drm_sched_rq_update_fifo_locked(drm_sched_entity* entity, drm_sched_rq* rq,
     drm_sched_rq_remove_fifo_locked(entity, rq);
     entity->oldest_job_waiting = ts;
     rq->rb_tree_root.insert(*entity);
+    drm_sched_rq_update_prio(rq);
+}
+
+// ---- FAIR: virtual GPU time ----
+//
+// Each entity accumulates the GPU time of its finished jobs; converted to virtual time it grows
+// faster the lower the priority, and the run queue serves the entity with the least virtual
+// time first. Shifts as upstream: KERNEL gets about twice the GPU time of HIGH, HIGH four times
+// NORMAL, NORMAL eight times LOW. An entity leaving the queue keeps its lead or lag relative to
+// the front (vruntime - min) and gets it back when it re-joins.
+namespace {
+constexpr unsigned kVruntimeShift[DRM_SCHED_PRIORITY_COUNT] = {1, 2, 4, 7};
+
+ktime_t drm_sched_rq_get_min_vruntime(drm_sched_rq* rq) {
+    lockdep_assert_held(&rq->lock);
+    if (rq->rb_tree_root.empty()) return 0;
+    drm_sched_entity_stats* stats = rq->rb_tree_root.begin()->stats;
+    if (!stats) return 0;
+    kshim::SpinGuard g(stats->lock);
+    return stats->vruntime;
+}
+
+void drm_sched_entity_save_vruntime(drm_sched_entity* entity, ktime_t min_vruntime) {
+    drm_sched_entity_stats* stats = entity->stats;
+    kshim::SpinGuard g(stats->lock);
+    stats->vruntime = min_vruntime && stats->vruntime > min_vruntime ? stats->vruntime - min_vruntime : 0;
+}
+
+ktime_t drm_sched_entity_restore_vruntime(drm_sched_entity* entity, ktime_t min_vruntime, int rq_prio) {
+    drm_sched_entity_stats* stats = entity->stats;
+    drm_gpu_scheduler* sched = entity->rq->sched;
+    const int prio = entity->priority.load(std::memory_order_relaxed);
+    kshim::SpinGuard g(stats->lock);
+    ktime_t vruntime = stats->vruntime;
+    // An entity with no saved lead or lag re-joins next to the front: behind it if its priority
+    // is lower (by an amount that grows with the typical job length, so it does not overtake),
+    // just ahead if higher, and at equal priority ahead only if its jobs are the shorter ones.
+    if (!vruntime && rq_prio >= 0) {
+        const unsigned long avg_us = stats->avg_job_us.read();
+        const unsigned long sched_avg_us = sched->avg_job_us.read();
+        if (prio > rq_prio)
+            vruntime = static_cast<ktime_t>((1 + avg_us + sched_avg_us) << kVruntimeShift[prio]) * 1000;
+        else if (prio < rq_prio)
+            vruntime = -static_cast<ktime_t>(rq_prio - prio);
+        else
+            vruntime = avg_us <= sched_avg_us ? -1 : 1;
+    }
+    vruntime += min_vruntime;
+    stats->vruntime = vruntime;
+    return vruntime;
+}
+
+// Folds the GPU time finished since the last update into the virtual runtime.
+ktime_t drm_sched_entity_update_vruntime(drm_sched_entity* entity) {
+    drm_sched_entity_stats* stats = entity->stats;
+    kshim::SpinGuard g(stats->lock);
+    const ktime_t delta = stats->runtime - stats->prev_runtime;
+    stats->prev_runtime = stats->runtime;
+    stats->vruntime += delta << kVruntimeShift[entity->priority.load(std::memory_order_relaxed)];
+    return stats->vruntime;
+}
+}  // namespace
+
+void drm_sched_rq_fair_add_locked(drm_sched_entity* entity, drm_sched_rq* rq) {
+    lockdep_assert_held(&entity->lock);
+    lockdep_assert_held(&rq->lock);
+    ktime_t ts = 0;
+    if (entity->stats) ts = drm_sched_entity_restore_vruntime(entity, drm_sched_rq_get_min_vruntime(rq), rq->head_prio);
+    drm_sched_rq_update_fifo_locked(entity, rq, ts);
+}
+
+void drm_sched_rq_fair_pop_locked(drm_sched_entity* entity, drm_sched_rq* rq, bool has_next) {
+    lockdep_assert_held(&entity->lock);
+    lockdep_assert_held(&rq->lock);
+    if (has_next) {
+        drm_sched_rq_update_fifo_locked(entity, rq, entity->stats ? drm_sched_entity_update_vruntime(entity) : 0);
+        return;
+    }
+    // Off the tree while it has nothing to run; it keeps its place relative to the front.
+    drm_sched_rq_remove_fifo_locked(entity, rq);
+    if (entity->stats) drm_sched_entity_save_vruntime(entity, drm_sched_rq_get_min_vruntime(rq));
+}
+
+drm_sched_entity_stats* drm_sched_entity_stats_new() {
+    auto* stats = kshim::knew<drm_sched_entity_stats>(kshim::GFP_KERNEL);
+    if (stats) kshim::kref_init(&stats->refcount);
+    return stats;
+}
+
+drm_sched_entity_stats* drm_sched_entity_stats_get(drm_sched_entity_stats* stats) {
+    kshim::kref_get(&stats->refcount);
+    return stats;
+}
+
+void drm_sched_entity_stats_put(drm_sched_entity_stats* stats) {
+    kshim::kref_put(&stats->refcount, [](kshim::kref* k) { kshim::kdelete(container_of(k, drm_sched_entity_stats, refcount)); });
+}
+
+ktime_t drm_sched_entity_stats_job_add_gpu_time(drm_sched_job* job) {
+    drm_sched_entity_stats* stats = job->entity_stats;
+    const ktime_t start = kshim::dma_fence_timestamp(&job->s_fence->scheduled);
+    const ktime_t end = kshim::dma_fence_timestamp(&job->s_fence->finished);
+    const ktime_t duration = end > start ? end - start : 0;
+    kshim::SpinGuard g(stats->lock);
+    stats->runtime += duration;
+    stats->avg_job_us.add(static_cast<unsigned long>(duration / 1000));
+    return duration;
 }
 
 // Caller holds entity->lock and rq->lock.
@@ -107,8 +224,9 @@ drm_sched_entity* drm_sched_select_entity(drm_gpu_scheduler* sched) {
     for (u32 i = DRM_SCHED_PRIORITY_KERNEL; i < sched->num_rqs; i++) {
         // Most run queues are empty; their lock is the bulk of the cost of a selection.
         if (!sched->sched_rq[i]->nr_entities.load(std::memory_order_acquire)) continue;
-        entity = sched->policy == DRM_SCHED_POLICY_FIFO ? drm_sched_rq_select_entity_fifo(sched, sched->sched_rq[i])
-                                                         : drm_sched_rq_select_entity_rr(sched, sched->sched_rq[i]);
+        // FAIR keys the same tree by virtual runtime instead of submit time.
+        entity = sched->policy == DRM_SCHED_POLICY_RR ? drm_sched_rq_select_entity_rr(sched, sched->sched_rq[i])
+                                                       : drm_sched_rq_select_entity_fifo(sched, sched->sched_rq[i]);
         if (entity) break;
     }
     return IS_ERR(entity) ? nullptr : entity;

@@ -60,14 +60,30 @@ void sixteen_submitters(u64 seed, bool with_kill) {
     for (auto* x : s) drm_mock_sched_free(x);
 }
 
+// Sets the module parameter (the policy of schedulers created without one) for a scope.
+class PolicyGuard {
+public:
+    explicit PolicyGuard(int policy) : saved_(drm_sched_policy) { drm_sched_policy = policy; }
+    ~PolicyGuard() { drm_sched_policy = saved_; }
+
+private:
+    int saved_;
+};
+
 class DrmSchedParallel : public kshim::testing::SweepableKernelTest {};
 
 TEST_F(DrmSchedParallel, SixteenSubmittingTasks) { sixteen_submitters(1, false); }
 TEST_F(DrmSchedParallel, SixteenSubmittingTasksWithAKill) { sixteen_submitters(2, true); }
+TEST_F(DrmSchedParallel, SixteenSubmittingTasksFairPolicy) {
+    PolicyGuard policy(DRM_SCHED_POLICY_FAIR);
+    sixteen_submitters(3, true);
+}
 
 class DrmSchedSweep : public ::testing::TestWithParam<u64> {};
 
+// Seeds 1-4 under FIFO, 5-8 under FAIR.
 TEST_P(DrmSchedSweep, SixteenSubmittersWithPreemption) {
+    PolicyGuard policy(GetParam() <= 4 ? DRM_SCHED_POLICY_FIFO : DRM_SCHED_POLICY_FAIR);
     kshim::testing::run_simulated(GetParam(), [&] { sixteen_submitters(GetParam(), GetParam() % 2); }, 0.3);
 }
 
