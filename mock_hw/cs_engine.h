@@ -2,24 +2,28 @@
 // START/SUSPEND/RESUME/TERMINATE, EP_CFG, STATUS_UPDATE, the SYNC_UPDATE/IDLE/PROGRESS_TIMER
 // events), CS slots (START/STOP, ring-buffer fetch between CS_EXTRACT and CS_INSERT, idle
 // reporting), an interpreter for every v10 opcode (panthor/cs_isa.h), timed "mock shader" jobs on a
-// shared pool of shader cores, sync objects, the tiler heap OOM handshake, suspend buffers, and the
-// CS_FAULT/CS_FATAL paths including MMU faults. Facts: hw-interface.md §3.3-3.8, 4, 5.
+// shared pool of shader cores, sync objects, the tiler heap, suspend buffers with job preemption,
+// and the CS_FAULT/CS_FATAL paths including MMU faults. Facts: hw-interface.md §3.3-3.8, 4, 5.
+// The memory formats the mock defines are in cs_formats.h.
 //
 // Design. Everything runs under the Gpu lock from HwEvents. A CSG doorbell schedules a scan of
 // the slot (csg_request later); the scan acks EP_CFG/STATUS_UPDATE, handles the per-CS requests
-// and starts a state transition whose ack lands csg_state later (SUSPEND: once the group's jobs
-// drained, csg_suspend later). Streams run in slices of cs_slice_instrs instructions from one
-// engine-wide "run" event; a slice costs cs_slice of virtual time, so an endless MOVE/BRANCH loop
-// advances time instead of stopping it. An instruction that cannot complete (SB wait, SYNC_WAIT,
-// MMU stall, OOM reply, fault ack) leaves the stream's pc on it and is re-executed when the
-// stream is woken, which is also how a suspended stream resumes exactly where it stopped.
-// Memory goes through Mmu accessors: the group's streams through the AS in CSG config, the
-// user-I/O pages and suspend buffers through AS 0.
+// and starts a state transition whose ack lands csg_state later (SUSPEND: preempts the group's
+// jobs at once and acks csg_suspend later; cs_suspend.cpp). Streams run in slices of
+// cs_slice_instrs instructions from one engine-wide "run" event; a slice costs cs_slice of virtual
+// time, so an endless MOVE/BRANCH loop advances time instead of stopping it. An instruction that
+// cannot complete (SB wait, SYNC_WAIT, MMU stall, OOM reply, fault ack) leaves the stream's pc on
+// it and is re-executed when the stream is woken, which is also how a suspended stream resumes
+// exactly where it stopped. Memory goes through Mmu accessors: the group's streams through the AS
+// in CSG config, the user-I/O pages and suspend buffers through AS 0.
+//
+// Files: csg.cpp (slots, events, status), cs_exec.cpp (interpreter), cs_jobs.cpp (job pool and
+// shader cores), cs_heap.cpp (tiler heap), cs_suspend.cpp (preemption, suspend buffers).
 #pragma once
-#include <deque>
 #include <memory>
 #include <vector>
 
+#include "mock_hw/cs_formats.h"
 #include "mock_hw/csf_engine.h"
 #include "mock_hw/hw_event.h"
 #include "mock_hw/mmu.h"
@@ -29,45 +33,6 @@
 namespace mock_hw {
 
 class Gpu;
-
-// The "mock shader" a RUN_* instruction executes: 64 bytes at the address the RUN reads its
-// program descriptor from (RUN_COMPUTE/RUN_TILING/RUN_COMPUTE_INDIRECT: the SPD dreg
-// d(16 + 2 * spd_sel); RUN_IDVS: d16; RUN_FRAGMENT: d40 & ~63 (the FBD pointer); RUN_FULLSCREEN:
-// the DCD dreg). Read through the group's AS, so an unmapped descriptor faults like hardware.
-struct MockShader {
-    static constexpr u32 kMagic = 0x4448534D;  // "MSHD"
-    enum Kind : u32 {
-        Run = 0,     // occupy a core for duration_ns
-        Write = 1,   // ...then write the 64-bit `value` at `addr` (group AS)
-        Hang = 2,    // never completes (a shader stuck in a loop)
-        Access = 3,  // ...then read 8 bytes at `addr` (to provoke an MMU fault)
-        Fault = 4,   // ...then report CS_FAULT with exception `value` (e.g. 0x58 DATA_INVALID_FAULT)
-    };
-    u32 magic = kMagic;
-    u32 kind = Run;
-    u64 duration_ns = 0;
-    u64 addr = 0;
-    u64 value = 0;
-    u32 heap_chunks = 0;  // RUN_IDVS / RUN_TILING: tiler heap chunks this job consumes
-    u32 reserved[7] = {};
-};
-static_assert(sizeof(MockShader) == 64);
-
-// The mock's tiler heap context (the 32 bytes at the HEAP_SET address; opaque to the driver, which
-// only zeroes it). `free_chunk` is the next chunk to consume, encoded like the chunk header's
-// `next` (VA | size >> 12); userspace seeds it with first_heap_chunk_gpu_va. Each consumed chunk's
-// header `next` gives the following one; 0 means the heap is exhausted (TILER_OOM).
-struct MockHeapContext {
-    u64 free_chunk;
-    u64 chunks_used;
-    u64 last_chunk;
-    u64 reserved;
-};
-static_assert(sizeof(MockHeapContext) == 32);
-
-// One stream's state in the suspend buffer (at suspend_buf + cs * kSaveStride, through AS 0).
-inline constexpr u32 kSaveStride = 0x1000;
-inline constexpr u32 kSaveMagic = 0x53435355;  // "USCS"
 
 class CsEngine final : public CsfEngine {
 public:
@@ -93,6 +58,9 @@ public:
     enum class Block : u8 { None, SbWait, SyncWait, Mmu, Oom, FaultAck, Fatal, Resource };
 
 private:
+    // The endpoint kind a job occupies (CSG endpoint_req [7:0] / [15:8] and the exclusive bits).
+    enum Endpoint : u8 { kEpCompute = 0, kEpFragment = 1, kEpKinds = 2 };
+
     struct Frame {
         u64 pc = 0;   // root: ring byte position; else GPU VA
         u64 end = 0;  // root: CS_INSERT; else GPU VA of the end
@@ -126,17 +94,33 @@ private:
         u32 req_resource = 0;
         u32 stalled_as = ~0u;
         bool mmu_bus_fault = false;
+        // The next instruction to run is a re-execution of one that blocked where it stands (the
+        // FaultPlan counts each instruction once).
+        bool reexec = false;
         // config copied from the CS input block at START/RESUME
         u64 ring_base = 0;
         u32 ring_size = 0;
         u64 io_in = 0, io_out = 0;
         u32 cs_config = 0;
         u32 cs_req_cfg = 0;  // IDLE_* / EXTRACT_EVENT config bits last acked
-        u32 jobs = 0;        // in-flight async ops of this stream
+        u32 jobs = 0;        // in-flight async ops of this stream (preempted ones included)
         // fetch cache: up to 8 instructions at fetch_va
         u64 fetch_va = ~0ull;
         u32 fetch_n = 0;
         u64 fetch_buf[8] = {};
+    };
+    struct Job {
+        u32 csg, cs;
+        u8 slot;
+        bool uses_core;
+        u8 ep = kEpCompute;  // with uses_core
+        bool started = false;
+        bool stalled = false;
+        MockShader shader;  // duration_ns: the whole run (restored after a suspend: what was left)
+        ktime_t end = 0;
+        u32 prio = 0;
+        u64 seq = 0;
+        bool flush = false, flush_l2 = false;
     };
     enum class GState : u8 { Off, Running, Suspending, Suspended, Terminating };
     struct Group {
@@ -145,29 +129,21 @@ private:
         u32 pending_state = 0xFF;  // state request in flight
         u32 as = 0;
         u32 priority = 0;
-        u32 ep_compute = 0;  // endpoint_req[7:0]: cores this group may occupy at once (0 = no limit)
-        u32 running = 0;     // its jobs holding a core
+        // endpoint_req: cores of each kind this group may occupy at once (0 = no limit), and
+        // whether it wants them to itself (no other group's job of that kind runs beside it).
+        u32 ep_limit[kEpKinds] = {};
+        bool ep_exclusive[kEpKinds] = {};
+        u32 running[kEpKinds] = {};  // its jobs holding a core, per kind
         u64 suspend_buf = 0;
         bool idle = true;
         bool suspend_stuck = false;
         std::vector<Stream> cs;
+        // Jobs a SUSPEND took off their cores, until the suspend buffer holds them.
+        std::vector<Job> preempted;
         std::unique_ptr<HwEvent> scan_ev, state_ev, progress_ev, delayed_ack_ev;
         u32 delayed_bits = 0, dropped_bits = 0;
         bool progress_reported = false;
         u32 track = 0;
-    };
-    struct Job {
-        u32 csg, cs;
-        u8 slot;
-        bool uses_core;
-        bool started = false;
-        bool stalled = false;
-        MockShader shader;
-        ktime_t end = 0;
-        u32 prio = 0;
-        u64 seq = 0;
-        bool flush = false, flush_l2 = false;
-        u32 trace_id = 0;
     };
 
     // csg.cpp
@@ -181,9 +157,7 @@ private:
     void cs_raise_event_locked(Group& g, Stream& s, u32 bit);
     void cs_publish_status_locked(Stream& s);
     void cs_write_extract_locked(Stream& s, bool active);
-    void save_group_locked(Group& g);
-    bool restore_group_locked(Group& g);
-    void drop_group_jobs_locked(Group& g);
+    void reset_stream(Group& g, Stream& s);
     void update_idle_locked();
     void delayed_ack_locked(Group& g);
     void progress_timer_fired_locked(Group& g);
@@ -194,14 +168,22 @@ private:
     u64 cs_in(u32 slot, u32 cs) const;
     u64 cs_out(u32 slot, u32 cs) const;
 
+    // cs_suspend.cpp
+    void preempt_group_jobs_locked(Group& g);
+    bool suspend_drained_locked(const Group& g) const;
+    void save_group_locked(Group& g);
+    bool restore_group_locked(Group& g);
+    bool restore_stream_locked(Group& g, Stream& s, const SavedStream& sv, std::vector<Job>& jobs);
+
     // cs_exec.cpp
     void kick_locked();
     void run_locked();
     bool runnable_locked(const Group& g, const Stream& s) const;
     // Executes up to `budget` instructions; returns how many ran.
-    u32 exec_stream_locked(Group& g, Stream& s, u32 budget);
-    enum class Step : u8 { Next, Block, Stop };
+    u32 exec_stream_locked(Group& g, Stream& s, u32 budget, bool count_instrs);
+    enum class Step : u8 { Next, Block };
     Step exec_one_locked(Group& g, Stream& s, const panthor::cs::Instr& in, u64 next_pc);
+    bool inject_at_instruction_locked(Group& g, Stream& s, u64 next_pc);
     bool fetch_locked(Group& g, Stream& s, u64* instr);
     bool refresh_insert_locked(Stream& s);
     bool stream_idle_locked(const Stream& s) const;
@@ -217,13 +199,27 @@ private:
     void sync_written_locked(Group& g, bool system_scope);
     void reeval_sync_waits_locked();
     Step issue_job_locked(Group& g, Stream& s, const panthor::cs::Instr& in);
-    bool heap_take_chunk_locked(Group& g, Stream& s, u32 chunks);
+    Step retire_with_locked(Group& g, Stream& s, bool fatal, u32 exception, u64 info);
+
+    // cs_heap.cpp
+    // Takes the chunks a tiling job needs; false: the RUN returns *step instead of queueing it
+    // (blocked on OOM or a stall, or redirected to the exception handler, or retired with a fault).
+    bool heap_take_chunks_locked(Group& g, Stream& s, u32 chunks, Step* step);
+    Step heap_operation_locked(Group& g, Stream& s, const panthor::cs::Instr& in);
+    Step finish_fragment_locked(Group& g, Stream& s, const panthor::cs::Instr& in);
+
+    // cs_jobs.cpp
+    void queue_job_locked(Job j);
     void dispatch_locked();
+    bool may_start_locked(const Job& j, bool* reserve) const;
     void start_job_locked(Job& j);
+    void release_core_locked(Job& j);
     void jobs_fired_locked();
     void rearm_jobs_locked();
     void complete_job_locked(size_t idx);
+    void drop_jobs_locked(u32 csg, u32 cs);  // cs = ~0u: the whole group
     void stream_jobs_changed_locked(Group& g, Stream& s);
+
     u64 reg64(const Stream& s, u8 r) const { return s.regs[r & 127] | (u64{s.regs[(r + 1) & 127]} << 32); }
     void set_reg64(Stream& s, u8 r, u64 v) {
         s.regs[r & 127] = static_cast<u32>(v);
@@ -234,7 +230,8 @@ private:
     u32 nregs_ = 96;
     u32 nsb_ = 8;
     std::vector<std::unique_ptr<Group>> groups_;
-    std::vector<Job> jobs_;  // in flight, in issue order
+    std::vector<Job> jobs_;  // on the GPU (queued or holding a core), in issue order
+    std::vector<Job*> dispatch_order_;  // dispatch_locked's scratch list
     u64 job_seq_ = 0;
     u32 cores_busy_ = 0;
     std::unique_ptr<HwEvent> run_ev_, jobs_ev_, poll_ev_;

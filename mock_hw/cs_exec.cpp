@@ -1,11 +1,10 @@
-// The command-stream interpreter and the job pool of the mock firmware (cs_engine.h): fetch from
-// the ring buffer and called buffers, every v10 opcode (hw-interface.md §5), scoreboards, sync
-// objects, mock-shader jobs on shared cores, the tiler heap, CS_FAULT/CS_FATAL and MMU faults.
+// The command-stream interpreter of the mock firmware (cs_engine.h): fetch from the ring buffer
+// and called buffers, every v10 opcode (hw-interface.md §5), scoreboards, sync objects, RUN_*
+// issue, CS_FAULT/CS_FATAL, MMU faults, and the FaultPlan's instruction-counted injections. The
+// jobs a RUN_* queues live in cs_jobs.cpp, the tiler heap in cs_heap.cpp.
 #include <algorithm>
 #include <cstring>
-#include <string>
 
-#include "kernel_shim/trace.h"
 #include "mock_hw/cs_engine.h"
 #include "mock_hw/gpu.h"
 #include "panthor/regs/exceptions.h"
@@ -57,12 +56,14 @@ void CsEngine::run_locked() {
     if (!running_) return;
     bool more = false, waiting = false;
     const u32 budget = std::max<u32>(1, gpu_.config().lat.cs_slice_instrs);
+    // Checked once per slice so that the instruction loop pays one flag test when nothing is armed.
+    const bool count_instrs = gpu_.faults().counts_instructions_locked();
     for (auto& gp : groups_) {
         Group& g = *gp;
         if (g.state != GState::Running) continue;
         for (auto& s : g.cs) {
             if (runnable_locked(g, s)) {
-                const u32 n = exec_stream_locked(g, s, budget);
+                const u32 n = exec_stream_locked(g, s, budget, count_instrs);
                 more |= n == budget && s.block == Block::None;
             }
             waiting |= s.block == Block::SyncWait;
@@ -86,7 +87,7 @@ void CsEngine::reeval_sync_waits_locked() {
     if (any) kick_locked();
 }
 
-u32 CsEngine::exec_stream_locked(Group& g, Stream& s, u32 budget) {
+u32 CsEngine::exec_stream_locked(Group& g, Stream& s, u32 budget, bool count_instrs) {
     u32 n = 0;
     s.fetch_n = 0;  // the fetch buffer lives for one slice (the host may rewrite a ring it has consumed)
     while (n < budget && s.block == Block::None && s.started) {
@@ -101,14 +102,18 @@ u32 CsEngine::exec_stream_locked(Group& g, Stream& s, u32 budget) {
         }
         u64 raw = 0;
         if (!fetch_locked(g, s, &raw)) break;
-        const Instr in = cs::decode(raw);
         const u32 d = s.depth;
         const u64 next = s.frames[d].pc + 8;
-        pc_set_ = false;
-        const Step st = exec_one_locked(g, s, in, next);
         n++;
         instrs_++;
+        if (count_instrs && !s.reexec && inject_at_instruction_locked(g, s, next)) break;
+        const Instr in = cs::decode(raw);
+        pc_set_ = false;
+        const Step st = exec_one_locked(g, s, in, next);
         if (st == Step::Next && !pc_set_) s.frames[d].pc = next;
+        // An instruction that blocked where it stands runs again when the stream is woken; that
+        // re-execution is not a new instruction for the FaultPlan's count.
+        s.reexec = st == Step::Block && !pc_set_;
         if (st != Step::Next) break;
     }
     if (s.started) {
@@ -116,6 +121,19 @@ u32 CsEngine::exec_stream_locked(Group& g, Stream& s, u32 budget) {
         if (s.block != Block::None) cs_publish_status_locked(s);
     }
     return n;
+}
+
+bool CsEngine::inject_at_instruction_locked(Group& g, Stream& s, u64 next_pc) {
+    const FaultSpec* f = gpu_.faults().cs_instruction_locked(static_cast<int>(g.slot), static_cast<int>(s.idx));
+    if (!f) return false;
+    // The exception takes the instruction's place: it retires without running, and the report
+    // names its VA.
+    const u64 pc_va = s.depth == 0 ? s.ring_base + (s.frames[0].pc % s.ring_size) : s.frames[s.depth].pc;
+    s.frames[s.depth].pc = next_pc;
+    if (f->kind == FaultKind::CsFault) fault_locked(g, s, f->exception, pc_va);
+    else if (f->kind == FaultKind::CsUnrecoverable) fatal_locked(g, s, DRM_PANTHOR_EXCEPTION_CS_UNRECOVERABLE, pc_va);
+    else fatal_locked(g, s, f->exception, pc_va);
+    return true;
 }
 
 bool CsEngine::fetch_locked(Group& g, Stream& s, u64* instr) {
@@ -411,16 +429,9 @@ CsEngine::Step CsEngine::exec_one_locked(Group& g, Stream& s, const Instr& in, u
         s.heap_ctx = reg64(s, in.addr);
         return Step::Next;
     case cs::HEAP_OPERATION:
-        if (wait_sbs(in.wait_mask)) return Step::Block;
-        if (in.heap_op == cs::HEAP_VT_START) s.heap_vt_start++;
-        else if (in.heap_op == cs::HEAP_VT_END) s.heap_vt_end++;
-        else if (in.heap_op == cs::HEAP_FRAG_END) s.heap_frag_end++;
-        else return invalid();
-        return Step::Next;
+        return heap_operation_locked(g, s, in);
     case cs::FINISH_FRAGMENT:
-        if (wait_sbs(in.wait_mask)) return Step::Block;
-        if (in.inc_frag_end) s.heap_frag_end++;
-        return Step::Next;
+        return finish_fragment_locked(g, s, in);
     case cs::TRACE_POINT:
         if (wait_sbs(in.wait_mask)) return Step::Block;
         return Step::Next;
@@ -451,12 +462,8 @@ CsEngine::Step CsEngine::exec_one_locked(Group& g, Stream& s, const Instr& in, u
         j.uses_core = false;
         j.flush = true;
         j.flush_l2 = in.l2 == cs::FLUSH_CLEAN_INVALIDATE;
-        j.seq = job_seq_++;
         j.shader.duration_ns = gpu_.config().lat.cache_flush;
-        s.sb[j.slot]++;
-        s.jobs++;
-        jobs_.push_back(j);
-        start_job_locked(jobs_.back());
+        queue_job_locked(j);
         return Step::Next;
     }
     case cs::SYNC_ADD32:
@@ -501,9 +508,25 @@ CsEngine::Step CsEngine::exec_one_locked(Group& g, Stream& s, const Instr& in, u
     }
 }
 
+CsEngine::Step CsEngine::retire_with_locked(Group& g, Stream& s, bool fatal, u32 exception, u64 info) {
+    // The instruction is done (it does not run again after the host's ack); the exception is
+    // reported against it.
+    s.frames[s.depth].pc += 8;
+    pc_set_ = true;
+    if (fatal) fatal_locked(g, s, exception, info);
+    else fault_locked(g, s, exception, info);
+    return Step::Block;
+}
+
 CsEngine::Step CsEngine::issue_job_locked(Group& g, Stream& s, const Instr& in) {
-    if (in.progress_inc) s.progress++;
-    if (s.in_error) return Step::Next;  // RUN_* are no-ops until ERROR_BARRIER
+    if (s.in_error) {
+        if (in.progress_inc) s.progress++;
+        return Step::Next;  // RUN_* are no-ops until ERROR_BARRIER
+    }
+    if (s.jobs >= kMaxJobsPerStream) {
+        s.block = Block::Resource;  // re-executed when one of the stream's jobs retires
+        return Step::Block;
+    }
     u64 desc = 0;
     switch (in.opcode) {
     case cs::RUN_FRAGMENT: desc = reg64(s, 40) & ~0x3Full; break;
@@ -513,189 +536,36 @@ CsEngine::Step CsEngine::issue_job_locked(Group& g, Stream& s, const Instr& in) 
     }
     MockShader sh{};
     if (!mem_read_locked(g, s, desc, &sh, sizeof(sh))) return Step::Block;
-    auto retire_with = [&](bool fatal, u32 exc, u64 info) {
-        s.frames[s.depth].pc += 8;
-        pc_set_ = true;
-        if (fatal) fatal_locked(g, s, exc, info);
-        else fault_locked(g, s, exc, info);
-        return Step::Block;
-    };
-    if (sh.magic != MockShader::kMagic) return retire_with(false, DRM_PANTHOR_EXCEPTION_DATA_INVALID_FAULT, desc);
+    if (in.progress_inc) s.progress++;
+    if (sh.magic != MockShader::kMagic || sh.kind > MockShader::kLastKind)
+        return retire_with_locked(g, s, false, DRM_PANTHOR_EXCEPTION_DATA_INVALID_FAULT, desc);
     FaultPlan& fp = gpu_.faults();
     const int gi = static_cast<int>(g.slot), si = static_cast<int>(s.idx);
-    if (const FaultSpec* f = fp.occurrence_locked(FaultKind::CsFatal, ~0u, -1, gi, si)) return retire_with(true, f->exception, desc);
+    if (const FaultSpec* f = fp.occurrence_locked(FaultKind::CsFatal, ~0u, -1, gi, si))
+        return retire_with_locked(g, s, true, f->exception, desc);
     if (fp.occurrence_locked(FaultKind::CsUnrecoverable, ~0u, -1, gi, si))
-        return retire_with(true, DRM_PANTHOR_EXCEPTION_CS_UNRECOVERABLE, desc);
-    if (const FaultSpec* f = fp.occurrence_locked(FaultKind::CsFault, ~0u, -1, gi, si)) return retire_with(false, f->exception, desc);
+        return retire_with_locked(g, s, true, DRM_PANTHOR_EXCEPTION_CS_UNRECOVERABLE, desc);
+    if (const FaultSpec* f = fp.occurrence_locked(FaultKind::CsFault, ~0u, -1, gi, si))
+        return retire_with_locked(g, s, false, f->exception, desc);
     if (fp.occurrence_locked(FaultKind::ShaderHang, ~0u, -1, gi, si)) sh.kind = MockShader::Hang;
     if (const FaultSpec* f = fp.occurrence_locked(FaultKind::MmuFaultAt, ~0u, -1, gi, si)) {
         sh.kind = MockShader::Access;
         sh.addr = f->fault_addr;
     }
     if ((in.opcode == cs::RUN_IDVS || in.opcode == cs::RUN_TILING) && sh.heap_chunks) {
-        if (!s.heap_ctx) return retire_with(false, DRM_PANTHOR_EXCEPTION_DATA_INVALID_FAULT, 0);
-        MockHeapContext hc{};
-        if (!mem_read_locked(g, s, s.heap_ctx, &hc, sizeof(hc))) return Step::Block;
-        u32 need = sh.heap_chunks;
-        if (s.oom_replied) {
-            s.oom_replied = false;
-            if (s.oom_chunk) {
-                // The chunk the host handed over on TILER_OOM satisfies the blocked job.
-                hc.last_chunk = s.oom_chunk;
-                hc.chunks_used++;
-                need = 0;
-            } else if (s.exc_handler_addr && s.exc_handler_len && s.depth + 1 < cs::kCallStackDepth) {
-                // No memory: run the tiler-OOM exception handler (e.g. an incremental render),
-                // then retry the RUN, which raises TILER_OOM again if the heap is still empty.
-                s.depth++;
-                s.frames[s.depth] = Frame{s.exc_handler_addr, s.exc_handler_addr + s.exc_handler_len};
-                s.fetch_n = 0;
-                pc_set_ = true;
-                return Step::Next;
-            } else {
-                return retire_with(false, DRM_PANTHOR_EXCEPTION_OOM, s.heap_ctx);
-            }
-        }
-        while (need) {
-            if (!hc.free_chunk) {
-                mem_write_locked(g, s, s.heap_ctx, &hc, sizeof(hc));
-                s.oom_heap = s.heap_ctx;
-                s.block = Block::Oom;
-                const u64 out = cs_out(g.slot, s.idx);
-                gpu_.mcu().write_locked(static_cast<u32>(out + offsetof(panthor_fw_cs_output_iface, heap_address)), &s.heap_ctx, 8);
-                cs_publish_status_locked(s);
-                cs_raise_event_locked(g, s, CS_TILER_OOM);
-                return Step::Block;
-            }
-            u64 hdr = 0;
-            if (!mem_read_locked(g, s, hc.free_chunk & ~0xFFFull, &hdr, 8)) return Step::Block;
-            hc.last_chunk = hc.free_chunk;
-            hc.free_chunk = hdr;
-            hc.chunks_used++;
-            need--;
-        }
-        if (!mem_write_locked(g, s, s.heap_ctx, &hc, sizeof(hc))) return Step::Block;
+        Step st = Step::Next;
+        if (!heap_take_chunks_locked(g, s, sh.heap_chunks, &st)) return st;
     }
     Job j{};
     j.csg = g.slot;
     j.cs = s.idx;
     j.slot = s.sb_endpoint;
     j.uses_core = true;
+    j.ep = (in.opcode == cs::RUN_FRAGMENT || in.opcode == cs::RUN_FULLSCREEN) ? kEpFragment : kEpCompute;
     j.shader = sh;
     j.prio = g.priority;
-    j.seq = job_seq_++;
-    s.sb[j.slot]++;
-    s.jobs++;
-    jobs_.push_back(j);
-    dispatch_locked();
+    queue_job_locked(j);
     return Step::Next;
-}
-
-void CsEngine::dispatch_locked() {
-    const u32 total = cores_total_locked();
-    while (cores_busy_ < total) {
-        Job* best = nullptr;
-        for (auto& j : jobs_) {
-            if (j.started || !j.uses_core) continue;
-            const Group& jg = *groups_[j.csg];
-            if (jg.state != GState::Running && jg.state != GState::Suspending) continue;
-            if (jg.ep_compute && jg.running >= jg.ep_compute) continue;
-            if (!best || j.prio > best->prio || (j.prio == best->prio && j.seq < best->seq)) best = &j;
-        }
-        if (!best) break;
-        start_job_locked(*best);
-    }
-}
-
-void CsEngine::start_job_locked(Job& j) {
-    j.started = true;
-    if (j.uses_core) cores_busy_++, groups_[j.csg]->running++;
-    j.end = kshim::ktime_get() + static_cast<ktime_t>(j.shader.duration_ns);
-    if (j.uses_core) {
-        Group& g = *groups_[j.csg];
-        if (kshim::trace::enabled()) {
-            kshim::trace::async_begin("mock_job", j.seq, "mock_hw",
-                                      "{\"csg\":" + std::to_string(j.csg) + ",\"cs\":" + std::to_string(j.cs) + "}");
-            kshim::trace::counter("mock_cores_busy", cores_busy_);
-        }
-        if (!g.progress_ev->pending_locked()) rearm_progress_locked(g);
-    }
-    rearm_jobs_locked();
-}
-
-void CsEngine::rearm_jobs_locked() {
-    ktime_t due = 0;
-    bool any = false;
-    for (auto& j : jobs_) {
-        if (!j.started || j.stalled || j.shader.kind == MockShader::Hang) continue;
-        if (!any || j.end < due) due = j.end, any = true;
-    }
-    if (!any) jobs_ev_->cancel_locked();
-    else if (!jobs_ev_->pending_locked() || jobs_ev_->due_locked() != due) jobs_ev_->arm_at_locked(due);
-}
-
-void CsEngine::jobs_fired_locked() {
-    if (!running_) return;
-    const ktime_t now = kshim::ktime_get();
-    for (size_t i = 0; i < jobs_.size();) {
-        Job& j = jobs_[i];
-        if (j.started && !j.stalled && j.shader.kind != MockShader::Hang && j.end <= now) {
-            const size_t before = jobs_.size();
-            complete_job_locked(i);
-            if (jobs_.size() == before) i++;  // stalled, kept
-            else i = 0;                       // erased; the vector may have been reshuffled
-        } else {
-            i++;
-        }
-    }
-    rearm_jobs_locked();
-    dispatch_locked();
-    update_idle_locked();
-    kick_locked();
-}
-
-void CsEngine::complete_job_locked(size_t idx) {
-    Job j = jobs_[idx];
-    Group& g = *groups_[j.csg];
-    Stream& s = g.cs[j.cs];
-    if (j.flush) {
-        gpu_.control().cs_flush_done_locked(j.flush_l2);
-    } else if (j.shader.kind == MockShader::Write || j.shader.kind == MockShader::Access) {
-        u64 v = j.shader.value;
-        const MemResult r = j.shader.kind == MockShader::Write
-                                ? gpu_.mmu().write_locked(g.as, j.shader.addr, &v, 8, kSourceCs)
-                                : gpu_.mmu().read_locked(g.as, j.shader.addr, &v, 8, Access::Read, kSourceCs);
-        if (r.status == MemResult::Status::Fault || r.status == MemResult::Status::Stalled) {
-            jobs_[idx].stalled = true;  // retried when the AS is updated
-            return;
-        }
-        if (!r.ok()) bus_fault_locked(g, s, j.shader.addr);
-        else if (j.shader.kind == MockShader::Write) reeval_sync_waits_locked();
-    } else if (j.shader.kind == MockShader::Fault) {
-        fault_locked(g, s, static_cast<u32>(j.shader.value), j.shader.addr);
-    }
-    if (j.uses_core) cores_busy_--, g.running--;
-    if (s.sb[j.slot]) s.sb[j.slot]--;
-    if (s.jobs) s.jobs--;
-    jobs_done_++;
-    if (j.uses_core && kshim::trace::enabled()) {
-        kshim::trace::async_end("mock_job", j.seq, "mock_hw");
-        kshim::trace::counter("mock_cores_busy", cores_busy_);
-    }
-    jobs_.erase(jobs_.begin() + static_cast<long>(idx));
-    g.progress_reported = false;
-    if (j.uses_core) rearm_progress_locked(g);
-    stream_jobs_changed_locked(g, s);
-}
-
-void CsEngine::stream_jobs_changed_locked(Group& g, Stream& s) {
-    if (s.block == Block::SbWait && !sb_busy(s, s.wait_mask)) s.block = Block::None;
-    if (g.state == GState::Suspending && g.pending_state == CSG_STATE_SUSPEND && !g.state_ev->pending_locked()) {
-        bool busy = false;
-        for (auto& o : g.cs) busy |= o.jobs != 0;
-        if (!busy) g.state_ev->arm_locked(gpu_.config().lat.csg_suspend);
-    }
-    kick_locked();
 }
 
 }  // namespace mock_hw

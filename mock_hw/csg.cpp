@@ -1,5 +1,6 @@
 // CSG and CS slot interfaces of the mock firmware (cs_engine.h): the per-slot req/ack protocol,
 // state transitions, events and IRQs, status reporting, suspend buffers (hw-interface.md §3.3-3.8).
+#include <algorithm>
 #include <cstring>
 
 #include "kernel_shim/trace.h"
@@ -12,33 +13,6 @@ namespace mock_hw {
 
 using namespace panthor;
 
-namespace {
-
-struct SavedStream {
-    u32 magic, version, flags, depth;
-    u64 frames[2 * cs::kCallStackDepth];
-    u32 sb[16];
-    u8 sb_endpoint, sb_other, sync_cond, block;
-    u32 last_error;
-    u64 sync_ptr, sync_value, heap_ctx;
-    u32 vt_start, vt_end, frag_end, req_resource;
-    u64 progress, exc_addr;
-    u32 exc_len, exc_type;
-    u64 oom_heap;
-    u32 regs[128];
-    u64 checksum;
-};
-static_assert(sizeof(SavedStream) <= kSaveStride);
-constexpr u32 kSavedStarted = 1, kSavedInError = 2, kSavedSync64 = 4, kSavedWaitInstr = 8;
-
-u64 fnv1a(const void* p, size_t n) {
-    u64 h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ static_cast<const u8*>(p)[i]) * 0x100000001b3ull;
-    return h;
-}
-
-}  // namespace
-
 CsEngine::CsEngine(Gpu& gpu) : gpu_(gpu) {
     const McuConfig& mc = gpu.config().mcu;
     nregs_ = std::min<u32>(mc.work_regs, 128);
@@ -47,6 +21,7 @@ CsEngine::CsEngine(Gpu& gpu) : gpu_(gpu) {
         auto g = std::make_unique<Group>();
         g->slot = i;
         g->cs.resize(gpu.mcu().layout().stream_num);
+        for (u32 c = 0; c < g->cs.size(); c++) g->cs[c].csg = i, g->cs[c].idx = c;
         Group* gp = g.get();
         g->scan_ev = gpu.make_event("mock_hw CSG scan", [this, gp] { csg_scan_locked(*gp); });
         g->state_ev = gpu.make_event("mock_hw CSG state", [this, gp] { csg_state_done_locked(*gp); });
@@ -94,16 +69,13 @@ void CsEngine::mcu_started_locked(bool cold) {
         cores_busy_ = 0;
         for (auto& g : groups_) {
             g->state = GState::Off;
-            g->running = 0;
+            std::fill(std::begin(g->running), std::end(g->running), 0u);
+            g->preempted.clear();
             g->pending_state = 0xFF;
             g->idle = true;
             g->suspend_stuck = g->progress_reported = false;
             g->delayed_bits = g->dropped_bits = 0;
-            for (u32 i = 0; i < g->cs.size(); i++) {
-                g->cs[i] = Stream{};
-                g->cs[i].csg = g->slot;
-                g->cs[i].idx = i;
-            }
+            for (auto& s : g->cs) reset_stream(*g, s);
         }
     }
     kick_locked();
@@ -118,7 +90,8 @@ void CsEngine::mcu_stopped_locked() {
     jobs_.clear();
     cores_busy_ = 0;
     for (auto& g : groups_) {
-        g->running = 0;
+        std::fill(std::begin(g->running), std::end(g->running), 0u);
+        g->preempted.clear();
         g->scan_ev->cancel_locked();
         g->state_ev->cancel_locked();
         g->progress_ev->cancel_locked();
@@ -143,7 +116,10 @@ void CsEngine::csg_scan_locked(Group& g) {
         return;
     g.as = CSG_CONFIG_AS(in.config);
     g.priority = (in.endpoint_req & CSG_EP_REQ_PRIORITY_MASK) >> 28;
-    g.ep_compute = in.endpoint_req & 0xFF;
+    g.ep_limit[kEpCompute] = in.endpoint_req & 0xFF;
+    g.ep_limit[kEpFragment] = (in.endpoint_req >> 8) & 0xFF;
+    g.ep_exclusive[kEpCompute] = in.endpoint_req & CSG_EP_REQ_EXCL_COMPUTE;
+    g.ep_exclusive[kEpFragment] = in.endpoint_req & CSG_EP_REQ_EXCL_FRAGMENT;
     g.suspend_buf = in.suspend_buf;
 
     const u32 db = in.doorbell_req ^ out.doorbell_ack;
@@ -231,12 +207,15 @@ void CsEngine::csg_apply_state_locked(Group& g, u32 state) {
         g.state_ev->arm_locked(lat.csg_state);
         break;
     case CSG_STATE_SUSPEND:
-        if (g.state == GState::Running) g.state = GState::Suspending;
+        if (g.state == GState::Running) {
+            g.state = GState::Suspending;
+            preempt_group_jobs_locked(g);
+        }
         g.suspend_stuck = gpu_.faults().occurrence_locked(FaultKind::SuspendNeverCompletes, ~0u, -1, static_cast<int>(g.slot)) != nullptr;
         g.state_ev->arm_locked(lat.csg_suspend);
         break;
     case CSG_STATE_TERMINATE:
-        drop_group_jobs_locked(g);
+        drop_jobs_locked(g.slot, ~0u);
         if (g.state != GState::Off) g.state = GState::Terminating;
         g.state_ev->arm_locked(lat.csg_state);
         break;
@@ -254,11 +233,8 @@ void CsEngine::csg_state_done_locked(Group& g) {
     switch (st) {
     case CSG_STATE_START:
         if (g.state != GState::Running) {
-            for (u32 i = 0; i < g.cs.size(); i++) {
-                g.cs[i] = Stream{};
-                g.cs[i].csg = g.slot;
-                g.cs[i].idx = i;
-            }
+            g.preempted.clear();
+            for (auto& s : g.cs) reset_stream(g, s);
             g.state = GState::Running;
             g.idle = false;
             for (auto& s : g.cs) cs_scan_locked(g, s);
@@ -274,14 +250,13 @@ void CsEngine::csg_state_done_locked(Group& g) {
             for (auto& s : g.cs)
                 if (s.started) fatal_locked(g, s, DRM_PANTHOR_EXCEPTION_CSF_FW_INTERNAL_ERROR, g.suspend_buf);
         }
+        dispatch_locked();  // the jobs the suspend preempted take cores again
         if (kshim::trace::enabled()) kshim::trace::begin_on(g.track, "csg_resident", "mock_hw");
         break;
     }
     case CSG_STATE_SUSPEND: {
         if (g.suspend_stuck) return;
-        bool busy = false;
-        for (auto& s : g.cs) busy |= s.jobs != 0;
-        if (busy) return;  // re-armed when the group's last job retires
+        if (!suspend_drained_locked(g)) return;  // re-armed when the last job it could not preempt retires
         if (g.state == GState::Suspending || g.state == GState::Running) {
             save_group_locked(g);
             if (gpu_.faults().occurrence_locked(FaultKind::CorruptSuspendBuffer, ~0u, -1, static_cast<int>(g.slot))) {
@@ -296,13 +271,10 @@ void CsEngine::csg_state_done_locked(Group& g) {
         break;
     }
     case CSG_STATE_TERMINATE:
-        drop_group_jobs_locked(g);
+        drop_jobs_locked(g.slot, ~0u);
         for (auto& s : g.cs) {
             if (s.started) cs_write_extract_locked(s, false);
-            const u32 c = s.idx;
-            s = Stream{};
-            s.csg = g.slot;
-            s.idx = c;
+            reset_stream(g, s);
         }
         if (g.state != GState::Off && g.state != GState::Suspended && kshim::trace::enabled())
             kshim::trace::end_on(g.track, "csg_resident", "mock_hw");
@@ -326,22 +298,11 @@ void CsEngine::csg_state_done_locked(Group& g) {
     kick_locked();
 }
 
-void CsEngine::drop_group_jobs_locked(Group& g) {
-    for (size_t i = jobs_.size(); i-- > 0;) {
-        if (jobs_[i].csg != g.slot) continue;
-        if (jobs_[i].started && jobs_[i].uses_core) {
-            cores_busy_--, g.running--;
-            if (kshim::trace::enabled()) kshim::trace::async_end("mock_job", jobs_[i].seq, "mock_hw");
-        }
-        jobs_.erase(jobs_.begin() + static_cast<long>(i));
-    }
-    for (auto& s : g.cs) {
-        s.jobs = 0;
-        memset(s.sb, 0, sizeof(s.sb));
-    }
-    g.progress_ev->cancel_locked();
-    rearm_jobs_locked();
-    dispatch_locked();
+void CsEngine::reset_stream(Group& g, Stream& s) {
+    const u32 c = s.idx;
+    s = Stream{};
+    s.csg = g.slot;
+    s.idx = c;
 }
 
 void CsEngine::csg_raise_event_locked(Group& g, u32 bit) {
@@ -377,20 +338,8 @@ void CsEngine::cs_scan_locked(Group& g, Stream& s) {
         if (req_state == CS_STATE_START && g.state == GState::Running && !s.started) cs_start_locked(g, s, true);
         if (req_state == CS_STATE_STOP) {
             if (s.started) cs_write_extract_locked(s, false);
-            for (size_t i = jobs_.size(); i-- > 0;) {
-                if (jobs_[i].csg != g.slot || jobs_[i].cs != s.idx) continue;
-                if (jobs_[i].started && jobs_[i].uses_core) {
-                    cores_busy_--, g.running--;
-                    if (kshim::trace::enabled()) kshim::trace::async_end("mock_job", jobs_[i].seq, "mock_hw");
-                }
-                jobs_.erase(jobs_.begin() + static_cast<long>(i));
-            }
-            const u32 c = s.idx;
-            s = Stream{};
-            s.csg = g.slot;
-            s.idx = c;
-            rearm_jobs_locked();
-            dispatch_locked();
+            drop_jobs_locked(g.slot, s.idx);
+            reset_stream(g, s);
         }
         copy |= CS_STATE_MASK;
     } else if (req_state == CS_STATE_START && g.state == GState::Running && !s.started) {
@@ -414,12 +363,7 @@ void CsEngine::cs_scan_locked(Group& g, Stream& s) {
 void CsEngine::cs_start_locked(Group& g, Stream& s, bool fresh) {
     panthor_fw_cs_input_iface in{};
     if (!gpu_.mcu().read_locked(cs_in(g.slot, s.idx), &in, sizeof(in)).ok()) return;
-    if (fresh) {
-        const u32 c = s.idx;
-        s = Stream{};
-        s.csg = g.slot;
-        s.idx = c;
-    }
+    if (fresh) reset_stream(g, s);
     s.ring_base = in.ringbuf_base;
     s.ring_size = in.ringbuf_size;
     s.io_in = in.ringbuf_input;
@@ -548,96 +492,6 @@ void CsEngine::progress_timer_fired_locked(Group& g) {
     g.progress_reported = true;
     gpu_.trace_instant_locked("csg_progress_timeout", "mock_hw");
     csg_raise_event_locked(g, CSG_PROGRESS_TIMER_EVENT);
-}
-
-// ---- Suspend buffers -----------------------------------------------------------------------------
-
-void CsEngine::save_group_locked(Group& g) {
-    for (auto& s : g.cs) {
-        SavedStream sv{};
-        sv.magic = kSaveMagic;
-        sv.version = 1;
-        sv.flags = (s.started ? kSavedStarted : 0) | (s.in_error ? kSavedInError : 0) | (s.sync64 ? kSavedSync64 : 0) |
-                   (s.wait_instr ? kSavedWaitInstr : 0);
-        sv.depth = s.depth;
-        for (u32 i = 0; i < cs::kCallStackDepth; i++) {
-            sv.frames[2 * i] = s.frames[i].pc;
-            sv.frames[2 * i + 1] = s.frames[i].end;
-        }
-        memcpy(sv.sb, s.sb, sizeof(sv.sb));
-        sv.sb_endpoint = s.sb_endpoint;
-        sv.sb_other = s.sb_other;
-        sv.sync_cond = s.sync_cond;
-        sv.block = static_cast<u8>(s.block);
-        sv.last_error = s.last_error;
-        sv.sync_ptr = s.sync_ptr;
-        sv.sync_value = s.sync_value;
-        sv.heap_ctx = s.heap_ctx;
-        sv.vt_start = s.heap_vt_start;
-        sv.vt_end = s.heap_vt_end;
-        sv.frag_end = s.heap_frag_end;
-        sv.req_resource = s.req_resource;
-        sv.progress = s.progress;
-        sv.exc_addr = s.exc_handler_addr;
-        sv.exc_len = s.exc_handler_len;
-        sv.exc_type = s.exc_handler_type;
-        sv.oom_heap = s.oom_heap;
-        memcpy(sv.regs, s.regs, sizeof(sv.regs));
-        sv.checksum = fnv1a(&sv, offsetof(SavedStream, checksum));
-        gpu_.mcu().write_locked(static_cast<u32>(g.suspend_buf + u64{s.idx} * kSaveStride), &sv, sizeof(sv));
-    }
-}
-
-bool CsEngine::restore_group_locked(Group& g) {
-    bool ok = true;
-    for (auto& s : g.cs) {
-        SavedStream sv{};
-        const u32 c = s.idx;
-        s = Stream{};
-        s.csg = g.slot;
-        s.idx = c;
-        if (!gpu_.mcu().read_locked(static_cast<u32>(g.suspend_buf + u64{c} * kSaveStride), &sv, sizeof(sv)).ok() ||
-            sv.magic != kSaveMagic || sv.version != 1 || sv.checksum != fnv1a(&sv, offsetof(SavedStream, checksum)) ||
-            sv.depth >= cs::kCallStackDepth) {
-            ok = false;
-            continue;
-        }
-        if (!(sv.flags & kSavedStarted)) continue;
-        cs_start_locked(g, s, false);
-        s.in_error = sv.flags & kSavedInError;
-        s.sync64 = sv.flags & kSavedSync64;
-        s.wait_instr = sv.flags & kSavedWaitInstr;
-        s.depth = sv.depth;
-        for (u32 i = 0; i < cs::kCallStackDepth; i++) {
-            s.frames[i].pc = sv.frames[2 * i];
-            if (i) s.frames[i].end = sv.frames[2 * i + 1];
-        }
-        refresh_insert_locked(s);
-        memcpy(s.sb, sv.sb, sizeof(s.sb));
-        s.sb_endpoint = sv.sb_endpoint;
-        s.sb_other = sv.sb_other;
-        s.sync_cond = sv.sync_cond;
-        // A wait or stall is re-evaluated by re-executing its instruction; a pending fault ack,
-        // OOM reply or fatal error stays pending.
-        const Block b = static_cast<Block>(sv.block);
-        s.block = (b == Block::FaultAck || b == Block::Oom || b == Block::Fatal) ? b : Block::None;
-        s.last_error = sv.last_error;
-        s.sync_ptr = sv.sync_ptr;
-        s.sync_value = sv.sync_value;
-        s.heap_ctx = sv.heap_ctx;
-        s.heap_vt_start = sv.vt_start;
-        s.heap_vt_end = sv.vt_end;
-        s.heap_frag_end = sv.frag_end;
-        s.req_resource = sv.req_resource;
-        s.progress = sv.progress;
-        s.exc_handler_addr = sv.exc_addr;
-        s.exc_handler_len = sv.exc_len;
-        s.exc_handler_type = static_cast<u8>(sv.exc_type);
-        s.oom_heap = sv.oom_heap;
-        memcpy(s.regs, sv.regs, sizeof(s.regs));
-        cs_write_extract_locked(s, true);
-    }
-    return ok;
 }
 
 }  // namespace mock_hw

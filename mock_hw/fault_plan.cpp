@@ -1,4 +1,4 @@
-// Fault injection for the mock GPU, first part (see fault_plan.h).
+// Fault injection for the mock GPU (see fault_plan.h).
 #include "mock_hw/fault_plan.h"
 
 #include "kernel_shim/runtime.h"
@@ -49,7 +49,7 @@ int FaultPlan::add(const FaultSpec& spec) {
     auto e = std::make_unique<Entry>();
     e->spec = spec;
     Entry* ep = e.get();
-    if (spontaneous(spec.kind) && spec.trigger.type == FaultTrigger::Type::AtTime) {
+    if (spontaneous(spec) && spec.trigger.type == FaultTrigger::Type::AtTime) {
         e->timer = std::make_unique<HwEvent>(gpu_.lock(), "mock_hw fault", [this, ep] {
             ep->seen++;
             ep->fired++;
@@ -58,6 +58,7 @@ int FaultPlan::add(const FaultSpec& spec) {
     }
     kshim::SpinGuard g(gpu_.lock());
     if (e->timer) e->timer->arm_at_locked(spec.trigger.at);
+    if (counts_instructions(spec)) instr_specs_++;
     entries_.push_back(std::move(e));
     return static_cast<int>(entries_.size() - 1);
 }
@@ -67,6 +68,7 @@ void FaultPlan::clear() {
     {
         kshim::SpinGuard g(gpu_.lock());
         old.swap(entries_);
+        instr_specs_ = 0;
     }
     for (auto& e : old)
         if (e->timer) e->timer->shutdown();
@@ -86,6 +88,23 @@ double FaultPlan::next_random_locked() {
     return static_cast<double>(z >> 11) * 0x1.0p-53;
 }
 
+bool FaultPlan::fires_locked(Entry& e) {
+    const FaultSpec& s = e.spec;
+    if (s.max_fires && e.fired >= s.max_fires) return false;
+    e.seen++;
+    bool fire = false;
+    switch (s.trigger.type) {
+    case FaultTrigger::Type::Always: fire = true; break;
+    case FaultTrigger::Type::AtTime: fire = kshim::ktime_get() >= s.trigger.at; break;
+    case FaultTrigger::Type::Nth: fire = e.seen == s.trigger.nth; break;
+    case FaultTrigger::Type::Probability: fire = next_random_locked() < s.trigger.probability; break;
+    }
+    if (!fire) return false;
+    e.fired++;
+    gpu_.trace_instant_locked("fault_injected", fault_kind_name(s.kind));
+    return true;
+}
+
 const FaultSpec* FaultPlan::occurrence_locked(FaultKind kind, u32 bits, int as, int csg, int cs) {
     for (auto& e : entries_) {
         const FaultSpec& s = e->spec;
@@ -95,20 +114,19 @@ const FaultSpec* FaultPlan::occurrence_locked(FaultKind kind, u32 bits, int as, 
         if ((kind == FaultKind::CsgAckDrop || kind == FaultKind::CsgAckDelay) && !(s.csg_req_mask & bits)) continue;
         if (s.csg >= 0 && csg >= 0 && s.csg != csg) continue;
         if (s.cs >= 0 && cs >= 0 && s.cs != cs) continue;
-        if (spontaneous(kind) && s.trigger.type == FaultTrigger::Type::AtTime) continue;  // timer-driven
-        if (s.max_fires && e->fired >= s.max_fires) continue;
-        e->seen++;
-        bool fire = false;
-        switch (s.trigger.type) {
-        case FaultTrigger::Type::Always: fire = true; break;
-        case FaultTrigger::Type::AtTime: fire = kshim::ktime_get() >= s.trigger.at; break;
-        case FaultTrigger::Type::Nth: fire = e->seen == s.trigger.nth; break;
-        case FaultTrigger::Type::Probability: fire = next_random_locked() < s.trigger.probability; break;
-        }
-        if (!fire) continue;
-        e->fired++;
-        gpu_.trace_instant_locked("fault_injected", fault_kind_name(kind));
-        return &s;
+        if (counts_instructions(s)) continue;  // cs_instruction_locked counts those
+        if (spontaneous(s) && s.trigger.type == FaultTrigger::Type::AtTime) continue;  // timer-driven
+        if (fires_locked(*e)) return &s;
+    }
+    return nullptr;
+}
+
+const FaultSpec* FaultPlan::cs_instruction_locked(int csg, int cs) {
+    for (auto& e : entries_) {
+        const FaultSpec& s = e->spec;
+        if (!counts_instructions(s)) continue;
+        if ((s.csg >= 0 && s.csg != csg) || (s.cs >= 0 && s.cs != cs)) continue;
+        if (fires_locked(*e)) return &s;
     }
     return nullptr;
 }

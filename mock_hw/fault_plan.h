@@ -1,4 +1,5 @@
-// Fault injection for the mock GPU (first part: GPU, MMU, MCU boot and the GLB interface).
+// Fault injection for the mock GPU: GPU, MMU, MCU boot and the GLB interface (issue 8), and the
+// CSG/CS engine (issue 9).
 // A FaultPlan is a list of FaultSpecs; each names what goes wrong and when:
 //  - AtTime(t): for faults tied to an event (drop an ack, stuck AS, lost reset...), every
 //    occurrence from virtual time t on; for spontaneous faults (FwHang, McuFatal, GpuFault) the
@@ -38,9 +39,9 @@ enum class FaultKind {
     CsgAckDrop,           // a CSG request in csg_req_mask (STATE/EP_CFG/STATUS_UPDATE) is never acked (CSG requests)
     CsgAckDelay,          // ...is acked `delay` late (CSG requests)
     CsgWrongState,        // a STATE request is acked with `wrong_state` instead (CSG state requests)
-    CsFatal,              // CS_FATAL with `exception` on the stream (RUN_* issues; AtTime: spontaneous)
-    CsFault,              // CS_FAULT with `exception` on the stream (RUN_* issues; AtTime: spontaneous)
-    CsUnrecoverable,      // CS_FATAL CS_UNRECOVERABLE (RUN_* issues; AtTime: spontaneous)
+    CsFatal,              // CS_FATAL with `exception` on the stream (cs_event; AtTime + RunIssue: spontaneous)
+    CsFault,              // CS_FAULT with `exception` on the stream (cs_event; AtTime + RunIssue: spontaneous)
+    CsUnrecoverable,      // CS_FATAL CS_UNRECOVERABLE (cs_event; AtTime + RunIssue: spontaneous)
     ShaderHang,           // the job never completes (RUN_* issues)
     MmuFaultAt,           // the job accesses fault_addr in the group's AS when it completes (RUN_* issues)
     SuspendNeverCompletes,  // a SUSPEND is never acked (CSG SUSPEND requests)
@@ -61,6 +62,16 @@ struct FaultTrigger {
     static FaultTrigger with_probability(double p) { return {Type::Probability, 0, 1, p}; }
 };
 
+// What CsFatal/CsFault/CsUnrecoverable count. RunIssue: each RUN_* a matching stream issues (the
+// RUN retires with the exception). Instruction: each instruction a matching stream starts, counted
+// once however often a blocked instruction re-executes, in the order the stream runs them (called
+// buffers included); so with one stream selected, nth_occurrence(n) is the n-th instruction that
+// stream starts after the spec was added (suspend/resume does not restart the count; a blocked
+// instruction saved by a suspend is still the same instruction when it re-executes after the
+// RESUME). The exception replaces the instruction: it retires without running, and the
+// fault/fatal info is its GPU VA.
+enum class CsFaultEvent { RunIssue, Instruction };
+
 struct FaultSpec {
     FaultKind kind = FaultKind::GpuFault;
     FaultTrigger trigger;
@@ -78,6 +89,7 @@ struct FaultSpec {
     int cs = -1;             // CS slot within the CSG (-1 = any)
     u32 exception = 0x58;    // CsFatal / CsFault: exception type [7:0] | data << 8 (default DATA_INVALID_FAULT)
     u32 wrong_state = 0;     // CsgWrongState: the state reported in CSG_ACK[2:0]
+    CsFaultEvent cs_event = CsFaultEvent::RunIssue;  // CsFatal / CsFault / CsUnrecoverable
 };
 
 class FaultPlan {
@@ -95,6 +107,11 @@ public:
     // spec that fires for it, or nullptr. `bits`/`as` narrow GLB and AS kinds.
     // `csg`/`cs` narrow the part-2 kinds.
     const FaultSpec* occurrence_locked(FaultKind kind, u32 bits = ~0u, int as = -1, int csg = -1, int cs = -1);
+    // One instruction started on stream (csg, cs): the CsFatal/CsFault/CsUnrecoverable spec with
+    // cs_event = Instruction that fires for it, or nullptr.
+    const FaultSpec* cs_instruction_locked(int csg, int cs);
+    // Whether any spec counts instructions (the engine skips the per-instruction call otherwise).
+    bool counts_instructions_locked() const { return instr_specs_ != 0; }
     // Stops the timers (Gpu destructor, without the lock).
     void shutdown();
 
@@ -105,14 +122,21 @@ private:
         u64 fired = 0;
         std::unique_ptr<HwEvent> timer;
     };
-    bool spontaneous(FaultKind k) const {
-        return k == FaultKind::FwHang || k == FaultKind::McuFatal || k == FaultKind::GpuFault || k == FaultKind::CsFatal ||
-               k == FaultKind::CsFault || k == FaultKind::CsUnrecoverable;
+    static bool cs_exception(FaultKind k) {
+        return k == FaultKind::CsFatal || k == FaultKind::CsFault || k == FaultKind::CsUnrecoverable;
     }
+    static bool counts_instructions(const FaultSpec& s) { return cs_exception(s.kind) && s.cs_event == CsFaultEvent::Instruction; }
+    static bool spontaneous(const FaultSpec& s) {
+        if (counts_instructions(s)) return false;
+        return s.kind == FaultKind::FwHang || s.kind == FaultKind::McuFatal || s.kind == FaultKind::GpuFault || cs_exception(s.kind);
+    }
+    // One occurrence counted against e; true if its trigger fires for it.
+    bool fires_locked(Entry& e);
     double next_random_locked();
 
     Gpu& gpu_;
     std::vector<std::unique_ptr<Entry>> entries_;  // under the Gpu lock
+    u32 instr_specs_ = 0;                          // entries that count instructions (Gpu lock)
     u64 rng_state_;
 };
 

@@ -1,0 +1,111 @@
+// The in-memory formats the mock firmware defines (the reference leaves them to the firmware):
+// the "mock shader" a RUN_* executes, the tiler heap context, and the suspend-buffer record of one
+// stream. Tests and the simulator build workloads with the first two and may inspect (or, to test
+// the checks, forge) the third. Layouts are described in docs/mock_hw.md; the engine is
+// cs_engine.h.
+#pragma once
+#include <cstddef>
+
+#include "kernel_shim/types.h"
+#include "panthor/cs_isa.h"
+
+namespace mock_hw {
+
+using kshim::u32;
+using kshim::u64;
+using kshim::u8;
+
+// The "mock shader" a RUN_* instruction executes: 64 bytes at the address the RUN reads its
+// program descriptor from (RUN_COMPUTE/RUN_TILING/RUN_COMPUTE_INDIRECT: the SPD dreg
+// d(16 + 2 * spd_sel); RUN_IDVS: d16; RUN_FRAGMENT: d40 & ~63 (the FBD pointer); RUN_FULLSCREEN:
+// the DCD dreg). Read through the group's AS, so an unmapped descriptor faults like hardware.
+struct MockShader {
+    static constexpr u32 kMagic = 0x4448534D;  // "MSHD"
+    enum Kind : u32 {
+        Run = 0,     // occupy a core for duration_ns
+        Write = 1,   // ...then write the 64-bit `value` at `addr` (group AS)
+        Hang = 2,    // never completes (a shader stuck in a loop)
+        Access = 3,  // ...then read 8 bytes at `addr` (to provoke an MMU fault)
+        Fault = 4,   // ...then report CS_FAULT with exception `value` (e.g. 0x58 DATA_INVALID_FAULT)
+    };
+    static constexpr u32 kLastKind = Fault;
+    u32 magic = kMagic;
+    u32 kind = Run;
+    u64 duration_ns = 0;
+    u64 addr = 0;
+    u64 value = 0;
+    u32 heap_chunks = 0;  // RUN_IDVS / RUN_TILING: tiler heap chunks this job consumes
+    u32 reserved[7] = {};
+};
+static_assert(sizeof(MockShader) == 64);
+
+// The mock's tiler heap context: the 32 bytes at the HEAP_SET address (FW-owned; panthor only
+// zeroes it, so whoever creates the heap seeds `free_chunk` with first_heap_chunk_gpu_va).
+// Chunk pointers use the chunk header's encoding, VA | size >> 12.
+//  - free_chunk: head of the free list, linked through each chunk header's `next`; 0 = empty.
+//  - chunks_used: chunks handed to tiling and not yet returned by FINISH_FRAGMENT.
+//  - last_chunk: the chunk taken most recently.
+//  - pass_first: the first chunk taken since the last HEAP_OPERATION VT_START (0: none yet).
+// The chunks one tiling pass takes are linked pass_first -> ... -> last_chunk through their
+// headers (the firmware writes the link when a chunk did not come next in the free list), so a
+// stream that loads pass_first/last_chunk after its tiling (LOAD_MULTIPLE at +0x10) can hand the
+// pair to FINISH_FRAGMENT, which walks it and pushes the chunks back onto the free list.
+struct MockHeapContext {
+    u64 free_chunk;
+    u64 chunks_used;
+    u64 last_chunk;
+    u64 pass_first;
+};
+static_assert(sizeof(MockHeapContext) == 32);
+static_assert(offsetof(MockHeapContext, last_chunk) == 0x10 && offsetof(MockHeapContext, pass_first) == 0x18);
+
+// ---- Suspend buffer ------------------------------------------------------------------------------
+// SUSPEND writes one SavedStream per CS slot at suspend_buf + cs * kSaveStride (through AS 0):
+// the stream's registers, position and call stack, scoreboards, pending wait, heap state, and the
+// jobs SUSPEND preempted (a job's shader with `duration_ns` = the time it had left, so a write or
+// access it had not done yet is still pending). RESUME checks the record (magic, version,
+// checksum, call depth, job count, every job's shader and scoreboard slot, and that each
+// scoreboard entry counts exactly the saved jobs that signal it) before trusting any of it.
+inline constexpr u32 kSaveStride = 0x1000;
+inline constexpr u32 kSaveMagic = 0x53435355;  // "USCS"
+inline constexpr u32 kSaveVersion = 2;
+// Jobs one stream may have in flight; a RUN_* beyond it waits (status RESOURCE), which bounds the
+// jobs a suspend has to save.
+inline constexpr u32 kMaxJobsPerStream = 32;
+
+struct SavedJob {
+    MockShader shader;  // duration_ns = the time the job had left
+    u64 seq;            // issue order (restored jobs keep their relative order)
+    u8 sb_slot;         // the scoreboard entry the job signals
+    u8 endpoint;        // 0 compute, 1 fragment
+    u8 reserved[6];
+};
+static_assert(sizeof(SavedJob) == 80);
+
+struct SavedStream {
+    u32 magic, version, flags, depth;
+    u64 frames[2 * panthor::cs::kCallStackDepth];  // pc, end per frame (root end = CS_INSERT, re-read)
+    u32 sb[16];
+    u8 sb_endpoint, sb_other, sync_cond, block;
+    u32 last_error;
+    u64 sync_ptr, sync_value, heap_ctx;
+    u32 vt_start, vt_end, frag_end, req_resource;
+    u64 progress, exc_addr;
+    u32 exc_len, exc_type;
+    u64 oom_heap;
+    u32 regs[128];
+    u32 njobs, reserved;
+    SavedJob jobs[kMaxJobsPerStream];
+    u64 checksum;  // FNV-1a of everything before it
+};
+static_assert(sizeof(SavedStream) <= kSaveStride);
+inline constexpr u32 kSavedStarted = 1, kSavedInError = 2, kSavedSync64 = 4, kSavedWaitInstr = 8, kSavedReexec = 16;
+
+inline u64 saved_stream_checksum(const SavedStream& sv) {
+    u64 h = 0xcbf29ce484222325ull;
+    const auto* p = reinterpret_cast<const u8*>(&sv);
+    for (size_t i = 0; i < offsetof(SavedStream, checksum); i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+}  // namespace mock_hw
