@@ -52,6 +52,26 @@ int __drm_gpuva_insert(DrmGpuvm* gpuvm, DrmGpuva* va) {
     return 0;
 }
 
+// The mapping with the greatest start <= addr (*floor) and the one with the smallest start
+// > addr (*ceil), either nullptr. Both lie on the path of a single descent, so this is one
+// walk from the root: upper_bound() followed by std::prev() would walk back over the path.
+void gpuva_tree_bounds(DrmGpuvm* gpuvm, u64 addr, DrmGpuva** floor, DrmGpuva** ceil) {
+    using Tree = gpuvm_detail::VaTree;
+    using NodeTraits = Tree::node_traits;
+    auto& tree = gpuvm->rb.tree;
+    if (tree.empty()) return;
+    for (auto node = tree.root().pointed_node(); node;) {
+        DrmGpuva* va = Tree::value_traits::to_value_ptr(node);
+        if (addr < va->va.addr) {
+            *ceil = va;
+            node = NodeTraits::get_left(node);
+        } else {
+            *floor = va;
+            node = NodeTraits::get_right(node);
+        }
+    }
+}
+
 void __drm_gpuva_remove(DrmGpuva* va) { va->vm->rb.tree.erase(va->vm->rb.tree.iterator_to(*va)); }
 
 // ---- the extobj / evict lists ----
@@ -288,14 +308,14 @@ void drm_gpuva_init_from_op(DrmGpuva* va, const DrmGpuvaOpMap* op) {
 
 DrmGpuva* drm_gpuva_find_first(DrmGpuvm* gpuvm, u64 addr, u64 range) {
     if (!range) return nullptr;
-    auto& tree = gpuvm->rb.tree;
     const u64 last = addr + (range - 1);
-    auto it = tree.upper_bound(addr);  // first mapping starting after addr
-    if (it != tree.begin()) {
-        auto p = std::prev(it);
-        if (p->va.addr + (p->va.range - 1) >= addr) return &*p;
-    }
-    if (it != tree.end() && it->va.addr <= last) return &*it;
+    DrmGpuva* floor = nullptr;
+    DrmGpuva* ceil = nullptr;
+    gpuva_tree_bounds(gpuvm, addr, &floor, &ceil);
+    // Mappings do not overlap: only the one starting at or before addr can cover addr, and
+    // otherwise the first one starting after it is the first that can start inside the range.
+    if (floor && floor->va.addr + (floor->va.range - 1) >= addr) return floor;
+    if (ceil && ceil->va.addr <= last) return ceil;
     return nullptr;
 }
 

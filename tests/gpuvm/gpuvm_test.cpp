@@ -52,6 +52,46 @@ TEST_F(Gpuvm, LookupsByAddressAndRange) {
     drm_gem_object_put(bo);
 }
 
+// drm_gpuva_find_first is one descent that keeps the last node on each side of the address;
+// check it at the edges (empty tree, before the first and after the last mapping, a range
+// ending where a mapping starts, the last byte of a mapping) and against a linear scan.
+TEST_F(Gpuvm, FindFirstAtTheEdgesAndAgainstAScan) {
+    DrmGemObject* bo = new_bo(16 * kPage);
+    {
+        TestVm vm;
+        DrmGpuvm* v = vm.vm();
+        EXPECT_EQ(drm_gpuva_find_first(v, 0, u64{1} << 40), nullptr);  // empty tree
+        // Mappings of 1-3 pages with 0-2 page gaps from page 0x100.
+        std::mt19937_64 rng(7);
+        std::vector<std::pair<u64, u64>> maps;  // [start, end) in bytes
+        u64 addr = 0x100 * kPage;
+        for (int i = 0; i < 300; i++) {
+            const u64 range = (1 + rng() % 3) * kPage;
+            ASSERT_EQ(vm.map(addr, range, bo, 0), 0);
+            maps.emplace_back(addr, addr + range);
+            addr += range + (rng() % 3) * kPage;
+        }
+        const u64 first = maps.front().first, last_end = maps.back().second;
+        EXPECT_EQ(drm_gpuva_find_first(v, 0, first), nullptr);  // ends where the first starts
+        EXPECT_EQ(drm_gpuva_find_first(v, 0, first + 1)->va.addr, first);
+        EXPECT_EQ(drm_gpuva_find_first(v, last_end, kPage), nullptr);  // after the last
+        EXPECT_EQ(drm_gpuva_find_first(v, last_end - 1, 1)->va.addr, maps.back().first);  // its last byte
+        for (int i = 0; i < 5000; i++) {
+            const u64 a = first - 4 * kPage + rng() % (last_end - first + 8 * kPage);
+            const u64 r = 1 + rng() % (6 * kPage);
+            const std::pair<u64, u64>* want = nullptr;
+            for (auto& m : maps)
+                if (m.first < a + r && a < m.second) {
+                    want = &m;
+                    break;
+                }
+            DrmGpuva* got = drm_gpuva_find_first(v, a, r);
+            ASSERT_EQ(got ? got->va.addr : 0, want ? want->first : 0) << "addr " << a << " range " << r;
+        }
+    }
+    drm_gem_object_put(bo);
+}
+
 TEST_F(Gpuvm, RejectedInputGetsEinval) {
     DrmGemObject* bo = new_bo(16 * kPage);
     {
