@@ -23,15 +23,17 @@ struct completion {
 };
 
 inline void init_completion(completion* x) { x->done.store(0); }
-inline void reinit_completion(completion* x) { x->done.store(0); }
+// A plain store, as the kernel's: whoever hands the completion over (a lock, a queue) orders it.
+inline void reinit_completion(completion* x) { x->done.store(0, std::memory_order_relaxed); }
 inline void complete(completion* x) {
     unsigned d = x->done.load();
     while (d != UINT_MAX && !x->done.compare_exchange_weak(d, d + 1)) {
     }
     wake_up(&x->wait);
 }
+// wake_up's full barrier orders the store before its look for waiters (see WaitQueueHead).
 inline void complete_all(completion* x) {
-    x->done.store(UINT_MAX);
+    x->done.store(UINT_MAX, std::memory_order_release);
     wake_up(&x->wait);
 }
 #define wait_for_completion(x) wait_event((x)->wait, (x)->try_consume())
