@@ -48,7 +48,9 @@ void sixteen_submitters(u64 seed, bool with_kill) {
                 EXPECT_TRUE(st == 1 || st == -ESRCH) << st;
             else
                 EXPECT_EQ(st, 1) << t << "/" << k;
-            if (k && st == 1) EXPECT_LE(jobs[t][k - 1]->done_at.load(), j->done_at.load());
+            if (k && st == 1) {
+                EXPECT_LE(jobs[t][k - 1]->done_at.load(), j->done_at.load());
+            }
         }
     }
     for (auto* e : entities) drm_mock_sched_entity_free(e);

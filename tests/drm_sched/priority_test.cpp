@@ -178,7 +178,9 @@ TEST_F(DrmSchedMove, MovingEntitiesBetweenSchedulersWhileJobsFlowIsSafe) {
             if (k) {
                 EXPECT_LE(v[k - 1]->done_at.load(), v[k]->done_at.load());
                 // A move only happens once the previous job is done.
-                if (v[k - 1]->base.sched != v[k]->base.sched) EXPECT_LE(v[k - 1]->done_at.load(), v[k]->run_at);
+                if (v[k - 1]->base.sched != v[k]->base.sched) {
+                    EXPECT_LE(v[k - 1]->done_at.load(), v[k]->run_at);
+                }
             }
             on[v[k]->base.sched == &s[1]->base]++;
         }

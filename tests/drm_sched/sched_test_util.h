@@ -40,7 +40,9 @@ inline drm_mock_sched_job* timed_job(drm_mock_sched_entity* e, u64 duration_us, 
 
 // Submits a job that first waits for `dep` (a reference is taken here).
 inline void submit_after(drm_mock_sched_job* j, dma_fence* dep) {
-    if (dep) EXPECT_EQ(drm_sched_job_add_dependency(&j->base, dma_fence_get(dep)), 0);
+    if (dep) {
+        EXPECT_EQ(drm_sched_job_add_dependency(&j->base, dma_fence_get(dep)), 0);
+    }
     drm_mock_sched_job_submit(j);
 }
 
