@@ -102,8 +102,9 @@ TEST_P(DrmSchedQueue, HundredJobsCompleteInExpectedVirtualTime) {
         last = std::max(last, j->done_at.load());
     }
     EXPECT_EQ(last - t0, c.expected_ms * NSEC_PER_MSEC);
-    if (c.chain)  // every job ends before the next one starts or together with it
+    if (c.chain) {  // every job ends before the next one starts or together with it
         for (int i = 1; i < kJobs; i++) EXPECT_LE(jobs[i - 1]->done_at.load(), jobs[i]->done_at.load() - 1000 * NSEC_PER_USEC);
+    }
 
     for (auto* e : entities) drm_mock_sched_entity_free(e);
     // Every scheduler is fini'd before any is freed: a job may hold a dependency on another
