@@ -5,26 +5,25 @@
 
 namespace kshim {
 
-// The waiter publishes itself, then (full barrier) tests its condition; the waker changes the
-// condition, then (full barrier) looks for waiters. One of the two sees the other.
+// The waiter publishes itself, then tests its condition; the waker changes the condition, then
+// looks for waiters. Both steps are read-modify-writes of nr_entries_, so they are ordered: either
+// the waker's comes later and sees the waiter, or the waiter's comes later and (acquiring what
+// the waker released) sees the new condition. Fences would do too, but TSan does not model them.
 void WaitQueueHead::add(Entry* e) {
-    {
-        std::lock_guard g(lock_);
-        entries_.push_back(e);
-        nr_entries_.store(static_cast<u32>(entries_.size()), std::memory_order_relaxed);
-    }
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    std::lock_guard g(lock_);
+    entries_.push_back(e);
+    nr_entries_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 void WaitQueueHead::remove(Entry* e) {
     std::lock_guard g(lock_);
+    const size_t before = entries_.size();
     std::erase(entries_, e);
-    nr_entries_.store(static_cast<u32>(entries_.size()), std::memory_order_relaxed);
+    nr_entries_.fetch_sub(static_cast<u32>(before - entries_.size()), std::memory_order_relaxed);
 }
 
 void WaitQueueHead::wake_up_all() {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (!nr_entries_.load(std::memory_order_relaxed)) return;
+    if (!nr_entries_.fetch_add(0, std::memory_order_acq_rel)) return;
     std::lock_guard g(lock_);
     for (Entry* e : entries_) backend().unpark(e->task);
 }
