@@ -1,8 +1,9 @@
 // drm_gpuvm benchmarks (drm/gpuvm.cpp, drm/gpuvm_sm.cpp), release build.
 //
 // One VM_BIND operation per iteration, the way panthor runs it (tests/gpuvm/gpuvm_harness.h):
-// prepare (allocate the VAs a step may need, obtain the vm_bo), sm_map / sm_unmap whose steps
-// update the tree and the BO lists, cleanup (free the returned VAs, deferred vm_bo cleanup).
+// prepare (allocate the VAs a step may need, top up the index node reserve, obtain the vm_bo),
+// sm_map / sm_unmap whose steps update the tree and the BO lists, cleanup (free the returned
+// VAs, deferred vm_bo cleanup).
 //  - BM_GpuvmMapUnmap/N: N existing 1-page mappings (with 1-page gaps); iterations alternate a
 //    map into a gap and the unmap of it, cycling over the gaps so the tree is walked at random
 //    depths. ns_per_op is the per-operation cost; compare N = 1k, 10k, 100k for growth.

@@ -1,5 +1,6 @@
-// Mirrors drivers/gpu/drm/drm_gpuvm.c: the VA tree, vm_bo tracking, extobj/evict lists and the
-// drm_exec locking helpers. Split/merge and the op lists are in gpuvm_sm.cpp.
+// Mirrors drivers/gpu/drm/drm_gpuvm.c: the VA tree (a B+tree index, gpuva_index.cpp, plus the
+// address-ordered list), vm_bo tracking, extobj/evict lists and the drm_exec locking helpers.
+// Split/merge and the op lists are in gpuvm_sm.cpp.
 #include <iterator>
 
 #include "drm/gpuvm.h"
@@ -38,41 +39,31 @@ bool overlaps(const DrmGpuva& a, const DrmGpuva& b) {
     return a.va.addr <= b.va.addr + (b.va.range - 1) && b.va.addr <= a.va.addr + (a.va.range - 1);
 }
 
-// One descent: insert at the start's position, then only the two neighbours can overlap.
+// The index finds the neighbours (the mappings starting at or before / after va's start);
+// only they can overlap va. The list entry goes right after the first or before the second.
 int __drm_gpuva_insert(DrmGpuvm* gpuvm, DrmGpuva* va) {
-    auto& tree = gpuvm->rb.tree;
-    auto [it, inserted] = tree.insert_unique(*va);
-    if (!inserted) return -EEXIST;
-    auto next = std::next(it);
-    if ((next != tree.end() && overlaps(*va, *next)) || (it != tree.begin() && overlaps(*va, *std::prev(it)))) {
-        tree.erase(it);
-        return -EEXIST;
-    }
+    DrmGpuva* floor = nullptr;
+    DrmGpuva* ceil = nullptr;
+    gpuvm->rb.index.bounds(va->va.addr, &floor, &ceil);
+    if ((floor && overlaps(*va, *floor)) || (ceil && overlaps(*va, *ceil))) return -EEXIST;
+    int ret = gpuvm->rb.index.insert(va->va.addr, va);
+    if (ret) return ret;
+    auto& list = gpuvm->rb.list;
+    if (floor)
+        list.insert(std::next(list.iterator_to(*floor)), *va);
+    else if (ceil)
+        list.insert(list.iterator_to(*ceil), *va);
+    else
+        list.push_back(*va);
     va->vm = gpuvm;
     return 0;
 }
 
-// The mapping with the greatest start <= addr (*floor) and the one with the smallest start
-// > addr (*ceil), either nullptr. Both lie on the path of a single descent, so this is one
-// walk from the root: upper_bound() followed by std::prev() would walk back over the path.
-void gpuva_tree_bounds(DrmGpuvm* gpuvm, u64 addr, DrmGpuva** floor, DrmGpuva** ceil) {
-    using Tree = gpuvm_detail::VaTree;
-    using NodeTraits = Tree::node_traits;
-    auto& tree = gpuvm->rb.tree;
-    if (tree.empty()) return;
-    for (auto node = tree.root().pointed_node(); node;) {
-        DrmGpuva* va = Tree::value_traits::to_value_ptr(node);
-        if (addr < va->va.addr) {
-            *ceil = va;
-            node = NodeTraits::get_left(node);
-        } else {
-            *floor = va;
-            node = NodeTraits::get_right(node);
-        }
-    }
+void __drm_gpuva_remove(DrmGpuva* va) {
+    DrmGpuvm* gpuvm = va->vm;
+    WARN_ON(gpuvm->rb.index.erase(va->va.addr) != va);
+    gpuvm->rb.list.erase(gpuvm->rb.list.iterator_to(*va));
 }
-
-void __drm_gpuva_remove(DrmGpuva* va) { va->vm->rb.tree.erase(va->vm->rb.tree.iterator_to(*va)); }
 
 // ---- the extobj / evict lists ----
 //
@@ -139,7 +130,8 @@ int exec_prepare_obj(DrmExec* exec, DrmGemObject* obj, unsigned num_fences) {
 void drm_gpuvm_free(kref* kref) {
     DrmGpuvm* gpuvm = container_of(kref, DrmGpuvm, kref);
     if (gpuvm->kernel_alloc_node.va.range) __drm_gpuva_remove(&gpuvm->kernel_alloc_node);
-    WARN(!gpuvm->rb.tree.empty(), "GPUVA tree is not empty, potentially leaking memory.\n");
+    WARN(!gpuvm->rb.list.empty(), "GPUVA tree is not empty, potentially leaking memory.\n");
+    gpuvm->rb.index.clear();
     WARN(!gpuvm->extobj.list.empty(), "Extobj list should be empty.\n");
     WARN(!gpuvm->evict.list.empty(), "Evict list should be empty.\n");
     WARN_ON(!gpuvm->bo_defer.empty());
@@ -207,12 +199,15 @@ void drm_gpuvm_init(DrmGpuvm* gpuvm, const char* name, u32 flags, DrmGemObject* 
     gpuvm->mm_range = range;
     gpuvm->kernel_alloc_node.va.addr = 0;
     gpuvm->kernel_alloc_node.va.range = 0;
+    // The index's first node (its root, on the first insert). Without it the first insert
+    // would allocate; a failure here only moves that allocation there.
+    gpuvm->rb.index.reserve(1, GFP_KERNEL);
     if (reserve_range) {
         gpuvm->kernel_alloc_node.va.addr = reserve_offset;
         gpuvm->kernel_alloc_node.va.range = reserve_range;
         if (!WARN(check_add_overflow(reserve_offset, reserve_range), "GPUVA address limited to %zu bytes.\n",
                   sizeof(u64)))
-            __drm_gpuva_insert(gpuvm, &gpuvm->kernel_alloc_node);
+            WARN_ON(__drm_gpuva_insert(gpuvm, &gpuvm->kernel_alloc_node));
         else
             gpuvm->kernel_alloc_node.va.range = 0;
     }
@@ -249,6 +244,11 @@ void drm_gem_gpuva_assert_lock_held(DrmGpuvm* gpuvm, DrmGemObject* obj) {
 }
 
 // ---- mappings ----
+
+int drm_gpuvm_prealloc_index(DrmGpuvm* gpuvm, unsigned nr_inserts) {
+    might_alloc(GFP_KERNEL);
+    return gpuvm->rb.index.reserve(nr_inserts, GFP_KERNEL);
+}
 
 int drm_gpuva_insert(DrmGpuvm* gpuvm, DrmGpuva* va) {
     if (!va->va.range || !drm_gpuvm_range_valid(gpuvm, va->va.addr, va->va.range)) return -EINVAL;
@@ -309,9 +309,9 @@ void drm_gpuva_init_from_op(DrmGpuva* va, const DrmGpuvaOpMap* op) {
 DrmGpuva* drm_gpuva_find_first(DrmGpuvm* gpuvm, u64 addr, u64 range) {
     if (!range) return nullptr;
     const u64 last = addr + (range - 1);
-    DrmGpuva* floor = nullptr;
-    DrmGpuva* ceil = nullptr;
-    gpuva_tree_bounds(gpuvm, addr, &floor, &ceil);
+    DrmGpuva* floor;
+    DrmGpuva* ceil;
+    gpuvm->rb.index.bounds(addr, &floor, &ceil);
     // Mappings do not overlap: only the one starting at or before addr can cover addr, and
     // otherwise the first one starting after it is the first that can start inside the range.
     if (floor && floor->va.addr + (floor->va.range - 1) >= addr) return floor;
@@ -335,15 +335,15 @@ DrmGpuva* drm_gpuva_find_next(DrmGpuvm* gpuvm, u64 end) {
 }
 
 DrmGpuva* drm_gpuva_next(DrmGpuva* va) {
-    auto& tree = va->vm->rb.tree;
-    auto it = std::next(tree.iterator_to(*va));
-    return it == tree.end() ? nullptr : &*it;
+    auto& list = va->vm->rb.list;
+    auto it = std::next(list.iterator_to(*va));
+    return it == list.end() ? nullptr : &*it;
 }
 
 DrmGpuva* drm_gpuva_prev(DrmGpuva* va) {
-    auto& tree = va->vm->rb.tree;
-    auto it = tree.iterator_to(*va);
-    return it == tree.begin() ? nullptr : &*std::prev(it);
+    auto& list = va->vm->rb.list;
+    auto it = list.iterator_to(*va);
+    return it == list.begin() ? nullptr : &*std::prev(it);
 }
 
 // ---- vm_bo ----

@@ -1,9 +1,11 @@
 // Mirrors include/drm/drm_gpuvm.h: the GPU VA space manager.
 //
-// DOC: Overview. A DrmGpuvm tracks the mappings (DrmGpuva) of one GPU virtual address space in
-// an ordered tree (Boost.Intrusive rbtree keyed by start address; mappings never overlap, so
-// "first mapping overlapping [a, b)" is the predecessor of a or its successor: O(log n)). A
-// reserved kernel node blocks a part of the space. Each (VM, GEM object) pair that has
+// DOC: Overview. A DrmGpuvm tracks the mappings (DrmGpuva) of one GPU virtual address space:
+// an address index (a B+tree keyed by start address, drm/gpuva_index.h; upstream uses an
+// rbtree) and an address-ordered list of the mappings (upstream's rb.list). Mappings never
+// overlap, so "first mapping overlapping [a, b)" is the one starting at or before a, or the
+// next one: one index descent, O(log n); iteration walks the list. A reserved kernel node
+// blocks a part of the space. Each (VM, GEM object) pair that has
 // mappings is represented by one DrmGpuvmBo, found in the object's gpuva list; it holds the
 // list of that object's mappings in this VM, and sits on the VM's extobj list when the object
 // does not share the VM's resv, and on the evict list while evicted.
@@ -12,21 +14,24 @@
 // map / remap / unmap steps delivered through DrmGpuvmOps callbacks, or as a list
 // (drm_gpuvm_sm_map_ops_create & co).
 //
-// Fence-signalling path: the tree needs no allocation (nodes are embedded in preallocated
-// DrmGpuva), and for VMs in DRM_GPUVM_IMMEDIATE_MODE drm_gpuva_link/drm_gpuva_unlink_defer and
+// Fence-signalling path: inserting into the index may split B+tree nodes; they come from a
+// per-VM reserve that drm_gpuvm_prealloc_index() fills in the prepare step, next to the
+// preallocated DrmGpuva (a short reserve falls back to GFP_NOWAIT with a WARN once). For VMs
+// in DRM_GPUVM_IMMEDIATE_MODE drm_gpuva_link/drm_gpuva_unlink_defer and
 // drm_gpuvm_bo_put_deferred only take the object's gpuva mutex and never free: a vm_bo whose
 // last reference goes is parked on the VM's bo_defer list and freed later by
 // drm_gpuvm_bo_deferred_cleanup(), outside the signalling section.
 //
-// Locking: the tree is the driver's to protect. A BO's gpuva list: its gpuva.lock in immediate
-// mode, its resv otherwise. The extobj/evict lists: internal spinlocks, or the VM's resv when
-// DRM_GPUVM_RESV_PROTECTED. Deviations from upstream are listed in docs/gpuvm.md.
+// Locking: the tree (index, list and node reserve) is the driver's to protect. A BO's gpuva
+// list: its gpuva.lock in immediate mode, its resv otherwise. The extobj/evict lists: internal
+// spinlocks, or the VM's resv when DRM_GPUVM_RESV_PROTECTED. Deviations from upstream are
+// listed in docs/gpuvm.md.
 #pragma once
 #include <boost/intrusive/list.hpp>
-#include <boost/intrusive/set.hpp>
 
 #include "drm/exec.h"
 #include "drm/gem.h"
+#include "drm/gpuva_index.h"
 
 namespace drm {
 
@@ -39,13 +44,9 @@ namespace gpuvm_detail {
 namespace bi = boost::intrusive;
 using SafeLink = bi::link_mode<bi::safe_link>;
 using ListHook = bi::list_member_hook<SafeLink>;
-struct RbTag;
 struct ExtobjTag;
 struct EvictTag;
 struct DeferTag;
-// va->rb.node. optimize_size keeps the colour in the parent pointer: a 24-byte node, so the
-// child pointers and the key after it share a cache line (see DrmGpuva).
-using RbHook = bi::set_base_hook<bi::tag<RbTag>, SafeLink, bi::optimize_size<true>>;
 using ExtobjHook = bi::list_base_hook<bi::tag<ExtobjTag>, SafeLink>;  // vm_bo->list.entry.extobj
 using EvictHook = bi::list_base_hook<bi::tag<EvictTag>, SafeLink>;    // vm_bo->list.entry.evict
 using DeferHook = bi::list_base_hook<bi::tag<DeferTag>, SafeLink>;    // vm_bo->list.entry.bo_defer
@@ -69,18 +70,19 @@ enum DrmGpuvaFlags : u32 {
     DRM_GPUVA_USERBITS = 1u << 2,
 };
 
-// The tree node is a base hook (upstream: rb.node); the vm_bo list entry is gem.entry.
+// The vm_bo list entry is gem.entry and the VM's address-ordered list entry rb.list, as
+// upstream; there is no rb.node (the VM's index is a B+tree holding pointers to the DrmGpuva).
 //
-// Layout is chosen for the tree descent, which is the cost of a lookup in a large VM: a
-// descent reads, at each level, the child pointers and va.addr. The hook comes first and
-// va right after it, so those 24 bytes usually share one cache line; with va behind the
-// other fields, every level would touch two lines. Everything the descent does not read
-// comes after va.
-struct DrmGpuva : gpuvm_detail::RbHook {
+// Layout: find_first reads va of the mapping the index returns, and iteration follows
+// rb.list, so both come first and share a cache line.
+struct DrmGpuva {
     struct {
         u64 addr = 0;
         u64 range = 0;
     } va;
+    struct {
+        gpuvm_detail::ListHook list;  // on gpuvm->rb.list, in address order
+    } rb;
     DrmGpuvm* vm = nullptr;
     DrmGpuvmBo* vm_bo = nullptr;
     u32 flags = 0;
@@ -91,30 +93,28 @@ struct DrmGpuva : gpuvm_detail::RbHook {
     } gem;
 };
 
-// Guards the layout above: the tree node and va.addr within the first 32 bytes.
-static_assert(offsetof(DrmGpuva, va.addr) + sizeof(u64) <= 32, "keep va.addr next to the tree hook");
-
 namespace gpuvm_detail {
-struct VaKey {
-    using type = u64;
-    u64 operator()(const DrmGpuva& va) const { return va.va.addr; }
-};
-using VaTree = bi::set<DrmGpuva, bi::base_hook<RbHook>, bi::key_of_value<VaKey>, bi::constant_time_size<false>>;
-
-// Reaches va->gem.entry (a member of a nested struct, which bi::member_hook cannot name).
-struct GemEntryOfVa {
+// Reaches a list hook inside one of DrmGpuva's nested structs (va->rb.list, va->gem.entry),
+// which bi::member_hook cannot name: the hook sits `Offset` bytes into the VA.
+template <size_t Offset>
+struct VaListHookAt {
     using hook_type = ListHook;
     using hook_ptr = hook_type*;
     using const_hook_ptr = const hook_type*;
     using value_type = DrmGpuva;
     using pointer = DrmGpuva*;
     using const_pointer = const DrmGpuva*;
-    static hook_ptr to_hook_ptr(value_type& va) { return &va.gem.entry; }
-    static const_hook_ptr to_hook_ptr(const value_type& va) { return &va.gem.entry; }
-    static pointer to_value_ptr(hook_ptr h) { return container_of(h, DrmGpuva, gem.entry); }
+    static hook_ptr to_hook_ptr(value_type& va) { return reinterpret_cast<hook_ptr>(reinterpret_cast<char*>(&va) + Offset); }
+    static const_hook_ptr to_hook_ptr(const value_type& va) { return to_hook_ptr(const_cast<value_type&>(va)); }
+    static pointer to_value_ptr(hook_ptr h) { return reinterpret_cast<pointer>(reinterpret_cast<char*>(h) - Offset); }
     static const_pointer to_value_ptr(const_hook_ptr h) { return to_value_ptr(const_cast<hook_ptr>(h)); }
 };
-using VaList = bi::list<DrmGpuva, bi::function_hook<GemEntryOfVa>, bi::constant_time_size<false>>;
+// Every VA of the VM in address order (upstream: rb.list).
+using VaAddrList = bi::list<DrmGpuva, bi::function_hook<VaListHookAt<offsetof(DrmGpuva, rb.list)>>,
+                            bi::constant_time_size<false>>;
+// The VAs of one vm_bo (upstream: gem.entry).
+using VaList = bi::list<DrmGpuva, bi::function_hook<VaListHookAt<offsetof(DrmGpuva, gem.entry)>>,
+                        bi::constant_time_size<false>>;
 }  // namespace gpuvm_detail
 
 enum DrmGpuvmFlags : u32 {
@@ -227,7 +227,8 @@ struct DrmGpuvm {
     u64 mm_start = 0;
     u64 mm_range = 0;
     struct {
-        gpuvm_detail::VaTree tree;  // every mapping, the kernel node included
+        GpuvaIndex index;           // start address -> mapping, the kernel node included
+        gpuvm_detail::VaAddrList list;  // the same mappings in address order
     } rb;
     DrmGpuva kernel_alloc_node;
     kshim::kref kref;
@@ -279,8 +280,15 @@ void drm_gem_gpuva_assert_lock_held(DrmGpuvm* gpuvm, DrmGemObject* obj);
 
 // ---- mappings ----
 
+// Makes sure the VM's index can take nr_inserts inserts (drm_gpuva_insert, drm_gpuva_map,
+// drm_gpuva_remap) without allocating: call it in the prepare step, with the VAs' allocation
+// (a map needs 3: the mapping and two remainders; an unmap 2). 0 or -ENOMEM. May sleep.
+// Same locking as the tree.
+int drm_gpuvm_prealloc_index(DrmGpuvm* gpuvm, unsigned nr_inserts);
+
 // Inserts va (va->va set) into the tree: 0, -EINVAL for an invalid range, -EEXIST if it
-// overlaps a mapping. Takes a VM reference.
+// overlaps a mapping, -ENOMEM if the index needed a node, the reserve had none (see
+// drm_gpuvm_prealloc_index) and GFP_NOWAIT failed. Takes a VM reference.
 int drm_gpuva_insert(DrmGpuvm* gpuvm, DrmGpuva* va);
 void drm_gpuva_remove(DrmGpuva* va);
 void drm_gpuva_link(DrmGpuva* va, DrmGpuvmBo* vm_bo);
@@ -296,7 +304,7 @@ DrmGpuva* drm_gpuva_find_first(DrmGpuvm* gpuvm, u64 addr, u64 range);
 // end) when there is no gap), or nullptr.
 DrmGpuva* drm_gpuva_find_prev(DrmGpuvm* gpuvm, u64 start);
 DrmGpuva* drm_gpuva_find_next(DrmGpuvm* gpuvm, u64 end);
-// Address-order neighbours in the tree (nullptr at either end).
+// Address-order neighbours (rb.list; nullptr at either end).
 DrmGpuva* drm_gpuva_next(DrmGpuva* va);
 DrmGpuva* drm_gpuva_prev(DrmGpuva* va);
 
@@ -326,11 +334,11 @@ void drm_gpuvm_for_each_va_range(DrmGpuvm* gpuvm, u64 start, u64 end, F&& f) {
 }
 template <class F>
 void drm_gpuvm_for_each_va_safe(DrmGpuvm* gpuvm, F&& f) {
-    for (auto it = gpuvm->rb.tree.begin(); it != gpuvm->rb.tree.end();) f(&*it++);
+    for (auto it = gpuvm->rb.list.begin(); it != gpuvm->rb.list.end();) f(&*it++);
 }
 template <class F>
 void drm_gpuvm_for_each_va(DrmGpuvm* gpuvm, F&& f) {
-    for (auto& va : gpuvm->rb.tree) f(&va);
+    for (auto& va : gpuvm->rb.list) f(&va);
 }
 
 // ---- vm_bo ----
@@ -420,7 +428,9 @@ int drm_gpuvm_prefetch_ops_create(DrmGpuvm* gpuvm, u64 addr, u64 range, DrmGpuva
 int drm_gpuvm_bo_unmap_ops_create(DrmGpuvmBo* vm_bo, DrmGpuvaOps** out);
 void drm_gpuva_ops_free(DrmGpuvm* gpuvm, DrmGpuvaOps* ops);
 
-// Apply helpers for step callbacks: update the tree from an op (no allocation).
+// Apply helpers for step callbacks: update the tree from an op. They allocate nothing when
+// drm_gpuvm_prealloc_index() covered their inserts (else see drm_gpuva_insert; a failed
+// insert WARNs).
 void drm_gpuva_map(DrmGpuvm* gpuvm, DrmGpuva* va, const DrmGpuvaOpMap* op);
 void drm_gpuva_remap(DrmGpuva* prev, DrmGpuva* next, const DrmGpuvaOpRemap* op);
 void drm_gpuva_unmap(const DrmGpuvaOpUnmap* op);

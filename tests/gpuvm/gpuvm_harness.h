@@ -1,5 +1,6 @@
 // A small driver on top of drm_gpuvm for the tests and the benchmark: panthor's VM_BIND flow.
-// prepare (allocates: the VAs a step may need, the vm_bo) -> sm_map / sm_unmap whose step
+// prepare (allocates: the VAs a step may need, the index nodes their inserts may need, the
+// vm_bo) -> sm_map / sm_unmap whose step
 // callbacks only touch the tree and the lists (fence-signalling safe) -> cleanup (frees what the
 // steps returned, deferred vm_bo cleanup).
 #pragma once
@@ -92,6 +93,8 @@ public:
             va = kshim::knew<DrmGpuva>(kshim::GFP_KERNEL);
             if (!va) return -ENOMEM;
         }
+        // The index nodes the three inserts may split.
+        if (int ret = drm_gpuvm_prealloc_index(vm_, 3)) return ret;
         if (obj) {
             DrmGpuvmBo* vm_bo = drm_gpuvm_bo_create(vm_, obj);
             if (!vm_bo) return -ENOMEM;
@@ -112,7 +115,8 @@ public:
             ctx->prealloc[i] = kshim::knew<DrmGpuva>(kshim::GFP_KERNEL);
             if (!ctx->prealloc[i]) return -ENOMEM;
         }
-        return 0;
+        // An unmap inserts the remainders of the mappings crossing its ends.
+        return drm_gpuvm_prealloc_index(vm_, 2);
     }
     // ---- cleanup (may sleep, frees) ----
     void cleanup(OpCtx* ctx) {
