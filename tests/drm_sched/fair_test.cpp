@@ -34,9 +34,11 @@ protected:
         }
         return jobs;
     }
-    // How many of `jobs` ran among the first `n` jobs of all of them.
-    static int ran_among_first(const std::vector<drm_mock_sched_job*>& jobs, std::vector<drm_mock_sched_job*> all,
+    // How many of `jobs` ran among the first `n` jobs that ran of `jobs` and `others` together.
+    static int ran_among_first(const std::vector<drm_mock_sched_job*>& jobs, const std::vector<drm_mock_sched_job*>& others,
                                size_t n) {
+        std::vector<drm_mock_sched_job*> all(jobs);
+        all.insert(all.end(), others.begin(), others.end());
         std::sort(all.begin(), all.end(), [](auto* x, auto* y) { return x->run_at < y->run_at; });
         all.resize(n);
         return static_cast<int>(std::count_if(jobs.begin(), jobs.end(), [&](auto* j) {
@@ -54,12 +56,11 @@ TEST_F(DrmSchedFair, EntitiesOfOnePriorityShareTheRing) {
     advance(NSEC_PER_USEC);
     auto b = queue(entity(DRM_SCHED_PRIORITY_NORMAL), 20, 1000);
     ASSERT_TRUE(run_until_idle());
-    std::vector<drm_mock_sched_job*> all(a);
-    all.insert(all.end(), b.begin(), b.end());
-    const int a_first = ran_among_first(a, all, 20);
+    const int a_first = ran_among_first(a, b, 20);
     EXPECT_GE(a_first, 8);
     EXPECT_LE(a_first, 12);
-    for (auto* j : all) EXPECT_EQ(drm_mock_sched_job_status(j), 1);
+    for (auto* j : a) EXPECT_EQ(drm_mock_sched_job_status(j), 1);
+    for (auto* j : b) EXPECT_EQ(drm_mock_sched_job_status(j), 1);
 }
 
 // NORMAL's virtual time grows 2^4 per ns of GPU time, LOW's 2^7: NORMAL gets about 8x the ring.
@@ -67,9 +68,7 @@ TEST_F(DrmSchedFair, PriorityWeightsTheShareOfGpuTime) {
     auto normal = queue(entity(DRM_SCHED_PRIORITY_NORMAL), 100, 1000);
     auto low = queue(entity(DRM_SCHED_PRIORITY_LOW), 100, 1000);
     ASSERT_TRUE(run_until_idle());
-    std::vector<drm_mock_sched_job*> all(normal);
-    all.insert(all.end(), low.begin(), low.end());
-    const int low_first = ran_among_first(low, all, 90);
+    const int low_first = ran_among_first(low, normal, 90);
     EXPECT_GE(low_first, 6) << "LOW must not starve";
     EXPECT_LE(low_first, 14) << "LOW must get about a ninth";
 }
@@ -80,9 +79,7 @@ TEST_F(DrmSchedFair, ShareIsGpuTimeNotJobCount) {
     auto normal = queue(entity(DRM_SCHED_PRIORITY_NORMAL), 40, 800);
     auto low = queue(entity(DRM_SCHED_PRIORITY_LOW), 40, 100);
     ASSERT_TRUE(run_until_idle());
-    std::vector<drm_mock_sched_job*> all(normal);
-    all.insert(all.end(), low.begin(), low.end());
-    const int low_first = ran_among_first(low, all, 40);
+    const int low_first = ran_among_first(low, normal, 40);
     EXPECT_GE(low_first, 15);
     EXPECT_LE(low_first, 25);
 }
