@@ -420,7 +420,7 @@ TEST_F(DrmIoctl, SyncobjIoctlsWithoutTheFeatureAreEopnotsupp) {
 }
 
 TEST_F(DrmIoctl, UaccessRegistryHandlesOverlapAndNull) {
-    char buf[64];
+    char buf[64] = {};
     UserRange a(buf, 32);
     UserRange b(buf + 16, 48);
     EXPECT_TRUE(uaccess_ok(user_ptr(buf), 64));  // covered by the chain of both
