@@ -28,6 +28,7 @@ struct KmemCache {
     std::string name;
     size_t size;
     size_t align;
+    u64 id = 0;  // creation order, from 1, never reused
     std::atomic<long> live{0};
     std::mutex lock;  // protects free_objs
     std::vector<void*> free_objs;
@@ -72,22 +73,104 @@ KmemCache* kmem_cache_create(const char* name, size_t size, size_t align, unsign
     if (flags & SLAB_HWCACHE_ALIGN) c->align = std::max<size_t>(c->align, 64);
     c->size = (std::max<size_t>(size, 1) + c->align - 1) & ~(c->align - 1);
     std::lock_guard g(g_caches_lock);
-    g_caches[g_cache_seq++] = c;
+    c->id = ++g_cache_seq;
+    g_caches[c->id] = c;
     return c;
 }
+
+#if KSHIM_SLAB_FREELIST
+// ---- per-thread magazines ----
+//
+// The kernel's slab keeps per-CPU free lists, so an alloc and a free on different CPUs do not
+// share a lock. Here each thread keeps a small magazine of free objects per cache and moves
+// them to or from the cache's shared list in batches: a producer thread freeing what a consumer
+// thread allocates touches the shared lock once per half magazine, not once per object.
+// A magazine names its cache by id, so one left in another thread after kmem_cache_destroy is
+// recognised and its objects freed when that thread next uses the slot or exits.
+namespace {
+constexpr unsigned kMagazineObjs = 32;
+constexpr unsigned kMagazineSlots = 8;  // caches a thread holds magazines for at once
+
+struct Magazine {
+    u64 cache_id = 0;  // 0: unused
+    size_t align = 0;
+    unsigned n = 0;
+    void* objs[kMagazineObjs];
+};
+
+// Gives the magazine's objects back to its cache, or frees them if the cache is gone.
+void magazine_drain(Magazine& m) {
+    if (m.n) {
+        std::lock_guard g(g_caches_lock);
+        auto it = g_caches.find(m.cache_id);
+        if (it != g_caches.end()) {
+            std::lock_guard gc(it->second->lock);
+            it->second->free_objs.insert(it->second->free_objs.end(), m.objs, m.objs + m.n);
+        } else {
+            for (unsigned i = 0; i < m.n; i++) ::operator delete(m.objs[i], std::align_val_t(m.align));
+        }
+    }
+    m.n = 0;
+    m.cache_id = 0;
+}
+
+struct ThreadMagazines {
+    Magazine slot[kMagazineSlots];
+    ~ThreadMagazines() {
+        for (Magazine& m : slot) magazine_drain(m);
+    }
+};
+thread_local ThreadMagazines t_magazines;
+
+Magazine& magazine_for(KmemCache* c) {
+    Magazine& m = t_magazines.slot[c->id % kMagazineSlots];
+    if (m.cache_id != c->id) {
+        magazine_drain(m);
+        m.cache_id = c->id;
+        m.align = c->align;
+    }
+    return m;
+}
+
+void* magazine_alloc(KmemCache* c) {
+    Magazine& m = magazine_for(c);
+    if (!m.n) {
+        std::lock_guard g(c->lock);
+        while (m.n < kMagazineObjs / 2 && !c->free_objs.empty()) {
+            m.objs[m.n++] = c->free_objs.back();
+            c->free_objs.pop_back();
+        }
+    }
+    return m.n ? m.objs[--m.n] : nullptr;
+}
+
+void magazine_free(KmemCache* c, void* obj) {
+    Magazine& m = magazine_for(c);
+    if (m.n == kMagazineObjs) {
+        std::lock_guard g(c->lock);
+        c->free_objs.insert(c->free_objs.end(), m.objs + kMagazineObjs / 2, m.objs + kMagazineObjs);
+        m.n = kMagazineObjs / 2;
+    }
+    m.objs[m.n++] = obj;
+}
+
+// kmem_cache_destroy: this thread's magazine of the cache goes first (the others' later).
+void magazine_forget(KmemCache* c) {
+    Magazine& m = t_magazines.slot[c->id % kMagazineSlots];
+    if (m.cache_id != c->id) return;
+    for (unsigned i = 0; i < m.n; i++) ::operator delete(m.objs[i], std::align_val_t(m.align));
+    m.n = 0;
+    m.cache_id = 0;
+}
+}  // namespace
+#endif
 
 void* kmem_cache_alloc(KmemCache* c, gfp_t gfp) {
     might_alloc(gfp);
     if (should_fail_alloc(c->name.c_str(), gfp)) return nullptr;
     void* p = nullptr;
 #if KSHIM_SLAB_FREELIST
-    {
-        std::lock_guard g(c->lock);
-        if (!c->free_objs.empty()) {
-            p = c->free_objs.back();
-            c->free_objs.pop_back();
-        }
-    }
+    p = magazine_alloc(c);
 #endif
     if (!p) p = ::operator new(c->size, std::align_val_t(c->align), std::nothrow);
     if (!p) return nullptr;
@@ -102,8 +185,7 @@ void kmem_cache_free(KmemCache* c, void* obj) {
     if (!obj) return;
     c->live.fetch_sub(1, std::memory_order_relaxed);
 #if KSHIM_SLAB_FREELIST
-    std::lock_guard g(c->lock);
-    c->free_objs.push_back(obj);
+    magazine_free(c, obj);
 #else
     ::operator delete(obj, std::align_val_t(c->align));
 #endif
@@ -132,12 +214,11 @@ void kmem_cache_destroy(KmemCache* c) {
                std::to_string(live) + " object(s) remaining");
     {
         std::lock_guard g(g_caches_lock);
-        for (auto it = g_caches.begin(); it != g_caches.end(); ++it)
-            if (it->second == c) {
-                g_caches.erase(it);
-                break;
-            }
+        g_caches.erase(c->id);
     }
+#if KSHIM_SLAB_FREELIST
+    magazine_forget(c);
+#endif
     for (void* p : c->free_objs) ::operator delete(p, std::align_val_t(c->align));
     delete c;
 }
