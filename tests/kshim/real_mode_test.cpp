@@ -63,13 +63,16 @@ TEST_F(Real, KmemCacheAcrossThreadsAndDestroyWithMagazinesElsewhere) {
     }, "producer");
     Task* consumer = kthread_run([&] {
         for (;;) {
+            // Read before the hand-off is emptied: if the producer had finished by then, nothing
+            // can arrive after this batch.
+            const bool producer_done = produced;
             std::vector<void*> batch;
             {
                 SpinGuard g(lock);
                 batch.swap(handoff);
             }
             for (void* p : batch) kmem_cache_free(a, p);
-            if (batch.empty() && produced) break;
+            if (producer_done) break;
         }
         complete(&drained);
         // Exits only after the cache is gone, holding a magazine of it until then.
