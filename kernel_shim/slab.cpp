@@ -98,6 +98,13 @@ struct Magazine {
     void* objs[kMagazineObjs];
 };
 
+// Empties the magazine, its objects back to the allocator (their cache is gone).
+void magazine_release(Magazine& m) {
+    for (unsigned i = 0; i < m.n; i++) ::operator delete(m.objs[i], std::align_val_t(m.align));
+    m.n = 0;
+    m.cache_id = 0;
+}
+
 // Gives the magazine's objects back to its cache, or frees them if the cache is gone.
 void magazine_drain(Magazine& m) {
     if (m.n) {
@@ -106,12 +113,10 @@ void magazine_drain(Magazine& m) {
         if (it != g_caches.end()) {
             std::lock_guard gc(it->second->lock);
             it->second->free_objs.insert(it->second->free_objs.end(), m.objs, m.objs + m.n);
-        } else {
-            for (unsigned i = 0; i < m.n; i++) ::operator delete(m.objs[i], std::align_val_t(m.align));
+            m.n = 0;
         }
     }
-    m.n = 0;
-    m.cache_id = 0;
+    magazine_release(m);
 }
 
 struct ThreadMagazines {
@@ -157,10 +162,7 @@ void magazine_free(KmemCache* c, void* obj) {
 // kmem_cache_destroy: this thread's magazine of the cache goes first (the others' later).
 void magazine_forget(KmemCache* c) {
     Magazine& m = t_magazines.slot[c->id % kMagazineSlots];
-    if (m.cache_id != c->id) return;
-    for (unsigned i = 0; i < m.n; i++) ::operator delete(m.objs[i], std::align_val_t(m.align));
-    m.n = 0;
-    m.cache_id = 0;
+    if (m.cache_id == c->id) magazine_release(m);
 }
 }  // namespace
 #endif

@@ -301,23 +301,7 @@ drm_sched_job* drm_sched_entity_pop_job(drm_sched_entity* entity) {
 
     drm_sched_entity_queue_pop(entity);
 
-    const int policy = entity->rq->sched->policy;
-    if (policy == DRM_SCHED_POLICY_FIFO) {
-        if (drm_sched_job* next = drm_sched_entity_queue_peek(entity)) {
-            kshim::SpinGuard ge(entity->lock);
-            drm_sched_rq* rq = entity->rq;
-            kshim::SpinGuard gr(rq->lock);
-            // The entity may have been taken off the queue by kill; do not put it back.
-            if (entity->list.is_linked()) drm_sched_rq_update_fifo_locked(entity, rq, next->submit_ts);
-        }
-    } else if (policy == DRM_SCHED_POLICY_FAIR) {
-        kshim::SpinGuard ge(entity->lock);
-        drm_sched_rq* rq = entity->rq;
-        kshim::SpinGuard gr(rq->lock);
-        // Peeked under the locks: a push that refills the queue right now puts the entity back
-        // on the tree under them too, and must not be undone by a stale "empty".
-        if (entity->list.is_linked()) drm_sched_rq_fair_pop_locked(entity, rq, drm_sched_entity_queue_peek(entity));
-    }
+    drm_sched_rq_pop_entity(entity);
 
     // The job may outlive the entity from here on.
     sched_job->entity = nullptr;

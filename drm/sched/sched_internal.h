@@ -16,10 +16,10 @@ void drm_sched_rq_update_fifo_locked(drm_sched_entity* entity, drm_sched_rq* rq,
 inline drm_sched_rq* drm_sched_rq_for(drm_gpu_scheduler* sched, int priority) {
     return sched->sched_rq[sched->policy == DRM_SCHED_POLICY_FAIR ? 0 : priority];
 }
-// FAIR (caller holds entity->lock and rq->lock): the entity's first job was pushed / a job was
-// popped from it (`has_next`: its queue is not empty now).
+// FAIR (caller holds entity->lock and rq->lock): the entity's first job was pushed.
 void drm_sched_rq_fair_add_locked(drm_sched_entity* entity, drm_sched_rq* rq);
-void drm_sched_rq_fair_pop_locked(drm_sched_entity* entity, drm_sched_rq* rq, bool has_next);
+// After a job left the entity: moves it on its run queue's tree as the policy says.
+void drm_sched_rq_pop_entity(drm_sched_entity* entity);
 drm_sched_entity_stats* drm_sched_entity_stats_new();
 drm_sched_entity_stats* drm_sched_entity_stats_get(drm_sched_entity_stats* stats);
 void drm_sched_entity_stats_put(drm_sched_entity_stats* stats);

@@ -107,16 +107,28 @@ void drm_sched_rq_fair_add_locked(drm_sched_entity* entity, drm_sched_rq* rq) {
     drm_sched_rq_update_fifo_locked(entity, rq, ts);
 }
 
-void drm_sched_rq_fair_pop_locked(drm_sched_entity* entity, drm_sched_rq* rq, bool has_next) {
-    lockdep_assert_held(&entity->lock);
-    lockdep_assert_held(&rq->lock);
-    if (has_next) {
-        drm_sched_rq_update_fifo_locked(entity, rq, entity->stats ? drm_sched_entity_update_vruntime(entity) : 0);
+void drm_sched_rq_pop_entity(drm_sched_entity* entity) {
+    const int policy = entity->rq->sched->policy;
+    // FIFO moves an entity only while it still has jobs (an empty one is never ready anyway).
+    if (policy == DRM_SCHED_POLICY_RR || (policy == DRM_SCHED_POLICY_FIFO && !drm_sched_entity_queue_peek(entity)))
         return;
+    kshim::SpinGuard ge(entity->lock);
+    drm_sched_rq* rq = entity->rq;
+    kshim::SpinGuard gr(rq->lock);
+    // The entity may have been taken off the queue by kill; do not put it back.
+    if (!entity->list.is_linked()) return;
+    // Peeked again under the locks: a push that refills the queue right now puts the entity
+    // back on the tree under them too, and must not be undone by a stale "empty".
+    drm_sched_job* next = drm_sched_entity_queue_peek(entity);
+    if (policy == DRM_SCHED_POLICY_FIFO) {
+        if (next) drm_sched_rq_update_fifo_locked(entity, rq, next->submit_ts);
+    } else if (next) {
+        drm_sched_rq_update_fifo_locked(entity, rq, entity->stats ? drm_sched_entity_update_vruntime(entity) : 0);
+    } else {
+        // FAIR: off the tree while it has nothing to run; it keeps its place relative to the front.
+        drm_sched_rq_remove_fifo_locked(entity, rq);
+        if (entity->stats) drm_sched_entity_save_vruntime(entity, drm_sched_rq_get_min_vruntime(rq));
     }
-    // Off the tree while it has nothing to run; it keeps its place relative to the front.
-    drm_sched_rq_remove_fifo_locked(entity, rq);
-    if (entity->stats) drm_sched_entity_save_vruntime(entity, drm_sched_rq_get_min_vruntime(rq));
 }
 
 drm_sched_entity_stats* drm_sched_entity_stats_new() {
