@@ -21,6 +21,12 @@ inline void might_sleep(std::source_location = std::source_location::current()) 
 // preemption on, the runtime may switch tasks here.
 inline void preempt_point() { backend().preempt_point(); }
 
+// One step of a busy-wait for another task (the kernel's cpu_relax); `iteration` counts the
+// steps of this wait. Simulated mode yields to the runtime (one runner: the other task only
+// progresses if this one lets it); real threads pause, and give up the CPU from the 65th step
+// on, since the task waited for may have been preempted on this very CPU.
+void cpu_relax(unsigned iteration = 0);
+
 // Atomic sections (preempt_disable / local_irq_save): might_sleep fires inside them. The count
 // is kept in every build, debug checks or not, because the simulated scheduler reads it: a
 // preemption point inside a spinlock must not yield.

@@ -1,5 +1,6 @@
 // Mirrors include/linux/slab.h: kmalloc and kmem_cache with live-object accounting.
 #pragma once
+#include <cstddef>
 #include <new>
 #include <string>
 #include <utility>
@@ -12,6 +13,9 @@ namespace kshim {
 void* kmalloc(size_t size, gfp_t gfp);
 void* kzalloc(size_t size, gfp_t gfp);
 void* kcalloc(size_t n, size_t size, gfp_t gfp);
+// For alignments above alignof(std::max_align_t) (e.g. cache-line aligned objects); size and
+// alignment as for aligned_alloc, the memory is freed with kfree like any kmalloc'ed block.
+void* kmalloc_aligned(size_t size, size_t align, gfp_t gfp);
 void kfree(const void* p);
 
 struct KmemCache;
@@ -33,7 +37,11 @@ const char* kmem_cache_name(const KmemCache* cache);
 // Typed helpers: construct a C++ object in kmalloc'ed memory (nullptr on failure).
 template <class T, class... Args>
 T* knew(gfp_t gfp, Args&&... args) {
-    void* p = kmalloc(sizeof(T), gfp);
+    void* p;
+    if constexpr (alignof(T) > alignof(std::max_align_t))
+        p = kmalloc_aligned(sizeof(T), alignof(T), gfp);
+    else
+        p = kmalloc(sizeof(T), gfp);
     return p ? new (p) T(std::forward<Args>(args)...) : nullptr;
 }
 template <class T>

@@ -1,24 +1,26 @@
-// The contended half of SpinLock.
+// The contended half of SpinLock, and cpu_relax for busy-waits.
 #include "kernel_shim/spinlock.h"
 
 #include <thread>
 
 namespace kshim {
 
+void cpu_relax(unsigned iteration) {
+    if (Runtime::get() && Runtime::get()->mode() == Mode::Simulated) {
+        backend().yield();
+    } else if (iteration > 64) {
+        std::this_thread::yield();
+    } else {
+#if defined(__x86_64__)
+        __builtin_ia32_pause();
+#endif
+    }
+}
+
 void SpinLock::lock_slow() {
-    const bool simulated = Runtime::get() && Runtime::get()->mode() == Mode::Simulated;
     for (unsigned spins = 0;; spins++) {
         if (!locked_.load(std::memory_order_relaxed) && !locked_.exchange(true, std::memory_order_acquire)) return;
-        if (simulated) {
-            // One runner: the holder only progresses if we let it run.
-            backend().yield();
-        } else if (spins > 64) {
-            std::this_thread::yield();
-        } else {
-#if defined(__x86_64__)
-            __builtin_ia32_pause();
-#endif
-        }
+        cpu_relax(spins);
     }
 }
 

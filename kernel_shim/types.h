@@ -16,6 +16,11 @@ using s64 = std::int64_t;
 using phys_addr_t = u64;
 using dma_addr_t = u64;
 using ktime_t = s64;  // nanoseconds, as the kernel's ktime_t
+
+// L1 cache line size (the kernel's SMP_CACHE_BYTES). alignas(SMP_CACHE_BYTES) on a member stands
+// in for ____cacheline_aligned_in_smp: fields written for every job by different threads go on
+// different lines, or the line moves between cores on every write.
+inline constexpr unsigned SMP_CACHE_BYTES = 64;
 }  // namespace kshim
 
 // Kernel-internal errnos that libc does not define (include/linux/errno.h).

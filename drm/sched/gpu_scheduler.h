@@ -136,14 +136,28 @@ void drm_sched_fence_scheduled(drm_sched_fence* fence, dma_fence* parent);
 void drm_sched_fence_finished(drm_sched_fence* fence, int result);
 
 // ---- the entity's job queue (upstream's spsc_queue) ----
-// Producers (push) are serialised by the driver per entity, as upstream requires; the one
-// consumer is the scheduler (or kill, once the scheduler no longer uses the entity). `head`
-// is read without the lock by the consumer and by the readiness checks.
+// A linked list without a lock, as upstream's: push swaps `tail` and links the job behind the
+// old tail; pop advances `head` and, when it takes the last job, swings `tail` back to `head`
+// (waiting for a push that already swapped it to link its job). Producers (push) are serialised
+// by the driver per entity, as upstream requires; the one consumer is the scheduler (or kill,
+// once the scheduler no longer uses the entity). The count is two counters, one written by each
+// side, so neither side writes the other's cache line for every job.
 struct drm_sched_job_queue {
-    kshim::SpinLock lock{"drm_sched_entity.job_queue"};  // protects tail and the links
-    std::atomic<drm_sched_job*> head{nullptr};
-    drm_sched_job* tail = nullptr;
-    std::atomic<u32> count{0};
+    // The consumer's line.
+    alignas(kshim::SMP_CACHE_BYTES) std::atomic<drm_sched_job*> head{nullptr};
+    std::atomic<u64> popped{0};
+    // The producer's line: the link to fill next (&head while the queue is empty).
+    alignas(kshim::SMP_CACHE_BYTES) std::atomic<std::atomic<drm_sched_job*>*> tail{&head};
+    std::atomic<u64> pushed{0};
+
+    drm_sched_job_queue() = default;
+    drm_sched_job_queue(const drm_sched_job_queue&) = delete;
+    drm_sched_job_queue& operator=(const drm_sched_job_queue&) = delete;
+    // Jobs queued (upstream's spsc_queue_count).
+    u32 count() const {
+        const u64 out = popped.load(std::memory_order_acquire);
+        return static_cast<u32>(pushed.load(std::memory_order_acquire) - out);
+    }
 };
 
 // The job's dependencies (upstream keeps an xarray): fence references, deduplicated per
@@ -158,7 +172,7 @@ struct drm_sched_job_deps {
 
 struct drm_sched_job {
     // Entity queue link.
-    drm_sched_job* queue_next = nullptr;
+    std::atomic<drm_sched_job*> queue_next{nullptr};  // in entity->job_queue
     ktime_t submit_ts = 0;  // when pushed: the FIFO policy's key
     drm_gpu_scheduler* sched = nullptr;  // set by drm_sched_job_arm
     drm_sched_fence* s_fence = nullptr;
@@ -190,34 +204,43 @@ struct drm_sched_backend_ops {
     void (*cancel_job)(drm_sched_job* sched_job) = nullptr;
 };
 
+// Laid out by who writes what for every job: the submitter (arm, push) and the scheduler's
+// worker (selection, pop) each have their own cache lines, and what both read is set up at init.
 struct drm_sched_entity {
-    // In rq->entities while the entity is on a run queue.
-    SafeListHook list;
-    // In rq->rb_tree_root (FIFO policy), keyed by oldest_job_waiting.
-    SafeSetHook rb_tree_node;
-    // Protects rq, sched_list, num_sched_list, priority and stopped (taken before rq->lock).
-    kshim::SpinLock lock{"drm_sched_entity.lock"};
+    // ---- read by both sides, changed rarely (under `lock`) ----
     drm_sched_rq* rq = nullptr;
     // The caller's array; kept only while the entity may move (more than one scheduler).
     drm_gpu_scheduler** sched_list = nullptr;
     unsigned num_sched_list = 0;
     std::atomic<drm_sched_priority> priority{DRM_SCHED_PRIORITY_NORMAL};
-    drm_sched_job_queue job_queue;
-    std::atomic<int> fence_seq{0};
     u64 fence_context = 0;  // scheduled fences use this one, finished fences the next
-    // The fence the head job waits on (a reference), cleared by its callback.
-    std::atomic<dma_fence*> dependency{nullptr};
-    dma_fence_cb cb;
     std::atomic<int>* guilty = nullptr;  // set (by the driver) when the entity caused a hang
-    // Finished fence of the last job handed to the hardware (a reference).
-    std::atomic<dma_fence*> last_scheduled{nullptr};
     std::atomic<bool> stopped{false};
-    // Complete while the scheduler is not inside this entity (kill waits on it).
-    kshim::completion entity_idle;
+    drm_sched_entity_stats* stats = nullptr;  // FAIR only: allocated at init
+
+    // ---- the submitter's: drm_sched_job_arm ----
+    alignas(kshim::SMP_CACHE_BYTES) std::atomic<int> fence_seq{0};
+
+    // ---- one line for each side ----
+    drm_sched_job_queue job_queue;
+
+    // ---- the scheduler's: selection and pop ----
+    // In rq->entities while the entity is on a run queue.
+    alignas(kshim::SMP_CACHE_BYTES) SafeListHook list;
+    // In rq->rb_tree_root (FIFO policy), keyed by oldest_job_waiting.
+    SafeSetHook rb_tree_node;
+    // Protects rq, sched_list, num_sched_list, priority and stopped (taken before rq->lock).
+    kshim::SpinLock lock{"drm_sched_entity.lock"};
     // The run queue tree's key, under rq->lock: FIFO, the oldest waiting job's submit time;
     // FAIR, the entity's virtual runtime.
     ktime_t oldest_job_waiting = 0;
-    drm_sched_entity_stats* stats = nullptr;  // FAIR only: allocated at init
+    // The fence the head job waits on (a reference), cleared by its callback.
+    std::atomic<dma_fence*> dependency{nullptr};
+    dma_fence_cb cb;
+    // Finished fence of the last job handed to the hardware (a reference).
+    std::atomic<dma_fence*> last_scheduled{nullptr};
+    // Complete while the scheduler is not inside this entity (kill waits on it).
+    kshim::completion entity_idle;
 };
 
 struct EntityFifoOrder {
@@ -235,9 +258,11 @@ using EntityList =
                            boost::intrusive::constant_time_size<false>>;
 
 struct drm_sched_rq {
+    // Read by submitters for every job (drm_sched_job_arm): not on the line of the lock, which
+    // the worker takes for every job.
     drm_gpu_scheduler* sched = nullptr;
     // Protects entities, current_entity, rb_tree_root and the entities' oldest_job_waiting.
-    kshim::SpinLock lock{"drm_sched_rq.lock"};
+    alignas(kshim::SMP_CACHE_BYTES) kshim::SpinLock lock{"drm_sched_rq.lock"};
     EntityList entities;
     drm_sched_entity* current_entity = nullptr;  // round-robin cursor
     EntityFifoTree rb_tree_root;                 // FIFO order
@@ -273,39 +298,52 @@ struct drm_sched_stats {
     std::atomic<u64> jobs_run{0};
 };
 
+// Laid out as drm_sched_entity: configuration read by both sides first, then one cache line
+// for what the submitter writes for every job, and the worker's state after it.
 struct drm_gpu_scheduler {
+    // ---- configuration, read by both sides ----
     const drm_sched_backend_ops* ops = nullptr;
     u32 credit_limit = 0;
-    std::atomic<u32> credit_count{0};
     long timeout = kshim::MAX_SCHEDULE_TIMEOUT;
     const char* name = nullptr;
     u32 num_rqs = 0;
     int policy = DRM_SCHED_POLICY_FIFO;
     drm_sched_rq* sched_rq[DRM_SCHED_PRIORITY_COUNT] = {};  // high to low priority; null past num_rqs
-    drm_sched_rq rq_storage[DRM_SCHED_PRIORITY_COUNT];
-    drm_sched_avgtime avg_job_us;  // FAIR: over every job, under job_list_lock
-    kshim::WaitQueueHead job_scheduled;  // woken when jobs leave entities (entity flush waits on it)
-    std::atomic<u64> job_id_count{0};
     kshim::Workqueue* submit_wq = nullptr;
     kshim::Workqueue* timeout_wq = nullptr;
-    kshim::work_struct work_run_job;
-    kshim::work_struct work_free_job;
-    kshim::delayed_work work_tdr;
-    // Jobs handed to the hardware and not yet freed, in run order.
-    PendingList pending_list;
-    kshim::SpinLock job_list_lock{"drm_gpu_scheduler.job_list_lock"};  // protects pending_list, tdr_*
     unsigned hang_limit = 0;
+    // A score shared with other schedulers (args.score), or nullptr: then the scheduler keeps its
+    // own in score_in / score_out. Read it with drm_sched_score().
     std::atomic<int>* score = nullptr;
-    std::atomic<int> _score{0};
     bool ready = false;
-    bool free_guilty = false;  // drm_sched_stop kept the signalled bad job alive for the handler
     std::atomic<bool> pause_submit{false};
     bool own_submit_wq = false;
     const kshim::Device* dev = nullptr;
+
+    // ---- the submitter's: drm_sched_job_arm, drm_sched_entity_push_job ----
+    alignas(kshim::SMP_CACHE_BYTES) std::atomic<u64> job_id_count{0};
+    // The scheduler's own score (upstream's _score) is score_in - score_out: jobs pushed and
+    // entities queued come in on the submitter's line, finished jobs and removed entities go out
+    // on the worker's, so the two sides never write one line for every job.
+    std::atomic<int> score_in{0};
+
+    // ---- the worker's ----
+    alignas(kshim::SMP_CACHE_BYTES) std::atomic<u32> credit_count{0};
+    std::atomic<int> score_out{0};
+    drm_sched_avgtime avg_job_us;  // FAIR: over every job, under job_list_lock
+    // Jobs handed to the hardware and not yet freed, in run order.
+    PendingList pending_list;
+    kshim::SpinLock job_list_lock{"drm_gpu_scheduler.job_list_lock"};  // protects pending_list, tdr_*
+    bool free_guilty = false;  // drm_sched_stop kept the signalled bad job alive for the handler
     // Ours (see drm_sched_suspend_timeout): the timer is not restarted while suspended.
     bool tdr_suspended = false;    // under job_list_lock
     unsigned long tdr_expires = 0;  // jiffies the armed timer fires at; under job_list_lock
     drm_sched_stats stats;
+    kshim::WaitQueueHead job_scheduled;  // woken when jobs leave entities (entity flush waits on it)
+    kshim::work_struct work_run_job;
+    kshim::work_struct work_free_job;
+    kshim::delayed_work work_tdr;
+    drm_sched_rq rq_storage[DRM_SCHED_PRIORITY_COUNT];
 };
 
 using Scheduler = drm_gpu_scheduler;
@@ -336,6 +374,9 @@ unsigned long drm_sched_suspend_timeout(drm_gpu_scheduler* sched);
 void drm_sched_resume_timeout(drm_gpu_scheduler* sched, unsigned long remaining);
 void drm_sched_tdr_queue_imm(drm_gpu_scheduler* sched);
 drm_gpu_scheduler* drm_sched_pick_best(drm_gpu_scheduler** sched_list, unsigned num_sched_list);
+// The load-balancing score (upstream reads atomic_read(sched->score)): jobs pushed and not yet
+// finished plus entities on the run queues.
+int drm_sched_score(const drm_gpu_scheduler* sched);
 // Credits left before the limit (upstream's static drm_sched_available_credits, exposed for tests).
 u32 drm_sched_available_credits(drm_gpu_scheduler* sched);
 

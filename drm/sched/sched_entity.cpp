@@ -67,7 +67,7 @@ void drm_sched_entity_modify_sched(drm_sched_entity* entity, drm_gpu_scheduler**
 }
 
 static bool drm_sched_entity_is_idle(drm_sched_entity* entity) {
-    return !entity->list.is_linked() || entity->job_queue.count.load(std::memory_order_acquire) == 0 ||
+    return !entity->list.is_linked() || entity->job_queue.count() == 0 ||
            entity->stopped.load(std::memory_order_acquire);
 }
 
@@ -109,7 +109,7 @@ static void drm_sched_entity_kill_jobs_work(kshim::work_struct* wrk) {
     }
     drm_gpu_scheduler* sched = job->sched;
     // Pushed jobs counted in the score; upstream forgets to drop killed ones.
-    sched->score->fetch_sub(1, std::memory_order_relaxed);
+    drm_sched_score_dec(sched);
     if (kshim::trace::enabled()) kshim::trace::async_end("drm_sched_job", drm_sched_trace_id(job->s_fence), "drm_sched");
     bool cookie = kshim::dma_fence_begin_signalling();
     drm_sched_fence_scheduled(job->s_fence, nullptr);
@@ -248,30 +248,56 @@ static dma_fence* drm_sched_job_dependency(drm_sched_job* job, drm_sched_entity*
 
 drm_sched_job* drm_sched_entity_queue_pop(drm_sched_entity* entity) {
     drm_sched_job_queue& q = entity->job_queue;
-    kshim::SpinGuard g(q.lock);
-    drm_sched_job* job = q.head.load(std::memory_order_relaxed);
+    drm_sched_job* job = q.head.load(std::memory_order_acquire);
     if (!job) return nullptr;
-    drm_sched_job* next = job->queue_next;
-    q.head.store(next, std::memory_order_release);
-    if (!next) q.tail = nullptr;
-    job->queue_next = nullptr;
-    q.count.fetch_sub(1, std::memory_order_release);
+    drm_sched_job* next = job->queue_next.load(std::memory_order_acquire);
+    q.head.store(next, std::memory_order_relaxed);
+    if (!next) {
+        // The last job: point tail back at head, unless a push already swapped it, in which case
+        // that push is about to link its job behind this one.
+        std::atomic<drm_sched_job*>* expected = &job->queue_next;
+        if (!q.tail.compare_exchange_strong(expected, &q.head, std::memory_order_acq_rel)) {
+            for (unsigned spins = 0; !(next = job->queue_next.load(std::memory_order_acquire)); spins++)
+                kshim::cpu_relax(spins);
+            q.head.store(next, std::memory_order_relaxed);
+        }
+    }
+    // One consumer at a time: a plain increment of its own counter.
+    q.popped.store(q.popped.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     return job;
 }
 
 // Pushes at the tail; true when the queue was empty.
 static bool drm_sched_entity_queue_push(drm_sched_entity* entity, drm_sched_job* job) {
     drm_sched_job_queue& q = entity->job_queue;
-    job->queue_next = nullptr;
-    kshim::SpinGuard g(q.lock);
-    const bool first = q.tail == nullptr;
-    if (first)
-        q.head.store(job, std::memory_order_release);
-    else
-        q.tail->queue_next = job;
-    q.tail = job;
-    q.count.fetch_add(1, std::memory_order_release);
-    return first;
+    job->queue_next.store(nullptr, std::memory_order_relaxed);
+    std::atomic<drm_sched_job*>* link = q.tail.exchange(&job->queue_next, std::memory_order_acq_rel);
+    // An atomic add although pushes are serialised: the exchange above already paid for the
+    // locked instruction, and a driver breaking that rule still gets a right count.
+    q.pushed.fetch_add(1, std::memory_order_release);
+    // Publishes the job (and everything written to it before the push) to the consumer.
+    link->store(job, std::memory_order_release);
+    return link == &q.head;
+}
+
+// Starts loading an object into this CPU's cache, for writing.
+template <class T>
+static void prefetch_object_for_write(const T* p) {
+    const char* bytes = reinterpret_cast<const char*>(p);
+    for (size_t off = 0; off < sizeof(T); off += kshim::SMP_CACHE_BYTES) __builtin_prefetch(bytes + off, 1);
+}
+
+// Jobs reach the scheduler freshly written by the submitting thread, usually on another CPU:
+// fetching the jobs ahead now overlaps those transfers with running this one instead of
+// stalling on each first touch. Two ahead, so that reading the next job's fence pointer finds
+// the job already here (fetched by the previous pop): the fence pair of the next job, the job
+// after it. Queued jobs are no longer written by the submitter; only their link may change,
+// and that is atomic.
+static void drm_sched_entity_prefetch_next_job(drm_sched_entity* entity) {
+    drm_sched_job* next = drm_sched_entity_queue_peek(entity);
+    if (!next) return;
+    prefetch_object_for_write(next->s_fence);
+    if (drm_sched_job* after = next->queue_next.load(std::memory_order_acquire)) prefetch_object_for_write(after);
 }
 
 drm_sched_job* drm_sched_entity_pop_job(drm_sched_entity* entity) {
@@ -300,6 +326,7 @@ drm_sched_job* drm_sched_entity_pop_job(drm_sched_entity* entity) {
     dma_fence_put(entity->last_scheduled.exchange(dma_fence_get(&sched_job->s_fence->finished), std::memory_order_acq_rel));
 
     drm_sched_entity_queue_pop(entity);
+    drm_sched_entity_prefetch_next_job(entity);
 
     drm_sched_rq_pop_entity(entity);
 
@@ -310,8 +337,14 @@ drm_sched_job* drm_sched_entity_pop_job(drm_sched_entity* entity) {
 
 void drm_sched_entity_select_rq(drm_sched_entity* entity) {
     if (!entity->sched_list) return;
+    // One scheduler and the run queue of the entity's priority already chosen: nothing can
+    // change. Returning before the queue count and last_scheduled keeps the submitter off the
+    // cache lines the scheduler's worker writes for every job.
+    if (entity->num_sched_list == 1 &&
+        entity->rq == drm_sched_rq_for(entity->sched_list[0], entity->priority.load(std::memory_order_relaxed)))
+        return;
     // Jobs still queued stay on the same scheduler, and so does a job still running.
-    if (entity->job_queue.count.load(std::memory_order_acquire)) return;
+    if (entity->job_queue.count()) return;
     dma_fence* fence = entity->last_scheduled.load(std::memory_order_acquire);
     if (fence && !kshim::dma_fence_is_signaled(fence)) return;
 
@@ -335,7 +368,7 @@ void drm_sched_entity_push_job(drm_sched_job* sched_job) {
         kshim::trace::instant("drm_sched_job", "drm_sched", args);
         kshim::trace::async_begin("drm_sched_job", drm_sched_trace_id(sched_job->s_fence), "drm_sched", args);
     }
-    job_sched->score->fetch_add(1, std::memory_order_relaxed);
+    drm_sched_score_inc(job_sched);
     // After the push the job may run and be freed at any moment: nothing touches it afterwards.
     const ktime_t submit_ts = sched_job->submit_ts = kshim::ktime_get();
     if (!drm_sched_entity_queue_push(entity, sched_job)) return;

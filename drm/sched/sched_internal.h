@@ -7,6 +7,22 @@
 
 namespace drm {
 
+// ---- the score (see drm_gpu_scheduler::score_in) ----
+inline void drm_sched_score_inc(drm_gpu_scheduler* sched) {
+    if (sched->score)
+        sched->score->fetch_add(1, std::memory_order_relaxed);
+    else
+        sched->score_in.fetch_add(1, std::memory_order_relaxed);
+}
+// Release: a reader that sees this decrement also sees the increment it undoes (so the own
+// score never reads negative).
+inline void drm_sched_score_dec(drm_gpu_scheduler* sched) {
+    if (sched->score)
+        sched->score->fetch_sub(1, std::memory_order_relaxed);
+    else
+        sched->score_out.fetch_add(1, std::memory_order_release);
+}
+
 // ---- run queues (sched_rq.cpp) ----
 void drm_sched_rq_init(drm_gpu_scheduler* sched, drm_sched_rq* rq);
 void drm_sched_rq_add_entity(drm_sched_rq* rq, drm_sched_entity* entity);

@@ -48,7 +48,7 @@ static void drm_sched_job_done(drm_sched_job* s_job, int result, bool queue_free
     drm_gpu_scheduler* sched = s_fence->sched;
 
     sched->credit_count.fetch_sub(s_job->credits, std::memory_order_relaxed);
-    sched->score->fetch_sub(1, std::memory_order_relaxed);
+    drm_sched_score_dec(sched);
 
     if (kshim::trace::enabled()) {
         kshim::trace::instant("drm_sched_process_job", "drm_sched",
@@ -247,7 +247,7 @@ static void drm_sched_run_job_work(kshim::work_struct* w) {
     drm_gpu_scheduler* sched = container_of(w, drm_gpu_scheduler, work_run_job);
     sched->stats.run_work_calls.fetch_add(1, std::memory_order_relaxed);
     bool popped_any = false, completed_inline = false, new_head = false;
-    unsigned n = 0;
+    unsigned n = 0, jobs_run = 0;
     for (; n < kRunBatch; n++) {
         if (sched->pause_submit.load(std::memory_order_acquire)) break;
         drm_sched_entity* entity = drm_sched_select_entity(sched);
@@ -287,8 +287,9 @@ static void drm_sched_run_job_work(kshim::work_struct* w) {
             completed_inline = true;
         }
         kshim::dma_fence_end_signalling(cookie);
-        sched->stats.jobs_run.fetch_add(1, std::memory_order_relaxed);
+        jobs_run++;
     }
+    sched->stats.jobs_run.fetch_add(jobs_run, std::memory_order_relaxed);
     if (popped_any) kshim::wake_up(&sched->job_scheduled);
     if (completed_inline && !sched->pause_submit.load(std::memory_order_acquire)) {
         bool have_more = false;
@@ -355,7 +356,7 @@ int drm_sched_init(drm_gpu_scheduler* sched, const drm_sched_init_args* args) {
     sched->timeout = args->timeout;
     sched->hang_limit = args->hang_limit;
     sched->timeout_wq = args->timeout_wq ? args->timeout_wq : kshim::system_wq();
-    sched->score = args->score ? args->score : &sched->_score;
+    sched->score = args->score;
     sched->dev = args->dev;
     sched->policy = args->policy == DRM_SCHED_POLICY_UNSET ? drm_sched_policy : args->policy;
 
@@ -388,7 +389,8 @@ int drm_sched_init(drm_gpu_scheduler* sched, const drm_sched_init_args* args) {
     INIT_DELAYED_WORK(&sched->work_tdr, drm_sched_job_timedout);
     INIT_WORK(&sched->work_run_job, drm_sched_run_job_work);
     INIT_WORK(&sched->work_free_job, drm_sched_free_job_work);
-    sched->_score.store(0, std::memory_order_relaxed);
+    sched->score_in.store(0, std::memory_order_relaxed);
+    sched->score_out.store(0, std::memory_order_relaxed);
     sched->job_id_count.store(0, std::memory_order_relaxed);
     sched->pause_submit.store(false, std::memory_order_relaxed);
     sched->tdr_suspended = false;
@@ -435,7 +437,7 @@ void drm_sched_fini(drm_gpu_scheduler* sched) {
             rq->entities.pop_front();
             rq->nr_entities.store(rq->nr_entities.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
             if (e.rb_tree_node.is_linked()) rq->rb_tree_root.erase(rq->rb_tree_root.iterator_to(e));
-            sched->score->fetch_sub(1, std::memory_order_relaxed);
+            drm_sched_score_dec(sched);
         }
         rq->current_entity = nullptr;
     }
@@ -448,6 +450,13 @@ void drm_sched_fini(drm_gpu_scheduler* sched) {
     if (!sched->pending_list.empty()) dev_warn(sched->dev, "Tearing down scheduler while jobs are pending!");
 }
 
+int drm_sched_score(const drm_gpu_scheduler* sched) {
+    if (sched->score) return sched->score->load(std::memory_order_relaxed);
+    // Out first: every decrement seen there has its increment visible in `in` afterwards.
+    const int out = sched->score_out.load(std::memory_order_acquire);
+    return sched->score_in.load(std::memory_order_relaxed) - out;
+}
+
 drm_gpu_scheduler* drm_sched_pick_best(drm_gpu_scheduler** sched_list, unsigned num_sched_list) {
     drm_gpu_scheduler* picked = nullptr;
     unsigned min_score = ~0u;
@@ -457,7 +466,7 @@ drm_gpu_scheduler* drm_sched_pick_best(drm_gpu_scheduler** sched_list, unsigned 
             pr_warn("scheduler %s is not ready, skipping", sched->name);
             continue;
         }
-        unsigned score = static_cast<unsigned>(sched->score->load(std::memory_order_relaxed));
+        unsigned score = static_cast<unsigned>(drm_sched_score(sched));
         if (score < min_score) {
             min_score = score;
             picked = sched;
@@ -478,7 +487,7 @@ int drm_sched_job_init(drm_sched_job* job, drm_sched_entity* entity, u32 credits
     }
     // Upstream zeroes the job; the embedded hooks must already be unlinked.
     WARN_ON(job->list.is_linked() || job->cb.node.is_linked() || job->finish_cb.node.is_linked());
-    job->queue_next = nullptr;
+    job->queue_next.store(nullptr, std::memory_order_relaxed);
     job->submit_ts = 0;
     job->sched = nullptr;
     job->entity_stats = nullptr;

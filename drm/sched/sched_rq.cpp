@@ -162,7 +162,7 @@ void drm_sched_rq_add_entity(drm_sched_rq* rq, drm_sched_entity* entity) {
     lockdep_assert_held(&entity->lock);
     lockdep_assert_held(&rq->lock);
     if (entity->list.is_linked()) return;
-    rq->sched->score->fetch_add(1, std::memory_order_relaxed);
+    drm_sched_score_inc(rq->sched);
     rq->entities.push_back(*entity);
     rq->nr_entities.store(rq->nr_entities.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
@@ -174,7 +174,7 @@ void drm_sched_rq_remove_entity(drm_sched_rq* rq, drm_sched_entity* entity) {
     kshim::SpinGuard g(rq->lock);
     // Checked again under the rq lock: drm_sched_fini may have detached it meanwhile.
     if (!entity->list.is_linked()) return;
-    rq->sched->score->fetch_sub(1, std::memory_order_relaxed);
+    drm_sched_score_dec(rq->sched);
     rq->entities.erase(rq->entities.iterator_to(*entity));
     rq->nr_entities.store(rq->nr_entities.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     if (rq->current_entity == entity) rq->current_entity = nullptr;

@@ -261,7 +261,7 @@ TEST_F(DrmSchedBasic, KillWithQueuedJobsSignalsFinishedWithError) {
         EXPECT_TRUE(j->flags.load() & DRM_MOCK_SCHED_JOB_FREED);
         EXPECT_FALSE(drm_mock_sched_job_is_scheduled(j));
     }
-    EXPECT_EQ(sched->base.score->load(), 0);
+    EXPECT_EQ(drm_sched_score(&sched->base), 0);
     dma_fence_put(gate);
     drm_mock_sched_entity_free(entity);
     drm_mock_sched_fini(sched);

@@ -55,7 +55,7 @@ void sixteen_submitters(u64 seed, bool with_kill) {
     }
     for (auto* e : entities) drm_mock_sched_entity_free(e);
     for (auto* x : s) {
-        EXPECT_EQ(x->base.score->load(), 0);
+        EXPECT_EQ(drm_sched_score(&x->base), 0);
         drm_mock_sched_fini(x);
     }
     // Freed only once all are fini'd: jobs depend across schedulers.

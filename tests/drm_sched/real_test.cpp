@@ -44,6 +44,36 @@ TEST_F(DrmSchedReal, ParallelSubmittersAllJobsFinishInOrder) {
     for (auto* x : s) drm_mock_sched_free(x);
 }
 
+// The entity's job queue has no lock: a pop that takes the last job races with a push that is
+// linking the next one. Short bursts keep the queue emptying and refilling thousands of times
+// while the worker pops as fast as it can, so a lost or reordered job shows up as one that never
+// finishes or finishes out of order.
+TEST_F(DrmSchedReal, EntityQueueHandsOverEveryJobWhileItKeepsEmptying) {
+    auto* sched = drm_mock_sched_new();
+    auto* e = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    constexpr int kJobs = 3000;
+    std::vector<drm_mock_sched_job*> jobs;
+    for (int i = 0; i < kJobs; i++) {
+        auto* j = timed_job(e, 1);
+        drm_mock_sched_job_submit(j);
+        jobs.push_back(j);
+        if (i % 7 == 6) udelay(i % 3);  // let the worker catch up and find the queue empty
+    }
+    for (auto* j : jobs) {
+        ASSERT_GT(dma_fence_wait_timeout(j->finished, false, msecs_to_jiffies(10000)), 0);
+        EXPECT_EQ(drm_mock_sched_job_status(j), 1);
+    }
+    for (size_t k = 1; k < jobs.size(); k++) {
+        EXPECT_LE(jobs[k - 1]->run_at, jobs[k]->run_at);
+        EXPECT_LT(jobs[k - 1]->finished->seqno, jobs[k]->finished->seqno);
+    }
+    EXPECT_EQ(e->base.job_queue.count(), 0u);
+    EXPECT_EQ(e->base.job_queue.head.load(), nullptr);
+    drm_mock_sched_entity_free(e);
+    drm_mock_sched_fini(sched);
+    drm_mock_sched_free(sched);
+}
+
 TEST_F(DrmSchedReal, TimeoutKillAndFiniRacingRunningJobs) {
     auto* sched = drm_mock_sched_new(static_cast<long>(msecs_to_jiffies(20)));
     auto* e1 = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);

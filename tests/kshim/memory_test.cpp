@@ -26,6 +26,37 @@ TEST_F(Memory, KmallocIsCountedAndKzallocZeroes) {
     kfree(nullptr);
 }
 
+struct alignas(64) CacheLineObj {
+    int v;
+    explicit CacheLineObj(int x) : v(x) {}
+};
+
+TEST_F(Memory, KnewOfAnOverAlignedTypeIsAlignedAndKdeleteFreesIt) {
+    long before = mem_counters().kmalloc_live;
+    // Several, so one 64-aligned by luck does not pass the test.
+    CacheLineObj* objs[8];
+    for (int i = 0; i < 8; i++) {
+        objs[i] = knew<CacheLineObj>(GFP_KERNEL, i);
+        ASSERT_NE(objs[i], nullptr);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(objs[i]) % 64, 0u);
+        EXPECT_EQ(objs[i]->v, i);
+    }
+    EXPECT_EQ(mem_counters().kmalloc_live, before + 8);
+    for (CacheLineObj* o : objs) kdelete(o);
+    EXPECT_EQ(mem_counters().kmalloc_live, before);
+
+    // kmalloc_aligned itself: zeroing, odd sizes, fault injection like kmalloc.
+    auto* z = static_cast<unsigned char*>(kmalloc_aligned(100, 128, GFP_KERNEL | __GFP_ZERO));
+    ASSERT_NE(z, nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(z) % 128, 0u);
+    for (int i = 0; i < 100; i++) ASSERT_EQ(z[i], 0);
+    kfree(z);
+    fault_inject_arm({.fail_nth = 1});
+    EXPECT_EQ(knew<CacheLineObj>(GFP_KERNEL, 1), nullptr);
+    fault_inject_disarm();
+    EXPECT_EQ(mem_counters().kmalloc_live, before);
+}
+
 TEST_F(Memory, KcallocRejectsOverflow) { EXPECT_EQ(kcalloc(SIZE_MAX / 2, 4, GFP_KERNEL), nullptr); }
 
 TEST_F(Memory, KmemCacheCountsLiveObjectsAndBulkIsAllOrNothing) {

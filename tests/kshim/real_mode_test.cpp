@@ -94,6 +94,103 @@ TEST_F(Real, KmemCacheAcrossThreadsAndDestroyWithMagazinesElsewhere) {
     kmem_cache_destroy(b);
 }
 
+// Live counts stay exact although each thread counts its allocs and frees in its own magazine:
+// checked while both threads still hold their counts, after the freeing thread's magazine was
+// re-bound to other caches, and after that thread exited.
+TEST_F(Real, KmemCacheLiveIsExactWithAllocAndFreeOnDifferentThreads) {
+    KmemCache* c = kmem_cache_create("real.live_exact", 40, 0, 0);
+    // Eight more caches: one of them shares c's magazine slot, whichever ids they get.
+    KmemCache* others[8];
+    for (auto*& o : others) o = kmem_cache_create("real.live_other", 24, 0, 0);
+    auto live_in_counters = [&] {
+        for (auto& [name, live] : mem_counters().caches)
+            if (name == "real.live_exact") return live;
+        return -1L;
+    };
+    constexpr int kObjs = 100, kFreed = 60;
+    std::vector<void*> objs;
+    completion allocated, freed, producer_exit, consumer_exit;
+    for (completion* x : {&allocated, &freed, &producer_exit, &consumer_exit}) init_completion(x);
+    Task* producer = kthread_run([&] {
+        for (int k = 0; k < kObjs; k++) objs.push_back(kmem_cache_alloc(c, GFP_KERNEL));
+        complete(&allocated);
+        wait_for_completion(&producer_exit);  // keeps its +100 unfolded until then
+        return 0;
+    }, "producer");
+    wait_for_completion(&allocated);
+    EXPECT_EQ(kmem_cache_live(c), size_t(kObjs));
+    EXPECT_EQ(live_in_counters(), kObjs);
+
+    Task* consumer = kthread_run([&] {
+        for (int k = 0; k < kFreed; k++) kmem_cache_free(c, objs[k]);
+        complete(&freed);
+        wait_for_completion(&consumer_exit);
+        // Re-binds the slot c's magazine sits in: its -60 is folded into the cache.
+        for (KmemCache* o : others) kmem_cache_free(o, kmem_cache_alloc(o, GFP_KERNEL));
+        return 0;
+    }, "consumer");
+    wait_for_completion(&freed);
+    EXPECT_EQ(kmem_cache_live(c), size_t(kObjs - kFreed));
+    EXPECT_EQ(live_in_counters(), kObjs - kFreed);
+    complete(&consumer_exit);
+    kthread_stop(consumer);  // joined: its thread-exit fold has run
+    EXPECT_EQ(kmem_cache_live(c), size_t(kObjs - kFreed));
+    EXPECT_EQ(live_in_counters(), kObjs - kFreed);
+
+    // This thread's own count adds in as well.
+    void* mine = kmem_cache_alloc(c, GFP_KERNEL);
+    EXPECT_EQ(kmem_cache_live(c), size_t(kObjs - kFreed + 1));
+    kmem_cache_free(c, mine);
+
+    complete(&producer_exit);
+    kthread_stop(producer);
+    EXPECT_EQ(kmem_cache_live(c), size_t(kObjs - kFreed));
+    for (int k = kFreed; k < kObjs; k++) kmem_cache_free(c, objs[k]);
+    EXPECT_EQ(kmem_cache_live(c), 0u);
+    EXPECT_EQ(live_in_counters(), 0);
+    for (KmemCache* o : others) {
+        EXPECT_EQ(kmem_cache_live(o), 0u);
+        kmem_cache_destroy(o);
+    }
+    kmem_cache_destroy(c);
+    EXPECT_FALSE(expect_report(ReportKind::Leak));
+}
+
+// The leak report of kmem_cache_destroy counts the +3 and the -2 still sitting in two live
+// threads' magazines.
+TEST_F(Real, KmemCacheDestroyCountsLeaksAcrossThreadMagazines) {
+    KmemCache* c = kmem_cache_create("real.leak_split", 40, 0, 0);
+    std::vector<void*> objs;
+    completion allocated, freed, destroyed;
+    for (completion* x : {&allocated, &freed, &destroyed}) init_completion(x);
+    Task* producer = kthread_run([&] {
+        for (int k = 0; k < 3; k++) objs.push_back(kmem_cache_alloc(c, GFP_KERNEL));
+        complete(&allocated);
+        wait_for_completion(&destroyed);  // exits holding a magazine of a destroyed cache
+        return 0;
+    }, "producer");
+    wait_for_completion(&allocated);
+    Task* consumer = kthread_run([&] {
+        kmem_cache_free(c, objs[0]);
+        kmem_cache_free(c, objs[1]);
+        complete(&freed);
+        wait_for_completion(&destroyed);
+        return 0;
+    }, "consumer");
+    wait_for_completion(&freed);
+    EXPECT_EQ(kmem_cache_live(c), 1u);
+    kmem_cache_destroy(c);
+    std::vector<Report> reports = take_reports();
+    complete_all(&destroyed);  // two waiters
+    kthread_stop(producer);
+    kthread_stop(consumer);
+    ::operator delete(objs[2], std::align_val_t(alignof(std::max_align_t)));  // the cache is gone
+    ASSERT_EQ(reports.size(), 1u);
+    EXPECT_EQ(reports[0].kind, ReportKind::Leak);
+    EXPECT_NE(reports[0].title.find("real.leak_split"), std::string::npos) << reports[0].title;
+    EXPECT_EQ(reports[0].detail, "1 object(s) remaining");
+}
+
 TEST_F(Real, WorkqueueFlushAndDelayedWork) {
     static std::atomic<int> runs;
     runs = 0;
