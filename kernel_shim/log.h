@@ -3,12 +3,10 @@
 #include <string>
 #include <vector>
 
+#include "kernel_shim/device.h"
+
 namespace kshim {
 
-// The part of `struct device` the shim needs: a name for the log prefix.
-struct Device {
-    std::string name = "kshim";
-};
 
 enum class LogLevel { Err = 3, Warn = 4, Notice = 5, Info = 6, Debug = 7 };
 

@@ -2,6 +2,9 @@
 // hw-interface.md §1.0). Every latency may be zero; zero still goes through the runtime, so the
 // effect lands at the same virtual instant but after the writing task yields.
 #pragma once
+#include <string>
+#include <vector>
+
 #include "kernel_shim/runtime.h"
 #include "kernel_shim/types.h"
 #include "panthor/fw_iface.h"
@@ -76,6 +79,29 @@ struct McuConfig {
     u32 cs_features() const { return ((work_regs - 1) & 0xFF) | ((scoreboards & 0xFF) << 8) | cs_features_extra; }
 };
 
+// One operating point of the GPU's operating-points-v2 table.
+struct OppConfig {
+    unsigned long hz = 0;
+    unsigned long microvolt = 0;
+};
+
+// What the device tree says about the GPU node besides its registers (rk3588-base.dtsi's gpu@fb000000
+// and its gpu-opp-table); MockPlatform builds the kshim::PlatformDevice from it.
+struct PlatformConfig {
+    std::string name = "fb000000.gpu";
+    std::string compatible = "rockchip,rk3588-mali";
+    std::vector<OppConfig> opps = {
+        {300'000'000, 675'000}, {400'000'000, 675'000}, {500'000'000, 675'000}, {600'000'000, 675'000},
+        {700'000'000, 700'000}, {800'000'000, 750'000}, {900'000'000, 800'000}, {1'000'000'000, 850'000},
+    };
+    unsigned long core_clk_hz = 200'000'000;  // assigned-clock-rates
+    // The DT assigns no rate to these two; the driver only gates them.
+    unsigned long coregroup_clk_hz = 0;
+    unsigned long stacks_clk_hz = 0;
+    int mali_supply_microvolt = 675'000;  // the "mali" supply's voltage before the driver sets one
+    bool dma_coherent = false;            // the RK3588 node has no dma-coherent property
+};
+
 struct GpuConfig {
     GpuIdentity id;
     GpuLatencies lat;
@@ -88,6 +114,8 @@ struct GpuConfig {
     u32 doorbell_count = 17;
     // Seed for FaultPlan probability triggers; 0 = the runtime's seed.
     u64 fault_seed = 0;
+    // The platform device around the GPU (clocks, supply, OPPs, coherency): MockPlatform.
+    PlatformConfig platform;
 };
 
 }  // namespace mock_hw
