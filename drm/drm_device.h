@@ -20,6 +20,8 @@ using kshim::u64;
 
 class Device;
 struct File;
+struct VmArea;
+struct DrmVmaOffsetManager;
 
 // enum drm_driver_feature.
 enum DriverFeature : u32 {
@@ -70,6 +72,8 @@ struct DriverDesc {
     int (*open)(Device* dev, File* file) = nullptr;
     // drm_driver.postclose: per-file driver teardown, before the core drops GEM/syncobj handles.
     void (*postclose)(Device* dev, File* file) = nullptr;
+    // file_operations.mmap: null means drm_gem_mmap (drm/drm_mmap.h).
+    int (*mmap)(File* file, VmArea* vma) = nullptr;
 };
 
 class Device {
@@ -87,6 +91,9 @@ public:
     // drm_dev_unplug: later ioctls fail with -ENODEV.
     void unplug() { unplugged_.store(true, std::memory_order_release); }
     bool is_unplugged() const { return unplugged_.load(std::memory_order_acquire); }
+
+    // drm_device.vma_offset_manager: where GEM mmap offsets come from (set by the driver).
+    DrmVmaOffsetManager* vma_offset_manager = nullptr;
 
 private:
     DriverDesc driver_;

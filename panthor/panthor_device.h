@@ -1,0 +1,181 @@
+// Mirrors drivers/gpu/drm/panthor/panthor_device.h: the device, its PM state, the reset scaffold,
+// MMIO accessors and the PANTHOR_IRQ_HANDLER pattern.
+//
+// DOC: The driver reaches the GPU only through ptdev->iomem (MMIO), the three IRQ lines of the
+// platform device and memory by physical address; it never includes a mock_hw header.
+#pragma once
+#include <atomic>
+
+#include "drm/drm_device.h"
+#include "drm/drm_file.h"
+#include "drm/uapi/panthor_drm.h"
+#include "drm/vma_manager.h"
+#include "kernel_shim/clk.h"
+#include "kernel_shim/completion.h"
+#include "kernel_shim/iopoll.h"
+#include "kernel_shim/irq.h"
+#include "kernel_shim/log.h"
+#include "kernel_shim/mutex.h"
+#include "kernel_shim/page_alloc.h"
+#include "kernel_shim/platform.h"
+#include "kernel_shim/workqueue.h"
+
+namespace panthor {
+
+using kshim::u8;
+using kshim::u16;
+using kshim::u32;
+using kshim::u64;
+using kshim::s64;
+using kshim::phys_addr_t;
+
+struct panthor_csf;
+struct panthor_devfreq;
+struct panthor_fw;
+struct panthor_gpu;
+struct panthor_group_pool;
+struct panthor_heap_pool;
+struct panthor_mmu;
+struct panthor_scheduler;
+struct panthor_vm;
+struct panthor_vm_pool;
+struct panthor_device;
+
+enum panthor_device_pm_state {
+    PANTHOR_DEVICE_PM_STATE_SUSPENDED = 0,
+    PANTHOR_DEVICE_PM_STATE_RESUMING,
+    PANTHOR_DEVICE_PM_STATE_ACTIVE,
+    PANTHOR_DEVICE_PM_STATE_SUSPENDING,
+};
+
+// One interrupt line of the GPU (gpu, mmu or job) and its *_INT_* register block.
+struct panthor_irq {
+    panthor_device* ptdev = nullptr;
+    kshim::IrqLine* irq = nullptr;
+    u32 mask = 0;                      // sources enabled while not suspended
+    std::atomic<bool> suspended{true};
+    u32 int_base = 0;                  // GPU_INT_BASE / MMU_INT_BASE / JOB_INT_BASE
+    const char* name = nullptr;
+    void (*handler)(panthor_device* ptdev, u32 status) = nullptr;
+};
+
+struct panthor_device {
+    explicit panthor_device(const drm::DriverDesc& driver);
+    panthor_device(const panthor_device&) = delete;
+    panthor_device& operator=(const panthor_device&) = delete;
+
+    drm::Device base;
+    kshim::PlatformDevice* pdev = nullptr;
+    kshim::Device* dev = nullptr;  // &pdev->dev, the dev_* log prefix
+    phys_addr_t phys_addr = 0;
+    kshim::Iomem* iomem = nullptr;
+    bool coherent = false;
+
+    drm_panthor_gpu_info gpu_info{};
+    drm_panthor_csif_info csif_info{};
+
+    panthor_gpu* gpu = nullptr;
+    panthor_fw* fw = nullptr;
+    panthor_mmu* mmu = nullptr;
+    panthor_scheduler* scheduler = nullptr;  // part 2
+    panthor_devfreq* devfreq = nullptr;
+
+    struct {
+        kshim::Clk* core = nullptr;
+        kshim::Clk* stacks = nullptr;
+        kshim::Clk* coregroup = nullptr;
+    } clks;
+
+    // The fake mmap offsets of this device's GEM objects (drm_device.vma_offset_manager).
+    drm::DrmVmaOffsetManager vma_offset_manager;
+
+    struct {
+        kshim::work_struct work;
+        kshim::Workqueue* wq = nullptr;   // reset work and the FW ping watchdog
+        std::atomic<int> pending{0};
+        bool fast = false;  // whether the next FW restart may keep the loaded sections
+    } reset;
+
+    struct {
+        std::atomic<int> state{PANTHOR_DEVICE_PM_STATE_SUSPENDED};
+        // Serialises PM state changes against the USER_FLUSH_ID mmap fault path.
+        kshim::Mutex mmio_lock{"panthor.pm.mmio_lock"};
+        // What a USER_FLUSH_ID mapping reads while the device is suspended (upstream maps a dummy
+        // page holding 1 there).
+        kshim::Page* dummy_latest_flush = nullptr;
+        bool recovery_needed = false;
+    } pm;
+
+    unsigned long current_frequency = 0;
+    unsigned long fast_rate = 0;
+
+    struct {
+        kshim::Mutex lock{"panthor.unplug.lock"};  // serialises panthor_device_unplug
+        kshim::completion done;
+    } unplug;
+
+    u32 profile_mask = 0;
+};
+
+inline panthor_device* to_panthor_device(drm::Device* ddev) { return container_of(ddev, panthor_device, base); }
+
+// Per-open-file state (drm_file.driver_priv).
+struct panthor_file {
+    panthor_device* ptdev = nullptr;
+    panthor_vm_pool* vms = nullptr;
+    panthor_group_pool* groups = nullptr;  // part 2
+    u64 user_mmio_offset = 0;              // DRM_PANTHOR_USER_MMIO_OFFSET_{32,64}BIT
+    // Stands in for capable(CAP_SYS_NICE) of the process using this file (there are no tasks
+    // with credentials here): with it, group priorities HIGH and REALTIME are allowed, as they
+    // are for the DRM master (a primary-node file). Set by the opener; false by default.
+    bool cap_sys_nice = false;
+};
+
+int panthor_device_init(panthor_device* ptdev);
+void panthor_device_unplug(panthor_device* ptdev);
+
+// Schedules a GPU reset (once; further calls while one is pending do nothing).
+void panthor_device_schedule_reset(panthor_device* ptdev);
+inline bool panthor_device_reset_is_pending(panthor_device* ptdev) { return ptdev->reset.pending.load() != 0; }
+
+// Runtime PM callbacks (panthor_pm_ops).
+int panthor_device_resume(kshim::Device* dev);
+int panthor_device_suspend(kshim::Device* dev);
+extern const kshim::DevPmOps panthor_pm_ops;
+
+// Resumes the device for an ioctl that touches the hardware; pair with pm_runtime_put_autosuspend.
+int panthor_device_resume_and_get(panthor_device* ptdev);
+
+// DRM_PANTHOR_EXCEPTION_* names ("Unknown exception type" otherwise).
+const char* panthor_exception_name(panthor_device* ptdev, u32 exception_code);
+
+// ---- MMIO ----
+inline u32 gpu_read(panthor_device* ptdev, u32 reg) { return kshim::readl(ptdev->iomem, reg); }
+inline void gpu_write(panthor_device* ptdev, u32 reg, u32 data) { kshim::writel(data, ptdev->iomem, reg); }
+inline u64 gpu_read64(panthor_device* ptdev, u32 reg) {
+    return gpu_read(ptdev, reg) | (static_cast<u64>(gpu_read(ptdev, reg + 4)) << 32);
+}
+inline void gpu_write64(panthor_device* ptdev, u32 reg, u64 data) {
+    gpu_write(ptdev, reg, static_cast<u32>(data));
+    gpu_write(ptdev, reg + 4, static_cast<u32>(data >> 32));
+}
+// A free-running 64-bit counter: HI, LO, HI until both HI reads agree.
+inline u64 gpu_read64_counter(panthor_device* ptdev, u32 reg) {
+    u32 lo, hi1, hi2;
+    do {
+        hi1 = gpu_read(ptdev, reg + 4);
+        lo = gpu_read(ptdev, reg);
+        hi2 = gpu_read(ptdev, reg + 4);
+    } while (hi1 != hi2);
+    return lo | (static_cast<u64>(hi2) << 32);
+}
+
+}  // namespace panthor
+
+// Polls a register through the runtime (virtual time passes in simulated mode).
+#define gpu_read_poll_timeout(dev, reg, val, cond, delay_us, timeout_us) \
+    read_poll_timeout(::panthor::gpu_read, val, cond, delay_us, timeout_us, false, dev, reg)
+#define gpu_read_poll_timeout_atomic(dev, reg, val, cond, delay_us, timeout_us) \
+    read_poll_timeout_atomic(::panthor::gpu_read, val, cond, delay_us, timeout_us, false, dev, reg)
+#define gpu_read64_poll_timeout(dev, reg, val, cond, delay_us, timeout_us) \
+    read_poll_timeout(::panthor::gpu_read64, val, cond, delay_us, timeout_us, false, dev, reg)

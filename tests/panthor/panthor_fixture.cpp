@@ -1,0 +1,102 @@
+// The panthor test fixture (panthor_test.h).
+#include "tests/panthor/panthor_test.h"
+
+#include "drm/drm_file.h"
+#include "drm/drm_mmap.h"
+#include "kernel_shim/time.h"
+
+namespace panthor::testing {
+
+void PanthorTest::SetUp() {
+    KernelTest::SetUp();
+    ASSERT_EQ(panthor_init(), 0);
+    if (probe_in_setup()) {
+        ASSERT_EQ(probe(), 0);
+        ASSERT_EQ(open_file(&file), 0);
+    }
+}
+
+void PanthorTest::TearDown() {
+    remove();
+    plat_.reset();
+    panthor_exit();
+    KernelTest::TearDown();
+}
+
+int PanthorTest::probe() {
+    if (!plat_)
+        plat_ = std::make_unique<mock_hw::MockPlatform>(gpu_config());
+    int ret = panthor_probe(pdev());
+    ptdev = ret ? nullptr : panthor_from_pdev(pdev());
+    return ret;
+}
+
+void PanthorTest::remove() {
+    for (drm::VmArea* vma : maps_)
+        drm::drm_munmap(vma);
+    maps_.clear();
+    if (file) {
+        drm::drm_release(file);
+        file = nullptr;
+    }
+    if (ptdev) {
+        panthor_remove(pdev());
+        ptdev = nullptr;
+    }
+}
+
+int PanthorTest::open_file(drm::File** out, bool render) { return drm::drm_open(&ptdev->base, out, render); }
+
+u32 PanthorTest::vm_create(u64 user_va_range, drm::File* f) {
+    drm_panthor_vm_create args{};
+    args.user_va_range = user_va_range;
+    EXPECT_EQ(ioctl(DRM_IOCTL_PANTHOR_VM_CREATE, &args, f), 0);
+    return args.id;
+}
+
+void PanthorTest::vm_destroy(u32 id, drm::File* f) {
+    drm_panthor_vm_destroy args{};
+    args.id = id;
+    EXPECT_EQ(ioctl(DRM_IOCTL_PANTHOR_VM_DESTROY, &args, f), 0);
+}
+
+u32 PanthorTest::bo_create(u64 size, u32 flags, u32 exclusive_vm_id, drm::File* f) {
+    drm_panthor_bo_create args{};
+    args.size = size;
+    args.flags = flags;
+    args.exclusive_vm_id = exclusive_vm_id;
+    EXPECT_EQ(ioctl(DRM_IOCTL_PANTHOR_BO_CREATE, &args, f), 0);
+    return args.handle;
+}
+
+int PanthorTest::vm_bind(u32 vm_id, u32 flags, u32 bo, u64 bo_offset, u64 va, u64 size, drm::File* f) {
+    drm_panthor_vm_bind_op op{};
+    op.flags = flags;
+    op.bo_handle = bo;
+    op.bo_offset = bo_offset;
+    op.va = va;
+    op.size = size;
+    drm_panthor_vm_bind args{};
+    args.vm_id = vm_id;
+    args.ops = DRM_PANTHOR_OBJ_ARRAY(1, &op);
+    drm::UserRange r(op);
+    return ioctl(DRM_IOCTL_PANTHOR_VM_BIND, &args, f);
+}
+
+void* PanthorTest::bo_cpu(u32 bo, u64 size) {
+    drm_panthor_bo_mmap_offset args{};
+    args.handle = bo;
+    EXPECT_EQ(ioctl(DRM_IOCTL_PANTHOR_BO_MMAP_OFFSET, &args), 0);
+    drm::VmArea* vma = nullptr;
+    EXPECT_EQ(drm::drm_mmap(file, args.offset, size, PROT_READ | PROT_WRITE, MAP_SHARED, &vma), 0);
+    if (!vma)
+        return nullptr;
+    maps_.push_back(vma);
+    return vma->addr;
+}
+
+bool PanthorTest::wait_autosuspend() {
+    return run_until([&] { return kshim::pm_runtime_suspended(dev()); }, kshim::ms_to_ktime(1000));
+}
+
+}  // namespace panthor::testing

@@ -1,0 +1,78 @@
+// The fixture of the panthor driver tests: a mock G610 platform device, the driver probed on it
+// (simulated runtime), an open render-node file, and helpers that call the ioctls the way a
+// client does (user buffers registered with the uaccess registry, so a bad pointer is a bad
+// pointer). Teardown closes the file and removes the driver before the world's leak and report
+// checks run.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "drm/drm_ioctl.h"
+#include "drm/drm_mmap.h"
+#include "drm/uaccess.h"
+#include "drm/uapi/panthor_drm.h"
+#include "kernel_shim/pm_runtime.h"
+#include "mock_hw/platform.h"
+#include "panthor/panthor_device.h"
+#include "panthor/panthor_drv.h"
+#include "tests/support/kernel_test.h"
+
+namespace panthor::testing {
+
+using namespace drm::uapi;
+
+class PanthorTest : public kshim::testing::KernelTest {
+protected:
+    void SetUp() override;
+    void TearDown() override;
+
+    // The GPU configuration the next probe() uses (tests change it before probing).
+    virtual mock_hw::GpuConfig gpu_config() const { return {}; }
+    // Whether SetUp probes the driver and opens a file.
+    virtual bool probe_in_setup() const { return true; }
+
+    // Creates the platform device (if needed) and probes; 0 or the probe's errno.
+    int probe();
+    // Closes the file (if open) and removes the driver.
+    void remove();
+    int open_file(drm::File** out, bool render = true);
+
+    mock_hw::Gpu& gpu() { return plat_->gpu(); }
+    kshim::PlatformDevice* pdev() { return plat_->pdev(); }
+    kshim::Device* dev() { return &pdev()->dev; }
+
+    // An ioctl on `file` (default: the fixture's) with `arg` registered as user memory.
+    template <class T>
+    int ioctl(unsigned cmd, T* arg, drm::File* f = nullptr) {
+        drm::UserRange r(arg, sizeof(T));
+        return drm::ioctl(f ? f : file, cmd, arg);
+    }
+
+    // ---- client-side helpers (gtest failures on unexpected errors) ----
+    u32 vm_create(u64 user_va_range = 0, drm::File* f = nullptr);
+    void vm_destroy(u32 id, drm::File* f = nullptr);
+    u32 bo_create(u64 size, u32 flags = 0, u32 exclusive_vm_id = 0, drm::File* f = nullptr);
+    // One synchronous VM_BIND op; returns the ioctl's result.
+    int vm_bind(u32 vm_id, u32 flags, u32 bo, u64 bo_offset, u64 va, u64 size, drm::File* f = nullptr);
+    int vm_map(u32 vm_id, u32 bo, u64 va, u64 size, u32 map_flags = 0, u64 bo_offset = 0) {
+        return vm_bind(vm_id, DRM_PANTHOR_VM_BIND_OP_TYPE_MAP | map_flags, bo, bo_offset, va, size);
+    }
+    int vm_unmap(u32 vm_id, u64 va, u64 size) {
+        return vm_bind(vm_id, DRM_PANTHOR_VM_BIND_OP_TYPE_UNMAP, 0, 0, va, size);
+    }
+    // The CPU address of a BO through BO_MMAP_OFFSET + mmap (kept mapped until teardown).
+    void* bo_cpu(u32 bo, u64 size);
+
+    // Lets virtual time pass until the device has autosuspended (false if it does not).
+    bool wait_autosuspend();
+
+    std::unique_ptr<mock_hw::MockPlatform> plat_;
+    panthor_device* ptdev = nullptr;
+    drm::File* file = nullptr;
+
+private:
+    std::vector<drm::VmArea*> maps_;  // bo_cpu mappings, unmapped at teardown
+};
+
+}  // namespace panthor::testing
