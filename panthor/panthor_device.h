@@ -52,7 +52,9 @@ enum panthor_device_pm_state {
 struct panthor_irq {
     panthor_device* ptdev = nullptr;
     kshim::IrqLine* irq = nullptr;
-    u32 mask = 0;                      // sources enabled while not suspended
+    // Sources enabled while not suspended. Atomic: the threaded handler reads it while suspend or
+    // the MMU fault path (which masks a faulty AS) change it.
+    std::atomic<u32> mask{0};
     std::atomic<bool> suspended{true};
     u32 int_base = 0;                  // GPU_INT_BASE / MMU_INT_BASE / JOB_INT_BASE
     const char* name = nullptr;

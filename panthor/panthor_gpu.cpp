@@ -2,6 +2,7 @@
 // cache flushes and GPU fault reporting.
 #include "panthor/panthor_gpu.h"
 
+#include <atomic>
 #include <bit>
 
 #include "kernel_shim/devres.h"
@@ -18,10 +19,11 @@ namespace panthor {
 
 struct panthor_gpu {
     panthor_irq irq;
-    // Protects pending_reqs against the IRQ handler.
+    // Serialises updates of pending_reqs (issue, IRQ completion, timeout) so a command is issued once.
     kshim::SpinLock reqs_lock{"panthor_gpu.reqs_lock"};
-    // GPU_IRQ_* bits of commands issued and not completed yet.
-    u32 pending_reqs = 0;
+    // GPU_IRQ_* bits of commands issued and not completed yet. Changed under reqs_lock; atomic
+    // because waiters test it without the lock (the kernel's plain read in wait_event).
+    std::atomic<u32> pending_reqs{0};
     kshim::WaitQueueHead reqs_acked;
 };
 

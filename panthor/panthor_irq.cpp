@@ -35,7 +35,7 @@ kshim::irqreturn_t panthor_irq_threaded_handler(int, void* data) {
 
     for (;;) {
         // The handler may narrow pirq->mask (a faulty AS), so re-read it every round.
-        const u32 status = gpu_read(ptdev, pirq->int_base + INT_RAWSTAT) & pirq->mask;
+        const u32 status = gpu_read(ptdev, pirq->int_base + INT_RAWSTAT) & pirq->mask.load();
         if (!status)
             break;
         pirq->handler(ptdev, status);
@@ -44,7 +44,7 @@ kshim::irqreturn_t panthor_irq_threaded_handler(int, void* data) {
 
     // A suspend that ran meanwhile wants the mask to stay 0.
     if (!pirq->suspended.load())
-        gpu_write(ptdev, pirq->int_base + INT_MASK, pirq->mask);
+        gpu_write(ptdev, pirq->int_base + INT_MASK, pirq->mask.load());
     return ret;
 }
 

@@ -331,7 +331,7 @@ int panthor_vm_active_locked(panthor_vm* vm) {
             mmu->as.faulty_mask &= ~static_cast<unsigned long>(fault_mask);
             mmu->irq.mask |= fault_mask;
             if (!mmu->irq.suspended.load())
-                gpu_write(ptdev, MMU_INT_MASK, mmu->irq.mask);
+                gpu_write(ptdev, MMU_INT_MASK, mmu->irq.mask.load());
         }
 
         // op_lock keeps bind operations (and their locked regions) out while we program the AS.
