@@ -31,7 +31,17 @@ bool log_contains(const std::string& needle, LogLevel at_most = LogLevel::Debug)
 #define dev_warn(dev, ...) ::kshim::log_message(::kshim::LogLevel::Warn, (dev), __VA_ARGS__)
 #define dev_notice(dev, ...) ::kshim::log_message(::kshim::LogLevel::Notice, (dev), __VA_ARGS__)
 #define dev_info(dev, ...) ::kshim::log_message(::kshim::LogLevel::Info, (dev), __VA_ARGS__)
+// Debug lines are compiled out of builds without the debug checks (the release preset), as the
+// kernel's dev_dbg is off unless dynamic debug enables it: hot paths (every VM_BIND logs one)
+// must not pay for formatting and capturing them. The arguments are still type-checked.
+#if KSHIM_DEBUG_CHECKS
 #define dev_dbg(dev, ...) ::kshim::log_message(::kshim::LogLevel::Debug, (dev), __VA_ARGS__)
+#else
+#define dev_dbg(dev, ...)                                                            \
+    do {                                                                             \
+        if (false) ::kshim::log_message(::kshim::LogLevel::Debug, (dev), __VA_ARGS__); \
+    } while (0)
+#endif
 #define pr_err(...) ::kshim::log_message(::kshim::LogLevel::Err, nullptr, __VA_ARGS__)
 #define pr_warn(...) ::kshim::log_message(::kshim::LogLevel::Warn, nullptr, __VA_ARGS__)
 #define pr_info(...) ::kshim::log_message(::kshim::LogLevel::Info, nullptr, __VA_ARGS__)

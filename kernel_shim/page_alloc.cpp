@@ -157,6 +157,12 @@ void pt_pool_prefault(size_t n) {
 }
 
 Page* pt_pool_alloc(gfp_t gfp) {
+    Page* page = pt_pool_alloc_raw(gfp);
+    if (page) std::memset(page_address(page), 0, PAGE_SIZE);
+    return page;
+}
+
+Page* pt_pool_alloc_raw(gfp_t gfp) {
     might_alloc(gfp);
     if (should_fail_alloc("pt_pages", gfp)) return nullptr;
     PtPool& pool = pt_pool();
@@ -170,7 +176,6 @@ Page* pt_pool_alloc(gfp_t gfp) {
     }
     if (!p) p = take_block(0);
     if (!p) return nullptr;
-    std::memset(p, 0, PAGE_SIZE);
     page_accounting::live_pages.fetch_add(1, std::memory_order_relaxed);
     return static_cast<Page*>(p);
 }

@@ -47,6 +47,9 @@ void pt_pool_prefault(size_t pages);
 // A zeroed page from the pool (falls back to the page allocator when the pool is empty).
 // Honours fault injection under the cache name "pt_pages".
 Page* pt_pool_alloc(gfp_t gfp);
+// The same page without the zeroing, for callers that reserve tables ahead and zero each one
+// when they hand it out (panthor's alloc_pt, like upstream's pt_cache objects).
+Page* pt_pool_alloc_raw(gfp_t gfp);
 void pt_pool_free(Page* page);
 size_t pt_pool_available();
 

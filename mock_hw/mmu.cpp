@@ -93,7 +93,8 @@ void Mmu::command_done_locked(AddressSpace& a) {
         u32 w = static_cast<u32>(v & AS_LOCKADDR_SIZE_MASK);
         // Regions below the architectural minimum (32 KiB) are widened to it.
         if (w < 14) w = 14;
-        a.lock_size = u64{1} << (w + 1);
+        // Width 63 is all 2^64 bytes, which a u64 size cannot hold: saturate.
+        a.lock_size = w >= 63 ? ~u64{0} : u64{1} << (w + 1);
         a.lock_start = (v & ~AS_LOCKADDR_SIZE_MASK) & ~(a.lock_size - 1);
         a.locked = true;
         a.tlb.invalidate_range(a.lock_start, a.lock_size);

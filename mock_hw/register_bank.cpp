@@ -11,6 +11,15 @@ void RegisterBank::add(u32 off, RegDecl d) {
     r.value = d.reset;
     r.decl = std::move(d);
     regs_[off] = std::move(r);
+    // Rebuild the flat index (declarations only happen while a block is built), if the bank is
+    // dense enough for one.
+    index_.clear();
+    index_base_ = regs_.begin()->first & ~3u;
+    const size_t slots = ((regs_.rbegin()->first - index_base_) >> 2) + 1;
+    if (slots > 8 * regs_.size() + 64) return;
+    index_.assign(slots, nullptr);
+    for (auto& [o, reg] : regs_)
+        if ((o & 3) == 0) index_[(o - index_base_) >> 2] = &reg;
 }
 
 void RegisterBank::add64(u32 off, const char* name, u64 reset, u64 writable, bool write_only) {
@@ -21,18 +30,18 @@ void RegisterBank::add64(u32 off, const char* name, u64 reset, u64 writable, boo
 }
 
 std::optional<u32> RegisterBank::read(u32 off) const {
-    auto it = regs_.find(off);
-    if (it == regs_.end()) return std::nullopt;
-    const Reg& r = it->second;
+    const Reg* rp = find(off);
+    if (!rp) return std::nullopt;
+    const Reg& r = *rp;
     if (r.decl.on_read) return r.decl.on_read();
     if (r.decl.write_only) return 0u;
     return r.value;
 }
 
 RegisterBank::WriteResult RegisterBank::write(u32 off, u32 value) {
-    auto it = regs_.find(off);
-    if (it == regs_.end()) return WriteResult::Unknown;
-    Reg& r = it->second;
+    Reg* rp = find(off);
+    if (!rp) return WriteResult::Unknown;
+    Reg& r = *rp;
     if (r.decl.writable == 0 && !r.decl.on_write) return WriteResult::ReadOnly;
     r.value = (r.value & ~r.decl.writable) | (value & r.decl.writable);
     if (r.decl.on_write) r.decl.on_write(value);
@@ -40,21 +49,21 @@ RegisterBank::WriteResult RegisterBank::write(u32 off, u32 value) {
 }
 
 bool RegisterBank::poke(u32 off, u32 value) {
-    auto it = regs_.find(off);
-    if (it == regs_.end()) return false;
-    it->second.value = value;
+    Reg* r = find(off);
+    if (!r) return false;
+    r->value = value;
     return true;
 }
 
 u32 RegisterBank::get(u32 off) const {
-    auto it = regs_.find(off);
-    return it == regs_.end() ? 0 : it->second.value;
+    const Reg* r = find(off);
+    return r ? r->value : 0;
 }
 
 void RegisterBank::set(u32 off, u32 value) {
-    auto it = regs_.find(off);
-    if (WARN(it == regs_.end(), "mock_hw: set of undeclared register 0x%x in %s", off, name_.c_str())) return;
-    it->second.value = value;
+    Reg* r = find(off);
+    if (WARN(!r, "mock_hw: set of undeclared register 0x%x in %s", off, name_.c_str())) return;
+    r->value = value;
 }
 
 void RegisterBank::reset() {
@@ -63,8 +72,8 @@ void RegisterBank::reset() {
 }
 
 const char* RegisterBank::reg_name(u32 off) const {
-    auto it = regs_.find(off);
-    return it == regs_.end() ? "?" : it->second.decl.name;
+    const Reg* r = find(off);
+    return r ? r->decl.name : "?";
 }
 
 void RegisterBank::for_each(const std::function<void(u32, const char*, u32)>& fn) const {

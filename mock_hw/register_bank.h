@@ -5,6 +5,7 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <vector>
 #include <optional>
 #include <string>
 
@@ -40,7 +41,7 @@ public:
     // A 64-bit register as a LO/HI pair of 32-bit registers; handlers see the 32-bit half.
     void add64(u32 off, const char* name, u64 reset = 0, u64 writable = 0, bool write_only = false);
 
-    bool decodes(u32 off) const { return regs_.count(off) != 0; }
+    bool decodes(u32 off) const { return find(off) != nullptr; }
 
     enum class WriteResult { Ok, ReadOnly, Unknown };
     std::optional<u32> read(u32 off) const;
@@ -71,8 +72,22 @@ private:
         RegDecl decl;
         u32 value = 0;
     };
+    // The declared register at `off` (every MMIO access does this): through the flat index when
+    // the bank is dense, else the map (the doorbell bank spans 1.5 MiB for 17 registers).
+    const Reg* find(u32 off) const {
+        if (index_.empty()) {
+            auto it = regs_.find(off);
+            return it == regs_.end() ? nullptr : &it->second;
+        }
+        const u32 slot = (off - index_base_) >> 2;
+        return (off & 3) == 0 && off >= index_base_ && slot < index_.size() ? index_[slot] : nullptr;
+    }
+    Reg* find(u32 off) { return const_cast<Reg*>(static_cast<const RegisterBank*>(this)->find(off)); }
+
     std::string name_;
-    std::map<u32, Reg> regs_;
+    std::map<u32, Reg> regs_;  // declaration order for dumps; nodes stay put, index_ points at them
+    std::vector<Reg*> index_;  // one slot per 32-bit offset from index_base_ (empty: sparse bank)
+    u32 index_base_ = 0;
 };
 
 }  // namespace mock_hw

@@ -1038,6 +1038,12 @@ int panthor_fw_post_reset(panthor_device* ptdev) {
         }
     }
 
+    // A slow restart of an MCU left halted by a clean suspend (a reset was pending then): a halted
+    // MCU restarts warm on the memory the reload below replaces, so the interface it keeps would
+    // be the zeroed shared section. Stopping it makes the start a cold boot.
+    if (gpu_read(ptdev, MCU_STATUS) == MCU_STATUS_HALT)
+        panthor_fw_stop(ptdev);
+
     // Every section, read-only ones included: a slow reset is the recovery path, so the cost of
     // re-copying everything buys a FW image free of any corruption.
     ret = panthor_reload_fw_sections(ptdev, true);

@@ -150,9 +150,19 @@ int panthor_vm_map_pages(panthor_vm* vm, u64 iova, int prot, drm::SgTable* sgt, 
                 static_cast<unsigned long long>(iova), static_cast<unsigned long long>(paddr),
                 static_cast<unsigned long long>(len));
 
+        // When VA and PA disagree modulo 2 MiB no block can ever be used in this segment: hand
+        // io-pgtable the whole run of pages at once (ours maps across table boundaries and says how
+        // far it got) instead of one call per 2 MiB, which would walk down from the root each time.
+        const bool pages_only = ((iova ^ paddr) & (SZ_2M - 1)) != 0;
         while (len) {
             size_t pgcount, mapped = 0;
-            const size_t pgsize = get_pgsize(iova | paddr, len, &pgcount);
+            size_t pgsize;
+            if (pages_only) {
+                pgsize = SZ_4K;
+                pgcount = static_cast<size_t>(len / SZ_4K);
+            } else {
+                pgsize = get_pgsize(iova | paddr, len, &pgcount);
+            }
             // The tables come from the op context: nothing is allocated here.
             int ret = ops->map_pages(iova, paddr, pgsize, pgcount, prot, kshim::GFP_NOWAIT, &mapped);
             iova += mapped;
