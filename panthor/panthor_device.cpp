@@ -59,11 +59,19 @@ int panthor_clk_init(panthor_device* ptdev) {
     return 0;
 }
 
+// The scheduler comes last in init: its presence means every block is up.
+bool panthor_device_is_initialized(panthor_device* ptdev) { return ptdev->scheduler != nullptr; }
+
 void panthor_device_reset_work(kshim::work_struct* work) {
     panthor_device* ptdev = container_of(work, panthor_device, reset.work);
 
     // A device entering suspend is not reset now: resume forces a slow reset instead.
     if (ptdev->pm.state.load() != PANTHOR_DEVICE_PM_STATE_ACTIVE)
+        return;
+    // Asked for while probe is still bringing the blocks up (a stuck AS, a lost flush): the
+    // failing step returns the error to probe, whose unwinding frees what a reset would use.
+    // The request stays pending, so a probe that got past it is reset slowly at its next resume.
+    if (!panthor_device_is_initialized(ptdev))
         return;
     if (!drm_dev_enter(ptdev))
         return;
@@ -83,9 +91,6 @@ void panthor_device_reset_work(kshim::work_struct* work) {
         dev_err(ptdev->dev, "Failed to boot MCU after reset, making device unusable.");
     }
 }
-
-// The scheduler comes last in init: its presence means every block is up.
-bool panthor_device_is_initialized(panthor_device* ptdev) { return ptdev->scheduler != nullptr; }
 
 int panthor_device_resume_hw_components(panthor_device* ptdev) {
     panthor_gpu_resume(ptdev);

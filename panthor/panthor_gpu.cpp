@@ -127,8 +127,10 @@ int panthor_gpu_issue_cmd_and_wait(panthor_device* ptdev, u32 irq_bit, u32 cmd, 
         kshim::SpinGuard g(gpu->reqs_lock);
         if ((gpu->pending_reqs & irq_bit) && !(gpu_read(ptdev, GPU_INT_RAWSTAT) & irq_bit))
             timedout = true;
-        else
-            gpu->pending_reqs &= ~irq_bit;
+        // A command that timed out is given up on: left pending, it would make every later
+        // command of its kind WARN and time out without being issued, the reset's own flushes
+        // and soft resets included, so a single lost completion would take the device down.
+        gpu->pending_reqs &= ~irq_bit;
     }
     if (timedout) {
         dev_err(ptdev->dev, "%s timeout", what);

@@ -77,6 +77,8 @@ void panthor_mmu_pt_cache_fini() {
     if (users == 1) {
         const long live = g_pt_cache_live.load(std::memory_order_relaxed);
         WARN(live != 0, "%s: %ld page tables still allocated at destroy", kPtCacheName, live);
+        // Reported once: the next user (test) starts from a clean count.
+        g_pt_cache_live.fetch_sub(live, std::memory_order_relaxed);
     }
 }
 
@@ -84,7 +86,7 @@ size_t panthor_mmu_pt_cache_live() { return static_cast<size_t>(g_pt_cache_live.
 
 int panthor_pt_cache_alloc_bulk(kshim::gfp_t gfp, size_t n, void** out) {
     for (size_t i = 0; i < n; i++) {
-        kshim::Page* page = kshim::should_fail_alloc(kPtCacheName, gfp) ? nullptr : kshim::pt_pool_alloc(gfp);
+        kshim::Page* page = kshim::should_fail_alloc(kPtCacheName, gfp) ? nullptr : kshim::pt_pool_alloc_raw(gfp);
         if (!page) {
             panthor_pt_cache_free_bulk(i, out);
             for (size_t j = 0; j < i; j++) out[j] = nullptr;
@@ -162,7 +164,7 @@ int mmu_hw_flush_region_locked(panthor_device* ptdev, int as_nr, u64 start, u64 
     if (ret)
         return ret;
 
-    ret = panthor_gpu_flush_caches(ptdev, CACHE_CLEAN | CACHE_INV, CACHE_CLEAN | CACHE_INV, 0);
+    ret = panthor_gpu_flush_caches(ptdev, CACHE_CLEAN | CACHE_INV, CACHE_CLEAN | CACHE_INV, CACHE_INV);
     if (ret) {
         // The region stays locked: only a reset gets the GPU out of that.
         panthor_device_schedule_reset(ptdev);
@@ -337,8 +339,13 @@ int panthor_vm_active_locked(panthor_vm* vm) {
         // op_lock keeps bind operations (and their locked regions) out while we program the AS.
         WARN_ON(vm->locked_region.size > 0);
         ret = panthor_mmu_as_enable(ptdev, static_cast<u32>(as), transtab, transcfg, vm->memattr);
-        if (ret)
+        if (ret) {
+            // The AS did not (confirm it) take the VM's tables, and the reset the failed wait
+            // scheduled reprograms every AS anyway: leave the VM unbound, so that tearing it
+            // down does not wait on this AS again.
+            panthor_vm_release_as_locked(vm);
             return ret;
+        }
     }
 
 out_make_active:
@@ -419,7 +426,7 @@ void panthor_vm_unlock_region(panthor_vm* vm) {
 
     kshim::MutexGuard g(ptdev->mmu->as.slots_lock);
     if (vm->as.id >= 0 && vm->locked_region.size) {
-        int ret = panthor_gpu_flush_caches(ptdev, CACHE_CLEAN | CACHE_INV, CACHE_CLEAN | CACHE_INV, 0);
+        int ret = panthor_gpu_flush_caches(ptdev, CACHE_CLEAN | CACHE_INV, CACHE_CLEAN | CACHE_INV, CACHE_INV);
         if (!ret)
             ret = as_send_cmd_and_wait(ptdev, static_cast<u32>(vm->as.id), AS_COMMAND_UNLOCK);
         // A region left locked stalls every access to it: only a reset gets us out.

@@ -28,6 +28,8 @@ constexpr u32 PANTHOR_MAX_VMS_PER_FILE = 32;
 // TASK_SIZE of the processes using the driver: a 48-bit arm64 user address space (the SoCs
 // carrying these GPUs). Only used to pick the default user VA range.
 constexpr u64 kTaskSize = u64{1} << 48;
+// The widest input/output address the ARM 64-bit LPAE format handles.
+constexpr u32 kLpaeMaxAddrBits = 48;
 
 // The TLB is flushed by panthor_vm_unlock_region()/panthor_vm_flush_range(), not per table.
 void mmu_tlb_flush_all(void*) {}
@@ -159,7 +161,9 @@ panthor_vm* panthor_vm_create(panthor_device* ptdev, bool for_mcu, u64 kernel_va
 
     vm->pgtbl_ops = iommu::alloc_io_pgtable_ops(iommu::IoPgtableFmt::ARM_64_LPAE_S1, &pgtbl_cfg, vm);
     if (!vm->pgtbl_ops) {
-        ret = -EINVAL;
+        // io-pgtable answers NULL both for address sizes the LPAE format cannot express and for a
+        // root table it could not allocate; only the former is an invalid configuration.
+        ret = (va_bits > kLpaeMaxAddrBits || pa_bits > kLpaeMaxAddrBits) ? -EINVAL : -ENOMEM;
         goto err_mm_takedown;
     }
 
@@ -188,6 +192,15 @@ panthor_vm* panthor_vm_create(panthor_device* ptdev, bool for_mcu, u64 kernel_va
                         drm::DRM_GPUVM_RESV_PROTECTED | drm::DRM_GPUVM_IMMEDIATE_MODE, dummy_gem, min_va, va_range,
                         0, 0, &panthor_gpuvm_ops);
     drm::drm_gem_object_put(dummy_gem);
+
+    // drm_gpuvm_init cannot fail, so a failure to reserve the index nodes of the first insert
+    // goes unreported there; ask again, where a failure can be returned.
+    ret = drm::drm_gpuvm_prealloc_index(&vm->base, 1);
+    if (ret) {
+        // The VM is a drm_gpuvm now: the last reference frees it (panthor_vm_free).
+        drm::drm_gpuvm_put(&vm->base);
+        return kshim::ERR_PTR<panthor_vm>(ret);
+    }
     return vm;
 
 err_sched_fini:
