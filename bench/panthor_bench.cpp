@@ -114,6 +114,7 @@ void BM_VmBindMapUnmap4K(benchmark::State& state) {
         const kshim::u32 vm = d.vm_create();
         const kshim::u32 bo = d.bo_create(kSz4K);
         if (!vm || !bo || !d.activate(vm)) return state.SkipWithError("setup failed");
+        const kshim::u64 switches = rt.context_switches();
         for (auto _ : state) {
             if (d.bind(vm, DRM_PANTHOR_VM_BIND_OP_TYPE_MAP, bo, 0, 0x100000, kSz4K) ||
                 d.bind(vm, DRM_PANTHOR_VM_BIND_OP_TYPE_UNMAP, 0, 0, 0x100000, kSz4K)) {
@@ -121,6 +122,9 @@ void BM_VmBindMapUnmap4K(benchmark::State& state) {
                 break;
             }
         }
+        // Task switches of the simulated runtime per map+unmap pair (IRQ threads, polls).
+        state.counters["switches"] = benchmark::Counter(static_cast<double>(rt.context_switches() - switches),
+                                                        benchmark::Counter::kAvgIterations);
         d.deactivate();
     }
     rt.run_until_idle();

@@ -166,13 +166,16 @@ void panthor_kernel_bo_destroy(panthor_kernel_bo* bo) {
     if (WARN_ON(to_panthor_bo(bo->obj)->exclusive_vm_root_gem != panthor_vm_root_gem(vm)))
         goto out_free_bo;
 
-    // A range that could not be unmapped may still be reached by the GPU: its pages must not go
-    // back to the allocator, so the BO is leaked (as upstream).
-    if (panthor_vm_unmap_range(vm, bo->va_node.start, bo->va_node.size))
-        goto out_free_bo;
-
-    panthor_vm_free_va(vm, &bo->va_node);
-    drm::drm_gem_object_put(bo->obj);
+    {
+        // A range that could not be unmapped may still be reached by the GPU: its pages must not
+        // go back to the allocator, so the BO is leaked (as upstream). The VA node lives in this
+        // struct, which goes below, so it leaves the VM's allocator either way (upstream frees the
+        // struct with the node still linked).
+        const bool unmapped = !panthor_vm_unmap_range(vm, bo->va_node.start, bo->va_node.size);
+        panthor_vm_free_va(vm, &bo->va_node);
+        if (unmapped)
+            drm::drm_gem_object_put(bo->obj);
+    }
 
 out_free_bo:
     panthor_vm_put(vm);

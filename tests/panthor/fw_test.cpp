@@ -359,18 +359,8 @@ protected:
     void SetUp() override {
         PanthorTest::SetUp();
         if (ptdev)
-            ptdev->iomem->trace_hook = [this](bool write, u32 off, u32 value) {
-                if (write && off == GPU_CMD && value == GPU_SOFT_RESET)
-                    soft_resets_++;
-            };
+            count_soft_resets();
     }
-    void TearDown() override {
-        if (ptdev)
-            ptdev->iomem->trace_hook = nullptr;
-        PanthorTest::TearDown();
-    }
-
-    u32 mcu_status() { return gpu().peek32(MCU_STATUS).value_or(~0u); }
     int fw_as() { return panthor_vm_as(panthor_fw_vm(ptdev)); }
 
     // The first word of the FW's .data section (RD|WR|ZERO) as the MCU sees it through AS 0.
@@ -410,7 +400,6 @@ protected:
         return n;
     }
 
-    int soft_resets_ = 0;
 };
 
 TEST_F(FwRuntime, PingTimeoutResetsTheGpuAndTheFwAnswersAgain) {

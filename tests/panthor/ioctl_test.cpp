@@ -47,24 +47,6 @@ constexpr unsigned with_size(unsigned cmd, unsigned size) {
            (size << drm::uapi::_IOC_SIZESHIFT);
 }
 
-Op map_op(u32 bo, u64 va, u64 size, u64 bo_offset = 0, u32 map_flags = 0) {
-    Op op{};
-    op.flags = OP_MAP | map_flags;
-    op.bo_handle = bo;
-    op.bo_offset = bo_offset;
-    op.va = va;
-    op.size = size;
-    return op;
-}
-
-Op unmap_op(u64 va, u64 size) {
-    Op op{};
-    op.flags = OP_UNMAP;
-    op.va = va;
-    op.size = size;
-    return op;
-}
-
 drm_panthor_obj_array obj_array(u32 stride, u32 count, const void* p) { return {stride, count, user_ptr(p)}; }
 
 template <class T>

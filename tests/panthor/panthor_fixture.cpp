@@ -16,7 +16,34 @@ void PanthorTest::SetUp() {
     }
 }
 
+drm_panthor_vm_bind_op map_op(u32 bo, u64 va, u64 size, u64 bo_offset, u32 map_flags) {
+    drm_panthor_vm_bind_op op{};
+    op.flags = DRM_PANTHOR_VM_BIND_OP_TYPE_MAP | map_flags;
+    op.bo_handle = bo;
+    op.bo_offset = bo_offset;
+    op.va = va;
+    op.size = size;
+    return op;
+}
+
+drm_panthor_vm_bind_op unmap_op(u64 va, u64 size) {
+    drm_panthor_vm_bind_op op{};
+    op.flags = DRM_PANTHOR_VM_BIND_OP_TYPE_UNMAP;
+    op.va = va;
+    op.size = size;
+    return op;
+}
+
+void PanthorTest::count_soft_resets() {
+    plat_->pdev()->desc.iomem->trace_hook = [this](bool write, u32 off, u32 value) {
+        if (write && off == GPU_CMD && value == GPU_SOFT_RESET)
+            soft_resets_++;
+    };
+}
+
 void PanthorTest::TearDown() {
+    if (plat_)
+        plat_->pdev()->desc.iomem->trace_hook = nullptr;
     remove();
     plat_.reset();
     panthor_exit();
@@ -70,12 +97,8 @@ u32 PanthorTest::bo_create(u64 size, u32 flags, u32 exclusive_vm_id, drm::File* 
 }
 
 int PanthorTest::vm_bind(u32 vm_id, u32 flags, u32 bo, u64 bo_offset, u64 va, u64 size, drm::File* f) {
-    drm_panthor_vm_bind_op op{};
+    drm_panthor_vm_bind_op op = map_op(bo, va, size, bo_offset);
     op.flags = flags;
-    op.bo_handle = bo;
-    op.bo_offset = bo_offset;
-    op.va = va;
-    op.size = size;
     drm_panthor_vm_bind args{};
     args.vm_id = vm_id;
     args.ops = DRM_PANTHOR_OBJ_ARRAY(1, &op);

@@ -16,11 +16,16 @@
 #include "mock_hw/platform.h"
 #include "panthor/panthor_device.h"
 #include "panthor/panthor_drv.h"
+#include "panthor/regs/gpu_regs.h"
 #include "tests/support/kernel_test.h"
 
 namespace panthor::testing {
 
 using namespace drm::uapi;
+
+// VM_BIND op builders.
+drm_panthor_vm_bind_op map_op(u32 bo, u64 va, u64 size, u64 bo_offset = 0, u32 map_flags = 0);
+drm_panthor_vm_bind_op unmap_op(u64 va, u64 size);
 
 class PanthorTest : public kshim::testing::KernelTest {
 protected:
@@ -66,6 +71,12 @@ protected:
 
     // Lets virtual time pass until the device has autosuspended (false if it does not).
     bool wait_autosuspend();
+
+    u32 mcu_status() { return gpu().peek32(panthor::MCU_STATUS).value_or(~0u); }
+    // Counts GPU_CMD soft resets from now on in soft_resets_ (an MMIO trace hook; removed at
+    // teardown).
+    void count_soft_resets();
+    int soft_resets_ = 0;
 
     std::unique_ptr<mock_hw::MockPlatform> plat_;
     panthor_device* ptdev = nullptr;

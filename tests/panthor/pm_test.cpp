@@ -32,18 +32,8 @@ protected:
     void SetUp() override {
         PanthorTest::SetUp();
         if (ptdev)
-            ptdev->iomem->trace_hook = [this](bool write, u32 off, u32 value) {
-                if (write && off == GPU_CMD && value == GPU_SOFT_RESET)
-                    soft_resets_++;
-            };
+            count_soft_resets();
     }
-    void TearDown() override {
-        if (ptdev)
-            ptdev->iomem->trace_hook = nullptr;
-        PanthorTest::TearDown();
-    }
-
-    u32 mcu_status() { return gpu().peek32(MCU_STATUS).value_or(~0u); }
     u64 l2_ready() {
         return gpu().peek32(L2_READY).value_or(0) | (u64{gpu().peek32(L2_READY + 4).value_or(0)} << 32);
     }
@@ -119,7 +109,6 @@ protected:
         EXPECT_EQ(glb->output->ack & GLB_REQ_MASK & ~GLB_HALT, glb->input->req & GLB_REQ_MASK & ~GLB_HALT);
     }
 
-    int soft_resets_ = 0;
 };
 
 TEST_F(PanthorPm, ProbeLeavesDeviceActiveThenAutosuspendsAfter50ms) {

@@ -84,24 +84,6 @@ drm_panthor_sync_op signal_to(u32 handle, u64 point = 0) {
             handle, point};
 }
 
-drm_panthor_vm_bind_op map_op(u32 bo, u64 va, u64 size, u64 bo_offset = 0, u32 map_flags = 0) {
-    drm_panthor_vm_bind_op op{};
-    op.flags = DRM_PANTHOR_VM_BIND_OP_TYPE_MAP | map_flags;
-    op.bo_handle = bo;
-    op.bo_offset = bo_offset;
-    op.va = va;
-    op.size = size;
-    return op;
-}
-
-drm_panthor_vm_bind_op unmap_op(u64 va, u64 size) {
-    drm_panthor_vm_bind_op op{};
-    op.flags = DRM_PANTHOR_VM_BIND_OP_TYPE_UNMAP;
-    op.va = va;
-    op.size = size;
-    return op;
-}
-
 drm_panthor_vm_bind_op sync_only_op() {
     drm_panthor_vm_bind_op op{};
     op.flags = DRM_PANTHOR_VM_BIND_OP_TYPE_SYNC_ONLY;
