@@ -3,7 +3,11 @@
 //   BM_PanthorProbe        one iteration = panthor_probe on the mock G610 up to a booted MCU, then
 //                          panthor_remove (CPU time; goal <= 5 ms per pair)
 //   BM_VmBindMapUnmap4K    one iteration = one synchronous VM_BIND ioctl mapping a 4 KiB BO, then
-//                          one unmapping it, on an active VM (goal <= 2 us per pair)
+//                          one unmapping it (goal <= 2 us per pair). on_as:1 = the VM is bound to
+//                          an address space, so each op also LOCKs the region, flushes the caches
+//                          (a GPU_CMD completion IRQ) and UNLOCKs on the mock; on_as:0 = no AS, the
+//                          page-table update only (what a bind costs while the VM is idle and
+//                          evicted, or before its first job). switches = simulated task switches.
 //   BM_VmBindMap1GiB       one iteration = VM_BIND map of a 1 GiB BO with 4 KiB pages (the BO is
 //                          offset by one page, so no 2 MiB blocks) and the unmap outside the timer;
 //                          ns_per_page counter. Goal: <= 2x BM_IoPgtableMap1GiB per page.
@@ -113,7 +117,8 @@ void BM_VmBindMapUnmap4K(benchmark::State& state) {
         if (!d.up()) return state.SkipWithError("probe failed");
         const kshim::u32 vm = d.vm_create();
         const kshim::u32 bo = d.bo_create(kSz4K);
-        if (!vm || !bo || !d.activate(vm)) return state.SkipWithError("setup failed");
+        const bool on_as = state.range(0) != 0;
+        if (!vm || !bo || (on_as && !d.activate(vm))) return state.SkipWithError("setup failed");
         const kshim::u64 switches = rt.context_switches();
         for (auto _ : state) {
             if (d.bind(vm, DRM_PANTHOR_VM_BIND_OP_TYPE_MAP, bo, 0, 0x100000, kSz4K) ||
@@ -130,7 +135,7 @@ void BM_VmBindMapUnmap4K(benchmark::State& state) {
     rt.run_until_idle();
     drm::uaccess_set_trust_all(false);
 }
-BENCHMARK(BM_VmBindMapUnmap4K)->Unit(benchmark::kNanosecond);
+BENCHMARK(BM_VmBindMapUnmap4K)->ArgName("on_as")->Arg(1)->Arg(0)->Unit(benchmark::kNanosecond);
 
 void BM_VmBindMap1GiB(benchmark::State& state) {
     kshim::Runtime rt{kshim::RuntimeOptions{}};
