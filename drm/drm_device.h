@@ -103,4 +103,13 @@ private:
 
 inline bool drm_core_check_feature(const Device* dev, u32 feature) { return dev->check_feature(feature); }
 
+// drm_dev_enter/drm_dev_exit: a section that touches the hardware runs only while the device is
+// not unplugged. There is no SRCU here, so unplug does not wait for sections in progress; callers
+// that need that (panthor) cancel or flush their work after drm_dev_unplug.
+inline bool drm_dev_enter(const Device* dev, int* idx = nullptr) {
+    if (idx) *idx = 0;
+    return !dev->is_unplugged();
+}
+inline void drm_dev_exit(int) {}
+
 }  // namespace drm

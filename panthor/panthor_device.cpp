@@ -25,8 +25,6 @@ panthor_device::panthor_device(const drm::DriverDesc& driver) : base(driver, thi
 
 namespace {
 
-// drm_dev_enter/drm_dev_exit without the SRCU: callers only need "not unplugged yet".
-bool drm_dev_enter(panthor_device* ptdev) { return !ptdev->base.is_unplugged(); }
 
 int panthor_gpu_coherency_init(panthor_device* ptdev) {
     ptdev->coherent = kshim::device_get_dma_attr_coherent(ptdev->dev);
@@ -73,7 +71,7 @@ void panthor_device_reset_work(kshim::work_struct* work) {
     // The request stays pending, so a probe that got past it is reset slowly at its next resume.
     if (!panthor_device_is_initialized(ptdev))
         return;
-    if (!drm_dev_enter(ptdev))
+    if (!drm::drm_dev_enter(&ptdev->base))
         return;
 
     panthor_sched_pre_reset(ptdev);
@@ -255,7 +253,7 @@ int panthor_device_resume(kshim::Device* dev) {
 
     panthor_devfreq_resume(ptdev);
 
-    if (panthor_device_is_initialized(ptdev) && drm_dev_enter(ptdev)) {
+    if (panthor_device_is_initialized(ptdev) && drm::drm_dev_enter(&ptdev->base)) {
         // A reset still pending when we suspended is turned into a slow restart.
         if (ptdev->reset.pending.load()) {
             ptdev->reset.fast = false;
@@ -303,7 +301,7 @@ int panthor_device_suspend(kshim::Device* dev) {
     ptdev->pm.state.store(PANTHOR_DEVICE_PM_STATE_SUSPENDING);
     kshim::mutex_unlock(&ptdev->pm.mmio_lock);
 
-    if (panthor_device_is_initialized(ptdev) && drm_dev_enter(ptdev)) {
+    if (panthor_device_is_initialized(ptdev) && drm::drm_dev_enter(&ptdev->base)) {
         kshim::cancel_work_sync(&ptdev->reset.work);
         // Everything is prepared as for a reset; the resume path finishes it.
         panthor_sched_suspend(ptdev);

@@ -35,6 +35,7 @@
 #include "kernel_shim/report.h"
 #include "kernel_shim/slab.h"
 #include "kernel_shim/workqueue.h"
+#include "panthor/panthor_fw.h"
 #include "panthor/panthor_gem.h"
 #include "panthor/panthor_gpu.h"
 #include "panthor/panthor_mmu.h"
@@ -49,10 +50,6 @@ using drm::VmArea;
 Workqueue* panthor_cleanup_wq = nullptr;
 
 namespace {
-
-// drm_dev_enter/drm_dev_exit without the SRCU: the callers only need "not unplugged yet"; the
-// teardown that unplug starts waits for nothing an ioctl holds.
-bool drm_dev_enter(drm::Device* ddev) { return !ddev->is_unplugged(); }
 
 panthor_file* to_pfile(File* file) { return static_cast<panthor_file*>(file->driver_priv); }
 
@@ -491,13 +488,12 @@ void panthor_submit_ctx_cleanup(panthor_submit_ctx* ctx, void (*job_put)(drm::dr
 
 // The CPU's arch timer frequency (CNTFRQ), which GPU_TIMESTAMP counts at: the RK3588's system
 // counter runs at 24 MHz, and so does the modelled GPU (there is no arch timer to ask here).
-constexpr u64 PANTHOR_ARCH_TIMER_CNTFRQ = 24'000'000;
 
 int panthor_query_timestamp_info(panthor_device* ptdev, drm_panthor_timestamp_info* arg) {
     const int ret = panthor_device_resume_and_get(ptdev);
     if (ret)
         return ret;
-    arg->timestamp_frequency = PANTHOR_ARCH_TIMER_CNTFRQ;
+    arg->timestamp_frequency = panthor_fw_timestamp_freq(ptdev);
     arg->current_timestamp = panthor_gpu_read_timestamp(ptdev);
     arg->timestamp_offset = panthor_gpu_read_timestamp_offset(ptdev);
     pm_runtime_put_autosuspend(ptdev->dev);
@@ -576,7 +572,7 @@ int panthor_ioctl_vm_create(drm::Device* ddev, void* data, File* file) {
     panthor_device* ptdev = to_panthor_device(ddev);
     auto* args = static_cast<drm_panthor_vm_create*>(data);
 
-    if (!drm_dev_enter(ddev))
+    if (!drm::drm_dev_enter(ddev))
         return -ENODEV;
     // panthor_vm_pool_create_vm checks this too (upstream's panthor_vm_create_check_args).
     if (args->flags & ~PANTHOR_VM_CREATE_FLAGS)
@@ -603,7 +599,7 @@ int panthor_ioctl_bo_create(drm::Device* ddev, void* data, File* file) {
     auto* args = static_cast<drm_panthor_bo_create*>(data);
     panthor_vm* vm = nullptr;
 
-    if (!drm_dev_enter(ddev))
+    if (!drm::drm_dev_enter(ddev))
         return -ENODEV;
     if (!args->size || args->pad || (args->flags & ~PANTHOR_BO_FLAGS))
         return -EINVAL;
@@ -731,7 +727,7 @@ int panthor_ioctl_vm_bind_sync(drm::Device*, drm_panthor_vm_bind* args, File* fi
 
 int panthor_ioctl_vm_bind(drm::Device* ddev, void* data, File* file) {
     auto* args = static_cast<drm_panthor_vm_bind*>(data);
-    if (!drm_dev_enter(ddev))
+    if (!drm::drm_dev_enter(ddev))
         return -ENODEV;
     // Unknown flag bits are ignored, as upstream (PANTHOR_VM_BIND_FLAGS is never checked).
     if (args->flags & DRM_PANTHOR_VM_BIND_ASYNC)
@@ -830,7 +826,7 @@ u32 panthor_mmio_vm_read32(VmArea* vma, u64 offset) {
     const u64 mmio_offset = vma->vm_pgoff << PAGE_SHIFT;
 
     MutexGuard g(ptdev->pm.mmio_lock);
-    const bool active = drm_dev_enter(&ptdev->base) && ptdev->pm.state.load() == PANTHOR_DEVICE_PM_STATE_ACTIVE;
+    const bool active = drm::drm_dev_enter(&ptdev->base) && ptdev->pm.state.load() == PANTHOR_DEVICE_PM_STATE_ACTIVE;
     switch (mmio_offset) {
     case DRM_PANTHOR_USER_FLUSH_ID_MMIO_OFFSET:
         if (active)
@@ -890,7 +886,7 @@ int panthor_mmap(File* file, VmArea* vma) {
     panthor_device* ptdev = pfile->ptdev;
     u64 offset = vma->vm_pgoff << PAGE_SHIFT;
 
-    if (!drm_dev_enter(&ptdev->base))
+    if (!drm::drm_dev_enter(&ptdev->base))
         return -ENODEV;
 
     // One read: the check and the rebasing must see the same base.

@@ -360,7 +360,7 @@ out_make_active:
 int panthor_vm_active(panthor_vm* vm) {
     panthor_device* ptdev = vm->ptdev;
 
-    if (!panthor_drm_dev_enter(ptdev))
+    if (!drm::drm_dev_enter(&ptdev->base))
         return -ENODEV;
     if (refcount_inc_not_zero(&vm->as.active_cnt))
         return 0;
@@ -439,7 +439,7 @@ void panthor_vm_unlock_region(panthor_vm* vm) {
 
 int panthor_vm_flush_range(panthor_vm* vm, u64 iova, u64 size) {
     panthor_device* ptdev = vm->ptdev;
-    if (vm->as.id < 0 || !panthor_drm_dev_enter(ptdev))
+    if (vm->as.id < 0 || !drm::drm_dev_enter(&ptdev->base))
         return 0;
     kshim::MutexGuard g(ptdev->mmu->as.slots_lock);
     return mmu_hw_flush_region_locked(ptdev, vm->as.id, iova, size);

@@ -199,6 +199,4 @@ extern const drm::drm_sched_backend_ops panthor_vm_bind_ops;
 void* panthor_vm_alloc_pt(void* cookie, size_t size, kshim::gfp_t gfp);
 void panthor_vm_free_pt(void* cookie, void* data, size_t size);
 
-inline bool panthor_drm_dev_enter(panthor_device* ptdev) { return !ptdev->base.is_unplugged(); }
-
 }  // namespace panthor

@@ -87,7 +87,7 @@ void panthor_vm_free(drm::DrmGpuvm* gpuvm) {
         kshim::MutexGuard op(vm->op_lock);
         kshim::MutexGuard slots(mmu->as.slots_lock);
         if (vm->as.id >= 0) {
-            if (panthor_drm_dev_enter(ptdev))
+            if (drm::drm_dev_enter(&ptdev->base))
                 panthor_mmu_as_disable(ptdev, static_cast<u32>(vm->as.id));
             mmu->as.slots[vm->as.id].vm = nullptr;
             mmu->as.alloc_mask &= ~(1ul << vm->as.id);

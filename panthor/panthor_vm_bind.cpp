@@ -585,7 +585,7 @@ void panthor_vm_declare_unusable(panthor_vm* vm) {
     if (vm->unusable.exchange(true))
         return;
     kshim::MutexGuard g(ptdev->mmu->as.slots_lock);
-    if (vm->as.id >= 0 && panthor_drm_dev_enter(ptdev))
+    if (vm->as.id >= 0 && drm::drm_dev_enter(&ptdev->base))
         panthor_mmu_as_disable(ptdev, static_cast<u32>(vm->as.id));
 }
 
