@@ -1,6 +1,8 @@
 // Mirrors drivers/gpu/drm/drm_gem.c.
 #include "drm/gem.h"
 
+#include "drm/drm_device.h"
+
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/report.h"
 
@@ -8,19 +10,25 @@ namespace drm {
 
 using namespace kshim;
 
-int drm_gem_private_object_init(DrmVmaOffsetManager* mgr, DrmGemObject* obj, u64 size) {
-    if (size & ~PAGE_MASK) return -EINVAL;  // size 0 is allowed, as for upstream's dummy objects
+void drm_gem_private_object_init(Device* dev, DrmGemObject* obj, size_t size) {
+    // Size 0 is allowed, as for upstream's dummy objects (drm_gpuvm's resv object).
+    if (WARN_ON(size & ~PAGE_MASK)) return;
+    obj->dev = dev;
     kref_init(&obj->refcount);
     obj->handle_count.store(0, std::memory_order_relaxed);
     obj->size = size;
-    obj->vma_offset_manager = mgr;
+    obj->vma_offset_manager = dev ? dev->vma_offset_manager : nullptr;
     dma_resv_init(&obj->_resv);
     if (!obj->resv) obj->resv = &obj->_resv;
-    return 0;
 }
 
+void drm_gem_private_object_fini(DrmGemObject* obj) { dma_resv_fini(&obj->_resv); }
+
 int drm_gem_object_init(DrmVmaOffsetManager* mgr, DrmGemObject* obj, u64 size) {
-    return drm_gem_private_object_init(mgr, obj, size);
+    if (size & ~PAGE_MASK) return -EINVAL;
+    drm_gem_private_object_init(nullptr, obj, size);
+    obj->vma_offset_manager = mgr;
+    return 0;
 }
 
 void drm_gem_object_release(DrmGemObject* obj) {
@@ -29,7 +37,7 @@ void drm_gem_object_release(DrmGemObject* obj) {
     // reference, so this can only happen through a refcounting bug.
     WARN_ON(!obj->gpuva.list.empty());
     drm_gem_free_mmap_offset(obj);
-    dma_resv_fini(&obj->_resv);
+    drm_gem_private_object_fini(obj);
 }
 
 void drm_gem_object_free(kref* kref) {

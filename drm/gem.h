@@ -9,8 +9,10 @@
 // connections to the VMs it is mapped in (`gpuva.list`), protected by `gpuva.lock` for VMs in
 // immediate mode, by the resv otherwise (see drm/gpuvm.h).
 //
-// There is no drm_device yet (issue #7): the init functions take the DrmVmaOffsetManager the
-// device would own, which is the only part of the device GEM needs.
+// drm_gem_private_object_init/_fini take the drm::Device as upstream does (its
+// vma_offset_manager is where mmap offsets come from). drm_gem_object_init still takes the
+// DrmVmaOffsetManager directly, from before drm::Device existed (issue #7); its callers pass
+// what the device owns.
 #pragma once
 #include <boost/intrusive/list.hpp>
 
@@ -26,6 +28,7 @@ namespace drm {
 using kshim::u32;
 using kshim::u64;
 
+class Device;
 struct DrmGemObject;
 struct IosysMap;
 
@@ -54,6 +57,7 @@ struct DrmGemObject {
     // Handles pointing at the object from all handle tables (drm_gem_object.handle_count).
     std::atomic<unsigned> handle_count{0};
     u64 size = 0;
+    Device* dev = nullptr;  // set by drm_gem_private_object_init; may be null
     const DrmGemObjectFuncs* funcs = nullptr;
     DrmVmaOffsetManager* vma_offset_manager = nullptr;  // the device's; may be null
     DrmVmaOffsetNode vma_node;
@@ -73,11 +77,19 @@ struct DrmGemObject {
 };
 
 // Initialises an object of `size` bytes (page-aligned): -EINVAL otherwise. `mgr`
-// (may be null) is where drm_gem_create_mmap_offset() will take the offset from.
+// (may be null) is where drm_gem_create_mmap_offset() will take the offset from. Upstream this
+// also sets up the shmem file; here gem_shmem allocates its pages itself, so it is
+// drm_gem_private_object_init() plus the offset manager.
 int drm_gem_object_init(DrmVmaOffsetManager* mgr, DrmGemObject* obj, u64 size);
-// Same, for objects without backing storage of their own (upstream: no shmem file).
-int drm_gem_private_object_init(DrmVmaOffsetManager* mgr, DrmGemObject* obj, u64 size);
-// Undoes init: frees the mmap offset, finalises the own resv. WARNs if still mapped in a VM.
+// Upstream's: initialises an object without backing storage (refcount, size, own resv) for
+// device `dev` (may be null; its vma_offset_manager becomes the object's). A size that is not
+// page-aligned WARNs (upstream BUG()s) and leaves the object uninitialised.
+void drm_gem_private_object_init(Device* dev, DrmGemObject* obj, size_t size);
+// Undoes drm_gem_private_object_init() only: finalises the own resv. For an object whose
+// init failed part-way; a fully set-up object goes through drm_gem_object_release().
+void drm_gem_private_object_fini(DrmGemObject* obj);
+// Undoes init: frees the mmap offset, then drm_gem_private_object_fini(). WARNs if the object
+// still has handles or is still mapped in a VM.
 void drm_gem_object_release(DrmGemObject* obj);
 
 inline void drm_gem_object_get(DrmGemObject* obj) { kshim::kref_get(&obj->refcount); }

@@ -1,19 +1,139 @@
 // Mirrors drivers/gpu/drm/drm_mm.c: the DRM range allocator.
 //
-// Deviation: upstream augments its address-ordered hole tree with the largest hole per subtree,
-// so LOW/HIGH placement skips small holes in O(log n). Boost.Intrusive trees carry no
-// augmentation; here LOW/HIGH walk holes in address order and skip the small ones, O(holes).
-// BEST (the default) and EVICT behave as upstream.
+// Hole indexes, as upstream: by size (a Boost.Intrusive multiset, BEST), by address (LOW/HIGH)
+// and a stack (EVICT). The address index needs each subtree's largest hole, which Boost's
+// containers cannot maintain, so it is a bare rb-tree run by bi::rbtree_algorithms; after each
+// link or unlink, refresh_subtree_max() recomputes the augmentation along the rebalanced path.
+// LOW/HIGH then find the nearest hole big enough by descending only into subtrees whose
+// largest hole fits: O(log holes) per candidate, however fragmented the range.
 #include "drm/mm.h"
 
 #include <algorithm>
 #include <bit>
+#include <boost/intrusive/rbtree_algorithms.hpp>
 
 #include "kernel_shim/report.h"
 
 namespace drm {
 
 namespace {
+
+using mm_detail::HoleAddrLink;
+
+struct HoleAddrTraits {
+    using node = HoleAddrLink;
+    using node_ptr = HoleAddrLink*;
+    using const_node_ptr = const HoleAddrLink*;
+    using color = bool;
+    static node_ptr get_parent(const_node_ptr n) { return n->hole_parent_; }
+    static void set_parent(node_ptr n, node_ptr p) { n->hole_parent_ = p; }
+    static node_ptr get_left(const_node_ptr n) { return n->hole_left_; }
+    static void set_left(node_ptr n, node_ptr l) { n->hole_left_ = l; }
+    static node_ptr get_right(const_node_ptr n) { return n->hole_right_; }
+    static void set_right(node_ptr n, node_ptr r) { n->hole_right_ = r; }
+    static color get_color(const_node_ptr n) { return n->hole_red_; }
+    static void set_color(node_ptr n, color c) { n->hole_red_ = c; }
+    static color black() { return false; }
+    static color red() { return true; }
+};
+using HoleAddrAlgo = boost::intrusive::rbtree_algorithms<HoleAddrTraits>;
+
+// Only ever applied to tree members, never to the header (which is not a DrmMmNode).
+DrmMmNode* hole_node(HoleAddrLink* link) { return static_cast<DrmMmNode*>(link); }
+u64 hole_start(HoleAddrLink* link) { return __drm_mm_hole_node_start(hole_node(link)); }
+u64 hole_size(HoleAddrLink* link) { return hole_node(link)->hole_size_; }
+u64 subtree_max(const HoleAddrLink* link) { return link ? link->subtree_max_hole_ : 0; }
+HoleAddrLink* hole_root(DrmMm* mm) { return mm->holes_addr_.hole_parent_; }
+
+void recompute_subtree_max(HoleAddrLink* link) {
+    link->subtree_max_hole_ =
+        std::max({hole_size(link), subtree_max(link->hole_left_), subtree_max(link->hole_right_)});
+}
+
+// Rebalancing only rotates nodes on the path from `bottom` (the lowest node whose children
+// changed) to the root and their immediate children, and a node rotated off the path keeps
+// unchanged subtrees under it. So recomputing, bottom-up, each path node after its off-path
+// children restores every subtree_max_hole_ (tests/drm_mm checks the whole tree after churn).
+void refresh_subtree_max(DrmMm* mm, HoleAddrLink* bottom) {
+    HoleAddrLink* header = &mm->holes_addr_;
+    HoleAddrLink* below = nullptr;
+    for (HoleAddrLink* n = bottom; n != header; below = n, n = n->hole_parent_) {
+        if (n->hole_left_ && n->hole_left_ != below) recompute_subtree_max(n->hole_left_);
+        if (n->hole_right_ && n->hole_right_ != below) recompute_subtree_max(n->hole_right_);
+        recompute_subtree_max(n);
+    }
+}
+
+void hole_addr_insert(DrmMm* mm, DrmMmNode* node) {
+    HoleAddrLink* link = node;
+    link->subtree_max_hole_ = node->hole_size_;
+    HoleAddrAlgo::insert_equal_upper_bound(&mm->holes_addr_, link, [](HoleAddrLink* a, HoleAddrLink* b) {
+        return hole_start(a) < hole_start(b);
+    });
+    refresh_subtree_max(mm, link);
+}
+
+void hole_addr_erase(DrmMm* mm, DrmMmNode* node) {
+    HoleAddrLink* z = node;
+    // The node whose child changes when z goes: its in-order successor's parent (or the
+    // successor itself when it is z's right child) if z has two children, else z's parent.
+    HoleAddrLink* bottom = z->hole_parent_;
+    if (z->hole_left_ && z->hole_right_) {
+        HoleAddrLink* y = z->hole_right_;
+        while (y->hole_left_) y = y->hole_left_;
+        bottom = y->hole_parent_ == z ? y : y->hole_parent_;
+    }
+    HoleAddrAlgo::erase(&mm->holes_addr_, z);
+    HoleAddrAlgo::init(z);
+    z->subtree_max_hole_ = 0;
+    refresh_subtree_max(mm, bottom);
+}
+
+// The leftmost hole of at least `size` in the subtree at `t`, which must hold one.
+HoleAddrLink* leftmost_fit(HoleAddrLink* t, u64 size) {
+    for (;;) {
+        if (subtree_max(t->hole_left_) >= size)
+            t = t->hole_left_;
+        else if (hole_size(t) >= size)
+            return t;
+        else
+            t = t->hole_right_;
+    }
+}
+
+HoleAddrLink* rightmost_fit(HoleAddrLink* t, u64 size) {
+    for (;;) {
+        if (subtree_max(t->hole_right_) >= size)
+            t = t->hole_right_;
+        else if (hole_size(t) >= size)
+            return t;
+        else
+            t = t->hole_left_;
+    }
+}
+
+// The next hole above `link` in address order that has at least `size` (upstream's
+// next_hole_low_addr), or nullptr.
+DrmMmNode* next_hole_low_addr(DrmMm* mm, HoleAddrLink* link, u64 size) {
+    if (subtree_max(link->hole_right_) >= size) return hole_node(leftmost_fit(link->hole_right_, size));
+    for (HoleAddrLink* p = link->hole_parent_; p != &mm->holes_addr_; link = p, p = p->hole_parent_) {
+        if (p->hole_left_ != link) continue;
+        if (hole_size(p) >= size) return hole_node(p);
+        if (subtree_max(p->hole_right_) >= size) return hole_node(leftmost_fit(p->hole_right_, size));
+    }
+    return nullptr;
+}
+
+// The next hole below `link` that has at least `size` (next_hole_high_addr), or nullptr.
+DrmMmNode* next_hole_high_addr(DrmMm* mm, HoleAddrLink* link, u64 size) {
+    if (subtree_max(link->hole_left_) >= size) return hole_node(rightmost_fit(link->hole_left_, size));
+    for (HoleAddrLink* p = link->hole_parent_; p != &mm->holes_addr_; link = p, p = p->hole_parent_) {
+        if (p->hole_right_ != link) continue;
+        if (hole_size(p) >= size) return hole_node(p);
+        if (subtree_max(p->hole_left_) >= size) return hole_node(rightmost_fit(p->hole_left_, size));
+    }
+    return nullptr;
+}
 
 const DrmMmNode* next_in_list(const DrmMm* mm, const DrmMmNode* node) {
     auto it = mm->node_list_.iterator_to(*node);
@@ -27,7 +147,7 @@ void add_hole(DrmMmNode* node) {
     node->hole_seq_ = ++mm->hole_seq_;
     BUG_ON(!drm_mm_hole_follows(node));
     mm->holes_size_.insert(*node);
-    mm->holes_addr_.insert(*node);
+    hole_addr_insert(mm, node);
     mm->hole_stack_.push_front(*node);
 }
 
@@ -36,99 +156,94 @@ void rm_hole(DrmMmNode* node) {
     BUG_ON(!drm_mm_hole_follows(node));
     mm->hole_stack_.erase(mm->hole_stack_.iterator_to(*node));
     mm->holes_size_.erase(mm->holes_size_.iterator_to(*node));
-    mm->holes_addr_.erase(mm->holes_addr_.iterator_to(*node));
+    hole_addr_erase(mm, node);
     node->hole_size_ = 0;
 }
 
 // The hole containing addr (either end inclusive, as upstream), or nullptr.
 DrmMmNode* find_hole(DrmMm* mm, u64 addr) {
-    auto it = mm->holes_addr_.upper_bound(addr);
-    if (it == mm->holes_addr_.begin()) return nullptr;
-    --it;
-    DrmMmNode* node = &*it;
-    if (addr > __drm_mm_hole_node_start(node) + node->hole_size_) return nullptr;
-    return node;
+    HoleAddrLink* best = nullptr;  // the last hole starting at or below addr
+    for (HoleAddrLink* n = hole_root(mm); n;) {
+        if (hole_start(n) <= addr) {
+            best = n;
+            n = n->hole_right_;
+        } else {
+            n = n->hole_left_;
+        }
+    }
+    if (!best || addr > hole_start(best) + hole_size(best)) return nullptr;
+    return hole_node(best);
 }
 
-// Holes in the order the insertion mode tries them.
-class HoleCursor {
-public:
-    HoleCursor(DrmMm* mm, u64 start, u64 end, u64 size, unsigned mode) : mm_(mm), size_(size), mode_(mode) {
-        switch (mode) {
-        default:
-        case DRM_MM_INSERT_BEST: {
-            auto it = mm->holes_size_.lower_bound(std::pair<u64, u64>{size, 0});
-            cur_ = it == mm->holes_size_.end() ? nullptr : &*it;
-            break;
-        }
-        case DRM_MM_INSERT_LOW: {
-            // The hole containing start, else the first one above it.
-            auto it = mm->holes_addr_.upper_bound(start);
-            if (it != mm->holes_addr_.begin()) {
-                auto prev = std::prev(it);
-                if (__drm_mm_hole_node_end(&*prev) > start) it = prev;
-            }
-            cur_ = it == mm->holes_addr_.end() ? nullptr : &*it;
-            skip_small();
-            break;
-        }
-        case DRM_MM_INSERT_HIGH: {
-            // The last hole starting below end.
-            auto it = mm->holes_addr_.lower_bound(end);
-            cur_ = it == mm->holes_addr_.begin() ? nullptr : &*std::prev(it);
-            skip_small();
-            break;
-        }
-        case DRM_MM_INSERT_EVICT:
-            cur_ = mm->hole_stack_.empty() ? nullptr : &mm->hole_stack_.front();
-            break;
+// The smallest hole of at least `size`; the newest among equals (upstream: best_hole).
+DrmMmNode* best_hole(DrmMm* mm, u64 size) {
+    auto it = mm->holes_size_.lower_bound(std::pair<u64, u64>{size, 0});
+    return it == mm->holes_size_.end() ? nullptr : &*it;
+}
+
+// LOW: the lowest hole of at least `size` among those containing or above `start`.
+DrmMmNode* first_hole_low(DrmMm* mm, u64 start, u64 size) {
+    HoleAddrLink* first = nullptr;  // the lowest hole ending above start (holes never overlap)
+    for (HoleAddrLink* n = hole_root(mm); n;) {
+        if (hole_start(n) + hole_size(n) > start) {
+            first = n;
+            n = n->hole_left_;
+        } else {
+            n = n->hole_right_;
         }
     }
+    if (!first || hole_size(first) >= size) return first ? hole_node(first) : nullptr;
+    return next_hole_low_addr(mm, first, size);
+}
 
-    DrmMmNode* get() const { return cur_; }
-
-    void next() {
-        step();
-        skip_small();
-    }
-
-private:
-    void step() {
-        switch (mode_) {
-        default:
-        case DRM_MM_INSERT_BEST: {
-            auto it = std::next(mm_->holes_size_.iterator_to(*cur_));
-            cur_ = it == mm_->holes_size_.end() ? nullptr : &*it;
-            break;
-        }
-        case DRM_MM_INSERT_LOW: {
-            auto it = std::next(mm_->holes_addr_.iterator_to(*cur_));
-            cur_ = it == mm_->holes_addr_.end() ? nullptr : &*it;
-            break;
-        }
-        case DRM_MM_INSERT_HIGH: {
-            auto it = mm_->holes_addr_.iterator_to(*cur_);
-            cur_ = it == mm_->holes_addr_.begin() ? nullptr : &*std::prev(it);
-            break;
-        }
-        case DRM_MM_INSERT_EVICT: {
-            auto it = std::next(mm_->hole_stack_.iterator_to(*cur_));
-            cur_ = it == mm_->hole_stack_.end() ? nullptr : &*it;
-            break;
-        }
+// HIGH: the highest hole of at least `size` among those starting below `end`.
+DrmMmNode* first_hole_high(DrmMm* mm, u64 end, u64 size) {
+    HoleAddrLink* last = nullptr;
+    for (HoleAddrLink* n = hole_root(mm); n;) {
+        if (hole_start(n) < end) {
+            last = n;
+            n = n->hole_right_;
+        } else {
+            n = n->hole_left_;
         }
     }
-    // Address-ordered walks pass over holes too small to matter (upstream prunes them by subtree).
-    void skip_small() {
-        if (mode_ != DRM_MM_INSERT_LOW && mode_ != DRM_MM_INSERT_HIGH) return;
-        while (cur_ && cur_->hole_size_ < size_) step();
-    }
+    if (!last || hole_size(last) >= size) return last ? hole_node(last) : nullptr;
+    return next_hole_high_addr(mm, last, size);
+}
 
-    DrmMm* mm_;
-    u64 size_;
-    unsigned mode_;
-    DrmMmNode* cur_ = nullptr;
-};
+DrmMmNode* first_hole(DrmMm* mm, u64 start, u64 end, u64 size, unsigned mode) {
+    switch (mode) {
+    default:
+    case DRM_MM_INSERT_BEST:
+        return best_hole(mm, size);
+    case DRM_MM_INSERT_LOW:
+        return first_hole_low(mm, start, size);
+    case DRM_MM_INSERT_HIGH:
+        return first_hole_high(mm, end, size);
+    case DRM_MM_INSERT_EVICT:
+        return mm->hole_stack_.empty() ? nullptr : &mm->hole_stack_.front();
+    }
+}
+
+// The candidate after `node` in the mode's order. BEST and EVICT walk their index one by one
+// (a hole there is skipped only for alignment, color or range, as upstream).
+DrmMmNode* next_hole(DrmMm* mm, DrmMmNode* node, u64 size, unsigned mode) {
+    switch (mode) {
+    default:
+    case DRM_MM_INSERT_BEST: {
+        auto it = std::next(mm->holes_size_.iterator_to(*node));
+        return it == mm->holes_size_.end() ? nullptr : &*it;
+    }
+    case DRM_MM_INSERT_LOW:
+        return next_hole_low_addr(mm, node, size);
+    case DRM_MM_INSERT_HIGH:
+        return next_hole_high_addr(mm, node, size);
+    case DRM_MM_INSERT_EVICT: {
+        auto it = std::next(mm->hole_stack_.iterator_to(*node));
+        return it == mm->hole_stack_.end() ? nullptr : &*it;
+    }
+    }
+}
 
 // Where a node of `size` would go in [col_start, col_end) ∩ [range_start, range_end), or false.
 bool place_in_hole(u64 col_start, u64 col_end, u64 range_start, u64 range_end, u64 size, u64 alignment,
@@ -174,7 +289,7 @@ void insert_into_hole(DrmMm* mm, DrmMmNode* hole, DrmMmNode* node) {
 DrmMm::~DrmMm() {
     // Boost's safe-mode hooks insist on being unlinked before the nodes that own them go away.
     hole_stack_.clear();
-    holes_addr_.clear();
+    HoleAddrAlgo::init_header(&holes_addr_);
     holes_size_.clear();
     nodes_.clear();
     node_list_.clear();
@@ -196,7 +311,7 @@ void drm_mm_init(DrmMm* mm, u64 start, u64 size) {
     if (WARN_ON(mm->initialized_ && !drm_mm_clean(mm))) return;
 
     mm->hole_stack_.clear();
-    mm->holes_addr_.clear();
+    HoleAddrAlgo::init_header(&mm->holes_addr_);
     mm->holes_size_.clear();
     mm->nodes_.clear();
     mm->node_list_.clear();
@@ -253,14 +368,15 @@ int drm_mm_insert_node_in_range(DrmMm* mm, DrmMmNode* node, u64 size, u64 alignm
     if (WARN_ON(node->allocated_)) return -EINVAL;
     if (WARN_ON(mm->scan_active_)) return -EBUSY;
     if (size == 0 || range_start >= range_end || range_end - range_start < size) return -ENOSPC;
-    if (mm->holes_size_.empty() || (--mm->holes_size_.end())->hole_size_ < size) return -ENOSPC;
+    if (subtree_max(hole_root(mm)) < size) return -ENOSPC;
 
     if (alignment <= 1) alignment = 0;
     const bool once = mode & DRM_MM_INSERT_ONCE;
     mode &= ~unsigned{DRM_MM_INSERT_ONCE};
     const u64 remainder_mask = std::has_single_bit(alignment) ? alignment - 1 : 0;
 
-    for (HoleCursor cursor(mm, range_start, range_end, size, mode); DrmMmNode* hole = cursor.get(); cursor.next()) {
+    for (DrmMmNode* hole = first_hole(mm, range_start, range_end, size, mode); hole;
+         hole = once ? nullptr : next_hole(mm, hole, size, mode)) {
         u64 hole_start = __drm_mm_hole_node_start(hole);
         u64 hole_end = hole_start + hole->hole_size_;
 
@@ -279,7 +395,6 @@ int drm_mm_insert_node_in_range(DrmMm* mm, DrmMmNode* node, u64 size, u64 alignm
             insert_into_hole(mm, hole, node);
             return 0;
         }
-        if (once) break;
     }
     return -ENOSPC;
 }
@@ -315,7 +430,9 @@ void drm_mm_replace_node(DrmMmNode* old_node, DrmMmNode* new_node) {
     static_cast<NodeAddrHook*>(old_node)->swap_nodes(*static_cast<NodeAddrHook*>(new_node));
     if (drm_mm_hole_follows(old_node)) {
         static_cast<HoleSizeHook*>(old_node)->swap_nodes(*static_cast<HoleSizeHook*>(new_node));
-        static_cast<HoleAddrHook*>(old_node)->swap_nodes(*static_cast<HoleAddrHook*>(new_node));
+        HoleAddrAlgo::replace_node(old_node, &old_node->mm->holes_addr_, new_node);
+        new_node->subtree_max_hole_ = old_node->subtree_max_hole_;
+        HoleAddrAlgo::init(old_node);
         static_cast<HoleStackHook*>(old_node)->swap_nodes(*static_cast<HoleStackHook*>(new_node));
     }
     old_node->allocated_ = false;
@@ -330,7 +447,7 @@ DrmMmNode* __drm_mm_interval_first(const DrmMm* mm, u64 start, u64 last) {
         auto prev = std::prev(it);
         if (prev->start + prev->size - 1 >= start) it = prev;
     }
-    if (it == mm->nodes_.end() || it->start > last) return nullptr;
+    if (it == mm->nodes_.end() || it->start > last) return const_cast<DrmMmNode*>(&mm->head_node_);
     return const_cast<DrmMmNode*>(&*it);
 }
 

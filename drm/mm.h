@@ -5,7 +5,10 @@
 // place them themselves (drm_mm_reserve_node). Free space is tracked as "holes": each hole
 // follows a node in address order (the head node stands before the first hole), and lives in
 // three indexes: by size (best fit), by address (lowest/highest fit) and in a most-recently-freed
-// stack (eviction). An eviction roster (DrmMmScan) finds which nodes to evict to make room.
+// stack (eviction). As upstream, the address index is an rb-tree augmented with the largest hole
+// in each subtree, so LOW/HIGH placement skips whole subtrees of small holes: every insertion
+// mode finds its first candidate in O(log holes). An eviction roster (DrmMmScan) finds which
+// nodes to evict to make room.
 //
 // Not thread-safe, as upstream: the owner serialises all calls on one allocator.
 #pragma once
@@ -37,20 +40,34 @@ using SafeLink = bi::link_mode<bi::safe_link>;
 struct NodeListTag;
 struct NodeAddrTag;
 struct HoleSizeTag;
-struct HoleAddrTag;
 struct HoleStackTag;
 using NodeListHook = bi::list_base_hook<bi::tag<NodeListTag>, SafeLink>;
 using NodeAddrHook = bi::set_base_hook<bi::tag<NodeAddrTag>, SafeLink>;
 using HoleSizeHook = bi::set_base_hook<bi::tag<HoleSizeTag>, SafeLink>;
-using HoleAddrHook = bi::set_base_hook<bi::tag<HoleAddrTag>, SafeLink>;
 using HoleStackHook = bi::list_base_hook<bi::tag<HoleStackTag>, SafeLink>;
+
+// Link in the address-ordered hole tree (upstream's rb_hole_addr + subtree_max_hole). Boost's
+// rb-tree hooks cannot carry an augmented value, so this link is driven by
+// bi::rbtree_algorithms (see drm/mm.cpp), which rebalances and leaves the augmentation to us.
+// Like a Boost hook, copying a node does not copy its place in the tree.
+struct HoleAddrLink {
+    HoleAddrLink() = default;
+    HoleAddrLink(const HoleAddrLink&) noexcept {}
+    HoleAddrLink& operator=(const HoleAddrLink&) noexcept { return *this; }
+
+    HoleAddrLink* hole_parent_ = nullptr;  // null while not in the tree
+    HoleAddrLink* hole_left_ = nullptr;
+    HoleAddrLink* hole_right_ = nullptr;
+    u64 subtree_max_hole_ = 0;  // largest hole_size_ in this subtree
+    bool hole_red_ = false;
+};
 }  // namespace mm_detail
 
 // One allocation. Embed it, zero-initialise it, and fill start/size/color only for reserve.
 struct DrmMmNode : mm_detail::NodeListHook,
                    mm_detail::NodeAddrHook,
                    mm_detail::HoleSizeHook,
-                   mm_detail::HoleAddrHook,
+                   mm_detail::HoleAddrLink,
                    mm_detail::HoleStackHook {
     unsigned long color = 0;
     u64 start = 0;
@@ -70,10 +87,6 @@ struct NodeStartKey {
     using type = u64;
     u64 operator()(const DrmMmNode& n) const { return n.start; }
 };
-struct HoleAddrKey {
-    using type = u64;
-    u64 operator()(const DrmMmNode& n) const { return n.start + n.size; }
-};
 // Ascending size; among equal sizes the newest hole first.
 struct HoleSizeKey {
     using type = std::pair<u64, u64>;
@@ -83,8 +96,6 @@ using NodeList = bi::list<DrmMmNode, bi::base_hook<NodeListHook>, bi::constant_t
 using NodeTree = bi::set<DrmMmNode, bi::base_hook<NodeAddrHook>, bi::key_of_value<NodeStartKey>,
                          bi::constant_time_size<false>>;
 using HoleSizeTree = bi::set<DrmMmNode, bi::base_hook<HoleSizeHook>, bi::key_of_value<HoleSizeKey>,
-                             bi::constant_time_size<false>>;
-using HoleAddrTree = bi::set<DrmMmNode, bi::base_hook<HoleAddrHook>, bi::key_of_value<HoleAddrKey>,
                              bi::constant_time_size<false>>;
 using HoleStack = bi::list<DrmMmNode, bi::base_hook<HoleStackHook>, bi::constant_time_size<false>>;
 }  // namespace mm_detail
@@ -102,7 +113,7 @@ struct DrmMm {
     mm_detail::NodeList node_list_;
     mm_detail::NodeTree nodes_;
     mm_detail::HoleSizeTree holes_size_;
-    mm_detail::HoleAddrTree holes_addr_;
+    mm_detail::HoleAddrLink holes_addr_;  // the tree's header (rbtree_algorithms' convention)
     mm_detail::HoleStack hole_stack_;
     DrmMmNode head_node_;
     u64 hole_seq_ = 0;
@@ -173,17 +184,20 @@ template <class F>
 void drm_mm_for_each_hole(const DrmMm* mm, F&& f) {
     for (const DrmMmNode& n : mm->hole_stack_) f(&n, __drm_mm_hole_node_start(&n), __drm_mm_hole_node_end(&n));
 }
-// The first allocated node overlapping [start, last], or nullptr.
+// The first allocated node overlapping [start, last]; when none does, upstream's sentinel: the
+// head node (&mm->head_node_, not allocated, its start the end of the managed range).
 DrmMmNode* __drm_mm_interval_first(const DrmMm* mm, u64 start, u64 last);
 // f(node) for every node overlapping [start, end), in address order; f may remove its node.
+// Deviation: the walk also stops at the head node. Upstream's macro stops only on
+// node->start >= end, so a range reaching past the managed range would visit the head and wrap.
 template <class F>
 void drm_mm_for_each_node_in_range(DrmMm* mm, u64 start, u64 end, F&& f) {
     if (end <= start) return;
     DrmMmNode* node = __drm_mm_interval_first(mm, start, end - 1);
-    while (node && node->start < end) {
+    while (node != &mm->head_node_ && node->start < end) {
         auto it = mm->node_list_.iterator_to(*node);
         ++it;
-        DrmMmNode* next = it == mm->node_list_.end() ? nullptr : &*it;
+        DrmMmNode* next = it == mm->node_list_.end() ? &mm->head_node_ : &*it;
         f(node);
         node = next;
     }

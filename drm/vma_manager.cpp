@@ -25,7 +25,7 @@ DrmVmaOffsetNode* drm_vma_offset_lookup_locked(DrmVmaOffsetManager* mgr, u64 sta
     lockdep_assert_held(&mgr->vm_lock);
     if (pages == 0) return nullptr;
     DrmMmNode* n = __drm_mm_interval_first(&mgr->vm_addr_space_mm, start, start);
-    if (!n || n->start > start) return nullptr;
+    if (!drm_mm_node_allocated(n) || n->start > start) return nullptr;  // the head: nothing there
     if (start + pages > n->start + n->size) return nullptr;
     return container_of(n, DrmVmaOffsetNode, vm_node);
 }

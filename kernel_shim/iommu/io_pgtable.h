@@ -46,7 +46,10 @@ struct IommuFlushOps {
 // Quirk bits (values as upstream).
 inline constexpr unsigned long IO_PGTABLE_QUIRK_ARM_NS = 1ul << 0;
 inline constexpr unsigned long IO_PGTABLE_QUIRK_ARM_OUTER_WBWA = 1ul << 6;
-// The caller maps over live entries / unmaps holes on purpose: fail without a WARN.
+// The caller may map over live entries and unmap holes (for a GPU driver, userspace decides
+// the addresses): a map over a live entry still fails with -EEXIST, and an unmap still stops at
+// the first hole, but neither WARNs. Nothing else is silenced, as upstream: out-of-range iova or
+// paddr, bad page sizes or alignment, and unmapping part of a block still WARN.
 inline constexpr unsigned long IO_PGTABLE_QUIRK_NO_WARN = 1ul << 9;
 
 struct IoPgtableCfg {

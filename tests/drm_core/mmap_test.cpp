@@ -61,6 +61,20 @@ protected:
     }
 };
 
+// drm_gem_private_object_init takes the device, as upstream: the object remembers it and takes
+// its mmap offsets from the device's manager.
+TEST_F(DrmMmap, PrivateObjectInitTakesTheDevicesOffsetManager) {
+    GemDevice g;
+    DrmGemObject obj;
+    drm_gem_private_object_init(&g.dev, &obj, 4 * kPage);
+    EXPECT_EQ(obj.dev, &g.dev);
+    EXPECT_EQ(obj.vma_offset_manager, &g.mgr);
+    ASSERT_EQ(drm_gem_create_mmap_offset(&obj), 0);
+    EXPECT_GE(drm_vma_node_offset_addr(&obj.vma_node), DRM_FILE_PAGE_OFFSET_START * kPage);
+    drm_gem_object_release(&obj);  // frees the offset, then the private part
+    EXPECT_FALSE(drm_mm_node_allocated(&obj.vma_node.vm_node));
+}
+
 TEST_F(DrmMmap, MappingShowsTheObjectPages) {
     GemDevice g;
     u64 offset = 0;

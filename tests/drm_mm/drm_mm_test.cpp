@@ -844,4 +844,229 @@ TEST(DrmMm, RandomChurnKeepsNodesAndHolesConsistent) {
     EXPECT_EQ(kshim::pending_report_count(), 0u);
 }
 
+
+// --- the address-ordered hole index (augmented rb-tree) ---
+
+struct HoleTreeStats {
+    size_t holes = 0;
+    int black_height = 0;
+};
+
+// Checks one subtree: address order, red-black shape and every subtree_max_hole_.
+HoleTreeStats check_hole_subtree(const mm_detail::HoleAddrLink* link, const mm_detail::HoleAddrLink* parent,
+                                 u64* prev_start, bool* first) {
+    if (!link) return {0, 1};
+    EXPECT_EQ(link->hole_parent_, parent);
+    const auto* node = static_cast<const DrmMmNode*>(link);
+    HoleTreeStats l = check_hole_subtree(link->hole_left_, link, prev_start, first);
+    u64 start = __drm_mm_hole_node_start(node);
+    if (!*first) EXPECT_LT(*prev_start, start);
+    *first = false;
+    *prev_start = start;
+    EXPECT_TRUE(drm_mm_hole_follows(node));
+    EXPECT_EQ(node->hole_size_, __drm_mm_hole_node_end(node) - start);
+    HoleTreeStats r = check_hole_subtree(link->hole_right_, link, prev_start, first);
+    u64 max = node->hole_size_;
+    if (link->hole_left_) max = std::max(max, link->hole_left_->subtree_max_hole_);
+    if (link->hole_right_) max = std::max(max, link->hole_right_->subtree_max_hole_);
+    EXPECT_EQ(link->subtree_max_hole_, max) << "hole at " << start;
+    if (link->hole_red_) {
+        EXPECT_FALSE(link->hole_left_ && link->hole_left_->hole_red_);
+        EXPECT_FALSE(link->hole_right_ && link->hole_right_->hole_red_);
+    }
+    EXPECT_EQ(l.black_height, r.black_height);
+    return {l.holes + r.holes + 1, l.black_height + (link->hole_red_ ? 0 : 1)};
+}
+
+void check_hole_tree(const DrmMm& mm) {
+    u64 prev = 0;
+    bool first = true;
+    const mm_detail::HoleAddrLink* root = mm.holes_addr_.hole_parent_;
+    if (root) EXPECT_FALSE(root->hole_red_);
+    HoleTreeStats st = check_hole_subtree(root, &mm.holes_addr_, &prev, &first);
+    EXPECT_EQ(st.holes, count_holes(mm));
+}
+
+TEST(DrmMmHoleIndex, AugmentationSurvivesChurnAndReplace) {
+    std::mt19937_64 rng(7);
+    const u64 size = 1 << 16;
+    std::vector<DrmMmNode> nodes(512), spare(1);
+    DrmMm mm;
+    drm_mm_init(&mm, 0, size);
+    check_hole_tree(mm);
+    for (int op = 0; op < 6000 && !HasFailure(); op++) {
+        DrmMmNode& n = nodes[rng() % nodes.size()];
+        if (drm_mm_node_allocated(&n)) {
+            if (rng() % 8 == 0) {
+                // replace moves the node's hole link to another object
+                drm_mm_replace_node(&n, &spare[0]);
+                drm_mm_replace_node(&spare[0], &n);
+            } else {
+                drm_mm_remove_node(&n);
+            }
+        } else if (rng() % 2) {
+            n.start = rng() % size;
+            n.size = 1 + rng() % 256;
+            (void)drm_mm_reserve_node(&mm, &n);
+        } else {
+            (void)drm_mm_insert_node_generic(&mm, &n, 1 + rng() % 512, 0, 0, rng() % 4);
+        }
+        check_hole_tree(mm);
+    }
+    remove_all(mm);
+    check_hole_tree(mm);
+    drm_mm_takedown(&mm);
+}
+
+struct ModelHole {
+    u64 start, end;
+};
+
+std::vector<ModelHole> holes_by_address(const DrmMm& mm) {
+    std::vector<ModelHole> holes;
+    drm_mm_for_each_hole(&mm, [&](const DrmMmNode*, u64 s, u64 e) { holes.push_back({s, e}); });
+    std::sort(holes.begin(), holes.end(), [](const ModelHole& a, const ModelHole& b) { return a.start < b.start; });
+    return holes;
+}
+
+// Where the reference model puts `size` in hole h, or false (no color: plain alignment).
+bool model_place(const ModelHole& h, u64 rs, u64 re, u64 size, u64 align, bool high, u64* out) {
+    u64 lo = std::max(h.start, rs), hi = std::min(h.end, re);
+    if (hi <= lo || hi - lo < size) return false;
+    u64 at;
+    if (high) {
+        at = hi - size;
+        if (align) at -= at % align;
+        if (at < lo) return false;
+    } else {
+        at = lo;
+        if (align && at % align) at += align - at % align;
+        if (at + size > hi || at + size < at) return false;
+    }
+    *out = at;
+    return true;
+}
+
+// Every insertion mode against a brute-force model over random fragmented layouts: LOW takes
+// the lowest fitting hole, HIGH the highest (placed at its top), BEST a smallest fitting hole,
+// EVICT the most recent fitting hole; -ENOSPC exactly when no hole fits.
+TEST(DrmMmHoleIndex, EveryModeMatchesAReferenceModel) {
+    std::mt19937_64 rng(2024);
+    for (int layout = 0; layout < 12 && !HasFailure(); layout++) {
+        const u64 size = u64{1} << 20;
+        const unsigned kFill = 600;
+        std::vector<DrmMmNode> fill(kFill), probe(400);
+        DrmMm mm;
+        drm_mm_init(&mm, 0, size);
+        // Fragment: reserve random blocks, leaving holes of many sizes.
+        for (auto& f : fill) {
+            f.start = rng() % size;
+            f.size = 1 + rng() % (layout % 2 ? 64 : 2048);
+            if (drm_mm_reserve_node(&mm, &f)) f = DrmMmNode{};
+        }
+        for (auto& p : probe) {
+            const unsigned mode = rng() % 4;
+            const u64 sz = 1 + rng() % (rng() % 4 ? 64 : 4096);
+            const u64 align = rng() % 3 ? 0 : u64{1} << (rng() % 10);
+            u64 rs = 0, re = size;
+            if (rng() % 2) {
+                rs = rng() % size;
+                re = rs + 1 + rng() % (size - rs);
+            }
+            std::vector<ModelHole> holes = holes_by_address(mm);
+            std::vector<ModelHole> stack;  // most recent first, the EVICT order
+            drm_mm_for_each_hole(&mm, [&](const DrmMmNode*, u64 s, u64 e) { stack.push_back({s, e}); });
+
+            bool want_fit = false;
+            u64 want_start = 0, best_size = ~u64{0};
+            auto consider = [&](const ModelHole& h, bool high) {
+                u64 at;
+                if (!model_place(h, rs, re, sz, align, high, &at)) return false;
+                want_fit = true;
+                want_start = at;
+                return true;
+            };
+            switch (mode) {
+            case DRM_MM_INSERT_LOW:
+                for (const auto& h : holes)
+                    if (consider(h, false)) break;
+                break;
+            case DRM_MM_INSERT_HIGH:
+                for (auto it = holes.rbegin(); it != holes.rend(); ++it)
+                    if (consider(*it, true)) break;
+                break;
+            case DRM_MM_INSERT_EVICT:
+                for (const auto& h : stack)
+                    if (consider(h, false)) break;
+                break;
+            default:
+                for (const auto& h : holes) {
+                    u64 at;
+                    if (model_place(h, rs, re, sz, align, false, &at)) {
+                        want_fit = true;
+                        best_size = std::min(best_size, h.end - h.start);
+                    }
+                }
+                break;
+            }
+
+            int ret = drm_mm_insert_node_in_range(&mm, &p, sz, align, 0, rs, re, mode);
+            SCOPED_TRACE(testing::Message() << "layout " << layout << " mode " << mode << " size " << sz
+                                            << " align " << align << " range [" << rs << ", " << re << ")");
+            if (!want_fit) {
+                EXPECT_EQ(ret, -ENOSPC);
+                continue;
+            }
+            ASSERT_EQ(ret, 0);
+            if (mode == DRM_MM_INSERT_BEST) {
+                // The chosen hole: the one the node now sits in, reconstructed from the model.
+                auto h = std::find_if(holes.begin(), holes.end(),
+                                      [&](const ModelHole& m) { return m.start <= p.start && p.start + sz <= m.end; });
+                ASSERT_NE(h, holes.end());
+                EXPECT_EQ(h->end - h->start, best_size);
+                u64 at;
+                ASSERT_TRUE(model_place(*h, rs, re, sz, align, false, &at));
+                EXPECT_EQ(p.start, at);
+            } else {
+                EXPECT_EQ(p.start, want_start);
+            }
+            if (HasFailure()) break;
+        }
+        check_hole_tree(mm);
+        check_invariants(mm, 0, size);
+        remove_all(mm);
+        drm_mm_takedown(&mm);
+    }
+}
+
+// --- upstream's interval sentinel ---
+
+TEST(DrmMm, IntervalFirstReturnsTheHeadNodeWhenNothingMatches) {
+    DrmMm mm;
+    drm_mm_init(&mm, 0x1000, 0x1000);
+    DrmMmNode* none = __drm_mm_interval_first(&mm, 0x1000, 0x1fff);
+    EXPECT_EQ(none, &mm.head_node_);
+    EXPECT_FALSE(drm_mm_node_allocated(none));
+    EXPECT_EQ(none->start, 0x2000u);  // the end of the range, so "node->start < end" loops stop
+
+    DrmMmNode a;
+    a.start = 0x1400, a.size = 0x100;
+    ASSERT_EQ(drm_mm_reserve_node(&mm, &a), 0);
+    EXPECT_EQ(__drm_mm_interval_first(&mm, 0x1000, 0x13ff), &mm.head_node_);
+    EXPECT_EQ(__drm_mm_interval_first(&mm, 0x1500, 0x1fff), &mm.head_node_);
+    EXPECT_EQ(__drm_mm_interval_first(&mm, 0, 0xfff), &mm.head_node_);
+    EXPECT_EQ(__drm_mm_interval_first(&mm, 0x13ff, 0x1400), &a);
+
+    // A range past the managed one visits the real nodes once and stops at the head.
+    int visited = 0;
+    drm_mm_for_each_node_in_range(&mm, 0, ~u64{0}, [&](DrmMmNode* n) {
+        EXPECT_EQ(n, &a);
+        visited++;
+    });
+    EXPECT_EQ(visited, 1);
+    drm_mm_for_each_node_in_range(&mm, 0x1500, 0x1800, [&](DrmMmNode*) { ADD_FAILURE(); });
+    drm_mm_remove_node(&a);
+    drm_mm_takedown(&mm);
+}
+
 }  // namespace
