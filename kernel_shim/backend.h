@@ -26,8 +26,14 @@ public:
     virtual bool park(ktime_t deadline) = 0;
     virtual void unpark(Task* t) = 0;
     virtual void yield() = 0;
+    // One step of a busy-wait on another task (cpu_relax): a yield the simulated runtime can
+    // tell from progress, to move the clock (or report a livelock) when only spinners can run.
+    virtual void spin_yield(std::source_location) { yield(); }
     // Simulated mode with preemption on: maybe yield here.
     virtual void preempt_point() = 0;
+    // cond_resched: a preemption point that, with preemption on, always lets another runnable
+    // task run (the kernel yields there whenever a reschedule is due).
+    virtual void cond_resched() { preempt_point(); }
     // Lets `d` pass without sleeping (udelay): other tasks run meanwhile.
     virtual void busy_wait(ktime_t d) = 0;
 

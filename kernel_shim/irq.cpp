@@ -1,6 +1,7 @@
 // Mirrors kernel/irq/manage.c and handle.c (threaded IRQs, oneshot masking, spurious detection).
 #include "kernel_shim/irq.h"
 
+#include "kernel_shim/irq_work.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/trace.h"
 
@@ -57,6 +58,7 @@ void IrqLine::irq_thread() {
             r = handler_ ? handler_(number_, dev_id_) : IRQ_WAKE_THREAD;
         }
         me->hardirq = false;
+        if (me->irq_work_head && me->preempt_count == 0) irq_work_run();  // raised by the handler
         if ((r & IRQ_WAKE_THREAD) && thread_fn_) {
             {
                 std::lock_guard g(lock_);

@@ -2,6 +2,9 @@
 // kernel/kthread.c, on the runtime's park/unpark.
 #include "kernel_shim/sched.h"
 
+#include <algorithm>
+#include <thread>
+
 #include "kernel_shim/lockdep.h"
 #include "kernel_shim/report.h"
 
@@ -47,7 +50,7 @@ bool wake_up_process(Task* t) {
     return true;
 }
 
-void cond_resched() { backend().preempt_point(); }
+void cond_resched() { backend().cond_resched(); }
 
 // Sleeps until `deadline` whatever wakes the task meanwhile; keeps a token that arrives
 // during the sleep for the next park, as the kernel's state machine would.
@@ -82,6 +85,11 @@ Task* kthread_run(std::function<int()> fn, const char* name) {
 bool kthread_should_stop() {
     Task* t = current();
     return t && t->should_stop.load();
+}
+
+unsigned num_online_cpus() {
+    if (Runtime::get()->mode() == Mode::Simulated) return 8;
+    return std::max(1u, std::thread::hardware_concurrency());
 }
 
 int kthread_stop(Task* t) {

@@ -25,7 +25,10 @@ inline void preempt_point() { backend().preempt_point(); }
 // steps of this wait. Simulated mode yields to the runtime (one runner: the other task only
 // progresses if this one lets it); real threads pause, and give up the CPU from the 65th step
 // on, since the task waited for may have been preempted on this very CPU.
-void cpu_relax(unsigned iteration = 0);
+// Simulated mode: when every runnable task is spinning here, nothing can change what they wait
+// for until time passes, so the clock jumps to the next timer; with no timer pending, the
+// livelock is reported with where each one spins.
+void cpu_relax(unsigned iteration = 0, std::source_location loc = std::source_location::current());
 
 // Atomic sections (preempt_disable / local_irq_save): might_sleep fires inside them. The count
 // is kept in every build, debug checks or not, because the simulated scheduler reads it: a
@@ -33,8 +36,14 @@ void cpu_relax(unsigned iteration = 0);
 inline void preempt_disable() {
     if (Task* t = current()) t->preempt_count++;
 }
+void irq_work_run();
+// Leaving the outermost atomic section delivers the irq_work raised inside it, as re-enabling
+// interrupts delivers the kernel's self-IPI.
 inline void preempt_enable() {
-    if (Task* t = current()) t->preempt_count--;
+    if (Task* t = current()) {
+        if (--t->preempt_count == 0 && t->irq_work_head && !t->hardirq) [[unlikely]]
+            irq_work_run();
+    }
 }
 
 // Blocks the current task until woken (wake_up_process) or the timeout passes; returns the
@@ -44,6 +53,10 @@ inline void schedule(std::source_location loc = std::source_location::current())
     schedule_timeout(MAX_SCHEDULE_TIMEOUT, loc);
 }
 bool wake_up_process(Task* t);
+// A preemption point that, in simulated mode with preemption points on, always yields to
+// another runnable task (not only with the preemption probability): the caller says a switch
+// is fine here, which the kernel grants whenever a reschedule is pending. Without preemption
+// points it never switches, like every other preemption point.
 void cond_resched();
 
 void msleep(unsigned msecs);
@@ -58,5 +71,13 @@ Task* kthread_run(std::function<int()> fn, const char* name);
 bool kthread_should_stop();
 // Asks the thread to stop, wakes it, waits for it to finish and returns its result.
 int kthread_stop(Task* t);
+// kthread_stop plus put_task_struct: tasks are not refcounted here (kthread_stop frees the
+// task once it finished), so there is no reference to drop.
+inline int kthread_stop_put(Task* t) { return kthread_stop(t); }
+
+// CPUs the code may spread work over. Simulated mode: a fixed 8 (the RK3588 that carries a
+// Mali-G610 has 8 cores), so that sizes derived from it, and thus interleavings, are the same
+// on every machine. Real mode: the host's hardware threads.
+unsigned num_online_cpus();
 
 }  // namespace kshim

@@ -6,6 +6,12 @@
 // task except that it can wait for "idle", "time has passed" or "a predicate holds", which the
 // loop decides. If nothing can run, no event is pending and the main task waits for something
 // else, the simulation is deadlocked: that is reported and the main task is unwound.
+//
+// Busy-waits (cpu_relax) yield to the loop marked as spins. Progress (a wake-up, an event, a
+// spawn, a task that ran other than to spin again) bumps a counter; when every runnable task
+// spun since the last progress, none can see anything new until time moves: the clock jumps to
+// the next event as if nothing could run, and with none pending that livelock is reported (with
+// where each task spins) and the main task is unwound, as for a deadlock.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -47,6 +53,7 @@ public:
         fiber_create(t->fiber, &SimBackend::task_entry, t);
         tasks_.push_back(t);
         runq_.push_back(t);
+        spin_epoch_++;
         trace::task_name(t->id, t->name.c_str());
         return t;
     }
@@ -78,6 +85,7 @@ public:
     }
 
     void unpark(Task* t) override {
+        spin_epoch_++;
         if (t->state == TaskState::Blocked) {
             t->state = TaskState::Runnable;
             runq_.push_back(t);
@@ -96,6 +104,23 @@ public:
             t->aborted = false;
             throw SimAbort{};
         }
+    }
+
+    void spin_yield(std::source_location loc) override {
+        Task* t = current();
+        if (!t || t == &softirq_) return;
+        t->spinning = true;
+        t->spin_epoch = spin_epoch_;
+        t->spin_loc = loc;
+        yield();
+        t->spinning = false;
+    }
+
+    void cond_resched() override {
+        if (opts_.preempt_probability <= 0.0) return;
+        Task* t = current();
+        if (!t || t == &softirq_ || t->preempt_count || t->hardirq) return;
+        if (!runq_.empty()) yield();
     }
 
     void preempt_point() override {
@@ -264,6 +289,7 @@ private:
         fiber_switch(sched_fiber_, t->fiber);
         set_current(&softirq_);
         running_ = nullptr;
+        if (!t->spinning || t->state != TaskState::Runnable) spin_epoch_++;  // it did more than spin
         if (t->state == TaskState::Exited && t->fiber.mapping) fiber_destroy(t->fiber);
     }
 
@@ -278,6 +304,7 @@ private:
             TimerEvent& ev = *events_.begin();
             events_.erase(events_.begin());
             ev.armed = false;
+            spin_epoch_++;
             set_current(&softirq_);
             ev.fire(&ev, ev.gen);  // ev may be gone after this
         }
@@ -291,7 +318,8 @@ private:
                 wake_main(true);
                 continue;
             }
-            if (!runq_.empty()) {
+            const bool livelocked = only_spinners_runnable();
+            if (!runq_.empty() && !livelocked) {
                 size_t i = runq_.size() == 1 ? 0 : next_random() % runq_.size();
                 Task* t = runq_[i];
                 runq_.erase(runq_.begin() + static_cast<long>(i));
@@ -306,6 +334,10 @@ private:
                     continue;
                 }
                 now_ = std::max(now_, next);
+                continue;
+            }
+            if (livelocked) {
+                livelock();
                 continue;
             }
             if (main_wait_ != MainWait::None) {
@@ -325,6 +357,32 @@ private:
         run(main_);
     }
 
+    // Every runnable task spun since the last progress.
+    bool only_spinners_runnable() const {
+        if (runq_.empty()) return false;
+        for (const Task* t : runq_)
+            if (!t->spinning || t->spin_epoch != spin_epoch_) return false;
+        return true;
+    }
+
+    void livelock() {
+        std::string detail = "virtual time " + std::to_string(now_) + " ns, seed " + std::to_string(opts_.seed) + "\n";
+        for (const Task* t : runq_) {
+            detail += "spinning: " + t->name + " (task " + std::to_string(t->id) + ") in cpu_relax at " +
+                      t->spin_loc.file_name() + ":" + std::to_string(t->spin_loc.line()) + " in " +
+                      t->spin_loc.function_name() + "\n";
+        }
+        for (auto& s : stuck_tasks()) detail += "blocked: " + s + "\n";
+        report(ReportKind::Deadlock,
+               "simulation livelock: every runnable task only spins (cpu_relax) and no timer is pending", detail);
+        // Unwind the main task, wherever it is: blocked in a wait or spinning itself.
+        auto it = std::find(runq_.begin(), runq_.end(), main_);
+        if (it != runq_.end()) runq_.erase(it);
+        main_wait_ = MainWait::None;
+        main_->aborted = true;
+        run(main_);
+    }
+
     RuntimeOptions opts_;
     Task* main_;
     Task softirq_;
@@ -337,6 +395,7 @@ private:
     u64 event_seq_ = 0;
     u64 rng_;
     u64 switches_ = 0;
+    u64 spin_epoch_ = 0;  // progress so far (see the top of the file)
     MainWait main_wait_ = MainWait::None;
     const std::function<bool()>* main_pred_ = nullptr;
     ktime_t main_deadline_ = 0;

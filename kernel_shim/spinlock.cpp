@@ -5,9 +5,9 @@
 
 namespace kshim {
 
-void cpu_relax(unsigned iteration) {
+void cpu_relax(unsigned iteration, std::source_location loc) {
     if (Runtime::get() && Runtime::get()->mode() == Mode::Simulated) {
-        backend().yield();
+        backend().spin_yield(loc);
     } else if (iteration > 64) {
         std::this_thread::yield();
     } else {

@@ -20,6 +20,7 @@ namespace kshim {
 
 struct LockdepMap;
 struct work_struct;
+struct irq_work;
 
 enum class TaskKind : u8 {
     Main,     // the thread that created the runtime (the test body, a program's main)
@@ -49,6 +50,9 @@ struct Task {
     // Atomic-context accounting for might_sleep: spinlocks held and IRQs disabled.
     int preempt_count = 0;
     bool hardirq = false;
+    // irq_work raised by this task, run when it leaves atomic context (kernel_shim/irq_work.h).
+    irq_work* irq_work_head = nullptr;
+    irq_work* irq_work_tail = nullptr;
     // lockdep-lite: locks (and pseudo-locks) held, in acquisition order.
     std::vector<HeldLock> held;
 
@@ -71,6 +75,11 @@ struct Task {
     Fiber fiber;
     bool timed_out = false;
     bool aborted = false;  // resumed only to unwind (the simulation found a deadlock)
+    // Yielded from cpu_relax, when the runtime's progress count was spin_epoch: if every
+    // runnable task is such a spinner, nothing changed since they last looked (a livelock).
+    bool spinning = false;
+    u64 spin_epoch = 0;
+    std::source_location spin_loc{};
 
     // Real-mode state.
     std::thread thread;

@@ -2,6 +2,7 @@
 #include "kernel_shim/time.h"
 
 #include "kernel_shim/backend.h"
+#include "kernel_shim/irq_work.h"
 #include "kernel_shim/trace.h"
 
 namespace kshim {
@@ -28,6 +29,7 @@ void hrtimer_fire(TimerEvent* ev, u64) {
         r = t->function(t);
     }
     cur->hardirq = saved;
+    if (!saved && cur->irq_work_head && cur->preempt_count == 0) irq_work_run();  // raised by the callback
     if (r == HRTIMER_RESTART) backend().timer_arm(&t->ev, t->expires);
 }
 }  // namespace
@@ -88,6 +90,17 @@ u64 hrtimer_forward_now(hrtimer* t, ktime_t interval) {
     u64 overruns = static_cast<u64>((now - t->expires) / interval) + 1;
     t->expires += static_cast<ktime_t>(overruns) * interval;
     return overruns;
+}
+
+}  // namespace kshim
+
+// ---- on-stack timers ----
+#include "kernel_shim/report.h"
+
+namespace kshim {
+
+void destroy_timer_on_stack(timer_list* t) {
+    WARN(t->ev.armed || t->ev.running, "destroy_timer_on_stack: timer still active");
 }
 
 }  // namespace kshim

@@ -68,6 +68,13 @@ int del_timer(timer_list* t);       // timer_delete
 int del_timer_sync(timer_list* t);  // also waits for a running callback
 inline int timer_delete(timer_list* t) { return del_timer(t); }
 inline int timer_delete_sync(timer_list* t) { return del_timer_sync(t); }
+// On-stack timers are plain timers here. Destroying one still armed (or whose callback still
+// runs) is reported as the kernel's debugobjects would: the memory is about to go.
+inline void timer_setup_on_stack(timer_list* t, std::function<void(timer_list*)> fn, unsigned flags = 0) {
+    timer_setup(t, std::move(fn), flags);
+}
+void destroy_timer_on_stack(timer_list* t);
+inline void timer_destroy_on_stack(timer_list* t) { destroy_timer_on_stack(t); }
 
 // ---- hrtimer (nanosecond resolution; the callback runs in hard-IRQ-like atomic context) ----
 enum hrtimer_restart { HRTIMER_NORESTART, HRTIMER_RESTART };

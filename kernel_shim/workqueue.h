@@ -57,7 +57,9 @@ inline constexpr unsigned WQ_FREEZABLE = 1u << 2;
 inline constexpr unsigned WQ_MEM_RECLAIM = 1u << 3;
 inline constexpr unsigned WQ_HIGHPRI = 1u << 4;
 inline constexpr unsigned __WQ_ORDERED = 1u << 17;
-inline constexpr int WQ_DFL_ACTIVE = 256;
+inline constexpr int WQ_MAX_ACTIVE = 512;
+inline constexpr int WQ_UNBOUND_MAX_ACTIVE = WQ_MAX_ACTIVE;
+inline constexpr int WQ_DFL_ACTIVE = WQ_MAX_ACTIVE / 2;
 
 // max_active 0 means the default. Returns nullptr on allocation failure.
 Workqueue* alloc_workqueue(const char* fmt, unsigned flags, int max_active, ...) __attribute__((format(printf, 1, 4)));

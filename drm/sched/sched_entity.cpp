@@ -115,12 +115,14 @@ static void drm_sched_entity_kill_jobs_work(kshim::work_struct* wrk) {
     drm_sched_fence_scheduled(job->s_fence, nullptr);
     drm_sched_fence_finished(job->s_fence, -ESRCH);
     WARN_ON(job->s_fence->parent.load());
-    sched->ops->free_job(job);
-    kshim::dma_fence_end_signalling(cookie);
     // An entity of this scheduler may be waiting for the `scheduled` fence just signalled, and
     // that wait (drm_sched_entity_clear_dep) relies on the scheduler running anyway. Here it
-    // was signalled outside the scheduler: wake it, or that entity stalls for good.
+    // was signalled outside the scheduler: wake it, or that entity stalls for good. Before
+    // free_job: a killed job may outlive its scheduler's fini while it waits for another
+    // scheduler's fence, and its free may then give back the scheduler's memory too.
     drm_sched_wakeup(sched);
+    sched->ops->free_job(job);
+    kshim::dma_fence_end_signalling(cookie);
 }
 
 static void drm_sched_entity_kill_jobs_cb(dma_fence* f, dma_fence_cb* cb) {

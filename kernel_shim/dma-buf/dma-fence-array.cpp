@@ -25,7 +25,7 @@ void dma_fence_array_clear_pending_error(dma_fence_array* array) {
     array->base.error.compare_exchange_strong(expected, 0);
 }
 
-void dma_fence_array_work(work_struct* work) {
+void dma_fence_array_irq_work(irq_work* work) {
     dma_fence_array* array = container_of(work, dma_fence_array, work);
     dma_fence_array_clear_pending_error(array);
     dma_fence_signal(&array->base);
@@ -37,7 +37,7 @@ void dma_fence_array_cb_func(dma_fence* f, dma_fence_cb* cb) {
     dma_fence_array* array = array_cb->array;
     dma_fence_array_set_pending_error(array, f->error.load(std::memory_order_relaxed));
     if (array->num_pending.fetch_sub(1, std::memory_order_acq_rel) == 1)
-        queue_work(system_highpri_wq(), &array->work);
+        irq_work_queue(&array->work);
     else
         dma_fence_put(&array->base);
 }
@@ -119,7 +119,7 @@ void dma_fence_array_init(dma_fence_array* array, int num_fences, dma_fence** fe
     WARN_ON(!num_fences || !fences);
     array->num_fences = static_cast<unsigned>(num_fences);
     dma_fence_init(&array->base, &dma_fence_array_ops, &array->lock, context, seqno);
-    INIT_WORK(&array->work, dma_fence_array_work);
+    init_irq_work(&array->work, dma_fence_array_irq_work);
     array->num_pending.store(signal_on_any ? 1 : num_fences, std::memory_order_relaxed);
     array->fences = fences;
     array->base.error.store(PENDING_ERROR, std::memory_order_relaxed);

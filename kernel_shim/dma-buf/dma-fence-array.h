@@ -1,7 +1,7 @@
 // Mirrors include/linux/dma-fence-array.h: one fence standing for several (all, or any one).
 #pragma once
 #include "kernel_shim/dma-buf/dma-fence.h"
-#include "kernel_shim/workqueue.h"
+#include "kernel_shim/irq_work.h"
 
 namespace kshim {
 
@@ -18,9 +18,9 @@ struct dma_fence_array {
     unsigned num_fences = 0;
     std::atomic<int> num_pending{0};  // members still to signal (1 for signal-on-any)
     dma_fence** fences = nullptr;     // kmalloc'ed, owned with one reference per member
-    // Signals `base` outside the member's lock (the kernel uses irq_work for the same reason:
-    // signalling from inside the member's callback would nest fence locks).
-    work_struct work;
+    // Signals `base` right after the member's signal returns: signalling from inside the
+    // member's callback would nest fence locks.
+    irq_work work;
     dma_fence_array_cb* callbacks = nullptr;  // num_fences entries, allocated with the array
 };
 

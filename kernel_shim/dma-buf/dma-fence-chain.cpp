@@ -8,6 +8,8 @@
 
 namespace kshim {
 namespace {
+std::atomic<u64> g_walk_steps{0};
+
 dma_fence* dma_fence_chain_get_prev(dma_fence_chain* chain) {
     SpinGuard g(chain->prev_lock);
     // The link's own reference keeps prev alive while we hold prev_lock.
@@ -17,25 +19,38 @@ dma_fence* dma_fence_chain_get_prev(dma_fence_chain* chain) {
 const char* dma_fence_chain_get_driver_name(dma_fence*) { return "dma_fence_chain"; }
 const char* dma_fence_chain_get_timeline_name(dma_fence*) { return "unbound"; }
 
-bool dma_fence_chain_enable_signaling(dma_fence* fence);
+bool dma_fence_chain_arm(dma_fence_chain* head, bool from_irq_work);
 
-void dma_fence_chain_work(work_struct* work) {
+void dma_fence_chain_irq_work(irq_work* work) {
     dma_fence_chain* chain = container_of(work, dma_fence_chain, work);
     // Re-arm on the next unsignalled fence; none left means the whole prefix is done.
-    if (!dma_fence_chain_enable_signaling(&chain->base)) dma_fence_signal(&chain->base);
+    if (!dma_fence_chain_arm(chain, true)) dma_fence_signal(&chain->base);
     dma_fence_put(&chain->base);
 }
 
 void dma_fence_chain_cb(dma_fence* f, dma_fence_cb* cb) {
     dma_fence_chain* chain = container_of(cb, dma_fence_chain, cb);
-    queue_work(system_highpri_wq(), &chain->work);
+    irq_work_queue(&chain->work);
     dma_fence_put(f);
 }
 
-bool dma_fence_chain_enable_signaling(dma_fence* fence) {
-    dma_fence_chain* head = to_dma_fence_chain(fence);
+// Arms head->cb on the first unsignalled fence of the chain; false when there is none.
+//
+// Upstream always arms on a link's contained fence. When many links have signalling enabled
+// and their fences signal backwards, every pending later link then waits on the same earliest
+// fence and re-arms on each signal: n²/2 callbacks for n links. From the re-arm (no fence lock
+// held) we arm instead on the first pending link itself when somebody already enabled it: it
+// signals exactly when its prefix is done, and the links then signal one after the other. The
+// first arm, under head's fence lock, stays upstream's, since arming on another link there
+// would nest two chain locks.
+bool dma_fence_chain_arm(dma_fence_chain* head, bool from_irq_work) {
+    dma_fence* fence;
     dma_fence_get(&head->base);
     dma_fence_chain_for_each(fence, &head->base) {
+        if (from_irq_work && fence != &head->base && dma_fence_is_chain(fence) &&
+            dma_fence_test_flag(fence, DMA_FENCE_FLAG_ENABLE_SIGNAL_BIT) &&
+            !dma_fence_add_callback(fence, &head->cb, dma_fence_chain_cb))
+            return true;  // the callback owns the iterator's reference and head's
         dma_fence* f = dma_fence_chain_contained(fence);
         dma_fence_get(f);
         if (!dma_fence_add_callback(f, &head->cb, dma_fence_chain_cb)) {
@@ -47,6 +62,8 @@ bool dma_fence_chain_enable_signaling(dma_fence* fence) {
     dma_fence_put(&head->base);
     return false;
 }
+
+bool dma_fence_chain_enable_signaling(dma_fence* fence) { return dma_fence_chain_arm(to_dma_fence_chain(fence), false); }
 
 bool dma_fence_chain_signaled(dma_fence* fence) {
     dma_fence_chain_for_each(fence, fence) {
@@ -106,6 +123,7 @@ dma_fence* dma_fence_chain_walk(dma_fence* fence) {
     }
     dma_fence* prev;
     while ((prev = dma_fence_chain_get_prev(chain))) {
+        g_walk_steps.fetch_add(1, std::memory_order_relaxed);
         dma_fence* replacement;
         dma_fence_chain* prev_chain = to_dma_fence_chain(prev);
         if (prev_chain) {
@@ -133,6 +151,8 @@ dma_fence* dma_fence_chain_walk(dma_fence* fence) {
     dma_fence_put(fence);
     return prev;
 }
+
+u64 dma_fence_chain_walk_steps() { return g_walk_steps.load(std::memory_order_relaxed); }
 
 int dma_fence_chain_find_seqno(dma_fence** pfence, u64 seqno) {
     if (!seqno) return 0;
@@ -163,7 +183,7 @@ void dma_fence_chain_init(dma_fence_chain* chain, dma_fence* prev, dma_fence* fe
         context = dma_fence_context_alloc(1);
         if (prev_chain) seqno = std::max(prev->seqno, seqno);  // never go backwards
     }
-    INIT_WORK(&chain->work, dma_fence_chain_work);
+    init_irq_work(&chain->work, dma_fence_chain_irq_work);
     dma_fence_init64(&chain->base, &dma_fence_chain_ops, &chain->lock, context, seqno);
 }
 

@@ -24,7 +24,8 @@ dma_fence* dma_fence_get_stub() {
     static std::atomic<bool> ready{false};
     if (!ready.load(std::memory_order_acquire)) {
         spin_lock(&stub_lock());
-        if (!stub.ops) {
+        // Not stub.ops: the signal below detaches the stub from its ops.
+        if (!ready.load(std::memory_order_relaxed)) {
             dma_fence_init(&stub, &dma_fence_stub_ops, &stub_lock(), 0, 0);
             dma_fence_set_flag(&stub, DMA_FENCE_FLAG_ENABLE_SIGNAL_BIT);
             dma_fence_signal_locked(&stub);

@@ -6,8 +6,8 @@
 namespace kshim {
 
 void trace_dma_fence_event(const char* name, dma_fence* fence) {
-    std::string args = std::string("{\"driver\":\"") + fence->ops->get_driver_name(fence) + "\",\"timeline\":\"" +
-                       fence->ops->get_timeline_name(fence) + "\",\"context\":" + std::to_string(fence->context) +
+    std::string args = std::string("{\"driver\":\"") + dma_fence_driver_name(fence) + "\",\"timeline\":\"" +
+                       dma_fence_timeline_name(fence) + "\",\"context\":" + std::to_string(fence->context) +
                        ",\"seqno\":" + std::to_string(fence->seqno) + "}";
     trace::instant(name, "dma_fence", args);
 }

@@ -59,7 +59,9 @@ long dma_fence_wait_timeout(dma_fence* fence, bool intr, long timeout) {
     __dma_fence_might_wait();
     dma_fence_enable_sw_signaling(fence);
     trace_dma_fence("dma_fence_wait_start", fence);
-    long ret = fence->ops->wait ? fence->ops->wait(fence, intr, timeout) : dma_fence_default_wait(fence, intr, timeout);
+    // A fence with a wait op never detaches from its ops, so no null check beyond the pointer.
+    const dma_fence_ops* ops = dma_fence_ops_load(fence);
+    long ret = ops && ops->wait ? ops->wait(fence, intr, timeout) : dma_fence_default_wait(fence, intr, timeout);
     trace_dma_fence("dma_fence_wait_end", fence);
     return ret;
 }

@@ -14,7 +14,7 @@ namespace {
 std::atomic<u64> g_context_counter{1};
 
 std::string fence_text(dma_fence* f) {
-    return std::string(f->ops->get_driver_name(f)) + ":" + f->ops->get_timeline_name(f) + ":" +
+    return std::string(dma_fence_driver_name(f)) + ":" + dma_fence_timeline_name(f) + ":" +
            std::to_string(f->context) + ":" + std::to_string(f->seqno);
 }
 }  // namespace
@@ -26,12 +26,16 @@ u64 dma_fence_context_alloc(unsigned num) {
 
 static void __dma_fence_init(dma_fence* fence, const dma_fence_ops* ops, SpinLock* lock, u64 context, u64 seqno,
                              unsigned long flags) {
-    BUG_ON(!lock);
     BUG_ON(!ops || !ops->get_driver_name || !ops->get_timeline_name);
     fence->refcount.refcount.store(1, std::memory_order_relaxed);
-    fence->ops = ops;
-    // Callers may hand us raw kmalloc memory, as kernel code does: make the list valid.
+    // Callers may hand us raw kmalloc memory, as kernel code does: make the members valid.
+    new (&fence->ops) std::atomic<const dma_fence_ops*>(ops);
     new (&fence->cb_list) dma_fence_cb_list();
+    if (!lock) {
+        // A re-init over an earlier inline lock just rebuilds it: a lock owns no resources.
+        lock = new (fence->inline_lock_storage) SpinLock("dma_fence.inline_lock");
+        flags |= 1ul << DMA_FENCE_FLAG_INLINE_LOCK_BIT;
+    }
     fence->lock = lock;
     fence->context = context;
     fence->seqno = seqno;
@@ -76,8 +80,10 @@ void dma_fence_release(dma_fence* fence) {
         dma_fence_signal_locked(fence);
         spin_unlock(fence->lock);
     }
-    if (fence->ops->release)
-        fence->ops->release(fence);
+    // Detached ops had no release: the default free is what they asked for.
+    const dma_fence_ops* ops = dma_fence_ops_load(fence);
+    if (ops && ops->release)
+        ops->release(fence);
     else
         dma_fence_free(fence);
 }
@@ -85,6 +91,14 @@ void dma_fence_release(dma_fence* fence) {
 void dma_fence_free(dma_fence* fence) {
     fence->~dma_fence();
     kfree(fence);
+}
+
+// After the SIGNALED bit: a reader that still saw the ops also saw the fence unsignalled, and
+// the tables are static, so its call stays valid. Fences whose release or wait still has to run
+// keep them. Traced before, so the event still names the driver.
+static inline void dma_fence_detach_ops(dma_fence* fence) {
+    const dma_fence_ops* ops = fence->ops.load(std::memory_order_relaxed);
+    if (!ops->release && !ops->wait) fence->ops.store(nullptr, std::memory_order_release);
 }
 
 int dma_fence_signal_timestamp_locked(dma_fence* fence, ktime_t timestamp) {
@@ -97,6 +111,7 @@ int dma_fence_signal_timestamp_locked(dma_fence* fence, ktime_t timestamp) {
     if (fence->cb_list.empty()) [[likely]] {
         __dma_fence_or_flags_locked(fence, done);
         trace_dma_fence("dma_fence_signaled", fence);
+        dma_fence_detach_ops(fence);
         return 0;
     }
     // Detach the list first, so the callbacks see an empty list on the signalled fence.
@@ -104,6 +119,7 @@ int dma_fence_signal_timestamp_locked(dma_fence* fence, ktime_t timestamp) {
     cbs.swap(fence->cb_list);
     __dma_fence_or_flags_locked(fence, done);
     trace_dma_fence("dma_fence_signaled", fence);
+    dma_fence_detach_ops(fence);
     // Each node is unlinked before its callback runs, which may free it or re-arm it elsewhere;
     // the detached list itself is not repaired node by node since it is dropped whole.
     cbs.clear_and_dispose([fence](dma_fence_cb* cb) { cb->func(fence, cb); });
@@ -145,14 +161,20 @@ int dma_fence_signal(dma_fence* fence) {
     return ret;
 }
 
+bool dma_fence_check_and_signal_locked(dma_fence* fence) { return dma_fence_signal_locked(fence) != 0; }
+
+bool dma_fence_check_and_signal(dma_fence* fence) { return dma_fence_signal(fence) != 0; }
+
 // Sets ENABLE_SIGNAL and calls the driver the first time; false when the fence is (now) done.
 static bool __dma_fence_enable_signaling(dma_fence* fence) {
     lockdep_assert_held(fence->lock);
     bool was_set = dma_fence_test_and_set_flag(fence, DMA_FENCE_FLAG_ENABLE_SIGNAL_BIT);
     if (dma_fence_test_flag(fence, DMA_FENCE_FLAG_SIGNALED_BIT)) return false;
-    if (!was_set && fence->ops->enable_signaling) {
+    // Unsignalled (checked above, under the lock the signal takes): the ops are still there.
+    const dma_fence_ops* ops = dma_fence_ops_load(fence);
+    if (!was_set && ops->enable_signaling) {
         trace_dma_fence("dma_fence_enable_signal", fence);
-        if (!fence->ops->enable_signaling(fence)) {
+        if (!ops->enable_signaling(fence)) {
             dma_fence_signal_locked(fence);
             return false;
         }
@@ -194,7 +216,8 @@ bool dma_fence_remove_callback(dma_fence* fence, dma_fence_cb* cb) {
 }
 
 void dma_fence_set_deadline(dma_fence* fence, ktime_t deadline) {
-    if (fence->ops->set_deadline && !dma_fence_is_signaled(fence)) fence->ops->set_deadline(fence, deadline);
+    const dma_fence_ops* ops = dma_fence_ops_load(fence);
+    if (ops && ops->set_deadline && !dma_fence_is_signaled(fence)) ops->set_deadline(fence, deadline);
 }
 
 int dma_fence_get_status(dma_fence* fence) {

@@ -6,6 +6,7 @@
 // here, because every layer above polls it on its fast paths.
 #pragma once
 #include <atomic>
+#include <new>
 #include <boost/intrusive/list.hpp>
 
 #include "kernel_shim/err.h"
@@ -24,6 +25,7 @@ enum dma_fence_flag_bits {
     DMA_FENCE_FLAG_TIMESTAMP_BIT,
     DMA_FENCE_FLAG_ENABLE_SIGNAL_BIT,
     DMA_FENCE_FLAG_SEQNO64_BIT,
+    DMA_FENCE_FLAG_INLINE_LOCK_BIT,  // `lock` points at the fence's own inline_lock
     DMA_FENCE_FLAG_USER_BITS,  // first bit free for the fence's implementer
 };
 
@@ -55,7 +57,8 @@ struct dma_fence_ops {
     bool (*enable_signaling)(dma_fence* fence) = nullptr;
     // Peek at completion without enabling signalling.
     bool (*signaled)(dma_fence* fence) = nullptr;
-    // Custom wait (deprecated upstream); jiffies left, 0 on timeout.
+    // Custom wait (deprecated upstream); jiffies left, 0 on timeout. Having it (or release)
+    // keeps `ops` attached after the signal, since those run on a signalled fence.
     long (*wait)(dma_fence* fence, bool intr, long timeout) = nullptr;
     // Frees the fence; without it the fence is destroyed and kfree'd (it must come from kmalloc).
     void (*release)(dma_fence* fence) = nullptr;
@@ -63,8 +66,14 @@ struct dma_fence_ops {
 };
 
 struct dma_fence {
-    SpinLock* lock = nullptr;  // supplied by the creator; protects cb_list and the signal transition
-    const dma_fence_ops* ops = nullptr;
+    // Protects cb_list and the signal transition: the creator's lock, or inline_lock when
+    // dma_fence_init got none. Upstream has a union of the two and dma_fence_spinlock();
+    // we keep the pointer so that code written against `fence->lock` keeps working.
+    SpinLock* lock = nullptr;
+    // Set by init; cleared by the signal when the ops have neither release nor wait, so that
+    // a signalled fence no longer depends on who issued it (upstream's RCU-protected pointer).
+    // Read it with dma_fence_ops_load() and expect nullptr once the fence signalled.
+    std::atomic<const dma_fence_ops*> ops{nullptr};
     dma_fence_cb_list cb_list;  // waiters' callbacks, until the fence signals
     ktime_t timestamp = 0;      // valid once DMA_FENCE_FLAG_TIMESTAMP_BIT is set
     u64 context = 0;
@@ -73,7 +82,29 @@ struct dma_fence {
     kref refcount;
     // Only meaningful (< 0) once signalled; written before the signal publishes it.
     std::atomic<int> error{0};
+    // Storage for the lock used when dma_fence_init gets a null lock (upstream's inline_lock).
+    // Constructed only then, since building a lock registers its lockdep class: fences with an
+    // external lock pay nothing. All inline locks share one class, as upstream's do.
+    alignas(SpinLock) unsigned char inline_lock_storage[sizeof(SpinLock)];
+
+    dma_fence() = default;
+    dma_fence(const dma_fence&) = delete;
+    dma_fence& operator=(const dma_fence&) = delete;
+    ~dma_fence() {
+        if (flags.load(std::memory_order_relaxed) & (1ul << DMA_FENCE_FLAG_INLINE_LOCK_BIT))
+            std::launder(reinterpret_cast<SpinLock*>(inline_lock_storage))->~SpinLock();
+    }
 };
+
+// The ops of a fence, or nullptr once it signalled and detached from them. The table itself
+// is static, so the pointer stays usable after the load even if the signal clears it.
+inline const dma_fence_ops* dma_fence_ops_load(const dma_fence* f) { return f->ops.load(std::memory_order_acquire); }
+
+// Upstream's accessors for the lock that protects the fence.
+inline SpinLock* dma_fence_spinlock(dma_fence* f) { return f->lock; }
+#define dma_fence_lock_irqsave(fence, flags) spin_lock_irqsave(::kshim::dma_fence_spinlock(fence), flags)
+#define dma_fence_unlock_irqrestore(fence, flags) spin_unlock_irqrestore(::kshim::dma_fence_spinlock(fence), flags)
+#define dma_fence_assert_held(fence) lockdep_assert_held(::kshim::dma_fence_spinlock(fence))
 
 // ---- flag helpers (the kernel's test_bit/set_bit on fence->flags) ----
 // Reads need no lock. Every write happens under fence->lock (unlike upstream, where set_bit
@@ -82,6 +113,8 @@ struct dma_fence {
 inline bool dma_fence_test_flag(const dma_fence* f, int bit) {
     return f->flags.load(std::memory_order_acquire) & (1ul << bit);
 }
+// Only looks at the flag: never asks the driver (ops->signaled) nor signals.
+inline bool dma_fence_test_signaled_flag(const dma_fence* f) { return dma_fence_test_flag(f, DMA_FENCE_FLAG_SIGNALED_BIT); }
 inline void __dma_fence_or_flags_locked(dma_fence* f, unsigned long bits) {
     f->flags.store(f->flags.load(std::memory_order_relaxed) | bits, std::memory_order_release);
 }
@@ -96,6 +129,7 @@ inline bool dma_fence_test_and_set_flag(dma_fence* f, int bit) {
     return was;
 }
 
+// A null `lock` means the fence's own inline_lock (upstream's preferred form).
 void dma_fence_init(dma_fence* fence, const dma_fence_ops* ops, SpinLock* lock, u64 context, u64 seqno);
 // Same, with 64-bit seqno ordering whatever the ops say.
 void dma_fence_init64(dma_fence* fence, const dma_fence_ops* ops, SpinLock* lock, u64 context, u64 seqno);
@@ -139,10 +173,16 @@ inline void dma_fence_might_wait(std::source_location loc = std::source_location
 extern LockdepMap dma_fence_lockdep_map;
 
 // ---- signalling: 0 on the first call, -EINVAL once signalled ----
+// The newest upstream returns void here and moved the "was it already signalled" answer to
+// dma_fence_check_and_signal(). We keep the int: callers written for either API compile
+// and behave the same (new ones ignore the value, old ones still get it).
 int dma_fence_signal(dma_fence* fence);
 int dma_fence_signal_locked(dma_fence* fence);
 int dma_fence_signal_timestamp(dma_fence* fence, ktime_t timestamp);
 int dma_fence_signal_timestamp_locked(dma_fence* fence, ktime_t timestamp);
+// Signals if not yet signalled; true when it already was.
+bool dma_fence_check_and_signal(dma_fence* fence);
+bool dma_fence_check_and_signal_locked(dma_fence* fence);
 
 int dma_fence_add_callback(dma_fence* fence, dma_fence_cb* cb, dma_fence_func_t func);
 bool dma_fence_remove_callback(dma_fence* fence, dma_fence_cb* cb);
@@ -152,7 +192,8 @@ void dma_fence_set_deadline(dma_fence* fence, ktime_t deadline);
 inline bool dma_fence_is_signaled_locked(dma_fence* fence) {
     if (dma_fence_test_flag(fence, DMA_FENCE_FLAG_SIGNALED_BIT)) [[likely]]
         return true;
-    if (fence->ops->signaled && fence->ops->signaled(fence)) {
+    const dma_fence_ops* ops = dma_fence_ops_load(fence);
+    if (ops && ops->signaled && ops->signaled(fence)) {
         dma_fence_signal_locked(fence);
         return true;
     }
@@ -162,7 +203,8 @@ inline bool dma_fence_is_signaled_locked(dma_fence* fence) {
 inline bool dma_fence_is_signaled(dma_fence* fence) {
     if (dma_fence_test_flag(fence, DMA_FENCE_FLAG_SIGNALED_BIT)) [[likely]]
         return true;
-    if (fence->ops->signaled && fence->ops->signaled(fence)) {
+    const dma_fence_ops* ops = dma_fence_ops_load(fence);
+    if (ops && ops->signaled && ops->signaled(fence)) {
         dma_fence_signal(fence);
         return true;
     }
@@ -228,7 +270,46 @@ inline long dma_fence_wait(dma_fence* fence, bool intr) {
 dma_fence* dma_fence_get_stub();
 dma_fence* dma_fence_allocate_private_stub(ktime_t timestamp);
 
-inline const char* dma_fence_driver_name(dma_fence* f) { return f->ops->get_driver_name(f); }
-inline const char* dma_fence_timeline_name(dma_fence* f) { return f->ops->get_timeline_name(f); }
+// Names for debug output; fixed strings once the fence signalled and detached from its ops.
+inline const char* dma_fence_driver_name(dma_fence* f) {
+    const dma_fence_ops* ops = dma_fence_ops_load(f);
+    return ops ? ops->get_driver_name(f) : "detached-driver";
+}
+inline const char* dma_fence_timeline_name(dma_fence* f) {
+    const dma_fence_ops* ops = dma_fence_ops_load(f);
+    return ops ? ops->get_timeline_name(f) : "signaled-timeline";
+}
+
+}  // namespace kshim
+
+// ---- dma_fence_get_rcu_safe (issue #20 helper B; kept apart from the rest of this header) ----
+namespace kshim {
+
+// A reference to the fence published at *fencep, or nullptr when none is. Retries when the
+// fence seen is being released or was replaced meanwhile, as upstream does. Upstream relies on
+// RCU to keep the memory of a fence it failed to get readable; the shim has no RCU, so this is
+// safe only where the publisher does not free a fence it unpublishes before readers are done:
+// always in simulated mode (nothing runs between the load and the get: no preemption point),
+// and in real mode under whatever keeps the container and its fence alive.
+inline dma_fence* dma_fence_get_rcu_safe(std::atomic<dma_fence*>* fencep) {
+    for (;;) {
+        dma_fence* fence = fencep->load(std::memory_order_acquire);
+        if (!fence) return nullptr;
+        if (!dma_fence_get_rcu(fence)) continue;
+        if (fence == fencep->load(std::memory_order_acquire)) return fence;
+        dma_fence_put(fence);
+    }
+}
+// For a plain pointer field that writers publish with release stores (rcu_assign_pointer).
+inline dma_fence* dma_fence_get_rcu_safe(dma_fence** fencep) {
+    std::atomic_ref<dma_fence*> ref(*fencep);
+    for (;;) {
+        dma_fence* fence = ref.load(std::memory_order_acquire);
+        if (!fence) return nullptr;
+        if (!dma_fence_get_rcu(fence)) continue;
+        if (fence == ref.load(std::memory_order_acquire)) return fence;
+        dma_fence_put(fence);
+    }
+}
 
 }  // namespace kshim

@@ -41,8 +41,8 @@ const char* sync_file_get_name(sync_file* file, char* buf, int len) {
         copy_name(buf, static_cast<size_t>(len), file->user_name);
     } else {
         dma_fence* f = file->fence;
-        std::snprintf(buf, static_cast<size_t>(len), "%s-%s%llu-%llu", f->ops->get_driver_name(f),
-                      f->ops->get_timeline_name(f), static_cast<unsigned long long>(f->context),
+        std::snprintf(buf, static_cast<size_t>(len), "%s-%s%llu-%llu", dma_fence_driver_name(f),
+                      dma_fence_timeline_name(f), static_cast<unsigned long long>(f->context),
                       static_cast<unsigned long long>(f->seqno));
     }
     return buf;
@@ -76,8 +76,8 @@ int sync_file_get_fence_info(sync_file* file, sync_fence_info* info, u32* num_fe
     dma_fence_unwrap_for_each(fence, &iter, file->fence) {
         sync_fence_info& fi = info[i++];
         std::memset(&fi, 0, sizeof fi);
-        copy_name(fi.obj_name, sizeof fi.obj_name, fence->ops->get_timeline_name(fence));
-        copy_name(fi.driver_name, sizeof fi.driver_name, fence->ops->get_driver_name(fence));
+        copy_name(fi.obj_name, sizeof fi.obj_name, dma_fence_timeline_name(fence));
+        copy_name(fi.driver_name, sizeof fi.driver_name, dma_fence_driver_name(fence));
         fi.status = dma_fence_get_status(fence);
         fi.timestamp_ns = fi.status ? static_cast<u64>(dma_fence_timestamp(fence)) : 0;
     }

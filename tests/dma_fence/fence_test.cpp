@@ -499,3 +499,165 @@ TEST_F(Fence, NoTraceEventsWhenDisabled) {
     EXPECT_EQ(trace::event_count(), before);
     dma_fence_put(f);
 }
+
+// ---- the newest upstream's API: detached ops, check_and_signal, the inline lock ----
+
+namespace {
+const char* plain_driver(dma_fence*) { return "plain-driver"; }
+const char* plain_timeline(dma_fence*) { return "plain-timeline"; }
+const dma_fence_ops detachable_ops = {.get_driver_name = plain_driver, .get_timeline_name = plain_timeline};
+
+dma_fence* kmalloc_fence(const dma_fence_ops* ops, SpinLock* lock) {
+    auto* f = static_cast<dma_fence*>(kmalloc(sizeof(dma_fence), GFP_KERNEL));
+    dma_fence_init(f, ops, lock, 7, 1);
+    return f;
+}
+}  // namespace
+
+TEST_F(Fence, SignalDetachesOpsWithoutReleaseOrWait) {
+    dma_fence* f = kmalloc_fence(&detachable_ops, nullptr);
+    EXPECT_EQ(dma_fence_ops_load(f), &detachable_ops);
+    EXPECT_STREQ(dma_fence_driver_name(f), "plain-driver");
+    EXPECT_STREQ(dma_fence_timeline_name(f), "plain-timeline");
+    dma_fence_signal(f);
+    EXPECT_EQ(dma_fence_ops_load(f), nullptr);
+    EXPECT_STREQ(dma_fence_driver_name(f), "detached-driver");
+    EXPECT_STREQ(dma_fence_timeline_name(f), "signaled-timeline");
+    // Every reader copes with the null ops.
+    EXPECT_TRUE(dma_fence_is_signaled(f));
+    spin_lock(f->lock);
+    EXPECT_TRUE(dma_fence_is_signaled_locked(f));
+    spin_unlock(f->lock);
+    EXPECT_EQ(dma_fence_get_status(f), 1);
+    dma_fence_set_deadline(f, ktime_get());
+    dma_fence_enable_sw_signaling(f);
+    CountingCb cb;
+    EXPECT_EQ(dma_fence_add_callback(f, &cb.cb, CountingCb::func), -ENOENT);
+    EXPECT_GT(dma_fence_wait_timeout(f, false, 10), 0);
+    EXPECT_TRUE(dma_fence_check_and_signal(f));
+    dma_fence_put(f);  // default free: the teardown fails on a leak
+}
+
+TEST_F(Fence, OpsWithReleaseOrWaitStayAttached) {
+    dma_fence* f = mock_fence();  // has release
+    dma_fence_signal(f);
+    EXPECT_EQ(dma_fence_ops_load(f), &mock_ops);
+    EXPECT_STREQ(dma_fence_driver_name(f), "mock");
+    dma_fence_put(f);  // still released through ops->release
+
+    static const dma_fence_ops wait_ops = {
+        .get_driver_name = plain_driver,
+        .get_timeline_name = plain_timeline,
+        .wait = [](dma_fence* fence, bool intr, long timeout) { return dma_fence_default_wait(fence, intr, timeout); },
+    };
+    dma_fence* g = kmalloc_fence(&wait_ops, nullptr);
+    dma_fence_signal(g);
+    EXPECT_EQ(dma_fence_ops_load(g), &wait_ops);
+    dma_fence_put(g);
+}
+
+TEST_F(Fence, ReleasedUnsignalledDetachedFenceUsesDefaultFree) {
+    // The release signals it with -EDEADLK (which detaches the ops) and must then still free it.
+    dma_fence* f = kmalloc_fence(&detachable_ops, nullptr);
+    CountingCb cb;
+    ASSERT_EQ(dma_fence_add_callback(f, &cb.cb, CountingCb::func), 0);
+    dma_fence_put(f);
+    EXPECT_TRUE(expect_report(ReportKind::Fence));
+    EXPECT_EQ(cb.runs, 1);
+}
+
+TEST_F(Fence, CheckAndSignalTellsWhetherItWasAlreadySignalled) {
+    dma_fence* f = mock_fence();
+    EXPECT_FALSE(dma_fence_check_and_signal(f));
+    EXPECT_TRUE(dma_fence_test_signaled_flag(f));
+    EXPECT_TRUE(dma_fence_check_and_signal(f));
+    dma_fence_put(f);
+
+    dma_fence* g = mock_fence();
+    spin_lock(g->lock);
+    EXPECT_FALSE(dma_fence_check_and_signal_locked(g));
+    EXPECT_TRUE(dma_fence_check_and_signal_locked(g));
+    spin_unlock(g->lock);
+    dma_fence_put(g);
+}
+
+TEST_F(Fence, TestSignaledFlagNeverAsksTheDriver) {
+    static int asked;
+    asked = 0;
+    static const dma_fence_ops peek_ops = {
+        .get_driver_name = mock_name,
+        .get_timeline_name = mock_name,
+        .signaled = [](dma_fence*) { return ++asked > 0; },
+        .release = mock_release,
+    };
+    dma_fence* f = mock_fence(0, 0, &peek_ops);
+    EXPECT_FALSE(dma_fence_test_signaled_flag(f));
+    EXPECT_EQ(asked, 0);
+    EXPECT_TRUE(dma_fence_is_signaled(f));  // asks, and signals
+    EXPECT_EQ(asked, 1);
+    EXPECT_TRUE(dma_fence_test_signaled_flag(f));
+    dma_fence_put(f);
+}
+
+TEST_F(Fence, NullLockMeansTheInlineLock) {
+    dma_fence* f = kmalloc_fence(&detachable_ops, nullptr);
+    EXPECT_TRUE(dma_fence_test_flag(f, DMA_FENCE_FLAG_INLINE_LOCK_BIT));
+    SpinLock* lock = dma_fence_spinlock(f);
+    ASSERT_NE(lock, nullptr);
+    EXPECT_EQ(lock, f->lock);
+    // The lock lives inside the fence.
+    EXPECT_GE(reinterpret_cast<uintptr_t>(lock), reinterpret_cast<uintptr_t>(f));
+    EXPECT_LT(reinterpret_cast<uintptr_t>(lock), reinterpret_cast<uintptr_t>(f + 1));
+    unsigned long flags;
+    dma_fence_lock_irqsave(f, flags);
+    dma_fence_assert_held(f);
+    EXPECT_TRUE(lock->is_locked());
+    dma_fence_unlock_irqrestore(f, flags);
+    CountingCb cb;
+    ASSERT_EQ(dma_fence_add_callback(f, &cb.cb, CountingCb::func), 0);
+    dma_fence_signal(f);
+    EXPECT_EQ(cb.runs, 1);
+    EXPECT_TRUE(cb.lock_held);  // callbacks run under the inline lock
+    dma_fence_put(f);
+
+    static SpinLock external("external_fence_lock");
+    dma_fence* g = kmalloc_fence(&detachable_ops, &external);
+    EXPECT_FALSE(dma_fence_test_flag(g, DMA_FENCE_FLAG_INLINE_LOCK_BIT));
+    EXPECT_EQ(dma_fence_spinlock(g), &external);
+    dma_fence_signal(g);
+    dma_fence_put(g);
+}
+
+TEST_F(Fence, EmbeddedFenceWithInlineLock) {
+    struct Job {
+        dma_fence fence;
+    };
+    static const dma_fence_ops embedded_ops = {
+        .get_driver_name = mock_name, .get_timeline_name = mock_name, .release = [](dma_fence*) {}};
+    Job job;
+    dma_fence_init(&job.fence, &embedded_ops, nullptr, 1, 1);
+    dma_fence_signal(&job.fence);
+    EXPECT_TRUE(dma_fence_is_signaled(&job.fence));
+    dma_fence_put(&job.fence);
+}
+
+// dma_fence_get_rcu_safe (issue #20): a reference to the fence published at the pointer, none
+// when nothing is published, and never one whose refcount already dropped to zero.
+TEST_F(Fence, GetRcuSafeTakesAReferenceToThePublishedFence) {
+    std::atomic<dma_fence*> slot{nullptr};
+    EXPECT_EQ(dma_fence_get_rcu_safe(&slot), nullptr);
+    dma_fence* f = mock_fence();
+    slot.store(f);
+    dma_fence* got = dma_fence_get_rcu_safe(&slot);
+    EXPECT_EQ(got, f);
+    EXPECT_EQ(kref_read(&f->refcount), 2u);
+    dma_fence_put(got);
+
+    // The plain-pointer form, for fields published with a release store.
+    dma_fence* plain = f;
+    got = dma_fence_get_rcu_safe(&plain);
+    EXPECT_EQ(got, f);
+    dma_fence_put(got);
+    dma_fence_signal(f);
+    dma_fence_put(f);
+}

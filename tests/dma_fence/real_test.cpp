@@ -135,6 +135,37 @@ TEST_F(FenceReal, ChainTailWaiterAcrossThreads) {
     run_until_idle();
 }
 
+// Every link enabled, fences signalled backwards by two threads at once: each thread runs the
+// re-arms its own signals raised (irq_work is per task), and links complete on either thread.
+TEST_F(FenceReal, ChainEveryLinkEnabledTwoSignallers) {
+    constexpr int N = 1024;
+    std::vector<dma_fence*> fences, chains;
+    dma_fence* tail = nullptr;
+    for (int i = 0; i < N; i++) {
+        fences.push_back(mock_fence());
+        dma_fence_chain* c = dma_fence_chain_alloc();
+        dma_fence_chain_init(c, dma_fence_get(tail), dma_fence_get(fences[i]), i + 1);
+        tail = &c->base;
+        chains.push_back(tail);
+        dma_fence_enable_sw_signaling(tail);
+    }
+    auto signal_from = [&](int parity) {
+        return kthread_run([&fences, parity] {
+            for (int i = N; i--;)
+                if (i % 2 == parity) dma_fence_signal(fences[i]);
+            return 0;
+        }, "signaller");
+    };
+    Task* a = signal_from(0);
+    Task* b = signal_from(1);
+    for (dma_fence* c : chains) EXPECT_EQ(dma_fence_wait(c, false), 0);
+    kthread_stop(a);
+    kthread_stop(b);
+    for (dma_fence* f : fences) dma_fence_put(f);
+    for (dma_fence* c : chains) dma_fence_put(c);
+    run_until_idle();
+}
+
 TEST_F(FenceReal, UnlockedResvReadersWhileWriterAddsAndReallocates) {
     dma_resv obj;
     std::atomic<bool> stop{false};

@@ -19,7 +19,6 @@ protected:
     void TearDown() override {
         for (auto* e : entities_) drm_mock_sched_entity_free(e);
         drm_mock_sched_fini(sched_);
-        drm_mock_sched_free(sched_);
         KernelTest::TearDown();
     }
     drm_mock_sched_entity* entity(drm_sched_priority prio) {

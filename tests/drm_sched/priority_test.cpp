@@ -36,7 +36,6 @@ TEST_P(DrmSchedPolicy, HigherPriorityEntitiesAreServedFirst) {
     }
     for (auto* e : entities) drm_mock_sched_entity_free(e);
     drm_mock_sched_fini(sched);
-    drm_mock_sched_free(sched);
 }
 
 // Two entities of one priority with jobs queued at the same time share the ring in turns.
@@ -69,7 +68,6 @@ TEST_P(DrmSchedPolicy, EntitiesOfOnePriorityTakeTurns) {
     drm_mock_sched_entity_free(e1);
     drm_mock_sched_entity_free(e2);
     drm_mock_sched_fini(sched);
-    drm_mock_sched_free(sched);
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, DrmSchedPolicy, ::testing::Values(DRM_SCHED_POLICY_FIFO, DRM_SCHED_POLICY_RR),
@@ -108,7 +106,6 @@ TEST_F(DrmSchedMove, ChangingPriorityWhileJobsFlowIsSafe) {
     EXPECT_EQ(drm_mock_sched_job_status(last), 1);
     drm_mock_sched_entity_free(e);
     drm_mock_sched_fini(sched);
-    drm_mock_sched_free(sched);
 }
 
 TEST_F(DrmSchedMove, PickBestChoosesTheLeastBusyScheduler) {
@@ -141,7 +138,6 @@ TEST_F(DrmSchedMove, PickBestChoosesTheLeastBusyScheduler) {
     // Every scheduler is fini'd before any is freed: a job may hold a dependency on another
     // scheduler's job, whose hardware fence lives in that job's memory.
     for (auto* x : s) drm_mock_sched_fini(x);
-    for (auto* x : s) drm_mock_sched_free(x);
 }
 
 // Entities on two schedulers, re-pointed between them while a kthread per entity submits:
@@ -191,7 +187,6 @@ TEST_F(DrmSchedMove, MovingEntitiesBetweenSchedulersWhileJobsFlowIsSafe) {
     // Every scheduler is fini'd before any is freed: a job may hold a dependency on another
     // scheduler's job, whose hardware fence lives in that job's memory.
     for (auto* x : s) drm_mock_sched_fini(x);
-    for (auto* x : s) drm_mock_sched_free(x);
 }
 
 }  // namespace

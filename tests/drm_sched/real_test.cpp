@@ -41,7 +41,6 @@ TEST_F(DrmSchedReal, ParallelSubmittersAllJobsFinishInOrder) {
     // Every scheduler is fini'd before any is freed: a job may hold a dependency on another
     // scheduler's job, whose hardware fence lives in that job's memory.
     for (auto* x : s) drm_mock_sched_fini(x);
-    for (auto* x : s) drm_mock_sched_free(x);
 }
 
 // The entity's job queue has no lock: a pop that takes the last job races with a push that is
@@ -71,7 +70,6 @@ TEST_F(DrmSchedReal, EntityQueueHandsOverEveryJobWhileItKeepsEmptying) {
     EXPECT_EQ(e->base.job_queue.head.load(), nullptr);
     drm_mock_sched_entity_free(e);
     drm_mock_sched_fini(sched);
-    drm_mock_sched_free(sched);
 }
 
 TEST_F(DrmSchedReal, TimeoutKillAndFiniRacingRunningJobs) {
@@ -92,16 +90,19 @@ TEST_F(DrmSchedReal, TimeoutKillAndFiniRacingRunningJobs) {
     }, "killer");
     kthread_stop(killer);
     msleep(50);
-    drm_mock_sched_fini(sched);  // cancels whatever is still on the ring
+    // The finished fences outlive the jobs, which go with the scheduler at fini.
+    std::vector<dma_fence*> finished;
+    for (auto* j : jobs) finished.push_back(dma_fence_get(j->finished));
     drm_mock_sched_entity_free(e1);
     drm_mock_sched_entity_free(e2);
-    for (auto* j : jobs) {
-        ASSERT_GT(dma_fence_wait_timeout(j->finished, false, msecs_to_jiffies(10000)), 0);
-        int st = drm_mock_sched_job_status(j);
+    drm_mock_sched_fini(sched);  // cancels whatever is still on the ring
+    for (dma_fence* f : finished) {
+        ASSERT_GT(dma_fence_wait_timeout(f, false, msecs_to_jiffies(10000)), 0);
+        int st = dma_fence_get_status(f);
         EXPECT_TRUE(st == 1 || st == -ESRCH || st == -ETIMEDOUT || st == -ECANCELED) << st;
+        dma_fence_put(f);
     }
     ASSERT_TRUE(run_until_idle());
-    drm_mock_sched_free(sched);
 }
 
 }  // namespace

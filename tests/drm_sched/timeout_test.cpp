@@ -20,7 +20,6 @@ protected:
     void TearDown() override {
         drm_mock_sched_entity_free(entity_);
         drm_mock_sched_fini(sched_);
-        drm_mock_sched_free(sched_);
         KernelTest::TearDown();
     }
 
@@ -35,6 +34,10 @@ TEST_F(DrmSchedTimeout, FiresAtConfiguredTimeAfterJobStartsAndResets) {
     EXPECT_EQ(sched_->timeouts.load(), 1u);
     EXPECT_TRUE(j->flags.load() & DRM_MOCK_SCHED_JOB_TIMEDOUT);
     EXPECT_EQ(drm_mock_sched_job_status(j), -ETIMEDOUT);
+    EXPECT_EQ(j->hw_fence.error.load(), -ETIMEDOUT);
+    // As upstream: the hardware never completed it, so "finished" stays false.
+    EXPECT_FALSE(drm_mock_sched_job_is_finished(j));
+    EXPECT_FALSE(drm_mock_sched_job_wait_finished(j, msecs_to_jiffies(10)));
     const ktime_t after = j->done_at.load() - j->run_at;
     EXPECT_GT(after, kTimeout - kSlack);
     EXPECT_LE(after, kTimeout);
@@ -103,8 +106,9 @@ TEST_F(DrmSchedTimeout, FaultRunsTheHandlerAtOnce) {
     ASSERT_TRUE(run_until([&] { return drm_mock_sched_job_is_scheduled(j); }, NSEC_PER_SEC));
     const ktime_t t = ktime_get();
     drm_sched_fault(&sched_->base);
-    ASSERT_TRUE(run_until([&] { return drm_mock_sched_job_is_finished(j); }, NSEC_PER_MSEC));
+    ASSERT_TRUE(run_until([&] { return dma_fence_is_signaled(j->finished); }, NSEC_PER_MSEC));
     EXPECT_EQ(ktime_get(), t);
+    EXPECT_FALSE(drm_mock_sched_job_is_finished(j));
     EXPECT_EQ(drm_mock_sched_job_status(j), -ETIMEDOUT);
 }
 
@@ -148,7 +152,7 @@ TEST_F(DrmSchedTimeout, HandlerWithStopAndStartFinishesPendingJobsWithTheError) 
     auto* next = drm_mock_sched_job_new(entity_);
     drm_mock_sched_job_submit(bad);
     drm_mock_sched_job_submit(next);
-    ASSERT_TRUE(run_until([&] { return drm_mock_sched_job_is_finished(bad); }, NSEC_PER_SEC));
+    ASSERT_TRUE(run_until([&] { return dma_fence_is_signaled(bad->finished); }, NSEC_PER_SEC));
     ASSERT_TRUE(run_until_idle());
     EXPECT_EQ(drm_mock_sched_job_status(bad), -EIO);
     EXPECT_EQ(drm_mock_sched_job_status(next), -EIO);

@@ -77,3 +77,33 @@ TEST(Determinism, MutexProtectedCounterNeverLosesUpdatesAcrossSeeds) {
     }
 }
 
+
+// cond_resched (issue #20): with preemption points on, however unlikely a preemption is, it
+// always lets a runnable task in; with them off it never switches, like every preemption point.
+TEST(CondResched, YieldsToARunnableTaskWheneverPreemptionPointsAreOn) {
+    kshim::testing::run_simulated(7, [] {
+        std::atomic<bool> flag{false};
+        Task* t = kthread_run([&] {
+            flag.store(true);
+            return 0;
+        }, "setter");
+        // Before: a preemption point taken with probability 1e-12, so this loop never ended.
+        for (int rounds = 0; !flag.load() && rounds < 1000; rounds++) cond_resched();
+        EXPECT_TRUE(flag.load());
+        kthread_stop(t);
+    }, 1e-12);
+}
+
+TEST(CondResched, NeverSwitchesWithPreemptionPointsOff) {
+    kshim::testing::run_simulated(7, [] {
+        std::atomic<bool> ran{false};
+        Task* t = kthread_run([&] {
+            ran.store(true);
+            return 0;
+        }, "other");
+        for (int i = 0; i < 100; i++) cond_resched();
+        EXPECT_FALSE(ran.load());
+        kthread_stop(t);
+        EXPECT_TRUE(ran.load());
+    }, 0.0);
+}

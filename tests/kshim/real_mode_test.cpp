@@ -5,6 +5,8 @@
 
 #include "kernel_shim/completion.h"
 #include "kernel_shim/irq.h"
+#include "kernel_shim/kthread.h"
+#include "kernel_shim/wait_bit.h"
 #include "kernel_shim/mutex.h"
 #include "kernel_shim/rwsem.h"
 #include "kernel_shim/slab.h"
@@ -326,4 +328,49 @@ TEST_F(Real, RunUntilIdleWaitsForQueuedWork) {
     queue_work(system_unbound_wq(), &w);
     EXPECT_TRUE(run_until_idle());
     EXPECT_EQ(runs.load(), 1);
+}
+
+// The kthread worker and variable waits on real threads (TSan runs this file): works queued
+// from two threads all run, in order per queuer, and a wait_var_event waiter sees the count.
+namespace {
+struct CountWork {
+    kthread_work work;
+    std::atomic<int>* count;
+    std::atomic<int>* last_of[2];
+    int queuer = 0, index = 0;
+    bool in_order = true;
+};
+}  // namespace
+
+TEST_F(Real, KthreadWorkerAndWaitVarAcrossThreads) {
+    kthread_worker* worker = kthread_run_worker(0, "real-worker");
+    std::atomic<int> count{0};
+    std::atomic<int> last0{-1}, last1{-1};
+    constexpr int kPer = 200;
+    std::vector<CountWork> works(2 * kPer);
+    for (int q = 0; q < 2; q++)
+        for (int i = 0; i < kPer; i++) {
+            CountWork& w = works[q * kPer + i];
+            w.count = &count;
+            w.last_of[0] = &last0;
+            w.last_of[1] = &last1;
+            w.queuer = q;
+            w.index = i;
+            kthread_init_work(&w.work, [](kthread_work* kw) {
+                CountWork* w = container_of(kw, CountWork, work);
+                w->in_order = w->last_of[w->queuer]->exchange(w->index) == w->index - 1;
+                w->count->fetch_add(1);
+                wake_up_var(w->count);
+            });
+        }
+    Task* q1 = kthread_run([&] {
+        for (int i = 0; i < kPer; i++) kthread_queue_work(worker, &works[kPer + i].work);
+        return 0;
+    }, "queuer1");
+    for (int i = 0; i < kPer; i++) kthread_queue_work(worker, &works[i].work);
+    kthread_stop(q1);
+    wait_var_event(&count, count.load() == 2 * kPer);
+    kthread_flush_worker(worker);
+    for (auto& w : works) EXPECT_TRUE(w.in_order);
+    kthread_destroy_worker(worker);
 }

@@ -3,7 +3,9 @@
 
 #include <chrono>
 
+#include "kernel_shim/backend.h"
 #include "kernel_shim/sched.h"
+#include "kernel_shim/sim_abort.h"
 #include "kernel_shim/time.h"
 #include "kernel_shim/wait.h"
 #include "tests/support/kernel_test.h"
@@ -136,4 +138,70 @@ TEST_F(Time, UdelayLetsTimePassWithoutSleepChecks) {
     udelay(30);  // busy-waiting in atomic context is allowed
     preempt_enable();
     EXPECT_EQ(ktime_get() - t0, us_to_ktime(30));
+}
+
+// cpu_relax busy-waits in simulated mode: a task spinning for a peer that sleeps on a timer
+// must let virtual time move, or the peer never wakes (issue #20).
+TEST_F(Time, SpinningForASleepingPeerMovesTheClockToItsTimer) {
+    std::atomic<bool> flag{false};
+    Task* sleeper = kthread_run([&] {
+        msleep(10);
+        flag.store(true);
+        return 0;
+    }, "sleeper");
+    Task* spinner = kthread_run([&] {
+        for (unsigned i = 0; !flag.load(); i++) cpu_relax(i);
+        return 0;
+    }, "spinner");
+    // The test body spins too: every runnable task is spinning.
+    for (unsigned i = 0; !flag.load(); i++) cpu_relax(i);
+    EXPECT_EQ(ktime_get(), 10 * NSEC_PER_MSEC);
+    kthread_stop(spinner);
+    kthread_stop(sleeper);
+}
+
+// Spinners whose peers never come (nothing pending on the clock) are a livelock: reported with
+// where each spins, and the main task unwound, as a deadlock is.
+TEST_F(Time, SpinningWithNoTimerPendingIsReportedAsALivelock) {
+    std::atomic<bool> flag{false};
+    Task* spinner = kthread_run([&] {
+        for (unsigned i = 0; !flag.load(); i++) cpu_relax(i);
+        return 0;
+    }, "spinner");
+    bool aborted = false;
+    try {
+        run_until_idle();
+    } catch (const SimAbort&) {
+        aborted = true;
+    }
+    EXPECT_TRUE(aborted);
+    std::vector<Report> reports = take_reports();
+    ASSERT_EQ(reports.size(), 1u);
+    EXPECT_EQ(reports[0].kind, ReportKind::Deadlock);
+    EXPECT_NE(reports[0].title.find("livelock"), std::string::npos);
+    EXPECT_NE(reports[0].detail.find("spinning: spinner"), std::string::npos);
+    EXPECT_NE(reports[0].detail.find("time_test.cpp"), std::string::npos);
+    flag.store(true);
+    kthread_stop(spinner);
+}
+
+// A spinner that sees progress is not a livelock: the clock does not jump while a peer that
+// is not spinning still has work to do.
+TEST_F(Time, SpinningBehindABusyPeerDoesNotMoveTheClock) {
+    std::atomic<int> steps{0};
+    Task* worker = kthread_run([&] {
+        for (int i = 0; i < 100; i++) {
+            steps.fetch_add(1);
+            backend().yield();
+        }
+        return 0;
+    }, "worker");
+    Task* timer_task = kthread_run([&] {
+        msleep(1000);
+        return 0;
+    }, "far-timer");
+    for (unsigned i = 0; steps.load() < 100; i++) cpu_relax(i);
+    EXPECT_EQ(ktime_get(), 0);
+    kthread_stop(worker);
+    kthread_stop(timer_task);
 }

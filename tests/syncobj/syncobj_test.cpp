@@ -650,7 +650,6 @@ TEST_F(Syncobj, SchedJobWaitsForTheSyncobjFence) {
     EXPECT_TRUE(drm_mock_sched_job_is_finished(job));
     drm_mock_sched_entity_free(entity);
     drm_mock_sched_fini(sched);
-    drm_mock_sched_free(sched);
     dma_fence_put(fb);
     dma_fence_put(ft);
 }

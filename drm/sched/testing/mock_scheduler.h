@@ -9,13 +9,20 @@
 // DRM_MOCK_SCHED_JOB_DONT_RESET, in which case it answers "no hang" and the job keeps running.
 // cancel_job (drm_sched_fini) signals it with -ECANCELED.
 //
-// Jobs and entities are allocated with kmalloc; jobs stay allocated (as KUnit-managed memory
-// does upstream) until drm_mock_sched_free, so tests can look at them after free_job ran.
+// Memory: entities belong to the test (drm_mock_sched_entity_free, before the scheduler's
+// fini, as upstream's tests do). Jobs belong to the mock scheduler, as KUnit-managed memory does
+// upstream: they stay readable after free_job ran, and drm_mock_sched_fini gives them all back,
+// so a test ends with drm_mock_sched_fini and nothing else. A job's hardware fence lives in the
+// job, and another scheduler's job may still hold it as a dependency or parent when this
+// scheduler is fini'd; so a job's memory (and the scheduler's, whose lock is that fence's lock)
+// goes only when the mock let go of it (fini), the scheduler did (free_job) and its hardware
+// fence was released.
 #pragma once
 #include <atomic>
 #include <climits>
 
 #include "drm/sched/gpu_scheduler.h"
+#include "kernel_shim/report.h"
 #include "kernel_shim/time.h"
 
 namespace drm::testing {
@@ -41,7 +48,7 @@ struct drm_mock_sched_job {
     drm_sched_job base;
     drm_mock_scheduler* sched = nullptr;
     std::atomic<unsigned> flags{0};
-    kshim::completion done;           // completed with the hardware fence
+    kshim::completion done;           // completed when the mock hardware completes the job (DONE)
     SafeListHook link;                // on the hardware timeline, while running
     SafeListHook all_link;            // in the scheduler's ownership list
     kshim::hrtimer timer;
@@ -50,8 +57,11 @@ struct drm_mock_sched_job {
     ktime_t run_at = -1;              // when run_job was called
     std::atomic<ktime_t> done_at{-1};  // when the hardware fence signalled
     dma_fence hw_fence;
-    // The test's reference to the finished fence, taken at submit, dropped at drm_mock_sched_free.
+    // The mock's reference to the finished fence, taken at submit, dropped at drm_mock_sched_fini.
     dma_fence* finished = nullptr;
+    // Who still needs the job's memory: the mock (until fini), the scheduler (submit to
+    // free_job) and the live hardware fence.
+    std::atomic<int> mem_refs{1};
 };
 
 using MockJobList =
@@ -79,6 +89,9 @@ struct drm_mock_scheduler {
     std::atomic<unsigned> timeouts{0};
     std::atomic<unsigned> running{0};       // jobs on the hardware now
     std::atomic<unsigned> max_running{0};   // most jobs on the hardware at once
+    // The test's reference (dropped by drm_mock_sched_fini) plus one per job whose memory is
+    // still held: the jobs' hardware fences use `lock`.
+    std::atomic<int> mem_refs{1};
 };
 
 struct drm_mock_sched_args {
@@ -97,16 +110,16 @@ inline drm_mock_scheduler* drm_mock_sched_new(long timeout) {
     a.timeout = timeout;
     return drm_mock_sched_new(a);
 }
-// drm_sched_fini: pending jobs are cancelled (-ECANCELED) and freed.
+// drm_sched_fini: pending jobs are cancelled (-ECANCELED) and freed; then the mock lets go of
+// the scheduler and of every job it ever had (each goes once its hardware fence is released
+// and, for a job a killed entity still holds, once free_job ran). Neither may be touched
+// afterwards. Free the entities first, as upstream's tests do.
 void drm_mock_sched_fini(drm_mock_scheduler* sched);
-// Releases the scheduler and every job it ever had. Call it only after drm_mock_sched_fini of
-// this scheduler and of every other scheduler whose jobs may depend on this one's: a job's
-// hardware fence lives in the job's memory, and a dependent job's scheduler fence keeps a
-// reference to it until that job is freed.
-void drm_mock_sched_free(drm_mock_scheduler* sched);
 // Completes up to `num` more jobs of the timeline; returns how many hardware fences signalled.
+// WARNs and does nothing when the timeline's seqno would wrap.
 unsigned drm_mock_sched_advance(drm_mock_scheduler* sched, unsigned num);
-// A hardware reset: every job on the timeline stops and its fence signals with `error`.
+// A hardware reset (not upstream's): every job on the timeline stops and its fence signals with
+// `error`. Like a timed-out job, a reset job is not DONE and its `done` is not completed.
 unsigned drm_mock_sched_hw_reset(drm_mock_scheduler* sched, int error);
 
 drm_mock_sched_entity* drm_mock_sched_entity_new(drm_sched_priority priority, drm_mock_scheduler* sched);
@@ -126,11 +139,33 @@ inline drm_mock_sched_job* drm_sched_job_to_mock_job(drm_sched_job* job) {
     return container_of(job, drm_mock_sched_job, base);
 }
 
-inline bool drm_mock_sched_job_is_finished(drm_mock_sched_job* job) {
-    return job->finished && kshim::dma_fence_is_signaled(job->finished);
+// Jobs with a duration complete by themselves as the timeline progresses, unless a job without
+// one is ahead of them (then drm_mock_sched_advance moves the timeline). Set before submit.
+inline void drm_mock_sched_job_set_duration_us(drm_mock_sched_job* job, unsigned duration_us) {
+    job->duration_us = duration_us;
 }
+
+// As upstream: completed by the mock hardware. A timed-out, cancelled or reset job is not.
+inline bool drm_mock_sched_job_is_finished(drm_mock_sched_job* job) {
+    return job->flags.load() & DRM_MOCK_SCHED_JOB_DONE;
+}
+// The scheduler fence's `scheduled` signalled (false before submit). Read through
+// job->finished, which the mock keeps from submit to fini (drm_sched_job_cleanup clears s_fence).
 inline bool drm_mock_sched_job_is_scheduled(drm_mock_sched_job* job) {
-    return job->flags.load() & DRM_MOCK_SCHED_JOB_RAN;
+    return job->finished && kshim::dma_fence_is_signaled(&to_drm_sched_fence(job->finished)->scheduled);
+}
+// True once the mock hardware completed the job, within `timeout` jiffies; a job that timed out
+// or was cancelled never completes, so this returns false for it.
+inline bool drm_mock_sched_job_wait_finished(drm_mock_sched_job* job, long timeout) {
+    if (drm_mock_sched_job_is_finished(job)) return true;
+    return wait_for_completion_timeout(&job->done, timeout) != 0;
+}
+// True once the scheduler fence's `scheduled` signalled, within `timeout` jiffies. Only for a
+// submitted job that is not done yet (as upstream, which asserts it).
+inline bool drm_mock_sched_job_wait_scheduled(drm_mock_sched_job* job, long timeout) {
+    WARN_ON(job->flags.load() & DRM_MOCK_SCHED_JOB_DONE);
+    if (WARN_ON(!job->finished)) return false;
+    return kshim::dma_fence_wait_timeout(&to_drm_sched_fence(job->finished)->scheduled, false, timeout) != 0;
 }
 // The finished fence's status: 0 pending, 1 done, or the error.
 inline int drm_mock_sched_job_status(drm_mock_sched_job* job) { return kshim::dma_fence_get_status(job->finished); }

@@ -1,0 +1,65 @@
+// Mirrors include/linux/wait_bit.h's variable waits: wait_var_event* sleep until a condition
+// on some variable holds, woken by wake_up_var(&that variable).
+//
+// The kernel hashes the address into a shared table of wait queues, so a wake-up may also
+// wake waiters of other variables (they recheck and sleep again). Here a wake-up wakes only
+// the waiters of that exact address: a spurious wake-up would make a task runnable, and which
+// ones did would depend on heap addresses, which the simulated scheduler must never see.
+#pragma once
+#include <source_location>
+
+#include "kernel_shim/sched.h"
+
+namespace kshim {
+
+struct VarWaiter {
+    const void* var;
+    Task* task;
+};
+void var_waiter_add(VarWaiter* w);
+void var_waiter_remove(VarWaiter* w);
+// Wakes every task waiting on `var`. The condition's store must come before (as upstream asks
+// for a barrier there; the waiters' list lock orders the two here).
+void wake_up_var(const void* var);
+
+// As wait_event_timeout: 0 if cond() still fails after `timeout` jiffies, else the jiffies
+// left (at least 1); MAX_SCHEDULE_TIMEOUT waits for ever.
+template <class Cond>
+long wait_var_event_timeout_impl(const void* var, Cond&& cond, long timeout, std::source_location loc) {
+    might_sleep(loc);
+    auto ready = [](long left) -> long { return left > 1 ? left : 1; };
+    if (cond()) return ready(timeout);
+    Task* t = current();
+    const bool forever = timeout == MAX_SCHEDULE_TIMEOUT;
+    const ktime_t deadline = jiffies_timeout_deadline(timeout);
+    VarWaiter w{var, t};
+    var_waiter_add(&w);  // before the test: a wake-up after it is not lost
+    long result = 0;
+    for (;;) {
+        if (cond()) {
+            result = forever ? MAX_SCHEDULE_TIMEOUT : ready(jiffies_until(deadline));
+            break;
+        }
+        if (deadline != KTIME_MAX && ktime_get() >= deadline) {
+            result = cond() ? 1 : 0;
+            break;
+        }
+        t->wait_reason = "wait_var_event";
+        t->wait_loc = loc;
+        backend().park(deadline);
+    }
+    var_waiter_remove(&w);
+    return result;
+}
+
+}  // namespace kshim
+
+#define wait_var_event(var, cond)                                                                        \
+    ((void)::kshim::wait_var_event_timeout_impl((var), [&]() -> bool { return (cond); },                 \
+                                                ::kshim::MAX_SCHEDULE_TIMEOUT, std::source_location::current()))
+#define wait_var_event_timeout(var, cond, timeout)                                         \
+    ::kshim::wait_var_event_timeout_impl((var), [&]() -> bool { return (cond); }, (timeout), \
+                                         std::source_location::current())
+// The shim delivers no signals: the killable/interruptible forms never return -ERESTARTSYS.
+#define wait_var_event_killable(var, cond) (wait_var_event(var, cond), 0)
+#define wait_var_event_interruptible(var, cond) (wait_var_event(var, cond), 0)
