@@ -46,19 +46,21 @@ inline void wake_up_all(WaitQueueHead* wq) { wake_up(wq); }
 inline void wake_up_interruptible(WaitQueueHead* wq) { wake_up(wq); }
 inline void wake_up_interruptible_all(WaitQueueHead* wq) { wake_up(wq); }
 
-// Waits until cond() holds or `timeout` jiffies pass (MAX_SCHEDULE_TIMEOUT: forever). Returns,
-// as the kernel's wait_event_timeout: 0 if cond() is still false after the timeout, else the
-// jiffies left, at least 1.
-template <class Cond>
-long wait_event_timeout_impl(WaitQueueHead& wq, Cond&& cond, long timeout, std::source_location loc) {
+// The loop of every wait_event-style wait: waits until cond() holds or `timeout` jiffies pass
+// (MAX_SCHEDULE_TIMEOUT: forever). `enqueue(task)` puts the task where its waker looks before
+// cond() is first tested, so a wake-up in between is not lost; `dequeue()` takes it out again.
+// Returns, as the kernel's wait_event_timeout: 0 if cond() is still false after the timeout, else
+// the jiffies left, at least 1.
+template <class Cond, class Enqueue, class Dequeue>
+long wait_cond_timeout(Cond&& cond, long timeout, std::source_location loc, const char* reason, Enqueue&& enqueue,
+                       Dequeue&& dequeue) {
     might_sleep(loc);
     auto ready = [&](long left) -> long { return left > 1 ? left : 1; };
     if (cond()) return ready(timeout);
     Task* t = current();
     const bool forever = timeout == MAX_SCHEDULE_TIMEOUT;
     const ktime_t deadline = jiffies_timeout_deadline(timeout);
-    WaitQueueHead::Entry e{t};
-    wq.add(&e);
+    enqueue(t);
     long result = 0;
     for (;;) {
         if (cond()) {
@@ -69,12 +71,24 @@ long wait_event_timeout_impl(WaitQueueHead& wq, Cond&& cond, long timeout, std::
             result = cond() ? 1 : 0;
             break;
         }
-        t->wait_reason = "wait_event";
+        t->wait_reason = reason;
         t->wait_loc = loc;
         backend().park(deadline);
     }
-    wq.remove(&e);
+    dequeue();
     return result;
+}
+
+template <class Cond>
+long wait_event_timeout_impl(WaitQueueHead& wq, Cond&& cond, long timeout, std::source_location loc) {
+    WaitQueueHead::Entry e{nullptr};
+    return wait_cond_timeout(
+        cond, timeout, loc, "wait_event",
+        [&](Task* t) {
+            e.task = t;
+            wq.add(&e);
+        },
+        [&] { wq.remove(&e); });
 }
 
 }  // namespace kshim

@@ -9,6 +9,7 @@
 #include <source_location>
 
 #include "kernel_shim/sched.h"
+#include "kernel_shim/wait.h"
 
 namespace kshim {
 
@@ -26,30 +27,14 @@ void wake_up_var(const void* var);
 // left (at least 1); MAX_SCHEDULE_TIMEOUT waits for ever.
 template <class Cond>
 long wait_var_event_timeout_impl(const void* var, Cond&& cond, long timeout, std::source_location loc) {
-    might_sleep(loc);
-    auto ready = [](long left) -> long { return left > 1 ? left : 1; };
-    if (cond()) return ready(timeout);
-    Task* t = current();
-    const bool forever = timeout == MAX_SCHEDULE_TIMEOUT;
-    const ktime_t deadline = jiffies_timeout_deadline(timeout);
-    VarWaiter w{var, t};
-    var_waiter_add(&w);  // before the test: a wake-up after it is not lost
-    long result = 0;
-    for (;;) {
-        if (cond()) {
-            result = forever ? MAX_SCHEDULE_TIMEOUT : ready(jiffies_until(deadline));
-            break;
-        }
-        if (deadline != KTIME_MAX && ktime_get() >= deadline) {
-            result = cond() ? 1 : 0;
-            break;
-        }
-        t->wait_reason = "wait_var_event";
-        t->wait_loc = loc;
-        backend().park(deadline);
-    }
-    var_waiter_remove(&w);
-    return result;
+    VarWaiter w{var, nullptr};
+    return wait_cond_timeout(
+        cond, timeout, loc, "wait_var_event",
+        [&](Task* t) {
+            w.task = t;
+            var_waiter_add(&w);
+        },
+        [&] { var_waiter_remove(&w); });
 }
 
 }  // namespace kshim
