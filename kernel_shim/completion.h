@@ -7,18 +7,23 @@
 
 namespace kshim {
 
+// The count changes under the wait queue's lock, and a waiter takes that lock to consume it, as
+// the kernel's do: a waiter that returns has seen complete() finish with the completion, so the
+// usual on-stack completion (complete() in another thread, then the waiter's frame goes) never
+// has complete() touch a dead wait queue.
 struct completion {
     std::atomic<unsigned> done{0};  // UINT_MAX after complete_all: every wait passes
     WaitQueueHead wait;
 
     // Takes one completion if there is one.
     bool try_consume() {
-        unsigned d = done.load();
-        while (d) {
-            if (d == UINT_MAX) return true;
-            if (done.compare_exchange_weak(d, d - 1)) return true;
-        }
-        return false;
+        if (!done.load(std::memory_order_acquire)) return false;
+        return wait.locked([&] {
+            const unsigned d = done.load(std::memory_order_relaxed);
+            if (!d) return false;
+            if (d != UINT_MAX) done.store(d - 1, std::memory_order_relaxed);
+            return true;
+        });
     }
 };
 
@@ -26,15 +31,19 @@ inline void init_completion(completion* x) { x->done.store(0); }
 // A plain store, as the kernel's: whoever hands the completion over (a lock, a queue) orders it.
 inline void reinit_completion(completion* x) { x->done.store(0, std::memory_order_relaxed); }
 inline void complete(completion* x) {
-    unsigned d = x->done.load();
-    while (d != UINT_MAX && !x->done.compare_exchange_weak(d, d + 1)) {
-    }
-    wake_up(&x->wait);
+    x->wait.locked([&] {
+        const unsigned d = x->done.load(std::memory_order_relaxed);
+        if (d != UINT_MAX) x->done.store(d + 1, std::memory_order_release);
+        x->wait.wake_up_all_locked();
+    });
+    preempt_point();
 }
-// wake_up's full barrier orders the store before its look for waiters (see WaitQueueHead).
 inline void complete_all(completion* x) {
-    x->done.store(UINT_MAX, std::memory_order_release);
-    wake_up(&x->wait);
+    x->wait.locked([&] {
+        x->done.store(UINT_MAX, std::memory_order_release);
+        x->wait.wake_up_all_locked();
+    });
+    preempt_point();
 }
 #define wait_for_completion(x) wait_event((x)->wait, (x)->try_consume())
 // 0 on timeout, else the jiffies left (at least 1).
@@ -42,6 +51,11 @@ inline void complete_all(completion* x) {
 #define wait_for_completion_interruptible(x) (wait_for_completion(x), 0)
 #define wait_for_completion_interruptible_timeout(x, timeout) wait_for_completion_timeout(x, timeout)
 inline bool try_wait_for_completion(completion* x) { return x->try_consume(); }
-inline bool completion_done(completion* x) { return x->done.load() != 0; }
+// Like the kernel's: true only once complete() has also released the wait lock.
+inline bool completion_done(completion* x) {
+    if (!x->done.load(std::memory_order_acquire)) return false;
+    x->wait.locked([] {});
+    return true;
+}
 
 }  // namespace kshim

@@ -25,6 +25,10 @@ void WaitQueueHead::remove(Entry* e) {
 void WaitQueueHead::wake_up_all() {
     if (!nr_entries_.fetch_add(0, std::memory_order_acq_rel)) return;
     std::lock_guard g(lock_);
+    wake_up_all_locked();
+}
+
+void WaitQueueHead::wake_up_all_locked() {
     for (Entry* e : entries_) backend().unpark(e->task);
 }
 

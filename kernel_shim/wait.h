@@ -27,6 +27,16 @@ public:
     void wake_up_all();
     bool has_sleepers() const;
 
+    // Runs fn with the queue's lock held: the kernel's wait.lock, which a completion takes to
+    // keep its count and the wake-up together (see completion.h).
+    template <class F>
+    decltype(auto) locked(F&& fn) {
+        std::lock_guard g(lock_);
+        return fn();
+    }
+    // Inside locked(): wakes every waiter.
+    void wake_up_all_locked();
+
 private:
     mutable std::mutex lock_;  // protects entries_
     std::vector<Entry*> entries_;
