@@ -4,6 +4,7 @@
 // (a BO's CPU mapping is the memory the GPU reads; the USER_FLUSH_ID page).
 #include <bit>
 #include <cstring>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -99,12 +100,18 @@ public:
         return ioctl(DRM_IOCTL_PANTHOR_VM_BIND, &args);
     }
     // An asynchronous SYNC_ONLY op carrying `syncs`.
-    int sync_only(u32 vm_id, std::vector<SyncOp> syncs) {
+    // `tweak` sets the one field a row wants wrong.
+    int sync_only(u32 vm_id, std::vector<SyncOp> syncs, const std::function<void(Op&)>& tweak = {}) {
         UserRange r(syncs.data(), syncs.size() * sizeof(SyncOp));
         Op op{};
         op.flags = OP_SYNC_ONLY;
         op.syncs = obj_array(syncs);
+        if (tweak) tweak(op);
         return bind_one(vm_id, DRM_PANTHOR_VM_BIND_ASYNC, op);
+    }
+    // A SYNC_ONLY op signalling a fresh binary syncobj, with one field changed by `tweak`.
+    int sync_only_signal_with(const std::function<void(Op&)>& tweak) {
+        return sync_only(vm_create(), {{SYNC_SIGNAL | SYNC_BINARY, syncobj_create(), 0}}, tweak);
     }
     // An asynchronous SYNC_ONLY op whose sync array the caller laid out.
     int sync_only_raw(u32 vm_id, drm_panthor_obj_array syncs) {
@@ -693,54 +700,18 @@ ROWS(VmBindAsync,
               [](PanthorIoctl& t) { return t.sync_only(t.vm_create(), {{SYNC_SIGNAL | SYNC_BINARY, t.syncobj_create(), 0}}); }},
      ErrnoRow{"SyncOnly_NoSyncs", -EINVAL, [](PanthorIoctl& t) { return t.sync_only(t.vm_create(), {}); }},
      ErrnoRow{"SyncOnly_MapFlag", -EINVAL,
-              [](PanthorIoctl& t) {
-                  std::vector<SyncOp> syncs = {{SYNC_SIGNAL | SYNC_BINARY, t.syncobj_create(), 0}};
-                  UserRange r(syncs.data(), sizeof(SyncOp));
-                  Op op{};
-                  op.flags = OP_SYNC_ONLY | DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC;
-                  op.syncs = obj_array(syncs);
-                  return t.bind_one(t.vm_create(), DRM_PANTHOR_VM_BIND_ASYNC, op);
-              }},
+              [](PanthorIoctl& t) { return t.sync_only_signal_with([](Op& op) { op.flags |= DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC; }); }},
      ErrnoRow{"SyncOnly_BoHandle", -EINVAL,
               [](PanthorIoctl& t) {
-                  std::vector<SyncOp> syncs = {{SYNC_SIGNAL | SYNC_BINARY, t.syncobj_create(), 0}};
-                  UserRange r(syncs.data(), sizeof(SyncOp));
-                  Op op{};
-                  op.flags = OP_SYNC_ONLY;
-                  op.bo_handle = t.bo_create(SZ_4K);
-                  op.syncs = obj_array(syncs);
-                  return t.bind_one(t.vm_create(), DRM_PANTHOR_VM_BIND_ASYNC, op);
+                  const u32 bo = t.bo_create(SZ_4K);
+                  return t.sync_only_signal_with([&](Op& op) { op.bo_handle = bo; });
               }},
      ErrnoRow{"SyncOnly_BoOffset", -EINVAL,
-              [](PanthorIoctl& t) {
-                  std::vector<SyncOp> syncs = {{SYNC_SIGNAL | SYNC_BINARY, t.syncobj_create(), 0}};
-                  UserRange r(syncs.data(), sizeof(SyncOp));
-                  Op op{};
-                  op.flags = OP_SYNC_ONLY;
-                  op.bo_offset = SZ_4K;
-                  op.syncs = obj_array(syncs);
-                  return t.bind_one(t.vm_create(), DRM_PANTHOR_VM_BIND_ASYNC, op);
-              }},
+              [](PanthorIoctl& t) { return t.sync_only_signal_with([](Op& op) { op.bo_offset = SZ_4K; }); }},
      ErrnoRow{"SyncOnly_Va", -EINVAL,
-              [](PanthorIoctl& t) {
-                  std::vector<SyncOp> syncs = {{SYNC_SIGNAL | SYNC_BINARY, t.syncobj_create(), 0}};
-                  UserRange r(syncs.data(), sizeof(SyncOp));
-                  Op op{};
-                  op.flags = OP_SYNC_ONLY;
-                  op.va = kVa;
-                  op.syncs = obj_array(syncs);
-                  return t.bind_one(t.vm_create(), DRM_PANTHOR_VM_BIND_ASYNC, op);
-              }},
+              [](PanthorIoctl& t) { return t.sync_only_signal_with([](Op& op) { op.va = kVa; }); }},
      ErrnoRow{"SyncOnly_Size", -EINVAL,
-              [](PanthorIoctl& t) {
-                  std::vector<SyncOp> syncs = {{SYNC_SIGNAL | SYNC_BINARY, t.syncobj_create(), 0}};
-                  UserRange r(syncs.data(), sizeof(SyncOp));
-                  Op op{};
-                  op.flags = OP_SYNC_ONLY;
-                  op.size = SZ_4K;
-                  op.syncs = obj_array(syncs);
-                  return t.bind_one(t.vm_create(), DRM_PANTHOR_VM_BIND_ASYNC, op);
-              }},
+              [](PanthorIoctl& t) { return t.sync_only_signal_with([](Op& op) { op.size = SZ_4K; }); }},
      ErrnoRow{"EmptyOpsArray", 0, [](PanthorIoctl& t) { return t.bind(t.vm_create(), DRM_PANTHOR_VM_BIND_ASYNC, {}); }});
 
 // ---- drm_panthor_obj_array (VM_BIND's ops; the sync-op arrays are below) ----
