@@ -21,6 +21,7 @@ using kshim::u64;
 class Device;
 struct File;
 struct VmArea;
+struct DrmPrinter;
 struct DrmVmaOffsetManager;
 
 // enum drm_driver_feature.
@@ -74,6 +75,8 @@ struct DriverDesc {
     void (*postclose)(Device* dev, File* file) = nullptr;
     // file_operations.mmap: null means drm_gem_mmap (drm/drm_mmap.h).
     int (*mmap)(File* file, VmArea* vma) = nullptr;
+    // drm_driver.show_fdinfo: the driver's fdinfo keys (drm/drm_fdinfo.h).
+    void (*show_fdinfo)(DrmPrinter* p, File* file) = nullptr;
 };
 
 class Device {

@@ -1,6 +1,8 @@
 // Mirrors drivers/gpu/drm/drm_file.c (open/release) plus the in-process fd table (see drm_file.h).
 #include "drm/drm_file.h"
 
+#include <atomic>
+
 #include <climits>
 
 #include "drm/syncobj.h"
@@ -17,6 +19,9 @@ int drm_open(Device* dev, File** out, bool render) {
     if (!file) return -ENOMEM;
     file->dev = dev;
     file->is_render = render;
+    // drm_file_alloc: a process-wide counter, so ids are never reused.
+    static std::atomic<u64> next_client_id{1};
+    file->client_id = next_client_id.fetch_add(1, std::memory_order_relaxed);
     if (dev->driver().open) {
         int ret = dev->driver().open(dev, file);
         if (ret) {

@@ -33,6 +33,8 @@ struct File {
     kshim::XArray<drm_syncobj> syncobj_idr{kshim::XA_FLAGS_ALLOC1};
 
     void* driver_priv = nullptr;
+    // drm_file.client_id: unique per open file, for fdinfo and scheduler job ownership.
+    u64 client_id = 0;
 };
 using drm_file = File;
 

@@ -50,7 +50,12 @@ struct DrmGemObjectFuncs {
     void (*unpin)(DrmGemObject* obj) = nullptr;
     int (*vmap)(DrmGemObject* obj, IosysMap* map) = nullptr;  // resv held
     void (*vunmap)(DrmGemObject* obj, IosysMap* map) = nullptr;
+    // DRM_GEM_OBJECT_* bits for fdinfo's memory stats (resident, purgeable, active); unset: 0.
+    unsigned (*status)(DrmGemObject* obj) = nullptr;
 };
+inline constexpr unsigned DRM_GEM_OBJECT_RESIDENT = 1u << 0;
+inline constexpr unsigned DRM_GEM_OBJECT_PURGEABLE = 1u << 1;
+inline constexpr unsigned DRM_GEM_OBJECT_ACTIVE = 1u << 2;
 
 struct DrmGemObject {
     kshim::kref refcount;
@@ -141,6 +146,12 @@ public:
     // drm_gem_release: drops every handle (file close).
     void release();
     size_t count() const { return handles_.size(); }
+    // fn(handle, obj) for every handle, under the table lock (fn must not sleep or touch the table).
+    template <class Fn>
+    void for_each(Fn&& fn) {
+        kshim::SpinGuard g(table_lock_);
+        handles_.for_each_locked(fn);
+    }
 
 private:
     // Protects the lookup-then-get against a concurrent delete (the kernel's table_lock).

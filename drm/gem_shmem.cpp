@@ -28,12 +28,20 @@ void free_blocks(DrmGemShmemObject::Block* blocks, u32 n, Page** pages) {
 
 }  // namespace
 
+unsigned drm_gem_shmem_object_status(DrmGemObject* obj) {
+    // Read without the resv, as upstream: a statistic.
+    return std::atomic_ref<Page**>(to_drm_gem_shmem_obj(obj)->pages).load(std::memory_order_relaxed)
+               ? DRM_GEM_OBJECT_RESIDENT
+               : 0;
+}
+
 const DrmGemObjectFuncs drm_gem_shmem_funcs = {
     .free = shmem_free_obj,
     .pin = shmem_pin,
     .unpin = shmem_unpin,
     .vmap = shmem_vmap,
     .vunmap = shmem_vunmap,
+    .status = drm_gem_shmem_object_status,
 };
 
 void sg_free_table(SgTable* sgt) {

@@ -23,6 +23,10 @@
 
 namespace drm {
 
+struct DrmGemObject;
+// drm_gem_shmem_object_status: resident once the pages exist.
+unsigned drm_gem_shmem_object_status(DrmGemObject* obj);
+
 // A DMA-mapped scatter list (the part of struct sg_table drivers read): physically contiguous
 // segments in object order.
 struct SgTable {

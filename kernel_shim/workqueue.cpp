@@ -253,6 +253,7 @@ void init_work(work_struct* w, work_func_t fn, const char* name, std::source_loc
     w->wq = nullptr;
     w->queued = false;
     w->canceling = 0;
+    w->disabled = 0;
 }
 
 void init_delayed_work(delayed_work* dw, work_func_t fn, const char* name, std::source_location site) {
@@ -284,7 +285,7 @@ Workqueue* alloc_ordered_workqueue(const char* fmt, unsigned flags, ...) {
 bool queue_work(Workqueue* wq, work_struct* w) {
     preempt_point();
     std::lock_guard g(g_wq_lock);
-    if (w->pending.load() || w->canceling) return false;
+    if (w->pending.load() || w->canceling || w->disabled) return false;
     w->pending.store(true);
     insert_locked(wq, w);
     return true;
@@ -293,7 +294,7 @@ bool queue_work(Workqueue* wq, work_struct* w) {
 bool queue_delayed_work(Workqueue* wq, delayed_work* dw, unsigned long delay) {
     preempt_point();
     std::lock_guard g(g_wq_lock);
-    if (dw->work.pending.load() || dw->work.canceling) return false;
+    if (dw->work.pending.load() || dw->work.canceling || dw->work.disabled) return false;
     dw->work.pending.store(true);
     queue_delayed_locked(wq, dw, delay);
     return true;
@@ -302,7 +303,7 @@ bool queue_delayed_work(Workqueue* wq, delayed_work* dw, unsigned long delay) {
 bool mod_delayed_work(Workqueue* wq, delayed_work* dw, unsigned long delay) {
     preempt_point();
     std::lock_guard g(g_wq_lock);
-    if (dw->work.canceling) return false;
+    if (dw->work.canceling || dw->work.disabled) return false;
     bool was = grab_pending_locked(dw);
     dw->work.pending.store(true);
     queue_delayed_locked(wq, dw, delay);
@@ -349,6 +350,44 @@ bool cancel_delayed_work_sync(delayed_work* dw) {
     dw->work.canceling--;
     return was;
 }
+
+bool disable_work(work_struct* w) {
+    {
+        std::lock_guard g(g_wq_lock);
+        w->disabled++;
+    }
+    return cancel_work(w);
+}
+
+bool disable_work_sync(work_struct* w) {
+    might_sleep();
+    const bool was = disable_work(w);
+    wait_not_running(w);
+    return was;
+}
+
+bool enable_work(work_struct* w) {
+    std::lock_guard g(g_wq_lock);
+    if (WARN_ON(w->disabled <= 0)) return true;
+    return --w->disabled == 0;
+}
+
+bool disable_delayed_work(delayed_work* dw) {
+    {
+        std::lock_guard g(g_wq_lock);
+        dw->work.disabled++;
+    }
+    return cancel_delayed_work(dw);
+}
+
+bool disable_delayed_work_sync(delayed_work* dw) {
+    might_sleep();
+    const bool was = disable_delayed_work(dw);
+    wait_not_running(&dw->work);
+    return was;
+}
+
+bool enable_delayed_work(delayed_work* dw) { return enable_work(&dw->work); }
 
 bool flush_work(work_struct* w) {
     might_sleep();

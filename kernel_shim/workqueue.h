@@ -35,6 +35,7 @@ struct work_struct {
     bool queued = false;      // on wq's list
     u64 seq = 0;              // sequence of the queued instance
     int canceling = 0;        // cancel_*_sync in progress: queueing is refused
+    int disabled = 0;         // disable_work*() depth: queueing is refused until enable_work()
 };
 
 struct delayed_work {
@@ -76,6 +77,15 @@ bool cancel_work_sync(work_struct* w);
 bool cancel_delayed_work(delayed_work* dw);
 bool cancel_delayed_work_sync(delayed_work* dw);
 bool flush_work(work_struct* w);
+// The kernel's disable/enable pair: like cancel_*(), and later queueing attempts are refused (they
+// return false) until as many enable_*() calls as disable_*() ones. disable_* returns whether the
+// item was pending; enable_* whether it is enabled again.
+bool disable_work(work_struct* w);
+bool disable_work_sync(work_struct* w);
+bool enable_work(work_struct* w);
+bool disable_delayed_work(delayed_work* dw);
+bool disable_delayed_work_sync(delayed_work* dw);
+bool enable_delayed_work(delayed_work* dw);
 bool flush_delayed_work(delayed_work* dw);
 inline bool work_pending(const work_struct* w) { return w->pending.load(); }
 inline bool delayed_work_pending(const delayed_work* dw) { return work_pending(&dw->work); }

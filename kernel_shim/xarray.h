@@ -70,6 +70,20 @@ public:
         return old;
     }
     T* erase(u32 id) { return store(id, nullptr); }
+    // fn(entry or nullptr) under the xa_lock, e.g. to take a reference before an erase can drop
+    // the array's; returns what fn returns.
+    template <class Fn>
+    auto load_locked(u32 id, Fn&& fn) const {
+        std::lock_guard g(lock_);
+        auto it = map_.find(id);
+        return fn(it == map_.end() ? nullptr : it->second);
+    }
+    // fn(id, entry) for each entry in id order, under the xa_lock (fn must not touch the array).
+    template <class Fn>
+    void for_each_locked(Fn&& fn) const {
+        std::lock_guard g(lock_);
+        for (auto& [id, e] : map_) fn(id, e);
+    }
     bool empty() const {
         std::lock_guard g(lock_);
         return map_.empty();

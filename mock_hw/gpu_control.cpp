@@ -138,8 +138,13 @@ void GpuControl::set_fw_counter_enable_locked(bool on) {
     update_cycle_counter_locked();
 }
 
+void GpuControl::set_mcu_running_locked(bool on) {
+    cc_mcu_ = on;
+    update_cycle_counter_locked();
+}
+
 void GpuControl::update_cycle_counter_locked() {
-    bool run = cc_cmd_ || cc_fw_;
+    bool run = cc_cmd_ || cc_fw_ || cc_mcu_;
     if (run == cc_running_) return;
     cc_base_ = cycle_count_locked();
     cc_since_ = kshim::ktime_get();

@@ -23,6 +23,9 @@ public:
     void raise_gpu_fault_locked(u32 status, u64 addr);
     // The FW's GLB COUNTER_EN keeps the cycle counter running like GPU_CMD TIME start does.
     void set_fw_counter_enable_locked(bool on);
+    // The cycle counter also runs while the MCU is enabled: the firmware keeps it going for the
+    // STORE_STATE cycle samples that kernel job profiling takes (panthor never starts it itself).
+    void set_mcu_running_locked(bool on);
     u64 cycle_count_locked() const;
     u64 timestamp_locked() const;
     u32 latest_flush_id_locked() const { return flush_id_; }
@@ -52,7 +55,7 @@ private:
     u32 pending_flush_ = 0;
     u32 flush_id_ = 1;
     // Cycle counter: runs while started by GPU_CMD or enabled by the FW.
-    bool cc_cmd_ = false, cc_fw_ = false, cc_running_ = false;
+    bool cc_cmd_ = false, cc_fw_ = false, cc_mcu_ = false, cc_running_ = false;
     u64 cc_base_ = 0;
     ktime_t cc_since_ = 0;
 };

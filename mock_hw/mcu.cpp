@@ -45,6 +45,7 @@ MemResult Mcu::write_locked(u32 va, const void* src, size_t len) {
 void Mcu::set_status_locked(u32 s) {
     if (s == status_) return;
     status_ = s;
+    gpu_.control().set_mcu_running_locked(s == MCU_STATUS_ENABLED);
     static const char* names[] = {"MCU_DISABLED", "MCU_ENABLED", "MCU_HALT", "MCU_FATAL"};
     gpu_.trace_instant_locked("mcu_status", names[s & 3]);
     gpu_.control().irq().raise_locked(GPU_IRQ_MCU_STATUS_CHANGED);
@@ -215,6 +216,7 @@ void Mcu::reset_locked() {
     disable_ev_->cancel_locked();
     stop_locked();
     status_ = MCU_STATUS_DISABLED;
+    gpu_.control().set_mcu_running_locked(false);
     iface_built_ = halting_ = hung_ = busy_ = false;
     progress_timer_ = poweroff_timer_ = idle_timer_ = 0;
     core_en_mask_ = 0;

@@ -18,6 +18,7 @@
 #include "kernel_shim/mutex.h"
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/platform.h"
+#include "kernel_shim/spinlock.h"
 #include "kernel_shim/workqueue.h"
 
 namespace panthor {
@@ -79,7 +80,7 @@ struct panthor_device {
     panthor_gpu* gpu = nullptr;
     panthor_fw* fw = nullptr;
     panthor_mmu* mmu = nullptr;
-    panthor_scheduler* scheduler = nullptr;  // part 2
+    panthor_scheduler* scheduler = nullptr;
     panthor_devfreq* devfreq = nullptr;
 
     struct {
@@ -121,16 +122,26 @@ struct panthor_device {
 
 inline panthor_device* to_panthor_device(drm::Device* ddev) { return container_of(ddev, panthor_device, base); }
 
+// What the profiling slots of finished jobs add up to.
+struct panthor_gpu_usage {
+    u64 time = 0;    // GPU timestamp ticks
+    u64 cycles = 0;  // GPU cycles
+};
+
 // Per-open-file state (drm_file.driver_priv).
 struct panthor_file {
     panthor_device* ptdev = nullptr;
     panthor_vm_pool* vms = nullptr;
-    panthor_group_pool* groups = nullptr;  // part 2
+    panthor_group_pool* groups = nullptr;
     u64 user_mmio_offset = 0;              // DRM_PANTHOR_USER_MMIO_OFFSET_{32,64}BIT
     // Stands in for capable(CAP_SYS_NICE) of the process using this file (there are no tasks
     // with credentials here): with it, group priorities HIGH and REALTIME are allowed, as they
     // are for the DRM master (a primary-node file). Set by the opener; false by default.
     bool cap_sys_nice = false;
+    // GPU usage of the file's jobs so far (fdinfo), gathered from its groups.
+    kshim::SpinLock stats_lock{"panthor_file.stats_lock"};  // protects stats
+    panthor_gpu_usage stats;
+    u64 client_id = 0;  // drm_file.client_id
 };
 
 int panthor_device_init(panthor_device* ptdev);

@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "drm/drm_fdinfo.h"
 #include "drm/drm_ioctl.h"
 #include "drm/exec.h"
 #include "drm/syncobj.h"
@@ -38,7 +39,9 @@
 #include "panthor/panthor_fw.h"
 #include "panthor/panthor_gem.h"
 #include "panthor/panthor_gpu.h"
+#include "panthor/panthor_heap.h"
 #include "panthor/panthor_mmu.h"
+#include "panthor/panthor_sched.h"
 #include "panthor/regs/csf_regs.h"
 
 namespace panthor {
@@ -776,6 +779,158 @@ err_put_obj:
     return ret;
 }
 
+int panthor_ioctl_group_create(drm::Device*, void* data, File* file) {
+    auto* args = static_cast<drm_panthor_group_create*>(data);
+    drm_panthor_queue_create* queue_args = nullptr;
+
+    if (!args->queues.count || args->queues.count > MAX_CS_PER_CSG)
+        return -EINVAL;
+
+    int ret = panthor_uobj_get_array(&queue_args, &args->queues);
+    if (ret)
+        return ret;
+
+    ret = group_priority_permit(file, args->priority);
+    if (!ret) {
+        ret = panthor_group_create(to_pfile(file), args, queue_args, to_pfile(file)->client_id);
+        if (ret >= 0) {
+            args->group_handle = static_cast<u32>(ret);
+            ret = 0;
+        }
+    }
+    kfree(queue_args);
+    return ret;
+}
+
+int panthor_ioctl_group_destroy(drm::Device*, void* data, File* file) {
+    auto* args = static_cast<drm_panthor_group_destroy*>(data);
+    if (args->pad)
+        return -EINVAL;
+    return panthor_group_destroy(to_pfile(file), args->group_handle);
+}
+
+int panthor_ioctl_group_get_state(drm::Device*, void* data, File* file) {
+    return panthor_group_get_state(to_pfile(file), static_cast<drm_panthor_group_get_state*>(data));
+}
+
+int panthor_ioctl_group_submit(drm::Device* ddev, void* data, File* file) {
+    auto* args = static_cast<drm_panthor_group_submit*>(data);
+    panthor_file* pfile = to_pfile(file);
+    drm_panthor_queue_submit* jobs_args = nullptr;
+    panthor_submit_ctx ctx;
+    int cookie;
+    int ret;
+
+    if (args->pad)
+        return -EINVAL;
+    if (!drm::drm_dev_enter(ddev, &cookie))
+        return -ENODEV;
+
+    ret = panthor_uobj_get_array(&jobs_args, &args->queue_submits);
+    if (ret)
+        goto out_dev_exit;
+
+    ret = panthor_submit_ctx_init(&ctx, file, args->queue_submits.count);
+    if (ret)
+        goto out_free_jobs_args;
+
+    for (u32 i = 0; i < args->queue_submits.count; i++) {
+        const drm_panthor_queue_submit* qsubmit = &jobs_args[i];
+        drm::drm_sched_job* job =
+            panthor_job_create(pfile, static_cast<u16>(args->group_handle), qsubmit, pfile->client_id);
+        if (IS_ERR(job)) {
+            ret = static_cast<int>(PTR_ERR(job));
+            goto out_cleanup_submit_ctx;
+        }
+        ret = panthor_submit_ctx_add_job(&ctx, i, job, &qsubmit->syncs);
+        if (ret)
+            goto out_cleanup_submit_ctx;
+    }
+
+    ret = panthor_submit_ctx_collect_jobs_signal_ops(&ctx);
+    if (ret)
+        goto out_cleanup_submit_ctx;
+
+    // The VM's resv (which covers its private BOs) and the external BOs mapped in it: the
+    // kernel-mode queue may touch any of them.
+    drm_exec_until_all_locked(&ctx.exec) {
+        for (u32 i = 0; i < ctx.job_count; i++) {
+            ret = panthor_vm_prepare_mapped_bos_resvs(&ctx.exec, panthor_job_vm(ctx.jobs[i].job), 1);
+            drm_exec_retry_on_contention(&ctx.exec);
+            if (ret)
+                goto out_cleanup_submit_ctx;
+        }
+    }
+
+    ret = panthor_submit_ctx_add_deps_and_arm_jobs(&ctx);
+    if (ret)
+        goto out_cleanup_submit_ctx;
+
+    // Nothing can fail from here on.
+    panthor_submit_ctx_push_jobs(&ctx, panthor_job_update_resvs);
+
+out_cleanup_submit_ctx:
+    panthor_submit_ctx_cleanup(&ctx, panthor_job_put);
+out_free_jobs_args:
+    kfree(jobs_args);
+out_dev_exit:
+    drm::drm_dev_exit(cookie);
+    return ret;
+}
+
+int panthor_ioctl_tiler_heap_create(drm::Device*, void* data, File* file) {
+    auto* args = static_cast<drm_panthor_tiler_heap_create*>(data);
+
+    panthor_vm* vm = panthor_vm_pool_get_vm(to_pfile(file)->vms, args->vm_id);
+    if (!vm)
+        return -EINVAL;
+
+    int ret;
+    panthor_heap_pool* pool = panthor_vm_get_heap_pool(vm, true);
+    if (IS_ERR(pool)) {
+        ret = static_cast<int>(PTR_ERR(pool));
+        goto out_put_vm;
+    }
+
+    u64 ctx_va, first_chunk_va;  // the uapi's __u64 is another type than u64 here
+    ret = panthor_heap_create(pool, args->initial_chunk_count, args->chunk_size, args->max_chunks,
+                              args->target_in_flight, &ctx_va, &first_chunk_va);
+    if (ret >= 0) {
+        args->tiler_heap_ctx_gpu_va = ctx_va;
+        args->first_heap_chunk_gpu_va = first_chunk_va;
+        // Heap ids are per VM (pool): the VM id makes the handle unique in the file.
+        args->handle = (args->vm_id << 16) | static_cast<u32>(ret);
+        ret = 0;
+    }
+    panthor_heap_pool_put(pool);
+
+out_put_vm:
+    panthor_vm_put(vm);
+    return ret;
+}
+
+int panthor_ioctl_tiler_heap_destroy(drm::Device*, void* data, File* file) {
+    auto* args = static_cast<drm_panthor_tiler_heap_destroy*>(data);
+
+    if (args->pad)
+        return -EINVAL;
+
+    panthor_vm* vm = panthor_vm_pool_get_vm(to_pfile(file)->vms, args->handle >> 16);
+    if (!vm)
+        return -EINVAL;
+
+    int ret;
+    panthor_heap_pool* pool = panthor_vm_get_heap_pool(vm, false);
+    if (IS_ERR(pool)) {
+        ret = static_cast<int>(PTR_ERR(pool));
+    } else {
+        ret = panthor_heap_destroy(pool, args->handle & 0xFFFF);
+        panthor_heap_pool_put(pool);
+    }
+    panthor_vm_put(vm);
+    return ret;
+}
+
 int panthor_ioctl_set_user_mmio_offset(drm::Device*, void* data, File* file) {
     auto* args = static_cast<drm_panthor_set_user_mmio_offset*>(data);
     if (args->offset != DRM_PANTHOR_USER_MMIO_OFFSET_32BIT && args->offset != DRM_PANTHOR_USER_MMIO_OFFSET_64BIT)
@@ -795,12 +950,18 @@ int panthor_open(drm::Device* ddev, File* file) {
     // A 64-bit opener (the only kind here): the MMIO offsets sit above the 32-bit mmap2 range.
     pfile->user_mmio_offset = DRM_PANTHOR_USER_MMIO_OFFSET;
 
-    const int ret = panthor_vm_pool_create(pfile);
+    int ret = panthor_vm_pool_create(pfile);
     if (ret) {
         kdelete(pfile);
         return ret;
     }
-    // TODO(part 2): panthor_group_pool_create(pfile), destroying the VM pool on failure.
+    ret = panthor_group_pool_create(pfile);
+    if (ret) {
+        panthor_vm_pool_destroy(pfile);
+        kdelete(pfile);
+        return ret;
+    }
+    pfile->client_id = file->client_id;
 
     file->driver_priv = pfile;
     return 0;
@@ -808,7 +969,8 @@ int panthor_open(drm::Device* ddev, File* file) {
 
 void panthor_postclose(drm::Device*, File* file) {
     panthor_file* pfile = to_pfile(file);
-    // TODO(part 2): panthor_group_pool_destroy(pfile) first: groups hold VM references.
+    // Groups first: they hold VM references.
+    panthor_group_pool_destroy(pfile);
     panthor_vm_pool_destroy(pfile);
     kdelete(pfile);
     file->driver_priv = nullptr;
@@ -900,15 +1062,51 @@ int panthor_mmap(File* file, VmArea* vma) {
     return panthor_gem_mmap(ptdev, vma);
 }
 
+// ---------------------------------------------------------------------------------------------
+// fdinfo.
+
+void panthor_gpu_show_fdinfo(panthor_device* ptdev, panthor_file* pfile, drm::DrmPrinter* p) {
+    if (ptdev->profile_mask & PANTHOR_DEVICE_PROFILING_ALL)
+        panthor_fdinfo_gather_group_samples(pfile);
+
+    panthor_gpu_usage stats;
+    {
+        kshim::SpinGuard g(pfile->stats_lock);
+        stats = pfile->stats;
+    }
+    if (ptdev->profile_mask & PANTHOR_DEVICE_PROFILING_TIMESTAMP) {
+        // Timestamp ticks to ns, rounded up, at the system counter's rate.
+        const u64 freq = panthor_fw_timestamp_freq(ptdev);
+        const u64 ns = freq ? (static_cast<unsigned __int128>(stats.time) * kshim::NSEC_PER_SEC + freq - 1) / freq : 0;
+        p->printf("drm-engine-panthor:\t%llu ns\n", static_cast<unsigned long long>(ns));
+    }
+    if (ptdev->profile_mask & PANTHOR_DEVICE_PROFILING_CYCLES)
+        p->printf("drm-cycles-panthor:\t%llu\n", static_cast<unsigned long long>(stats.cycles));
+    p->printf("drm-maxfreq-panthor:\t%lu Hz\n", ptdev->fast_rate);
+    p->printf("drm-curfreq-panthor:\t%lu Hz\n", ptdev->current_frequency);
+}
+
+// The kernel BOs the file's groups and heaps hold, which no GEM handle shows.
+void panthor_show_internal_memory_stats(drm::DrmPrinter* p, File* file) {
+    panthor_file* pfile = to_pfile(file);
+    panthor_memory_stats stats;
+    panthor_fdinfo_gather_group_mem_info(pfile, &stats);
+    panthor_vm_heaps_sizes(pfile, &stats);
+    drm::drm_fdinfo_print_size(p, "panthor", "resident", "memory", stats.resident);
+    drm::drm_fdinfo_print_size(p, "panthor", "active", "memory", stats.active);
+}
+
+void panthor_show_fdinfo(drm::DrmPrinter* p, File* file) {
+    panthor_device* ptdev = to_panthor_device(file->dev);
+    panthor_gpu_show_fdinfo(ptdev, to_pfile(file), p);
+    panthor_show_internal_memory_stats(p, file);
+    drm::drm_show_memory_stats(p, file);
+}
+
 using drm::DRM_RENDER_ALLOW;
 using namespace drm::uapi;
 
 #define PANTHOR_IOCTL(n, func) DRM_IOCTL_DEF_DRV(PANTHOR_##n, panthor_ioctl_##func, DRM_RENDER_ALLOW)
-// TODO(part 2): the group and tiler-heap ioctls. Until then their slots have no handler, which
-// the DRM core answers with -EINVAL.
-#define PANTHOR_IOCTL_HOLE(n) \
-    ::drm::IoctlDesc { DRM_IOCTL_PANTHOR_##n, DRM_RENDER_ALLOW, nullptr, "DRM_IOCTL_PANTHOR_" #n }
-
 const drm::IoctlDesc panthor_drm_driver_ioctls[] = {
     PANTHOR_IOCTL(DEV_QUERY, dev_query),
     PANTHOR_IOCTL(VM_CREATE, vm_create),
@@ -917,17 +1115,16 @@ const drm::IoctlDesc panthor_drm_driver_ioctls[] = {
     PANTHOR_IOCTL(VM_GET_STATE, vm_get_state),
     PANTHOR_IOCTL(BO_CREATE, bo_create),
     PANTHOR_IOCTL(BO_MMAP_OFFSET, bo_mmap_offset),
-    PANTHOR_IOCTL_HOLE(GROUP_CREATE),
-    PANTHOR_IOCTL_HOLE(GROUP_DESTROY),
-    PANTHOR_IOCTL_HOLE(GROUP_SUBMIT),
-    PANTHOR_IOCTL_HOLE(GROUP_GET_STATE),
-    PANTHOR_IOCTL_HOLE(TILER_HEAP_CREATE),
-    PANTHOR_IOCTL_HOLE(TILER_HEAP_DESTROY),
+    PANTHOR_IOCTL(GROUP_CREATE, group_create),
+    PANTHOR_IOCTL(GROUP_DESTROY, group_destroy),
+    PANTHOR_IOCTL(GROUP_SUBMIT, group_submit),
+    PANTHOR_IOCTL(GROUP_GET_STATE, group_get_state),
+    PANTHOR_IOCTL(TILER_HEAP_CREATE, tiler_heap_create),
+    PANTHOR_IOCTL(TILER_HEAP_DESTROY, tiler_heap_destroy),
     PANTHOR_IOCTL(BO_SET_LABEL, bo_set_label),
     PANTHOR_IOCTL(SET_USER_MMIO_OFFSET, set_user_mmio_offset),
 };
 #undef PANTHOR_IOCTL
-#undef PANTHOR_IOCTL_HOLE
 
 // Module init/exit is refcounted; the callers (tests, programs) serialise it as module loading
 // does, so a plain counter suffices.
@@ -949,6 +1146,7 @@ const drm::DriverDesc panthor_drm_driver = {
     .open = panthor_open,
     .postclose = panthor_postclose,
     .mmap = panthor_mmap,
+    .show_fdinfo = panthor_show_fdinfo,
 };
 
 int panthor_init() {

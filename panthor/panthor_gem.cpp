@@ -90,6 +90,7 @@ const drm::DrmGemObjectFuncs panthor_gem_funcs = {
     .unpin = panthor_gem_unpin,
     .vmap = panthor_gem_vmap,
     .vunmap = panthor_gem_vunmap,
+    .status = drm::drm_gem_shmem_object_status,
 };
 
 int panthor_kernel_bo_vmap(panthor_kernel_bo* bo) {

@@ -9,6 +9,7 @@
 namespace panthor {
 
 struct panthor_gem_object;
+struct panthor_memory_stats;
 
 int panthor_mmu_init(panthor_device* ptdev);
 void panthor_mmu_unplug(panthor_device* ptdev);
@@ -49,6 +50,8 @@ int panthor_vm_pool_destroy_vm(panthor_vm_pool* pool, u32 handle);
 panthor_vm* panthor_vm_pool_get_vm(panthor_vm_pool* pool, u32 handle);
 
 bool panthor_vm_has_unhandled_faults(panthor_vm* vm);
+// fdinfo: the heap pools of the file's VMs (resident; active when the VM holds an AS).
+void panthor_vm_heaps_sizes(panthor_file* pfile, panthor_memory_stats* stats);
 bool panthor_vm_is_unusable(panthor_vm* vm);
 
 // Kernel VA allocation in the VM's kernel range: `va` PANTHOR_VM_KERNEL_AUTO_VA picks one.

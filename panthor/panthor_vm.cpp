@@ -12,6 +12,8 @@
 #include "kernel_shim/err.h"
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/report.h"
+#include "panthor/panthor_heap.h"
+#include "panthor/panthor_sched.h"
 #include "panthor/panthor_mmu_priv.h"
 #include "panthor/regs/gpu_regs.h"
 
@@ -68,7 +70,8 @@ void panthor_vm_free(drm::DrmGpuvm* gpuvm) {
 
     {
         kshim::MutexGuard g(vm->heaps.lock);
-        WARN_ON(vm->heaps.pool);
+        if (WARN_ON(vm->heaps.pool))
+            panthor_heap_pool_destroy(vm->heaps.pool);
     }
 
     {
@@ -214,14 +217,24 @@ err_mm_takedown:
     return kshim::ERR_PTR<panthor_vm>(ret);
 }
 
+// A reference on the VM's heap pool (created on first use if `create`), or ERR_PTR: -ENOENT when
+// there is none and `create` is false, -EINVAL once the VM is destroyed. The VM keeps its own
+// reference until panthor_vm_destroy().
 panthor_heap_pool* panthor_vm_get_heap_pool(panthor_vm* vm, bool create) {
-    // Part 2 brings the heap pools; until then a VM never has one.
+    panthor_heap_pool* pool;
+
     kshim::MutexGuard g(vm->heaps.lock);
-    if (!vm->heaps.pool && create)
-        return kshim::ERR_PTR<panthor_heap_pool>(vm->destroyed.load() ? -EINVAL : -EOPNOTSUPP);
-    if (!vm->heaps.pool)
-        return kshim::ERR_PTR<panthor_heap_pool>(-ENOENT);
-    return vm->heaps.pool;
+    if (!vm->heaps.pool && create) {
+        pool = vm->destroyed.load() ? kshim::ERR_PTR<panthor_heap_pool>(-EINVAL)
+                                    : panthor_heap_pool_create(vm->ptdev, vm);
+        if (!kshim::IS_ERR(pool))
+            vm->heaps.pool = panthor_heap_pool_get(pool);
+    } else {
+        pool = panthor_heap_pool_get(vm->heaps.pool);
+        if (!pool)
+            pool = kshim::ERR_PTR<panthor_heap_pool>(-ENOENT);
+    }
+    return pool;
 }
 
 // ---- kernel VA ----
@@ -372,7 +385,8 @@ void panthor_vm_destroy(panthor_vm* vm) {
 
     {
         kshim::MutexGuard g(vm->heaps.lock);
-        vm->heaps.pool = nullptr;  // part 2: panthor_heap_pool_destroy()
+        panthor_heap_pool_destroy(vm->heaps.pool);
+        vm->heaps.pool = nullptr;
     }
 
     WARN_ON(panthor_vm_unmap_range(vm, vm->base.mm_start, vm->base.mm_range));
@@ -433,6 +447,29 @@ void panthor_vm_pool_destroy(panthor_file* pfile) {
     });
     kshim::kdelete(pool);
     pfile->vms = nullptr;
+}
+
+void panthor_vm_heaps_sizes(panthor_file* pfile, panthor_memory_stats* stats) {
+    panthor_vm_pool* pool = pfile->vms;
+    if (!pool)
+        return;
+    // Upstream walks the pool under its xa_lock; the heaps lock is a mutex, so here each VM is
+    // looked up with a reference instead.
+    pool->xa.for_each([&](u32 id, panthor_vm*) {
+        panthor_vm* vm = panthor_vm_pool_get_vm(pool, id);
+        if (!vm)
+            return;
+        size_t size = 0;
+        {
+            kshim::MutexGuard g(vm->heaps.lock);
+            if (vm->heaps.pool)
+                size = panthor_heap_pool_size(vm->heaps.pool);
+        }
+        stats->resident += size;
+        if (std::atomic_ref<int>(vm->as.id).load(std::memory_order_relaxed) >= 0)
+            stats->active += size;
+        panthor_vm_put(vm);
+    });
 }
 
 int panthor_vm_pool_create(panthor_file* pfile) {

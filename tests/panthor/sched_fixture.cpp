@@ -1,0 +1,158 @@
+// The scheduler test fixture (sched_test.h).
+#include "tests/panthor/sched_test.h"
+
+#include <cstring>
+#include <deque>
+
+namespace panthor::testing {
+
+void SchedTest::SetUp() {
+    PanthorTest::SetUp();
+    if (!ptdev)
+        return;
+    vm_ = vm_create();
+    bo_ = bo_create(kBoSize);
+    ASSERT_EQ(vm_map(vm_, bo_, kVa, kBoSize), 0);
+    cpu_ = static_cast<u8*>(bo_cpu(bo_, kBoSize));
+    ASSERT_NE(cpu_, nullptr);
+}
+
+u64 SchedTest::put_stream(const std::vector<u64>& instrs) {
+    const u64 off = stream_off_;
+    EXPECT_LE(off + instrs.size() * 8, kDataOffset) << "stream area full";
+    std::memcpy(cpu_ + off, instrs.data(), instrs.size() * 8);
+    stream_off_ = (off + instrs.size() * 8 + 63) & ~u64{63};
+    return kVa + off;
+}
+
+u64 SchedTest::store_stream(u64 off, u64 value) {
+    return put_stream({cs::move48(2, data_va(off)), cs::move48(4, value & 0xFFFFFFFFFFFFull),
+                       cs::move32(5, static_cast<u32>(value >> 32)), cs::store_multiple(4, 2, 0x3)});
+}
+
+u64 SchedTest::put_shader(const mock_hw::MockShader& sh) {
+    const u64 off = shader_off_;
+    std::memcpy(cpu_ + kDataOffset + off, &sh, sizeof(sh));
+    shader_off_ += 64;
+    return data_va(off);
+}
+
+drm_panthor_group_create SchedTest::group_args(u8 priority) const {
+    drm_panthor_group_create a{};
+    a.priority = priority;
+    a.compute_core_mask = ptdev->gpu_info.shader_present;
+    a.fragment_core_mask = ptdev->gpu_info.shader_present;
+    a.tiler_core_mask = ptdev->gpu_info.tiler_present;
+    a.max_compute_cores = static_cast<u8>(std::popcount(a.compute_core_mask));
+    a.max_fragment_cores = static_cast<u8>(std::popcount(a.fragment_core_mask));
+    a.max_tiler_cores = static_cast<u8>(std::popcount(a.tiler_core_mask));
+    a.vm_id = vm_;
+    return a;
+}
+
+int SchedTest::group_create_ret(u32* handle, std::vector<QueueSpec> queues, u8 priority, drm::File* f, u32 vm) {
+    std::vector<drm_panthor_queue_create> qs;
+    for (const QueueSpec& q : queues) {
+        drm_panthor_queue_create c{};
+        c.priority = q.priority;
+        c.ringbuf_size = q.ringbuf_size;
+        qs.push_back(c);
+    }
+    drm::UserRange r(qs.data(), qs.size() * sizeof(qs[0]));
+    drm_panthor_group_create a = group_args(priority);
+    if (vm)
+        a.vm_id = vm;
+    a.queues = DRM_PANTHOR_OBJ_ARRAY(static_cast<u32>(qs.size()), qs.data());
+    const int ret = ioctl(DRM_IOCTL_PANTHOR_GROUP_CREATE, &a, f);
+    if (!ret && handle)
+        *handle = a.group_handle;
+    return ret;
+}
+
+u32 SchedTest::group_create(u32 queue_count, u8 priority) {
+    u32 h = 0;
+    EXPECT_EQ(group_create_ret(&h, std::vector<QueueSpec>(queue_count), priority), 0);
+    return h;
+}
+
+int SchedTest::group_destroy(u32 handle, drm::File* f) {
+    drm_panthor_group_destroy a{};
+    a.group_handle = handle;
+    return ioctl(DRM_IOCTL_PANTHOR_GROUP_DESTROY, &a, f);
+}
+
+drm_panthor_group_get_state SchedTest::group_state(u32 handle) {
+    drm_panthor_group_get_state a{};
+    a.group_handle = handle;
+    EXPECT_EQ(ioctl(DRM_IOCTL_PANTHOR_GROUP_GET_STATE, &a), 0);
+    return a;
+}
+
+int SchedTest::submit(u32 group, std::vector<Submit> submits, drm::File* f) {
+    std::vector<drm_panthor_queue_submit> qs;
+    std::deque<drm::UserRange> ranges;  // not copyable: a deque never moves them
+    for (Submit& s : submits) {
+        drm_panthor_queue_submit q{};
+        q.queue_index = s.queue;
+        q.stream_addr = s.stream;
+        q.stream_size = s.size;
+        q.latest_flush = s.latest_flush;
+        if (!s.syncs.empty()) {
+            ranges.emplace_back(s.syncs.data(), s.syncs.size() * sizeof(s.syncs[0]));
+            q.syncs = DRM_PANTHOR_OBJ_ARRAY(static_cast<u32>(s.syncs.size()), s.syncs.data());
+        }
+        qs.push_back(q);
+    }
+    ranges.emplace_back(qs.data(), qs.size() * sizeof(qs[0]));
+    drm_panthor_group_submit a{};
+    a.group_handle = group;
+    a.queue_submits = DRM_PANTHOR_OBJ_ARRAY(static_cast<u32>(qs.size()), qs.data());
+    return ioctl(DRM_IOCTL_PANTHOR_GROUP_SUBMIT, &a, f);
+}
+
+u32 SchedTest::submit_stream(u32 group, u32 queue, u64 stream, u32 size) {
+    const u32 s = syncobj_create();
+    EXPECT_EQ(submit(group, {{.queue = queue, .stream = stream, .size = size, .syncs = {signal_op(s)}}}), 0);
+    return s;
+}
+
+u32 SchedTest::syncobj_create(u32 flags) {
+    drm_syncobj_create args{};
+    args.flags = flags;
+    EXPECT_EQ(ioctl(DRM_IOCTL_SYNCOBJ_CREATE, &args), 0);
+    return args.handle;
+}
+
+int SchedTest::syncobj_wait(std::vector<u32> handles, kshim::ktime_t timeout) {
+    drm::UserRange r(handles.data(), handles.size() * sizeof(u32));
+    drm_syncobj_wait args{};
+    args.handles = reinterpret_cast<u64>(handles.data());
+    args.count_handles = static_cast<u32>(handles.size());
+    args.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL;
+    args.timeout_nsec = kshim::ktime_get() + timeout;
+    return ioctl(DRM_IOCTL_SYNCOBJ_WAIT, &args);
+}
+
+int SchedTest::syncobj_timeline_wait(u32 handle, u64 point, kshim::ktime_t timeout) {
+    drm::UserRange rh(&handle, sizeof(handle));
+    drm::UserRange rp(&point, sizeof(point));
+    drm_syncobj_timeline_wait args{};
+    args.handles = reinterpret_cast<u64>(&handle);
+    args.points = reinterpret_cast<u64>(&point);
+    args.count_handles = 1;
+    args.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL;
+    args.timeout_nsec = kshim::ktime_get() + timeout;
+    return ioctl(DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &args);
+}
+
+int SchedTest::fence_status(u32 handle, u64 point) {
+    kshim::dma_fence* f = nullptr;
+    const int ret = drm::drm_syncobj_find_fence(file, handle, point, 0, &f);
+    if (ret)
+        return ret;
+    const int st = kshim::dma_fence_get_status(f);
+    kshim::dma_fence_put(f);
+    return st;
+}
+
+}  // namespace panthor::testing
