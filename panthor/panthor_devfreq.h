@@ -8,7 +8,7 @@ namespace panthor {
 int panthor_devfreq_init(panthor_device* ptdev);
 void panthor_devfreq_resume(panthor_device* ptdev);
 void panthor_devfreq_suspend(panthor_device* ptdev);
-// The scheduler (part 2) records busy/idle transitions here.
+// The scheduler records busy/idle transitions here.
 void panthor_devfreq_record_busy(panthor_device* ptdev);
 void panthor_devfreq_record_idle(panthor_device* ptdev);
 

@@ -8,7 +8,7 @@
 // longer one must have a zero tail (copy_struct_from_user). Each object has a minimum size (the
 // struct as first released): below it -EINVAL.
 //
-// DOC: submit context. VM_BIND (async) and, in part 2, GROUP_SUBMIT turn an array of operations
+// DOC: submit context. VM_BIND (async) and GROUP_SUBMIT turn an array of operations
 // into drm_sched jobs with wait/signal sync operations. The context first collects every signal
 // target (syncobj, point) of the batch, so that a job waiting on a point signalled by an earlier
 // job of the same batch waits on that job's fence; then locks the reservation objects, adds the
@@ -228,7 +228,7 @@ char* strndup_user(u64 s, size_t n) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Submit context (shared by VM_BIND async and, in part 2, GROUP_SUBMIT).
+// Submit context (shared by VM_BIND async and GROUP_SUBMIT).
 
 // A syncobj point the batch signals: starts as the fence the point has now (or none) and ends as
 // the finished fence of the batch's last job signalling it.
@@ -507,7 +507,7 @@ int panthor_query_timestamp_info(panthor_device* ptdev, drm_panthor_timestamp_in
 // (docs/drm_core.md), a render-node file never is.
 bool drm_is_current_master(File* file) { return !file->is_render; }
 
-// Also the check of GROUP_CREATE's priority (part 2).
+// Also the check of GROUP_CREATE's priority.
 int group_priority_permit(File* file, u8 priority) {
     if (priority > PANTHOR_GROUP_PRIORITY_REALTIME)
         return -EINVAL;
@@ -852,10 +852,13 @@ int panthor_ioctl_group_submit(drm::Device* ddev, void* data, File* file) {
         goto out_cleanup_submit_ctx;
 
     // The VM's resv (which covers its private BOs) and the external BOs mapped in it: the
-    // kernel-mode queue may touch any of them.
-    drm_exec_until_all_locked(&ctx.exec) {
-        for (u32 i = 0; i < ctx.job_count; i++) {
-            ret = panthor_vm_prepare_mapped_bos_resvs(&ctx.exec, panthor_job_vm(ctx.jobs[i].job), 1);
+    // kernel-mode queue may touch any of them. All jobs target one group, hence one VM, and each
+    // adds its fence to every resv: reserve one slot per job in one go (reserving 1 per job
+    // would only guarantee a single free slot).
+    if (ctx.job_count > 0) {
+        panthor_vm* vm = panthor_job_vm(ctx.jobs[0].job);
+        drm_exec_until_all_locked(&ctx.exec) {
+            ret = panthor_vm_prepare_mapped_bos_resvs(&ctx.exec, vm, ctx.job_count);
             drm_exec_retry_on_contention(&ctx.exec);
             if (ret)
                 goto out_cleanup_submit_ctx;

@@ -28,7 +28,8 @@ u32 panthor_vm_page_size(panthor_vm* vm);
 int panthor_vm_as(panthor_vm* vm);
 int panthor_vm_flush_all(panthor_vm* vm);
 
-panthor_heap_pool* panthor_vm_get_heap_pool(panthor_vm* vm, bool create);  // part 2
+// A reference on the VM's heap pool (created on demand with `create`), or ERR_PTR.
+panthor_heap_pool* panthor_vm_get_heap_pool(panthor_vm* vm, bool create);
 
 panthor_vm* panthor_vm_get(panthor_vm* vm);
 void panthor_vm_put(panthor_vm* vm);

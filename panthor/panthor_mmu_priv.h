@@ -99,7 +99,7 @@ struct panthor_vm {
     mmu_detail::ListHook as_lru_node;
 
     struct {
-        panthor_heap_pool* pool = nullptr;  // part 2
+        panthor_heap_pool* pool = nullptr;
         kshim::Mutex lock{"panthor_vm.heaps.lock"};  // protects pool
     } heaps;
 

@@ -216,26 +216,74 @@ void process_fw_events_work(kshim::work_struct* work) {
 
 namespace {
 
-// 1 if the queue's SYNC_WAIT condition now holds, 0 if not, -EINVAL if the object is gone.
+// 1 if the queue's SYNC_WAIT condition now holds, 0 if not, -EAGAIN if its sync object is not
+// mapped yet (sync_upd_work maps it first).
 int panthor_queue_eval_syncwait(panthor_group* group, u8 queue_idx) {
     panthor_queue* queue = group->queues[queue_idx];
     void* syncobj = panthor_queue_get_syncwait_obj(group, queue);
     if (!syncobj)
-        return -EINVAL;
+        return -EAGAIN;
 
     const u64 value = queue->syncwait.sync64 ? fw_read_once(static_cast<panthor_syncobj_64b*>(syncobj)->seqno)
                                              : fw_read_once(static_cast<panthor_syncobj_32b*>(syncobj)->seqno);
-    const bool result = queue->syncwait.gt ? value > queue->syncwait.ref : value <= queue->syncwait.ref;
-    if (result)
-        panthor_queue_put_syncwait_obj(queue);
-    return result;
+    return queue->syncwait.gt ? value > queue->syncwait.ref : value <= queue->syncwait.ref;
+}
+
+// Maps, outside the scheduler lock, the sync objects blocked queues wait on that are not mapped
+// yet, one at a time (there are few). Deviation: upstream maps under the scheduler lock and
+// unmaps once the wait is satisfied; the vmap takes the BO's resv, which must not nest inside the
+// scheduler lock (run_job takes that lock in the fence-signalling path, and resv holders may wait
+// for fences), so here the mapping is made and dropped without the lock, and kept until the queue
+// waits on another object or goes away.
+void sync_upd_map_syncwait_objs(panthor_scheduler* sched) {
+    for (;;) {
+        panthor_group* group = nullptr;
+        u32 cs_id = 0;
+        u64 va = 0;
+        {
+            MutexGuard g(sched->lock);
+            for (panthor_group& grp : sched->groups.waiting) {
+                for (u32 tested = grp.blocked_queues; tested; tested &= tested - 1) {
+                    const u32 q = static_cast<u32>(ffs_index(tested));
+                    panthor_queue* queue = grp.queues[q];
+                    if (!panthor_queue_get_syncwait_obj(&grp, queue) && queue->syncwait.failed_va != queue->syncwait.gpu_va) {
+                        group = group_get(&grp);
+                        cs_id = q;
+                        va = grp.queues[q]->syncwait.gpu_va;
+                        break;
+                    }
+                }
+                if (group)
+                    break;
+            }
+        }
+        if (!group)
+            return;
+
+        panthor_syncwait_map m;
+        const int ret = panthor_syncwait_map_create(group->vm, va, &m);
+        {
+            MutexGuard g(sched->lock);
+            panthor_queue* queue = group->queues[cs_id];
+            if (!ret && queue->syncwait.gpu_va == va)
+                panthor_queue_swap_syncwait_map(queue, va, &m);  // m now holds the old mapping
+            else if (WARN_ON(ret))
+                // Nothing mapped there (upstream WARNs too): the wait cannot be evaluated, the
+                // queue stays blocked until its job times out.
+                queue->syncwait.failed_va = va;
+        }
+        panthor_syncwait_map_release(&m);
+        group_put(group);
+    }
 }
 
 }  // namespace
 
 void sync_upd_work(kshim::work_struct* work) {
     panthor_scheduler* sched = container_of(work, panthor_scheduler, sync_upd_work);
-    bool immediate_tick = false;
+    bool immediate_tick = false, retry = false;
+
+    sync_upd_map_syncwait_objs(sched);
 
     {
         MutexGuard g(sched->lock);
@@ -245,9 +293,11 @@ void sync_upd_work(kshim::work_struct* work) {
             for (u32 tested = group.blocked_queues; tested; tested &= tested - 1) {
                 const u32 cs_id = static_cast<u32>(ffs_index(tested));
                 const int ret = panthor_queue_eval_syncwait(&group, static_cast<u8>(cs_id));
-                WARN_ON(ret < 0);
-                if (ret)
+                // -EAGAIN: a tick changed what it waits on since the mapping pass: run again.
+                if (ret > 0)
                     unblocked_queues |= 1u << cs_id;
+                else if (ret == -EAGAIN && group.queues[cs_id]->syncwait.failed_va != group.queues[cs_id]->syncwait.gpu_va)
+                    retry = true;
             }
 
             if (unblocked_queues) {
@@ -264,6 +314,8 @@ void sync_upd_work(kshim::work_struct* work) {
     }
     if (immediate_tick)
         sched_queue_tick(sched, 0);
+    if (retry)
+        sched_queue_work(sched, &sched->sync_upd_work);
 }
 
 // ---- tiler OOM -----------------------------------------------------------------------------------
@@ -278,12 +330,15 @@ int group_process_tiler_oom(panthor_group* group, u32 cs_id) {
     u32 vt_start = 0, vt_end = 0, frag_end = 0, renderpasses_in_flight = 0, pending_frag_count = 0;
     int ret, csg_id;
 
+    // Before sched->lock: vm->heaps.lock is held across allocations (pool creation), and
+    // sched->lock is taken on the fence-signalling path (queue_run_job).
+    heaps = panthor_vm_get_heap_pool(group->vm, false);
+
     {
         MutexGuard g(sched->lock);
         csg_id = group->csg_id;
         if (csg_id >= 0) {
             panthor_fw_cs_iface* cs_iface = panthor_fw_get_cs_iface(ptdev, static_cast<u32>(csg_id), cs_id);
-            heaps = panthor_vm_get_heap_pool(group->vm, false);
             heap_address = fw_read_once(cs_iface->output->heap_address);
             vt_start = fw_read_once(cs_iface->output->heap_vt_start);
             vt_end = fw_read_once(cs_iface->output->heap_vt_end);
@@ -294,8 +349,11 @@ int group_process_tiler_oom(panthor_group* group, u32 cs_id) {
     }
 
     // Scheduled out meanwhile: the FW raises the OOM again when the group is back.
-    if (csg_id < 0)
+    if (csg_id < 0) {
+        if (!IS_ERR(heaps))
+            panthor_heap_pool_put(heaps);
         return 0;
+    }
 
     if (IS_ERR(heaps)) {
         ret = -EINVAL;

@@ -286,6 +286,11 @@ int panthor_group_create(panthor_file* pfile, const drm_panthor_group_create* gr
         std::popcount(group_args->fragment_core_mask) < group_args->max_fragment_cores ||
         std::popcount(group_args->tiler_core_mask) < group_args->max_tiler_cores)
         return -EINVAL;
+    // Deviation: upstream only checks MAX_CS_PER_CSG (the ioctl), so a group with more queues
+    // than the FW has CS slots per CSG (8 on G610) is accepted and programming its slot
+    // dereferences a CS interface the FW never set up. Reject it here instead.
+    if (group_args->queues.count > sched->cs_slot_count)
+        return -EINVAL;
 
     auto* group = kshim::knew<panthor_group>(GFP_KERNEL);
     if (!group)

@@ -159,9 +159,14 @@ struct panthor_queue {
         u64 ref = 0;
         bool gt = false;
         bool sync64 = false;
+        // The BO holding it, mapped: made by sync_upd_work outside the scheduler lock (vmap
+        // takes the BO's resv, which must not nest in the scheduler lock: run_job takes that lock
+        // in the fence-signalling path). Kept until the queue waits elsewhere or goes.
         drm::DrmGemObject* obj = nullptr;
         u64 offset = 0;
         void* kmap = nullptr;
+        u64 mapped_va = 0;  // the gpu_va the mapping was made for
+        u64 failed_va = 0;  // a gpu_va with no BO behind it (not looked up again)
     } syncwait;
     struct {
         kshim::SpinLock lock{"panthor_queue.fence_ctx.lock"};  // in_flight_jobs, the done fences, timeout
@@ -304,7 +309,19 @@ void queue_resume_timeout(panthor_queue* queue);
 void queue_stop(panthor_queue* queue, panthor_job* bad_job);
 void queue_start(panthor_queue* queue);
 bool queue_check_job_completion(panthor_queue* queue);
+// A sync object's BO mapped for the CPU (a reference and a vmap).
+struct panthor_syncwait_map {
+    drm::DrmGemObject* obj = nullptr;
+    void* kmap = nullptr;
+    u64 offset = 0;
+};
+// Looks the VA up in the VM and maps its BO; never under the scheduler lock. 0 or -errno.
+int panthor_syncwait_map_create(panthor_vm* vm, u64 gpu_va, panthor_syncwait_map* out);
+void panthor_syncwait_map_release(panthor_syncwait_map* map);
+// Swaps the queue's mapping with *map (scheduler lock held, or the queue is going away).
+void panthor_queue_swap_syncwait_map(panthor_queue* queue, u64 gpu_va, panthor_syncwait_map* map);
 void panthor_queue_put_syncwait_obj(panthor_queue* queue);
+// The CPU address of the sync object the queue waits on if it is mapped, else nullptr.
 void* panthor_queue_get_syncwait_obj(panthor_group* group, panthor_queue* queue);
 void group_sync_upd_work(kshim::work_struct* work);
 u32 calc_job_credits(u32 profile_mask);

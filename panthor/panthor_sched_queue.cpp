@@ -20,34 +20,51 @@ using kshim::SpinGuard;
 
 // ---- sync-wait object ---------------------------------------------------------------------------
 
-void panthor_queue_put_syncwait_obj(panthor_queue* queue) {
-    if (queue->syncwait.kmap) {
-        drm::IosysMap map;
-        map.vaddr = queue->syncwait.kmap;
-        drm::drm_gem_vunmap(queue->syncwait.obj, &map);
-        queue->syncwait.kmap = nullptr;
+int panthor_syncwait_map_create(panthor_vm* vm, u64 gpu_va, panthor_syncwait_map* out) {
+    panthor_gem_object* bo = panthor_vm_get_bo_for_va(vm, gpu_va, &out->offset);
+    if (IS_ERR_OR_NULL(bo))
+        return bo ? static_cast<int>(PTR_ERR(bo)) : -EINVAL;
+    out->obj = &bo->base.base;
+    drm::IosysMap map;
+    const int ret = drm::drm_gem_vmap(out->obj, &map);
+    if (ret || !map.vaddr) {
+        drm::drm_gem_object_put(out->obj);
+        *out = {};
+        return ret ? ret : -ENOMEM;
     }
-    if (queue->syncwait.obj)
-        drm::drm_gem_object_put(queue->syncwait.obj);
-    queue->syncwait.obj = nullptr;
+    out->kmap = map.vaddr;
+    return 0;
 }
 
-void* panthor_queue_get_syncwait_obj(panthor_group* group, panthor_queue* queue) {
-    if (!queue->syncwait.kmap) {
-        panthor_gem_object* bo = panthor_vm_get_bo_for_va(group->vm, queue->syncwait.gpu_va, &queue->syncwait.offset);
-        if (WARN_ON(IS_ERR_OR_NULL(bo))) {
-            panthor_queue_put_syncwait_obj(queue);
-            return nullptr;
-        }
-        queue->syncwait.obj = &bo->base.base;
+void panthor_syncwait_map_release(panthor_syncwait_map* m) {
+    if (m->kmap) {
         drm::IosysMap map;
-        const int ret = drm::drm_gem_vmap(queue->syncwait.obj, &map);
-        if (WARN_ON(ret) || WARN_ON(!map.vaddr)) {
-            panthor_queue_put_syncwait_obj(queue);
-            return nullptr;
-        }
-        queue->syncwait.kmap = map.vaddr;
+        map.vaddr = m->kmap;
+        drm::drm_gem_vunmap(m->obj, &map);
     }
+    if (m->obj)
+        drm::drm_gem_object_put(m->obj);
+    *m = {};
+}
+
+void panthor_queue_swap_syncwait_map(panthor_queue* queue, u64 gpu_va, panthor_syncwait_map* m) {
+    panthor_syncwait_map old{queue->syncwait.obj, queue->syncwait.kmap, queue->syncwait.offset};
+    queue->syncwait.obj = m->obj;
+    queue->syncwait.kmap = m->kmap;
+    queue->syncwait.offset = m->offset;
+    queue->syncwait.mapped_va = m->kmap ? gpu_va : 0;
+    *m = old;
+}
+
+void panthor_queue_put_syncwait_obj(panthor_queue* queue) {
+    panthor_syncwait_map none;
+    panthor_queue_swap_syncwait_map(queue, 0, &none);
+    panthor_syncwait_map_release(&none);
+}
+
+void* panthor_queue_get_syncwait_obj(panthor_group*, panthor_queue* queue) {
+    if (!queue->syncwait.kmap || queue->syncwait.mapped_va != queue->syncwait.gpu_va)
+        return nullptr;
     // The BO is write-combined for the CPU (uncached GPU mapping): nothing to invalidate.
     return static_cast<u8*>(queue->syncwait.kmap) + queue->syncwait.offset;
 }

@@ -537,7 +537,9 @@ u64 tick_ctx_update_resched_target(panthor_scheduler* sched, const panthor_sched
         return U64_MAX;
     }
     const u64 resched_target = sched->last_tick + sched->tick_period;
-    if (kshim::time_before(sched->resched_target, sched->last_tick) ||
+    // A target reached in this very jiffy is spent too (deviation: upstream's strict
+    // time_before keeps it and re-ticks at once, a full tick each time, until jiffies move on).
+    if (kshim::time_before_eq(sched->resched_target, sched->last_tick) ||
         kshim::time_before(resched_target, sched->resched_target))
         sched->resched_target = resched_target;
     return sched->resched_target - sched->last_tick;

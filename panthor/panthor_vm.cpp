@@ -383,6 +383,11 @@ void panthor_vm_destroy(panthor_vm* vm) {
         vm->destroyed.store(true);
     }
 
+    // Groups of this VM may still be on a slot, evicted by a pending tick: the FW writes heap
+    // contexts while suspending them, so that must be over before the heaps go.
+    if (vm->as.active_cnt.load() > 0)
+        panthor_sched_prepare_for_vm_destruction(vm->ptdev);
+
     {
         kshim::MutexGuard g(vm->heaps.lock);
         panthor_heap_pool_destroy(vm->heaps.pool);

@@ -279,12 +279,13 @@ std::string row_name(const ::testing::TestParamInfo<ErrnoRow>& info) { return in
 
 // ---- DRM core: ioctl numbers and the unplugged device ----
 ROWS(DrmCore,
-     ErrnoRow{"GroupCreate_HoleInPart1", -EINVAL,
+     // All-zero args reach the drivers' checks: zero queues, and VM 0 (no heap handle).
+     ErrnoRow{"GroupCreate_ZeroedArgs", -EINVAL,
               [](PanthorIoctl& t) {
                   drm_panthor_group_create args{};
                   return t.ioctl(DRM_IOCTL_PANTHOR_GROUP_CREATE, &args);
               }},
-     ErrnoRow{"TilerHeapDestroy_HoleInPart1", -EINVAL,
+     ErrnoRow{"TilerHeapDestroy_ZeroedArgs", -EINVAL,
               [](PanthorIoctl& t) {
                   drm_panthor_tiler_heap_destroy args{};
                   return t.ioctl(DRM_IOCTL_PANTHOR_TILER_HEAP_DESTROY, &args);
