@@ -28,17 +28,32 @@ void sched_queue_tick(panthor_scheduler* sched, unsigned long delay) {
         kshim::mod_delayed_work(sched->wq, &sched->tick_work, delay);
 }
 
+namespace {
+
+// The JOB and MMU IRQ threads run before panthor_sched_init() has published the scheduler (FW
+// boot events): ptdev->scheduler is published and read from them with release/acquire (a plain
+// pointer in upstream; a data race for TSan).
+panthor_scheduler* sched_from_irq(panthor_device* ptdev) {
+    return std::atomic_ref<panthor_scheduler*>(ptdev->scheduler).load(std::memory_order_acquire);
+}
+void sched_publish(panthor_device* ptdev, panthor_scheduler* sched) {
+    std::atomic_ref<panthor_scheduler*>(ptdev->scheduler).store(sched, std::memory_order_release);
+}
+
+}  // namespace
+
 void panthor_sched_report_fw_events(panthor_device* ptdev, u32 events) {
-    if (!ptdev->scheduler)
+    panthor_scheduler* sched = sched_from_irq(ptdev);
+    if (!sched)
         return;
-    ptdev->scheduler->fw_events.fetch_or(events);
-    sched_queue_work(ptdev->scheduler, &ptdev->scheduler->fw_events_work);
+    sched->fw_events.fetch_or(events);
+    sched_queue_work(sched, &sched->fw_events_work);
 }
 
 void panthor_sched_report_mmu_fault(panthor_device* ptdev) {
     // Tick now: the groups using the faulty VM get killed.
-    if (ptdev->scheduler)
-        sched_queue_tick(ptdev->scheduler, 0);
+    if (panthor_scheduler* sched = sched_from_irq(ptdev))
+        sched_queue_tick(sched, 0);
 }
 
 void panthor_sched_prepare_for_vm_destruction(panthor_device* ptdev) {
@@ -130,6 +145,7 @@ void panthor_sched_suspend(panthor_device* ptdev) {
         }
         group_put(group);
     }
+    // Nothing is resident any more (upstream leaves the count of the last tick).
     sched->used_csg_slot_count = 0;
 }
 
@@ -237,7 +253,7 @@ void panthor_sched_fini(panthor_scheduler* sched) {
     }
     WARN_ON(!sched->groups.waiting.empty());
     if (sched->ptdev && sched->ptdev->scheduler == sched)
-        sched->ptdev->scheduler = nullptr;
+        sched_publish(sched->ptdev, nullptr);
     kshim::kdelete(sched);
 }
 
@@ -297,7 +313,7 @@ int panthor_sched_init(panthor_device* ptdev) {
     if (ret)
         return ret;
 
-    ptdev->scheduler = sched;
+    sched_publish(ptdev, sched);
     return 0;
 }
 

@@ -281,7 +281,7 @@ void sync_upd_map_syncwait_objs(panthor_scheduler* sched) {
 
 void sync_upd_work(kshim::work_struct* work) {
     panthor_scheduler* sched = container_of(work, panthor_scheduler, sync_upd_work);
-    bool immediate_tick = false, retry = false;
+    bool immediate_tick = false, retry = false, resume_tick = false;
 
     sync_upd_map_syncwait_objs(sched);
 
@@ -306,10 +306,23 @@ void sync_upd_work(kshim::work_struct* work) {
                     list_move(group, group.run_node, sched->groups.runnable[group.priority]);
                     if (group.priority == PANTHOR_CSG_PRIORITY_RT)
                         immediate_tick = true;
+                    else
+                        resume_tick = true;
                 }
             }
             if (!group.blocked_queues)
                 list_del_init(group.wait_node);
+        }
+        // Deviation: upstream ticks only for RT groups here. With the tick off (every resident
+        // group was idle at the last tick), a group unblocked off-slot then waits for some
+        // unrelated event, however long the resident groups, unblocked too, run. Make sure a
+        // tick comes, as group_schedule_locked does for a submission to an off-slot group.
+        if (resume_tick && !immediate_tick) {
+            if (sched->might_have_idle_groups ||
+                (sched->resched_target != U64_MAX && sched->used_csg_slot_count < sched->csg_slot_count))
+                immediate_tick = true;
+            else if (sched->resched_target == U64_MAX)
+                sched_resume_tick(sched->ptdev);
         }
     }
     if (immediate_tick)

@@ -398,10 +398,11 @@ dma_fence* queue_run_job(drm::drm_sched_job* sched_job) {
                 queue->fence_ctx.in_flight_jobs.push_back(*job);
             }
 
-            // The ring contents before INSERT (the FW reads them once it sees INSERT move).
-            std::atomic_thread_fence(std::memory_order_release);
             fw_write_once(queue->iface.input->extract, fw_read_once(queue->iface.output->extract));
-            fw_write_once(queue->iface.input->insert, job->ringbuf.end);
+            // A release store (the kernel's wmb() before WRITE_ONCE): the FW reads the ring once it
+            // sees INSERT move, so the contents above must be visible first. (A fence plus a
+            // relaxed store orders the same, but TSan does not model fences.)
+            std::atomic_ref<u64>(queue->iface.input->insert).store(job->ringbuf.end, std::memory_order_release);
 
             if (group->csg_id < 0) {
                 group_schedule_locked(group, 1u << job->queue_idx);
@@ -673,10 +674,14 @@ drm::drm_sched_job* panthor_job_create(panthor_file* pfile, u16 group_handle, co
         ret = -EINVAL;
         goto err_put_job;
     }
-    if (!group_can_run(job->group)) {
-        ret = -EINVAL;
-        goto err_put_job;
+    {
+        // The tick changes what group_can_run() reads, under the scheduler lock (upstream reads
+        // it unlocked: a data race for TSan).
+        kshim::MutexGuard g(pfile->ptdev->scheduler->lock);
+        ret = group_can_run(job->group) ? 0 : -EINVAL;
     }
+    if (ret)
+        goto err_put_job;
     if (job->queue_idx >= job->group->queue_count || !job->group->queues[job->queue_idx]) {
         ret = -EINVAL;
         goto err_put_job;

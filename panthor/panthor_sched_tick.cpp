@@ -550,7 +550,6 @@ u64 tick_ctx_update_resched_target(panthor_scheduler* sched, const panthor_sched
 void tick_work(kshim::work_struct* work) {
     panthor_scheduler* sched = container_of(kshim::to_delayed_work(work), panthor_scheduler, tick_work);
     panthor_device* ptdev = sched->ptdev;
-    u64 resched_target = sched->resched_target;
     u64 remaining_jiffies = 0;
     const u64 now = jiffies;
 
@@ -564,15 +563,17 @@ void tick_work(kshim::work_struct* work) {
         return;
     }
 
-    // With the tick stopped, when it would have been.
-    if (resched_target == U64_MAX)
-        resched_target = sched->last_tick + sched->tick_period;
-    if (kshim::time_before(now, resched_target))
-        remaining_jiffies = resched_target - now;
-    const bool full_tick = remaining_jiffies == 0;
-
     {
         MutexGuard g(sched->lock);
+        // Read under the lock (upstream reads it before): sched_resume_tick() moves it meanwhile.
+        u64 resched_target = sched->resched_target;
+        // With the tick stopped, when it would have been.
+        if (resched_target == U64_MAX)
+            resched_target = sched->last_tick + sched->tick_period;
+        if (kshim::time_before(now, resched_target))
+            remaining_jiffies = resched_target - now;
+        const bool full_tick = remaining_jiffies == 0;
+
         if (!panthor_device_reset_is_pending(ptdev)) {
             const bool tracing = kshim::trace::enabled();
             if (tracing)

@@ -270,14 +270,15 @@ inline long dma_fence_wait(dma_fence* fence, bool intr) {
 dma_fence* dma_fence_get_stub();
 dma_fence* dma_fence_allocate_private_stub(ktime_t timestamp);
 
-// Names for debug output; fixed strings once the fence signalled and detached from its ops.
+// Names for debug output; fixed strings once the fence signalled, as upstream's helpers: the
+// timeline (e.g. a drm_sched scheduler) may be gone by then, fences outliving their issuer.
 inline const char* dma_fence_driver_name(dma_fence* f) {
     const dma_fence_ops* ops = dma_fence_ops_load(f);
-    return ops ? ops->get_driver_name(f) : "detached-driver";
+    return ops && !dma_fence_test_signaled_flag(f) ? ops->get_driver_name(f) : "detached-driver";
 }
 inline const char* dma_fence_timeline_name(dma_fence* f) {
     const dma_fence_ops* ops = dma_fence_ops_load(f);
-    return ops ? ops->get_timeline_name(f) : "signaled-timeline";
+    return ops && !dma_fence_test_signaled_flag(f) ? ops->get_timeline_name(f) : "signaled-timeline";
 }
 
 }  // namespace kshim

@@ -540,9 +540,12 @@ TEST_F(Fence, SignalDetachesOpsWithoutReleaseOrWait) {
 
 TEST_F(Fence, OpsWithReleaseOrWaitStayAttached) {
     dma_fence* f = mock_fence();  // has release
+    EXPECT_STREQ(dma_fence_driver_name(f), "mock");
     dma_fence_signal(f);
     EXPECT_EQ(dma_fence_ops_load(f), &mock_ops);
-    EXPECT_STREQ(dma_fence_driver_name(f), "mock");
+    // The names are fixed strings once signalled, ops or not (the issuer may be gone).
+    EXPECT_STREQ(dma_fence_driver_name(f), "detached-driver");
+    EXPECT_STREQ(dma_fence_timeline_name(f), "signaled-timeline");
     dma_fence_put(f);  // still released through ops->release
 
     static const dma_fence_ops wait_ops = {
