@@ -3,6 +3,7 @@
 
 #include "drm/drm_file.h"
 #include "drm/drm_mmap.h"
+#include "drm/syncobj.h"
 #include "kernel_shim/time.h"
 
 namespace panthor::testing {
@@ -120,6 +121,45 @@ void* PanthorTest::bo_cpu(u32 bo, u64 size) {
 
 bool PanthorTest::wait_autosuspend() {
     return run_until([&] { return kshim::pm_runtime_suspended(dev()); }, kshim::ms_to_ktime(1000));
+}
+
+u32 PanthorTest::syncobj_create(u32 flags) {
+    drm_syncobj_create args{};
+    args.flags = flags;
+    EXPECT_EQ(ioctl(DRM_IOCTL_SYNCOBJ_CREATE, &args), 0);
+    return args.handle;
+}
+
+int PanthorTest::syncobj_wait(std::vector<u32> handles, kshim::ktime_t timeout) {
+    drm::UserRange r(handles.data(), handles.size() * sizeof(u32));
+    drm_syncobj_wait args{};
+    args.handles = reinterpret_cast<u64>(handles.data());
+    args.count_handles = static_cast<u32>(handles.size());
+    args.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL;
+    args.timeout_nsec = kshim::ktime_get() + timeout;
+    return ioctl(DRM_IOCTL_SYNCOBJ_WAIT, &args);
+}
+
+int PanthorTest::syncobj_timeline_wait(u32 handle, u64 point, kshim::ktime_t timeout) {
+    drm::UserRange rh(&handle, sizeof(handle));
+    drm::UserRange rp(&point, sizeof(point));
+    drm_syncobj_timeline_wait args{};
+    args.handles = reinterpret_cast<u64>(&handle);
+    args.points = reinterpret_cast<u64>(&point);
+    args.count_handles = 1;
+    args.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL;
+    args.timeout_nsec = kshim::ktime_get() + timeout;
+    return ioctl(DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &args);
+}
+
+int PanthorTest::fence_status(u32 handle, u64 point) {
+    kshim::dma_fence* f = nullptr;
+    const int ret = drm::drm_syncobj_find_fence(file, handle, point, 0, &f);
+    if (ret)
+        return ret;
+    const int st = kshim::dma_fence_get_status(f);
+    kshim::dma_fence_put(f);
+    return st;
 }
 
 }  // namespace panthor::testing

@@ -69,6 +69,15 @@ protected:
     // The CPU address of a BO through BO_MMAP_OFFSET + mmap (kept mapped until teardown).
     void* bo_cpu(u32 bo, u64 size);
 
+    // ---- syncobjs (DRM core ioctls on the fixture's file) ----
+    u32 syncobj_create(u32 flags = 0);
+    // DRM_IOCTL_SYNCOBJ_WAIT (all of them) with a deadline `timeout` of virtual time from now.
+    int syncobj_wait(std::vector<u32> handles, kshim::ktime_t timeout);
+    int syncobj_timeline_wait(u32 handle, u64 point, kshim::ktime_t timeout);
+    // dma_fence_get_status of the fence at (handle, point): 0 pending, 1 ok, -errno failed (or
+    // the lookup's errno).
+    int fence_status(u32 handle, u64 point = 0);
+
     // Lets virtual time pass until the device has autosuspended (false if it does not).
     bool wait_autosuspend();
 

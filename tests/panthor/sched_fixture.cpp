@@ -116,43 +116,4 @@ u32 SchedTest::submit_stream(u32 group, u32 queue, u64 stream, u32 size) {
     return s;
 }
 
-u32 SchedTest::syncobj_create(u32 flags) {
-    drm_syncobj_create args{};
-    args.flags = flags;
-    EXPECT_EQ(ioctl(DRM_IOCTL_SYNCOBJ_CREATE, &args), 0);
-    return args.handle;
-}
-
-int SchedTest::syncobj_wait(std::vector<u32> handles, kshim::ktime_t timeout) {
-    drm::UserRange r(handles.data(), handles.size() * sizeof(u32));
-    drm_syncobj_wait args{};
-    args.handles = reinterpret_cast<u64>(handles.data());
-    args.count_handles = static_cast<u32>(handles.size());
-    args.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL;
-    args.timeout_nsec = kshim::ktime_get() + timeout;
-    return ioctl(DRM_IOCTL_SYNCOBJ_WAIT, &args);
-}
-
-int SchedTest::syncobj_timeline_wait(u32 handle, u64 point, kshim::ktime_t timeout) {
-    drm::UserRange rh(&handle, sizeof(handle));
-    drm::UserRange rp(&point, sizeof(point));
-    drm_syncobj_timeline_wait args{};
-    args.handles = reinterpret_cast<u64>(&handle);
-    args.points = reinterpret_cast<u64>(&point);
-    args.count_handles = 1;
-    args.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL;
-    args.timeout_nsec = kshim::ktime_get() + timeout;
-    return ioctl(DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &args);
-}
-
-int SchedTest::fence_status(u32 handle, u64 point) {
-    kshim::dma_fence* f = nullptr;
-    const int ret = drm::drm_syncobj_find_fence(file, handle, point, 0, &f);
-    if (ret)
-        return ret;
-    const int st = kshim::dma_fence_get_status(f);
-    kshim::dma_fence_put(f);
-    return st;
-}
-
 }  // namespace panthor::testing

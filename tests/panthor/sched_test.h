@@ -80,13 +80,6 @@ protected:
     // One stream on `queue` signalling a new binary syncobj, whose handle is returned.
     u32 submit_stream(u32 group, u32 queue, u64 stream, u32 size);
 
-    // ---- syncobjs ----
-    u32 syncobj_create(u32 flags = 0);
-    int syncobj_wait(std::vector<u32> handles, kshim::ktime_t timeout);
-    int syncobj_timeline_wait(u32 handle, u64 point, kshim::ktime_t timeout);
-    // dma_fence_get_status of the fence at (handle, point): 0 pending, 1 ok, -errno failed.
-    int fence_status(u32 handle, u64 point = 0);
-
     u32 vm_ = 0;
     u32 bo_ = 0;
     u8* cpu_ = nullptr;

@@ -236,47 +236,6 @@ protected:
         return vm_bind_async(vm_id, ops);
     }
 
-    // ---- syncobjs ----
-
-    u32 syncobj_create(u32 flags = 0) {
-        drm_syncobj_create args{};
-        args.flags = flags;
-        EXPECT_EQ(ioctl(DRM_IOCTL_SYNCOBJ_CREATE, &args), 0);
-        return args.handle;
-    }
-    // DRM_IOCTL_SYNCOBJ_WAIT (all of them) with a deadline `timeout` of virtual time from now.
-    int syncobj_wait(std::vector<u32> handles, kshim::ktime_t timeout) {
-        drm::UserRange r(handles.data(), handles.size() * sizeof(u32));
-        drm_syncobj_wait args{};
-        args.handles = reinterpret_cast<u64>(handles.data());
-        args.count_handles = static_cast<u32>(handles.size());
-        args.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL;
-        args.timeout_nsec = kshim::ktime_get() + timeout;
-        return ioctl(DRM_IOCTL_SYNCOBJ_WAIT, &args);
-    }
-    int syncobj_timeline_wait(u32 handle, u64 point, kshim::ktime_t timeout) {
-        drm::UserRange rh(&handle, sizeof(handle));
-        drm::UserRange rp(&point, sizeof(point));
-        drm_syncobj_timeline_wait args{};
-        args.handles = reinterpret_cast<u64>(&handle);
-        args.points = reinterpret_cast<u64>(&point);
-        args.count_handles = 1;
-        args.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL;
-        args.timeout_nsec = kshim::ktime_get() + timeout;
-        return ioctl(DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &args);
-    }
-    // dma_fence_get_status() of the fence at (handle, point): 0 pending, 1 signalled, -errno
-    // signalled with an error.
-    int fence_status(u32 handle, u64 point = 0) {
-        kshim::dma_fence* f = nullptr;
-        const int ret = drm::drm_syncobj_find_fence(file, handle, point, 0, &f);
-        EXPECT_EQ(ret, 0);
-        if (ret)
-            return -9999;
-        const int st = kshim::dma_fence_get_status(f);
-        kshim::dma_fence_put(f);
-        return st;
-    }
     // A fence the test signals (another driver's work, as a sync_file import would bring in),
     // put in a new binary syncobj whose handle is returned.
     u32 gate_syncobj(kshim::dma_fence** gate) {
