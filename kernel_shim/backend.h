@@ -6,6 +6,12 @@
 #include <string>
 #include <vector>
 
+#include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+#include "kernel_shim/cputime.h"
 #include "kernel_shim/runtime.h"
 
 namespace kshim {
@@ -47,6 +53,14 @@ public:
     virtual void advance(ktime_t d) = 0;
     virtual bool run_until(const std::function<bool()>& pred, ktime_t timeout) = 0;
 
+    // CPU-time accounting (cputime.h). A CpuAccountScope begins: the running task's time goes to
+    // `a` from now on; returns the account it went to until now. The scope's end passes that back.
+    virtual CpuAccount cpu_scope_enter(CpuAccount a) = 0;
+    virtual void cpu_scope_exit(CpuAccount prev) = 0;
+    virtual CpuTimes cputime() = 0;
+    virtual u64 task_cputime(const Task* t) = 0;
+    virtual void set_task_cpu_account(Task* t, CpuAccount a) = 0;
+
     virtual std::vector<std::string> stuck_tasks() = 0;
     virtual u64 context_switches() const { return 0; }
     // Ends the tasks the runtime itself started; called from ~Runtime.
@@ -57,6 +71,46 @@ public:
 private:
     u32 last_task_id_ = 0;
 };
+
+// The account a task's time goes to by default.
+inline CpuAccount default_cpu_account(TaskKind k) {
+    switch (k) {
+    case TaskKind::Main: return CpuAccount::Body;
+    case TaskKind::Softirq: return CpuAccount::Runtime;
+    default: return CpuAccount::Kernel;
+    }
+}
+inline void init_task_cputime(Task* t) {
+    t->cpu.account.store(default_cpu_account(t->kind), std::memory_order_relaxed);
+    t->cpu.cur = default_cpu_account(t->kind);
+}
+
+// A cheap, steadily counting clock in arbitrary units (simulated mode's accounting shares a
+// thread's CPU time out in proportion to it): the cycle counter where there is one.
+inline u64 cpu_cycles() {
+#if defined(__x86_64__) || defined(__i386__)
+    return __rdtsc();
+#elif defined(__aarch64__)
+    u64 v;
+    asm volatile("mrs %0, cntvct_el0" : "=r"(v));
+    return v;
+#else
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<u64>(ts.tv_sec) * 1000000000ull + static_cast<u64>(ts.tv_nsec);
+#endif
+}
+inline u64 clock_ns(clockid_t c) {
+    timespec ts{};
+    clock_gettime(c, &ts);
+    return static_cast<u64>(ts.tv_sec) * 1000000000ull + static_cast<u64>(ts.tv_nsec);
+}
+// The calling thread's CPU clock (readable from other threads while it lives).
+clockid_t this_thread_cpu_clock();
+// cpu_cycles() per ~50 us (measured once per process). An accounting interval at least this long
+// is worth a read of the thread's CPU clock at its end (cputime.h: a long interval the OS
+// preempted would otherwise take more than its share).
+u64 cpu_long_interval_cycles();
 
 Backend* make_sim_backend(const RuntimeOptions& opts, Task* main);
 Backend* make_real_backend(const RuntimeOptions& opts, Task* main);

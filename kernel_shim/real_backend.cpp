@@ -5,6 +5,12 @@
 // programmed for the earliest one. "Idle" (for run_until_idle) means: every task that is not
 // main is parked without a deadline and no event is armed or running. An unpark counts its
 // target as active at once, so a hand-off between two tasks is never mistaken for idleness.
+//
+// CPU time (cputime.h): each task's thread CPU clock gives its total, shared out between accounts
+// in proportion to the cycles the thread ran for each (account changes, parks and the polling
+// sleeps of the main task's waits are the interval boundaries; waiting time is not counted), so
+// a thread preempted by the OS does not skew the split. A thread that ends adds its split to the
+// totals of ended tasks before it stops being readable.
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -30,9 +36,14 @@ public:
         main_->state = TaskState::Running;
         softirq_.name = "softirq";
         softirq_.kind = TaskKind::Softirq;
+        init_task_cputime(main_);
+        init_task_cputime(&softirq_);
+        cpu_task_start(main_);
         io_thread_ = std::thread([this] {
             set_current(&softirq_);
+            cpu_task_start(&softirq_);
             io_.run();
+            cpu_task_end(&softirq_);
             set_current(nullptr);
         });
     }
@@ -49,6 +60,7 @@ public:
         t->kind = kind;
         t->fn = std::move(fn);
         t->state = TaskState::Running;
+        init_task_cputime(t);
         {
             std::lock_guard g(tasks_lock_);
             t->id = next_task_id();
@@ -58,6 +70,7 @@ public:
         active_.fetch_add(1);
         t->thread = std::thread([this, t] {
             set_current(t);
+            cpu_task_start(t);
             try {
                 t->fn();
             } catch (const std::exception& e) {
@@ -65,6 +78,7 @@ public:
             }
             lockdep_task_exit(t);
             t->fn = nullptr;
+            cpu_task_end(t);
             {
                 std::lock_guard g(t->park_lock);
                 t->state = TaskState::Exited;
@@ -77,7 +91,9 @@ public:
     }
 
     int join(Task* t) override {
+        cpu_wait_begin();
         if (t->thread.joinable()) t->thread.join();
+        cpu_wait_end();
         {
             std::lock_guard g(tasks_lock_);
             std::erase(tasks_, t);
@@ -105,10 +121,12 @@ public:
         }
         bool woke = true;
         auto token = [t] { return t->wake_token.load(); };
+        cpu_wait_begin();
         if (deadline == KTIME_MAX)
             t->park_cv.wait(l, token);
         else
             woke = t->park_cv.wait_until(l, start_ + std::chrono::nanoseconds(deadline), token);
+        cpu_wait_end();
         t->parked = false;
         t->state = TaskState::Running;
         if (!t->counted_active) {  // only possible when woken by a token, which re-counted it
@@ -162,7 +180,9 @@ public:
     void timer_wait_idle(TimerEvent* ev) override {
         if (current() == &softirq_) return;  // a callback cancelling its own timer
         std::unique_lock l(ev_lock_);
+        cpu_wait_begin();
         ev_cv_.wait(l, [&] { return running_event_ != ev; });
+        cpu_wait_end();
     }
 
     bool run_until_idle(ktime_t limit) override {
@@ -174,7 +194,9 @@ public:
             } else {
                 quiet = 0;
             }
+            cpu_wait_begin();
             std::this_thread::sleep_for(std::chrono::microseconds(50));
+            cpu_wait_end();
         }
         return false;
     }
@@ -189,7 +211,9 @@ public:
         for (;;) {
             if (pred()) return true;
             if (now() >= deadline) return false;
+            cpu_wait_begin();
             std::this_thread::sleep_for(std::chrono::microseconds(20));
+            cpu_wait_end();
         }
     }
 
@@ -202,6 +226,48 @@ public:
                 out.push_back(t->name + " (task " + std::to_string(t->id) + ") waits on " + t->wait_reason);
         }
         return out;
+    }
+
+    CpuAccount cpu_scope_enter(CpuAccount a) override {
+        Task* t = current();
+        const CpuAccount prev = t->cpu.cur;
+        if (prev != a) {
+            t->cpu.cur = a;
+            cpu_to(t, static_cast<u8>(a));
+        }
+        return prev;
+    }
+
+    void cpu_scope_exit(CpuAccount prev) override {
+        Task* t = current();
+        t->cpu.cur = prev;
+        cpu_to(t, static_cast<u8>(prev));
+    }
+
+    CpuTimes cputime() override {
+        std::lock_guard g(tasks_lock_);
+        u64 ns[kCpuAccounts];
+        for (int a = 0; a < kCpuAccounts; a++) ns[a] = cpu_ended_[a];
+        cpu_add_split(main_, ns);
+        cpu_add_split(&softirq_, ns);
+        for (Task* t : tasks_) cpu_add_split(t, ns);
+        // Proportions move as threads run on: an account's share never goes down in an answer.
+        CpuTimes r;
+        for (int a = 0; a < kCpuAccounts; a++) r.ns[a] = cpu_reported_[a] = std::max(ns[a], cpu_reported_[a]);
+        return r;
+    }
+
+    u64 task_cputime(const Task* t) override {
+        std::lock_guard g(tasks_lock_);
+        return t->cpu.live ? cpu_thread_ns(t) : t->cpu.final_ns;
+    }
+
+    void set_task_cpu_account(Task* t, CpuAccount a) override {
+        if (WARN(t != current(), "set_task_cpu_account of another task in real mode")) return;
+        if (WARN(t->cpu.cur != t->cpu.account.load(), "set_task_cpu_account inside a CpuAccountScope")) return;
+        t->cpu.account.store(a);
+        t->cpu.cur = a;
+        cpu_to(t, static_cast<u8>(a));
     }
 
     void shutdown() override {
@@ -225,6 +291,110 @@ public:
     }
 
 private:
+    // On t's own thread.
+    void cpu_task_start(Task* t) {
+        const clockid_t c = this_thread_cpu_clock();
+        const u64 start = clock_ns(c);
+        {
+            std::lock_guard g(tasks_lock_);
+            t->cpu.clock = c;
+            t->cpu.start_ns = start;
+            t->cpu.live = true;
+        }
+        // The timer thread counts only while it runs callbacks (fire_due); its own bookkeeping
+        // goes with them.
+        cpu_to(t, t == &softirq_ ? TaskCputime::kCpuOff : static_cast<u8>(t->cpu.cur));
+    }
+    void cpu_task_end(Task* t) {
+        cpu_to(t, TaskCputime::kCpuOff);
+        std::lock_guard g(tasks_lock_);
+        const u64 total = cpu_thread_ns(t);
+        cpu_add_split(t, cpu_ended_);
+        t->cpu.final_ns = total;
+        t->cpu.live = false;
+    }
+    // Under tasks_lock_, t live: what its thread has run.
+    static u64 cpu_thread_ns(const Task* t) {
+        const u64 now = clock_ns(t->cpu.clock);
+        return now > t->cpu.start_ns ? now - t->cpu.start_ns : 0;
+    }
+    // Under tasks_lock_: adds a live task's CPU time to ns[], split by its checkpoint and, after
+    // it, in proportion to the cycles it ran for each account (its open interval included).
+    void cpu_add_split(const Task* t, u64* ns) {
+        if (!t->cpu.live) return;
+        const TaskCputime& c = t->cpu;
+        const u64 total = cpu_thread_ns(t);
+        double exact[kCpuAccounts], cyc[kCpuAccounts];
+        u64 ckpt;
+        // Seqlock read: a consistent snapshot of what the thread wrote. Acquire loads (rather than
+        // a fence, which TSan does not model) keep the final sequence check after the data.
+        constexpr auto acq = std::memory_order_acquire;
+        for (;;) {
+            const u32 s0 = c.seq.load(acq);
+            if (s0 & 1) {
+                std::this_thread::yield();
+                continue;
+            }
+            for (int a = 0; a < kCpuAccounts; a++) {
+                exact[a] = static_cast<double>(c.exact_ns[a].load(acq));
+                cyc[a] = static_cast<double>(c.cycles[a].load(acq));
+            }
+            ckpt = c.ckpt_ns.load(acq);
+            const u8 r = c.running.load(acq);
+            const u64 mark = c.mark.load(acq), now = cpu_cycles();
+            if (r < kCpuAccounts && now > mark) cyc[r] += static_cast<double>(now - mark);
+            if (c.seq.load(std::memory_order_relaxed) == s0) break;
+        }
+        double sum = 0;
+        for (double v : cyc) sum += v;
+        const double rest = total > ckpt ? static_cast<double>(total - ckpt) : 0.0;
+        const int base = static_cast<int>(c.account.load(std::memory_order_relaxed));
+        for (int a = 0; a < kCpuAccounts; a++) {
+            const double share = sum > 0 ? rest * cyc[a] / sum : (a == base ? rest : 0.0);
+            ns[a] += static_cast<u64>(exact[a] + share);
+        }
+    }
+    // On t's own thread: closes the open interval and opens one for `acct` (kCpuOff: waiting).
+    // An interval of cpu_long_ cycles or more ends with a checkpoint: the thread's CPU time since
+    // the last one is split by the cycles since then, so the long interval gets what it really ran
+    // even if the OS preempted the thread in it.
+    void cpu_to(Task* t, u8 acct) {
+        TaskCputime& c = t->cpu;
+        const u64 now = cpu_cycles();
+        const u8 r = c.running.load(std::memory_order_relaxed);
+        const u64 d = now - c.mark.load(std::memory_order_relaxed);
+        const bool checkpoint = r < kCpuAccounts && d >= cpu_long_;
+        const u64 total = checkpoint ? clock_ns(c.clock) - c.start_ns : 0;
+        // Seqlock write (only this thread writes): release stores keep every data store after the
+        // odd sequence number, and the even one after them.
+        constexpr auto rel = std::memory_order_release, rlx = std::memory_order_relaxed;
+        const u32 s0 = c.seq.load(rlx);
+        c.seq.store(s0 + 1, rlx);
+        if (r < kCpuAccounts) c.cycles[r].store(c.cycles[r].load(rlx) + d, rel);
+        c.mark.store(now, rel);
+        c.running.store(acct, rel);
+        if (checkpoint) {
+            const u64 ckpt = c.ckpt_ns.load(rlx);
+            const double rest = total > ckpt ? static_cast<double>(total - ckpt) : 0.0;
+            double sum = 0;
+            for (auto& x : c.cycles) sum += static_cast<double>(x.load(rlx));
+            for (int a = 0; a < kCpuAccounts; a++) {
+                const double share = rest * static_cast<double>(c.cycles[a].load(rlx)) / sum;
+                c.exact_ns[a].store(c.exact_ns[a].load(rlx) + static_cast<u64>(share), rel);
+                c.cycles[a].store(0, rel);
+            }
+            c.ckpt_ns.store(std::max(total, ckpt), rel);
+        }
+        c.seq.store(s0 + 2, rel);
+    }
+    // The calling task waits (park, the main task's polling sleeps) or runs again.
+    void cpu_wait_begin() {
+        if (Task* t = current()) cpu_to(t, TaskCputime::kCpuOff);
+    }
+    void cpu_wait_end() {
+        if (Task* t = current()) cpu_to(t, static_cast<u8>(t->cpu.cur));
+    }
+
     bool is_idle() {
         if (active_.load() != 0) return false;
         std::lock_guard g(ev_lock_);
@@ -261,8 +431,13 @@ private:
             ev->armed = false;
             running_event_ = ev;
             u64 gen = ev->gen;
+            const CpuAccount acct = ev->account;
             l.unlock();
+            softirq_.cpu.cur = acct;
+            cpu_to(&softirq_, static_cast<u8>(acct));
             ev->fire(ev, gen);  // ev may be gone after this
+            cpu_to(&softirq_, TaskCputime::kCpuOff);
+            softirq_.cpu.cur = CpuAccount::Runtime;
             l.lock();
             running_event_ = nullptr;
             ev_cv_.notify_all();
@@ -274,8 +449,12 @@ private:
     Task softirq_;
     Clock::time_point start_;
 
-    std::mutex tasks_lock_;  // protects tasks_
+    // Protects tasks_, cpu_ended_, cpu_reported_ and every task's cpu.live/final_ns/clock/start_ns.
+    std::mutex tasks_lock_;
     std::vector<Task*> tasks_;
+    u64 cpu_ended_[kCpuAccounts] = {};     // CPU time of the tasks whose threads ended
+    u64 cpu_reported_[kCpuAccounts] = {};  // the last cputime() answer (answers never go down)
+    const u64 cpu_long_ = cpu_long_interval_cycles();
     std::atomic<int> active_{0};  // tasks not parked without a deadline (main excluded)
 
     boost::asio::io_context io_;

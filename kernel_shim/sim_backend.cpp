@@ -12,6 +12,11 @@
 // spun since the last progress, none can see anything new until time moves: the clock jumps to
 // the next event as if nothing could run, and with none pending that livelock is reported (with
 // where each task spins) and the main task is unwound, as for a deadlock.
+//
+// CPU time (cputime.h): every change of who runs (a fiber switch, an event callback, main's
+// predicate, a CpuAccountScope) reads the cycle counter and adds the cycles since the previous
+// change to the task and account that ran; a query converts the cycles since the previous query
+// into the runner thread's CPU time over the same span, in proportion.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -35,8 +40,16 @@ public:
         softirq_.id = 0;
         softirq_.name = "softirq";
         softirq_.kind = TaskKind::Softirq;
+        init_task_cputime(main_);
+        init_task_cputime(&softirq_);
         fiber_create(sched_fiber_, &SimBackend::sched_entry, this);
         running_ = main_;
+        cpu_clock_ = this_thread_cpu_clock();
+        cpu_long_ = cpu_long_interval_cycles();
+        cpu_synced_ns_ = clock_ns(cpu_clock_);
+        cpu_mark_ = cpu_cycles();
+        cpu_task_ = main_;
+        cpu_acct_ = main_->cpu.cur;
     }
 
     ~SimBackend() override { fiber_destroy(sched_fiber_); }
@@ -50,6 +63,7 @@ public:
         t->kind = kind;
         t->fn = std::move(fn);
         t->state = TaskState::Runnable;
+        init_task_cputime(t);
         fiber_create(t->fiber, &SimBackend::task_entry, t);
         tasks_.push_back(t);
         runq_.push_back(t);
@@ -185,6 +199,39 @@ public:
 
     u64 context_switches() const override { return switches_; }
 
+    CpuAccount cpu_scope_enter(CpuAccount a) override {
+        const CpuAccount prev = cpu_acct_;
+        if (prev != a) {
+            cpu_switch(cpu_task_, a);
+            cpu_task_->cpu.cur = a;
+        }
+        return prev;
+    }
+
+    void cpu_scope_exit(CpuAccount prev) override {
+        cpu_switch(cpu_task_, prev);
+        cpu_task_->cpu.cur = prev;
+    }
+
+    CpuTimes cputime() override {
+        cpu_sync();
+        CpuTimes r;
+        for (int a = 0; a < kCpuAccounts; a++) r.ns[a] = static_cast<u64>(cpu_acct_ns_[a]);
+        return r;
+    }
+
+    u64 task_cputime(const Task* t) override {
+        cpu_sync();
+        return static_cast<u64>(t->cpu.ns);
+    }
+
+    void set_task_cpu_account(Task* t, CpuAccount a) override {
+        if (WARN(t->cpu.cur != t->cpu.account.load(), "set_task_cpu_account inside a CpuAccountScope")) return;
+        if (cpu_task_ == t) cpu_switch(t, a);
+        t->cpu.account.store(a);
+        t->cpu.cur = a;
+    }
+
     void shutdown() override {
         // Tasks still alive here are stuck (the owners of daemons stopped theirs): drop their
         // stacks without unwinding them.
@@ -239,7 +286,53 @@ private:
         return main_result_;
     }
 
-    void switch_to_scheduler(Task* t) { fiber_switch(t->fiber, sched_fiber_); }
+    void switch_to_scheduler(Task* t) {
+        cpu_switch(&softirq_, CpuAccount::Runtime);
+        fiber_switch(t->fiber, sched_fiber_);
+        cpu_switch(t, t->cpu.cur);
+    }
+
+    // From now on the CPU goes to task `t`, account `a`; the cycles since the last switch go to
+    // whoever had it.
+    void cpu_switch(Task* t, CpuAccount a) {
+        if (t == cpu_task_ && a == cpu_acct_) return;
+        // A long interval ends at a read of the CPU clock, so that it gets what it really ran if
+        // the OS preempted the thread meanwhile (and the short ones around it do not share that).
+        if (cpu_close_interval() >= cpu_long_) cpu_sync();
+        cpu_task_ = t;
+        cpu_acct_ = a;
+    }
+    u64 cpu_close_interval() {
+        const u64 now = cpu_cycles();
+        const u64 d = now - cpu_mark_;
+        cpu_mark_ = now;
+        cpu_task_->cpu.ticks += d;
+        cpu_acct_ticks_[static_cast<int>(cpu_acct_)] += d;
+        return d;
+    }
+
+    // Converts the cycles counted since the last sync into the runner thread's CPU time over the
+    // same span. Every account's and task's share only grows, so the counts are monotonic.
+    void cpu_sync() {
+        cpu_close_interval();
+        u64 cycles = 0;
+        for (u64 c : cpu_acct_ticks_) cycles += c;
+        if (!cycles) return;
+        const u64 cpu = clock_ns(cpu_clock_);
+        const double scale = cpu > cpu_synced_ns_ ? static_cast<double>(cpu - cpu_synced_ns_) / static_cast<double>(cycles) : 0.0;
+        cpu_synced_ns_ = std::max(cpu, cpu_synced_ns_);
+        for (int a = 0; a < kCpuAccounts; a++) {
+            cpu_acct_ns_[a] += static_cast<double>(cpu_acct_ticks_[a]) * scale;
+            cpu_acct_ticks_[a] = 0;
+        }
+        auto settle = [scale](Task* t) {
+            t->cpu.ns += static_cast<double>(t->cpu.ticks) * scale;
+            t->cpu.ticks = 0;
+        };
+        settle(main_);
+        settle(&softirq_);
+        for (Task* t : tasks_) settle(t);
+    }
 
     // Blocks t until unparked or `deadline` (KTIME_MAX: none); true if the deadline passed.
     bool block(Task* t, ktime_t deadline, const char* why) {
@@ -265,6 +358,7 @@ private:
     static void task_entry(void* arg) {
         auto* t = static_cast<Task*>(arg);
         auto* self = static_cast<SimBackend*>(&backend());
+        self->cpu_switch(t, t->cpu.cur);
         try {
             t->fn();
         } catch (const SimAbort&) {
@@ -276,6 +370,7 @@ private:
         t->state = TaskState::Exited;
         t->exited.store(true);
         if (t->joiner) self->unpark(t->joiner);
+        self->cpu_switch(&self->softirq_, CpuAccount::Runtime);
         fiber_exit(t->fiber, self->sched_fiber_);
     }
 
@@ -306,17 +401,25 @@ private:
             ev.armed = false;
             spin_epoch_++;
             set_current(&softirq_);
+            // The CPU stays with the last event's account until the loop moves on (see loop()).
+            cpu_switch(&softirq_, ev.account);
+            softirq_.cpu.cur = ev.account;
             ev.fire(&ev, ev.gen);  // ev may be gone after this
         }
+        softirq_.cpu.cur = CpuAccount::Runtime;
     }
 
     [[noreturn]] void loop() {
         set_current(&softirq_);
         for (;;) {
             fire_due_events();
-            if (main_wait_ == MainWait::Pred && (*main_pred_)()) {
-                wake_main(true);
-                continue;
+            if (main_wait_ == MainWait::Pred) {
+                if (main_pred_holds()) {
+                    wake_main(true);
+                    continue;
+                }
+            } else {
+                cpu_switch(&softirq_, CpuAccount::Runtime);
             }
             const bool livelocked = only_spinners_runnable();
             if (!runq_.empty() && !livelocked) {
@@ -346,6 +449,14 @@ private:
             }
             deadlock();
         }
+    }
+
+    // main's predicate is the body's code, run here in atomic context: its time is main's.
+    bool main_pred_holds() {
+        cpu_switch(main_, main_->cpu.cur);
+        const bool r = (*main_pred_)();
+        cpu_switch(&softirq_, CpuAccount::Runtime);
+        return r;
     }
 
     void deadlock() {
@@ -400,6 +511,17 @@ private:
     const std::function<bool()>* main_pred_ = nullptr;
     ktime_t main_deadline_ = 0;
     bool main_result_ = false;
+    // CPU-time accounting (see the top of the file): who has the CPU since cpu_mark_ (cycles),
+    // cycles per account since the last sync, the CPU time counted per account, and the runner
+    // thread's CPU clock with its reading at the last sync.
+    u64 cpu_mark_ = 0;
+    Task* cpu_task_ = nullptr;
+    CpuAccount cpu_acct_ = CpuAccount::Body;
+    u64 cpu_acct_ticks_[kCpuAccounts] = {};
+    double cpu_acct_ns_[kCpuAccounts] = {};
+    clockid_t cpu_clock_{};
+    u64 cpu_synced_ns_ = 0;
+    u64 cpu_long_ = 0;  // cpu_long_interval_cycles()
 };
 
 }  // namespace

@@ -13,6 +13,9 @@
 #include <thread>
 #include <vector>
 
+#include <time.h>
+
+#include "kernel_shim/cputime.h"
 #include "kernel_shim/fiber.h"
 #include "kernel_shim/types.h"
 
@@ -41,6 +44,35 @@ struct HeldLock {
     std::source_location loc;
 };
 
+// A task's CPU-time accounting (kernel_shim/cputime.h).
+struct TaskCputime {
+    // Where the task's time goes outside CpuAccountScopes (written by the task itself or before it
+    // runs; read by queries from any thread in real mode).
+    std::atomic<CpuAccount> account{CpuAccount::Kernel};
+    CpuAccount cur = CpuAccount::Kernel;  // where it goes now (the innermost scope's account)
+    // Simulated mode: cycles run since the last query, and the CPU time counted until then.
+    u64 ticks = 0;
+    double ns = 0;
+    // Real mode: the thread's CPU clock and its reading when the task started; live/final_ns are
+    // under the backend's task lock (the clock is readable while live, final_ns after). The
+    // thread's CPU time up to its last checkpoint (`ckpt_ns`, since the start) is split in
+    // `exact_ns`; the time since then is shared out in proportion to the cycles run for each
+    // account: `cycles` holds the closed intervals, `running` the account of the open one since
+    // `mark` (kCpuOff while the thread waits). A long interval ends with a checkpoint. Written by
+    // the thread under the seqlock `seq`, read by queries.
+    static constexpr u8 kCpuOff = 0xFF;
+    clockid_t clock{};
+    u64 start_ns = 0;
+    bool live = false;
+    u64 final_ns = 0;
+    std::atomic<u32> seq{0};
+    std::atomic<u64> cycles[kCpuAccounts] = {};
+    std::atomic<u64> exact_ns[kCpuAccounts] = {};
+    std::atomic<u64> ckpt_ns{0};
+    std::atomic<u64> mark{0};
+    std::atomic<u8> running{kCpuOff};
+};
+
 struct Task {
     u32 id = 0;
     std::string name;
@@ -67,6 +99,8 @@ struct Task {
     std::source_location wait_loc{};  // where it blocked
     work_struct* current_work = nullptr;
     u64 current_work_seq = 0;  // the queued instance current_work runs
+
+    TaskCputime cpu;
 
     // Wake token (unpark before park makes park return at once).
     std::atomic<bool> wake_token{false};

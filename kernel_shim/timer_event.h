@@ -4,6 +4,7 @@
 #pragma once
 #include <boost/intrusive/set.hpp>
 
+#include "kernel_shim/cputime.h"
 #include "kernel_shim/types.h"
 
 namespace kshim {
@@ -28,6 +29,8 @@ struct TimerEvent : boost::intrusive::set_base_hook<boost::intrusive::link_mode<
     void* owner = nullptr;
     u8 band = kBandTimer;
     const char* name = "timer";
+    // Whose CPU time the callback is (cputime.h): a device model's events are Hardware.
+    CpuAccount account = CpuAccount::Kernel;
 
     // Owned by the runtime (under its event lock in real mode).
     ktime_t when = 0;

@@ -173,6 +173,7 @@ private:
     bool suspend_drained_locked(const Group& g) const;
     void save_group_locked(Group& g);
     bool restore_group_locked(Group& g);
+    bool read_saved_stream_locked(u32 rec, SavedStream& sv);
     bool restore_stream_locked(Group& g, Stream& s, const SavedStream& sv, std::vector<Job>& jobs);
 
     // cs_exec.cpp
@@ -238,6 +239,9 @@ private:
     bool running_ = false;  // MCU up
     bool pc_set_ = false;   // the executing instruction moved the pc itself
     u64 instrs_ = 0, jobs_done_ = 0;
+    // One suspend-buffer record being built or checked (3.4 KiB: kept rather than constructed per
+    // stream).
+    SavedStream saved_scratch_{};
 };
 
 }  // namespace mock_hw

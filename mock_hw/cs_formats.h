@@ -68,7 +68,7 @@ static_assert(offsetof(MockHeapContext, last_chunk) == 0x10 && offsetof(MockHeap
 // scoreboard entry counts exactly the saved jobs that signal it) before trusting any of it.
 inline constexpr u32 kSaveStride = 0x1000;
 inline constexpr u32 kSaveMagic = 0x53435355;  // "USCS"
-inline constexpr u32 kSaveVersion = 2;
+inline constexpr u32 kSaveVersion = 3;  // 3: word-wise checksum over the written part only
 // Jobs one stream may have in flight; a RUN_* beyond it waits (status RESOURCE), which bounds the
 // jobs a suspend has to save.
 inline constexpr u32 kMaxJobsPerStream = 32;
@@ -95,16 +95,47 @@ struct SavedStream {
     u64 oom_heap;
     u32 regs[128];
     u32 njobs, reserved;
+    // Only the first njobs entries are written; the rest of the array keeps whatever the buffer
+    // held (a suspend writes what it saved, not the whole 3.4 KiB record).
     SavedJob jobs[kMaxJobsPerStream];
-    u64 checksum;  // FNV-1a of everything before it
+    u64 checksum;  // saved_stream_checksum: the fixed part and the njobs entries
 };
 static_assert(sizeof(SavedStream) <= kSaveStride);
 inline constexpr u32 kSavedStarted = 1, kSavedInError = 2, kSavedSync64 = 4, kSavedWaitInstr = 8, kSavedReexec = 16;
+// The part of a record before the job entries, and the bytes a suspend writes for `njobs` jobs.
+inline constexpr size_t kSavedFixedSize = offsetof(SavedStream, jobs);
+inline constexpr size_t saved_stream_size(u32 njobs) { return kSavedFixedSize + size_t{njobs} * sizeof(SavedJob); }
+static_assert(kSavedFixedSize % 8 == 0 && sizeof(SavedJob) % 8 == 0);
 
+// FNV-1a over 64-bit words, in four interleaved lanes so that the multiplications overlap (a
+// suspend and a resume check eight records each); the lanes are folded with FNV-1a again. Each
+// step is a bijection of its word, so changing any single word always changes the checksum. Covers
+// the fixed part and the first njobs entries (clamped to the array, so a forged njobs cannot read
+// past it).
 inline u64 saved_stream_checksum(const SavedStream& sv) {
+    constexpr u64 kPrime = 0x100000001b3ull;
+    const u32 njobs = sv.njobs < kMaxJobsPerStream ? sv.njobs : kMaxJobsPerStream;
+    const size_t words = saved_stream_size(njobs) / 8;
+    const auto* p = reinterpret_cast<const unsigned char*>(&sv);
+    auto word = [p](size_t w) {
+        u64 v;
+        __builtin_memcpy(&v, p + 8 * w, 8);
+        return v;
+    };
+    // Four scalars rather than an array: the lanes stay in registers.
+    u64 l0 = 0xcbf29ce484222325ull, l1 = 0x84222325cbf29ce4ull, l2 = 0xcbf29ce4cbf29ce4ull, l3 = 0x8422232584222325ull;
+    size_t i = 0;
+    for (; i + 4 <= words; i += 4) {
+        l0 = (l0 ^ word(i)) * kPrime;
+        l1 = (l1 ^ word(i + 1)) * kPrime;
+        l2 = (l2 ^ word(i + 2)) * kPrime;
+        l3 = (l3 ^ word(i + 3)) * kPrime;
+    }
+    if (i < words) l0 = (l0 ^ word(i++)) * kPrime;
+    if (i < words) l1 = (l1 ^ word(i++)) * kPrime;
+    if (i < words) l2 = (l2 ^ word(i++)) * kPrime;
     u64 h = 0xcbf29ce484222325ull;
-    const auto* p = reinterpret_cast<const u8*>(&sv);
-    for (size_t i = 0; i < offsetof(SavedStream, checksum); i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    for (u64 v : {l0, l1, l2, l3}) h = (h ^ v) * kPrime;
     return h;
 }
 

@@ -50,8 +50,12 @@ bool CsEngine::suspend_drained_locked(const Group& g) const {
 }
 
 void CsEngine::save_group_locked(Group& g) {
+    SavedStream& sv = saved_scratch_;  // only the part a suspend writes is filled in
     for (auto& s : g.cs) {
-        SavedStream sv{};
+        // The header is zeroed (no stale bytes between fields), then filled in; the registers are
+        // copied whole.
+        memset(static_cast<void*>(&sv), 0, offsetof(SavedStream, regs));
+        sv.njobs = sv.reserved = 0;
         sv.magic = kSaveMagic;
         sv.version = kSaveVersion;
         sv.flags = (s.started ? kSavedStarted : 0) | (s.in_error ? kSavedInError : 0) | (s.sync64 ? kSavedSync64 : 0) |
@@ -84,25 +88,38 @@ void CsEngine::save_group_locked(Group& g) {
         for (const Job& j : g.preempted) {
             if (j.cs != s.idx || sv.njobs >= kMaxJobsPerStream) continue;
             SavedJob& sj = sv.jobs[sv.njobs++];
+            sj = SavedJob{};
             sj.shader = j.shader;
             sj.seq = j.seq;
             sj.sb_slot = j.slot;
             sj.endpoint = j.ep;
         }
         sv.checksum = saved_stream_checksum(sv);
-        gpu_.mcu().write_locked(static_cast<u32>(g.suspend_buf + u64{s.idx} * kSaveStride), &sv, sizeof(sv));
+        const u32 rec = static_cast<u32>(g.suspend_buf + u64{s.idx} * kSaveStride);
+        gpu_.mcu().write_locked(rec, &sv, saved_stream_size(sv.njobs));
+        gpu_.mcu().write_locked(rec + offsetof(SavedStream, checksum), &sv.checksum, sizeof(sv.checksum));
     }
     // The suspend buffer holds them now; only a RESUME from it brings them back.
     g.preempted.clear();
 }
 
+// Reads what a suspend wrote: the fixed part, then the job entries it claims (a count past the
+// limit fails the checks without reading them), then the checksum.
+bool CsEngine::read_saved_stream_locked(u32 rec, SavedStream& sv) {
+    Mcu& mcu = gpu_.mcu();
+    if (!mcu.read_locked(rec, &sv, kSavedFixedSize).ok()) return false;
+    if (sv.njobs > kMaxJobsPerStream) return true;
+    return mcu.read_locked(rec + kSavedFixedSize, sv.jobs, sv.njobs * sizeof(SavedJob)).ok() &&
+           mcu.read_locked(rec + offsetof(SavedStream, checksum), &sv.checksum, sizeof(sv.checksum)).ok();
+}
+
 bool CsEngine::restore_group_locked(Group& g) {
     bool ok = true;
     std::vector<Job> jobs;
+    SavedStream& sv = saved_scratch_;  // each read fills what its checks look at
     for (auto& s : g.cs) {
         reset_stream(g, s);
-        SavedStream sv{};
-        if (!gpu_.mcu().read_locked(static_cast<u32>(g.suspend_buf + u64{s.idx} * kSaveStride), &sv, sizeof(sv)).ok() ||
+        if (!read_saved_stream_locked(static_cast<u32>(g.suspend_buf + u64{s.idx} * kSaveStride), sv) ||
             !restore_stream_locked(g, s, sv, jobs))
             ok = false;
     }

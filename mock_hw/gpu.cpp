@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "kernel_shim/cputime.h"
 #include "kernel_shim/trace.h"
 #include "panthor/regs/csf_regs.h"
 #include "panthor/regs/gpu_regs.h"
@@ -57,7 +58,10 @@ RegisterBank* Gpu::decode(u32 off) {
     return nullptr;
 }
 
+// MMIO runs the register handlers in the caller's task (a driver thread): that CPU time is the
+// hardware's, not the driver's (kernel_shim/cputime.h).
 u32 Gpu::read32(u32 off) {
+    kshim::CpuAccountScope hw(kshim::CpuAccount::Hardware);
     kshim::SpinGuard g(lock_);
     if (RegisterBank* b = decode(off))
         if (auto v = b->read(off)) return *v;
@@ -67,6 +71,7 @@ u32 Gpu::read32(u32 off) {
 }
 
 void Gpu::write32(u32 off, u32 value) {
+    kshim::CpuAccountScope hw(kshim::CpuAccount::Hardware);
     kshim::SpinGuard g(lock_);
     RegisterBank* b = decode(off);
     switch (b ? b->write(off, value) : RegisterBank::WriteResult::Unknown) {
@@ -84,12 +89,14 @@ void Gpu::write32(u32 off, u32 value) {
 }
 
 std::optional<u32> Gpu::peek32(u32 off) {
+    kshim::CpuAccountScope hw(kshim::CpuAccount::Hardware);
     kshim::SpinGuard g(lock_);
     RegisterBank* b = decode(off);
     return b ? b->peek(off) : std::nullopt;
 }
 
 bool Gpu::poke32(u32 off, u32 value) {
+    kshim::CpuAccountScope hw(kshim::CpuAccount::Hardware);
     kshim::SpinGuard g(lock_);
     RegisterBank* b = decode(off);
     return b && b->poke(off, value);

@@ -7,7 +7,9 @@
 namespace mock_hw {
 
 HwEvent::HwEvent(kshim::SpinLock& lock, const char* name, std::function<void()> fn)
-    : lock_(lock), fn_(std::move(fn)), ev_(&HwEvent::fire, this, kshim::kBandHardware, name) {}
+    : lock_(lock), fn_(std::move(fn)), ev_(&HwEvent::fire, this, kshim::kBandHardware, name) {
+    ev_.account = kshim::CpuAccount::Hardware;
+}
 
 HwEvent::~HwEvent() { shutdown(); }
 

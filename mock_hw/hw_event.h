@@ -1,5 +1,5 @@
-// A hardware effect with a latency: one kshim TimerEvent (band kBandHardware) whose callback
-// runs the effect under the Gpu lock. Every delayed state change of the mock goes through one of
+// A hardware effect with a latency: one kshim TimerEvent (band kBandHardware, CPU account
+// Hardware) whose callback runs the effect under the Gpu lock. Every delayed state change of the mock goes through one of
 // these, so intermediate states are observable and the timing is the runtime's in both modes.
 #pragma once
 #include <functional>

@@ -137,22 +137,4 @@ WalkResult lpae_walk(const AsConfig& cfg, u64 va) {
     }
 }
 
-u8 check_permission(const AsConfig& cfg, const Translation& t, Access acc) {
-    using namespace panthor;
-    const u8 perm = static_cast<u8>(DRM_PANTHOR_EXCEPTION_PERM_FAULT_0 + t.level);
-    switch (acc) {
-    case Access::Read:
-        return 0;
-    case Access::Write:
-    case Access::Atomic:
-        return t.read_only ? perm : 0;
-    case Access::Execute: {
-        // WXN: writable memory is never executable.
-        const bool wxn = (cfg.transcfg & AS_TRANSCFG_WXN) && !t.read_only;
-        return (t.xn || wxn) ? perm : 0;
-    }
-    }
-    return 0;
-}
-
 }  // namespace mock_hw

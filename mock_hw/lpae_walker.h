@@ -4,6 +4,8 @@
 // check each other. No TLB here (see tlb.h) and no locking: pure functions of memory + config.
 #pragma once
 #include "kernel_shim/types.h"
+#include "panthor/regs/exceptions.h"
+#include "panthor/regs/mmu_regs.h"
 
 namespace mock_hw {
 
@@ -48,8 +50,24 @@ struct WalkResult {
 // Translation can be reused.
 WalkResult lpae_walk(const AsConfig& cfg, u64 va);
 
-// 0 if `acc` is allowed by `t`, else the permission-fault exception type for t.level.
-u8 check_permission(const AsConfig& cfg, const Translation& t, Access acc);
+// 0 if `acc` is allowed by `t`, else the permission-fault exception type for t.level. Inline:
+// every memory access of the mock checks it.
+inline u8 check_permission(const AsConfig& cfg, const Translation& t, Access acc) {
+    const u8 perm = static_cast<u8>(panthor::DRM_PANTHOR_EXCEPTION_PERM_FAULT_0 + t.level);
+    switch (acc) {
+    case Access::Read:
+        return 0;
+    case Access::Write:
+    case Access::Atomic:
+        return t.read_only ? perm : 0;
+    case Access::Execute: {
+        // WXN: writable memory is never executable.
+        const bool wxn = (cfg.transcfg & panthor::AS_TRANSCFG_WXN) && !t.read_only;
+        return (t.xn || wxn) ? perm : 0;
+    }
+    }
+    return 0;
+}
 
 // Input-address size configured in TRANSCFG (55 - INA_BITS), clamped to [25, 48].
 u32 input_bits(const AsConfig& cfg);

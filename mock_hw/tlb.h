@@ -12,18 +12,50 @@ class Tlb {
 public:
     static constexpr size_t kEntries = 16;
 
-    const Translation* lookup(u64 va) {
-        for (auto& e : entries_)
+    struct Entry {
+        bool valid = false;
+        Translation t;
+        // Host address of t.pa_base when the whole output range is inside the physical arena
+        // (every access through the entry is then a plain offset), else nullptr.
+        u8* host = nullptr;
+    };
+
+    // The first valid entry (in slot order) that covers va. A hint per 4 KiB page hash remembers
+    // the slot the last lookup there found; only an insert can put an earlier covering entry in
+    // front of it, so an insert drops the hints of the pages it covers and every answer is still
+    // the slot-order scan's.
+    const Entry* find(u64 va) {
+        u8& hint = hints_[hint_of(va)];
+        if (hint) {
+            const Entry& e = entries_[hint - 1];
             if (e.valid && va - e.t.va_base < e.t.size) {
                 hits_++;
-                return &e.t;
+                return &e;
             }
+        }
+        for (size_t i = 0; i < kEntries; i++) {
+            const Entry& e = entries_[i];
+            if (e.valid && va - e.t.va_base < e.t.size) {
+                hint = static_cast<u8>(i + 1);
+                hits_++;
+                return &e;
+            }
+        }
         misses_++;
         return nullptr;
     }
-    void insert(const Translation& t) {
-        entries_[next_] = {true, t};
+    const Translation* lookup(u64 va) {
+        const Entry* e = find(va);
+        return e ? &e->t : nullptr;
+    }
+    // Valid until the next insert.
+    const Entry* insert(const Translation& t, u8* host = nullptr) {
+        Entry& e = entries_[next_];
+        e = {true, t, host};
         next_ = (next_ + 1) % kEntries;
+        if (t.size <= 0x1000) hints_[hint_of(t.va_base)] = 0;
+        else hints_.fill(0);
+        return &e;
     }
     // Drops every entry overlapping [start, start + size).
     void invalidate_range(u64 start, u64 size) {
@@ -37,11 +69,12 @@ public:
     u64 misses() const { return misses_; }
 
 private:
-    struct Entry {
-        bool valid = false;
-        Translation t;
-    };
+    static constexpr size_t kHints = 64;
+    // Fibonacci hashing of the page number: buffers are often 64 KiB-aligned, so the low bits
+    // alone would put them all in one bucket.
+    static size_t hint_of(u64 va) { return static_cast<size_t>(((va >> 12) * 0x9E3779B97F4A7C15ull) >> 58); }
     std::array<Entry, kEntries> entries_{};
+    std::array<u8, kHints> hints_{};  // slot + 1 of the last hit per page hash; 0: none
     size_t next_ = 0;
     u64 hits_ = 0, misses_ = 0;
 };
