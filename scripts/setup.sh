@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ make pkg-config
   libboost-dev libboost-context-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libtomlplusplus-dev
+  python3
 )
 
 missing=()

@@ -1,0 +1,240 @@
+// The `upanthor` command line (cli.h).
+#include "tools/upanthor/cli.h"
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "tools/upanthor/info.h"
+#include "umd/cs_disasm.h"
+
+namespace upanthor {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: upanthor <command> [options]\n"
+    "\n"
+    "The panthor driver on a simulated Mali-G610, in-process.\n"
+    "\n"
+    "commands:\n"
+    "  info [--json]                 probe the device and print what a client can query\n"
+    "  run SCENARIO [options]        run a scenario file (not implemented yet)\n"
+    "  sweep SCENARIO [options]      run a scenario under many seeds (not implemented yet)\n"
+    "  disasm FILE [--base VA]       disassemble a raw command-stream binary\n"
+    "  help [COMMAND]                this text, or a command's\n"
+    "\n"
+    "exit codes: 0 success, 1 the command failed, 2 bad usage.\n";
+
+struct Command;
+using Handler = int (*)(const Command&, const std::map<std::string, std::string>&, const std::vector<std::string>&,
+                        std::FILE*, std::FILE*);
+
+struct OptSpec {
+    const char* name;  // "--json"
+    bool takes_value;
+};
+
+struct Command {
+    const char* name;
+    const char* usage;  // full help text
+    std::vector<OptSpec> options;
+    size_t min_positional, max_positional;
+    Handler run;
+};
+
+int usage_error(std::FILE* err, const std::string& cmd, const std::string& msg) {
+    std::fprintf(err, "upanthor%s%s: %s\n", cmd.empty() ? "" : " ", cmd.c_str(), msg.c_str());
+    std::fprintf(err, "Try 'upanthor %s--help' for more information.\n", cmd.empty() ? "" : (cmd + " ").c_str());
+    return kExitUsage;
+}
+
+int run_info(const Command&, const std::map<std::string, std::string>& opts, const std::vector<std::string>&,
+             std::FILE* out, std::FILE* err) {
+    return cmd_info(opts.count("--json") != 0, out, err);
+}
+
+int run_not_implemented(const Command& c, const std::map<std::string, std::string>&, const std::vector<std::string>&,
+                        std::FILE*, std::FILE* err) {
+    std::fprintf(err, "upanthor %s: not implemented yet (issue #17)\n", c.name);
+    return kExitUsage;
+}
+
+int run_disasm(const Command& c, const std::map<std::string, std::string>& opts, const std::vector<std::string>& pos,
+               std::FILE* out, std::FILE* err) {
+    uint64_t base = 0;
+    if (auto it = opts.find("--base"); it != opts.end()) {
+        const std::string& v = it->second;
+        char* end = nullptr;
+        errno = 0;
+        base = std::strtoull(v.c_str(), &end, 0);
+        if (v.empty() || v[0] == '-' || *end || errno)
+            return usage_error(err, c.name, "invalid --base '" + v + "': expected an address like 0x10000");
+        if (base % 8)
+            return usage_error(err, c.name, "invalid --base '" + v + "': instructions are 8-byte aligned");
+    }
+    return cmd_disasm(pos[0], base, out, err);
+}
+
+const std::vector<Command>& commands() {
+    static const std::vector<Command> cmds = {
+        {"info",
+         "usage: upanthor info [--json]\n"
+         "\n"
+         "Probes the panthor driver on the simulated mock GPU and prints what a client can query:\n"
+         "the GPU (model, id, revision, cores, L2, tiler, MMU, coherency, features), the CSIF, the\n"
+         "firmware and its interface version, the timestamp frequency and the allowed group\n"
+         "priorities.\n"
+         "\n"
+         "  --json   the same as a JSON document\n",
+         {{"--json", false}},
+         0,
+         0,
+         run_info},
+        {"run",
+         "usage: upanthor run SCENARIO [--seed N] [--trace FILE] [--coredump DIR] [--inject SPEC]... [--real]\n"
+         "\n"
+         "Runs a scenario (not implemented yet, issue #17).\n",
+         {{"--seed", true}, {"--trace", true}, {"--coredump", true}, {"--inject", true}, {"--real", false},
+          {"--json", false}},
+         1,
+         1,
+         run_not_implemented},
+        {"sweep",
+         "usage: upanthor sweep SCENARIO --seeds A..B [--jobs N] [--shard I/N]\n"
+         "\n"
+         "Runs a scenario under many seeds (not implemented yet, issue #17).\n",
+         {{"--seeds", true}, {"--jobs", true}, {"--shard", true}},
+         1,
+         1,
+         run_not_implemented},
+        {"disasm",
+         "usage: upanthor disasm FILE [--base VA]\n"
+         "\n"
+         "Disassembles FILE, raw little-endian 64-bit command-stream instructions (its size must be a\n"
+         "multiple of 8), one line per instruction: \"ADDR: RAW  MNEMONIC operands\".\n"
+         "\n"
+         "  --base VA   GPU address of the first instruction (default 0; decimal or 0x hex)\n",
+         {{"--base", true}},
+         1,
+         1,
+         run_disasm},
+    };
+    return cmds;
+}
+
+const Command* find_command(const std::string& name) {
+    for (const Command& c : commands())
+        if (name == c.name)
+            return &c;
+    return nullptr;
+}
+
+}  // namespace
+
+int cmd_disasm(const std::string& path, uint64_t base_va, std::FILE* out, std::FILE* err) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) {
+        std::fprintf(err, "upanthor disasm: cannot open '%s': %s\n", path.c_str(), std::strerror(errno));
+        return kExitFailure;
+    }
+    const std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (f.bad()) {
+        std::fprintf(err, "upanthor disasm: cannot read '%s'\n", path.c_str());
+        return kExitFailure;
+    }
+    if (bytes.size() % 8) {
+        std::fprintf(err, "upanthor disasm: '%s' is %zu bytes, not a multiple of 8 (one instruction is 8 bytes)\n",
+                     path.c_str(), bytes.size());
+        return kExitFailure;
+    }
+    std::vector<uint64_t> code(bytes.size() / 8);
+    for (size_t k = 0; k < code.size(); k++) {
+        uint64_t v = 0;
+        for (int b = 7; b >= 0; b--)
+            v = (v << 8) | bytes[k * 8 + static_cast<size_t>(b)];
+        code[k] = v;
+    }
+    const std::string text = umd::cs::disasm(code, base_va);
+    std::fwrite(text.data(), 1, text.size(), out);
+    return kExitOk;
+}
+
+int cli_main(std::span<const std::string> args, std::FILE* out, std::FILE* err) {
+    if (args.empty())
+        return usage_error(err, "", "missing command");
+    const std::string& name = args[0];
+    if (name == "-h" || name == "--help") {
+        std::fputs(kUsage, out);
+        return kExitOk;
+    }
+    if (name == "help") {
+        if (args.size() == 1) {
+            std::fputs(kUsage, out);
+            return kExitOk;
+        }
+        const Command* c = find_command(args[1]);
+        if (!c || args.size() > 2)
+            return usage_error(err, "help", c ? "too many arguments" : "unknown command '" + args[1] + "'");
+        std::fputs(c->usage, out);
+        return kExitOk;
+    }
+    if (!name.empty() && name[0] == '-')
+        return usage_error(err, "", "unknown option '" + name + "' (options follow the command)");
+    const Command* c = find_command(name);
+    if (!c)
+        return usage_error(err, "", "unknown command '" + name + "'");
+
+    std::map<std::string, std::string> opts;
+    std::vector<std::string> pos;
+    bool only_positional = false;
+    for (size_t k = 1; k < args.size(); k++) {
+        const std::string& a = args[k];
+        if (only_positional || a.size() < 2 || a[0] != '-') {
+            pos.push_back(a);
+            continue;
+        }
+        if (a == "--") {
+            only_positional = true;
+            continue;
+        }
+        if (a == "-h" || a == "--help") {
+            std::fputs(c->usage, out);
+            return kExitOk;
+        }
+        const size_t eq = a.find('=');
+        const std::string key = a.substr(0, eq);
+        const OptSpec* spec = nullptr;
+        for (const OptSpec& s : c->options)
+            if (key == s.name)
+                spec = &s;
+        if (!spec)
+            return usage_error(err, c->name, "unknown option '" + key + "'");
+        std::string value;
+        if (spec->takes_value) {
+            if (eq != std::string::npos) {
+                value = a.substr(eq + 1);
+            } else if (k + 1 < args.size()) {
+                value = args[++k];
+            } else {
+                return usage_error(err, c->name, "option '" + key + "' needs a value");
+            }
+        } else if (eq != std::string::npos) {
+            return usage_error(err, c->name, "option '" + key + "' takes no value");
+        }
+        // A repeated option keeps the last value (--inject accumulates once `run` exists).
+        opts[key] = value;
+    }
+    if (pos.size() < c->min_positional)
+        return usage_error(err, c->name, "missing argument");
+    if (pos.size() > c->max_positional)
+        return usage_error(err, c->name, "unexpected argument '" + pos[c->max_positional] + "'");
+    return c->run(*c, opts, pos, out, err);
+}
+
+}  // namespace upanthor

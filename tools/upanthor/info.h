@@ -1,0 +1,45 @@
+// `upanthor info`: what a client learns about the device, the way IGT's panthor_query and drm_info
+// show it. The driver is probed in-process on the mock GPU (simulated runtime) and queried through
+// the userspace client library over the in-process backend, i.e. through the same ioctls a UMD
+// issues; the firmware details no ioctl exposes come from the in-process driver directly.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "drm/uapi/panthor_drm.h"
+#include "mock_hw/config.h"
+
+namespace upanthor {
+
+// Everything `info` prints, gathered before anything is printed (so kernel log lines never
+// interleave with the report).
+struct DeviceInfo {
+    std::string driver_name, driver_date, driver_desc;
+    int driver_major = 0, driver_minor = 0, driver_patchlevel = 0;
+    drm_panthor_gpu_info gpu{};
+    drm_panthor_csif_info csif{};
+    drm_panthor_timestamp_info timestamp{};
+    std::uint8_t allowed_priorities = 0;
+    std::string fw_file;
+    std::uint32_t fw_iface_version = 0;
+    std::uint32_t fw_features = 0, fw_instr_features = 0;
+    std::uint32_t fw_csg_count = 0, fw_cs_count = 0;
+    std::optional<std::string> fw_git_sha;
+};
+
+// The marketing name for a GPU_ID ("Mali-G610"), or "(Unknown Mali GPU)".
+const char* gpu_model_name(std::uint32_t gpu_id);
+
+// Probes the driver on a mock GPU built from `cfg` and fills `out`. 0 or a negative errno; on
+// failure `*what` names the step that failed.
+int probe_device_info(const mock_hw::GpuConfig& cfg, DeviceInfo* out, std::string* what);
+
+void print_info_text(const DeviceInfo& info, std::FILE* out);
+void print_info_json(const DeviceInfo& info, std::FILE* out);
+
+// The `info` subcommand: exit status (0, or 1 when the device could not be probed).
+int cmd_info(bool json, std::FILE* out, std::FILE* err);
+
+}  // namespace upanthor

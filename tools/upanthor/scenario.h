@@ -1,0 +1,238 @@
+// upanthor scenario files: the in-memory model of one scenario and its TOML parser/validator.
+// (No upstream counterpart.) The format is described in docs/scenario-format.md.
+//
+// parse_scenario() either returns a fully validated Scenario, in which every reference to another
+// object is resolved to an index, or the list of everything wrong with the file; a runner never
+// sees a half-valid scenario.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mock_hw/config.h"
+#include "mock_hw/fault_plan.h"
+
+namespace upanthor::scenario {
+
+using u8 = std::uint8_t;
+using u16 = std::uint16_t;
+using u32 = std::uint32_t;
+using u64 = std::uint64_t;
+using s64 = std::int64_t;
+
+// Where an object was defined (1-based), so a runner can point back at the file.
+struct SourceLoc {
+    u32 line = 0;
+    u32 column = 0;
+};
+
+struct Diagnostic {
+    std::string file;
+    SourceLoc loc;
+    std::string message;
+    // "file:line:column: message"
+    std::string to_string() const;
+};
+
+// A client is one open DRM file.
+struct Client {
+    std::string name;
+    bool cap_sys_nice = false;  // may create HIGH/REALTIME groups
+    SourceLoc loc;
+};
+
+struct Vm {
+    std::string name;
+    size_t client = 0;
+    SourceLoc loc;
+};
+
+struct BoValue {
+    u64 offset = 0;  // 8-byte aligned, inside the BO
+    u64 value = 0;
+};
+
+struct Bo {
+    std::string name;
+    size_t vm = 0;                  // created by the VM's client, mapped in that VM
+    u64 size = 0;                   // bytes, > 0; the driver rounds up to pages
+    std::optional<u64> va;          // fixed GPU VA (4 KiB aligned); otherwise the runner picks one
+    std::optional<u32> pattern;     // initial contents: this word repeated; zero otherwise
+    std::vector<BoValue> values;    // then these u64 written at their offsets
+    SourceLoc loc;
+};
+
+struct TilerHeap {
+    std::string name;
+    size_t vm = 0;
+    u32 chunk_size = 0;  // 4 KiB aligned, 128 KiB .. 8 MiB (panthor_heap_create)
+    u32 initial_chunks = 0;
+    u32 max_chunks = 0;
+    u32 target_in_flight = 0;
+    SourceLoc loc;
+};
+
+enum class GroupPriority : u8 { Low = 0, Medium = 1, High = 2, Realtime = 3 };  // PANTHOR_GROUP_PRIORITY_*
+
+struct Queue {
+    std::string name;
+    u8 priority = 0;        // 0 .. 15 (CSF_MAX_QUEUE_PRIO)
+    u32 ring_size = 16384;  // power of two, 4 KiB .. 64 KiB
+    SourceLoc loc;
+};
+
+struct Group {
+    std::string name;
+    size_t vm = 0;  // the group's client is the VM's client
+    GroupPriority priority = GroupPriority::Medium;
+    u32 instances = 1;  // identical groups created from this entry; submissions go to each
+    std::vector<Queue> queues;  // 1 .. cs_per_csg
+    SourceLoc loc;
+};
+
+// A (group, queue) pair.
+struct QueueRef {
+    size_t group = 0;
+    size_t queue = 0;
+};
+
+// One command-stream instruction written as text in a job's `asm`. Register operands are indices
+// (a 64-bit register dN is the pair rN, rN+1); an immediate may be `@bo` or `@bo+offset`, the BO's
+// GPU VA, which only the runner knows (bo_ref set, imm holds the offset).
+enum class AsmOp : u8 { Nop, Move48, Move32, AddImm32, Load, Store, Wait, SyncAdd64, SyncWait64 };
+const char* asm_op_name(AsmOp op);
+
+struct AsmInstr {
+    AsmOp op = AsmOp::Nop;
+    u8 dst = 0;              // MOVE48/MOVE32/ADD_IMM32 dst, LOAD dst, STORE src, SYNC_* address reg
+    u8 src = 0;              // ADD_IMM32 src, LOAD/STORE address reg, SYNC_* value reg
+    bool wide = false;       // LOAD/STORE of a dN register (64 bits) rather than rN
+    s64 imm = 0;             // MOVE immediate, ADD_IMM32 addend, LOAD/STORE offset, WAIT mask
+    std::optional<size_t> bo_ref;  // MOVE48 @bo[+imm]
+    bool cond_greater = false;     // SYNC_WAIT64: GREATER (true) or LEQUAL (false)
+    SourceLoc loc;
+};
+
+enum class JobKind : u8 { Compute, Store, Wait, Hang, FaultAccess, TilerFragment, Asm };
+const char* job_kind_name(JobKind k);
+
+struct Job {
+    std::string name;
+    JobKind kind = JobKind::Compute;
+    // Compute
+    u32 workgroups = 0;
+    u64 duration_us = 0;
+    // Store
+    size_t bo = 0;
+    u64 offset = 0;  // 8-byte aligned, inside the BO
+    u64 value = 0;   // Store: the u64 written; Wait: the seqno waited for (>=)
+    // Wait: another queue's sync object
+    QueueRef wait_queue;
+    // FaultAccess
+    u64 address = 0;
+    // TilerFragment
+    size_t heap = 0;
+    u32 chunks = 0;
+    // Asm
+    std::vector<AsmInstr> instrs;
+    SourceLoc loc;
+};
+
+struct Syncobj {
+    std::string name;
+    size_t client = 0;
+    bool timeline = false;
+    SourceLoc loc;
+};
+
+struct SyncRef {
+    size_t syncobj = 0;
+    u64 point = 0;  // timeline only; for a repeated submission instance i uses point + i
+};
+
+struct Submission {
+    QueueRef queue;
+    size_t job = 0;
+    u64 start_us = 0;  // at_us, or the first instance of a repeated submission
+    u64 every_us = 0;  // 0: once
+    u32 count = 1;
+    std::vector<SyncRef> waits;
+    std::vector<SyncRef> signals;
+    std::string fence;  // names the job's done fence for expectations ("" = unnamed)
+    SourceLoc loc;
+};
+
+struct Fault {
+    mock_hw::FaultSpec spec;
+    SourceLoc loc;
+};
+
+// Final state of a named fence: signalled without error, still pending, or failed with -errno.
+struct FenceExpect {
+    std::string fence;
+    enum class State : u8 { Signaled, Pending, Error } state = State::Signaled;
+    int error = 0;  // negative errno for State::Error
+    SourceLoc loc;
+};
+
+struct GroupExpect {
+    size_t group = 0;
+    u32 state = 0;  // DRM_PANTHOR_GROUP_STATE_* flags, exactly
+    SourceLoc loc;
+};
+
+struct MemoryExpect {
+    size_t bo = 0;
+    u64 offset = 0;
+    u64 value = 0;
+    SourceLoc loc;
+};
+
+// Upper bounds (µs of virtual time) on submit-to-done latency, over one group or all of them.
+struct LatencyExpect {
+    std::optional<size_t> group;
+    std::optional<u64> p50_us, p99_us, max_us;
+    SourceLoc loc;
+};
+
+struct Expectations {
+    std::vector<FenceExpect> fences;
+    std::vector<GroupExpect> groups;
+    std::vector<MemoryExpect> memory;
+    std::vector<LatencyExpect> latency;
+};
+
+struct Scenario {
+    std::string file;
+    std::string name;
+    std::string description;
+    u64 seed = 0;          // 0: the runtime's default
+    u64 duration_us = 0;   // virtual time to run for; 0: until every submission is done
+    mock_hw::GpuConfig gpu;  // the G610 mock with the file's overrides applied
+    std::vector<Client> clients;
+    std::vector<Vm> vms;
+    std::vector<Bo> bos;
+    std::vector<TilerHeap> heaps;
+    std::vector<Group> groups;
+    std::vector<Job> jobs;
+    std::vector<Syncobj> syncobjs;
+    std::vector<Submission> submissions;
+    std::vector<Fault> faults;
+    Expectations expect;
+};
+
+struct ParseResult {
+    std::optional<Scenario> scenario;   // set iff diagnostics is empty
+    std::vector<Diagnostic> diagnostics;
+    bool ok() const { return scenario.has_value(); }
+};
+
+// Parses and validates `text`; `file` names it in diagnostics.
+ParseResult parse_scenario(std::string_view text, std::string_view file);
+// Reads `path` (an unreadable file is one diagnostic at 0:0) and parses it.
+ParseResult parse_scenario_file(const std::string& path);
+
+}  // namespace upanthor::scenario
