@@ -28,6 +28,7 @@
 #include "kernel_shim/time.h"
 #include "mock_hw/cs_formats.h"
 #include "tests/panthor/panthor_test.h"
+#include "tests/umd/umd_client_test.h"
 #include "umd/cs_builder.h"
 #include "umd/drm_file_backend.h"
 #include "umd/panthor_client.h"
@@ -126,33 +127,14 @@ long long fdinfo_bytes(const std::string& text, const std::string& key) {
     return v;
 }
 
-class E2e : public PanthorTest {
+class E2e : public testing::UmdClientTest {
 protected:
-    void SetUp() override {
-        PanthorTest::SetUp();
-        if (HasFatalFailure())
-            return;
-        mmaps_before_ = drm::drm_mmap_live();
-        backend_ = std::make_unique<DrmFileBackend>(file);
-        Result<std::unique_ptr<PanthorClient>> c = PanthorClient::open(*backend_);
-        ASSERT_TRUE(c.ok()) << c.error();
-        client_ = std::move(*c);
-    }
     void TearDown() override {
         for (kshim::dma_fence* f : held_)
             kshim::dma_fence_put(f);
-        close_client();
-        EXPECT_EQ(drm::drm_mmap_live(), mmaps_before_);
-        PanthorTest::TearDown();
+        UmdClientTest::TearDown();
     }
 
-    PanthorClient& c() { return *client_; }
-
-    // What a process exit does to the client's side: its mappings go, then the fd is closed.
-    void close_client() {
-        client_.reset();
-        backend_.reset();
-    }
     void close_file() {
         close_client();
         drm::drm_release(file);
@@ -204,9 +186,6 @@ protected:
 
     bool wait(u32 syncobj) { return c().syncobj_wait(syncobj, c().deadline_after(kTimeout)).ok(); }
 
-    std::unique_ptr<DrmFileBackend> backend_;
-    std::unique_ptr<PanthorClient> client_;
-    long mmaps_before_ = 0;
     std::vector<kshim::dma_fence*> held_;
 };
 

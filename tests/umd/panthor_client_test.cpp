@@ -23,6 +23,7 @@
 #include "panthor/panthor_mmu.h"
 #include "panthor/regs/csf_regs.h"
 #include "tests/panthor/panthor_test.h"
+#include "tests/umd/umd_client_test.h"
 #include "umd/drm_file_backend.h"
 #include "umd/panthor_client.h"
 
@@ -37,26 +38,8 @@ constexpr u64 SZ_64K = 0x10000;
 constexpr u64 kVa = 0x1000000;
 constexpr s64 kMs = kshim::NSEC_PER_MSEC;
 
-class UmdClient : public PanthorTest {
+class UmdClient : public testing::UmdClientTest {
 protected:
-    void SetUp() override {
-        PanthorTest::SetUp();
-        if (HasFatalFailure())
-            return;
-        mmaps_before_ = drm::drm_mmap_live();
-        backend_ = std::make_unique<DrmFileBackend>(file);
-        Result<std::unique_ptr<PanthorClient>> c = PanthorClient::open(*backend_);
-        ASSERT_TRUE(c.ok()) << c.error();
-        client_ = std::move(*c);
-    }
-    void TearDown() override {
-        client_.reset();
-        backend_.reset();
-        EXPECT_EQ(drm::drm_mmap_live(), mmaps_before_);
-        PanthorTest::TearDown();
-    }
-
-    PanthorClient& c() { return *client_; }
     panthor::panthor_file* pfile() { return static_cast<panthor::panthor_file*>(file->driver_priv); }
 
     // Runs fn(as) with the VM bound to an address space, the way a scheduled group holds it.
@@ -89,9 +72,6 @@ protected:
         return ok;
     }
 
-    std::unique_ptr<DrmFileBackend> backend_;
-    std::unique_ptr<PanthorClient> client_;
-    long mmaps_before_ = 0;
 };
 
 // ---- open and queries ----
