@@ -103,4 +103,6 @@ void destroy_timer_on_stack(timer_list* t) {
     WARN(t->ev.armed || t->ev.running, "destroy_timer_on_stack: timer still active");
 }
 
+u64 host_monotonic_ns() { return clock_ns(CLOCK_MONOTONIC); }
+
 }  // namespace kshim

@@ -32,6 +32,9 @@ inline ktime_t ktime_add_ns(ktime_t t, u64 ns) { return t + static_cast<ktime_t>
 inline ktime_t ktime_sub(ktime_t a, ktime_t b) { return a - b; }
 inline ktime_t ktime_get_raw() { return ktime_get(); }
 inline u64 ktime_get_ns() { return static_cast<u64>(ktime_get()); }
+// The host's monotonic clock, whatever the runtime's mode: for a program reporting its own speed
+// against virtual time (the simulator's summary). Kernel code uses ktime_get().
+u64 host_monotonic_ns();
 
 // When a timeout of `timeout` jiffies from now expires: at a tick boundary, as the kernel's
 // timer wheel. KTIME_MAX for MAX_SCHEDULE_TIMEOUT or anything beyond the clock's range.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tools/upanthor/info.h"
+#include "tools/upanthor/runner.h"
 #include "umd/cs_disasm.h"
 
 namespace upanthor {
@@ -24,7 +25,7 @@ constexpr const char* kUsage =
     "\n"
     "commands:\n"
     "  info [--json]                 probe the device and print what a client can query\n"
-    "  run SCENARIO [options]        run a scenario file (not implemented yet)\n"
+    "  run SCENARIO [options]        run a scenario file and check its expectations\n"
     "  sweep SCENARIO [options]      run a scenario under many seeds (not implemented yet)\n"
     "  disasm FILE [--base VA]       disassemble a raw command-stream binary\n"
     "  help [COMMAND]                this text, or a command's\n"
@@ -65,6 +66,30 @@ int run_not_implemented(const Command& c, const std::map<std::string, std::strin
     return kExitUsage;
 }
 
+int run_run(const Command& c, const std::map<std::string, std::string>& opts, const std::vector<std::string>& pos,
+            std::FILE* out, std::FILE* err) {
+    for (const char* later : {"--coredump", "--inject", "--real"})
+        if (opts.count(later))
+            return usage_error(err, c.name, std::string("option '") + later + "' is not supported yet (issue #17)");
+    RunOptions ro;
+    if (auto it = opts.find("--seed"); it != opts.end()) {
+        const std::string& v = it->second;
+        char* end = nullptr;
+        errno = 0;
+        const uint64_t seed = std::strtoull(v.c_str(), &end, 0);
+        if (v.empty() || v[0] == '-' || *end || errno)
+            return usage_error(err, c.name, "invalid --seed '" + v + "': expected a non-negative integer");
+        ro.seed = seed;
+    }
+    if (auto it = opts.find("--trace"); it != opts.end()) {
+        if (it->second.empty())
+            return usage_error(err, c.name, "option '--trace' needs a file name");
+        ro.trace_path = it->second;
+    }
+    ro.json = opts.count("--json") != 0;
+    return cmd_run(pos[0], ro, out, err);
+}
+
 int run_disasm(const Command& c, const std::map<std::string, std::string>& opts, const std::vector<std::string>& pos,
                std::FILE* out, std::FILE* err) {
     uint64_t base = 0;
@@ -97,14 +122,23 @@ const std::vector<Command>& commands() {
          0,
          run_info},
         {"run",
-         "usage: upanthor run SCENARIO [--seed N] [--trace FILE] [--coredump DIR] [--inject SPEC]... [--real]\n"
+         "usage: upanthor run SCENARIO [--seed N] [--trace FILE] [--json] [--coredump DIR] [--inject SPEC]... [--real]\n"
          "\n"
-         "Runs a scenario (not implemented yet, issue #17).\n",
+         "Runs a scenario file (docs/scenario-format.md) on the driver hosted in-process on the\n"
+         "simulated GPU, in virtual time, then checks its [expect] section and prints a summary: per\n"
+         "group the jobs submitted/completed/failed and their submit-to-done latency, scheduler\n"
+         "ticks, virtual time and the seed. Exit code 0 if every expectation holds, 1 if not, 2 if\n"
+         "the file is malformed (its diagnostics are printed).\n"
+         "\n"
+         "  --seed N       runtime seed (default: the scenario's)\n"
+         "  --trace FILE   write a Perfetto/Chrome JSON trace of the run to FILE\n"
+         "  --json         the summary as a JSON document\n"
+         "  --coredump, --inject, --real: not supported yet\n",
          {{"--seed", true}, {"--trace", true}, {"--coredump", true}, {"--inject", true}, {"--real", false},
           {"--json", false}},
          1,
          1,
-         run_not_implemented},
+         run_run},
         {"sweep",
          "usage: upanthor sweep SCENARIO --seeds A..B [--jobs N] [--shard I/N]\n"
          "\n"

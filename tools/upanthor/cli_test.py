@@ -82,7 +82,8 @@ def case_bad_usage(exe, work):
                          ([], "missing command"),
                          (["disasm"], "missing argument"),
                          (["disasm", "x.bin", "--base"], "needs a value"),
-                         (["run", "scenarios/frame.toml"], "not implemented yet (issue #17)")):
+                         (["sweep", "scenarios/frame.toml"], "not implemented yet (issue #17)"),
+                         (["run", "scenarios/compute.toml", "--seed", "x"], "invalid --seed")):
         rc, out, err = run(exe, *args)
         check(rc == 2, f"{args}: exit {rc}, expected 2", out, err)
         check(needle in err, f"{args}: stderr lacks {needle!r}", out, err)
@@ -90,7 +91,88 @@ def case_bad_usage(exe, work):
     check(rc == 0 and "usage: upanthor" in out, "--help", out, err)
 
 
-CASES = {"info": case_info, "info_json": case_info_json, "disasm": case_disasm, "bad_usage": case_bad_usage}
+SRC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+
+def scenario(name):
+    return os.path.join(SRC, "scenarios", name)
+
+
+def run_ok(exe, path, *extra):
+    rc, out, err = run(exe, "run", path, *extra)
+    check(rc == 0, f"run {path} {extra}: exit {rc}, expected 0", out, err)
+    return out
+
+
+def case_run_compute(exe, work):
+    out = run_ok(exe, scenario("compute.toml"))
+    for needle in ("scenario compute", "seed 1", "virtual time", "PASS", "compute"):
+        check(needle in out, f"summary lacks {needle!r}", out)
+
+
+def case_run_rotation(exe, work):
+    out = run_ok(exe, scenario("rotation.toml"))
+    check("PASS" in out and "compositor" in out, "rotation summary", out)
+
+
+def case_run_json(exe, work):
+    out = run_ok(exe, scenario("compute.toml"), "--json", "--seed", "5")
+    doc = json.loads(out)
+    check(doc["passed"] is True and doc["seed"] == 5 and doc["failures"] == [], "json verdict", out)
+    g = {x["name"]: x for x in doc["groups"]}
+    check(g["compute"]["submitted"] == 13 and g["compute"]["completed"] == 13, "json group counts", out)
+    check(doc["virtual_time_us"] > 0 and doc["scheduler"]["csg_starts"] >= 1, "json times/stats", out)
+    # Same seed, same run: everything but the wall time replays.
+    again = json.loads(run_ok(exe, scenario("compute.toml"), "--json", "--seed", "5"))
+    for d in (doc, again):
+        del d["wall_time_s"]
+    check(doc == again, "a replay with the same seed differs", out)
+
+
+def case_run_trace(exe, work):
+    path = os.path.join(work, "upanthor_run_trace.json")
+    if os.path.exists(path):
+        os.remove(path)
+    run_ok(exe, scenario("compute.toml"), "--trace", path)
+    check(os.path.exists(path), f"no trace written at {path}")
+    with open(path) as f:
+        doc = json.load(f)
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    check(len(events) > 0, "trace has no events")
+    os.remove(path)
+
+
+def case_run_faults(exe, work):
+    path = os.path.join(SRC, "tests", "tools", "scenarios", "faults.toml")
+    out = run_ok(exe, path, "--json")
+    doc = json.loads(out)
+    g = {x["name"]: x for x in doc["groups"]}
+    check(g["bad"]["failed"] == 1 and g["oob"]["failed"] == 1, "failed jobs counted", out)
+    check(g["good"]["completed"] == 8 and g["good"]["failed"] == 0, "healthy group unaffected", out)
+    # The hang is only caught by the progress timeout: seconds of virtual time.
+    check(doc["virtual_time_us"] >= 1_000_000, "run lasted until the timeout", out)
+
+
+def case_run_tiler(exe, work):
+    out = run_ok(exe, os.path.join(SRC, "tests", "tools", "scenarios", "tiler.toml"), "--json")
+    g = {x["name"]: x for x in json.loads(out)["groups"]}
+    check(g["g"]["completed"] == 5 and g["g"]["failed"] == 0, "every frame completed", out)
+
+
+def case_run_fail(exe, work):
+    path = os.path.join(SRC, "tests", "tools", "scenarios", "failing_expectation.toml")
+    rc, out, err = run(exe, "run", path)
+    check(rc == 1, f"failing scenario: exit {rc}, expected 1", out, err)
+    check("expectation failed" in out and "FAIL" in out, "failing scenario summary", out, err)
+    # The failed memory expectation points at its line in the file.
+    check("failing_expectation.toml:" in out and "0x2a, expected 0x2b" in out, "failure names the value", out, err)
+    rc, out, err = run(exe, "run", os.path.join(work, "no_such_scenario.toml"))
+    check(rc == 2 and err != "", f"missing file: exit {rc}, expected 2", out, err)
+
+
+CASES = {"info": case_info, "info_json": case_info_json, "disasm": case_disasm, "bad_usage": case_bad_usage,
+         "run_compute": case_run_compute, "run_rotation": case_run_rotation, "run_json": case_run_json,
+         "run_trace": case_run_trace, "run_faults": case_run_faults, "run_tiler": case_run_tiler, "run_fail": case_run_fail}
 
 if __name__ == "__main__":
     if len(sys.argv) != 4 or sys.argv[1] not in CASES:
