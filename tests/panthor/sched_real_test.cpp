@@ -18,6 +18,7 @@ using kshim::ktime_t;
 constexpr u64 kResults = 0x0;
 constexpr u64 kSeen = 0x4000;
 constexpr u64 kUs = kshim::NSEC_PER_USEC;
+constexpr kshim::ktime_t kWait = 20 * kshim::NSEC_PER_SEC;
 u64 result_off(u32 id) { return kResults + 8 * id; }
 u64 seen_off(u32 id) { return kSeen + 8 * id; }
 u64 result_value(u32 id) { return 0x5EED0000ull + id; }
@@ -51,6 +52,17 @@ protected:
         return {put_stream(ins), static_cast<u32>(ins.size() * 8)};
     }
 
+    // Every submit succeeded, and every job's fence signalled OK with its result written.
+    void expect_all_completed(const std::vector<int>& rets, const std::vector<u32>& syncs) {
+        for (u32 id = 0; id < rets.size(); id++)
+            ASSERT_EQ(rets[id], 0) << id;
+        ASSERT_EQ(syncobj_wait(syncs, kWait), 0);
+        for (u32 id = 0; id < syncs.size(); id++) {
+            EXPECT_EQ(fence_status(syncs[id]), 1) << id;
+            EXPECT_EQ(read_data(result_off(id)), result_value(id)) << id;
+        }
+    }
+
     // One job signalling a new syncobj (its handle in *out), after `wait` if non-zero.
     int submit_one(u32 group, u32 queue, std::pair<u64, u32> stream, u32 wait, u32* out) {
         drm_syncobj_create c{};
@@ -65,8 +77,6 @@ protected:
         return submit(group, {s});
     }
 };
-
-constexpr kshim::ktime_t kWait = 20 * kshim::NSEC_PER_SEC;
 
 // Two threads, four groups of two queues, 24 jobs each; job k of a thread (k > 0) waits on job
 // k - 1 of the other thread, so the threads hand syncobjs to each other while they submit. All
@@ -118,12 +128,10 @@ TEST_F(SchedReal, TwoThreadsSubmitToSeveralGroups) {
     for (kshim::Task* t : tasks)
         kshim::kthread_stop(t);
 
-    for (u32 id = 0; id < kThreads * kJobs; id++)
-        ASSERT_EQ(rets[id], 0) << id;
-    ASSERT_EQ(syncobj_wait(syncs, kWait), 0);
+    expect_all_completed(rets, syncs);
+    if (HasFatalFailure())
+        return;
     for (u32 id = 0; id < kThreads * kJobs; id++) {
-        EXPECT_EQ(fence_status(syncs[id]), 1) << id;
-        EXPECT_EQ(read_data(result_off(id)), result_value(id)) << id;
         if (deps[id] >= 0) {
             EXPECT_EQ(read_data(seen_off(id)), result_value(static_cast<u32>(deps[id])))
                 << "job " << id << " ran before its dependency " << deps[id];
@@ -161,13 +169,9 @@ TEST_F(SchedReal, RotationWhileTwoThreadsSubmit) {
     for (kshim::Task* t : tasks)
         kshim::kthread_stop(t);
 
-    for (u32 id = 0; id < kThreads * kJobs; id++)
-        ASSERT_EQ(rets[id], 0) << id;
-    ASSERT_EQ(syncobj_wait(syncs, kWait), 0);
-    for (u32 id = 0; id < kThreads * kJobs; id++) {
-        EXPECT_EQ(fence_status(syncs[id]), 1) << id;
-        EXPECT_EQ(read_data(result_off(id)), result_value(id)) << id;
-    }
+    expect_all_completed(rets, syncs);
+    if (HasFatalFailure())
+        return;
     const panthor_sched_stats s = panthor_sched_get_stats(ptdev);
     EXPECT_GT(s.csg_suspends, 0u) << "twelve busy groups never rotated";
     for (u32 g : groups)

@@ -1,8 +1,6 @@
 // `upanthor run` (runner.h).
 #include "tools/upanthor/runner.h"
 
-#include <time.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
