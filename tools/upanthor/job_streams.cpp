@@ -1,0 +1,184 @@
+// `upanthor run`: each scenario job as a command stream in its VM's runner BO (run_state.h).
+#include <cstring>
+
+#include "tools/upanthor/run_state.h"
+#include <optional>
+
+#include "mock_hw/cs_formats.h"
+#include "umd/cs_builder.h"
+
+namespace upanthor::run_detail {
+
+int Runner::stream_for(size_t j, size_t g, u32 gi, size_t q, u64* va, u32* size) {
+    const sc::Job& job = s_.jobs[j];
+    // The first job to use a tiler heap seeds its free list; that stream is not reused.
+    const bool seed_heap = job.kind == sc::JobKind::TilerFragment && !heap_seeded_[job.heap];
+    if (seed_heap)
+        heap_seeded_[job.heap] = true;
+    const auto key = std::make_tuple(j, g, gi, q, seed_heap);
+    if (auto it = streams_.find(key); it != streams_.end()) {
+        *va = it->second.first;
+        *size = it->second.second;
+        return 0;
+    }
+    const size_t vm = s_.groups[g].vm;
+    umd::PanthorClient& c = client_of_vm(vm);
+
+    std::optional<mock_hw::MockShader> shader;
+    switch (job.kind) {
+    case sc::JobKind::Compute:
+        shader = umd::cs::mock::run(job.duration_us * kshim::NSEC_PER_USEC);
+        break;
+    case sc::JobKind::Hang:
+        shader = umd::cs::mock::hang();
+        break;
+    case sc::JobKind::FaultAccess: {
+        mock_hw::MockShader m;
+        m.kind = mock_hw::MockShader::Access;
+        m.addr = job.address;
+        shader = m;
+        break;
+    }
+    case sc::JobKind::TilerFragment:
+        shader = umd::cs::mock::run(0);
+        shader->heap_chunks = job.chunks;
+        break;
+    default:
+        break;
+    }
+    u64 shader_va = 0, frag_va = 0;
+    if (shader) {
+        u8* p = vm_alloc(vm, sizeof(mock_hw::MockShader), &shader_va);
+        if (!p) {
+            setup_error_ = "runner BO full (shaders)";
+            return -ENOSPC;
+        }
+        std::memcpy(p, &*shader, sizeof(*shader));
+    }
+    if (job.kind == sc::JobKind::TilerFragment) {
+        const mock_hw::MockShader frag = umd::cs::mock::run(0);
+        u8* p = vm_alloc(vm, sizeof(frag), &frag_va);
+        if (!p) {
+            setup_error_ = "runner BO full (shaders)";
+            return -ENOSPC;
+        }
+        std::memcpy(p, &frag, sizeof(frag));
+    }
+    const u64 cap = align_up((job.instrs.size() + 64) * 8, 64);
+    u64 sva = 0;
+    u8* mem = vm_alloc(vm, cap, &sva);
+    if (!mem) {
+        setup_error_ = "runner BO full (streams)";
+        return -ENOSPC;
+    }
+    umd::cs::Builder b(c.cs_config(), mem, sva, cap);
+    const umd::cs::Reg64 d0 = b.reg64(0), d2 = b.reg64(2);
+    auto run_shader = [&] {
+        b.set_spd(shader_va);
+        b.set_sb_entry(3, 0);
+        b.req_resource(true, false, false, false);
+        b.run_compute();
+        b.req_resource(false, false, false, false);
+    };
+    switch (job.kind) {
+    case sc::JobKind::Compute:
+    case sc::JobKind::Hang:
+    case sc::JobKind::FaultAccess:
+        run_shader();
+        break;
+    case sc::JobKind::Store:
+        b.move64(d0, bos_[job.bo].va + job.offset);
+        b.move64(d2, job.value);
+        b.store64(d2, d0, 0);
+        break;
+    case sc::JobKind::Wait: {
+        const size_t wg = job.wait_queue.group;
+        const u32 wgi = gi < groups_[wg].size() ? gi : 0;
+        b.move64(d0, groups_[wg][wgi].progress_va[job.wait_queue.queue]);
+        b.move64(d2, job.value - 1);
+        b.sync_wait64(d0, d2, panthor::cs::GREATER);
+        break;
+    }
+    case sc::JobKind::Asm:
+        for (const sc::AsmInstr& in : job.instrs) {
+            const umd::cs::Reg32 rd{in.dst}, rs{in.src};
+            const umd::cs::Reg64 dd{in.dst}, ds{in.src};
+            switch (in.op) {
+            case sc::AsmOp::Nop: b.nop(); break;
+            case sc::AsmOp::Move48:
+                b.move48(dd, static_cast<u64>(in.imm) + (in.bo_ref ? bos_[*in.bo_ref].va : 0));
+                break;
+            case sc::AsmOp::Move32: b.move32(rd, static_cast<u32>(in.imm)); break;
+            case sc::AsmOp::AddImm32: b.add32(rd, rs, static_cast<std::int32_t>(in.imm)); break;
+            case sc::AsmOp::Load:
+                if (in.wide)
+                    b.load64(dd, ds, static_cast<std::int16_t>(in.imm));
+                else
+                    b.load32(rd, ds, static_cast<std::int16_t>(in.imm));
+                break;
+            case sc::AsmOp::Store:
+                if (in.wide)
+                    b.store64(dd, ds, static_cast<std::int16_t>(in.imm));
+                else
+                    b.store32(rd, ds, static_cast<std::int16_t>(in.imm));
+                break;
+            case sc::AsmOp::Wait: b.wait(static_cast<u16>(in.imm)); break;
+            case sc::AsmOp::SyncAdd64: b.sync_add64(dd, ds); break;
+            case sc::AsmOp::SyncWait64:
+                b.sync_wait64(dd, ds, in.cond_greater ? panthor::cs::GREATER : panthor::cs::LEQUAL);
+                break;
+            }
+        }
+        break;
+    case sc::JobKind::TilerFragment: {
+        // One tiling pass taking `chunks` chunks, then the fragment pass handing them back. The
+        // mock firmware leaves seeding the context's free list to the heap's creator: the first
+        // stream that uses the heap does it (seed_heap).
+        const umd::TilerHeap& h = heaps_[job.heap];
+        const umd::cs::Reg64 last = b.reg64(8), first = b.reg64(10);
+        b.move64(d0, h.ctx_gpu_va);
+        b.heap_set(d0);
+        if (seed_heap) {
+            b.move64(d2, h.first_chunk_gpu_va | (s_.heaps[job.heap].chunk_size >> 12));
+            b.store64(d2, d0, static_cast<std::int16_t>(offsetof(mock_hw::MockHeapContext, free_chunk)));
+            b.wait_all();
+        }
+        b.set_sb_entry(3, 0);
+        b.heap_operation(panthor::cs::HEAP_VT_START);
+        b.set_idvs_shader(shader_va);
+        b.req_resource(false, false, false, true);
+        b.run_idvs();
+        b.req_resource(false, false, false, false);
+        b.wait_slot(3);
+        b.finish_tiling();
+        b.load_multiple(last.lo(), 0xF, d0, static_cast<std::int16_t>(offsetof(mock_hw::MockHeapContext, last_chunk)));
+        b.heap_operation(panthor::cs::HEAP_VT_END);
+        b.set_fbd(frag_va);
+        b.req_resource(false, true, false, false);
+        b.run_fragment();
+        b.req_resource(false, false, false, false);
+        b.wait_slot(3);
+        b.finish_fragment(false, last, first);
+        b.heap_operation(panthor::cs::HEAP_FRAG_END);
+        break;
+    }
+    }
+    // The queue's progress object counts its completed jobs (what `wait` jobs look at).
+    b.wait_all();
+    b.move64(d0, groups_[g][gi].progress_va[q]);
+    b.move64(d2, 1);
+    b.sync_add64(d0, d2);
+    b.wait_all();
+    b.pad_to(8);
+    if (umd::Status st = b.finish(); !st) {
+        setup_error_ = "job '" + job.name + "' (line " + std::to_string(job.loc.line) +
+                       "): command stream: " + b.error_message();
+        return st.error();
+    }
+    *va = sva;
+    *size = static_cast<u32>(b.size_bytes());
+    streams_[key] = {sva, *size};
+    return 0;
+}
+
+}  // namespace upanthor::run_detail

@@ -1,0 +1,161 @@
+// The state of one `upanthor run` (runner.h), shared by the files that implement it: setup of the
+// scenario's objects (run_setup.cpp), the job command streams (job_streams.cpp), the run itself
+// (runner.cpp) and the expectations and reports (run_report.cpp). (No upstream counterpart.)
+#pragma once
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "drm/drm_file.h"
+#include "kernel_shim/dma-buf/dma-fence.h"
+#include "mock_hw/platform.h"
+#include "panthor/panthor_device.h"
+#include "panthor/panthor_sched.h"
+#include "tools/upanthor/runner.h"
+#include "tools/upanthor/scenario.h"
+#include "umd/drm_file_backend.h"
+#include "umd/panthor_client.h"
+
+namespace upanthor::run_detail {
+
+namespace sc = upanthor::scenario;
+using u8 = std::uint8_t;
+using u16 = std::uint16_t;
+using u32 = std::uint32_t;
+using u64 = std::uint64_t;
+using s64 = std::int64_t;
+
+// Per VM, the runner's own BO: command streams, mock shader descriptors, progress objects.
+constexpr u64 kRunnerVa = 0x10000000;
+constexpr u64 kRunnerSize = 8ull << 20;
+// Scenario BOs without a fixed `va` are placed from here up.
+constexpr u64 kUserVa = 0x40000000;
+// With duration_us = 0 the run still stops after this much virtual time.
+constexpr s64 kMaxRunNs = 600 * kshim::NSEC_PER_SEC;
+
+inline u64 align_up(u64 v, u64 a) { return (v + a - 1) & ~(a - 1); }
+
+// "ETIMEDOUT" for -ETIMEDOUT (or ETIMEDOUT); "E?" for one it does not know.
+const char* errno_name(int e);
+// A dma_fence status as text: "signaled", "pending" or the errno's name.
+std::string status_name(int st);
+// The pct-th percentile of an ascending vector (0 when empty).
+u64 percentile(const std::vector<u64>& sorted, unsigned pct);
+// `s` as a JSON string literal.
+std::string json_str(const std::string& s);
+
+// One job instance: its done fence and when it was submitted / completed. `cb` comes first so
+// the fence callback finds its Pending from the dma_fence_cb it is given.
+struct Pending {
+    kshim::dma_fence_cb cb;
+    kshim::dma_fence* fence = nullptr;
+    s64 submit_ns = 0;
+    s64 done_ns = 0;
+    bool done = false;
+    bool cb_armed = false;
+    int submit_error = 0;  // GROUP_SUBMIT failed: the job never ran
+    size_t submission = 0;
+    size_t group = 0;
+    u32 group_inst = 0;
+    u32* done_count = nullptr;
+};
+
+inline void on_job_done(kshim::dma_fence*, kshim::dma_fence_cb* cb) {
+    auto* p = reinterpret_cast<Pending*>(cb);
+    p->done_ns = kshim::ktime_get();
+    p->done = true;
+    p->cb_armed = false;
+    ++*p->done_count;
+}
+
+struct ClientRt {
+    drm::File* file = nullptr;
+    std::unique_ptr<umd::DrmFileBackend> be;
+    std::unique_ptr<umd::PanthorClient> c;
+};
+
+struct VmRt {
+    size_t client = 0;
+    u32 id = 0;
+    umd::Bo bo;
+    u8* cpu = nullptr;
+    u64 used = 0;
+    u64 next_va = kUserVa;
+};
+
+struct BoRt {
+    umd::Bo bo;
+    u8* cpu = nullptr;
+    u64 va = 0;
+};
+
+struct GroupInst {
+    u32 handle = 0;
+    std::vector<u64> progress_va;  // per queue
+};
+
+struct GroupStats {
+    u64 submitted = 0, completed = 0, failed = 0;
+    std::vector<u64> latencies_us;
+};
+
+struct Failure {
+    u32 line = 0;
+    std::string what;
+};
+
+class Runner {
+public:
+    Runner(const sc::Scenario& s, const RunOptions& o) : s_(s), opts_(o) {}
+
+    // 0, or 1 with `setup_error_` set.
+    int run();
+    void report(std::FILE* out) const;
+    void report_json(std::FILE* out) const;
+    bool passed() const { return setup_error_.empty() && failures_.empty(); }
+    const std::string& setup_error() const { return setup_error_; }
+    u64 seed() const { return seed_; }
+
+private:
+    int setup(mock_hw::MockPlatform& plat);
+    int submit_instance(size_t sub, u32 inst);
+    // The stream of job `j` on (group g instance gi, queue q): its VA and size.
+    int stream_for(size_t j, size_t g, u32 gi, size_t q, u64* va, u32* size);
+    u8* vm_alloc(size_t vm, u64 size, u64* va);
+    void check_expectations();
+    void teardown();
+    int fail_setup(const std::string& what, int err) {
+        setup_error_ = what + ": " + errno_name(err) + " (" + std::to_string(err) + ")";
+        return 1;
+    }
+    umd::PanthorClient& client_of_vm(size_t vm) { return *clients_[s_.vms[vm].client].c; }
+
+    const sc::Scenario& s_;
+    RunOptions opts_;
+    u64 seed_ = 1;
+    std::string setup_error_;
+    panthor::panthor_device* ptdev_ = nullptr;
+    std::vector<ClientRt> clients_;
+    std::vector<VmRt> vms_;
+    std::vector<BoRt> bos_;
+    std::vector<umd::TilerHeap> heaps_;
+    std::vector<std::vector<GroupInst>> groups_;
+    std::vector<u32> syncobjs_;
+    std::map<std::tuple<size_t, size_t, u32, size_t, bool>, std::pair<u64, u32>> streams_;
+    std::vector<bool> heap_seeded_;
+    std::vector<std::unique_ptr<Pending>> pending_;
+    u32 done_count_ = 0;
+    u32 total_ = 0;
+    s64 t0_ = 0;
+    s64 t_end_ = 0;
+    double wall_ = 0;
+    panthor::panthor_sched_stats stats_{};
+    std::vector<GroupStats> gstats_;
+    std::vector<Failure> failures_;
+    u32 checked_ = 0;
+};
+
+}  // namespace upanthor::run_detail
