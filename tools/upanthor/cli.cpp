@@ -11,6 +11,8 @@
 #include <optional>
 #include <vector>
 
+#include <unistd.h>
+
 #include "tools/upanthor/info.h"
 #include "tools/upanthor/runner.h"
 #include "umd/cs_disasm.h"
@@ -39,7 +41,19 @@ using Handler = int (*)(const Command&, const std::map<std::string, std::string>
 struct OptSpec {
     const char* name;  // "--json"
     bool takes_value;
+    bool repeatable = false;  // every occurrence counts (joined with kRepeatSep in the option map)
 };
+
+constexpr char kRepeatSep = '\n';
+
+std::vector<std::string> split_repeated(const std::string& v) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    for (size_t nl; (nl = v.find(kRepeatSep, start)) != std::string::npos; start = nl + 1)
+        out.push_back(v.substr(start, nl - start));
+    out.push_back(v.substr(start));
+    return out;
+}
 
 struct Command {
     const char* name;
@@ -68,9 +82,8 @@ int run_not_implemented(const Command& c, const std::map<std::string, std::strin
 
 int run_run(const Command& c, const std::map<std::string, std::string>& opts, const std::vector<std::string>& pos,
             std::FILE* out, std::FILE* err) {
-    for (const char* later : {"--coredump", "--inject", "--real"})
-        if (opts.count(later))
-            return usage_error(err, c.name, std::string("option '") + later + "' is not supported yet (issue #17)");
+    if (opts.count("--coredump"))
+        return usage_error(err, c.name, "option '--coredump' is not supported yet (issue #16: devcoredump)");
     RunOptions ro;
     if (auto it = opts.find("--seed"); it != opts.end()) {
         const std::string& v = it->second;
@@ -86,8 +99,25 @@ int run_run(const Command& c, const std::map<std::string, std::string>& opts, co
             return usage_error(err, c.name, "option '--trace' needs a file name");
         ro.trace_path = it->second;
     }
+    if (auto it = opts.find("--preempt"); it != opts.end()) {
+        const std::string& v = it->second;
+        char* end = nullptr;
+        const double p = std::strtod(v.c_str(), &end);
+        if (v.empty() || *end || !(p >= 0.0 && p <= 1.0))
+            return usage_error(err, c.name, "invalid --preempt '" + v + "': expected a probability in [0, 1]");
+        ro.preempt_probability = p;
+    }
     ro.json = opts.count("--json") != 0;
-    return cmd_run(pos[0], ro, out, err);
+    ro.real = opts.count("--real") != 0;
+    if (ro.real && ro.seed)
+        return usage_error(err, c.name, "--seed has no meaning with --real (the real-thread runtime is not deterministic)");
+    // Progress only for a person watching: never into a pipe or a log file.
+    if (isatty(fileno(err)))
+        ro.progress_out = err;
+    std::vector<std::string> injects;
+    if (auto it = opts.find("--inject"); it != opts.end())
+        injects = split_repeated(it->second);
+    return cmd_run(pos[0], ro, injects, out, err);
 }
 
 int run_disasm(const Command& c, const std::map<std::string, std::string>& opts, const std::vector<std::string>& pos,
@@ -132,9 +162,17 @@ const std::vector<Command>& commands() {
          "\n"
          "  --seed N       runtime seed (default: the scenario's)\n"
          "  --trace FILE   write a Perfetto/Chrome JSON trace of the run to FILE\n"
+         "  --preempt P    chance that a preemption point switches tasks (default 0; what\n"
+         "                 `upanthor sweep` uses, so that its replay commands reproduce a run)\n"
          "  --json         the summary as a JSON document\n"
-         "  --coredump, --inject, --real: not supported yet\n",
-         {{"--seed", true}, {"--trace", true}, {"--coredump", true}, {"--inject", true}, {"--real", false},
+         "  --inject SPEC  add a fault, as a [[fault]] table written key=value,...: e.g.\n"
+         "                 kind=FwHang,at_us=2000 or kind=CsFatal,after_count=3,exception=0x58\n"
+         "                 (repeatable; same keys and checks as [[fault]])\n"
+         "  --real         the real-thread runtime instead of virtual time (not deterministic:\n"
+         "                 timed submissions wait in real time)\n"
+         "  --coredump DIR not supported yet (needs devcoredump, issue #16)\n",
+         {{"--seed", true}, {"--trace", true}, {"--coredump", true}, {"--inject", true, true}, {"--real", false},
+          {"--preempt", true},
           {"--json", false}},
          1,
          1,
@@ -261,8 +299,11 @@ int cli_main(std::span<const std::string> args, std::FILE* out, std::FILE* err) 
         } else if (eq != std::string::npos) {
             return usage_error(err, c->name, "option '" + key + "' takes no value");
         }
-        // A repeated option keeps the last value (--inject accumulates once `run` exists).
-        opts[key] = value;
+        // A repeated option keeps the last value, except the repeatable ones, which accumulate.
+        if (spec->repeatable && opts.count(key))
+            opts[key] += kRepeatSep + value;
+        else
+            opts[key] = value;
     }
     if (pos.size() < c->min_positional)
         return usage_error(err, c->name, "missing argument");

@@ -83,7 +83,15 @@ def case_bad_usage(exe, work):
                          (["disasm"], "missing argument"),
                          (["disasm", "x.bin", "--base"], "needs a value"),
                          (["sweep", "scenarios/frame.toml"], "not implemented yet (issue #17)"),
-                         (["run", "scenarios/compute.toml", "--seed", "x"], "invalid --seed")):
+                         (["run", "scenarios/compute.toml", "--seed", "x"], "invalid --seed"),
+                         (["run", scenario("compute.toml"), "--preempt", "1.5"], "invalid --preempt"),
+                         (["run", scenario("compute.toml"), "--real", "--seed", "3"], "--seed has no meaning"),
+                         (["run", scenario("compute.toml"), "--inject", "kind=Bogus,always=true"],
+                          "unknown fault kind 'Bogus'"),
+                         (["run", scenario("compute.toml"), "--inject", "kind=FwHang"], "has 0 triggers"),
+                         (["run", scenario("compute.toml"), "--inject", "kind=FwHang,at_us=10,colour=red"],
+                          "unknown key 'colour'"),
+                         (["run", scenario("compute.toml"), "--inject", "nonsense"], "not a key=value pair")):
         rc, out, err = run(exe, *args)
         check(rc == 2, f"{args}: exit {rc}, expected 2", out, err)
         check(needle in err, f"{args}: stderr lacks {needle!r}", out, err)
@@ -170,9 +178,33 @@ def case_run_fail(exe, work):
     check(rc == 2 and err != "", f"missing file: exit {rc}, expected 2", out, err)
 
 
+def case_run_inject(exe, work):
+    # The first RUN_COMPUTE retires with CS_FATAL: the group is terminated, its jobs fail, the
+    # scenario's expectations (all signalled) do not hold.
+    rc, out, err = run(exe, "run", scenario("compute.toml"), "--json", "--inject", "kind=CsFatal,after_count=1",
+                       "--inject", "kind=GpuFault,at_us=5")
+    check(rc == 1, f"run with an injected CS_FATAL: exit {rc}, expected 1", out, err)
+    doc = json.loads(out)
+    g = {x["name"]: x for x in doc["groups"]}
+    check(g["compute"]["failed"] >= 1, "the injected fault failed jobs", out, err)
+    check(any("expected signaled" in f["message"] for f in doc["failures"]), "fence expectation failed", out, err)
+    check(doc["kernel_findings"] == [], "no leak or kernel report after a fault", out, err)
+    # Without it the same run passes.
+    run_ok(exe, scenario("compute.toml"))
+
+
+def case_run_real(exe, work):
+    out = run_ok(exe, scenario("compute.toml"), "--real", "--json")
+    doc = json.loads(out)
+    check(doc["passed"] is True, "compute on the real-thread runtime", out)
+    g = {x["name"]: x for x in doc["groups"]}
+    check(g["compute"]["completed"] == 13, "every job completed", out)
+
+
 CASES = {"info": case_info, "info_json": case_info_json, "disasm": case_disasm, "bad_usage": case_bad_usage,
          "run_compute": case_run_compute, "run_rotation": case_run_rotation, "run_json": case_run_json,
-         "run_trace": case_run_trace, "run_faults": case_run_faults, "run_tiler": case_run_tiler, "run_fail": case_run_fail}
+         "run_trace": case_run_trace, "run_faults": case_run_faults, "run_tiler": case_run_tiler, "run_fail": case_run_fail,
+         "run_inject": case_run_inject, "run_real": case_run_real}
 
 if __name__ == "__main__":
     if len(sys.argv) != 4 or sys.argv[1] not in CASES:

@@ -2,6 +2,7 @@
 // scenario's objects (run_setup.cpp), the job command streams (job_streams.cpp), the run itself
 // (runner.cpp) and the expectations and reports (run_report.cpp). (No upstream counterpart.)
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -11,6 +12,8 @@
 
 #include "drm/drm_file.h"
 #include "kernel_shim/dma-buf/dma-fence.h"
+#include "kernel_shim/runtime.h"
+#include "kernel_shim/slab.h"
 #include "mock_hw/platform.h"
 #include "panthor/panthor_device.h"
 #include "panthor/panthor_sched.h"
@@ -54,13 +57,13 @@ struct Pending {
     kshim::dma_fence* fence = nullptr;
     s64 submit_ns = 0;
     s64 done_ns = 0;
-    bool done = false;
-    bool cb_armed = false;
+    std::atomic<bool> done{false};  // set by the fence callback (another thread with --real)
+    std::atomic<bool> cb_armed{false};
     int submit_error = 0;  // GROUP_SUBMIT failed: the job never ran
     size_t submission = 0;
     size_t group = 0;
     u32 group_inst = 0;
-    u32* done_count = nullptr;
+    std::atomic<u32>* done_count = nullptr;
 };
 
 inline void on_job_done(kshim::dma_fence*, kshim::dma_fence_cb* cb) {
@@ -115,18 +118,24 @@ public:
     int run();
     void report(std::FILE* out) const;
     void report_json(std::FILE* out) const;
-    bool passed() const { return setup_error_.empty() && failures_.empty(); }
+    bool passed() const { return setup_error_.empty() && failures_.empty() && kernel_findings_.empty(); }
+    RunOutcome outcome() const;
     const std::string& setup_error() const { return setup_error_; }
     u64 seed() const { return seed_; }
 
 private:
     int setup(mock_hw::MockPlatform& plat);
+    // Adds the faults, issues the timed submissions, waits for the jobs, checks the expectations.
+    int drive(kshim::Runtime& rt, mock_hw::MockPlatform& plat);
     int submit_instance(size_t sub, u32 inst);
     // The stream of job `j` on (group g instance gi, queue q): its VA and size.
     int stream_for(size_t j, size_t g, u32 gi, size_t q, u64* va, u32* size);
     u8* vm_alloc(size_t vm, u64 size, u64* va);
     void check_expectations();
     void teardown();
+    // After the runtime is gone: leaks, kshim reports, tasks left blocked, as kernel_findings_.
+    void check_kernel(const kshim::MemCounters& before);
+    void progress(s64 now, s64 end);
     int fail_setup(const std::string& what, int err) {
         setup_error_ = what + ": " + errno_name(err) + " (" + std::to_string(err) + ")";
         return 1;
@@ -147,7 +156,7 @@ private:
     std::map<std::tuple<size_t, size_t, u32, size_t, bool>, std::pair<u64, u32>> streams_;
     std::vector<bool> heap_seeded_;
     std::vector<std::unique_ptr<Pending>> pending_;
-    u32 done_count_ = 0;
+    std::atomic<u32> done_count_{0};  // bumped by fence callbacks (other threads with --real)
     u32 total_ = 0;
     s64 t0_ = 0;
     s64 t_end_ = 0;
@@ -155,7 +164,10 @@ private:
     panthor::panthor_sched_stats stats_{};
     std::vector<GroupStats> gstats_;
     std::vector<Failure> failures_;
+    std::vector<std::string> kernel_findings_;  // "leaked ...", "WARN ...", "task still blocked ..."
+    std::vector<std::string> notes_;  // what was not checked, and why
     u32 checked_ = 0;
+    double last_progress_wall_ = 0;
 };
 
 }  // namespace upanthor::run_detail

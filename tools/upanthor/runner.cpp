@@ -6,7 +6,10 @@
 #include <vector>
 
 #include "drm/syncobj.h"
+#include "kernel_shim/report.h"
 #include "kernel_shim/runtime.h"
+#include "kernel_shim/sim_abort.h"
+#include "kernel_shim/slab.h"
 #include "kernel_shim/time.h"
 #include "mock_hw/gpu.h"
 #include "panthor/panthor_drv.h"
@@ -86,89 +89,147 @@ int Runner::submit_instance(size_t si, u32 inst) {
     return 0;
 }
 
+// The submissions in time order: (virtual µs from the start, submission, instance).
+struct TimedSubmit {
+    u64 t_us;
+    size_t sub;
+    u32 inst;
+};
+
+std::vector<TimedSubmit> submission_schedule(const sc::Scenario& s) {
+    std::vector<TimedSubmit> evs;
+    for (size_t i = 0; i < s.submissions.size(); i++)
+        for (u32 k = 0; k < s.submissions[i].count; k++)
+            evs.push_back({s.submissions[i].start_us + k * s.submissions[i].every_us, i, k});
+    std::stable_sort(evs.begin(), evs.end(), [](const TimedSubmit& a, const TimedSubmit& b) { return a.t_us < b.t_us; });
+    return evs;
+}
+
+// Waiting for the last jobs goes in slices of this much virtual time, so that a long run can
+// report progress; the slicing is the same with or without progress output (same schedule).
+constexpr s64 kWaitSliceNs = 100 * kshim::NSEC_PER_MSEC;
+
+void Runner::progress(s64 now, s64 end) {
+    if (!opts_.progress_out)
+        return;
+    const double w = wall_seconds();
+    if (w - last_progress_wall_ < 1.0)
+        return;
+    last_progress_wall_ = w;
+    std::fprintf(opts_.progress_out, "upanthor run: %.3f s of %.3f s virtual, %u/%u jobs done\n",
+                 static_cast<double>(now - t0_) / 1e9, static_cast<double>(end - t0_) / 1e9, done_count_.load(), total_);
+}
+
+int Runner::drive(kshim::Runtime& rt, mock_hw::MockPlatform& plat) {
+    t0_ = kshim::ktime_get();
+    // Fault times count from the start of the workload, after boot.
+    auto add_fault = [&](mock_hw::FaultSpec spec) {
+        if (spec.kind == mock_hw::FaultKind::BootFail)
+            return;
+        if (spec.trigger.type == mock_hw::FaultTrigger::Type::AtTime)
+            spec.trigger.at += t0_;
+        plat.gpu().faults().add(spec);
+    };
+    for (const sc::Fault& f : s_.faults)
+        add_fault(f.spec);
+    for (const mock_hw::FaultSpec& f : opts_.injects)
+        add_fault(f);
+
+    const s64 end = s_.duration_us ? t0_ + kshim::us_to_ktime(s_.duration_us) : t0_ + kMaxRunNs;
+    for (const TimedSubmit& e : submission_schedule(s_)) {
+        const s64 at = t0_ + kshim::us_to_ktime(e.t_us);
+        if (at > end)
+            break;
+        const s64 now = kshim::ktime_get();
+        if (at > now)
+            rt.advance(at - now);
+        progress(at, end);
+        if (submit_instance(e.sub, e.inst))
+            return 1;
+    }
+    for (s64 now = kshim::ktime_get(); now < end && done_count_ != total_; now = kshim::ktime_get()) {
+        rt.run_until([this] { return done_count_ == total_; }, std::min(kWaitSliceNs, end - now));
+        progress(kshim::ktime_get(), end);
+    }
+    t_end_ = kshim::ktime_get();
+    stats_ = panthor::panthor_sched_get_stats(ptdev_);
+    check_expectations();
+    return 0;
+}
+
 int Runner::run() {
     seed_ = opts_.seed ? *opts_.seed : (s_.seed ? s_.seed : 1);
     kshim::RuntimeOptions ro;
     ro.seed = seed_;
+    ro.mode = opts_.real ? kshim::Mode::Real : kshim::Mode::Simulated;
+    ro.preempt_probability = opts_.preempt_probability;
     if (!opts_.trace_path.empty()) {
         ro.trace = true;
         ro.trace_path = opts_.trace_path;
     }
     const double wall0 = wall_seconds();
+    last_progress_wall_ = wall0;
+    kshim::take_reports();  // a fresh start: nothing from before this run counts against it
+    const kshim::MemCounters before = kshim::mem_counters();
     int rc = 0;
     {
         kshim::Runtime rt{ro};
-        {
+        try {
             mock_hw::MockPlatform plat(s_.gpu);
             for (const sc::Fault& f : s_.faults)
                 if (f.spec.kind == mock_hw::FaultKind::BootFail)
                     plat.gpu().faults().add(f.spec);
-            int ret = panthor::panthor_init();
-            if (ret) {
+            if (int ret = panthor::panthor_init()) {
                 rc = fail_setup("panthor_init", ret);
             } else {
                 gstats_.resize(s_.groups.size());
                 rc = setup(plat);
-                if (!rc) {
-                    t0_ = kshim::ktime_get();
-                    // Fault times in the file count from the start of the workload, after boot.
-                    for (const sc::Fault& f : s_.faults) {
-                        if (f.spec.kind == mock_hw::FaultKind::BootFail)
-                            continue;
-                        mock_hw::FaultSpec spec = f.spec;
-                        if (spec.trigger.type == mock_hw::FaultTrigger::Type::AtTime)
-                            spec.trigger.at += t0_;
-                        plat.gpu().faults().add(spec);
-                    }
-                    struct Ev {
-                        u64 t_us;
-                        size_t sub;
-                        u32 inst;
-                    };
-                    std::vector<Ev> evs;
-                    for (size_t i = 0; i < s_.submissions.size(); i++)
-                        for (u32 k = 0; k < s_.submissions[i].count; k++)
-                            evs.push_back({s_.submissions[i].start_us + k * s_.submissions[i].every_us, i, k});
-                    std::stable_sort(evs.begin(), evs.end(), [](const Ev& a, const Ev& b) { return a.t_us < b.t_us; });
-                    const s64 end = s_.duration_us ? t0_ + kshim::us_to_ktime(s_.duration_us) : t0_ + kMaxRunNs;
-                    for (const Ev& e : evs) {
-                        const s64 at = t0_ + kshim::us_to_ktime(e.t_us);
-                        if (at > end)
-                            break;
-                        const s64 now = kshim::ktime_get();
-                        if (at > now)
-                            rt.advance(at - now);
-                        if (submit_instance(e.sub, e.inst)) {
-                            rc = 1;
-                            break;
-                        }
-                    }
-                    if (!rc) {
-                        const s64 now = kshim::ktime_get();
-                        if (end > now)
-                            rt.run_until([this] { return done_count_ == total_; }, end - now);
-                    }
-                    t_end_ = kshim::ktime_get();
-                    stats_ = panthor::panthor_sched_get_stats(ptdev_);
-                    if (!rc)
-                        check_expectations();
-                }
+                if (!rc)
+                    rc = drive(rt, plat);
                 teardown();
                 if (ptdev_)
                     panthor::panthor_remove(plat.pdev());
                 panthor::panthor_exit();
             }
+        } catch (const kshim::SimAbort&) {
+            kernel_findings_.push_back("the simulation found a deadlock (see the report above)");
+            rc = 1;
         }
-        rt.run_until_idle();
+        if (!rt.run_until_idle())
+            kernel_findings_.push_back("the runtime did not go idle after teardown");
+        for (const std::string& t : rt.stuck_tasks())
+            kernel_findings_.push_back("task still blocked after teardown: " + t);
     }
+    check_kernel(before);
     wall_ = wall_seconds() - wall0;
     return rc;
+}
+
+void Runner::check_kernel(const kshim::MemCounters& before) {
+    if (std::string leaks = kshim::mem_counters_diff(before, kshim::mem_counters()); !leaks.empty())
+        kernel_findings_.push_back("leaked at the end of the run: " + leaks);
+    for (const kshim::Report& r : kshim::take_reports())
+        kernel_findings_.push_back(std::string(kshim::report_kind_name(r.kind)) + ": " + r.title);
+}
+
+RunOutcome Runner::outcome() const {
+    RunOutcome o;
+    o.passed = passed();
+    o.seed = seed_;
+    o.setup_error = setup_error_;
+    for (const Failure& f : failures_)
+        o.failures.push_back(s_.file + ":" + std::to_string(f.line) + ": expectation failed: " + f.what);
+    for (const std::string& k : kernel_findings_)
+        o.failures.push_back("kernel: " + k);
+    o.virtual_ns = t_end_ - t0_;
+    o.wall_s = wall_;
+    return o;
 }
 
 void Runner::teardown() {
     for (auto& p : pending_) {
         if (p->cb_armed && p->fence)
-            kshim::dma_fence_remove_callback(p->fence, &p->cb);
+            kshim::dma_fence_remove_callback(p->fence, &p->cb);  // a no-op if it ran meanwhile
         p->cb_armed = false;
         if (p->fence)
             kshim::dma_fence_put(p->fence);
@@ -189,22 +250,38 @@ void Runner::teardown() {
 using run_detail::Runner;
 namespace sc = upanthor::scenario;
 
-int cmd_run(const std::string& path, const RunOptions& opts, std::FILE* out, std::FILE* err) {
+RunOutcome run_scenario(const sc::Scenario& s, const RunOptions& opts, std::FILE* report_out) {
+    Runner r(s, opts);
+    r.run();
+    if (report_out) {
+        if (opts.json)
+            r.report_json(report_out);
+        else
+            r.report(report_out);
+    }
+    return r.outcome();
+}
+
+int cmd_run(const std::string& path, RunOptions opts, const std::vector<std::string>& inject_specs, std::FILE* out,
+            std::FILE* err) {
     sc::ParseResult pr = sc::parse_scenario_file(path);
     if (!pr.ok()) {
         for (const sc::Diagnostic& d : pr.diagnostics)
             std::fprintf(err, "%s\n", d.to_string().c_str());
         return kExitUsage;
     }
-    Runner r(*pr.scenario, opts);
-    r.run();
-    if (opts.json)
-        r.report_json(out);
-    else
-        r.report(out);
-    if (!r.setup_error().empty())
-        std::fprintf(err, "upanthor run: %s\n", r.setup_error().c_str());
-    return r.passed() ? kExitOk : kExitFailure;
+    for (const std::string& spec : inject_specs) {
+        sc::InjectResult ir = sc::parse_inject(spec, pr.scenario->gpu);
+        for (const sc::Diagnostic& d : ir.diagnostics)
+            std::fprintf(err, "upanthor run: --inject '%s': %s\n", spec.c_str(), d.message.c_str());
+        if (!ir.fault)
+            return kExitUsage;
+        opts.injects.push_back(ir.fault->spec);
+    }
+    const RunOutcome o = run_scenario(*pr.scenario, opts, out);
+    if (!o.setup_error.empty())
+        std::fprintf(err, "upanthor run: %s\n", o.setup_error.c_str());
+    return o.passed ? kExitOk : kExitFailure;
 }
 
 }  // namespace upanthor

@@ -3,6 +3,7 @@
 #include "tools/upanthor/scenario.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -168,6 +169,26 @@ public:
         });
         if (diags_.empty())
             res.scenario = std::move(sc_);
+        res.diagnostics = std::move(diags_);
+        return res;
+    }
+
+    // One [[fault]] table alone (`--inject`), validated against `gpu`.
+    InjectResult run_fault(std::string_view text, const mock_hw::GpuConfig& gpu) {
+        InjectResult res;
+        sc_.gpu = gpu;
+        toml::table root;
+        try {
+            root = toml::parse(text, file_);
+        } catch (const toml::parse_error& e) {
+            error(loc_of(e.source()), std::string(e.description()));
+            res.diagnostics = std::move(diags_);
+            return res;
+        }
+        check_keys(root, "the fault", {"fault"});
+        for (auto* t : get_tables(root, "fault", "a [[fault]] table")) parse_fault(*t);
+        if (diags_.empty() && sc_.faults.size() == 1)
+            res.fault = sc_.faults.front();
         res.diagnostics = std::move(diags_);
         return res;
     }
@@ -1304,6 +1325,52 @@ private:
 }  // namespace
 
 ParseResult parse_scenario(std::string_view text, std::string_view file) { return Parser(file).run(text); }
+
+namespace {
+
+// A value of a `--inject` pair as TOML: numbers and booleans as they are, anything else quoted.
+std::string inject_value_as_toml(std::string_view v) {
+    if (v == "true" || v == "false")
+        return std::string(v);
+    bool numeric = !v.empty();
+    for (char c : v)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '+' && c != '-')
+            numeric = false;
+    if (numeric && (std::isdigit(static_cast<unsigned char>(v[0])) || v[0] == '.' || v[0] == '+' || v[0] == '-'))
+        return std::string(v);
+    std::string q = "\"";
+    for (char c : v) {
+        if (c == '"' || c == '\\')
+            q += '\\';
+        q += c;
+    }
+    return q + "\"";
+}
+
+}  // namespace
+
+InjectResult parse_inject(std::string_view spec, const mock_hw::GpuConfig& gpu) {
+    // "k=v,k=v" becomes a one-table TOML document, so the checks are exactly the [[fault]] ones;
+    // the pairs go one per line, so a diagnostic's line names the pair (+1 for the header).
+    std::string text = "[[fault]]\n";
+    size_t start = 0;
+    while (start <= spec.size()) {
+        size_t comma = spec.find(',', start);
+        if (comma == std::string_view::npos)
+            comma = spec.size();
+        const std::string_view pair = spec.substr(start, comma - start);
+        const size_t eq = pair.find('=');
+        if (pair.empty() || eq == std::string_view::npos || eq == 0) {
+            InjectResult r;
+            r.diagnostics.push_back({"--inject", {0, 0},
+                                     "'" + std::string(pair) + "' is not a key=value pair (expected e.g. kind=FwHang,at_us=2000)"});
+            return r;
+        }
+        text += std::string(pair.substr(0, eq)) + " = " + inject_value_as_toml(pair.substr(eq + 1)) + "\n";
+        start = comma + 1;
+    }
+    return Parser("--inject").run_fault(text, gpu);
+}
 
 ParseResult parse_scenario_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);

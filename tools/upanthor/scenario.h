@@ -232,6 +232,17 @@ struct ParseResult {
 
 // Parses and validates `text`; `file` names it in diagnostics.
 ParseResult parse_scenario(std::string_view text, std::string_view file);
+struct InjectResult {
+    std::optional<Fault> fault;  // set iff diagnostics is empty
+    std::vector<Diagnostic> diagnostics;
+};
+
+// A `--inject SPEC`: one fault in the [[fault]] vocabulary as comma-separated key=value pairs
+// ("kind=FwHang,at_us=2000", "kind=CsFatal,after_count=3,csg=0,exception=0x58"), checked exactly as a
+// [[fault]] table against `gpu`. Diagnostics name the file "--inject"; their line is the pair's
+// index + 1.
+InjectResult parse_inject(std::string_view spec, const mock_hw::GpuConfig& gpu);
+
 // Reads `path` (an unreadable file is one diagnostic at 0:0) and parses it.
 ParseResult parse_scenario_file(const std::string& path);
 
