@@ -201,10 +201,35 @@ def case_run_real(exe, work):
     check(g["compute"]["completed"] == 13, "every job completed", out)
 
 
+def case_run_timeout(exe, work):
+    doc = json.loads(run_ok(exe, scenario("timeout.toml"), "--json"))
+    g = {x["name"]: x for x in doc["groups"]}
+    check(g["hung"]["failed"] == 1 and g["neighbour"]["completed"] == 100 and g["after"]["completed"] == 1,
+          "hung job failed, the others completed", json.dumps(doc))
+    check(doc["kernel_findings"] == [], "no kernel findings", json.dumps(doc))
+
+
+def case_run_mmu_fault(exe, work):
+    doc = json.loads(run_ok(exe, scenario("mmu-fault.toml"), "--json"))
+    g = {x["name"]: x for x in doc["groups"]}
+    check(g["culprit"]["failed"] == 1 and g["bystander"]["failed"] == 0, "only the culprit failed", json.dumps(doc))
+
+
+def case_run_fw_hang(exe, work):
+    doc = json.loads(run_ok(exe, scenario("fw-hang.toml"), "--json"))
+    g = {x["name"]: x for x in doc["groups"]}
+    check(g["busy"]["failed"] == 3 and g["later"]["completed"] == 1, "resident groups lost, queued work ran",
+          json.dumps(doc))
+    # The same scenario passes under other interleavings too.
+    for seed in ("2", "3"):
+        run_ok(exe, scenario("fw-hang.toml"), "--seed", seed, "--preempt", "0.3")
+
+
 CASES = {"info": case_info, "info_json": case_info_json, "disasm": case_disasm, "bad_usage": case_bad_usage,
          "run_compute": case_run_compute, "run_rotation": case_run_rotation, "run_json": case_run_json,
          "run_trace": case_run_trace, "run_faults": case_run_faults, "run_tiler": case_run_tiler, "run_fail": case_run_fail,
-         "run_inject": case_run_inject, "run_real": case_run_real}
+         "run_inject": case_run_inject, "run_real": case_run_real, "run_timeout": case_run_timeout,
+         "run_mmu_fault": case_run_mmu_fault, "run_fw_hang": case_run_fw_hang}
 
 if __name__ == "__main__":
     if len(sys.argv) != 4 or sys.argv[1] not in CASES:

@@ -1,4 +1,5 @@
 // `upanthor run`: creating the scenario's clients, VMs, BOs, heaps, groups and syncobjs (run_state.h).
+#include <cerrno>
 #include <cstring>
 
 #include "tools/upanthor/run_state.h"
@@ -20,7 +21,9 @@ u8* Runner::vm_alloc(size_t vm, u64 size, u64* va) {
 int Runner::setup(mock_hw::MockPlatform& plat) {
     int ret = panthor::panthor_probe(plat.pdev());
     if (ret)
-        return fail_setup("panthor_probe (is the mock firmware image built? target upanthor_firmware)", ret);
+        return fail_setup(ret == -ENOENT ? "panthor_probe (no firmware image: build the target upanthor_firmware)"
+                                         : "panthor_probe (see the driver's log above)",
+                          ret);
     ptdev_ = panthor::panthor_from_pdev(plat.pdev());
 
     for (const sc::Client& cl : s_.clients) {
