@@ -104,11 +104,13 @@ private:
         u32 cs_config = 0;
         u32 cs_req_cfg = 0;  // IDLE_* / EXTRACT_EVENT config bits last acked
         u32 jobs = 0;        // in-flight async ops of this stream (preempted ones included)
+        u32 trace_lanes = 0;  // trace tracks of this stream holding a job slice (bit per track)
         // fetch cache: up to 8 instructions at fetch_va
         u64 fetch_va = ~0ull;
         u32 fetch_n = 0;
         u64 fetch_buf[8] = {};
     };
+    static constexpr u8 kNoTraceLane = 0xFF;
     struct Job {
         u32 csg, cs;
         u8 slot;
@@ -121,6 +123,7 @@ private:
         u32 prio = 0;
         u64 seq = 0;
         bool flush = false, flush_l2 = false;
+        u8 trace_lane = kNoTraceLane;  // the stream's trace track its slice is on
     };
     enum class GState : u8 { Off, Running, Suspending, Suspended, Terminating };
     struct Group {
@@ -215,6 +218,9 @@ private:
     bool may_start_locked(const Job& j, bool* reserve) const;
     void start_job_locked(Job& j);
     void release_core_locked(Job& j);
+    void trace_job_begin_locked(Job& j);
+    void trace_job_end_locked(Job& j);
+    static u32 trace_job_track(const Job& j);
     void jobs_fired_locked();
     void rearm_jobs_locked();
     void complete_job_locked(size_t idx);

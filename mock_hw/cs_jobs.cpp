@@ -9,6 +9,7 @@
 // in that order is an exclusive group's that waits for other groups' jobs of its kind to finish,
 // no later job of that kind starts meanwhile, so the exclusive group is not starved.
 #include <algorithm>
+#include <bit>
 #include <string>
 
 #include "kernel_shim/trace.h"
@@ -75,6 +76,7 @@ void CsEngine::start_job_locked(Job& j) {
             kshim::trace::async_begin("mock_job", j.seq, "mock_hw",
                                       "{\"csg\":" + std::to_string(j.csg) + ",\"cs\":" + std::to_string(j.cs) + "}");
             kshim::trace::counter("mock_cores_busy", cores_busy_);
+            trace_job_begin_locked(j);
         }
         if (!g.progress_ev->pending_locked()) rearm_progress_locked(g);
     }
@@ -89,6 +91,32 @@ void CsEngine::release_core_locked(Job& j) {
         kshim::trace::async_end("mock_job", j.seq, "mock_hw");
         kshim::trace::counter("mock_cores_busy", cores_busy_);
     }
+    trace_job_end_locked(j);
+}
+
+// A job's time on a core as a slice on its stream's track ("csg<slot> cs<n>"). Jobs of one stream
+// overlap (one per core), so each takes the first free track of its stream: "csg0 cs1", then
+// "csg0 cs1 #2", ...; slices on one track never overlap.
+void CsEngine::trace_job_begin_locked(Job& j) {
+    Stream& s = groups_[j.csg]->cs[j.cs];
+    const u32 lane = static_cast<u32>(std::countr_one(s.trace_lanes));
+    if (lane >= 32) return;
+    s.trace_lanes |= 1u << lane;
+    j.trace_lane = static_cast<u8>(lane);
+    kshim::trace::begin_on(trace_job_track(j), j.ep == kEpFragment ? "fragment job" : "compute job", "mock_hw");
+}
+
+void CsEngine::trace_job_end_locked(Job& j) {
+    if (j.trace_lane == kNoTraceLane) return;
+    groups_[j.csg]->cs[j.cs].trace_lanes &= ~(1u << j.trace_lane);
+    kshim::trace::end_on(trace_job_track(j), j.ep == kEpFragment ? "fragment job" : "compute job", "mock_hw");
+    j.trace_lane = kNoTraceLane;
+}
+
+u32 CsEngine::trace_job_track(const Job& j) {
+    std::string name = "csg" + std::to_string(j.csg) + " cs" + std::to_string(j.cs);
+    if (j.trace_lane) name += " #" + std::to_string(j.trace_lane + 1);
+    return kshim::trace::track(name);
 }
 
 void CsEngine::rearm_jobs_locked() {

@@ -11,6 +11,7 @@
 #include "kernel_shim/err.h"
 #include "kernel_shim/pm_runtime.h"
 #include "kernel_shim/report.h"
+#include "panthor/panthor_coredump.h"
 #include "panthor/panthor_devfreq.h"
 #include "panthor/panthor_fw.h"
 #include "panthor/panthor_gpu.h"
@@ -73,7 +74,16 @@ void panthor_device_reset_work(kshim::work_struct* work) {
         return;
     if (!drm::drm_dev_enter(&ptdev->base))
         return;
+    // Deviation from upstream: the reset holds an active runtime-PM reference, so no runtime
+    // suspend can begin while it runs. Upstream's suspend cancels the reset work synchronously,
+    // and the reset stops the drm_scheds, waiting for a run_job that may itself be waiting in
+    // pm_runtime_resume_and_get() for that suspend to finish: a three-way deadlock the fault
+    // campaign found (csg_ack_timeout / as_stuck x during_reset). A device already suspending
+    // is reset by its resume instead (the request stays pending), as above.
+    if (kshim::pm_runtime_get_if_active(ptdev->dev) <= 0)
+        return;
 
+    panthor_coredump_capture_reset(ptdev);
     panthor_sched_pre_reset(ptdev);
     panthor_fw_pre_reset(ptdev, true);
     panthor_mmu_pre_reset(ptdev);
@@ -83,6 +93,8 @@ void panthor_device_reset_work(kshim::work_struct* work) {
     const int ret = panthor_fw_post_reset(ptdev);
     ptdev->reset.pending.store(0);
     panthor_sched_post_reset(ptdev, ret != 0);
+    kshim::pm_runtime_mark_last_busy(ptdev->dev);
+    kshim::pm_runtime_put_autosuspend(ptdev->dev);
 
     if (ret) {
         panthor_device_unplug(ptdev);
@@ -156,6 +168,11 @@ int panthor_device_init(panthor_device* ptdev) {
     // A suspended device reads LATEST_FLUSH_ID as 1: "no flush needed", as nothing ran meanwhile.
     // 0 would mean "always flush".
     *static_cast<u32*>(kshim::page_address(p)) = 1;
+
+    // Released last (devres runs in reverse): a dump still pending when the device goes is freed.
+    ret = panthor_coredump_init(ptdev);
+    if (ret)
+        return ret;
 
     INIT_WORK(&ptdev->reset.work, panthor_device_reset_work);
     ptdev->reset.wq = kshim::alloc_ordered_workqueue("panthor-reset-wq", 0);

@@ -207,10 +207,15 @@ int panthor_fw_binary_sub_iter_init(panthor_device* ptdev, panthor_fw_binary_ite
 // the section is permanently mapped (SHARED).
 int panthor_fw_init_section_mem(panthor_device* ptdev, panthor_fw_section* section) {
     (void)ptdev;
-    const bool was_mapped = section->mem->kmap != nullptr;
 
     if (!section->data.size && !(section->flags & CSF_FW_BINARY_IFACE_ENTRY_ZERO))
         return 0;
+
+    // Deviation from upstream, which maps the section for the copy and unmaps it again: the
+    // mapping is kept (kernel_bo_destroy drops it). A slow reset reloads the sections, and when
+    // that reset is a runtime resume started by drm_sched's run_job (a fence-signalling
+    // section), taking the BO's reservation lock for a new vmap would invert the
+    // reservation -> fence-signalling order (found by the fault campaign, as_stuck).
 
     const int ret = panthor_kernel_bo_vmap(section->mem);
     if (ret)
@@ -221,9 +226,6 @@ int panthor_fw_init_section_mem(panthor_device* ptdev, panthor_fw_section* secti
         std::memcpy(kmap, section->data.buf, section->data.size);
     if (section->flags & CSF_FW_BINARY_IFACE_ENTRY_ZERO)
         std::memset(kmap + section->data.size, 0, panthor_kernel_bo_size(section->mem) - section->data.size);
-
-    if (!was_mapped)
-        panthor_kernel_bo_vunmap(section->mem);
     return 0;
 }
 

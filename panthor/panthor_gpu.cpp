@@ -12,6 +12,7 @@
 #include "kernel_shim/slab.h"
 #include "kernel_shim/spinlock.h"
 #include "kernel_shim/wait.h"
+#include "panthor/panthor_coredump.h"
 #include "panthor/panthor_irq.h"
 #include "panthor/regs/gpu_regs.h"
 
@@ -94,6 +95,7 @@ void panthor_gpu_irq_handler(panthor_device* ptdev, u32 status) {
         const u64 address = gpu_read64(ptdev, GPU_FAULT_ADDR);
         dev_warn(ptdev->dev, "GPU Fault 0x%08x (%s) at 0x%016llx", fault_status,
                  panthor_exception_name(ptdev, fault_status & 0xFF), static_cast<unsigned long long>(address));
+        panthor_coredump_capture(ptdev, PANTHOR_COREDUMP_GPU_FAULT, -1);
     }
     if (status & GPU_IRQ_PROTM_FAULT)
         dev_warn(ptdev->dev, "GPU Fault in protected mode");

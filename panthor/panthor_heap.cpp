@@ -33,6 +33,7 @@
 #include "kernel_shim/report.h"
 #include "kernel_shim/rwsem.h"
 #include "kernel_shim/slab.h"
+#include "kernel_shim/trace.h"
 #include "kernel_shim/xarray.h"
 #include "panthor/panthor_device.h"
 #include "panthor/panthor_gem.h"
@@ -55,6 +56,16 @@ constexpr u32 SZ_128K = 128u << 10;
 constexpr u32 SZ_8M = 8u << 20;
 // A chunk pointer carries the chunk size (in 4 KiB units) in the low 12 bits of its VA.
 constexpr u64 CHUNK_VA_MASK = ~u64{0xFFF};
+
+// Chunks held by every tiler heap of the process, for the trace's "tiler heap chunks" counter
+// (the trace is process-wide too). Kept while tracing is off so a trace started later is right.
+std::atomic<long> g_trace_heap_chunks{0};
+
+void trace_heap_chunks(long delta) {
+    const long total = g_trace_heap_chunks.fetch_add(delta, std::memory_order_relaxed) + delta;
+    if (kshim::trace::enabled())
+        kshim::trace::counter("tiler heap chunks", static_cast<double>(total));
+}
 
 }  // namespace
 
@@ -122,6 +133,7 @@ void panthor_free_heap_chunk(panthor_heap_pool* pool, panthor_heap* heap, pantho
         heap->chunks.erase(heap->chunks.iterator_to(*chunk));
         heap->chunk_count--;
     }
+    trace_heap_chunks(-1);
     pool->size.fetch_sub(heap->chunk_size, std::memory_order_relaxed);
     panthor_kernel_bo_destroy(chunk->bo);
     kdelete(chunk);
@@ -165,6 +177,7 @@ int panthor_alloc_heap_chunk_locked(panthor_heap_pool* pool, panthor_vm* vm, pan
 
     heap->chunks.push_front(*chunk);
     heap->chunk_count++;
+    trace_heap_chunks(1);
 
     pool->size.fetch_add(heap->chunk_size, std::memory_order_relaxed);
     if (chunk_gpu_va)
@@ -304,6 +317,7 @@ int panthor_heap_return_chunk(panthor_heap_pool* pool, u64 heap_gpu_va, u64 chun
             }
         }
         if (removed) {
+            trace_heap_chunks(-1);
             pool->size.fetch_sub(heap->chunk_size, std::memory_order_relaxed);
             panthor_kernel_bo_destroy(removed->bo);
             kdelete(removed);

@@ -40,6 +40,7 @@
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/pm_runtime.h"
 #include "kernel_shim/report.h"
+#include "panthor/panthor_coredump.h"
 #include "panthor/panthor_gpu.h"
 #include "panthor/panthor_irq.h"
 #include "panthor/panthor_mmu_priv.h"
@@ -499,6 +500,8 @@ void panthor_mmu_irq_handler(panthor_device* ptdev, u32 status) {
                     (fault_status & AS_FAULTSTATUS_DECODER_FAULT) ? "DECODER FAULT" : "SLAVE FAULT", exception_type,
                     panthor_exception_name(ptdev, exception_type), access_type,
                     access_type_name(ptdev, fault_status), source_id);
+            // Before the AS is disabled and the IRQ cleared: the snapshot shows the fault.
+            panthor_coredump_capture(ptdev, PANTHOR_COREDUMP_MMU_FAULT, static_cast<int>(as));
 
             // VM faults are not handled: acknowledge and let the requester fail. The
             // REQ_COMPLETE bits are never cleared; they stay masked.
@@ -536,7 +539,12 @@ void panthor_mmu_suspend(panthor_device* ptdev) {
         kshim::MutexGuard g(mmu->as.slots_lock);
         for (u32 i = 0; i < MAX_AS_SLOTS; i++) {
             if (panthor_vm* vm = mmu->as.slots[i].vm) {
-                WARN_ON(panthor_mmu_as_disable(ptdev, i));
+                // Deviation from upstream: an AS that cannot be disabled makes this a slow
+                // suspend, so panthor_gpu_suspend() soft-resets the GPU. A fast suspend only
+                // powers L2 down; the stuck AS would survive it and the resume's activation of
+                // the FW's VM would time out (the fault campaign's as_stuck x while_running).
+                if (WARN_ON(panthor_mmu_as_disable(ptdev, i)))
+                    ptdev->reset.fast = false;
                 panthor_vm_release_as_locked(vm);
             }
         }

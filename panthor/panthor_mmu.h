@@ -74,6 +74,8 @@ void panthor_vm_update_resvs(panthor_vm* vm, drm::DrmExec* exec, kshim::dma_fenc
 u64 panthor_vm_root_page_table_pa(panthor_vm* vm);
 // The AS_MEMATTR value programmed for the VM.
 u64 panthor_vm_memattr(panthor_vm* vm);
+// The physical address `va` maps to in the VM, 0 if unmapped (no lock needed).
+kshim::phys_addr_t panthor_vm_iova_to_phys(panthor_vm* vm, u64 va);
 // ASes whose fault is pending (masked until their VM is re-activated).
 u32 panthor_mmu_faulty_mask(panthor_device* ptdev);
 // Page tables handed out by the page-table cache and not given back yet (all devices).

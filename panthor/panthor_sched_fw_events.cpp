@@ -5,6 +5,7 @@
 // Events arrive in the JOB IRQ thread, which only records them (panthor_sched_report_fw_events);
 // process_fw_events_work handles them under the scheduler lock, so the tick's waits for CSG acks
 // never hold up the IRQ path.
+#include "panthor/panthor_coredump.h"
 #include "panthor/panthor_heap.h"
 #include "panthor/panthor_mmu.h"
 #include "panthor/panthor_sched_priv.h"
@@ -43,6 +44,7 @@ void cs_slot_process_fatal_event_locked(panthor_device* ptdev, u32 csg_id, u32 c
              "CS_FATAL_INFO.EXCEPTION_DATA: 0x%llx",
              csg_id, cs_id, CS_EXCEPTION_TYPE(fatal), panthor_exception_name(ptdev, CS_EXCEPTION_TYPE(fatal)),
              CS_EXCEPTION_DATA(fatal), static_cast<unsigned long long>(info));
+    panthor_coredump_capture_group_locked(ptdev, PANTHOR_COREDUMP_CS_FATAL, csg_id, static_cast<int>(cs_id));
 }
 
 void cs_slot_process_fault_event_locked(panthor_device* ptdev, u32 csg_id, u32 cs_id) {
@@ -76,6 +78,7 @@ void cs_slot_process_fault_event_locked(panthor_device* ptdev, u32 csg_id, u32 c
              "CS_FAULT_INFO.EXCEPTION_DATA: 0x%llx",
              csg_id, cs_id, CS_EXCEPTION_TYPE(fault), panthor_exception_name(ptdev, CS_EXCEPTION_TYPE(fault)),
              CS_EXCEPTION_DATA(fault), static_cast<unsigned long long>(info));
+    panthor_coredump_capture_group_locked(ptdev, PANTHOR_COREDUMP_CS_FAULT, csg_id, static_cast<int>(cs_id));
 }
 
 void cs_slot_process_tiler_oom_event_locked(panthor_device* ptdev, u32 csg_id, u32 cs_id) {
@@ -129,6 +132,7 @@ void csg_slot_process_progress_timer_event_locked(panthor_device* ptdev, u32 csg
         group->timedout = true;
     }
     dev_warn(ptdev->dev, "CSG slot %d progress timeout", csg_id);
+    panthor_coredump_capture_group_locked(ptdev, PANTHOR_COREDUMP_PROGRESS_TIMEOUT, csg_id, -1);
     sched_queue_tick(sched, 0);
 }
 

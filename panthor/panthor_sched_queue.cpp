@@ -148,6 +148,15 @@ void queue_start(panthor_queue* queue) {
         }
     }
     kshim::enable_delayed_work(&queue->timeout.work);
+    // Deviation from upstream: queue_stop's disable_delayed_work_sync() dropped a pending timeout
+    // (a blocked queue of an idle group keeps its timer running off-slot), and nothing re-arms a
+    // timer that was not suspended, so such a queue would never time out after a reset (the fault
+    // campaign's job_timeout x during_reset). A queue with jobs in flight gets a fresh timeout.
+    {
+        SpinGuard g(queue->fence_ctx.lock);
+        if (!queue->fence_ctx.in_flight_jobs.empty() && !queue_timeout_is_suspended(queue))
+            queue_reset_timeout_locked(queue);
+    }
     drm::drm_sched_start(&queue->scheduler, 0);
 }
 

@@ -63,6 +63,9 @@ u64 panthor_vm_root_page_table_pa(panthor_vm* vm) {
 
 u64 panthor_vm_memattr(panthor_vm* vm) { return vm->memattr; }
 
+// Lockless, as io-pgtable's iova_to_phys: a devcoredump reads the faulting stream through it.
+kshim::phys_addr_t panthor_vm_iova_to_phys(panthor_vm* vm, u64 va) { return vm->pgtbl_ops->iova_to_phys(va); }
+
 void panthor_vm_free(drm::DrmGpuvm* gpuvm) {
     panthor_vm* vm = to_panthor_vm(gpuvm);
     panthor_device* ptdev = vm->ptdev;

@@ -15,6 +15,7 @@
 
 #include "tools/upanthor/info.h"
 #include "tools/upanthor/runner.h"
+#include "tools/upanthor/sweep.h"
 #include "umd/cs_disasm.h"
 
 namespace upanthor {
@@ -28,7 +29,7 @@ constexpr const char* kUsage =
     "commands:\n"
     "  info [--json]                 probe the device and print what a client can query\n"
     "  run SCENARIO [options]        run a scenario file and check its expectations\n"
-    "  sweep SCENARIO [options]      run a scenario under many seeds (not implemented yet)\n"
+    "  sweep SCENARIO --seeds A..B   run a scenario under many seeds, list the failing ones\n"
     "  disasm FILE [--base VA]       disassemble a raw command-stream binary\n"
     "  help [COMMAND]                this text, or a command's\n"
     "\n"
@@ -74,17 +75,14 @@ int run_info(const Command&, const std::map<std::string, std::string>& opts, con
     return cmd_info(opts.count("--json") != 0, out, err);
 }
 
-int run_not_implemented(const Command& c, const std::map<std::string, std::string>&, const std::vector<std::string>&,
-                        std::FILE*, std::FILE* err) {
-    std::fprintf(err, "upanthor %s: not implemented yet (issue #17)\n", c.name);
-    return kExitUsage;
-}
-
 int run_run(const Command& c, const std::map<std::string, std::string>& opts, const std::vector<std::string>& pos,
             std::FILE* out, std::FILE* err) {
-    if (opts.count("--coredump"))
-        return usage_error(err, c.name, "option '--coredump' is not supported yet (issue #16: devcoredump)");
     RunOptions ro;
+    if (auto it = opts.find("--coredump"); it != opts.end()) {
+        if (it->second.empty())
+            return usage_error(err, c.name, "option '--coredump' needs a directory");
+        ro.coredump_dir = it->second;
+    }
     if (auto it = opts.find("--seed"); it != opts.end()) {
         const std::string& v = it->second;
         char* end = nullptr;
@@ -118,6 +116,50 @@ int run_run(const Command& c, const std::map<std::string, std::string>& opts, co
     if (auto it = opts.find("--inject"); it != opts.end())
         injects = split_repeated(it->second);
     return cmd_run(pos[0], ro, injects, out, err);
+}
+
+int run_sweep(const Command& c, const std::map<std::string, std::string>& opts, const std::vector<std::string>& pos,
+              std::FILE* out, std::FILE* err) {
+    SweepOptions so;
+    auto seeds = opts.find("--seeds");
+    if (seeds == opts.end())
+        return usage_error(err, c.name, "missing --seeds A..B");
+    const auto range = parse_seed_range(seeds->second);
+    if (!range)
+        return usage_error(err, c.name,
+                           "invalid --seeds '" + seeds->second + "': expected A..B with non-negative integers A <= B");
+    so.seeds = *range;
+    if (auto it = opts.find("--shard"); it != opts.end()) {
+        const auto shard = parse_shard(it->second);
+        if (!shard)
+            return usage_error(err, c.name, "invalid --shard '" + it->second + "': expected I/N with 0 <= I < N");
+        so.shard = *shard;
+    }
+    if (shard_seed_count(so.seeds, so.shard) > kMaxSweepSeeds)
+        return usage_error(err, c.name,
+                           "--seeds '" + seeds->second + "' gives one invocation more than " +
+                               std::to_string(kMaxSweepSeeds) + " seeds: split it with --shard I/N");
+    if (auto it = opts.find("--jobs"); it != opts.end()) {
+        const auto jobs = parse_jobs(it->second);
+        if (!jobs)
+            return usage_error(err, c.name,
+                               "invalid --jobs '" + it->second + "': expected 1.." + std::to_string(kMaxJobs) +
+                                   ", or 0 or auto for one per online CPU");
+        so.jobs = *jobs;
+    }
+    if (auto it = opts.find("--preempt"); it != opts.end()) {
+        const std::string& v = it->second;
+        char* end = nullptr;
+        const double p = std::strtod(v.c_str(), &end);
+        if (v.empty() || *end || !(p >= 0.0 && p <= 1.0))
+            return usage_error(err, c.name, "invalid --preempt '" + v + "': expected a probability in [0, 1]");
+        so.preempt = p;
+    }
+    so.json = opts.count("--json") != 0;
+    // The bar is for a person watching: never into a pipe or a log file.
+    if (isatty(fileno(err)))
+        so.progress_out = err;
+    return cmd_sweep(pos[0], so, out, err);
 }
 
 int run_disasm(const Command& c, const std::map<std::string, std::string>& opts, const std::vector<std::string>& pos,
@@ -170,7 +212,9 @@ const std::vector<Command>& commands() {
          "                 (repeatable; same keys and checks as [[fault]])\n"
          "  --real         the real-thread runtime instead of virtual time (not deterministic:\n"
          "                 timed submissions wait in real time)\n"
-         "  --coredump DIR not supported yet (needs devcoredump, issue #16)\n",
+         "  --coredump DIR write each devcoredump the driver takes to DIR/coredump-<n>.txt (DIR is\n"
+         "                 created if missing; each dump is read and cleared, so the next fault dumps\n"
+         "                 too); the summary says how many were written\n",
          {{"--seed", true}, {"--trace", true}, {"--coredump", true}, {"--inject", true, true}, {"--real", false},
           {"--preempt", true},
           {"--json", false}},
@@ -178,13 +222,26 @@ const std::vector<Command>& commands() {
          1,
          run_run},
         {"sweep",
-         "usage: upanthor sweep SCENARIO --seeds A..B [--jobs N] [--shard I/N]\n"
+         "usage: upanthor sweep SCENARIO --seeds A..B [--jobs N] [--shard I/N] [--preempt P] [--json]\n"
          "\n"
-         "Runs a scenario under many seeds (not implemented yet, issue #17).\n",
-         {{"--seeds", true}, {"--jobs", true}, {"--shard", true}},
+         "Runs a scenario once per seed of A..B (inclusive), each run in a process of its own with\n"
+         "preemption points switching tasks at random, so that seeds explore interleavings. Shows a\n"
+         "progress bar on stderr when it is a terminal; then prints the seeds run, passed and failed,\n"
+         "the wall time and runs/s, and for each failing seed (the first 50 in text) its first failure\n"
+         "and the command that replays it exactly: upanthor run SCENARIO --seed N --preempt P.\n"
+         "Exit code 0 if every seed passed, 1 if one failed or crashed, 2 for bad usage or a\n"
+         "malformed file (nothing runs).\n"
+         "\n"
+         "  --seeds A..B  the seeds to run, integers A <= B\n"
+         "  --jobs N      runs at a time, in forked processes (default 1; 0 or auto: one per online CPU)\n"
+         "  --shard I/N   only the seeds s with (s - A) % N == I: N invocations with I = 0..N-1 (a CI\n"
+         "                matrix, GNU parallel, a job array) cover A..B exactly once between them\n"
+         "  --preempt P   chance that a preemption point switches tasks (default 0.3)\n"
+         "  --json        the summary as a JSON document (every seed run, every failing seed)\n",
+         {{"--seeds", true}, {"--jobs", true}, {"--shard", true}, {"--preempt", true}, {"--json", false}},
          1,
          1,
-         run_not_implemented},
+         run_sweep},
         {"disasm",
          "usage: upanthor disasm FILE [--base VA]\n"
          "\n"

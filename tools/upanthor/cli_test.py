@@ -5,6 +5,7 @@ usage: cli_test.py CASE UPANTHOR WORKDIR
 """
 import json
 import os
+import pty
 import struct
 import subprocess
 import sys
@@ -82,7 +83,24 @@ def case_bad_usage(exe, work):
                          ([], "missing command"),
                          (["disasm"], "missing argument"),
                          (["disasm", "x.bin", "--base"], "needs a value"),
-                         (["sweep", "scenarios/frame.toml"], "not implemented yet (issue #17)"),
+                         (["sweep", scenario("compute.toml")], "missing --seeds A..B"),
+                         (["sweep", scenario("compute.toml"), "--seeds", "5..2"], "invalid --seeds '5..2'"),
+                         (["sweep", scenario("compute.toml"), "--seeds", "1-5"], "invalid --seeds '1-5'"),
+                         (["sweep", scenario("compute.toml"), "--seeds", "-1..5"], "invalid --seeds"),
+                         (["sweep", scenario("compute.toml"), "--seeds", "1..x"], "invalid --seeds"),
+                         (["sweep", scenario("compute.toml"), "--seeds", "1..5", "--shard", "3/3"],
+                          "invalid --shard '3/3': expected I/N with 0 <= I < N"),
+                         (["sweep", scenario("compute.toml"), "--seeds", "1..5", "--shard", "0/0"], "invalid --shard"),
+                         (["sweep", scenario("compute.toml"), "--seeds", "1..5", "--shard", "1"], "invalid --shard"),
+                         (["sweep", scenario("compute.toml"), "--seeds", "1..5", "--jobs", "two"],
+                          "invalid --jobs 'two'"),
+                         (["sweep", scenario("compute.toml"), "--seeds", "1..5", "--jobs", "-1"], "invalid --jobs"),
+                         (["sweep", scenario("compute.toml"), "--seeds", "1..5", "--preempt", "2"],
+                          "invalid --preempt"),
+                         (["sweep", scenario("compute.toml"), "--seeds", "1..5", "--seed", "3"],
+                          "unknown option '--seed'"),
+                         (["sweep", scenario("compute.toml"), "--seeds", "0..0xFFFFFFFFFFFFFFFF"],
+                          "split it with --shard"),
                          (["run", "scenarios/compute.toml", "--seed", "x"], "invalid --seed"),
                          (["run", scenario("compute.toml"), "--preempt", "1.5"], "invalid --preempt"),
                          (["run", scenario("compute.toml"), "--real", "--seed", "3"], "--seed has no meaning"),
@@ -148,6 +166,74 @@ def case_run_trace(exe, work):
     events = doc["traceEvents"] if isinstance(doc, dict) else doc
     check(len(events) > 0, "trace has no events")
     os.remove(path)
+
+
+def load_trace(path):
+    with open(path) as f:
+        doc = json.load(f)
+    os.remove(path)
+    return doc["traceEvents"] if isinstance(doc, dict) else doc
+
+
+def counter_values(events, name):
+    return [e["args"]["value"] for e in events if e.get("ph") == "C" and e.get("name") == name]
+
+
+def job_slices(events):
+    """{track name: [(begin, end, name)]} of the per-CS job slices ("csg<i> cs<n>[ #k]" tracks)."""
+    names = {e["tid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    open_, out = {}, {}
+    for e in events:
+        track = names.get(e.get("tid"), "")
+        if e.get("ph") not in ("B", "E") or not (track.startswith("csg") and " cs" in track):
+            continue
+        if e["ph"] == "B":
+            check(track not in open_, f"overlapping job slices on track {track!r}")
+            open_[track] = (e["ts"], e["name"])
+        else:
+            check(track in open_, f"job slice end without a begin on {track!r}")
+            ts, name = open_.pop(track)
+            out.setdefault(track, []).append((ts, e["ts"], name))
+    return out
+
+
+def case_run_frame(exe, work):
+    path = os.path.join(work, "upanthor_run_frame.json")
+    out = run_ok(exe, scenario("frame.toml"), "--json", "--trace", path)
+    doc = json.loads(out)
+    check(doc["passed"] is True and doc["failures"] == [], "frame verdict", out)
+    g = {x["name"]: x for x in doc["groups"]}
+    # 600 frames: a compute pre-pass and a render pass on `game`, a present on `present`.
+    check(g["game"]["submitted"] == 1200 and g["game"]["completed"] == 1200 and g["game"]["failed"] == 0,
+          "every game job completed", out)
+    check(g["present"]["completed"] == 600 and g["present"]["failed"] == 0, "every frame presented", out)
+    check(doc["virtual_time_us"] >= 9_900_000, "10 s of virtual time", out)
+    events = load_trace(path)
+    # The heap starts with 2 chunks; a frame needs 6: the driver grew it, within max_chunks = 16.
+    chunks = counter_values(events, "tiler heap chunks")
+    check(chunks and chunks[0] == 1 and max(chunks) == 6 and chunks[-1] == 0,
+          f"tiler heap chunks counter: first {chunks[:1]}, max {max(chunks, default=None)}, last {chunks[-1:]}")
+    slices = job_slices(events)
+    kinds = {name for s in slices.values() for (_, _, name) in s}
+    check(kinds == {"compute job", "fragment job"}, f"job slice kinds {kinds}")
+    # The 64-workgroup cull dispatch runs on all 4 cores at once: 4 tracks of one stream.
+    check(any(t.endswith(" #4") for t in slices), f"no 4th parallel job track in {sorted(slices)}")
+
+
+def case_run_trace_counters(exe, work):
+    path = os.path.join(work, "upanthor_run_trace_counters.json")
+    run_ok(exe, scenario("rotation.toml"), "--trace", path)
+    events = load_trace(path)
+    used = counter_values(events, "csg slots used")
+    # 40 groups on 8 slots: the scheduler fills every slot.
+    check(used and max(used) == 8 and min(used) >= 0, f"csg slots used counter: {sorted(set(used))}")
+    slices = job_slices(events)
+    check(len(slices) >= 8, f"job slices on {len(slices)} CS tracks, expected one per CSG slot at least")
+    # 38 groups x 10 jobs x 4 parts + 2 x 60 compose jobs x 4 parts, each on a core once unless
+    # preempted (then once more per resume).
+    n = sum(len(s) for s in slices.values())
+    check(n >= 38 * 10 * 4 + 2 * 60 * 4, f"{n} job slices")
+    check(all(b <= e for s in slices.values() for (b, e, _) in s), "a job slice ends before it begins")
 
 
 def case_run_faults(exe, work):
@@ -225,11 +311,151 @@ def case_run_fw_hang(exe, work):
         run_ok(exe, scenario("fw-hang.toml"), "--seed", seed, "--preempt", "0.3")
 
 
+def case_run_coredump(exe, work):
+    # faults.toml: an MMU fault (and the CS_BUS_FAULT it causes) and a hung shader caught by the
+    # progress timeout. Each dump is read, cleared and written; DIR is created with its parents.
+    import shutil
+    base = os.path.join(work, "coredump_test")
+    shutil.rmtree(base, ignore_errors=True)
+    d = os.path.join(base, "nested", "dir")
+    path = os.path.join(SRC, "tests", "tools", "scenarios", "faults.toml")
+    out = run_ok(exe, path, "--coredump", d)
+    files = sorted(os.listdir(d))
+    check(len(files) >= 2, f"at least two dumps written: {files}", out)
+    check(f"coredumps: {len(files)} written to {d}" in out, "summary counts the dumps", out)
+    check(files == [f"coredump-{n}.txt" for n in range(1, len(files) + 1)], f"dump file names {files}", out)
+    dumps = [open(os.path.join(d, f)).read() for f in files]
+    for t in dumps:
+        for needle in ("# panthor devcoredump\nreason: ", "\n[registers]\nGPU_ID ", "GPU_STATUS ", "SHADER_READY ",
+                       "L2_READY ", "MCU_STATUS ", "MMU_INT_RAWSTAT ", "\n[mmu]\nAS0 ", "# end of dump\n"):
+            check(needle in t, f"dump lacks {needle!r}", t)
+    by_reason = {t.split("\n")[1]: t for t in dumps}
+    mmu = by_reason.get("reason: MMU_FAULT")
+    check(mmu is not None, "an MMU_FAULT dump", "\n".join(dumps))
+    check("FAULTADDRESS 0x0000007000000000" in mmu and "TRANSLATION_FAULT" in mmu, "the faulting AS", mmu)
+    hang = by_reason.get("reason: PROGRESS_TIMEOUT")
+    check(hang is not None, "a PROGRESS_TIMEOUT dump", "\n".join(dumps))
+    for needle in ("[group on CSG slot ", "state ACTIVE", "timedout yes", "CS_FATAL 0x", "CS_FAULT_INFO 0x",
+                   "ring instructions around EXTRACT:", "CALL d92, r94",
+                   "stream instructions around CS_STATUS_CMD_PTR", "RUN_COMPUTE"):
+        check(needle in hang, f"progress-timeout dump lacks {needle!r}", hang)
+    # JSON says the same; a directory that cannot be created fails the run before it starts.
+    doc = json.loads(run_ok(exe, path, "--json", "--coredump", os.path.join(base, "again")))
+    check(doc["coredumps"]["written"] == len(os.listdir(os.path.join(base, "again"))) >= 2, "json coredumps", doc)
+    blocker = os.path.join(base, "file")
+    open(blocker, "w").close()
+    rc, out, err = run(exe, "run", path, "--coredump", os.path.join(blocker, "sub"))
+    check(rc == 1 and "cannot create the coredump directory" in err, f"uncreatable dir: exit {rc}", out, err)
+    rc, out, err = run(exe, "run", path, "--coredump", "")
+    check(rc == 2 and "needs a directory" in err, f"empty --coredump: exit {rc}", out, err)
+
+
+def sweep(exe, path, *extra, env=None):
+    p = subprocess.run([exe, "sweep", path, *extra], capture_output=True, text=True, timeout=300,
+                       env=None if env is None else {**os.environ, **env})
+    return p.returncode, p.stdout, p.stderr
+
+
+def case_sweep_compute(exe, work):
+    rc, out, err = sweep(exe, scenario("compute.toml"), "--seeds", "1..20", "--jobs", "2")
+    check(rc == 0, f"sweep of compute.toml: exit {rc}, expected 0", out, err)
+    for needle in ("sweep compute", "seeds 1..20", "preempt 0.3", "2 jobs", "20 seeds run: 20 passed, 0 failed",
+                   "runs/s", "PASS"):
+        check(needle in out, f"sweep summary lacks {needle!r}", out, err)
+    # Not a terminal: no progress bar, and the workers' driver logs stay out of the way.
+    check(err == "", "stderr of a sweep into a pipe is empty", out, err)
+    # A terminal on stderr: the bar is drawn there, then erased; stdout is the same summary.
+    master, slave = pty.openpty()
+    p = subprocess.Popen([exe, "sweep", scenario("compute.toml"), "--seeds", "1..6", "--jobs", "2"],
+                         stdout=subprocess.PIPE, stderr=slave)
+    os.close(slave)
+    tty = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: every writer closed the terminal
+            break
+        if not chunk:
+            break
+        tty += chunk
+    os.close(master)
+    out = p.communicate(timeout=120)[0].decode()
+    check(p.returncode == 0 and "6 seeds run: 6 passed" in out and "\r" not in out, "summary with a tty", out,
+          repr(tty))
+    check(b"\r[" in tty and b"/6" in tty and b"runs/s" in tty and tty.endswith(b"\r\x1b[K"),
+          "progress bar drawn and erased on the terminal", out, repr(tty))
+    rc, out, err = sweep(exe, scenario("compute.toml"), "--seeds", "3..9", "--json", "--jobs", "auto",
+                         "--preempt", "0.5")
+    check(rc == 0, f"sweep --json: exit {rc}", out, err)
+    doc = json.loads(out)
+    check(doc["passed"] is True and doc["seeds_run"] == 7 and doc["seeds_passed"] == 7 and doc["seeds_failed"] == 0,
+          "json counts", out)
+    check(doc["seeds"] == list(range(3, 10)) and doc["failing"] == [] and doc["preempt"] == 0.5, "json seeds", out)
+    check(doc["range"] == {"first": 3, "last": 9} and doc["jobs"] >= 1, "json range/jobs", out)
+
+
+def case_sweep_shard(exe, work):
+    seen = []
+    for i in range(3):
+        rc, out, err = sweep(exe, scenario("compute.toml"), "--seeds", "10..20", "--shard", f"{i}/3", "--json",
+                             "--jobs", "2")
+        check(rc == 0, f"shard {i}/3: exit {rc}", out, err)
+        doc = json.loads(out)
+        check(doc["shard"] == {"index": i, "count": 3}, "json shard", out)
+        check(doc["seeds"] == [s for s in range(10, 21) if (s - 10) % 3 == i], f"shard {i}/3 seeds", out)
+        check(doc["seeds_run"] == len(doc["seeds"]), "seeds_run matches the list", out)
+        seen += doc["seeds"]
+    check(sorted(seen) == list(range(10, 21)), f"the shards cover 10..20 exactly once: {sorted(seen)}")
+    # A shard with no seed of the range is an empty, passing sweep.
+    rc, out, err = sweep(exe, scenario("compute.toml"), "--seeds", "1..2", "--shard", "4/5")
+    check(rc == 0 and "0 seeds run" in out, f"empty shard: exit {rc}", out, err)
+
+
+def case_sweep_fail(exe, work):
+    path = os.path.join(SRC, "tests", "tools", "scenarios", "failing_expectation.toml")
+    rc, out, err = sweep(exe, path, "--seeds", "1..4", "--jobs", "2")
+    check(rc == 1, f"failing sweep: exit {rc}, expected 1", out, err)
+    check("4 seeds run: 0 passed, 4 failed" in out and "FAIL" in out, "failing sweep counts", out, err)
+    check("0x2a, expected 0x2b" in out, "first failure line of a failing seed", out, err)
+    replays = [l.strip() for l in out.splitlines() if l.strip().startswith("upanthor run ")]
+    check(len(replays) == 4, "one replay command per failing seed", out, err)
+    check(replays[1] == f"upanthor run {path} --seed 2 --preempt 0.3", f"replay command {replays[1]!r}", out, err)
+    # The replay command, run as printed, fails the same way.
+    rc2, out2, err2 = run(exe, *replays[1].split()[1:])
+    check(rc2 == 1 and "0x2a, expected 0x2b" in out2, f"replay: exit {rc2}, expected 1", out2, err2)
+    rc, out, err = sweep(exe, path, "--seeds", "1..3", "--json")
+    doc = json.loads(out)
+    check(rc == 1 and doc["passed"] is False and doc["seeds_failed"] == 3, "json of a failing sweep", out, err)
+    check([f["seed"] for f in doc["failing"]] == [1, 2, 3], "json lists every failing seed", out, err)
+    check(doc["failing"][0]["replay"].endswith("--seed 1 --preempt 0.3"), "json replay", out, err)
+    # A malformed file: diagnostics, exit 2, nothing run.
+    bad = os.path.join(work, "upanthor_sweep_bad.toml")
+    with open(bad, "w") as f:
+        f.write("[scenario]\nname = \"x\"\nbogus_key = 1\n")
+    rc, out, err = sweep(exe, bad, "--seeds", "1..3")
+    check(rc == 2 and "upanthor_sweep_bad.toml:" in err and out == "", f"malformed file: exit {rc}", out, err)
+    os.remove(bad)
+
+
+def case_sweep_crash(exe, work):
+    # A worker that dies on a signal fails its seed; the sweep goes on with the others.
+    rc, out, err = sweep(exe, scenario("compute.toml"), "--seeds", "1..6", "--jobs", "2",
+                         env={"UPANTHOR_SWEEP_TEST_ABORT_SEED": "4"})
+    check(rc == 1, f"sweep with a crashing seed: exit {rc}, expected 1", out, err)
+    check("6 seeds run: 5 passed, 1 failed" in out, "crash counted as one failure", out, err)
+    check("seed 4: crashed: signal 6" in out, "crash reported with its signal", out, err)
+    check("upanthor run " + scenario("compute.toml") + " --seed 4 --preempt 0.3" in out, "crash replay", out, err)
+
+
 CASES = {"info": case_info, "info_json": case_info_json, "disasm": case_disasm, "bad_usage": case_bad_usage,
          "run_compute": case_run_compute, "run_rotation": case_run_rotation, "run_json": case_run_json,
          "run_trace": case_run_trace, "run_faults": case_run_faults, "run_tiler": case_run_tiler, "run_fail": case_run_fail,
          "run_inject": case_run_inject, "run_real": case_run_real, "run_timeout": case_run_timeout,
          "run_mmu_fault": case_run_mmu_fault, "run_fw_hang": case_run_fw_hang}
+CASES.update({"run_frame": case_run_frame, "run_trace_counters": case_run_trace_counters})
+CASES.update({"run_coredump": case_run_coredump})
+CASES.update({"sweep_compute": case_sweep_compute, "sweep_shard": case_sweep_shard, "sweep_fail": case_sweep_fail,
+              "sweep_crash": case_sweep_crash})
 
 if __name__ == "__main__":
     if len(sys.argv) != 4 or sys.argv[1] not in CASES:

@@ -1,13 +1,48 @@
 // `upanthor run`: each scenario job as a command stream in its VM's runner BO (run_state.h).
+#include <algorithm>
+#include <bit>
 #include <cstring>
+#include <optional>
+#include <vector>
 
 #include "tools/upanthor/run_state.h"
-#include <optional>
 
 #include "mock_hw/cs_formats.h"
 #include "umd/cs_builder.h"
 
 namespace upanthor::run_detail {
+
+namespace {
+
+// One RUN_COMPUTE of a split dispatch: `workgroups` workgroups from `first`, taking `duration_ns`.
+struct ComputePart {
+    u32 first = 0;
+    u32 workgroups = 0;
+    u64 duration_ns = 0;
+};
+
+// A `compute` job's N workgroups spread over the shader cores. The mock runs a RUN_COMPUTE as one
+// job holding one core, so the dispatch becomes min(N, cores, kMaxJobsPerStream) RUN_COMPUTEs of
+// N/k workgroups each (the first N % k one more). `duration_us` is the dispatch's shader time in
+// all: a workgroup takes duration_us / N on its core, so more cores finish sooner and the GPU load
+// does not depend on N.
+std::vector<ComputePart> split_dispatch(u32 workgroups, u64 duration_ns, u64 shader_present) {
+    const u32 cores = std::max(1, std::popcount(shader_present));
+    const u32 n = std::max<u32>(1, workgroups);
+    const u32 k = std::min({n, cores, mock_hw::kMaxJobsPerStream});
+    std::vector<ComputePart> parts(k);
+    u32 first = 0;
+    for (u32 i = 0; i < k; i++) {
+        parts[i].first = first;
+        parts[i].workgroups = n / k + (i < n % k ? 1 : 0);
+        // 128-bit product: duration_ns * workgroups may not fit 64 bits for absurd inputs.
+        parts[i].duration_ns = static_cast<u64>(static_cast<unsigned __int128>(duration_ns) * parts[i].workgroups / n);
+        first += parts[i].workgroups;
+    }
+    return parts;
+}
+
+}  // namespace
 
 int Runner::stream_for(size_t j, size_t g, u32 gi, size_t q, u64* va, u32* size) {
     const sc::Job& job = s_.jobs[j];
@@ -25,9 +60,10 @@ int Runner::stream_for(size_t j, size_t g, u32 gi, size_t q, u64* va, u32* size)
     umd::PanthorClient& c = client_of_vm(vm);
 
     std::optional<mock_hw::MockShader> shader;
+    std::vector<ComputePart> parts;
     switch (job.kind) {
     case sc::JobKind::Compute:
-        shader = umd::cs::mock::run(job.duration_us * kshim::NSEC_PER_USEC);
+        parts = split_dispatch(job.workgroups, job.duration_us * kshim::NSEC_PER_USEC, s_.gpu.id.shader_present);
         break;
     case sc::JobKind::Hang:
         shader = umd::cs::mock::hang();
@@ -55,6 +91,16 @@ int Runner::stream_for(size_t j, size_t g, u32 gi, size_t q, u64* va, u32* size)
         }
         std::memcpy(p, &*shader, sizeof(*shader));
     }
+    std::vector<u64> part_va(parts.size());
+    for (size_t i = 0; i < parts.size(); i++) {
+        const mock_hw::MockShader part = umd::cs::mock::run(parts[i].duration_ns);
+        u8* p = vm_alloc(vm, sizeof(part), &part_va[i]);
+        if (!p) {
+            setup_error_ = "runner BO full (shaders)";
+            return -ENOSPC;
+        }
+        std::memcpy(p, &part, sizeof(part));
+    }
     if (job.kind == sc::JobKind::TilerFragment) {
         const mock_hw::MockShader frag = umd::cs::mock::run(0);
         u8* p = vm_alloc(vm, sizeof(frag), &frag_va);
@@ -64,7 +110,7 @@ int Runner::stream_for(size_t j, size_t g, u32 gi, size_t q, u64* va, u32* size)
         }
         std::memcpy(p, &frag, sizeof(frag));
     }
-    const u64 cap = align_up((job.instrs.size() + 64) * 8, 64);
+    const u64 cap = align_up((job.instrs.size() + 8 * parts.size() + 64) * 8, 64);
     u64 sva = 0;
     u8* mem = vm_alloc(vm, cap, &sva);
     if (!mem) {
@@ -81,7 +127,23 @@ int Runner::stream_for(size_t j, size_t g, u32 gi, size_t q, u64* va, u32* size)
         b.req_resource(false, false, false, false);
     };
     switch (job.kind) {
-    case sc::JobKind::Compute:
+    case sc::JobKind::Compute: {
+        // Each part's workgroup range goes in the job offset/size staging registers, as a driver
+        // would set them (the mock only reads the shader's duration).
+        const auto staging = [](unsigned r) { return umd::cs::Reg32{static_cast<u8>(r)}; };
+        b.set_sb_entry(3, 0);
+        b.req_resource(true, false, false, false);
+        for (size_t i = 0; i < parts.size(); i++) {
+            b.move32(staging(umd::cs::staging::kJobOffsetX), parts[i].first);
+            b.move32(staging(umd::cs::staging::kJobSizeX), parts[i].workgroups);
+            b.move32(staging(umd::cs::staging::kJobSizeX + 1u), 1);
+            b.move32(staging(umd::cs::staging::kJobSizeX + 2u), 1);
+            b.set_spd(part_va[i]);
+            b.run_compute();
+        }
+        b.req_resource(false, false, false, false);
+        break;
+    }
     case sc::JobKind::Hang:
     case sc::JobKind::FaultAccess:
         run_shader();

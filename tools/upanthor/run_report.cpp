@@ -169,6 +169,8 @@ void Runner::report(std::FILE* out) const {
         std::fprintf(out, "kernel: %s\n", k.c_str());
     for (const std::string& n : notes_)
         std::fprintf(out, "note: %s\n", n.c_str());
+    if (coredumps_)
+        std::fprintf(out, "coredumps: %u written to %s\n", coredumps_->written(), coredumps_->dir().c_str());
     std::fprintf(out, "%s: %u expectation(s) checked, %zu failed\n", passed() ? "PASS" : "FAIL", checked_,
                  failures_.size());
 }
@@ -218,7 +220,12 @@ void Runner::report_json(std::FILE* out) const {
     std::fprintf(out, "\n  ],\n  \"kernel_findings\": [");
     for (size_t i = 0; i < kernel_findings_.size(); i++)
         std::fprintf(out, "%s\n    %s", i ? "," : "", json_str(kernel_findings_[i]).c_str());
-    std::fprintf(out, "\n  ],\n  \"error\": %s\n}\n",
+    if (coredumps_)
+        std::fprintf(out, "\n  ],\n  \"coredumps\": {\"dir\": %s, \"written\": %u},\n  \"error\": %s\n}\n",
+                     json_str(coredumps_->dir()).c_str(), coredumps_->written(),
+                     setup_error_.empty() ? "null" : json_str(setup_error_).c_str());
+    else
+        std::fprintf(out, "\n  ],\n  \"error\": %s\n}\n",
                  setup_error_.empty() ? "null" : json_str(setup_error_).c_str());
 }
 

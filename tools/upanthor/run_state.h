@@ -17,6 +17,7 @@
 #include "mock_hw/platform.h"
 #include "panthor/panthor_device.h"
 #include "panthor/panthor_sched.h"
+#include "tools/upanthor/coredump_sink.h"
 #include "tools/upanthor/runner.h"
 #include "tools/upanthor/scenario.h"
 #include "umd/drm_file_backend.h"
@@ -168,6 +169,8 @@ private:
     std::vector<std::string> notes_;  // what was not checked, and why
     u32 checked_ = 0;
     double last_progress_wall_ = 0;
+    // --coredump DIR: the devcoredump listener of this run (coredump_sink.h).
+    std::unique_ptr<CoredumpSink> coredumps_;
 };
 
 }  // namespace upanthor::run_detail

@@ -167,6 +167,16 @@ int Runner::run() {
         ro.trace = true;
         ro.trace_path = opts_.trace_path;
     }
+    // --coredump DIR: a listener for the whole life of the runtime (it runs in kernel work items).
+    if (!opts_.coredump_dir.empty()) {
+        std::string err;
+        coredumps_ = CoredumpSink::open(opts_.coredump_dir, &err);
+        if (!coredumps_) {
+            setup_error_ = err;
+            gstats_.resize(s_.groups.size());  // the summary still lists the groups
+            return 1;
+        }
+    }
     const double wall0 = wall_seconds();
     last_progress_wall_ = wall0;
     kshim::take_reports();  // a fresh start: nothing from before this run counts against it
@@ -199,6 +209,10 @@ int Runner::run() {
             kernel_findings_.push_back("the runtime did not go idle after teardown");
         for (const std::string& t : rt.stuck_tasks())
             kernel_findings_.push_back("task still blocked after teardown: " + t);
+    }
+    if (coredumps_ && !coredumps_->error().empty() && setup_error_.empty()) {
+        setup_error_ = "--coredump: " + coredumps_->error();
+        rc = 1;
     }
     check_kernel(before);
     wall_ = wall_seconds() - wall0;

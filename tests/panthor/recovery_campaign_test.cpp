@@ -1,0 +1,544 @@
+// The fault campaign of the error-recovery paths (issue #16): one workload (three VMs, five
+// groups, a mix of short and long jobs, some queued behind others) with one fault class injected
+// at one trigger point, under one seed with preemption points on, checked against the invariants
+// every recovery must keep:
+//  - every fence of every accepted job signals within a bounded virtual time, with success or an
+//    error the fault class explains (a group the driver reports as untouched has only successes);
+//  - no job runs twice (each job counts its runs in memory: at most one, exactly one on success);
+//  - per queue, a job never completes after an earlier job of the same queue failed (a CS_FAULT
+//    job excepted: it fails alone);
+//  - innocent bystanders (another VM, not resident or not hit) finish their work;
+//  - GROUP_GET_STATE and VM_GET_STATE agree with what happened;
+//  - the device runs a fresh job afterwards (or, when the class kills it, refuses with -ENODEV);
+//  - the fixture's checks: no leak, no lockdep/fence-signalling report, no WARN, nobody blocked.
+// A run's parameters are (class, trigger, seed); a failing one replays exactly with KSHIM_SEED.
+// UPANTHOR_CAMPAIGN_SEEDS (default 2) sets the seeds per cell; the binary prints a table of
+// class x trigger -> runs, violations, first failing seed (scripts/fault-campaign.sh aggregates
+// the shards' tables).
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <tuple>
+
+#include "kernel_shim/log.h"
+#include "kernel_shim/report.h"
+#include "kernel_shim/runtime.h"
+#include "panthor/panthor_device.h"
+#include "tests/panthor/sched_test.h"
+
+namespace panthor::testing {
+namespace {
+
+using kshim::ktime_t;
+using mock_hw::FaultKind;
+using mock_hw::FaultSpec;
+using mock_hw::FaultTrigger;
+using mock_hw::MockShader;
+
+enum class FaultClass {
+    ProgressTimeout,  // a shader that never finishes
+    JobTimeout,       // a queue blocked on a SYNC_WAIT that never succeeds (drm_sched's TDR)
+    MmuFault,         // an access to an unmapped VA
+    CsFatal,          // CS_FATAL (recoverable class) on whichever stream issues the next RUN
+    CsFault,          // CS_FAULT on one job (not fatal)
+    CsUnrecoverable,  // CS_FATAL CS_UNRECOVERABLE: a full reset
+    CsgAckTimeout,    // a CSG request never acked
+    FwHang,           // the MCU stops answering
+    McuFatal,         // the MCU halts with a fatal status
+    AsStuck,          // an AS_COMMAND that never completes
+    GpuFault,         // a GPU fault IRQ
+};
+constexpr FaultClass kClasses[] = {FaultClass::ProgressTimeout, FaultClass::JobTimeout,     FaultClass::MmuFault,
+                                   FaultClass::CsFatal,         FaultClass::CsFault,        FaultClass::CsUnrecoverable,
+                                   FaultClass::CsgAckTimeout,   FaultClass::FwHang,         FaultClass::McuFatal,
+                                   FaultClass::AsStuck,         FaultClass::GpuFault};
+
+const char* class_name(FaultClass c) {
+    switch (c) {
+    case FaultClass::ProgressTimeout: return "progress_timeout";
+    case FaultClass::JobTimeout: return "job_timeout";
+    case FaultClass::MmuFault: return "mmu_fault";
+    case FaultClass::CsFatal: return "cs_fatal";
+    case FaultClass::CsFault: return "cs_fault";
+    case FaultClass::CsUnrecoverable: return "cs_unrecoverable";
+    case FaultClass::CsgAckTimeout: return "csg_ack_timeout";
+    case FaultClass::FwHang: return "fw_hang";
+    case FaultClass::McuFatal: return "mcu_fatal";
+    case FaultClass::AsStuck: return "as_stuck";
+    case FaultClass::GpuFault: return "gpu_fault";
+    }
+    return "?";
+}
+
+// When the fault is armed (or, for a fault carried by a job, when that job is submitted).
+enum class Trigger {
+    BeforeSubmit,    // before the workload's first submission
+    WhileRunning,    // at a seeded moment while jobs run
+    DuringReset,     // together with a reset the test requests
+    DuringAsyncBind, // while an asynchronous VM_BIND waits on a job's fence
+};
+constexpr Trigger kTriggers[] = {Trigger::BeforeSubmit, Trigger::WhileRunning, Trigger::DuringReset,
+                                 Trigger::DuringAsyncBind};
+
+const char* trigger_name(Trigger t) {
+    switch (t) {
+    case Trigger::BeforeSubmit: return "before_submit";
+    case Trigger::WhileRunning: return "while_running";
+    case Trigger::DuringReset: return "during_reset";
+    case Trigger::DuringAsyncBind: return "during_async_bind";
+    }
+    return "?";
+}
+
+// Whether the class brings a GPU reset: groups resident then may be lost (INNOCENT).
+bool resets(FaultClass c) {
+    switch (c) {
+    case FaultClass::CsUnrecoverable:
+    case FaultClass::CsgAckTimeout:
+    case FaultClass::FwHang:
+    case FaultClass::McuFatal:
+    case FaultClass::AsStuck: return true;
+    default: return false;
+    }
+}
+
+// The faults carried by the culprit's own job rather than by the FaultPlan.
+bool job_borne(FaultClass c) {
+    return c == FaultClass::ProgressTimeout || c == FaultClass::JobTimeout || c == FaultClass::MmuFault ||
+           c == FaultClass::CsFault;
+}
+
+using Param = std::tuple<FaultClass, Trigger, u64>;
+
+u64 seeds_per_cell() {
+    const char* s = std::getenv("UPANTHOR_CAMPAIGN_SEEDS");
+    const u64 n = s ? std::strtoull(s, nullptr, 10) : 0;
+    return n ? n : 2;
+}
+
+std::vector<Param> all_params() {
+    std::vector<Param> v;
+    const u64 n = seeds_per_cell();
+    for (FaultClass c : kClasses)
+        for (Trigger t : kTriggers)
+            for (u64 s = 1; s <= n; s++)
+                v.emplace_back(c, t, s);
+    return v;
+}
+
+// The table, filled as runs finish and printed at exit.
+struct Cell {
+    u64 runs = 0, violations = 0, first_failing_seed = 0;
+};
+std::map<std::pair<std::string, std::string>, Cell>& table() {
+    static std::map<std::pair<std::string, std::string>, Cell> t;
+    return t;
+}
+
+class CampaignTable : public ::testing::Environment {
+public:
+    void TearDown() override {
+        if (table().empty())
+            return;
+        std::printf("\nfault campaign: class x trigger -> runs, invariant violations, first failing seed\n");
+        std::printf("%-18s %-18s %6s %10s %10s\n", "class", "trigger", "runs", "violations", "first_seed");
+        for (const auto& [k, c] : table()) {
+            std::printf("%-18s %-18s %6llu %10llu %10s\n", k.first.c_str(), k.second.c_str(),
+                        static_cast<unsigned long long>(c.runs), static_cast<unsigned long long>(c.violations),
+                        c.violations ? std::to_string(c.first_failing_seed).c_str() : "-");
+            // One machine-readable line per cell for scripts/fault-campaign.sh.
+            std::printf("CAMPAIGN %s %s %llu %llu %llu\n", k.first.c_str(), k.second.c_str(),
+                        static_cast<unsigned long long>(c.runs), static_cast<unsigned long long>(c.violations),
+                        static_cast<unsigned long long>(c.first_failing_seed));
+        }
+    }
+};
+[[maybe_unused]] const auto* const kTableEnv = ::testing::AddGlobalTestEnvironment(new CampaignTable);
+
+constexpr u64 kUs = kshim::NSEC_PER_USEC;
+// Every fence must have signalled this long after the last submission.
+constexpr ktime_t kSignalBound = 30 * kshim::NSEC_PER_SEC;
+
+class RecoveryCampaign : public SchedTest, public ::testing::WithParamInterface<Param> {
+protected:
+    FaultClass cls() const { return std::get<0>(GetParam()); }
+    Trigger trig() const { return std::get<1>(GetParam()); }
+    u64 seed() const { return kshim::seed_from_env(std::get<2>(GetParam()) * 1000003 + static_cast<u64>(cls()) * 31 +
+                                                   static_cast<u64>(trig())); }
+
+    kshim::RuntimeOptions runtime_options() const override {
+        kshim::RuntimeOptions o;
+        o.seed = seed();
+        o.preempt_probability = 0.3;
+        return kshim::options_from_env(o);
+    }
+    bool interleaving_agnostic() const override { return true; }
+
+    void SetUp() override {
+        SchedTest::SetUp();
+        if (file)
+            static_cast<panthor_file*>(file->driver_priv)->cap_sys_nice = true;  // HIGH groups too
+    }
+
+    void TearDown() override {
+        SchedTest::TearDown();
+        Cell& c = table()[{class_name(cls()), trigger_name(trig())}];
+        c.runs++;
+        if (HasFailure()) {
+            if (!c.violations)
+                c.first_failing_seed = seed();
+            c.violations++;
+            std::fprintf(stderr, "[campaign] %s x %s failed: replay with KSHIM_SEED=%llu --gtest_filter='*%s*'\n",
+                         class_name(cls()), trigger_name(trig()), static_cast<unsigned long long>(seed()),
+                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        }
+    }
+
+    struct Job {
+        u32 group = 0;       // index into groups_
+        u32 queue = 0;
+        u32 syncobj = 0;     // its done fence
+        u64 count_off = 0;   // where the job counts its runs
+        bool cs_fault = false;  // the CS_FAULT job (fails alone)
+        bool culprit = false;   // carries the class's fault
+    };
+    struct Group {
+        u32 handle = 0;
+        u32 vm = 0;
+        u32 queues = 1;
+    };
+
+    // A job that runs a shader (kind/duration) then adds one to its counter word.
+    u64 counted_stream(u64 count_off, MockShader::Kind kind, ktime_t duration, u64 addr = 0, u64 value = 0) {
+        MockShader sh;
+        sh.kind = kind;
+        sh.duration_ns = static_cast<u64>(duration);
+        sh.addr = addr;
+        sh.value = value;
+        return put_stream({cs::move48(16, put_shader(sh)), cs::run_compute(1), cs::wait(0xFF),
+                           cs::move48(2, data_va(count_off)), cs::load_multiple(10, 2, 0x3), cs::add_imm64(10, 10, 1),
+                           cs::store_multiple(10, 2, 0x3)});
+    }
+    static constexpr u32 kCountedSize = 7 * 8;
+
+    // A job blocked on a SYNC_WAIT64 of a word that never becomes non-zero.
+    u64 blocked_stream(u64 flag_off) {
+        return put_stream({cs::move48(6, data_va(flag_off)), cs::move48(8, 0), cs::sync_wait64(6, 8, cs::GREATER)});
+    }
+
+    void submit_job(Job j, u64 stream, u32 size) {
+        j.syncobj = syncobj_create();
+        const int r = submit(groups_[j.group].handle, {{.queue = j.queue, .stream = stream, .size = size,
+                                                        .syncs = {signal_op(j.syncobj)}}});
+        // Submitting to a group the fault already killed is refused: that is not a violation.
+        if (r == -EINVAL && group_state(groups_[j.group].handle).state != 0)
+            return;
+        ASSERT_EQ(r, 0) << "submit to group " << j.group;
+        jobs_.push_back(j);
+    }
+
+    // The FaultPlan spec of the class (FaultPlan-borne classes only), armed now.
+    void arm_fault(ktime_t delay) {
+        FaultSpec s;
+        s.trigger = FaultTrigger::at_time(kshim::ktime_get() + delay);
+        switch (cls()) {
+        case FaultClass::CsFatal:
+            s.kind = FaultKind::CsFatal;
+            s.exception = 0x44;  // CS_ENDPOINT_FAULT
+            s.trigger = FaultTrigger::nth_occurrence(1);
+            break;
+        case FaultClass::CsUnrecoverable:
+            s.kind = FaultKind::CsUnrecoverable;
+            s.trigger = FaultTrigger::nth_occurrence(1);
+            break;
+        case FaultClass::CsgAckTimeout:
+            s.kind = FaultKind::CsgAckDrop;
+            s.trigger = FaultTrigger::nth_occurrence(1);
+            break;
+        case FaultClass::FwHang: s.kind = FaultKind::FwHang; break;
+        case FaultClass::McuFatal: s.kind = FaultKind::McuFatal; break;
+        case FaultClass::AsStuck:
+            s.kind = FaultKind::AsActiveStuck;
+            s.trigger = FaultTrigger::nth_occurrence(1);
+            break;
+        case FaultClass::GpuFault:
+            s.kind = FaultKind::GpuFault;
+            s.fault_addr = 0xdead000;
+            break;
+        default: return;
+        }
+        gpu().faults().add(s);
+    }
+
+    // The culprit's job for a job-borne class, on the victim group.
+    void submit_culprit() {
+        Job j{.group = kVictim, .queue = 0, .count_off = next_count()};
+        j.culprit = true;
+        switch (cls()) {
+        case FaultClass::ProgressTimeout:
+            submit_job(j, counted_stream(j.count_off, MockShader::Hang, 0), kCountedSize);
+            break;
+        case FaultClass::JobTimeout: submit_job(j, blocked_stream(kNeverSet), 3 * 8); break;
+        case FaultClass::MmuFault:
+            submit_job(j, counted_stream(j.count_off, MockShader::Access, 100 * kUs, 0x7f00000000), kCountedSize);
+            break;
+        case FaultClass::CsFault:
+            j.cs_fault = true;
+            submit_job(j, counted_stream(j.count_off, MockShader::Fault, 100 * kUs, 0, 0x58), kCountedSize);
+            break;
+        default: break;
+        }
+    }
+
+    u64 next_count() { return (count_next_++) * 8; }
+
+    static constexpr u64 kNeverSet = 0xF0000;  // data offset of a word nothing writes (below the shaders)
+    static constexpr u32 kVictim = 4;           // the victim group (own VM)
+
+    std::vector<Group> groups_;
+    std::vector<Job> jobs_;
+    u32 count_next_ = 1;
+    std::vector<u32> vms_;
+};
+
+TEST_P(RecoveryCampaign, InvariantsHold) {
+    std::mt19937_64 rng(seed());
+    count_soft_resets();
+
+    // Three VMs over the same BO: groups 0-1 on vm_, 2-3 on a second VM, the victim alone on a third.
+    vms_ = {vm_};
+    for (int i = 0; i < 2; i++) {
+        vms_.push_back(vm_create());
+        ASSERT_EQ(vm_map(vms_.back(), bo_, kVa, kBoSize), 0);
+    }
+    for (u32 g = 0; g < 5; g++) {
+        Group gr;
+        gr.vm = vms_[g < 2 ? 0 : g < 4 ? 1 : 2];
+        gr.queues = g == kVictim ? 1 : 2;
+        std::vector<QueueSpec> qs(gr.queues);
+        ASSERT_EQ(group_create_ret(&gr.handle, qs, static_cast<u8>(g % 3), nullptr, gr.vm), 0);
+        groups_.push_back(gr);
+    }
+
+    // The fault's moment, seeded; before_submit arms it at once.
+    const ktime_t fault_at = trig() == Trigger::BeforeSubmit ? 0 : static_cast<ktime_t>(1 + rng() % 30) * kshim::NSEC_PER_MSEC;
+    bool armed = false;
+    u32 bind_sync = 0, bind_bo = 0;
+    auto arm = [&] {
+        armed = true;
+        if (trig() == Trigger::DuringReset)
+            panthor_device_schedule_reset(ptdev);
+        if (trig() == Trigger::DuringAsyncBind) {
+            // An async map waiting on the latest job of group 0: in flight when the fault hits.
+            bind_bo = bo_create(64 * 1024);
+            bind_sync = syncobj_create();
+            u32 wait_on = 0;
+            for (auto it = jobs_.rbegin(); it != jobs_.rend(); ++it)
+                if (it->group == 0) {
+                    wait_on = it->syncobj;
+                    break;
+                }
+            std::vector<drm_panthor_sync_op> syncs;
+            if (wait_on)
+                syncs.push_back(wait_op(wait_on));
+            syncs.push_back(signal_op(bind_sync));
+            drm_panthor_vm_bind_op op = map_op(bind_bo, 0x40000000, 64 * 1024);
+            op.syncs = DRM_PANTHOR_OBJ_ARRAY(static_cast<u32>(syncs.size()), syncs.data());
+            drm::UserRange sr(syncs.data(), syncs.size() * sizeof(syncs[0]));
+            drm::UserRange orr(&op, sizeof(op));
+            drm_panthor_vm_bind args{};
+            args.vm_id = vm_;
+            args.flags = DRM_PANTHOR_VM_BIND_ASYNC;
+            args.ops = DRM_PANTHOR_OBJ_ARRAY(1, &op);
+            ASSERT_EQ(ioctl(DRM_IOCTL_PANTHOR_VM_BIND, &args), 0);
+        }
+        if (job_borne(cls()))
+            submit_culprit();
+        else
+            arm_fault(0);
+    };
+    if (fault_at == 0)
+        arm();
+
+    // The workload: 24 jobs on groups 0-3 (both queues) and 3 on the victim, seeded durations
+    // (some long), submitted at seeded moments over 40 ms.
+    const ktime_t start = kshim::ktime_get();
+    for (u32 k = 0; k < 27; k++) {
+        const ktime_t at = start + static_cast<ktime_t>(rng() % 40000) * kUs;
+        if (!armed && fault_at && at >= start + fault_at) {
+            if (start + fault_at > kshim::ktime_get())
+                advance(start + fault_at - kshim::ktime_get());
+            arm();
+        }
+        if (at > kshim::ktime_get())
+            advance(at - kshim::ktime_get());
+        Job j;
+        j.group = k < 24 ? k % 4 : kVictim;
+        j.queue = k < 24 ? (k / 4) % 2 : 0;
+        j.count_off = next_count();
+        const ktime_t dur = static_cast<ktime_t>(rng() % 8 == 0 ? 20000 + rng() % 60000 : 100 + rng() % 3000) * kUs;
+        submit_job(j, counted_stream(j.count_off, MockShader::Run, dur), kCountedSize);
+        if (HasFatalFailure())
+            return;
+    }
+    if (!armed) {
+        if (start + fault_at > kshim::ktime_get())
+            advance(start + fault_at - kshim::ktime_get());
+        arm();
+    }
+    if (HasFatalFailure())
+        return;
+
+    // Every fence signals within the bound.
+    std::vector<u32> all;
+    for (const Job& j : jobs_)
+        all.push_back(j.syncobj);
+    if (bind_sync)
+        all.push_back(bind_sync);
+    if (syncobj_wait(all, kSignalBound) != 0) {
+        std::string pending;
+        for (const Job& j : jobs_)
+            if (fence_status(j.syncobj) == 0)
+                pending += " group " + std::to_string(j.group) + " (state " +
+                           std::to_string(group_state(groups_[j.group].handle).state) + ") queue " +
+                           std::to_string(j.queue) + " job@" + std::to_string(j.count_off) + ";";
+        if (bind_sync && fence_status(bind_sync) == 0)
+            pending += " the async VM_BIND;";
+        std::string blocked;
+        for (const std::string& t : kshim::Runtime::get()->stuck_tasks())
+            blocked += "\n  blocked: " + t;
+        FAIL() << "fences not signalled " << kSignalBound / kshim::NSEC_PER_SEC << " s after the last submission:" << pending
+               << blocked;
+    }
+
+    // A reset that fails (the fault hit the reset itself) makes the device unusable, as upstream:
+    // every fence has signalled (checked above), every ioctl now says -ENODEV.
+    if (ptdev->base.is_unplugged()) {
+        EXPECT_TRUE(resets(cls()) || trig() == Trigger::DuringReset) << "the device was lost without a reset";
+        u32 h = 0;
+        EXPECT_EQ(group_create_ret(&h, {{}}, PANTHOR_GROUP_PRIORITY_MEDIUM, nullptr, vm_), -ENODEV);
+        return;
+    }
+
+    // Per group: what the driver says happened.
+    std::vector<u32> state(groups_.size());
+    for (u32 g = 0; g < groups_.size(); g++)
+        state[g] = group_state(groups_[g].handle).state;
+
+    std::map<std::pair<u32, u32>, bool> queue_failed;
+    for (const Job& j : jobs_) {
+        const int st = fence_status(j.syncobj);
+        const u64 runs = read_data(j.count_off);
+        const u32 gs = state[j.group];
+        const std::string who = "group " + std::to_string(j.group) + " queue " + std::to_string(j.queue) +
+                                " job@" + std::to_string(j.count_off);
+        EXPECT_LE(runs, 1u) << who << " ran " << runs << " times";
+        if (st == 1) {
+            if (!j.culprit || cls() == FaultClass::CsFault) {
+                EXPECT_EQ(runs, 1u) << who << " signalled success without running";
+            }
+            const bool earlier_failed = queue_failed[{j.group, j.queue}];
+            EXPECT_FALSE(earlier_failed) << who << " completed after an earlier job of its queue failed";
+            if (j.culprit && cls() != FaultClass::CsFault)
+                ADD_FAILURE() << who << ": the culprit's job succeeded";
+            continue;
+        }
+        if (j.cs_fault) {
+            EXPECT_EQ(st, -EINVAL) << who;
+            continue;  // a CS_FAULT fails its job alone
+        }
+        queue_failed[{j.group, j.queue}] = true;
+        // A failed job belongs to a group the driver reports as hit.
+        EXPECT_NE(gs, 0u) << who << " failed with " << st << " but its group reports no fault";
+        EXPECT_TRUE(st == -EINVAL || st == -ECANCELED || st == -ETIMEDOUT) << who << ": " << st;
+        if (gs & DRM_PANTHOR_GROUP_STATE_INNOCENT) {
+            EXPECT_TRUE(resets(cls()) || trig() == Trigger::DuringReset) << who << " innocent without a reset";
+        }
+    }
+
+    // Class-specific outcomes.
+    const u32 victim = state[kVictim];
+    switch (cls()) {
+    case FaultClass::ProgressTimeout:
+    case FaultClass::JobTimeout:
+        EXPECT_TRUE(victim & DRM_PANTHOR_GROUP_STATE_TIMEDOUT) << "victim state " << victim;
+        break;
+    case FaultClass::MmuFault:
+        // The fault kills the group; the VM keeps its unhandled fault (nothing of it runs again)
+        // but VM_GET_STATE says UNUSABLE only after a failed VM_BIND, as upstream.
+        EXPECT_TRUE(victim & DRM_PANTHOR_GROUP_STATE_FATAL_FAULT) << "victim state " << victim;
+        break;
+    case FaultClass::CsFault: EXPECT_EQ(victim, 0u); break;
+    case FaultClass::GpuFault:
+        // Logged and cleared; nobody is hurt (a requested reset aside).
+        if (trig() != Trigger::DuringReset) {
+            for (u32 g = 0; g < groups_.size(); g++)
+                EXPECT_EQ(state[g], 0u) << "group " << g;
+        }
+        break;
+    default: break;
+    }
+    // A VM reports UNUSABLE only after a failed VM_BIND: the async one, whose fence then carries
+    // the error (a stuck AS can make its page-table update time out).
+    const int bind_status = bind_sync ? fence_status(bind_sync) : 1;
+    if (bind_status != 1) {
+        EXPECT_EQ(cls(), FaultClass::AsStuck) << "the async VM_BIND failed with " << bind_status;
+    }
+    for (u32 v = 0; v < vms_.size(); v++) {
+        drm_panthor_vm_get_state vs{.vm_id = vms_[v], .state = 0};
+        ASSERT_EQ(ioctl(DRM_IOCTL_PANTHOR_VM_GET_STATE, &vs), 0);
+        const bool failed_bind_here = v == 0 && bind_status != 1;
+        EXPECT_EQ(vs.state, static_cast<u32>(failed_bind_here ? DRM_PANTHOR_VM_STATE_UNUSABLE : DRM_PANTHOR_VM_STATE_USABLE))
+            << "vm " << v;
+    }
+
+    // The device runs a fresh job on a fresh group afterwards, once a pending reset is done. With
+    // a stuck AS, creating the group may be what hits it (its kernel BOs are mapped): -ETIMEDOUT,
+    // a reset, and the next attempt works.
+    u32 fresh = 0;
+    const u32 fresh_vm = vm_create();
+    ASSERT_EQ(vm_map(fresh_vm, bo_, kVa, kBoSize), 0);
+    int created = -ETIMEDOUT;
+    for (int attempt = 0; attempt < 3 && created == -ETIMEDOUT; attempt++) {
+        for (int i = 0; i < 200 && panthor_device_reset_is_pending(ptdev); i++)
+            advance(10 * kshim::NSEC_PER_MSEC);
+        created = group_create_ret(&fresh, {{}}, PANTHOR_GROUP_PRIORITY_MEDIUM, nullptr, fresh_vm);
+        if (cls() != FaultClass::AsStuck)
+            break;
+    }
+    ASSERT_EQ(created, 0);
+    const u64 off = next_count();
+    const u32 done = submit_stream(fresh, 0, counted_stream(off, MockShader::Run, 100 * kUs), kCountedSize);
+    ASSERT_EQ(syncobj_wait({done}, kSignalBound), 0);
+    EXPECT_EQ(fence_status(done), 1);
+    EXPECT_EQ(read_data(off), 1u);
+    if (resets(cls()) || trig() == Trigger::DuringReset) {
+        EXPECT_GE(soft_resets_, 1);
+    }
+
+    for (const Group& g : groups_)
+        EXPECT_EQ(group_destroy(g.handle), 0);
+    EXPECT_EQ(group_destroy(fresh), 0);
+
+    // The one WARN a class may bring, as upstream: a runtime suspend that meets the stuck AS
+    // (panthor_mmu_suspend's WARN_ON on panthor_mmu_as_disable). Any other report fails the run.
+    if (cls() == FaultClass::AsStuck) {
+        for (const kshim::Report& r : kshim::take_reports()) {
+            if (r.kind != kshim::ReportKind::Warn || r.title.find("panthor_mmu_as_disable") == std::string::npos)
+                ADD_FAILURE() << "unexpected report [" << kshim::report_kind_name(r.kind) << "]: " << r.title;
+        }
+    }
+}
+
+std::string param_name(const ::testing::TestParamInfo<Param>& p) {
+    return std::string(class_name(std::get<0>(p.param))) + "_" + trigger_name(std::get<1>(p.param)) + "_seed" +
+           std::to_string(std::get<2>(p.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(Campaign, RecoveryCampaign, ::testing::ValuesIn(all_params()), param_name);
+
+}  // namespace
+}  // namespace panthor::testing
