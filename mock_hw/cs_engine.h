@@ -53,6 +53,9 @@ public:
     u64 instructions_executed() const { return instrs_; }
     u32 cores_total_locked() const;
     u32 cores_busy_locked() const { return cores_busy_; }
+    // Virtual time during which at least one shader core was busy (what "GPU busy" means to a
+    // user of the simulator), since the GPU was created.
+    u64 busy_ns_locked() const;
     u64 jobs_completed() const { return jobs_done_; }
 
     enum class Block : u8 { None, SbWait, SyncWait, Mmu, Oom, FaultAck, Fatal, Resource };
@@ -241,6 +244,9 @@ private:
     std::vector<Job*> dispatch_order_;  // dispatch_locked's scratch list
     u64 job_seq_ = 0;
     u32 cores_busy_ = 0;
+    u64 busy_ns_ = 0;           // closed busy intervals (cores_busy_ > 0)
+    ktime_t busy_since_ = 0;    // start of the open one, when cores_busy_ > 0
+    void set_cores_busy_locked(u32 n);
     std::unique_ptr<HwEvent> run_ev_, jobs_ev_, poll_ev_;
     bool running_ = false;  // MCU up
     bool pc_set_ = false;   // the executing instruction moved the pc itself

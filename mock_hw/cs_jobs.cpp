@@ -47,6 +47,19 @@ bool CsEngine::may_start_locked(const Job& j, bool* reserve) const {
     return true;
 }
 
+void CsEngine::set_cores_busy_locked(u32 n) {
+    const ktime_t now = kshim::ktime_get();
+    if (!cores_busy_ && n)
+        busy_since_ = now;
+    else if (cores_busy_ && !n)
+        busy_ns_ += static_cast<u64>(now - busy_since_);
+    cores_busy_ = n;
+}
+
+u64 CsEngine::busy_ns_locked() const {
+    return busy_ns_ + (cores_busy_ ? static_cast<u64>(kshim::ktime_get() - busy_since_) : 0);
+}
+
 void CsEngine::dispatch_locked() {
     const u32 total = cores_total_locked();
     if (cores_busy_ >= total) return;
@@ -70,7 +83,7 @@ void CsEngine::start_job_locked(Job& j) {
     j.end = kshim::ktime_get() + static_cast<ktime_t>(j.shader.duration_ns);
     if (j.uses_core) {
         Group& g = *groups_[j.csg];
-        cores_busy_++;
+        set_cores_busy_locked(cores_busy_ + 1);
         g.running[j.ep]++;
         if (kshim::trace::enabled()) {
             kshim::trace::async_begin("mock_job", j.seq, "mock_hw",
@@ -85,7 +98,7 @@ void CsEngine::start_job_locked(Job& j) {
 
 void CsEngine::release_core_locked(Job& j) {
     if (!j.started || !j.uses_core) return;
-    cores_busy_--;
+    set_cores_busy_locked(cores_busy_ - 1);
     groups_[j.csg]->running[j.ep]--;
     if (kshim::trace::enabled()) {
         kshim::trace::async_end("mock_job", j.seq, "mock_hw");

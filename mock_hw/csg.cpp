@@ -66,7 +66,7 @@ void CsEngine::mcu_started_locked(bool cold) {
     running_ = true;
     if (cold) {
         jobs_.clear();
-        cores_busy_ = 0;
+        set_cores_busy_locked(0);
         for (auto& g : groups_) {
             g->state = GState::Off;
             std::fill(std::begin(g->running), std::end(g->running), 0u);
@@ -88,7 +88,7 @@ void CsEngine::mcu_stopped_locked() {
     poll_ev_->cancel_locked();
     // The firmware stops: in-flight work is lost. panthor suspends every group before a halt.
     jobs_.clear();
-    cores_busy_ = 0;
+    set_cores_busy_locked(0);
     for (auto& g : groups_) {
         std::fill(std::begin(g->running), std::end(g->running), 0u);
         g->preempted.clear();

@@ -96,7 +96,9 @@ void panthor_device_reset_work(kshim::work_struct* work) {
     kshim::pm_runtime_mark_last_busy(ptdev->dev);
     kshim::pm_runtime_put_autosuspend(ptdev->dev);
 
-    if (ret) {
+    // An unplug already under way (remove) waits for this work (see panthor_device_unplug) and
+    // finishes the job: joining it from here would wait for that unplug, which waits for us.
+    if (ret && !ptdev->base.is_unplugged()) {
         panthor_device_unplug(ptdev);
         dev_err(ptdev->dev, "Failed to boot MCU after reset, making device unusable.");
     }
@@ -136,6 +138,13 @@ void panthor_device_unplug(panthor_device* ptdev) {
     // From here on, ioctls and other hardware accesses are refused.
     ptdev->base.unplug();
     kshim::mutex_unlock(&ptdev->unplug.lock);
+
+    // drm_dev_unplug() waits for the drm_dev_enter() sections in progress (SRCU); our DRM core
+    // has no SRCU, so a reset work inside its section is waited for here instead, or it would
+    // use the FW/MMU state the unplug below frees. Not from the reset work itself: it unplugs
+    // after its section when the reset failed.
+    if (kshim::current_work() != &ptdev->reset.work)
+        kshim::cancel_work_sync(&ptdev->reset.work);
 
     panthor_sched_unplug(ptdev);
     panthor_fw_unplug(ptdev);

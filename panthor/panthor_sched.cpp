@@ -243,6 +243,10 @@ namespace {
 void panthor_sched_fini(panthor_scheduler* sched) {
     if (!sched)
         return;
+    // Groups destroyed after an unplug (files closed after a failed reset lost the device) queue
+    // their release on the cleanup workqueue: it unmaps their kernel BOs, so it must run before the
+    // MMU goes (released after us).
+    kshim::flush_workqueue(panthor_cleanup_wq);
     if (sched->wq)
         kshim::destroy_workqueue(sched->wq);
     if (sched->heap_alloc_wq)

@@ -37,24 +37,22 @@ done
 status=0
 for p in "${pids[@]}"; do wait "$p" || status=1; done
 
-# Merge the shards' CAMPAIGN lines: class trigger runs violations first_failing_seed.
-cat "$out"/shard*.log | awk '
-    $1 == "CAMPAIGN" {
-        k = $2 " " $3; runs[k] += $4; viol[k] += $5
-        if ($5 > 0 && (!(k in first) || $6 < first[k])) first[k] = $6
+# Merge the shards' CAMPAIGN lines (class trigger runs violations first_failing_seed); plain POSIX
+# awk (Debian's default is mawk).
+grep -h '^CAMPAIGN ' "$out"/shard*.log | sort -k2,3 | awk '
+    function flush() {
+        if (key == "") return
+        printf "%-18s %-18s %8d %10d %12s\n", c, t, runs, viol, viol ? first : "-"
+        total += runs; bad += viol
     }
-    END {
-        printf "%-18s %-18s %8s %10s %12s\n", "class", "trigger", "runs", "violations", "first_seed"
-        n = asorti(runs, keys)
-        total = 0; bad = 0
-        for (i = 1; i <= n; i++) {
-            k = keys[i]; split(k, p, " ")
-            printf "%-18s %-18s %8d %10d %12s\n", p[1], p[2], runs[k], viol[k], (k in first) ? first[k] : "-"
-            total += runs[k]; bad += viol[k]
-        }
-        printf "total: %d runs, %d violations\n", total, bad
-        exit bad > 0
-    }' || status=1
+    BEGIN { printf "%-18s %-18s %8s %10s %12s\n", "class", "trigger", "runs", "violations", "first_seed" }
+    {
+        k = $2 " " $3
+        if (k != key) { flush(); key = k; c = $2; t = $3; runs = 0; viol = 0; first = "" }
+        runs += $4; viol += $5
+        if ($5 > 0 && (first == "" || $6 < first)) first = $6
+    }
+    END { flush(); printf "total: %d runs, %d violations\n", total, bad; exit bad > 0 }' || status=1
 if [ $status -ne 0 ]; then
     echo "== failures (first 40 lines of each shard's failure messages):"
     for f in "$out"/shard*.log; do grep -E "^\[campaign\]|Failure|FAILED" "$f" | head -40 || true; done

@@ -36,14 +36,6 @@ protected:
         kshim::log_clear();
     }
 
-    MockShader shader(u32 kind, ktime_t duration, u64 addr = 0, u64 value = 0) {
-        MockShader sh;
-        sh.kind = kind;
-        sh.duration_ns = static_cast<u64>(duration);
-        sh.addr = addr;
-        sh.value = value;
-        return sh;
-    }
     // A compute job holding a core for `duration`, then writing `value` at data offset `off`,
     // behind two recognisable MOVE32s.
     u64 compute_stream(u64 off, u64 value, ktime_t duration) {

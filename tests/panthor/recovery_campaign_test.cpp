@@ -26,6 +26,7 @@
 #include "kernel_shim/log.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/runtime.h"
+#include "kernel_shim/workqueue.h"
 #include "panthor/panthor_device.h"
 #include "tests/panthor/sched_test.h"
 
@@ -213,12 +214,7 @@ protected:
 
     // A job that runs a shader (kind/duration) then adds one to its counter word.
     u64 counted_stream(u64 count_off, MockShader::Kind kind, ktime_t duration, u64 addr = 0, u64 value = 0) {
-        MockShader sh;
-        sh.kind = kind;
-        sh.duration_ns = static_cast<u64>(duration);
-        sh.addr = addr;
-        sh.value = value;
-        return put_stream({cs::move48(16, put_shader(sh)), cs::run_compute(1), cs::wait(0xFF),
+        return put_stream({cs::move48(16, put_shader(shader(kind, duration, addr, value))), cs::run_compute(1), cs::wait(0xFF),
                            cs::move48(2, data_va(count_off)), cs::load_multiple(10, 2, 0x3), cs::add_imm64(10, 10, 1),
                            cs::store_multiple(10, 2, 0x3)});
     }
@@ -414,6 +410,8 @@ TEST_P(RecoveryCampaign, InvariantsHold) {
                << blocked;
     }
 
+    // A failed reset signals the fences before it unplugs the device: let it finish first.
+    kshim::flush_work(&ptdev->reset.work);
     // A reset that fails (the fault hit the reset itself) makes the device unusable, as upstream:
     // every fence has signalled (checked above), every ioctl now says -ENODEV.
     if (ptdev->base.is_unplugged()) {

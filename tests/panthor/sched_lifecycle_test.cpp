@@ -55,14 +55,6 @@ protected:
         return csg;
     }
 
-    MockShader shader(u32 kind, ktime_t duration, u64 addr = 0, u64 value = 0) {
-        MockShader sh;
-        sh.kind = kind;
-        sh.duration_ns = static_cast<u64>(duration);
-        sh.addr = addr;
-        sh.value = value;
-        return sh;
-    }
     // A compute job holding a core for `duration`, then writing `value` at data offset `off`.
     u64 compute_stream(u64 off, u64 value, ktime_t duration) {
         return put_stream({cs::move48(16, put_shader(shader(MockShader::Write, duration, data_va(off), value))),
@@ -586,6 +578,33 @@ TEST_F(SchedLifecycleTest, ResetWithAHungGroupTerminatesOnlyThatGroup) {
     EXPECT_EQ(group_state(busy).state, 0u);
     EXPECT_TRUE(kshim::log_contains("CSG suspend failed, escalating to termination"));
     EXPECT_EQ(wait_done(submit_stream(busy, 0, store_stream(8, 2), size_of(4)), 1000 * kMs).status, 1);
+}
+
+// The driver is removed while a reset is in progress (the firmware hung, the reset's CSG requests
+// are timing out): remove waits for the reset work, whose FW restart then fails on the unplugged
+// device; it must neither use what unplug frees nor wait for the unplug that waits for it. The
+// job's fence signals, nothing leaks.
+TEST_F(SchedLifecycleTest, RemoveDuringAResetWaitsForItWithoutDeadlock) {
+    const u32 g = group_create();
+    const u32 s = submit_stream(g, 0, compute_stream(0, 1, 200 * kMs), size_of(2));
+    advance(5 * kMs);
+    mock_hw::FaultSpec hang;
+    hang.kind = mock_hw::FaultKind::FwHang;
+    hang.trigger = mock_hw::FaultTrigger::at_time(kshim::ktime_get());
+    gpu().faults().add(hang);
+    advance(1 * kMs);
+    panthor_device_schedule_reset(ptdev);
+    advance(50 * kMs);  // the reset work is waiting for the suspend requests to time out
+    EXPECT_TRUE(panthor_device_reset_is_pending(ptdev));
+    drm::drm_syncobj* so = drm::drm_syncobj_find(file, s);
+    ASSERT_NE(so, nullptr);
+    kshim::dma_fence* f = drm::drm_syncobj_fence_get(so);
+    drm::drm_syncobj_put(so);
+    ASSERT_NE(f, nullptr);
+    remove();
+    EXPECT_TRUE(kshim::dma_fence_is_signaled(f));
+    EXPECT_LT(f->error.load(), 0);
+    kshim::dma_fence_put(f);
 }
 
 // =============================================================================================

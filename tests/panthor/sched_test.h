@@ -40,6 +40,15 @@ protected:
     u64 store_stream(u64 off, u64 value);
     // A MockShader descriptor in the data area; returns its GPU VA.
     u64 put_shader(const mock_hw::MockShader& sh);
+    // A MockShader of `kind` (MockShader::Run/Write/Hang/Access/Fault) with its parameters.
+    static mock_hw::MockShader shader(u32 kind, kshim::ktime_t duration, u64 addr = 0, u64 value = 0) {
+        mock_hw::MockShader sh;
+        sh.kind = kind;
+        sh.duration_ns = static_cast<u64>(duration);
+        sh.addr = addr;
+        sh.value = value;
+        return sh;
+    }
 
     // ---- groups ----
     struct QueueSpec {

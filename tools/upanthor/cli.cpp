@@ -47,6 +47,15 @@ struct OptSpec {
 
 constexpr char kRepeatSep = '\n';
 
+// A number in [0, 1] (--preempt), or nothing.
+std::optional<double> parse_probability(const std::string& v) {
+    char* end = nullptr;
+    const double p = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end || !(p >= 0.0 && p <= 1.0))
+        return std::nullopt;
+    return p;
+}
+
 std::vector<std::string> split_repeated(const std::string& v) {
     std::vector<std::string> out;
     size_t start = 0;
@@ -98,12 +107,10 @@ int run_run(const Command& c, const std::map<std::string, std::string>& opts, co
         ro.trace_path = it->second;
     }
     if (auto it = opts.find("--preempt"); it != opts.end()) {
-        const std::string& v = it->second;
-        char* end = nullptr;
-        const double p = std::strtod(v.c_str(), &end);
-        if (v.empty() || *end || !(p >= 0.0 && p <= 1.0))
-            return usage_error(err, c.name, "invalid --preempt '" + v + "': expected a probability in [0, 1]");
-        ro.preempt_probability = p;
+        const std::optional<double> p = parse_probability(it->second);
+        if (!p)
+            return usage_error(err, c.name, "invalid --preempt '" + it->second + "': expected a probability in [0, 1]");
+        ro.preempt_probability = *p;
     }
     ro.json = opts.count("--json") != 0;
     ro.real = opts.count("--real") != 0;
@@ -148,12 +155,10 @@ int run_sweep(const Command& c, const std::map<std::string, std::string>& opts, 
         so.jobs = *jobs;
     }
     if (auto it = opts.find("--preempt"); it != opts.end()) {
-        const std::string& v = it->second;
-        char* end = nullptr;
-        const double p = std::strtod(v.c_str(), &end);
-        if (v.empty() || *end || !(p >= 0.0 && p <= 1.0))
-            return usage_error(err, c.name, "invalid --preempt '" + v + "': expected a probability in [0, 1]");
-        so.preempt = p;
+        const std::optional<double> p = parse_probability(it->second);
+        if (!p)
+            return usage_error(err, c.name, "invalid --preempt '" + it->second + "': expected a probability in [0, 1]");
+        so.preempt = *p;
     }
     so.json = opts.count("--json") != 0;
     // The bar is for a person watching: never into a pipe or a log file.

@@ -148,6 +148,7 @@ def case_run_json(exe, work):
     g = {x["name"]: x for x in doc["groups"]}
     check(g["compute"]["submitted"] == 13 and g["compute"]["completed"] == 13, "json group counts", out)
     check(doc["virtual_time_us"] > 0 and doc["scheduler"]["csg_starts"] >= 1, "json times/stats", out)
+    check(0 < doc["gpu"]["busy_us"] <= doc["virtual_time_us"] and doc["gpu"]["resets"] == 0, "json gpu busy time", out)
     # Same seed, same run: everything but the wall time replays.
     again = json.loads(run_ok(exe, scenario("compute.toml"), "--json", "--seed", "5"))
     for d in (doc, again):
@@ -305,6 +306,8 @@ def case_run_fw_hang(exe, work):
     doc = json.loads(run_ok(exe, scenario("fw-hang.toml"), "--json"))
     g = {x["name"]: x for x in doc["groups"]}
     check(g["busy"]["failed"] == 3 and g["later"]["completed"] == 1, "resident groups lost, queued work ran",
+          json.dumps(doc))
+    check(doc["gpu"]["faults_injected"] == 1 and doc["gpu"]["resets"] >= 1, "the hang fired and the GPU was reset",
           json.dumps(doc))
     # The same scenario passes under other interleavings too.
     for seed in ("2", "3"):

@@ -150,6 +150,10 @@ void Runner::report(std::FILE* out) const {
     std::fprintf(out, "scheduler: %" PRIu64 " ticks (%" PRIu64 " full), %" PRIu64 " CSG starts/resumes, %" PRIu64
                       " suspends/terminates\n",
                  stats_.ticks, stats_.full_ticks, stats_.csg_starts, stats_.csg_suspends);
+    std::fprintf(out, "gpu: busy %.3f ms (%.1f%%), %" PRIu64 " fault(s) injected, %" PRIu64 " reset(s)\n",
+                 static_cast<double>(gpu_busy_ns_) / 1e6,
+                 t_end_ > t0_ ? 100.0 * static_cast<double>(gpu_busy_ns_) / static_cast<double>(t_end_ - t0_) : 0.0,
+                 faults_fired_, gpu_resets_.load());
     std::fprintf(out, "%-16s %9s %9s %9s %9s %9s %9s\n", "group", "submitted", "completed", "failed", "p50_us",
                  "p99_us", "max_us");
     for (size_t g = 0; g < s_.groups.size(); g++) {
@@ -202,6 +206,8 @@ void Runner::report_json(std::FILE* out) const {
                  "  \"scheduler\": {\"ticks\": %" PRIu64 ", \"full_ticks\": %" PRIu64 ", \"csg_starts\": %" PRIu64
                  ", \"csg_suspends\": %" PRIu64 "},\n",
                  stats_.ticks, stats_.full_ticks, stats_.csg_starts, stats_.csg_suspends);
+    std::fprintf(out, "  \"gpu\": {\"busy_us\": %" PRIu64 ", \"faults_injected\": %" PRIu64 ", \"resets\": %" PRIu64 "},\n",
+                 gpu_busy_ns_ / 1000, faults_fired_, gpu_resets_.load());
     std::fprintf(out, "  \"groups\": [");
     for (size_t g = 0; g < s_.groups.size(); g++) {
         const GroupStats& gs = gstats_[g];

@@ -167,6 +167,10 @@ private:
     std::vector<Failure> failures_;
     std::vector<std::string> kernel_findings_;  // "leaked ...", "WARN ...", "task still blocked ..."
     std::vector<std::string> notes_;  // what was not checked, and why
+    u64 busy0_ns_ = 0;                // the mock's core-busy time at the start of the workload
+    u64 gpu_busy_ns_ = 0;             // ... during the workload
+    u64 faults_fired_ = 0;            // how often the scenario's and --inject faults fired
+    std::atomic<u64> gpu_resets_{0};  // GPU soft/hard reset commands during the workload
     u32 checked_ = 0;
     double last_progress_wall_ = 0;
     // --coredump DIR: the devcoredump listener of this run (coredump_sink.h).

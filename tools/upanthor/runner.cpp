@@ -13,6 +13,7 @@
 #include "kernel_shim/time.h"
 #include "mock_hw/gpu.h"
 #include "panthor/panthor_drv.h"
+#include "panthor/regs/gpu_regs.h"
 #include "tools/upanthor/cli.h"
 #include "tools/upanthor/run_state.h"
 
@@ -120,15 +121,27 @@ void Runner::progress(s64 now, s64 end) {
                  static_cast<double>(now - t0_) / 1e9, static_cast<double>(end - t0_) / 1e9, done_count_.load(), total_);
 }
 
+u64 gpu_busy_ns(mock_hw::MockPlatform& plat) {
+    kshim::SpinGuard g(plat.gpu().lock());
+    return plat.gpu().engine().busy_ns_locked();
+}
+
 int Runner::drive(kshim::Runtime& rt, mock_hw::MockPlatform& plat) {
     t0_ = kshim::ktime_get();
+    busy0_ns_ = gpu_busy_ns(plat);
+    // GPU resets of the workload, seen as the driver's writes of the reset commands.
+    plat.pdev()->desc.iomem->trace_hook = [this](bool write, u32 off, u32 value) {
+        if (write && off == panthor::GPU_CMD && (value == panthor::GPU_SOFT_RESET || value == panthor::GPU_HARD_RESET))
+            gpu_resets_.fetch_add(1, std::memory_order_relaxed);
+    };
     // Fault times count from the start of the workload, after boot.
+    std::vector<int> fault_ids;
     auto add_fault = [&](mock_hw::FaultSpec spec) {
         if (spec.kind == mock_hw::FaultKind::BootFail)
             return;
         if (spec.trigger.type == mock_hw::FaultTrigger::Type::AtTime)
             spec.trigger.at += t0_;
-        plat.gpu().faults().add(spec);
+        fault_ids.push_back(plat.gpu().faults().add(spec));
     };
     for (const sc::Fault& f : s_.faults)
         add_fault(f.spec);
@@ -153,6 +166,10 @@ int Runner::drive(kshim::Runtime& rt, mock_hw::MockPlatform& plat) {
     }
     t_end_ = kshim::ktime_get();
     stats_ = panthor::panthor_sched_get_stats(ptdev_);
+    gpu_busy_ns_ = gpu_busy_ns(plat) - busy0_ns_;
+    for (int id : fault_ids)
+        faults_fired_ += plat.gpu().faults().fired(id);
+    plat.pdev()->desc.iomem->trace_hook = nullptr;
     check_expectations();
     return 0;
 }

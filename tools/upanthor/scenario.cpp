@@ -155,10 +155,7 @@ public:
     ParseResult run(std::string_view text) {
         ParseResult res;
         toml::table root;
-        try {
-            root = toml::parse(text, file_);
-        } catch (const toml::parse_error& e) {
-            error(loc_of(e.source()), std::string(e.description()));
+        if (!parse_toml(text, &root)) {
             res.diagnostics = std::move(diags_);
             return res;
         }
@@ -178,10 +175,7 @@ public:
         InjectResult res;
         sc_.gpu = gpu;
         toml::table root;
-        try {
-            root = toml::parse(text, file_);
-        } catch (const toml::parse_error& e) {
-            error(loc_of(e.source()), std::string(e.description()));
+        if (!parse_toml(text, &root)) {
             res.diagnostics = std::move(diags_);
             return res;
         }
@@ -194,6 +188,17 @@ public:
     }
 
 private:
+    // TOML syntax: false (and the parser's diagnostic) when `text` is not a TOML document.
+    bool parse_toml(std::string_view text, toml::table* root) {
+        try {
+            *root = toml::parse(text, file_);
+            return true;
+        } catch (const toml::parse_error& e) {
+            error(loc_of(e.source()), std::string(e.description()));
+            return false;
+        }
+    }
+
     // ---- diagnostics and checked access ----
     void error(SourceLoc l, std::string msg) { diags_.push_back({file_, l, std::move(msg)}); }
     void error(const toml::node& n, std::string msg) { error(loc_of(n.source()), std::move(msg)); }
