@@ -26,10 +26,7 @@ std::unique_ptr<CoredumpSink> CoredumpSink::open(const std::string& dir, std::st
 
 CoredumpSink::~CoredumpSink() { kshim::devcoredump_set_listener(nullptr); }
 
-std::string CoredumpSink::error() const {
-    std::lock_guard g(lock_);
-    return error_;
-}
+std::string CoredumpSink::error() const { return error_ready_.load(std::memory_order_acquire) ? error_ : std::string(); }
 
 void CoredumpSink::on_dump(kshim::Device* dev) {
     const ssize_t size = kshim::devcd_size(dev);
@@ -50,9 +47,10 @@ void CoredumpSink::on_dump(kshim::Device* dev) {
     f.write(data.data(), static_cast<std::streamsize>(got));
     f.close();
     if (!f) {
-        std::lock_guard g(lock_);
-        if (error_.empty())
+        if (!error_claimed_.exchange(true)) {
             error_ = "cannot write '" + path + "': " + std::strerror(errno);
+            error_ready_.store(true, std::memory_order_release);
+        }
         return;
     }
     written_.store(n);

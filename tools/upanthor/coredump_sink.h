@@ -5,7 +5,6 @@
 #pragma once
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <string>
 
 namespace kshim {
@@ -35,9 +34,11 @@ private:
 
     std::string dir_;
     std::atomic<unsigned> written_{0};
-    // The tool's own bookkeeping, touched by the listener (a kernel work item: another thread with
-    // --real); kernel code never takes it.
-    mutable std::mutex lock_;
+    // The first error, written by the one listener call that claims it (a kernel work item:
+    // another thread with --real) and published with `error_ready_`; no lock, so nothing here
+    // steps outside the kernel shim's threading.
+    std::atomic<bool> error_claimed_{false};
+    std::atomic<bool> error_ready_{false};
     std::string error_;
 };
 
