@@ -30,6 +30,8 @@ void fault_inject_arm(const FaultPlan& plan) {
     g_armed.store(true);
 }
 
+bool fault_inject_armed() { return g_armed.load(std::memory_order_relaxed); }
+
 void fault_inject_disarm() {
     std::lock_guard g(g_lock);
     g_armed.store(false);

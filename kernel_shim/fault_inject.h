@@ -21,6 +21,7 @@ struct FaultPlan {
 
 void fault_inject_arm(const FaultPlan& plan);
 void fault_inject_disarm();
+bool fault_inject_armed();
 // How many allocation attempts matched the plan, and how many of them were failed.
 u64 fault_inject_attempts();
 u64 fault_inject_failures();

@@ -2,6 +2,7 @@
 #include "tests/panthor/sched_test.h"
 
 #include <cstring>
+#include <cstddef>
 #include <deque>
 
 namespace panthor::testing {
@@ -35,6 +36,56 @@ u64 SchedTest::put_shader(const mock_hw::MockShader& sh) {
     std::memcpy(cpu_ + kDataOffset + off, &sh, sizeof(sh));
     shader_off_ += 64;
     return data_va(off);
+}
+
+drm_panthor_tiler_heap_create SchedTest::tiler_heap_create(u32 initial, u32 max_chunks, u32 vm, u32 chunk_size) {
+    drm_panthor_tiler_heap_create a{};
+    a.vm_id = vm ? vm : vm_;
+    a.initial_chunk_count = initial;
+    a.chunk_size = chunk_size;
+    a.max_chunks = max_chunks;
+    a.target_in_flight = 8;  // the tests' passes never end with FRAG_END: don't make them wait
+    EXPECT_EQ(ioctl(DRM_IOCTL_PANTHOR_TILER_HEAP_CREATE, &a), 0);
+    return a;
+}
+
+std::vector<u64> SchedTest::count_instrs(u64 count_off) const {
+    return {cs::move48(2, data_va(count_off)), cs::load_multiple(10, 2, 0x3), cs::add_imm64(10, 10, 1),
+            cs::store_multiple(10, 2, 0x3)};
+}
+
+std::vector<u64> SchedTest::tiler_instrs(const drm_panthor_tiler_heap_create& heap, u32 chunks, u64 count_off,
+                                         u32 chunk_size) {
+    mock_hw::MockShader sh = shader(mock_hw::MockShader::Run, 100 * kshim::NSEC_PER_USEC);
+    sh.heap_chunks = chunks;
+    // The mock firmware leaves seeding the context's free list to the heap's user (docs/mock_hw.md).
+    std::vector<u64> v = {cs::move48(0, heap.tiler_heap_ctx_gpu_va),
+                          cs::heap_set(0),
+                          cs::move48(4, heap.first_heap_chunk_gpu_va | (chunk_size >> 12)),
+                          cs::store_multiple(4, 0, 0x3, offsetof(mock_hw::MockHeapContext, free_chunk)),
+                          cs::wait(0xFF),
+                          cs::heap_operation(cs::HEAP_VT_START),
+                          cs::move48(16, put_shader(sh)),
+                          cs::req_resource(false, false, false, true),
+                          cs::run_idvs(),
+                          cs::req_resource(false, false, false, false),
+                          cs::wait(0xFF)};
+    for (u64 i : count_instrs(count_off))
+        v.push_back(i);
+    return v;
+}
+
+std::vector<u64> SchedTest::fault_then_signal_instrs(u32 exception, u64 sync_off) {
+    return {cs::move48(16, put_shader(shader(mock_hw::MockShader::Fault, 100 * kshim::NSEC_PER_USEC, 0, exception))),
+            cs::run_compute(1),
+            cs::wait(0xFF),
+            cs::move48(6, data_va(sync_off)),
+            cs::move48(8, 1),
+            cs::sync_add64(6, 8, cs::SCOPE_SYSTEM, true)};
+}
+
+std::vector<u64> SchedTest::inherit_wait_instrs(u64 sync_off) const {
+    return {cs::move48(6, data_va(sync_off)), cs::move48(8, 0), cs::sync_wait64(6, 8, cs::GREATER, true)};
 }
 
 drm_panthor_group_create SchedTest::group_args(u8 priority) const {

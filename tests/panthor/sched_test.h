@@ -50,6 +50,22 @@ protected:
         return sh;
     }
 
+    // ---- fault workloads shared by the recovery tests and the fault campaign ----
+    // TILER_HEAP_CREATE on `vm` (0: vm_); the returned args (handle, context and first chunk VAs).
+    drm_panthor_tiler_heap_create tiler_heap_create(u32 initial, u32 max_chunks, u32 vm = 0, u32 chunk_size = 128 * 1024);
+    // A tiling pass that seeds the heap's free list with its first chunk, then runs a RUN_IDVS
+    // whose job takes `chunks` chunks; when the heap cannot give them the driver's TILER_OOM
+    // reply decides what happens. Afterwards the stream adds one to the u64 at `count_off`.
+    std::vector<u64> tiler_instrs(const drm_panthor_tiler_heap_create& heap, u32 chunks, u64 count_off,
+                                  u32 chunk_size = 128 * 1024);
+    // The instructions adding one to the u64 at data offset `count_off` (r10..r11, d2).
+    std::vector<u64> count_instrs(u64 count_off) const;
+    // A job that ends with CS_FAULT `exception` and then signals the 64-bit sync object at data
+    // offset `sync_off` with error propagation (its error word becomes non-zero).
+    std::vector<u64> fault_then_signal_instrs(u32 exception, u64 sync_off);
+    // A SYNC_WAIT64 until the sync object at `sync_off` is > 0, rejecting (inheriting) its error.
+    std::vector<u64> inherit_wait_instrs(u64 sync_off) const;
+
     // ---- groups ----
     struct QueueSpec {
         u8 priority = 1;
