@@ -32,12 +32,11 @@ public:
         might_alloc(gfp);
         if (should_fail_alloc("xarray", gfp)) return -ENOMEM;
         std::lock_guard g(lock_);
-        u64 candidate = lowest(limit.min);
-        for (auto it = map_.lower_bound(static_cast<u32>(candidate)); it != map_.end() && it->first == candidate; ++it)
-            candidate++;
+        const u64 candidate = first_free(lowest(limit.min));
         if (candidate > limit.max) return -EBUSY;
         *id = static_cast<u32>(candidate);
         map_[*id] = entry;
+        mark_used(*id);
         return 0;
     }
     // Like alloc, searching from *next and wrapping once; returns 1 if it wrapped, 0 if not.
@@ -63,10 +62,13 @@ public:
         std::lock_guard g(lock_);
         auto it = map_.find(id);
         T* old = it == map_.end() ? nullptr : it->second;
-        if (entry)
+        if (entry) {
             map_[id] = entry;
-        else if (it != map_.end())
+            if (!old) mark_used(id);
+        } else if (it != map_.end()) {
             map_.erase(it);
+            mark_free(id);
+        }
         return old;
     }
     T* erase(u32 id) { return store(id, nullptr); }
@@ -106,9 +108,41 @@ public:
 private:
     u64 lowest(u32 min) const { return (flags_ & XA_FLAGS_ALLOC1) && min == 0 ? 1 : min; }
 
+    // The used ids as maximal runs [first, last], so that finding the lowest free id is one
+    // lookup instead of a walk over every used id above the minimum (dense handle tables made
+    // that walk quadratic).
+    u64 first_free(u64 c) const {
+        auto it = runs_.upper_bound(static_cast<u32>(std::min<u64>(c, UINT_MAX)));
+        if (it == runs_.begin()) return c;
+        --it;
+        return it->second >= c ? u64{it->second} + 1 : c;
+    }
+    void mark_used(u32 id) {
+        u32 first = id, last = id;
+        auto next = runs_.find(id + 1);
+        if (id != UINT_MAX && next != runs_.end()) {
+            last = next->second;
+            runs_.erase(next);
+        }
+        auto it = runs_.lower_bound(id);
+        if (it != runs_.begin() && std::prev(it)->second + 1 == id) {
+            std::prev(it)->second = last;
+            return;
+        }
+        runs_[first] = last;
+    }
+    void mark_free(u32 id) {
+        auto it = std::prev(runs_.upper_bound(id));
+        const u32 first = it->first, last = it->second;
+        runs_.erase(it);
+        if (first < id) runs_[first] = id - 1;
+        if (id < last) runs_[id + 1] = last;
+    }
+
     unsigned flags_;
     mutable std::mutex lock_;  // protects map_ (the xa_lock)
     std::map<u32, T*> map_;
+    std::map<u32, u32> runs_;  // first used id of a run -> its last; runs neither touch nor overlap
 };
 
 // idr_alloc semantics on top: returns the id in [start, end) (end 0: no limit) or -ENOSPC.

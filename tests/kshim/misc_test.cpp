@@ -3,6 +3,8 @@
 
 #include <cstdio>
 #include <fstream>
+#include <random>
+#include <set>
 #include <sstream>
 
 #include "kernel_shim/iopoll.h"
@@ -44,6 +46,43 @@ TEST_F(Misc, XaAllocReportsAFullRangeAndInjectedFailure) {
     EXPECT_EQ(xa.alloc(&id, &v, xa_limit_32b, GFP_KERNEL), -ENOMEM);
     fault_inject_disarm();
     EXPECT_EQ(xa.size(), 2u);
+}
+
+// Random allocs in random ranges, stores at chosen ids and erases, against a plain set of used
+// ids: the lowest free id in the range is what alloc hands out, every time.
+TEST_F(Misc, XaAllocMatchesALinearScanUnderRandomUse) {
+    XArray<int> xa(XA_FLAGS_ALLOC1);
+    std::set<u32> used;
+    int v;
+    std::mt19937 rng(7);
+    for (int step = 0; step < 20000; step++) {
+        const u32 op = rng() % 10;
+        if (op < 5) {
+            const u32 lo = rng() % 4 == 0 ? rng() % 200 : 0, hi = lo + rng() % 300;
+            u64 expect = lo == 0 ? 1 : lo;
+            while (used.count(static_cast<u32>(expect))) expect++;
+            u32 id = 0;
+            const int ret = xa.alloc(&id, &v, XA_LIMIT(lo, hi), GFP_KERNEL);
+            if (expect > hi) {
+                ASSERT_EQ(ret, -EBUSY) << "step " << step;
+            } else {
+                ASSERT_EQ(ret, 0) << "step " << step;
+                ASSERT_EQ(id, expect) << "step " << step;
+                used.insert(id);
+            }
+        } else if (op < 6) {
+            const u32 id = 1 + rng() % 400;
+            const bool had = used.count(id);
+            ASSERT_EQ(xa.store(id, &v) != nullptr, had);
+            used.insert(id);
+        } else if (!used.empty()) {
+            auto it = used.begin();
+            std::advance(it, rng() % used.size());
+            ASSERT_EQ(xa.erase(*it), &v);
+            used.erase(it);
+        }
+    }
+    EXPECT_EQ(xa.size(), used.size());
 }
 
 TEST_F(Misc, XaAllocCyclicWraps) {
