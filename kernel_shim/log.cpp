@@ -5,12 +5,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <mutex>
 
 namespace kshim {
 namespace {
 std::mutex g_log_lock;  // protects g_log
-std::vector<LogLine> g_log;
+// A ring like printk's log buffer: the newest kLogCapacity lines. A run that logs without end (a
+// fault storm in a long simulation) must not grow the process without bound.
+constexpr size_t kLogCapacity = size_t{1} << 16;
+std::deque<LogLine> g_log;
 
 LogLevel print_threshold() {
     static const LogLevel level = [] {
@@ -18,6 +22,7 @@ LogLevel print_threshold() {
         if (!env) return LogLevel::Warn;
         if (!std::strcmp(env, "debug")) return LogLevel::Debug;
         if (!std::strcmp(env, "info")) return LogLevel::Info;
+        if (!std::strcmp(env, "none")) return static_cast<LogLevel>(0);  // fuzzers: lines only captured
         return LogLevel::Warn;
     }();
     return level;
@@ -47,12 +52,13 @@ void log_message(LogLevel level, const Device* dev, const char* fmt, ...) {
     if (level <= print_threshold())
         std::fprintf(stderr, "[%s] %s%s%s\n", level_name(level), device.c_str(), device.empty() ? "" : ": ", buf);
     std::lock_guard g(g_log_lock);
+    if (g_log.size() == kLogCapacity) g_log.pop_front();
     g_log.push_back({level, std::move(device), buf});
 }
 
 std::vector<LogLine> log_lines() {
     std::lock_guard g(g_log_lock);
-    return g_log;
+    return {g_log.begin(), g_log.end()};
 }
 
 void log_clear() {

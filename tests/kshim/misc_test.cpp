@@ -157,6 +157,19 @@ TEST_F(Misc, DeviceMessagesAreCapturedForTests) {
     EXPECT_EQ(lines[0].level, LogLevel::Info);
 }
 
+// The capture is a ring of the newest 65536 lines, as printk's buffer: a run that logs without end
+// does not grow the process without bound.
+TEST_F(Misc, TheLogKeepsTheNewestLinesOnly) {
+    Device dev{"panthor"};
+    for (int i = 0; i < 70000; i++)
+        dev_dbg(&dev, "line %d", i);
+    const auto lines = log_lines();
+    ASSERT_EQ(lines.size(), 65536u);
+    EXPECT_EQ(lines.front().text, "line 4464");
+    EXPECT_EQ(lines.back().text, "line 69999");
+    EXPECT_FALSE(log_contains("line 0"));
+}
+
 class TracedRuntime : public kshim::testing::KernelTest {
 protected:
     RuntimeOptions runtime_options() const override {
