@@ -55,6 +55,12 @@ struct GpuLatencies {
     ktime_t cs_slice = 1 * kshim::NSEC_PER_USEC;      // virtual time one slice of cs_slice_instrs takes
     ktime_t sync_poll = 20 * kshim::NSEC_PER_USEC;    // period of the blocked-SYNC_WAIT re-evaluation poll
     u32 cs_slice_instrs = 4096;                       // instructions a stream runs before yielding
+    // A group whose streams keep running whole slices without forward progress (no job completes,
+    // the group never idles) for cs_spin_after is throttled: its spinning streams then get one
+    // slice per cs_spin_slice, so a runaway loop costs the host ~4k instructions per virtual ms
+    // until the progress timer ends it (docs/mock_hw.md, "Progress timer").
+    ktime_t cs_spin_after = 1 * kshim::NSEC_PER_MSEC;
+    ktime_t cs_spin_slice = 1 * kshim::NSEC_PER_MSEC;
 
     static GpuLatencies zero() {
         GpuLatencies l{0, 0, 0, 0, 0, 0, 0, 0, 0};

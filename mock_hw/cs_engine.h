@@ -11,7 +11,9 @@
 // and starts a state transition whose ack lands csg_state later (SUSPEND: preempts the group's
 // jobs at once and acks csg_suspend later; cs_suspend.cpp). Streams run in slices of
 // cs_slice_instrs instructions from one engine-wide "run" event; a slice costs cs_slice of virtual
-// time, so an endless MOVE/BRANCH loop advances time instead of stopping it. An instruction that
+// time, so an endless MOVE/BRANCH loop advances time instead of stopping it; such a loop also
+// counts as time without forward progress for the group's progress timer, and after
+// cs_spin_after it is throttled to one slice per cs_spin_slice (progress_spin_locked). An instruction that
 // cannot complete (SB wait, SYNC_WAIT, MMU stall, OOM reply, fault ack) leaves the stream's pc on
 // it and is re-executed when the stream is woken, which is also how a suspended stream resumes
 // exactly where it stopped. Memory goes through Mmu accessors: the group's streams through the AS
@@ -85,6 +87,12 @@ private:
         bool sync64 = false;
         bool in_error = false;  // CS_FAULT raised, until ERROR_BARRIER
         u32 last_error = 0;
+        // The instruction a pending CS_FAULT/CS_FATAL was raised by, when it retired with the
+        // exception (the stream resumes after it): CS_STATUS_CMD_PTR names it until the host acks
+        // the fault. 0: the exception came from elsewhere (a job, the FaultPlan's timed kinds).
+        u64 exc_va = 0;
+        // Its last slice used the whole instruction budget (it is executing, not blocked).
+        bool spinning = false;
         u64 heap_ctx = 0;
         u32 heap_vt_start = 0, heap_vt_end = 0, heap_frag_end = 0;
         u64 oom_heap = 0;  // heap context waiting for a chunk
@@ -149,6 +157,11 @@ private:
         std::unique_ptr<HwEvent> scan_ev, state_ev, progress_ev, delayed_ack_ev;
         u32 delayed_bits = 0, dropped_bits = 0;
         bool progress_reported = false;
+        // Virtual time its streams executed whole slices since its last forward progress (a job
+        // holding a core completed, the group went idle or started), and, once that passes
+        // cs_spin_after, when its spinning streams get their next slice (0: not throttled).
+        ktime_t spin_ns = 0;
+        ktime_t spin_next = 0;
         u32 track = 0;
     };
 
@@ -168,6 +181,12 @@ private:
     void delayed_ack_locked(Group& g);
     void progress_timer_fired_locked(Group& g);
     void rearm_progress_locked(Group& g);
+    ktime_t progress_timeout_locked() const;  // 0: no progress timer
+    // A pass in which streams of `g` ran whole slices: charges the slice's time to the group's
+    // no-progress time and raises PROGRESS_TIMER_EVENT once it reaches the timeout. Returns
+    // when the group's spinning streams run next.
+    ktime_t progress_spin_locked(Group& g, ktime_t now);
+    void progress_made_locked(Group& g);
     void poll_locked();
     u64 csg_in(u32 slot) const;
     u64 csg_out(u32 slot) const;
@@ -198,8 +217,12 @@ private:
     bool mem_read_locked(Group& g, Stream& s, u64 va, void* dst, size_t len);
     bool mem_write_locked(Group& g, Stream& s, u64 va, const void* src, size_t len);
     void mem_fail_locked(Group& g, Stream& s, const MemResult& r);
-    void fatal_locked(Group& g, Stream& s, u32 exception, u64 info);
-    void fault_locked(Group& g, Stream& s, u32 exception, u64 info);
+    // `exc_va`: the instruction that raised it when that instruction retired (Stream::exc_va).
+    void fatal_locked(Group& g, Stream& s, u32 exception, u64 info, u64 exc_va = 0);
+    void fault_locked(Group& g, Stream& s, u32 exception, u64 info, u64 exc_va = 0);
+    u64 pc_va(const Stream& s) const {
+        return s.depth == 0 ? s.ring_base + (s.ring_size ? s.frames[0].pc % s.ring_size : 0) : s.frames[s.depth].pc;
+    }
     void bus_fault_locked(Group& g, Stream& s, u64 va);
     bool sync_satisfied(u64 v, u64 ref, u8 cond) const;
     Step sync_wait_locked(Group& g, Stream& s, const panthor::cs::Instr& in);

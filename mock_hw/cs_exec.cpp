@@ -52,26 +52,47 @@ bool CsEngine::refresh_insert_locked(Stream& s) {
     return true;
 }
 
+namespace {
+constexpr ktime_t kNever = INT64_MAX;
+}  // namespace
+
 void CsEngine::run_locked() {
     if (!running_) return;
+    const GpuLatencies& lat = gpu_.config().lat;
+    const ktime_t now = kshim::ktime_get();
     bool more = false, waiting = false;
-    const u32 budget = std::max<u32>(1, gpu_.config().lat.cs_slice_instrs);
+    ktime_t wake = kNever;  // the earliest next slice of a throttled group
+    const u32 budget = std::max<u32>(1, lat.cs_slice_instrs);
     // Checked once per slice so that the instruction loop pays one flag test when nothing is armed.
     const bool count_instrs = gpu_.faults().counts_instructions_locked();
     for (auto& gp : groups_) {
         Group& g = *gp;
         if (g.state != GState::Running) continue;
+        // A throttled group's spinning streams wait for their slice; its other streams run.
+        const bool held = g.spin_next > now;
+        bool spun = false;
         for (auto& s : g.cs) {
-            if (runnable_locked(g, s)) {
+            if (!runnable_locked(g, s)) {
+                s.spinning = false;
+            } else if (!(held && s.spinning)) {
                 const u32 n = exec_stream_locked(g, s, budget, count_instrs);
-                more |= n == budget && s.block == Block::None;
+                s.spinning = n == budget && s.block == Block::None && s.started;
+                spun |= s.spinning;
             }
             waiting |= s.block == Block::SyncWait;
         }
+        if (spun && g.state == GState::Running) {
+            const ktime_t next = progress_spin_locked(g, now);
+            if (g.spin_next) wake = std::min(wake, next);
+            else more = true;
+        } else if (held) {
+            wake = std::min(wake, g.spin_next);
+        }
     }
     update_idle_locked();
-    if (more) run_ev_->arm_locked(gpu_.config().lat.cs_slice);
-    if (waiting && !poll_ev_->pending_locked()) poll_ev_->arm_locked(gpu_.config().lat.sync_poll);
+    if (more) wake = std::min(wake, now + lat.cs_slice);
+    if (wake != kNever && (more || !run_ev_->pending_locked() || run_ev_->due_locked() > wake)) run_ev_->arm_at_locked(wake);
+    if (waiting && !poll_ev_->pending_locked()) poll_ev_->arm_locked(lat.sync_poll);
 }
 
 void CsEngine::poll_locked() {
@@ -128,11 +149,11 @@ bool CsEngine::inject_at_instruction_locked(Group& g, Stream& s, u64 next_pc) {
     if (!f) return false;
     // The exception takes the instruction's place: it retires without running, and the report
     // names its VA.
-    const u64 pc_va = s.depth == 0 ? s.ring_base + (s.frames[0].pc % s.ring_size) : s.frames[s.depth].pc;
+    const u64 va = pc_va(s);
     s.frames[s.depth].pc = next_pc;
-    if (f->kind == FaultKind::CsFault) fault_locked(g, s, f->exception, pc_va);
-    else if (f->kind == FaultKind::CsUnrecoverable) fatal_locked(g, s, DRM_PANTHOR_EXCEPTION_CS_UNRECOVERABLE, pc_va);
-    else fatal_locked(g, s, f->exception, pc_va);
+    if (f->kind == FaultKind::CsFault) fault_locked(g, s, f->exception, va, va);
+    else if (f->kind == FaultKind::CsUnrecoverable) fatal_locked(g, s, DRM_PANTHOR_EXCEPTION_CS_UNRECOVERABLE, va, va);
+    else fatal_locked(g, s, f->exception, va, va);
     return true;
 }
 
@@ -191,8 +212,9 @@ void CsEngine::bus_fault_locked(Group& g, Stream& s, u64 va) {
         if (&o != &s && o.started && o.block != Block::Fatal) fault_locked(g, o, DRM_PANTHOR_EXCEPTION_CS_RES_TERM, 0);
 }
 
-void CsEngine::fatal_locked(Group& g, Stream& s, u32 exception, u64 info) {
+void CsEngine::fatal_locked(Group& g, Stream& s, u32 exception, u64 info, u64 exc_va) {
     s.block = Block::Fatal;
+    s.exc_va = exc_va;
     const u64 out = cs_out(g.slot, s.idx);
     gpu_.mcu().write_locked(static_cast<u32>(out + offsetof(panthor_fw_cs_output_iface, fatal)), &exception, 4);
     gpu_.mcu().write_locked(static_cast<u32>(out + offsetof(panthor_fw_cs_output_iface, fatal_info)), &info, 8);
@@ -201,10 +223,10 @@ void CsEngine::fatal_locked(Group& g, Stream& s, u32 exception, u64 info) {
     cs_raise_event_locked(g, s, CS_FATAL);
 }
 
-void CsEngine::fault_locked(Group& g, Stream& s, u32 exception, u64 info) {
+void CsEngine::fault_locked(Group& g, Stream& s, u32 exception, u64 info, u64 exc_va) {
     s.in_error = true;
     s.last_error = exception;
-    if (s.block != Block::Fatal) s.block = Block::FaultAck;
+    if (s.block != Block::Fatal) s.block = Block::FaultAck, s.exc_va = exc_va;
     const u64 out = cs_out(g.slot, s.idx);
     gpu_.mcu().write_locked(static_cast<u32>(out + offsetof(panthor_fw_cs_output_iface, fault)), &exception, 4);
     gpu_.mcu().write_locked(static_cast<u32>(out + offsetof(panthor_fw_cs_output_iface, fault_info)), &info, 8);
@@ -276,9 +298,10 @@ CsEngine::Step CsEngine::sync_wait_locked(Group& g, Stream& s, const Instr& in) 
     if (in.error_reject && status) {
         // The wait inherits the error of the sync object: it retires, the stream enters the error
         // state and reports CS_INHERIT_FAULT.
+        const u64 va = pc_va(s);
         s.frames[s.depth].pc += 8;
         pc_set_ = true;
-        fault_locked(g, s, DRM_PANTHOR_EXCEPTION_CS_INHERIT_FAULT, addr);
+        fault_locked(g, s, DRM_PANTHOR_EXCEPTION_CS_INHERIT_FAULT, addr, va);
         return Step::Block;
     }
     return Step::Next;
@@ -290,9 +313,9 @@ void CsEngine::sync_written_locked(Group& g, bool system_scope) {
 }
 
 CsEngine::Step CsEngine::exec_one_locked(Group& g, Stream& s, const Instr& in, u64 next_pc) {
-    const u64 pc_va = s.depth == 0 ? s.ring_base + (s.frames[0].pc % s.ring_size) : s.frames[s.depth].pc;
     auto invalid = [&] {
-        fatal_locked(g, s, DRM_PANTHOR_EXCEPTION_CS_INSTR_INVALID, pc_va);
+        const u64 va = pc_va(s);
+        fatal_locked(g, s, DRM_PANTHOR_EXCEPTION_CS_INSTR_INVALID, va, va);
         return Step::Block;
     };
     auto reg_ok = [&](u32 r, u32 n = 1) { return r + n <= nregs_; };
@@ -378,7 +401,7 @@ CsEngine::Step CsEngine::exec_one_locked(Group& g, Stream& s, const Instr& in, u
         } else {
             // CALL (and a JUMP out of the ring buffer, which the mock treats as a CALL).
             if (s.depth + 1 >= cs::kCallStackDepth) {
-                fatal_locked(g, s, DRM_PANTHOR_EXCEPTION_CS_CALL_STACK_OVERFLOW, pc_va);
+                fatal_locked(g, s, DRM_PANTHOR_EXCEPTION_CS_CALL_STACK_OVERFLOW, pc_va(s), pc_va(s));
                 return Step::Block;
             }
             s.frames[s.depth].pc = next_pc;
@@ -510,11 +533,12 @@ CsEngine::Step CsEngine::exec_one_locked(Group& g, Stream& s, const Instr& in, u
 
 CsEngine::Step CsEngine::retire_with_locked(Group& g, Stream& s, bool fatal, u32 exception, u64 info) {
     // The instruction is done (it does not run again after the host's ack); the exception is
-    // reported against it.
+    // reported against it: CS_STATUS_CMD_PTR names it while the exception is pending.
+    const u64 va = pc_va(s);
     s.frames[s.depth].pc += 8;
     pc_set_ = true;
-    if (fatal) fatal_locked(g, s, exception, info);
-    else fault_locked(g, s, exception, info);
+    if (fatal) fatal_locked(g, s, exception, info, va);
+    else fault_locked(g, s, exception, info, va);
     return Step::Block;
 }
 

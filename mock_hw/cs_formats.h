@@ -68,7 +68,8 @@ static_assert(offsetof(MockHeapContext, last_chunk) == 0x10 && offsetof(MockHeap
 // scoreboard entry counts exactly the saved jobs that signal it) before trusting any of it.
 inline constexpr u32 kSaveStride = 0x1000;
 inline constexpr u32 kSaveMagic = 0x53435355;  // "USCS"
-inline constexpr u32 kSaveVersion = 3;  // 3: word-wise checksum over the written part only
+// 3: word-wise checksum over the written part only; 4: exc_va and spin_us
+inline constexpr u32 kSaveVersion = 4;
 // Jobs one stream may have in flight; a RUN_* beyond it waits (status RESOURCE), which bounds the
 // jobs a suspend has to save.
 inline constexpr u32 kMaxJobsPerStream = 32;
@@ -93,8 +94,10 @@ struct SavedStream {
     u64 progress, exc_addr;
     u32 exc_len, exc_type;
     u64 oom_heap;
+    u64 exc_va;  // the instruction a pending CS_FAULT / CS_FATAL was raised by (0: none, or asynchronous)
     u32 regs[128];
-    u32 njobs, reserved;
+    u32 njobs;
+    u32 spin_us;  // the group's no-progress time (progress timer) when suspended, in microseconds
     // Only the first njobs entries are written; the rest of the array keeps whatever the buffer
     // held (a suspend writes what it saved, not the whole 3.4 KiB record).
     SavedJob jobs[kMaxJobsPerStream];

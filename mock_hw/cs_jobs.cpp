@@ -189,7 +189,10 @@ void CsEngine::complete_job_locked(size_t idx) {
     jobs_done_++;
     jobs_.erase(jobs_.begin() + static_cast<long>(idx));
     g.progress_reported = false;
-    if (j.uses_core) rearm_progress_locked(g);
+    if (j.uses_core) {
+        rearm_progress_locked(g);
+        progress_made_locked(g);
+    }
     stream_jobs_changed_locked(g, s);
 }
 

@@ -55,7 +55,11 @@ void CsEngine::save_group_locked(Group& g) {
         // The header is zeroed (no stale bytes between fields), then filled in; the registers are
         // copied whole.
         memset(static_cast<void*>(&sv), 0, offsetof(SavedStream, regs));
-        sv.njobs = sv.reserved = 0;
+        sv.njobs = 0;
+        // A group rotated off its slot keeps its no-progress time, so a spinning group that the
+        // host keeps suspending and resuming still times out.
+        sv.spin_us = static_cast<u32>(std::min<ktime_t>(g.spin_ns / kshim::NSEC_PER_USEC, UINT32_MAX));
+        sv.exc_va = s.exc_va;
         sv.magic = kSaveMagic;
         sv.version = kSaveVersion;
         sv.flags = (s.started ? kSavedStarted : 0) | (s.in_error ? kSavedInError : 0) | (s.sync64 ? kSavedSync64 : 0) |
@@ -117,6 +121,7 @@ bool CsEngine::restore_group_locked(Group& g) {
     bool ok = true;
     std::vector<Job> jobs;
     SavedStream& sv = saved_scratch_;  // each read fills what its checks look at
+    g.spin_ns = g.spin_next = 0;
     for (auto& s : g.cs) {
         reset_stream(g, s);
         if (!read_saved_stream_locked(static_cast<u32>(g.suspend_buf + u64{s.idx} * kSaveStride), sv) ||
@@ -186,6 +191,8 @@ bool CsEngine::restore_stream_locked(Group& g, Stream& s, const SavedStream& sv,
     s.exc_handler_len = sv.exc_len;
     s.exc_handler_type = static_cast<u8>(sv.exc_type);
     s.oom_heap = sv.oom_heap;
+    s.exc_va = (s.block == Block::FaultAck || s.block == Block::Fatal) ? sv.exc_va : 0;
+    g.spin_ns = std::max<ktime_t>(g.spin_ns, static_cast<ktime_t>(sv.spin_us) * kshim::NSEC_PER_USEC);
     memcpy(s.regs, sv.regs, sizeof(s.regs));
     for (u32 i = 0; i < sv.njobs; i++) {
         const SavedJob& sj = sv.jobs[i];

@@ -74,6 +74,7 @@ void CsEngine::mcu_started_locked(bool cold) {
             g->pending_state = 0xFF;
             g->idle = true;
             g->suspend_stuck = g->progress_reported = false;
+            g->spin_ns = g->spin_next = 0;
             g->delayed_bits = g->dropped_bits = 0;
             for (auto& s : g->cs) reset_stream(*g, s);
         }
@@ -96,6 +97,7 @@ void CsEngine::mcu_stopped_locked() {
         g->state_ev->cancel_locked();
         g->progress_ev->cancel_locked();
         g->delayed_ack_ev->cancel_locked();
+        g->spin_next = 0;
         for (auto& s : g->cs) s.jobs = 0, memset(s.sb, 0, sizeof(s.sb));
         if (g->state == GState::Running || g->state == GState::Suspending || g->state == GState::Terminating) {
             g->state = GState::Off;
@@ -235,6 +237,7 @@ void CsEngine::csg_state_done_locked(Group& g) {
         if (g.state != GState::Running) {
             g.preempted.clear();
             for (auto& s : g.cs) reset_stream(g, s);
+            progress_made_locked(g);
             g.state = GState::Running;
             g.idle = false;
             for (auto& s : g.cs) cs_scan_locked(g, s);
@@ -280,6 +283,7 @@ void CsEngine::csg_state_done_locked(Group& g) {
             kshim::trace::end_on(g.track, "csg_resident", "mock_hw");
         g.state = GState::Off;
         g.progress_ev->cancel_locked();
+        progress_made_locked(g);
         break;
     default:
         return;
@@ -351,7 +355,7 @@ void CsEngine::cs_scan_locked(Group& g, Stream& s) {
         ack = (ack & ~copy) | (in.req & copy);
         mcu.write_locked(cs_out(g.slot, s.idx), &ack, 4);
     }
-    if (s.block == Block::FaultAck && !((in.req ^ ack) & CS_FAULT)) s.block = Block::None;
+    if (s.block == Block::FaultAck && !((in.req ^ ack) & CS_FAULT)) s.block = Block::None, s.exc_va = 0;
     if (s.block == Block::Oom && !((in.req ^ ack) & CS_TILER_OOM)) {
         s.block = Block::None;
         s.oom_replied = true;
@@ -406,7 +410,11 @@ void CsEngine::cs_raise_event_locked(Group& g, Stream& s, u32 bit) {
 void CsEngine::cs_publish_status_locked(Stream& s) {
     panthor_fw_cs_output_iface o{};
     const Frame& f = s.frames[s.depth];
+    // The program pointer: the next instruction, or the one that blocked or faulted where it stands.
+    // An exception an instruction retired with names that instruction until the host acks it,
+    // as hardware reports the faulting command (the stream itself resumes after it).
     o.status_cmd_ptr = s.depth == 0 ? (s.ring_size ? s.ring_base + (f.pc % s.ring_size) : s.ring_base) : f.pc;
+    if (s.exc_va && (s.block == Block::FaultAck || s.block == Block::Fatal)) o.status_cmd_ptr = s.exc_va;
     u32 wait = 0, reason = CS_STATUS_BLOCKED_REASON_UNBLOCKED;
     switch (s.block) {
     case Block::SbWait:
@@ -458,6 +466,11 @@ void CsEngine::update_idle_locked() {
         for (auto& s : g->cs) idle &= stream_idle_locked(s);
         if (g->state == GState::Suspending) idle = false;
         busy |= !idle;
+        if (idle && g->state == GState::Running) {
+            // An idle group is not stuck: its no-progress time starts again.
+            progress_made_locked(*g);
+            g->progress_reported = false;
+        }
         if (idle == g->idle || g->state != GState::Running) {
             g->idle = idle;
             continue;
@@ -474,22 +487,53 @@ void CsEngine::update_idle_locked() {
     gpu_.mcu().set_busy_locked(busy);
 }
 
+ktime_t CsEngine::progress_timeout_locked() const {
+    const u64 cycles = u64{gpu_.mcu().progress_timer_locked()} * 1024;  // GLB progress_timer: units of 1024 cycles
+    return static_cast<ktime_t>(static_cast<unsigned __int128>(cycles) * 1'000'000'000u / gpu_.config().gpu_clock_hz);
+}
+
 void CsEngine::rearm_progress_locked(Group& g) {
-    const u32 pt = gpu_.mcu().progress_timer_locked();
     bool running_jobs = false;
     for (auto& j : jobs_) running_jobs |= j.csg == g.slot && j.started && j.uses_core;
-    if (!running_jobs || !pt) {
+    const ktime_t timeout = progress_timeout_locked();
+    if (!running_jobs || !timeout) {
         g.progress_ev->cancel_locked();
         return;
     }
-    const u64 cycles = u64{pt} * 1024;
-    const ktime_t ns = static_cast<ktime_t>(static_cast<unsigned __int128>(cycles) * 1'000'000'000u / gpu_.config().gpu_clock_hz);
-    g.progress_ev->arm_locked(ns);
+    g.progress_ev->arm_locked(timeout);
+}
+
+// The second way a group makes no forward progress: its streams execute without stopping (a
+// MOVE/BRANCH loop, any loop of non-blocking instructions) while no job of the group completes.
+// The time counts at the modelled instruction rate, one cs_slice per whole slice; the event is
+// raised at the first slice that starts with the timeout reached, so never early.
+ktime_t CsEngine::progress_spin_locked(Group& g, ktime_t now) {
+    const GpuLatencies& lat = gpu_.config().lat;
+    const ktime_t timeout = progress_timeout_locked();
+    if (timeout && g.spin_ns >= timeout) progress_timer_fired_locked(g);
+    const bool throttled = g.spin_ns >= lat.cs_spin_after && lat.cs_spin_slice > 0;
+    const ktime_t d = throttled ? lat.cs_spin_slice : lat.cs_slice;
+    g.spin_ns += d;
+    g.spin_next = throttled ? now + d : 0;
+    return now + d;
+}
+
+void CsEngine::progress_made_locked(Group& g) {
+    g.spin_ns = 0;
+    if (g.spin_next) {
+        // Its spinning streams were waiting for a throttled slice: they run at the normal rate again.
+        g.spin_next = 0;
+        if (running_) run_ev_->arm_locked(0);
+    }
 }
 
 void CsEngine::progress_timer_fired_locked(Group& g) {
     if (!running_ || g.state != GState::Running || g.progress_reported) return;
     g.progress_reported = true;
+    // Where each stream stands (a spinning stream never blocks, so its status would be stale): the
+    // host's dump of the timed-out group shows the loop.
+    for (auto& s : g.cs)
+        if (s.started) cs_publish_status_locked(s);
     gpu_.trace_instant_locked("csg_progress_timeout", "mock_hw");
     csg_raise_event_locked(g, CSG_PROGRESS_TIMER_EVENT);
 }

@@ -109,6 +109,11 @@ void dump_header(panthor_device* ptdev, coredump_buf* b, panthor_coredump_reason
     const drm_panthor_gpu_info& gi = ptdev->gpu_info;
     cd_printf(b, "# panthor devcoredump\n");
     cd_printf(b, "reason: %s\n", panthor_coredump_reason_name(reason));
+    const char* reset = panthor_reset_reason_name(static_cast<panthor_reset_reason>(ptdev->reset.reason.load()));
+    if (reason == PANTHOR_COREDUMP_RESET)
+        cd_printf(b, "reset: %s\n", reset);
+    else if (panthor_device_reset_is_pending(ptdev))
+        cd_printf(b, "reset: %s (pending)\n", reset);  // e.g. CS_UNRECOVERABLE: this dump comes first
     cd_printf(b, "time: %lld.%09lld s (jiffies %lu)\n", static_cast<long long>(now / kshim::NSEC_PER_SEC),
               static_cast<long long>(now % kshim::NSEC_PER_SEC), jiffies);
     cd_printf(b, "device: %s\n", ptdev->dev->name.c_str());
@@ -154,15 +159,22 @@ void dump_fw_global(panthor_device* ptdev, coredump_buf* b) {
               fw_read_once(glb->output->ack), fw_read_once(glb->output->halt_status));
 }
 
-// One instruction of the window; `mark` flags the position of interest.
-void dump_instr(coredump_buf* b, u64 va, u64 raw, bool mark) {
+// Markers of an instruction window: the instruction at CS_STATUS_CMD_PTR (the one a pending
+// exception was raised by, else where the stream stands), and the ring's CALL of the stream the
+// CS is executing.
+constexpr const char MARK_CMD_PTR[] = "=>";
+constexpr const char MARK_CALL[] = "->";
+
+// One instruction of the window, marked with `mark` (nullptr: none).
+void dump_instr(coredump_buf* b, u64 va, u64 raw, const char* mark) {
     char line[cs::CS_PRINT_LINE_MAX];
     cs::cs_print_line(line, sizeof(line), raw, va);
-    cd_printf(b, "  %s %s\n", mark ? "=>" : "  ", line);
+    cd_printf(b, "  %s %s\n", mark ? mark : "  ", line);
 }
 
-// The ring around byte position `pos` (a monotonic position: the ring index is pos % size).
-void dump_ring_window(coredump_buf* b, panthor_queue* queue, u64 pos) {
+// The ring around byte position `pos` (a monotonic position: the ring index is pos % size), the
+// instruction there marked `mark`.
+void dump_ring_window(coredump_buf* b, panthor_queue* queue, u64 pos, const char* mark) {
     const u64 ring_va = panthor_kernel_bo_gpuva(queue->ringbuf);
     const u64 size = panthor_kernel_bo_size(queue->ringbuf);
     const u64* ring = static_cast<const u64*>(queue->ringbuf->kmap);
@@ -173,7 +185,7 @@ void dump_ring_window(coredump_buf* b, panthor_queue* queue, u64 pos) {
     const u64 before = INSTRS_BEFORE < count ? INSTRS_BEFORE : count - 1;
     for (u64 k = 0; k <= before + INSTRS_AFTER && k < count; k++) {
         const u64 idx = (at + count - before + k) % count;
-        dump_instr(b, ring_va + idx * sizeof(u64), fw_read_once(ring[idx]), idx == at);
+        dump_instr(b, ring_va + idx * sizeof(u64), fw_read_once(ring[idx]), idx == at ? mark : nullptr);
     }
 }
 
@@ -185,10 +197,10 @@ void dump_vm_window(coredump_buf* b, panthor_vm* vm, u64 va) {
     for (u64 at = start; at <= va + INSTRS_AFTER * sizeof(u64); at += sizeof(u64)) {
         const kshim::phys_addr_t pa = panthor_vm_iova_to_phys(vm, at);
         if (!pa) {
-            cd_printf(b, "  %s %016" PRIx64 ": <unmapped>\n", at == va ? "=>" : "  ", at);
+            cd_printf(b, "  %s %016" PRIx64 ": <unmapped>\n", at == va ? MARK_CMD_PTR : "  ", at);
             continue;
         }
-        dump_instr(b, at, fw_read_once(*static_cast<const u64*>(kshim::phys_to_virt(pa))), at == va);
+        dump_instr(b, at, fw_read_once(*static_cast<const u64*>(kshim::phys_to_virt(pa))), at == va ? MARK_CMD_PTR : nullptr);
     }
 }
 
@@ -224,13 +236,22 @@ void dump_queue_locked(panthor_device* ptdev, coredump_buf* b, panthor_group* gr
     // The instructions only of the faulting queue and of those with work in flight.
     if (!queue->ringbuf || (!faulting && insert == extract))
         return;
-    cd_printf(b, "  ring instructions around EXTRACT:\n");
-    dump_ring_window(b, queue, extract);
-    if (!cs || !cs->output)
+    // CS_STATUS_CMD_PTR names the instruction that raised a pending exception (an instruction
+    // that retired with it, e.g. a RUN_*, is not the one after it), else the next one to run.
+    const u64 cmd_ptr = cs && cs->output ? fw_read_once(cs->output->status_cmd_ptr) : 0;
+    if (cmd_ptr >= ring_va && cmd_ptr < ring_va + ring_size) {
+        cd_printf(b, "  ring instructions around CS_STATUS_CMD_PTR:\n");
+        dump_ring_window(b, queue, cmd_ptr - ring_va, MARK_CMD_PTR);
         return;
-    const u64 cmd_ptr = fw_read_once(cs->output->status_cmd_ptr);
-    if (cmd_ptr >= ring_va && cmd_ptr < ring_va + ring_size)
-        return;  // inside the ring: shown above
+    }
+    // In a stream the ring CALLed: EXTRACT is the ring's return position, the CALL is before it.
+    cd_printf(b, "  ring instructions around EXTRACT:\n");
+    if (cmd_ptr && extract >= sizeof(u64))
+        dump_ring_window(b, queue, extract - sizeof(u64), MARK_CALL);
+    else
+        dump_ring_window(b, queue, extract, nullptr);
+    if (!cmd_ptr)
+        return;
     cd_printf(b, "  stream instructions around CS_STATUS_CMD_PTR 0x%016" PRIx64 ":\n", cmd_ptr);
     if (group->vm)
         dump_vm_window(b, group->vm, cmd_ptr);

@@ -117,10 +117,34 @@ int panthor_device_resume_hw_components(panthor_device* ptdev) {
 
 }  // namespace
 
-void panthor_device_schedule_reset(panthor_device* ptdev) {
+const char* panthor_reset_reason_name(panthor_reset_reason reason) {
+    switch (reason) {
+    case PANTHOR_RESET_REQUESTED: return "REQUESTED";
+    case PANTHOR_RESET_FW_PING_TIMEOUT: return "FW_PING_TIMEOUT";
+    case PANTHOR_RESET_MCU_FATAL: return "MCU_FATAL";
+    case PANTHOR_RESET_CSG_ACK_TIMEOUT: return "CSG_ACK_TIMEOUT";
+    case PANTHOR_RESET_CSG_INVALID_STATE: return "CSG_INVALID_STATE";
+    case PANTHOR_RESET_CS_UNRECOVERABLE: return "CS_UNRECOVERABLE";
+    case PANTHOR_RESET_AS_TIMEOUT: return "AS_TIMEOUT";
+    case PANTHOR_RESET_LOCKED_REGION: return "LOCKED_REGION";
+    case PANTHOR_RESET_GROUP_BIND: return "GROUP_BIND";
+    }
+    return "?";
+}
+
+void panthor_device_schedule_reset(panthor_device* ptdev, panthor_reset_reason reason) {
     int expected = 0;
-    if (ptdev->reset.pending.compare_exchange_strong(expected, 1) &&
-        ptdev->pm.state.load() == PANTHOR_DEVICE_PM_STATE_ACTIVE)
+    if (!ptdev->reset.pending.compare_exchange_strong(expected, 1))
+        return;
+    const bool active = ptdev->pm.state.load() == PANTHOR_DEVICE_PM_STATE_ACTIVE;
+    // Firmware that stops answering because the MCU halted on a fatal error shows up as a missed
+    // ping or CSG ack: name the cause (MCU_STATUS is readable while the device is powered).
+    if ((reason == PANTHOR_RESET_FW_PING_TIMEOUT || reason == PANTHOR_RESET_CSG_ACK_TIMEOUT) && active && ptdev->iomem &&
+        gpu_read(ptdev, MCU_STATUS) == MCU_STATUS_FATAL)
+        reason = PANTHOR_RESET_MCU_FATAL;
+    // Stored before the work is queued, which orders it before the reset work's read.
+    ptdev->reset.reason.store(reason);
+    if (active)
         kshim::queue_work(ptdev->reset.wq, &ptdev->reset.work);
 }
 

@@ -96,6 +96,9 @@ struct panthor_device {
         kshim::work_struct work;
         kshim::Workqueue* wq = nullptr;   // reset work and the FW ping watchdog
         std::atomic<int> pending{0};
+        // Why the pending reset was scheduled (a panthor_reset_reason, the first request's): the
+        // devcoredump the reset work takes names it.
+        std::atomic<int> reason{0};
         bool fast = false;  // whether the next FW restart may keep the loaded sections
     } reset;
 
@@ -147,8 +150,24 @@ struct panthor_file {
 int panthor_device_init(panthor_device* ptdev);
 void panthor_device_unplug(panthor_device* ptdev);
 
-// Schedules a GPU reset (once; further calls while one is pending do nothing).
-void panthor_device_schedule_reset(panthor_device* ptdev);
+// Why a reset was scheduled. Upstream only logs the cause at each call site; we also keep it for
+// the devcoredump the reset takes.
+enum panthor_reset_reason {
+    PANTHOR_RESET_REQUESTED,          // asked for with no fault behind it (tests, tools)
+    PANTHOR_RESET_FW_PING_TIMEOUT,    // the firmware did not answer the watchdog's GLB PING
+    PANTHOR_RESET_MCU_FATAL,          // a missed ping or CSG ack, and MCU_STATUS says FATAL
+    PANTHOR_RESET_CSG_ACK_TIMEOUT,    // a CSG request (state, endpoint config, status update) not acked in time
+    PANTHOR_RESET_CSG_INVALID_STATE,  // a CSG reported a state nobody asked for
+    PANTHOR_RESET_CS_UNRECOVERABLE,   // CS_FATAL with CS_UNRECOVERABLE
+    PANTHOR_RESET_AS_TIMEOUT,         // an AS command never completed (AS_ACTIVE stuck)
+    PANTHOR_RESET_LOCKED_REGION,      // a locked VA region could not be flushed and unlocked
+    PANTHOR_RESET_GROUP_BIND,         // a group's VM could not get an address space
+};
+const char* panthor_reset_reason_name(panthor_reset_reason reason);
+
+// Schedules a GPU reset (once; further calls while one is pending do nothing, and the first
+// request's reason is the one recorded).
+void panthor_device_schedule_reset(panthor_device* ptdev, panthor_reset_reason reason = PANTHOR_RESET_REQUESTED);
 inline bool panthor_device_reset_is_pending(panthor_device* ptdev) { return ptdev->reset.pending.load() != 0; }
 
 // Runtime PM callbacks (panthor_pm_ops).

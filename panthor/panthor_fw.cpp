@@ -865,7 +865,7 @@ void panthor_fw_ping_work(kshim::work_struct* work) {
 
     if (panthor_fw_glb_wait_acks(ptdev, GLB_PING, &acked, FW_REQ_TIMEOUT_MS)) {
         dev_err(ptdev->dev, "FW ping timeout, scheduling a reset");
-        panthor_device_schedule_reset(ptdev);
+        panthor_device_schedule_reset(ptdev, PANTHOR_RESET_FW_PING_TIMEOUT);
     } else {
         kshim::mod_delayed_work(ptdev->reset.wq, &fw->watchdog.ping_work, kshim::msecs_to_jiffies(PING_INTERVAL_MS));
     }

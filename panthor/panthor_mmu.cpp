@@ -119,7 +119,7 @@ int wait_ready(panthor_device* ptdev, u32 as_nr) {
     // Busy-wait, as upstream: this runs in the VM_BIND signalling path and under slots_lock.
     int ret = gpu_read_poll_timeout_atomic(ptdev, AS_STATUS(as_nr), val, !(val & AS_STATUS_AS_ACTIVE), 10, 100000);
     if (ret) {
-        panthor_device_schedule_reset(ptdev);
+        panthor_device_schedule_reset(ptdev, PANTHOR_RESET_AS_TIMEOUT);
         dev_err(ptdev->dev, "AS_ACTIVE bit stuck\n");
     }
     return ret;
@@ -168,7 +168,7 @@ int mmu_hw_flush_region_locked(panthor_device* ptdev, int as_nr, u64 start, u64 
     ret = panthor_gpu_flush_caches(ptdev, CACHE_CLEAN | CACHE_INV, CACHE_CLEAN | CACHE_INV, CACHE_INV);
     if (ret) {
         // The region stays locked: only a reset gets the GPU out of that.
-        panthor_device_schedule_reset(ptdev);
+        panthor_device_schedule_reset(ptdev, PANTHOR_RESET_LOCKED_REGION);
         return ret;
     }
     return as_send_cmd_and_wait(ptdev, as_nr, AS_COMMAND_UNLOCK);
@@ -432,7 +432,7 @@ void panthor_vm_unlock_region(panthor_vm* vm) {
             ret = as_send_cmd_and_wait(ptdev, static_cast<u32>(vm->as.id), AS_COMMAND_UNLOCK);
         // A region left locked stalls every access to it: only a reset gets us out.
         if (ret)
-            panthor_device_schedule_reset(ptdev);
+            panthor_device_schedule_reset(ptdev, PANTHOR_RESET_LOCKED_REGION);
     }
     vm->locked_region.start = 0;
     vm->locked_region.size = 0;

@@ -33,7 +33,7 @@ void cs_slot_process_fatal_event_locked(panthor_device* ptdev, u32 csg_id, u32 c
 
     if (CS_EXCEPTION_TYPE(fatal) == DRM_PANTHOR_EXCEPTION_CS_UNRECOVERABLE) {
         // Reset, and no scheduling until it has happened.
-        panthor_device_schedule_reset(ptdev);
+        panthor_device_schedule_reset(ptdev, PANTHOR_RESET_CS_UNRECOVERABLE);
         kshim::cancel_delayed_work(&sched->tick_work);
     } else {
         sched_queue_tick(sched, 0);

@@ -137,7 +137,7 @@ void csg_slot_sync_state_locked(panthor_device* ptdev, u32 csg_id) {
         return;
 
     if (new_state == PANTHOR_CS_GROUP_UNKNOWN_STATE)
-        panthor_device_schedule_reset(ptdev);
+        panthor_device_schedule_reset(ptdev, PANTHOR_RESET_CSG_INVALID_STATE);
     if (new_state == PANTHOR_CS_GROUP_SUSPENDED)
         csg_slot_sync_queues_state_locked(ptdev, csg_id);
 
@@ -369,7 +369,7 @@ void tick_ctx_init(panthor_scheduler* sched, panthor_sched_tick_ctx* ctx) {
     }
 
     if (csgs_upd_ctx_apply_locked(ptdev, &upd_ctx)) {
-        panthor_device_schedule_reset(ptdev);
+        panthor_device_schedule_reset(ptdev, PANTHOR_RESET_CSG_ACK_TIMEOUT);
         ctx->csg_upd_failed_mask |= upd_ctx.timedout_mask;
     }
 }
@@ -448,7 +448,7 @@ void tick_ctx_apply(panthor_scheduler* sched, panthor_sched_tick_ctx* ctx) {
     }
 
     if (csgs_upd_ctx_apply_locked(ptdev, &upd_ctx)) {
-        panthor_device_schedule_reset(ptdev);
+        panthor_device_schedule_reset(ptdev, PANTHOR_RESET_CSG_ACK_TIMEOUT);
         ctx->csg_upd_failed_mask |= upd_ctx.timedout_mask;
         return;
     }
@@ -483,7 +483,7 @@ void tick_ctx_apply(panthor_scheduler* sched, panthor_sched_tick_ctx* ctx) {
                 break;
             panthor_fw_csg_iface* csg_iface = panthor_fw_get_csg_iface(ptdev, static_cast<u32>(csg_id));
             if (group_bind_locked(&group, static_cast<u32>(csg_id))) {
-                panthor_device_schedule_reset(ptdev);
+                panthor_device_schedule_reset(ptdev, PANTHOR_RESET_GROUP_BIND);
                 ctx->csg_upd_failed_mask |= 1u << csg_id;
                 return;
             }
@@ -498,7 +498,7 @@ void tick_ctx_apply(panthor_scheduler* sched, panthor_sched_tick_ctx* ctx) {
     }
 
     if (csgs_upd_ctx_apply_locked(ptdev, &upd_ctx)) {
-        panthor_device_schedule_reset(ptdev);
+        panthor_device_schedule_reset(ptdev, PANTHOR_RESET_CSG_ACK_TIMEOUT);
         ctx->csg_upd_failed_mask |= upd_ctx.timedout_mask;
         return;
     }

@@ -1,6 +1,7 @@
 // panthor's devcoredump on the mock G610: what a CS fatal, an MMU fault, a GPU fault and a
 // firmware hang leave in the dump, one pending dump per device (read, then cleared), the 5-minute expiry and
-// removal with a dump pending.
+// removal with a dump pending; the instruction marked as the faulting one (in a user stream and in
+// the ring) and the reason a reset dump gives for the reset.
 #include <cinttypes>
 #include <cstdio>
 #include <string>
@@ -73,6 +74,23 @@ protected:
         }
         return out;
     }
+    // The line of `text` holding `key` (from the key to the end of the line); empty if none.
+    static std::string line_at(const std::string& text, const std::string& key) {
+        const size_t at = text.find(key);
+        return at == std::string::npos ? "" : text.substr(at, text.find('\n', at) - at);
+    }
+    static size_t count(const std::string& text, const std::string& key) {
+        size_t n = 0;
+        for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + 1))
+            n++;
+        return n;
+    }
+    // Runs until a dump is pending (a reset is the device's to do: keep it resumed).
+    std::string reset_dump(ktime_t timeout) {
+        if (!wait_dump(timeout))
+            return "";
+        return read_dump();
+    }
     // The value after `key` in the dump (the next whitespace-separated word).
     static std::string field(const std::string& dump, const std::string& key) {
         const size_t at = dump.find(key);
@@ -127,14 +145,18 @@ TEST_F(CoredumpTest, CsFatalDumpsTheGroupAndTheFaultingInstructions) {
     EXPECT_NE(d.find("ring instructions around EXTRACT:"), std::string::npos);
     EXPECT_NE(d.find("CALL d"), std::string::npos) << d;
 
-    // The faulting instruction is in the user stream; the marked line is at CS_STATUS_CMD_PTR.
+    // The faulting instruction is in the user stream: CS_STATUS_CMD_PTR names the RUN_COMPUTE
+    // that retired with the fault (the 4th instruction), not the one after it, and the one "=>"
+    // line of the dump is that RUN_COMPUTE.
     const std::string q1 = d.substr(d.find("[queue 1]"));
     const u64 cmd_ptr = std::stoull(field(q1, "CS_STATUS_CMD_PTR "), nullptr, 16);
-    EXPECT_GE(cmd_ptr, stream);
-    EXPECT_LE(cmd_ptr, stream + size_of(4));
+    EXPECT_EQ(cmd_ptr, stream + size_of(3));
     EXPECT_NE(q1.find("stream instructions around CS_STATUS_CMD_PTR " + hex16(cmd_ptr)), std::string::npos) << q1;
-    const size_t marked = q1.find("=> " + hex16(cmd_ptr & ~u64{7}).substr(2) + ": ");
-    EXPECT_NE(marked, std::string::npos) << q1;
+    const std::string marked = line_at(q1, "=> " + hex16(cmd_ptr).substr(2) + ": ");
+    EXPECT_NE(marked.find("RUN_COMPUTE"), std::string::npos) << q1;
+    EXPECT_EQ(count(d, "  => "), 1u) << d;
+    // In the ring, the CALL the stream runs under is marked "->" (EXTRACT is past it).
+    EXPECT_NE(line_at(q1, "  -> ").find("CALL d"), std::string::npos) << q1;
     // Decoded with the CS printer: the stream's instructions, by mnemonic and operands.
     EXPECT_NE(q1.find("MOVE32 r3, #0xabc"), std::string::npos) << q1;
     EXPECT_NE(q1.find("MOVE32 r4, #0xdef"), std::string::npos);
@@ -224,6 +246,10 @@ TEST_F(CoredumpTest, FirmwareHangResetDumpsMcuStatus) {
     EXPECT_EQ(gpu().faults().fired(id), 1u);
     const std::string d = read_dump();
     EXPECT_EQ(d.rfind("# panthor devcoredump\nreason: GPU_RESET\n", 0), 0u) << d;
+    // The silent firmware is noticed by whichever request it misses first: the scheduler's CSG
+    // request for the idle group, or the watchdog's ping.
+    const std::string why = field(d, "\nreset: ");
+    EXPECT_TRUE(why == "CSG_ACK_TIMEOUT" || why == "FW_PING_TIMEOUT") << why;
     EXPECT_NE(d.find("MCU_STATUS        0x"), std::string::npos);
     EXPECT_NE(d.find("[firmware]\nGLB_REQ 0x"), std::string::npos) << d;
     EXPECT_NE(d.find("MMU_INT_RAWSTAT "), std::string::npos);
@@ -234,6 +260,94 @@ TEST_F(CoredumpTest, FirmwareHangResetDumpsMcuStatus) {
     EXPECT_TRUE(wait_signalled(submit_stream(fresh, 0, compute_stream(8, 2, 1 * kMs), size_of(4)), 1000 * kMs));
     EXPECT_EQ(read_data(8), 2u);
     kshim::pm_runtime_put_autosuspend(dev());
+}
+
+// A fault raised by an instruction of the ring itself (the first instruction of the job, which
+// retires with it): the ring window is centred on CS_STATUS_CMD_PTR, which is the instruction
+// before EXTRACT, and that instruction is the one marked.
+TEST_F(CoredumpTest, FaultOnARingInstructionMarksItInTheRing) {
+    const u32 g = group_create();
+    mock_hw::FaultSpec spec;
+    spec.kind = mock_hw::FaultKind::CsFatal;
+    spec.cs_event = mock_hw::CsFaultEvent::Instruction;
+    spec.trigger = mock_hw::FaultTrigger::nth_occurrence(1);
+    spec.exception = 0x44;
+    const int id = gpu().faults().add(spec);
+    ASSERT_TRUE(wait_signalled(submit_stream(g, 0, compute_stream(0, 1, 1 * kMs), size_of(4)), 1000 * kMs));
+    ASSERT_EQ(gpu().faults().fired(id), 1u);
+    ASSERT_TRUE(wait_dump(10 * kMs));
+    const std::string d = read_dump();
+    const std::string q0 = d.substr(d.find("[queue 0]"));
+    const u64 cmd_ptr = std::stoull(field(q0, "CS_STATUS_CMD_PTR "), nullptr, 16);
+    const u64 ring_va = std::stoull(field(q0, "ring: va "), nullptr, 16);
+    const u64 ring_size = std::stoull(field(q0, " size "), nullptr, 16);
+    const u64 extract = std::stoull(field(q0, "EXTRACT "), nullptr, 16);
+    ASSERT_GE(extract, 8u) << q0;
+    EXPECT_EQ(cmd_ptr, ring_va + (extract - 8) % ring_size) << q0;
+    EXPECT_NE(q0.find("ring instructions around CS_STATUS_CMD_PTR:\n"), std::string::npos) << q0;
+    EXPECT_EQ(q0.find("stream instructions around"), std::string::npos) << q0;
+    EXPECT_NE(line_at(q0, "  => ").find(hex16(cmd_ptr).substr(2) + ": "), std::string::npos) << q0;
+    EXPECT_EQ(count(d, "  => "), 1u) << d;
+}
+
+// Each reset dump says why the reset was scheduled.
+TEST_F(CoredumpTest, ResetDumpNamesAnExplicitRequest) {
+    ASSERT_EQ(kshim::pm_runtime_resume_and_get(dev()), 0);
+    panthor_device_schedule_reset(ptdev);
+    const std::string d = reset_dump(100 * kMs);
+    EXPECT_EQ(d.rfind("# panthor devcoredump\nreason: GPU_RESET\nreset: REQUESTED\n", 0), 0u) << d;
+    kshim::pm_runtime_put_autosuspend(dev());
+}
+
+TEST_F(CoredumpTest, ResetDumpNamesAFirmwarePingTimeout) {
+    ASSERT_EQ(kshim::pm_runtime_resume_and_get(dev()), 0);
+    mock_hw::FaultSpec f;
+    f.kind = mock_hw::FaultKind::FwHang;  // no group: the watchdog's ping is the first request missed
+    gpu().faults().add(f);
+    const std::string d = reset_dump(3 * static_cast<ktime_t>(PING_INTERVAL_MS) * kMs);
+    EXPECT_EQ(d.rfind("# panthor devcoredump\nreason: GPU_RESET\nreset: FW_PING_TIMEOUT\n", 0), 0u) << d;
+    EXPECT_NE(d.find("MCU_STATUS        0x00000001 (ENABLED)"), std::string::npos) << d;
+    kshim::pm_runtime_put_autosuspend(dev());
+}
+
+TEST_F(CoredumpTest, ResetDumpNamesAnMcuFatal) {
+    ASSERT_EQ(kshim::pm_runtime_resume_and_get(dev()), 0);
+    mock_hw::FaultSpec f;
+    f.kind = mock_hw::FaultKind::McuFatal;  // at the next GLB doorbell: the watchdog's ping
+    const int id = gpu().faults().add(f);
+    const std::string d = reset_dump(3 * static_cast<ktime_t>(PING_INTERVAL_MS) * kMs);
+    EXPECT_EQ(gpu().faults().fired(id), 1u);
+    EXPECT_EQ(d.rfind("# panthor devcoredump\nreason: GPU_RESET\nreset: MCU_FATAL\n", 0), 0u) << d;
+    EXPECT_NE(d.find("MCU_STATUS        0x00000003 (FATAL)"), std::string::npos) << d;
+    kshim::pm_runtime_put_autosuspend(dev());
+}
+
+TEST_F(CoredumpTest, ResetDumpNamesACsgAckTimeout) {
+    mock_hw::FaultSpec f;
+    f.kind = mock_hw::FaultKind::CsgAckDrop;  // the group's START is never acked
+    f.csg_req_mask = CSG_STATE_MASK;
+    f.trigger = mock_hw::FaultTrigger::nth_occurrence(1);
+    const int id = gpu().faults().add(f);
+    const u32 g = group_create();
+    submit_stream(g, 0, compute_stream(0, 1, 1 * kMs), size_of(4));
+    const std::string d = reset_dump(1000 * kMs);
+    EXPECT_EQ(gpu().faults().fired(id), 1u);
+    EXPECT_EQ(d.rfind("# panthor devcoredump\nreason: GPU_RESET\nreset: CSG_ACK_TIMEOUT\n", 0), 0u) << d;
+}
+
+// CS_UNRECOVERABLE: the CS_FATAL dump comes first (one pending dump per device) and says the
+// reset it scheduled is pending, and why.
+TEST_F(CoredumpTest, CsUnrecoverableDumpNamesThePendingReset) {
+    const u32 g = group_create();
+    mock_hw::FaultSpec f;
+    f.kind = mock_hw::FaultKind::CsUnrecoverable;
+    f.trigger = mock_hw::FaultTrigger::nth_occurrence(1);
+    const int id = gpu().faults().add(f);
+    ASSERT_TRUE(wait_signalled(submit_stream(g, 0, compute_stream(0, 1, 1 * kMs), size_of(4)), 1000 * kMs));
+    EXPECT_EQ(gpu().faults().fired(id), 1u);
+    ASSERT_TRUE(wait_dump(10 * kMs));
+    const std::string d = read_dump();
+    EXPECT_EQ(d.rfind("# panthor devcoredump\nreason: CS_FATAL\nreset: CS_UNRECOVERABLE (pending)\n", 0), 0u) << d;
 }
 
 // Nobody reads it: the dump goes by itself after DEVCD_TIMEOUT of virtual time.
