@@ -43,6 +43,7 @@ using mock_hw::MockShader;
 
 enum class FaultClass {
     ProgressTimeout,  // a shader that never finishes
+    SpinLoop,         // a command stream looping in MOVE/BRANCH without a core (progress timer)
     JobTimeout,       // a queue blocked on a SYNC_WAIT that never succeeds (drm_sched's TDR)
     MmuFault,         // an access to an unmapped VA
     CsFatal,          // CS_FATAL (recoverable class) on whichever stream issues the next RUN
@@ -58,7 +59,8 @@ enum class FaultClass {
     SoftResetFail,    // the FW hangs and the GPU soft reset that follows never completes
     AllocFailure,     // a CS_UNRECOVERABLE reset while kernel allocations fail at random
 };
-constexpr FaultClass kClasses[] = {FaultClass::ProgressTimeout, FaultClass::JobTimeout,     FaultClass::MmuFault,
+constexpr FaultClass kClasses[] = {FaultClass::ProgressTimeout, FaultClass::SpinLoop,       FaultClass::JobTimeout,
+                                   FaultClass::MmuFault,
                                    FaultClass::CsFatal,         FaultClass::CsFault,        FaultClass::CsUnrecoverable,
                                    FaultClass::CsgAckTimeout,   FaultClass::FwHang,         FaultClass::McuFatal,
                                    FaultClass::AsStuck,         FaultClass::GpuFault,       FaultClass::TilerOom,
@@ -67,6 +69,7 @@ constexpr FaultClass kClasses[] = {FaultClass::ProgressTimeout, FaultClass::JobT
 const char* class_name(FaultClass c) {
     switch (c) {
     case FaultClass::ProgressTimeout: return "progress_timeout";
+    case FaultClass::SpinLoop: return "spin_loop";
     case FaultClass::JobTimeout: return "job_timeout";
     case FaultClass::MmuFault: return "mmu_fault";
     case FaultClass::CsFatal: return "cs_fatal";
@@ -134,7 +137,8 @@ bool hook_triggered(Trigger t) { return t == Trigger::DuringTick || t == Trigger
 
 // The faults carried by the culprit's own job rather than by the FaultPlan.
 bool job_borne(FaultClass c) {
-    return c == FaultClass::ProgressTimeout || c == FaultClass::JobTimeout || c == FaultClass::MmuFault ||
+    return c == FaultClass::ProgressTimeout || c == FaultClass::SpinLoop || c == FaultClass::JobTimeout ||
+           c == FaultClass::MmuFault ||
            c == FaultClass::CsFault || c == FaultClass::TilerOom || c == FaultClass::InheritFault;
 }
 
@@ -203,6 +207,16 @@ protected:
         return kshim::options_from_env(o);
     }
     bool interleaving_agnostic() const override { return true; }
+    // A spinning stream is throttled after 50 us without progress (1 ms by default) to one
+    // instruction slice per 100 ms of virtual time (1 ms): the same progress timeout (at most a
+    // slice late) for a fraction of the host's interpreting, so spin_loop cells cost about what
+    // the others do.
+    mock_hw::GpuConfig gpu_config() const override {
+        mock_hw::GpuConfig c;
+        c.lat.cs_spin_after = 50 * kshim::NSEC_PER_USEC;
+        c.lat.cs_spin_slice = 100 * kshim::NSEC_PER_MSEC;
+        return c;
+    }
 
     void SetUp() override {
         SchedTest::SetUp();
@@ -381,6 +395,7 @@ protected:
         };
         switch (cls()) {
         case FaultClass::ProgressTimeout: counted(MockShader::Hang, 0); break;
+        case FaultClass::SpinLoop: append({cs::move48(2, 0x1234), cs::move32(4, 7), cs::branch(cs::ALWAYS, 0, -3)}); break;
         case FaultClass::JobTimeout:
             append({cs::move48(6, data_va(kNeverSet)), cs::move48(8, 0), cs::sync_wait64(6, 8, cs::GREATER)});
             break;
@@ -656,6 +671,7 @@ TEST_P(RecoveryCampaign, InvariantsHold) {
     const u32 victim = state[kVictim];
     switch (cls()) {
     case FaultClass::ProgressTimeout:
+    case FaultClass::SpinLoop:
     case FaultClass::JobTimeout:
         EXPECT_TRUE(victim & DRM_PANTHOR_GROUP_STATE_TIMEDOUT) << "victim state " << victim;
         break;
