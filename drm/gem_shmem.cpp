@@ -2,6 +2,7 @@
 #include "drm/gem_shmem.h"
 
 #include <bit>
+#include <climits>
 #include <cstring>
 
 #include "kernel_shim/report.h"
@@ -87,6 +88,13 @@ void drm_gem_shmem_release(DrmGemShmemObject* shmem) {
     }
     WARN_ON(shmem->pages_pin_count);
     WARN_ON(shmem->pages_use_count);
+    if (shmem->kept_pages) {
+        free_blocks(shmem->kept_blocks, shmem->kept_num_blocks, shmem->kept_pages);
+        kfree(shmem->kept_pages);
+        kfree(shmem->kept_blocks);
+        shmem->kept_pages = nullptr;
+        shmem->kept_blocks = nullptr;
+    }
     dma_resv_unlock(obj->resv);
     drm_gem_object_release(obj);
 }
@@ -100,11 +108,27 @@ int drm_gem_shmem_get_pages_locked(DrmGemShmemObject* shmem) {
     DrmGemObject* obj = &shmem->base;
     dma_resv_assert_held(obj->resv);
     if (shmem->pages_use_count++ > 0) return 0;
+    if (shmem->kept_pages) {
+        // The shmem file still holds them: same pages, same contents.
+        shmem->pages = shmem->kept_pages;
+        shmem->blocks = shmem->kept_blocks;
+        shmem->num_blocks = shmem->kept_num_blocks;
+        shmem->kept_pages = nullptr;
+        shmem->kept_blocks = nullptr;
+        shmem->kept_num_blocks = 0;
+        return 0;
+    }
 
     const u64 npages = obj->size >> PAGE_SHIFT;
     // Blocks: one for objects up to the largest order, else one per 1 GiB plus the rest.
     const u64 max_block = u64{1} << MAX_PAGE_ORDER;
     const u64 nblocks = (npages + max_block - 1) / max_block;
+    // drm_gem_get_pages' kvmalloc_array refuses more than INT_MAX bytes (the kernel also WARNs
+    // once); the shim's kcalloc has no limit and would try (found by fuzz_ioctl: an 8 TiB BO).
+    if (npages > INT_MAX / sizeof(Page*)) {
+        shmem->pages_use_count = 0;
+        return -ENOMEM;
+    }
     auto** pages = static_cast<Page**>(kcalloc(npages, sizeof(Page*), GFP_KERNEL));
     auto* blocks = static_cast<DrmGemShmemObject::Block*>(kcalloc(nblocks ? nblocks : 1, sizeof(DrmGemShmemObject::Block), GFP_KERNEL));
     if (!pages || !blocks) {
@@ -144,9 +168,9 @@ void drm_gem_shmem_put_pages_locked(DrmGemShmemObject* shmem) {
     dma_resv_assert_held(shmem->base.resv);
     if (WARN_ON(shmem->pages_use_count == 0)) return;
     if (--shmem->pages_use_count > 0) return;
-    free_blocks(shmem->blocks, shmem->num_blocks, shmem->pages);
-    kfree(shmem->pages);
-    kfree(shmem->blocks);
+    shmem->kept_pages = shmem->pages;
+    shmem->kept_blocks = shmem->blocks;
+    shmem->kept_num_blocks = shmem->num_blocks;
     shmem->pages = nullptr;
     shmem->blocks = nullptr;
     shmem->num_blocks = 0;

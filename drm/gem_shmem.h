@@ -1,7 +1,10 @@
 // Mirrors include/drm/drm_gem_shmem_helper.h: GEM objects backed by pages of system memory.
 //
 // DOC: backing and CPU mappings. Pages come from the physical page arena
-// (kernel_shim/page_alloc.h), on first need (get_pages, pin, get_pages_sgt, vmap), zeroed.
+// (kernel_shim/page_alloc.h), on first need (get_pages, pin, get_pages_sgt, vmap), zeroed. The
+// last put_pages makes the object non-resident but keeps its pages (upstream returns them to the
+// object's shmem file, whose contents survive): the next get_pages takes the same pages back, and
+// they are freed with the object. There is no swap: a non-resident object still holds memory.
 //
 // The kernel's vmap() builds a linear kernel view of scattered pages by editing page tables; in
 // userspace we cannot alias the arena's pages at a second address (it is a private anonymous
@@ -59,6 +62,12 @@ struct DrmGemShmemObject {
     };
     Block* blocks = nullptr;
     u32 num_blocks = 0;
+    // What the last put_pages gave back, kept for the next get_pages: upstream's pages return to
+    // the object's shmem file (the page cache), so its contents survive an unpin/unmap and the
+    // next get_pages finds them again. Not resident meanwhile (status), freed with the object.
+    kshim::Page** kept_pages = nullptr;
+    Block* kept_blocks = nullptr;
+    u32 kept_num_blocks = 0;
 };
 
 inline DrmGemShmemObject* to_drm_gem_shmem_obj(DrmGemObject* obj) {

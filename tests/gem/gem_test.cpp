@@ -186,10 +186,30 @@ TEST_F(Gem, PagesAreAllocatedOnFirstNeedZeroedAndCounted) {
     EXPECT_EQ(shmem->pages_pin_count, 2u);
     drm_gem_shmem_unpin(shmem);
     drm_gem_shmem_unpin(shmem);
-    EXPECT_EQ(shmem->pages, nullptr);  // the last unpin releases them
-    EXPECT_EQ(mem_counters().pages_live, before.pages_live);
+    EXPECT_EQ(shmem->pages, nullptr);  // the last unpin releases them: no longer resident
+    EXPECT_EQ(drm_gem_shmem_object_status(&shmem->base), 0u);
+    // ... but, as pages back in the object's shmem file, still in memory until the object goes.
+    EXPECT_EQ(mem_counters().pages_live, before.pages_live + 5);
     drm_gem_shmem_unpin(shmem);  // unbalanced
     EXPECT_TRUE(expect_report(ReportKind::Warn));
+    drm_gem_object_put(&shmem->base);
+    EXPECT_EQ(mem_counters().pages_live, before.pages_live);
+}
+
+// Upstream's put_pages hands the pages back to the shmem file, not to the allocator: what was
+// written stays, and the next get_pages (a new pin, a new mmap) finds it.
+TEST_F(Gem, ContentsSurviveTheLastUnpinAndComeBackWithTheNextPin) {
+    DrmGemShmemObject* shmem = create(3 * kPage);
+    ASSERT_EQ(drm_gem_shmem_pin(shmem), 0);
+    const phys_addr_t phys = page_to_phys(shmem->pages[2]);
+    static_cast<unsigned char*>(page_address(shmem->pages[2]))[7] = 0xA5;
+    drm_gem_shmem_unpin(shmem);
+    ASSERT_EQ(shmem->pages, nullptr);
+    ASSERT_EQ(drm_gem_shmem_pin(shmem), 0);
+    EXPECT_EQ(page_to_phys(shmem->pages[2]), phys);
+    EXPECT_EQ(static_cast<unsigned char*>(page_address(shmem->pages[2]))[7], 0xA5);
+    EXPECT_EQ(drm_gem_shmem_object_status(&shmem->base), static_cast<unsigned>(DRM_GEM_OBJECT_RESIDENT));
+    drm_gem_shmem_unpin(shmem);
     drm_gem_object_put(&shmem->base);
 }
 
