@@ -6,6 +6,7 @@
 #include <array>
 #include <cstring>
 
+#include "drm/drm_prime.h"
 #include "drm/syncobj.h"
 #include "drm/uaccess.h"
 #include "kernel_shim/slab.h"
@@ -83,6 +84,8 @@ constexpr std::array<IoctlDesc, DRM_CORE_IOCTL_COUNT> make_core_table() {
     def(DRM_IOCTL_VERSION, drm::drm_version, DRM_RENDER_ALLOW, "DRM_IOCTL_VERSION");
     def(DRM_IOCTL_GEM_CLOSE, drm_gem_close_ioctl, DRM_RENDER_ALLOW, "DRM_IOCTL_GEM_CLOSE");
     def(DRM_IOCTL_GET_CAP, drm_getcap, DRM_RENDER_ALLOW, "DRM_IOCTL_GET_CAP");
+    def(DRM_IOCTL_PRIME_HANDLE_TO_FD, drm_prime_handle_to_fd_ioctl, DRM_RENDER_ALLOW, "DRM_IOCTL_PRIME_HANDLE_TO_FD");
+    def(DRM_IOCTL_PRIME_FD_TO_HANDLE, drm_prime_fd_to_handle_ioctl, DRM_RENDER_ALLOW, "DRM_IOCTL_PRIME_FD_TO_HANDLE");
     def(DRM_IOCTL_SYNCOBJ_CREATE, drm_syncobj_create_ioctl, DRM_RENDER_ALLOW, "DRM_IOCTL_SYNCOBJ_CREATE");
     def(DRM_IOCTL_SYNCOBJ_DESTROY, drm_syncobj_destroy_ioctl, DRM_RENDER_ALLOW, "DRM_IOCTL_SYNCOBJ_DESTROY");
     def(DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, drm_syncobj_handle_to_fd_ioctl, DRM_RENDER_ALLOW,
@@ -98,6 +101,7 @@ constexpr std::array<IoctlDesc, DRM_CORE_IOCTL_COUNT> make_core_table() {
         "DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL");
     def(DRM_IOCTL_SYNCOBJ_QUERY, drm_syncobj_query_ioctl, DRM_RENDER_ALLOW, "DRM_IOCTL_SYNCOBJ_QUERY");
     def(DRM_IOCTL_SYNCOBJ_TRANSFER, drm_syncobj_transfer_ioctl, DRM_RENDER_ALLOW, "DRM_IOCTL_SYNCOBJ_TRANSFER");
+    def(DRM_IOCTL_SYNCOBJ_EVENTFD, drm_syncobj_eventfd_ioctl, DRM_RENDER_ALLOW, "DRM_IOCTL_SYNCOBJ_EVENTFD");
     return t;
 }
 

@@ -3,6 +3,7 @@
 
 #include "drm/drm_device.h"
 
+#include "kernel_shim/dma-buf/dma-buf.h"
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/report.h"
 
@@ -44,6 +45,11 @@ void drm_gem_object_free(kref* kref) {
     DrmGemObject* obj = container_of(kref, DrmGemObject, refcount);
     if (WARN_ON(!obj->funcs || !obj->funcs->free)) return;
     obj->funcs->free(obj);
+}
+
+Mutex& drm_gem_object_name_lock() {
+    static Mutex* lock = new Mutex("drm_device.object_name_lock");
+    return *lock;
 }
 
 int drm_gem_create_mmap_offset_size(DrmGemObject* obj, u64 size) {
@@ -192,7 +198,18 @@ int GemHandleTable::handle_delete(u32 handle) {
         obj = handles_.erase(handle);
     }
     if (!obj) return -EINVAL;
-    obj->handle_count.fetch_sub(1, std::memory_order_relaxed);
+    if (prime_remove) prime_remove(prime_ctx, handle);
+    // drm_gem_object_handle_put_unlocked: the last handle drops the export's cached dma_buf,
+    // which breaks the object <-> dma_buf reference cycle.
+    kshim::dma_buf* dmabuf = nullptr;
+    {
+        MutexGuard g(drm_gem_object_name_lock());
+        if (obj->handle_count.fetch_sub(1, std::memory_order_relaxed) == 1) {
+            dmabuf = obj->dma_buf;
+            obj->dma_buf = nullptr;
+        }
+    }
+    dma_buf_put(dmabuf);
     drm_gem_object_put(obj);
     return 0;
 }

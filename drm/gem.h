@@ -23,6 +23,10 @@
 #include "kernel_shim/spinlock.h"
 #include "kernel_shim/xarray.h"
 
+namespace kshim {
+struct dma_buf;
+}
+
 namespace drm {
 
 using kshim::u32;
@@ -52,6 +56,9 @@ struct DrmGemObjectFuncs {
     void (*vunmap)(DrmGemObject* obj, IosysMap* map) = nullptr;
     // DRM_GEM_OBJECT_* bits for fdinfo's memory stats (resident, purgeable, active); unset: 0.
     unsigned (*status)(DrmGemObject* obj) = nullptr;
+    // drm_gem_object_funcs.export (a keyword here): PRIME export; unset: drm_gem_prime_export.
+    // The dma_buf (one reference) or ERR_PTR(-errno).
+    kshim::dma_buf* (*export_)(DrmGemObject* obj, int flags) = nullptr;
 };
 inline constexpr unsigned DRM_GEM_OBJECT_RESIDENT = 1u << 0;
 inline constexpr unsigned DRM_GEM_OBJECT_PURGEABLE = 1u << 1;
@@ -69,6 +76,9 @@ struct DrmGemObject {
     // The reservation object in use: &_resv or a shared one set by the owner before first use.
     kshim::dma_resv* resv = nullptr;
     kshim::dma_resv _resv;
+    // PRIME: the dma_buf exported from (or imported as) this object, with a reference held while
+    // the object has handles (so re-exports give the same dma_buf). drm_gem_object_name_lock().
+    kshim::dma_buf* dma_buf = nullptr;
     struct {
         // Protects `list` for VMs in DRM_GPUVM_IMMEDIATE_MODE (which may link and unlink from
         // the fence-signalling path); other VMs protect it with `resv`.
@@ -102,6 +112,10 @@ void drm_gem_object_free(kshim::kref* kref);
 inline void drm_gem_object_put(DrmGemObject* obj) {
     if (obj) kshim::kref_put(&obj->refcount, drm_gem_object_free);
 }
+
+// drm_device.object_name_lock (one for all devices here): serialises handle_count reaching 0
+// against PRIME export/import, and protects DrmGemObject::dma_buf.
+kshim::Mutex& drm_gem_object_name_lock();
 
 int drm_gem_create_mmap_offset(DrmGemObject* obj);
 int drm_gem_create_mmap_offset_size(DrmGemObject* obj, u64 size);
@@ -146,6 +160,10 @@ public:
     // drm_gem_release: drops every handle (file close).
     void release();
     size_t count() const { return handles_.size(); }
+    // The owning file's PRIME lookup: called with each deleted handle before the handle's
+    // reference goes (drm_gem_remove_prime_handles). Set by drm_open.
+    void (*prime_remove)(void* ctx, u32 handle) = nullptr;
+    void* prime_ctx = nullptr;
     // fn(handle, obj) for every handle, under the table lock (fn must not sleep or touch the table).
     template <class Fn>
     void for_each(Fn&& fn) {

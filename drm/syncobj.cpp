@@ -83,6 +83,10 @@ void drm_syncobj_add_point(drm_syncobj* syncobj, dma_fence_chain* chain, dma_fen
             syncobj_wait_entry& w = *it++;
             syncobj_wait_syncobj_func(syncobj, &w);
         }
+        for (auto it = syncobj->ev_fd_list.begin(); it != syncobj->ev_fd_list.end();) {
+            syncobj_eventfd_entry& e = *it++;
+            syncobj_eventfd_entry_func(syncobj, &e);
+        }
     }
     // Walk the old head once to garbage-collect signalled links, then drop the syncobj's
     // reference to it (the chain holds its own, taken above).
@@ -102,6 +106,10 @@ void drm_syncobj_replace_fence(drm_syncobj* syncobj, dma_fence* fence) {
             for (auto it = syncobj->cb_list.begin(); it != syncobj->cb_list.end();) {
                 syncobj_wait_entry& w = *it++;
                 syncobj_wait_syncobj_func(syncobj, &w);
+            }
+            for (auto it = syncobj->ev_fd_list.begin(); it != syncobj->ev_fd_list.end();) {
+                syncobj_eventfd_entry& e = *it++;
+                syncobj_eventfd_entry_func(syncobj, &e);
             }
         }
     }
@@ -167,6 +175,8 @@ int drm_syncobj_find_fence(File* file, u32 handle, u64 point, u64 flags, dma_fen
 void drm_syncobj_free(kref* kref) {
     drm_syncobj* syncobj = container_of(kref, drm_syncobj, refcount);
     drm_syncobj_replace_fence(syncobj, nullptr);
+    // Entries still waiting for their point never fire: nobody can add a fence any more.
+    while (!syncobj->ev_fd_list.empty()) syncobj_eventfd_entry_free(&syncobj->ev_fd_list.front());
     kdelete(syncobj);
 }
 
@@ -379,15 +389,24 @@ int drm_syncobj_transfer_ioctl(Device* dev, void* data, File* file) {
     return args->dst_point ? drm_syncobj_transfer_to_timeline(file, args) : drm_syncobj_transfer_to_binary(file, args);
 }
 
+// kmalloc_array for a user-controlled count. The kernel's kmalloc fails (with an allocation
+// warning) above KMALLOC_MAX_SIZE, so a huge count_handles is -ENOMEM there; the shim's kmalloc
+// has no such limit and would try to allocate gigabytes (found by fuzz_ioctl).
+static void* kmalloc_user_array(u64 count, size_t size) {
+    constexpr u64 KMALLOC_MAX_SIZE = u64{1} << 22;  // x86-64: MAX_PAGE_ORDER 10, 4 KiB pages
+    if (count && size > KMALLOC_MAX_SIZE / count) return nullptr;
+    return kmalloc(count * size, GFP_KERNEL);
+}
+
 // drm_syncobj_array_find: copies the handles and looks every one up before anything changes.
 static int drm_syncobj_array_find(File* file, u64 user_handles, u32 count, drm_syncobj*** out) {
-    u32* handles = static_cast<u32*>(kmalloc(sizeof(u32) * count, GFP_KERNEL));
+    u32* handles = static_cast<u32*>(kmalloc_user_array(count, sizeof(u32)));
     if (!handles) return -ENOMEM;
     if (copy_from_user(handles, user_handles, sizeof(u32) * count)) {
         kfree(handles);
         return -EFAULT;
     }
-    auto** syncobjs = static_cast<drm_syncobj**>(kmalloc(sizeof(drm_syncobj*) * count, GFP_KERNEL));
+    auto** syncobjs = static_cast<drm_syncobj**>(kmalloc_user_array(count, sizeof(drm_syncobj*)));
     if (!syncobjs) {
         kfree(handles);
         return -ENOMEM;
@@ -430,7 +449,7 @@ static void syncobj_wait_fence_func(dma_fence*, dma_fence_cb* cb) {
 long drm_syncobj_array_wait_timeout(drm_syncobj** syncobjs, const u64* points, u32 count, u32 flags, long timeout,
                                     u32* idx, ktime_t* deadline) {
     if (flags & DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT) might_sleep();
-    auto* entries = static_cast<syncobj_wait_entry*>(kmalloc(sizeof(syncobj_wait_entry) * count, GFP_KERNEL));
+    auto* entries = static_cast<syncobj_wait_entry*>(kmalloc_user_array(count, sizeof(syncobj_wait_entry)));
     if (!entries) return -ENOMEM;
     for (u32 i = 0; i < count; i++) new (&entries[i]) syncobj_wait_entry();
 
@@ -511,7 +530,7 @@ static int drm_syncobj_array_wait(drm_syncobj** syncobjs, u64 user_points, u32 c
                                   u32* first_signaled, ktime_t* deadline) {
     u64* points = nullptr;
     if (user_points) {
-        points = static_cast<u64*>(kmalloc(sizeof(u64) * count, GFP_KERNEL));
+        points = static_cast<u64*>(kmalloc_user_array(count, sizeof(u64)));
         if (!points) return -ENOMEM;
         if (copy_from_user(points, user_points, sizeof(u64) * count)) {
             kfree(points);
@@ -601,8 +620,8 @@ int drm_syncobj_timeline_signal_ioctl(Device* dev, void* data, File* file) {
     drm_syncobj** syncobjs;
     int ret = drm_syncobj_array_find(file, args->handles, count, &syncobjs);
     if (ret) return ret;
-    auto* points = static_cast<u64*>(kmalloc(sizeof(u64) * count, GFP_KERNEL));
-    auto** chains = static_cast<dma_fence_chain**>(kmalloc(sizeof(void*) * count, GFP_KERNEL));
+    auto* points = static_cast<u64*>(kmalloc_user_array(count, sizeof(u64)));
+    auto** chains = static_cast<dma_fence_chain**>(kmalloc_user_array(count, sizeof(void*)));
     if (!points || !chains) {
         ret = -ENOMEM;
         goto out;

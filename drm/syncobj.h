@@ -15,6 +15,7 @@
 #include <boost/intrusive/list.hpp>
 
 #include "drm/drm_device.h"
+#include "drm/syncobj_eventfd.h"
 #include "kernel_shim/dma-buf/dma-fence-chain.h"
 #include "kernel_shim/dma-buf/sync_file.h"
 #include "kernel_shim/kref.h"
@@ -49,6 +50,7 @@ struct drm_syncobj {
     kshim::SpinLock lock{"drm_syncobj.lock"};
     dma_fence* fence = nullptr;  // one reference; a dma_fence_chain head on timelines
     syncobj_wait_list cb_list;   // waiters for a fence (point) that is not there yet
+    syncobj_eventfd_list ev_fd_list;  // SYNCOBJ_EVENTFD entries whose point has no fence yet
 };
 
 // ---- kernel API ----
@@ -106,5 +108,6 @@ int drm_syncobj_reset_ioctl(Device* dev, void* data, File* file);
 int drm_syncobj_signal_ioctl(Device* dev, void* data, File* file);
 int drm_syncobj_timeline_signal_ioctl(Device* dev, void* data, File* file);
 int drm_syncobj_query_ioctl(Device* dev, void* data, File* file);
+// drm_syncobj_eventfd_ioctl: drm/syncobj_eventfd.h
 
 }  // namespace drm

@@ -5,7 +5,9 @@
 // blocks are returned to the host with MADV_DONTNEED so multi-GiB tests do not pin memory.
 #include "kernel_shim/page_alloc.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -25,14 +27,31 @@ std::atomic<long> live_pages{0};
 }
 
 namespace {
+// Set by page_arena_use_memfd before the arena exists; read once by its constructor.
+std::atomic<bool> g_want_memfd{false};
+std::atomic<bool> g_arena_made{false};
+
 struct Arena {
     char* base = nullptr;
+    int memfd = -1;
     std::mutex lock;  // protects bump and free_lists
     u64 bump = 0;
     std::vector<void*> free_lists[MAX_PAGE_ORDER + 1];
 
     Arena() {
-        void* p = mmap(nullptr, kArenaSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        g_arena_made.store(true);
+        void* p;
+        if (g_want_memfd.load()) {
+            // A sparse file: pages exist once touched, as with the anonymous mapping.
+            memfd = memfd_create("upanthor-phys", MFD_CLOEXEC);
+            if (memfd < 0 || ftruncate(memfd, static_cast<off_t>(kArenaSize)) != 0) {
+                std::perror("kshim: creating the arena memfd");
+                std::abort();
+            }
+            p = mmap(nullptr, kArenaSize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, memfd, 0);
+        } else {
+            p = mmap(nullptr, kArenaSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        }
         if (p == MAP_FAILED) {
             std::perror("kshim: reserving the physical arena");
             std::abort();
@@ -65,11 +84,29 @@ void* take_block(unsigned order) {
 
 void give_block(void* p, unsigned order) {
     Arena& a = arena();
-    if (order >= 9) madvise(p, PAGE_SIZE << order, MADV_DONTNEED);
+    if (order >= 9) {
+        // MADV_DONTNEED does not free a shared mapping's file pages: punch them out instead.
+        if (a.memfd >= 0)
+            fallocate(a.memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<char*>(p) - a.base,
+                      static_cast<off_t>(PAGE_SIZE << order));
+        else
+            madvise(p, PAGE_SIZE << order, MADV_DONTNEED);
+    }
     std::lock_guard g(a.lock);
     a.free_lists[order].push_back(p);
 }
 
+}  // namespace
+
+int page_arena_use_memfd() {
+    if (g_arena_made.load()) return arena().memfd >= 0 ? 0 : -EBUSY;
+    g_want_memfd.store(true);
+    return arena().memfd >= 0 ? 0 : -EBUSY;
+}
+
+int page_arena_memfd() { return g_arena_made.load() ? arena().memfd : -1; }
+
+namespace {
 struct PtPool {
     std::mutex lock;  // protects pages
     std::vector<void*> pages;

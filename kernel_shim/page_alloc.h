@@ -41,6 +41,14 @@ phys_addr_t virt_to_phys(const void* addr);
 // True when [phys, phys + len) lies inside the arena (what a bus access may touch).
 bool phys_range_valid(phys_addr_t phys, u64 len);
 
+// Backs the arena with a memfd (MAP_SHARED) instead of private anonymous memory, so that a run of
+// pages can be mapped a second time at another address, as a process maps a BO (the preload
+// library maps BOs into its client). Opt-in, before the first allocation: 0, -EBUSY once the
+// arena exists, or -errno. Freed large blocks are then punched out of the file.
+int page_arena_use_memfd();
+// The memfd backing the arena (byte offset = phys - kPhysBase), or -1 without one.
+int page_arena_memfd();
+
 // Page-table pages: a pool pre-faulted outside hot paths, so that table allocation inside a
 // timed or fence-signalling region costs a pop and a zeroing, not a page fault.
 void pt_pool_prefault(size_t pages);

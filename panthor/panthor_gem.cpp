@@ -8,6 +8,7 @@
 
 #include <cstring>
 
+#include "drm/drm_prime.h"
 #include "kernel_shim/err.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/slab.h"
@@ -43,6 +44,13 @@ void panthor_gem_vunmap(drm::DrmGemObject* obj, drm::IosysMap* map) {
     drm::drm_gem_shmem_vunmap_locked(drm::to_drm_gem_shmem_obj(obj), map);
 }
 
+// A BO sharing its VM's resv cannot leave that VM: importers would lock the whole VM.
+kshim::dma_buf* panthor_gem_prime_export(drm::DrmGemObject* obj, int flags) {
+    if (to_panthor_bo(obj)->exclusive_vm_root_gem)
+        return ERR_PTR<kshim::dma_buf>(-EINVAL);
+    return drm::drm_gem_prime_export(obj, flags);
+}
+
 // panthor_gem_create_object + drm_gem_shmem_create: a BO of `size` bytes (rounded up to pages),
 // one reference owned by the caller. -EINVAL for size 0 or overflow, -ENOMEM.
 int panthor_gem_create(panthor_device* ptdev, u64 size, panthor_gem_object** out) {
@@ -57,6 +65,8 @@ int panthor_gem_create(panthor_device* ptdev, u64 size, panthor_gem_object** out
         kdelete(bo);
         return ret;
     }
+    // The device PRIME import compares with, to recognise its own exports.
+    bo->base.base.dev = &ptdev->base;
     *out = bo;
     return 0;
 }
@@ -91,6 +101,7 @@ const drm::DrmGemObjectFuncs panthor_gem_funcs = {
     .vmap = panthor_gem_vmap,
     .vunmap = panthor_gem_vunmap,
     .status = drm::drm_gem_shmem_object_status,
+    .export_ = panthor_gem_prime_export,
 };
 
 int panthor_kernel_bo_vmap(panthor_kernel_bo* bo) {

@@ -7,7 +7,9 @@ packages=(
   cmake ninja-build g++ make pkg-config
   libboost-dev libboost-context-dev
   libgtest-dev libgmock-dev libbenchmark-dev libtomlplusplus-dev
+  libdrm-dev drm-info
   python3
+  clang libclang-rt-14-dev zip
 )
 
 missing=()

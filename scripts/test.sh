@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds the `asan` preset and runs every CTest
-# test under ASan+UBSan, then builds the real-thread-mode tests (label `real`) with `tsan` and
-# runs them.
+# test under ASan+UBSan, then builds the libFuzzer targets with clang and runs each for a short
+# budget (UPANTHOR_FUZZ_SECONDS, default 60), then builds the real-thread-mode tests (label
+# `real`) with `tsan` and runs them.
 # Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +17,24 @@ cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs"
 echo "== asan: all tests"
 ctest --preset asan -j "$jobs" --timeout 300 || status=1
+
+# The fuzz targets (issue #19, docs/fuzzing.md): built with clang, each run on its seed corpus for
+# a short fixed budget, two at a time, so that a change that breaks a target fails here. A finding
+# is minimised and saved under fuzz/crashes/.
+fuzz_seconds=${UPANTHOR_FUZZ_SECONDS:-60}
+echo "== fuzz: build (clang, libFuzzer + ASan + UBSan) and ${fuzz_seconds} s per target"
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz -j "$jobs" --target fuzz_ioctl fuzz_fw_image fuzz_cs fuzz_gpuvm upanthor_firmware
+run_fuzz_pair() {
+    local a=$1 b=$2 pa pb st=0
+    UPANTHOR_FUZZ_NO_BUILD=1 bash scripts/fuzz.sh "$a" "$fuzz_seconds" & pa=$!
+    UPANTHOR_FUZZ_NO_BUILD=1 bash scripts/fuzz.sh "$b" "$fuzz_seconds" & pb=$!
+    wait "$pa" || st=1
+    wait "$pb" || st=1
+    return $st
+}
+run_fuzz_pair fuzz_ioctl fuzz_cs || status=1
+run_fuzz_pair fuzz_fw_image fuzz_gpuvm || status=1
 
 echo "== tsan: configure + build (the real-thread test binaries only)"
 cmake --preset tsan >/dev/null

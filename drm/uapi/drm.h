@@ -122,6 +122,12 @@ struct drm_syncobj_eventfd {
     std::uint32_t pad;
 };
 
+struct drm_prime_handle {
+    std::uint32_t handle;
+    std::uint32_t flags;  // DRM_CLOEXEC | DRM_RDWR (HANDLE_TO_FD only)
+    std::int32_t fd;
+};
+
 struct drm_syncobj_array {
     std::uint64_t handles;
     std::uint32_t count_handles;
@@ -148,6 +154,10 @@ inline constexpr std::uint32_t DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE = 1u << 2;
 inline constexpr std::uint32_t DRM_SYNCOBJ_WAIT_FLAGS_WAIT_DEADLINE = 1u << 3;
 inline constexpr std::uint32_t DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED = 1u << 0;
 
+// PRIME export flags: the O_CLOEXEC and O_RDWR of the new descriptor.
+inline constexpr std::uint32_t DRM_CLOEXEC = 02000000;
+inline constexpr std::uint32_t DRM_RDWR = 02;
+
 inline constexpr std::uint64_t DRM_CAP_PRIME = 0x5;
 inline constexpr std::uint64_t DRM_PRIME_CAP_IMPORT = 0x1;
 inline constexpr std::uint64_t DRM_PRIME_CAP_EXPORT = 0x2;
@@ -159,6 +169,8 @@ inline constexpr std::uint64_t DRM_CAP_SYNCOBJ_TIMELINE = 0x14;
 inline constexpr unsigned DRM_IOCTL_VERSION = DRM_IOWR<drm_version>(0x00);
 inline constexpr unsigned DRM_IOCTL_GEM_CLOSE = DRM_IOW<drm_gem_close>(0x09);
 inline constexpr unsigned DRM_IOCTL_GET_CAP = DRM_IOWR<drm_get_cap>(0x0c);
+inline constexpr unsigned DRM_IOCTL_PRIME_HANDLE_TO_FD = DRM_IOWR<drm_prime_handle>(0x2d);
+inline constexpr unsigned DRM_IOCTL_PRIME_FD_TO_HANDLE = DRM_IOWR<drm_prime_handle>(0x2e);
 inline constexpr unsigned DRM_IOCTL_SYNCOBJ_CREATE = DRM_IOWR<drm_syncobj_create>(0xBF);
 inline constexpr unsigned DRM_IOCTL_SYNCOBJ_DESTROY = DRM_IOWR<drm_syncobj_destroy>(0xC0);
 inline constexpr unsigned DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD = DRM_IOWR<drm_syncobj_handle>(0xC1);
@@ -170,7 +182,7 @@ inline constexpr unsigned DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT = DRM_IOWR<drm_syncobj
 inline constexpr unsigned DRM_IOCTL_SYNCOBJ_QUERY = DRM_IOWR<drm_syncobj_timeline_array>(0xCB);
 inline constexpr unsigned DRM_IOCTL_SYNCOBJ_TRANSFER = DRM_IOWR<drm_syncobj_transfer>(0xCC);
 inline constexpr unsigned DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL = DRM_IOWR<drm_syncobj_timeline_array>(0xCD);
-inline constexpr unsigned DRM_IOCTL_SYNCOBJ_EVENTFD = DRM_IOWR<drm_syncobj_eventfd>(0xCF);  // not served yet
+inline constexpr unsigned DRM_IOCTL_SYNCOBJ_EVENTFD = DRM_IOWR<drm_syncobj_eventfd>(0xCF);
 
 // ---- layout checks (LP64) ----
 static_assert(sizeof(void*) == 8, "the DRM ABI here is the LP64 one");
@@ -180,6 +192,7 @@ static_assert(offsetof(drm_version, date_len) == 32 && offsetof(drm_version, dat
 static_assert(offsetof(drm_version, desc_len) == 48 && offsetof(drm_version, desc) == 56);
 static_assert(sizeof(drm_get_cap) == 16 && offsetof(drm_get_cap, value) == 8);
 static_assert(sizeof(drm_gem_close) == 8);
+static_assert(sizeof(drm_prime_handle) == 12 && offsetof(drm_prime_handle, fd) == 8);
 static_assert(sizeof(drm_syncobj_create) == 8 && offsetof(drm_syncobj_create, flags) == 4);
 static_assert(sizeof(drm_syncobj_destroy) == 8);
 static_assert(sizeof(drm_syncobj_handle) == 24 && offsetof(drm_syncobj_handle, fd) == 8 &&
@@ -201,6 +214,7 @@ static_assert(sizeof(drm_syncobj_timeline_array) == 24 && offsetof(drm_syncobj_t
 static_assert(DRM_IOCTL_VERSION == 0xC0406400u);
 static_assert(DRM_IOCTL_GEM_CLOSE == 0x40086409u);
 static_assert(DRM_IOCTL_GET_CAP == 0xC010640Cu);
+static_assert(DRM_IOCTL_PRIME_HANDLE_TO_FD == 0xC00C642Du && DRM_IOCTL_PRIME_FD_TO_HANDLE == 0xC00C642Eu);
 static_assert(DRM_IOCTL_SYNCOBJ_CREATE == 0xC00864BFu);
 static_assert(DRM_IOCTL_SYNCOBJ_DESTROY == 0xC00864C0u);
 static_assert(DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD == 0xC01864C1u);
@@ -210,5 +224,6 @@ static_assert(DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT == 0xC03064CAu);
 static_assert(DRM_IOCTL_SYNCOBJ_QUERY == 0xC01864CBu);
 static_assert(DRM_IOCTL_SYNCOBJ_TRANSFER == 0xC02064CCu);
 static_assert(DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL == 0xC01864CDu);
+static_assert(DRM_IOCTL_SYNCOBJ_EVENTFD == 0xC01864CFu);
 
 }  // namespace drm::uapi

@@ -8,6 +8,7 @@
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/report.h"
 #include "tests/gpuvm/gpuvm_harness.h"
+#include "tests/gpuvm/gpuvm_model.h"
 #include "tests/support/kernel_test.h"
 
 using namespace gpuvm_test;
@@ -484,26 +485,6 @@ TEST_F(Gpuvm, OpListCreationFailsCleanlyUnderAllocationFailure) {
 // ---- differential test ----
 
 namespace {
-struct ModelMapping {
-    u64 end;
-    int bo;
-    u64 offset;
-};
-using Model = std::map<u64, ModelMapping>;  // start -> mapping
-
-// Cuts [s, e) out of the model; returns the pieces it removed, for the keep check.
-void model_carve(Model& model, u64 s, u64 e) {
-    auto it = model.lower_bound(s);
-    if (it != model.begin() && std::prev(it)->second.end > s) --it;
-    while (it != model.end() && it->first < e) {
-        u64 a = it->first;
-        ModelMapping mm = it->second;
-        it = model.erase(it);
-        if (a < s) model[a] = {s, mm.bo, mm.offset};
-        if (mm.end > e) model[e] = {mm.end, mm.bo, mm.offset + (e - a)};
-    }
-}
-
 struct Checker {
     Model* model;
     const std::vector<DrmGemObject*>* bos;

@@ -11,6 +11,12 @@
 // stream. The frames observe the heap from the client side by copying the context into a
 // descriptor BO with LOAD/STORE_MULTIPLE, and from fdinfo (panthor-resident-memory counts the
 // heap chunks).
+//
+// With UPANTHOR_UMD_BACKEND=real (the CTest entry umd_e2e_test.preload, under the preload
+// library) the same scenarios run over a real descriptor (tests/umd/umd_client_test.h): fence
+// status and fdinfo are read as a process reads them, fences held past the file are sync_files
+// (tests/umd/sync_file_fence.h), and a scenario that needs what the preload does not serve yet is
+// skipped with the reason (kRealNeeds).
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -28,6 +34,7 @@
 #include "kernel_shim/time.h"
 #include "mock_hw/cs_formats.h"
 #include "tests/panthor/panthor_test.h"
+#include "tests/umd/sync_file_fence.h"
 #include "tests/umd/umd_client_test.h"
 #include "umd/cs_builder.h"
 #include "umd/drm_file_backend.h"
@@ -129,6 +136,26 @@ long long fdinfo_bytes(const std::string& text, const std::string& key) {
 
 class E2e : public testing::UmdClientTest {
 protected:
+    // Real mode: what each scenario needs besides plain ioctls (UmdClientTest::RealNeed).
+    static unsigned real_needs(const std::string& test) {
+        static const std::pair<const char*, unsigned> kRealNeeds[] = {
+            {"TwoFramesTileRenderAndComputeInOrderAndTheHeapGrowsOnceThenIsReused", kFdinfo},
+            {"WithoutRoomToGrowTheTilingJobFaultsOutOfMemory", kFenceErrors | kFdinfo},
+            {"GroupThenHeapThenVmDestroyedWhileAFrameRunsCancelsItAndFreesEverything", kFenceErrors | kFdinfo},
+            {"VmDestroyedBeforeItsBusyGroupAndHeap", kFenceErrors | kFdinfo},
+            {"FileClosedWithGroupsHeapAndFramesInFlight", kFenceErrors},
+        };
+        for (const auto& [name, needs] : kRealNeeds)
+            if (test == name)
+                return needs;
+        return 0;
+    }
+    void SetUp() override {
+        UmdClientTest::SetUp();
+        if (HasFatalFailure())
+            return;
+        real_mode_requires(real_needs(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    }
     void TearDown() override {
         for (kshim::dma_fence* f : held_)
             kshim::dma_fence_put(f);
@@ -137,7 +164,8 @@ protected:
 
     void close_file() {
         close_client();
-        drm::drm_release(file);
+        if (file)
+            drm::drm_release(file);
         file = nullptr;
     }
 
@@ -166,6 +194,8 @@ protected:
     // dma_fence_get_status of the fence at (handle, point): 0 pending, 1 ok, -errno failed;
     // or the lookup's errno.
     int fence_status(u32 handle, u64 point = 0) {
+        if (real_mode())
+            return real_fence_status(handle, point);
         kshim::dma_fence* f = nullptr;
         const int ret = drm::drm_syncobj_find_fence(file, handle, point, 0, &f);
         if (ret)
@@ -176,13 +206,24 @@ protected:
     }
     // A reference to the fence at (handle, point), kept past the file (put at teardown).
     kshim::dma_fence* hold_fence(u32 handle, u64 point = 0) {
+        if (real_mode()) {
+            // What a process holds past its file: a sync_file, mirrored by a fence of our own.
+            const int fd = real_sync_file(handle, point);
+            EXPECT_GE(fd, 0);
+            kshim::dma_fence* f = fd >= 0 ? testing::sync_file_fence_create(fd) : nullptr;
+            if (f)
+                held_.push_back(f);
+            return f;
+        }
         kshim::dma_fence* f = nullptr;
         EXPECT_EQ(drm::drm_syncobj_find_fence(file, handle, point, 0, &f), 0);
         if (f)
             held_.push_back(f);
         return f;
     }
-    long long fdinfo(const std::string& key) { return fdinfo_bytes(drm::drm_show_fdinfo(file), key); }
+    long long fdinfo(const std::string& key) {
+        return fdinfo_bytes(real_mode() ? real_fdinfo_text() : drm::drm_show_fdinfo(file), key);
+    }
 
     bool wait(u32 syncobj) { return c().syncobj_wait(syncobj, c().deadline_after(kTimeout)).ok(); }
 
@@ -467,7 +508,7 @@ class E2eFrame : public E2e {
 protected:
     void SetUp() override {
         E2e::SetUp();
-        if (HasFatalFailure())
+        if (HasFatalFailure() || IsSkipped())
             return;
         vm_ = c().vm_create()->id;
         cs_ = make_buffer(vm_, kCsVa, SZ_256K, "cs");

@@ -1,0 +1,67 @@
+// Mirrors include/drm/drm_prime.h and drivers/gpu/drm/drm_prime.c: sharing GEM objects as
+// dma_bufs (PRIME_HANDLE_TO_FD / PRIME_FD_TO_HANDLE).
+//
+// DOC: An export wraps a GEM object in a dma_buf that holds a reference on the object until its
+// last descriptor closes. The object caches its dma_buf (DrmGemObject::dma_buf) while it has
+// handles, so exporting it again, from any file, gives the same dma_buf. Each file remembers
+// which dma_buf goes with which of its handles (drm_prime_file_private): exporting a handle twice
+// gives the same dma_buf, importing a dma_buf the file already has gives its existing handle.
+// Importing a dma_buf exported by the same device gives the same GEM object (a new handle);
+// a foreign dma_buf (another device's) would need attachments and sg tables: -EOPNOTSUPP here.
+#pragma once
+#include "kernel_shim/mutex.h"
+#include "kernel_shim/types.h"
+#include "kernel_shim/xarray.h"
+
+namespace kshim {
+struct dma_buf;
+}
+
+namespace drm {
+
+using kshim::u32;
+
+class Device;
+struct File;
+struct DrmGemObject;
+
+// One (dma_buf, handle) pair of a file; holds a dma_buf reference.
+struct drm_prime_member {
+    kshim::dma_buf* dma_buf = nullptr;
+    u32 handle = 0;
+};
+
+// drm_file.prime: the file's pairs, by handle (a file has few; the dma_buf lookup walks them).
+struct drm_prime_file_private {
+    kshim::Mutex lock{"drm_prime_file_private.lock"};
+    kshim::XArray<drm_prime_member> handles;
+};
+
+void drm_prime_init_file_private(drm_prime_file_private* prime_fpriv);
+// WARNs if pairs are left (every handle is deleted first, which removes them).
+void drm_prime_destroy_file_private(drm_prime_file_private* prime_fpriv);
+// Drops the pair of `handle` (and its dma_buf reference), if any.
+void drm_prime_remove_buf_handle(drm_prime_file_private* prime_fpriv, u32 handle);
+
+// The generic export: a dma_buf over obj (size, resv) holding a reference on obj.
+// ERR_PTR(-errno).
+kshim::dma_buf* drm_gem_prime_export(DrmGemObject* obj, int flags);
+// The generic import: our own export of a GEM object of `dev` gives that object (a new
+// reference); anything else ERR_PTR(-EOPNOTSUPP) (no attachment / sg table import).
+DrmGemObject* drm_gem_prime_import(Device* dev, kshim::dma_buf* dma_buf);
+
+// The dma_buf of `handle` in `file` (a reference for the caller) or ERR_PTR: -ENOENT for an
+// unknown handle (or one deleted meanwhile), the driver's export error.
+kshim::dma_buf* drm_gem_prime_handle_to_dmabuf(Device* dev, File* file, u32 handle, u32 flags);
+// ...installed as a descriptor: 0 and *prime_fd, or -errno.
+int drm_gem_prime_handle_to_fd(Device* dev, File* file, u32 handle, u32 flags, int* prime_fd);
+// The handle of the dma_buf behind prime_fd in `file`: -EBADF for a closed descriptor, -EINVAL
+// for one that is not a dma_buf, -EOPNOTSUPP for a foreign dma_buf.
+int drm_gem_prime_fd_to_handle(Device* dev, File* file, int prime_fd, u32* handle);
+
+// The ioctls (DRM_RENDER_ALLOW). -EOPNOTSUPP without DRIVER_GEM; HANDLE_TO_FD: -EINVAL for
+// flags other than DRM_CLOEXEC | DRM_RDWR.
+int drm_prime_handle_to_fd_ioctl(Device* dev, void* data, File* file);
+int drm_prime_fd_to_handle_ioctl(Device* dev, void* data, File* file);
+
+}  // namespace drm

@@ -1,0 +1,72 @@
+// (no upstream counterpart) The world a fuzz input runs in: a simulated kshim runtime owned by
+// the calling thread, the mock G610 platform device and (optionally) the panthor driver probed
+// on it. Booting costs milliseconds, so a fuzzer keeps one world per process and checks each
+// input against a mark taken before it: after the input released what it made, the runtime is
+// drained and anything allocated since the mark and not freed, any kshim report (lockdep,
+// might_sleep, fence signalling, WARN, deadlock) and any task left blocked is a finding.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "kernel_shim/runtime.h"
+#include "kernel_shim/slab.h"
+#include "mock_hw/platform.h"
+#include "panthor/panthor_device.h"
+
+namespace upanthor_fuzz {
+
+class PanthorWorld {
+public:
+    // What a world holds beyond the runtime.
+    enum class Kind {
+        Runtime,   // just the runtime (library-level targets: fuzz_gpuvm)
+        Platform,  // the mock platform device, driver not probed (fuzz_fw_image probes itself)
+        Driver,    // the driver probed on it (check probe_result())
+    };
+    // Only one world (one runtime) may exist at a time in a process.
+    explicit PanthorWorld(Kind kind = Kind::Driver, kshim::u64 seed = 1);
+    // Removes the driver and tears everything down; problems found then go to stderr.
+    ~PanthorWorld();
+    PanthorWorld(const PanthorWorld&) = delete;
+    PanthorWorld& operator=(const PanthorWorld&) = delete;
+
+    kshim::Runtime& rt() { return *rt_; }
+    mock_hw::MockPlatform& plat() { return *plat_; }
+    // Replaces the platform device by a fresh one (no driver bound; Kind::Platform only).
+    void new_platform();
+    mock_hw::Gpu& gpu() { return plat_->gpu(); }
+    panthor::panthor_device* ptdev() { return ptdev_; }
+    int probe_result() const { return probe_ret_; }
+
+    // Remembers the memory counters (call when the world is quiet, before an input).
+    void mark();
+    // Lets the device settle (autosuspend), drains the runtime and returns what went wrong since
+    // mark(): leaks, reports, blocked tasks, a runtime that does not go idle. "" when clean.
+    // Growth of the drm_gpuva_index cache is not counted here: the index of a VM that outlives
+    // the input (the MCU's) keeps emptied nodes in a reserve, up to a cap, for the
+    // allocation-free insert path; finish() counts everything.
+    std::string check();
+    // Removes the driver and drains, then compares with the memory before the world existed
+    // (strict, every cache) and checks reports as check() does. The world is unusable after.
+    std::string finish();
+
+private:
+    std::unique_ptr<kshim::Runtime> rt_;
+    std::unique_ptr<mock_hw::MockPlatform> plat_;
+    panthor::panthor_device* ptdev_ = nullptr;
+    int probe_ret_ = 0;
+    bool inited_ = false;
+    kshim::MemCounters mark_;
+    kshim::MemCounters before_world_;
+    bool finished_ = false;
+};
+
+// LLVMFuzzerInitialize of every target: silences the kernel log on stderr (KSHIM_LOG=none; the
+// lines are still captured) and, when the target runs from a folder holding firmware/ (an
+// OSS-Fuzz $OUT), points request_firmware there unless UPANTHOR_FIRMWARE_PATH is set.
+void fuzz_init_env(const char* argv0);
+
+// Reports a finding of a fuzz target: prints it and aborts (libFuzzer saves the input).
+[[noreturn]] void fuzz_fail(const std::string& what);
+
+}  // namespace upanthor_fuzz

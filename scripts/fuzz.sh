@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Builds and runs the libFuzzer targets of fuzz/ (docs/fuzzing.md).
+#
+#   scripts/fuzz.sh TARGET [SECONDS]     fuzz_ioctl | fuzz_fw_image | fuzz_cs | fuzz_gpuvm | all
+#
+# Installs what is missing (scripts/setup.sh), configures and builds the `fuzz` preset target,
+# then runs it on its seed corpus for SECONDS (default 60) of wall time. New inputs go to a
+# working corpus under build/fuzz/corpus/<target> (the checked-in seeds stay untouched). A crash
+# is minimised (-minimize_crash) and saved under fuzz/crashes/<target>/; the script then exits
+# non-zero. `all` runs every target for SECONDS each and fails if any of them found something.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+TARGETS=(fuzz_ioctl fuzz_fw_image fuzz_cs fuzz_gpuvm)
+target=${1:-}
+seconds=${2:-60}
+if [ -z "$target" ]; then
+  echo "usage: scripts/fuzz.sh TARGET|all [SECONDS]   (targets: ${TARGETS[*]})" >&2
+  exit 2
+fi
+if [ "$target" = all ]; then
+  status=0
+  for t in "${TARGETS[@]}"; do
+    "$0" "$t" "$seconds" || status=1
+  done
+  exit $status
+fi
+case " ${TARGETS[*]} " in
+  *" $target "*) ;;
+  *) echo "fuzz.sh: unknown target '$target' (targets: ${TARGETS[*]})" >&2; exit 2 ;;
+esac
+
+# UPANTHOR_FUZZ_NO_BUILD=1: the targets are built already (scripts/test.sh builds them once, then
+# runs several at a time). UPANTHOR_BUILD_LOCK=FILE serialises the build with others (flock).
+if [ -z "${UPANTHOR_FUZZ_NO_BUILD:-}" ]; then
+  bash scripts/setup.sh
+  cmake --preset fuzz >/dev/null
+  lock=()
+  if [ -n "${UPANTHOR_BUILD_LOCK:-}" ]; then lock=(flock "$UPANTHOR_BUILD_LOCK"); fi
+  "${lock[@]}" cmake --build --preset fuzz --target "$target" upanthor_firmware -j"${FUZZ_JOBS:-2}"
+fi
+
+bin="$ROOT/build/fuzz/fuzz/$target"
+work="$ROOT/build/fuzz/corpus/$target"
+crashes="$ROOT/fuzz/crashes/$target"
+artifacts="$ROOT/build/fuzz/artifacts/$target"
+mkdir -p "$work" "$artifacts"
+rm -f "$artifacts"/*
+
+# The options file holds what OSS-Fuzz passes too (max_len, timeout, rss_limit_mb).
+opts=()
+while IFS='=' read -r k v; do
+  k=$(echo "$k" | tr -d ' '); v=$(echo "$v" | tr -d ' ')
+  [ -n "$k" ] && [ -n "$v" ] && [ "${k:0:1}" != "[" ] && opts+=("-$k=$v")
+done < "$ROOT/fuzz/$target.options"
+
+echo "fuzz.sh: $target for ${seconds}s (${opts[*]})"
+set +e
+"$bin" "${opts[@]}" -max_total_time="$seconds" -print_final_stats=1 \
+  -artifact_prefix="$artifacts/" "$work" "$ROOT/fuzz/corpus/$target" 2>&1 |
+  tee "$artifacts/log.txt" | grep -E --line-buffered '^#[0-9]+.*(pulse|DONE)|^stat::|FINDING|ERROR|SUMMARY|^Done'
+rc=${PIPESTATUS[0]}
+set -e
+
+found=$(find "$artifacts" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | head -1)
+if [ -n "$found" ]; then
+  mkdir -p "$crashes"
+  name=$(basename "$found")
+  min="$artifacts/min-$name"
+  # -minimize_crash keeps the input failing while it shrinks it.
+  "$bin" "${opts[@]}" -minimize_crash=1 -max_total_time=60 -exact_artifact_path="$min" "$found" \
+    >"$artifacts/minimize.txt" 2>&1 || true
+  if [ -s "$min" ]; then cp "$min" "$crashes/$name"; else cp "$found" "$crashes/$name"; fi
+  echo "fuzz.sh: $target found a problem; input saved as fuzz/crashes/$target/$name" >&2
+  echo "fuzz.sh: replay: $bin fuzz/crashes/$target/$name   (UPANTHOR_FUZZ_TRACE=1 lists fuzz_ioctl programs)" >&2
+  echo "fuzz.sh: log: $artifacts/log.txt" >&2
+  exit 1
+fi
+if [ "$rc" -ne 0 ]; then
+  echo "fuzz.sh: $target exited with $rc without an artifact (see $artifacts/log.txt)" >&2
+  exit "$rc"
+fi
+echo "fuzz.sh: $target: no findings in ${seconds}s"

@@ -1,0 +1,134 @@
+// The kernel-side pieces the preload library plugs in (label preload): user copies checked against
+// the process's real mappings (drm/uaccess.h, UaccessMode::FaultFixup and ProcessVm), and the DRM
+// core's fd table numbering exports with real descriptors (drm/drm_file.h, DrmFdOps).
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "drm/drm_file.h"
+#include "drm/uaccess.h"
+#include "kernel_shim/dma-buf/dma-fence.h"
+#include "kernel_shim/dma-buf/sync_file.h"
+#include "tests/support/kernel_test.h"
+
+namespace {
+
+using drm::UaccessMode;
+using drm::user_ptr;
+
+class UaccessProcess : public kshim::testing::KernelTest, public ::testing::WithParamInterface<UaccessMode> {
+protected:
+    void SetUp() override {
+        KernelTest::SetUp();
+        drm::uaccess_set_mode(GetParam());
+    }
+    void TearDown() override {
+        drm::uaccess_set_mode(UaccessMode::Registry);
+        KernelTest::TearDown();
+    }
+};
+
+TEST_P(UaccessProcess, CopiesFromAndToMappedMemoryWithoutRegistering) {
+    char src[64], dst[64] = {};
+    for (int i = 0; i < 64; i++) src[i] = static_cast<char>(i * 3);
+    EXPECT_EQ(drm::copy_from_user(dst, user_ptr(src), sizeof(src)), 0u);
+    EXPECT_EQ(std::memcmp(src, dst, sizeof(src)), 0);
+    char out[13] = {};
+    EXPECT_EQ(drm::copy_to_user(user_ptr(out) + 1, "hello, world", 11), 0u);  // unaligned
+    EXPECT_STREQ(out + 1, "hello, worl");
+    EXPECT_TRUE(drm::uaccess_ok(user_ptr(src), sizeof(src)));
+}
+
+TEST_P(UaccessProcess, BadPointersFaultInsteadOfCrashing) {
+    char buf[64];
+    EXPECT_EQ(drm::copy_from_user(buf, 16, 8), 8u);  // the NULL page
+    EXPECT_EQ(drm::copy_from_user(buf, 0, 8), 8u);
+    EXPECT_EQ(drm::copy_to_user(~0ull - 4, buf, 8), 8u);  // wraps
+    // A page that was mapped and is gone.
+    void* gone = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(gone, MAP_FAILED);
+    munmap(gone, 4096);
+    EXPECT_EQ(drm::copy_from_user(buf, user_ptr(gone), 8), 8u);
+    EXPECT_EQ(drm::copy_to_user(user_ptr(gone), buf, 8), 8u);
+    // A read-only page takes reads, not writes.
+    char* ro = static_cast<char*>(mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    ASSERT_NE(ro, MAP_FAILED);
+    EXPECT_EQ(drm::copy_from_user(buf, user_ptr(ro), 64), 0u);
+    EXPECT_EQ(drm::copy_to_user(user_ptr(ro), buf, 8), 8u);
+    // A copy running off the end of a mapping into a hole.
+    char* two = static_cast<char*>(mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    ASSERT_NE(two, MAP_FAILED);
+    munmap(two + 4096, 4096);
+    EXPECT_NE(drm::copy_from_user(buf, user_ptr(two + 4096 - 32), 64), 0u);
+    munmap(two, 4096);
+    munmap(ro, 4096);
+    // Still working afterwards (the fixup left no signal blocked).
+    char ok[8] = "abcdefg";
+    EXPECT_EQ(drm::copy_from_user(buf, user_ptr(ok), 8), 0u);
+    EXPECT_EQ(drm::copy_from_user(buf, 16, 8), 8u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, UaccessProcess, ::testing::Values(UaccessMode::FaultFixup, UaccessMode::ProcessVm),
+                         [](const auto& info) { return info.param == UaccessMode::FaultFixup ? "FaultFixup" : "ProcessVm"; });
+
+// A stand-in for the preload library's real descriptors: numbers from 1000, dups from 2000.
+struct FakeFds {
+    static inline int next = 1000;
+    static inline std::vector<int> closed;
+    static inline std::map<int, int> dups;  // dup -> original
+    static int install(kshim::sync_file*) { return next++; }
+    static int resolve(int fd) {
+        if (fd >= 2000) return dups.count(fd) ? dups[fd] : -EBADF;
+        return fd >= 1000 && fd < next ? fd : -EBADF;
+    }
+    static void close(int fd) { closed.push_back(fd); }
+};
+const drm::DrmFdOps kFakeOps = {.install = FakeFds::install, .resolve = FakeFds::resolve, .close = FakeFds::close};
+
+class DrmFdOpsTest : public kshim::testing::KernelTest {
+protected:
+    void SetUp() override {
+        KernelTest::SetUp();
+        drm::drm_fd_set_ops(&kFakeOps);
+    }
+    void TearDown() override {
+        drm::drm_fd_set_ops(nullptr);
+        KernelTest::TearDown();
+    }
+};
+
+TEST_F(DrmFdOpsTest, ExportsTakeTheBackendsNumbersAndResolveDups) {
+    kshim::sync_file* sf = kshim::sync_file_create(kshim::dma_fence_get_stub());
+    ASSERT_NE(sf, nullptr);
+    const int fd = drm::drm_fd_install_sync_file(sf);
+    kshim::sync_file_put(sf);
+    ASSERT_GE(fd, 1000);
+    FakeFds::dups[2000] = fd;
+    kshim::sync_file* got = drm::drm_fd_get_sync_file(2000);
+    ASSERT_NE(got, nullptr);
+    EXPECT_EQ(got, drm::drm_fd_get_sync_file(fd) ? got : nullptr);
+    kshim::sync_file_put(got);
+    kshim::sync_file_put(got);  // the second get
+    EXPECT_EQ(drm::drm_fd_get_syncobj(fd), nullptr);  // the other kind
+    EXPECT_EQ(drm::drm_fd_get_sync_file(2001), nullptr);
+    // close(2) by the kernel: the entry goes and the backend closes its descriptor.
+    FakeFds::closed.clear();
+    EXPECT_EQ(drm::drm_fd_close(2000), 0);
+    EXPECT_EQ(FakeFds::closed, std::vector<int>{fd});
+    EXPECT_EQ(drm::drm_fd_close(fd), -EBADF);
+    // forget: the entry goes, nothing is closed (the process closed it).
+    kshim::sync_file* sf2 = kshim::sync_file_create(kshim::dma_fence_get_stub());
+    const int fd2 = drm::drm_fd_install_sync_file(sf2);
+    kshim::sync_file_put(sf2);
+    FakeFds::closed.clear();
+    EXPECT_EQ(drm::drm_fd_forget(fd2), 0);
+    EXPECT_TRUE(FakeFds::closed.empty());
+    EXPECT_EQ(drm::drm_fd_forget(fd2), -EBADF);
+    EXPECT_EQ(drm::drm_fd_count(), 0u);
+}
+
+}  // namespace

@@ -1,0 +1,588 @@
+// The interposed libc entry points (docs/preload.md lists them). Each one first asks whether the
+// call is about the fake device (a node path, one of our descriptors, one of our mappings, a
+// path of the fake sysfs) and otherwise falls through to libc untouched.
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <string>
+
+#include "drm/drm_fdinfo.h"
+#include "drm/drm_file.h"
+#include "drm/drm_ioctl.h"
+#include "drm/drm_mmap.h"
+#include "drm/sw_sync.h"
+#include "drm/sync_file_ioctl.h"
+#include "drm/uaccess.h"
+#include "drm/uapi/drm.h"
+#include "kernel_shim/page_alloc.h"
+#include "tools/preload/device.h"
+#include "tools/preload/fake_fs.h"
+#include "tools/preload/files.h"
+#include "tools/preload/libc_next.h"
+
+using namespace upanthor::preload;
+
+namespace {
+
+using s64_t = long long;
+
+int fail(int err) {
+    errno = err;
+    return -1;
+}
+
+// An absolute path into the fake tree, rewritten; anything else as is.
+struct Path {
+    char buf[PATH_MAX];
+    const char* p;
+    explicit Path(const char* path) : p(fake_path(path, buf, sizeof(buf))) {}
+};
+
+int open_drm_fdinfo(const char* path, int flags);
+
+int open_path(int dirfd, const char* path, int flags, mode_t mode) {
+    if (is_sw_sync_path(path)) {
+        const int fd = files_open_sw_sync(flags);
+        return fd < 0 ? fail(-fd) : fd;
+    }
+    const int minor = node_minor(path);
+    if (minor >= 0) {
+        const int fd = files_open_node(minor, flags);
+        return fd < 0 ? fail(-fd) : fd;
+    }
+    if (path && path[0] == '/' && path[1] == 'p') {
+        const int fd = open_drm_fdinfo(path, flags);
+        if (fd >= 0) return fd;
+    }
+    Path p(path);
+    return libc().openat(dirfd, p.p, flags, mode);
+}
+
+mode_t open_mode(int flags, va_list ap) {
+    return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? static_cast<mode_t>(va_arg(ap, int)) : 0;
+}
+
+// A stat of a DRM descriptor: the node it was opened from. False when fd is not a DRM file.
+bool drm_fd_stat(int fd, struct stat* st) {
+    Obj* o = files_get(fd);
+    if (!o) return false;
+    const bool drm = obj_drm_file(o) != nullptr;
+    if (drm) node_stat(obj_minor(o), st);
+    files_put(o);
+    return drm;
+}
+
+// DRM timeouts are absolute CLOCK_MONOTONIC; the runtime's clock starts at 0 (device.h).
+template <class T>
+int wait_with_host_clock(drm::File* f, unsigned cmd, void* arg) {
+    // Older clients pass the struct without deadline_nsec (40 bytes): only what they pass.
+    const size_t n = drm::uapi::_IOC_SIZE(cmd);
+    if (n > sizeof(T) || n < offsetof(T, timeout_nsec) + sizeof(s64_t)) return drm::ioctl(f, cmd, arg);
+    T w{};
+    if (drm::copy_from_user(&w, drm::user_ptr(arg), n)) return -EFAULT;
+    const T orig = w;
+    const long long off = monotonic_offset_ns();
+    if (w.timeout_nsec > 0) w.timeout_nsec -= off;
+    const bool has_deadline = n >= offsetof(T, deadline_nsec) + sizeof(w.deadline_nsec);
+    if (has_deadline && (w.flags & drm::uapi::DRM_SYNCOBJ_WAIT_FLAGS_WAIT_DEADLINE) &&
+        w.deadline_nsec > static_cast<unsigned long long>(off))
+        w.deadline_nsec -= off;
+    const int ret = drm::ioctl(f, cmd, &w);
+    w.timeout_nsec = orig.timeout_nsec;
+    w.deadline_nsec = orig.deadline_nsec;
+    if (drm::copy_to_user(drm::user_ptr(arg), &w, n)) return -EFAULT;
+    return ret;
+}
+
+// KMS on the primary node. panthor has no display, and the kernel answers the MODE_* ioctls of a
+// driver without DRIVER_MODESET with -EOPNOTSUPP; Debian's drm_info 2.4.0 then gives up on the
+// node ("Failed to retrieve information"), as it does with the real panthor. So that a client
+// that dumps every node (drm_info) can list this one, the primary node answers the two resource
+// queries as a KMS device with no CRTC, connector, encoder, framebuffer or plane would. Every
+// other MODE_* ioctl keeps the DRM core's answer. (Deviation; docs/preload.md.)
+constexpr unsigned kModeGetResources = 0xA0;
+constexpr unsigned kModeGetPlaneResources = 0xB5;
+struct ModeCardRes {  // struct drm_mode_card_res
+    unsigned long long fb_id_ptr, crtc_id_ptr, connector_id_ptr, encoder_id_ptr;
+    unsigned count_fbs, count_crtcs, count_connectors, count_encoders;
+    unsigned min_width, max_width, min_height, max_height;
+};
+struct ModePlaneRes {  // struct drm_mode_get_plane_res
+    unsigned long long plane_id_ptr;
+    unsigned count_planes;
+};
+
+int empty_kms_ioctl(unsigned cmd, void* arg, bool* handled) {
+    const unsigned nr = drm::uapi::_IOC_NR(cmd);
+    *handled = drm::uapi::_IOC_TYPE(cmd) == drm::uapi::DRM_IOCTL_BASE &&
+               ((nr == kModeGetResources && drm::uapi::_IOC_SIZE(cmd) == sizeof(ModeCardRes)) ||
+                (nr == kModeGetPlaneResources && drm::uapi::_IOC_SIZE(cmd) >= 12));
+    if (!*handled) return 0;
+    if (nr == kModeGetResources) {
+        ModeCardRes r{};
+        if (drm::copy_from_user(&r, drm::user_ptr(arg), sizeof(r))) return -EFAULT;
+        r.count_fbs = r.count_crtcs = r.count_connectors = r.count_encoders = 0;
+        r.min_width = r.min_height = 0;
+        r.max_width = r.max_height = 0;
+        return drm::copy_to_user(drm::user_ptr(arg), &r, sizeof(r)) ? -EFAULT : 0;
+    }
+    const unsigned zero = 0;
+    return drm::copy_to_user(drm::user_ptr(arg) + offsetof(ModePlaneRes, count_planes), &zero, sizeof(zero)) ? -EFAULT : 0;
+}
+
+int drm_file_ioctl(drm::File* f, unsigned cmd, void* arg) {
+    using namespace drm::uapi;
+    if (!f->is_render) {
+        bool handled;
+        const int ret = empty_kms_ioctl(cmd, arg, &handled);
+        if (handled) return ret;
+    }
+    // By number, not by the whole cmd: older clients encode a smaller struct size.
+    const unsigned nr = _IOC_NR(cmd);
+    if (nr == _IOC_NR(DRM_IOCTL_SYNCOBJ_WAIT)) return wait_with_host_clock<drm_syncobj_wait>(f, cmd, arg);
+    if (nr == _IOC_NR(DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT))
+        return wait_with_host_clock<drm_syncobj_timeline_wait>(f, cmd, arg);
+    const int ret = drm::ioctl(f, cmd, arg);
+    if (ret == 0 && cmd == DRM_IOCTL_PRIME_HANDLE_TO_FD) {
+        // Exports are made close-on-exec; a PRIME export is so only if asked (DRM_CLOEXEC), as
+        // get_unused_fd_flags(flags) does.
+        drm_prime_handle args;
+        std::memcpy(&args, arg, sizeof(args));
+        if (!(args.flags & DRM_CLOEXEC)) libc().fcntl(args.fd, F_SETFD, 0);
+    }
+    return ret;
+}
+
+void* mmap_drm(Obj* o, void* addr, size_t len, int prot, int flags, off_t off) {
+    drm::File* f = obj_drm_file(o);
+    attach_thread();
+    drm::VmArea* vma = nullptr;
+    const int ret = drm::drm_mmap(f, static_cast<unsigned long long>(off), len, prot, flags, &vma);
+    if (ret) {
+        errno = -ret;
+        return MAP_FAILED;
+    }
+    const int keep = flags & (MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_POPULATE | MAP_NORESERVE | MAP_LOCKED);
+    void* p;
+    if (vma->addr) {
+        // The BO's pages are one physically contiguous run of the arena: map that part of the
+        // arena's memfd, so the client and the GPU share the very pages.
+        const off_t arena_off = static_cast<off_t>(kshim::virt_to_phys(vma->addr) - kshim::kPhysBase);
+        p = libc().mmap(addr, len, prot, MAP_SHARED | keep, kshim::page_arena_memfd(), arena_off);
+    } else {
+        // An I/O page (USER_FLUSH_ID): a read-only snapshot of its one register (LATEST_FLUSH,
+        // at offset 0), read through the mapping's fault path when it is mapped. A stale flush
+        // ID only makes the firmware flush more than it needs to.
+        p = libc().mmap(addr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | keep, -1, 0);
+        if (p != MAP_FAILED) {
+            *static_cast<unsigned*>(p) = drm::vma_read32(vma, 0);
+            mprotect(p, len, PROT_READ);
+        }
+    }
+    if (p == MAP_FAILED) {
+        const int err = errno;
+        drm::drm_munmap(vma);
+        errno = err;
+        return MAP_FAILED;
+    }
+    files_add_map(p, len, vma);
+    return p;
+}
+
+// "/proc/self/<dir>/N" or "/proc/<our pid>/<dir>/N" (dir "fd" or "fdinfo"): N, else -1.
+int proc_fd_number(const char* path, const char* dir = "fd") {
+    if (!path || std::strncmp(path, "/proc/", 6) != 0) return -1;
+    const char* rest = path + 6;
+    if (std::strncmp(rest, "self/", 5) == 0) {
+        rest += 5;
+    } else {
+        char* end;
+        const long pid = std::strtol(rest, &end, 10);
+        if (end == rest || *end != '/' || pid != getpid()) return -1;
+        rest = end + 1;
+    }
+    const size_t dl = std::strlen(dir);
+    if (std::strncmp(rest, dir, dl) != 0 || rest[dl] != '/') return -1;
+    rest += dl + 1;
+    char* end;
+    const long fd = std::strtol(rest, &end, 10);
+    return end == rest || *end ? -1 : static_cast<int>(fd);
+}
+
+// /proc/self/fdinfo/N of a DRM descriptor: what the kernel prints (pos, flags, ...) and then the
+// DRM core's show_fdinfo, in a fresh memfd positioned at 0. -1 (errno untouched) when N is not a
+// DRM descriptor, so the caller falls through to the real file.
+int open_drm_fdinfo(const char* path, int flags) {
+    const int fd = proc_fd_number(path, "fdinfo");
+    if (fd < 0) return -1;
+    Obj* o = files_get(fd);
+    if (!o) return -1;
+    drm::File* f = obj_drm_file(o);
+    if (!f) {
+        files_put(o);
+        return -1;
+    }
+    attach_thread();
+    const int fl = libc().fcntl(fd, F_GETFL);
+    char head[128];
+    std::snprintf(head, sizeof(head), "pos:\t0\nflags:\t0%o\nmnt_id:\t0\nino:\t0\n", fl < 0 ? 0 : fl);
+    const std::string text = std::string(head) + drm::drm_show_fdinfo(f);
+    files_put(o);
+    const int out = memfd_create("upanthor-fdinfo", (flags & O_CLOEXEC) ? MFD_CLOEXEC : 0);
+    if (out < 0) return -1;
+    if (write(out, text.data(), text.size()) != static_cast<ssize_t>(text.size()) || lseek(out, 0, SEEK_SET) != 0) {
+        libc().close(out);
+        return -1;
+    }
+    return out;
+}
+
+ssize_t readlink_drm(const char* path, char* buf, size_t size, bool* handled) {
+    *handled = false;
+    const int fd = proc_fd_number(path);
+    if (fd < 0) return 0;
+    Obj* o = files_get(fd);
+    if (!o) return 0;
+    ssize_t n = 0;
+    if (obj_drm_file(o)) {
+        *handled = true;
+        const char* node = node_path(obj_minor(o));
+        n = static_cast<ssize_t>(std::min(size, std::strlen(node)));
+        std::memcpy(buf, node, static_cast<size_t>(n));
+    }
+    files_put(o);
+    return n;
+}
+
+void fill_statx(int minor, struct statx* sx) {
+    struct stat st;
+    node_stat(minor, &st);
+    std::memset(sx, 0, sizeof(*sx));
+    sx->stx_mask = STATX_BASIC_STATS;
+    sx->stx_mode = static_cast<__u16>(st.st_mode);
+    sx->stx_nlink = 1;
+    sx->stx_ino = st.st_ino;
+    sx->stx_blksize = 4096;
+    sx->stx_rdev_major = major(st.st_rdev);
+    sx->stx_rdev_minor = minor;
+    sx->stx_dev_major = major(st.st_dev);
+    sx->stx_dev_minor = ::minor(st.st_dev);
+}
+
+int stat_path(const char* path, struct stat* st, bool follow) {
+    if (is_sw_sync_path(path)) {
+        sw_sync_stat(st);
+        return 0;
+    }
+    const int minor = node_minor(path);
+    if (minor >= 0) {
+        node_stat(minor, st);
+        return 0;
+    }
+    Path p(path);
+    return follow ? libc().stat(p.p, st) : libc().lstat(p.p, st);
+}
+
+int fstatat_impl(int dirfd, const char* path, struct stat* st, int flags) {
+    if ((flags & AT_EMPTY_PATH) && path && !path[0] && drm_fd_stat(dirfd, st)) return 0;
+    const int minor = node_minor(path);
+    if (minor >= 0) {
+        node_stat(minor, st);
+        return 0;
+    }
+    Path p(path);
+    return libc().fstatat(dirfd, p.p, st, flags);
+}
+
+}  // namespace
+
+// The library is built with hidden visibility; these are its only exported names.
+#pragma GCC visibility push(default)
+extern "C" {
+
+// ---- open ----
+int open(const char* path, int flags, ...) {
+    va_list ap;
+    va_start(ap, flags);
+    const mode_t mode = open_mode(flags, ap);
+    va_end(ap);
+    return open_path(AT_FDCWD, path, flags, mode);
+}
+int open64(const char* path, int flags, ...) {
+    va_list ap;
+    va_start(ap, flags);
+    const mode_t mode = open_mode(flags, ap);
+    va_end(ap);
+    return open_path(AT_FDCWD, path, flags, mode);
+}
+int openat(int dirfd, const char* path, int flags, ...) {
+    va_list ap;
+    va_start(ap, flags);
+    const mode_t mode = open_mode(flags, ap);
+    va_end(ap);
+    return open_path(dirfd, path, flags, mode);
+}
+int openat64(int dirfd, const char* path, int flags, ...) {
+    va_list ap;
+    va_start(ap, flags);
+    const mode_t mode = open_mode(flags, ap);
+    va_end(ap);
+    return open_path(dirfd, path, flags, mode);
+}
+// The _FORTIFY_SOURCE variants (no mode: O_CREAT is not allowed through them).
+int __open_2(const char* path, int flags) { return open_path(AT_FDCWD, path, flags, 0); }
+int __open64_2(const char* path, int flags) { return open_path(AT_FDCWD, path, flags, 0); }
+int __openat_2(int dirfd, const char* path, int flags) { return open_path(dirfd, path, flags, 0); }
+int __openat64_2(int dirfd, const char* path, int flags) { return open_path(dirfd, path, flags, 0); }
+
+FILE* fopen(const char* path, const char* mode) {
+    if (path && path[0] == '/' && path[1] == 'p') {
+        const int fd = open_drm_fdinfo(path, O_CLOEXEC);
+        if (fd >= 0) return fdopen(fd, "r");
+    }
+    Path p(path);
+    return libc().fopen(p.p, mode);
+}
+FILE* fopen64(const char* path, const char* mode) {
+    if (path && path[0] == '/' && path[1] == 'p') {
+        const int fd = open_drm_fdinfo(path, O_CLOEXEC);
+        if (fd >= 0) return fdopen(fd, "r");
+    }
+    Path p(path);
+    return libc().fopen64(p.p, mode);
+}
+DIR* opendir(const char* path) {
+    Path p(path);
+    return libc().opendir(p.p);
+}
+
+// ---- descriptors ----
+int close(int fd) {
+    const int arena = kshim::page_arena_memfd();
+    if (fd >= 0 && fd == arena) return 0;  // the BO mappings' backing: not the program's to close
+    files_close(fd);
+    return libc().close(fd);
+}
+int dup(int fd) {
+    const int r = libc().dup(fd);
+    if (r >= 0) files_dup(fd, r);
+    return r;
+}
+int dup2(int oldfd, int newfd) {
+    const int r = libc().dup2(oldfd, newfd);
+    if (r >= 0) files_dup(oldfd, r);
+    return r;
+}
+int dup3(int oldfd, int newfd, int flags) {
+    const int r = libc().dup3(oldfd, newfd, flags);
+    if (r >= 0) files_dup(oldfd, r);
+    return r;
+}
+static int fcntl_impl(int fd, int cmd, va_list ap) {
+    void* arg = va_arg(ap, void*);  // every fcntl argument fits a pointer-sized slot
+    const int r = libc().fcntl(fd, cmd, arg);
+    if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)) files_dup(fd, r);
+    return r;
+}
+int fcntl(int fd, int cmd, ...) {
+    va_list ap;
+    va_start(ap, cmd);
+    const int r = fcntl_impl(fd, cmd, ap);
+    va_end(ap);
+    return r;
+}
+int fcntl64(int fd, int cmd, ...) {
+    va_list ap;
+    va_start(ap, cmd);
+    const int r = fcntl_impl(fd, cmd, ap);
+    va_end(ap);
+    return r;
+}
+
+int ioctl(int fd, unsigned long request, ...) {
+    va_list ap;
+    va_start(ap, request);
+    void* arg = va_arg(ap, void*);
+    va_end(ap);
+    // The VFS answers these for every descriptor before the file's own ioctl (do_vfs_ioctl):
+    // FIONCLEX, FIOCLEX, FIONBIO, FIOASYNC; the real descriptor does the same.
+    if (request == 0x5450 || request == 0x5451 || request == 0x5421 || request == 0x5452)
+        return libc().ioctl(fd, request, arg);
+    Obj* o = files_get(fd);
+    if (!o) return libc().ioctl(fd, request, arg);
+    attach_thread();
+    const unsigned cmd = static_cast<unsigned>(request);
+    int ret;
+    if (drm::File* f = obj_drm_file(o))
+        ret = drm_file_ioctl(f, cmd, arg);
+    else if (drm::sync_timeline* tl = obj_sw_sync(o))
+        ret = static_cast<int>(drm::sw_sync_ioctl(tl, cmd, drm::user_ptr(arg)));
+    else  // a syncobj or sync_file export (SYNC_IOC_*; a syncobj file has none: -ENOTTY)
+        ret = static_cast<int>(drm::sync_file_fd_ioctl(fd, cmd, drm::user_ptr(arg)));
+    files_put(o);
+    return ret < 0 ? fail(-ret) : ret;
+}
+
+// ---- mappings ----
+void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
+    Obj* o = fd >= 0 ? files_get(fd) : nullptr;
+    if (!o) return libc().mmap(addr, len, prot, flags, fd, off);
+    void* p = obj_drm_file(o) ? mmap_drm(o, addr, len, prot, flags, off) : libc().mmap(addr, len, prot, flags, fd, off);
+    files_put(o);
+    return p;
+}
+void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off64_t off) {
+    return mmap(addr, len, prot, flags, fd, static_cast<off_t>(off));
+}
+int munmap(void* addr, size_t len) {
+    size_t mapped = 0;
+    drm::VmArea* vma = files_take_map(addr, &mapped);
+    const int r = libc().munmap(addr, len);
+    if (vma) {
+        attach_thread();
+        drm::drm_munmap(vma);
+    }
+    return r;
+}
+
+// ---- stat ----
+int stat(const char* path, struct stat* st) { return stat_path(path, st, true); }
+int stat64(const char* path, struct stat64* st) { return stat_path(path, reinterpret_cast<struct stat*>(st), true); }
+int lstat(const char* path, struct stat* st) { return stat_path(path, st, false); }
+int lstat64(const char* path, struct stat64* st) { return stat_path(path, reinterpret_cast<struct stat*>(st), false); }
+int fstat(int fd, struct stat* st) { return drm_fd_stat(fd, st) ? 0 : libc().fstat(fd, st); }
+int fstat64(int fd, struct stat64* st) { return fstat(fd, reinterpret_cast<struct stat*>(st)); }
+int fstatat(int dirfd, const char* path, struct stat* st, int flags) { return fstatat_impl(dirfd, path, st, flags); }
+int fstatat64(int dirfd, const char* path, struct stat64* st, int flags) {
+    return fstatat_impl(dirfd, path, reinterpret_cast<struct stat*>(st), flags);
+}
+// glibc < 2.33 binaries call the versioned forms.
+int __xstat(int ver, const char* path, struct stat* st) {
+    const int minor = node_minor(path);
+    if (minor >= 0) {
+        node_stat(minor, st);
+        return 0;
+    }
+    Path p(path);
+    return libc().xstat ? libc().xstat(ver, p.p, st) : libc().stat(p.p, st);
+}
+int __xstat64(int ver, const char* path, struct stat64* st) { return __xstat(ver, path, reinterpret_cast<struct stat*>(st)); }
+int __lxstat(int ver, const char* path, struct stat* st) {
+    const int minor = node_minor(path);
+    if (minor >= 0) {
+        node_stat(minor, st);
+        return 0;
+    }
+    Path p(path);
+    return libc().lxstat ? libc().lxstat(ver, p.p, st) : libc().lstat(p.p, st);
+}
+int __lxstat64(int ver, const char* path, struct stat64* st) { return __lxstat(ver, path, reinterpret_cast<struct stat*>(st)); }
+int __fxstat(int ver, int fd, struct stat* st) {
+    if (drm_fd_stat(fd, st)) return 0;
+    return libc().fxstat ? libc().fxstat(ver, fd, st) : libc().fstat(fd, st);
+}
+int __fxstat64(int ver, int fd, struct stat64* st) { return __fxstat(ver, fd, reinterpret_cast<struct stat*>(st)); }
+int __fxstatat(int ver, int dirfd, const char* path, struct stat* st, int flags) {
+    (void)ver;
+    return fstatat_impl(dirfd, path, st, flags);
+}
+int __fxstatat64(int ver, int dirfd, const char* path, struct stat64* st, int flags) {
+    (void)ver;
+    return fstatat_impl(dirfd, path, reinterpret_cast<struct stat*>(st), flags);
+}
+int statx(int dirfd, const char* path, int flags, unsigned int mask, struct statx* sx) {
+    if ((flags & AT_EMPTY_PATH) && path && !path[0]) {
+        Obj* o = files_get(dirfd);
+        if (o) {
+            const bool drm = obj_drm_file(o) != nullptr;
+            if (drm) fill_statx(obj_minor(o), sx);
+            files_put(o);
+            if (drm) return 0;
+        }
+    }
+    const int minor = node_minor(path);
+    if (minor >= 0) {
+        fill_statx(minor, sx);
+        return 0;
+    }
+    if (!libc().statx) return fail(ENOSYS);
+    Path p(path);
+    return libc().statx(dirfd, p.p, flags, mask, sx);
+}
+
+int access(const char* path, int mode) {
+    if (node_minor(path) >= 0 || is_sw_sync_path(path)) return 0;
+    Path p(path);
+    return libc().access(p.p, mode);
+}
+int faccessat(int dirfd, const char* path, int mode, int flags) {
+    if (node_minor(path) >= 0 || is_sw_sync_path(path)) return 0;
+    Path p(path);
+    return libc().faccessat(dirfd, p.p, mode, flags);
+}
+
+// ---- links ----
+ssize_t readlink(const char* path, char* buf, size_t size) {
+    bool handled;
+    const ssize_t n = readlink_drm(path, buf, size, &handled);
+    if (handled) return n;
+    Path p(path);
+    return libc().readlink(p.p, buf, size);
+}
+ssize_t readlinkat(int dirfd, const char* path, char* buf, size_t size) {
+    bool handled;
+    const ssize_t n = readlink_drm(path, buf, size, &handled);
+    if (handled) return n;
+    Path p(path);
+    return libc().readlinkat(dirfd, p.p, buf, size);
+}
+char* realpath(const char* path, char* resolved) {
+    if (node_minor(path) >= 0) {
+        if (!resolved) return strdup(path);
+        std::strcpy(resolved, path);
+        return resolved;
+    }
+    Path p(path);
+    if (p.p == path) return libc().realpath(path, resolved);
+    // Resolved inside the fake tree, then shown without the tree's folder.
+    char* r = libc().realpath(p.p, resolved);
+    if (!r) return r;
+    const size_t root = std::strlen(p.buf) - std::strlen(path);
+    std::memmove(r, r + root, std::strlen(r + root) + 1);
+    return r;
+}
+
+// Static destructors are registered here. One registered after the driver booted belongs to an
+// object kernel code created lazily (a registry on first use); exit runs registrations last
+// first, so the driver's removal is registered again behind it and runs before it is destroyed.
+// Sanitizer runtimes call this from their own initialisation, before they can take instrumented
+// code: nothing here is instrumented, and it calls nothing that is (no static-local guard).
+__attribute__((no_sanitize("address", "thread", "undefined"))) int __cxa_atexit(void (*func)(void*), void* arg,
+                                                                               void* dso) {
+    using cxa_atexit_t = int (*)(void (*)(void*), void*, void*);
+    static cxa_atexit_t next_fn;  // zero-initialised, no guard
+    cxa_atexit_t next = __atomic_load_n(&next_fn, __ATOMIC_ACQUIRE);
+    if (!next) {
+        next = reinterpret_cast<cxa_atexit_t>(dlsym(RTLD_NEXT, "__cxa_atexit"));
+        __atomic_store_n(&next_fn, next, __ATOMIC_RELEASE);
+    }
+    const int ret = next(func, arg, dso);
+    if (ret == 0 && func != device_exit_handler && __atomic_load_n(&g_device_up, __ATOMIC_ACQUIRE))
+        next(device_exit_handler, nullptr, nullptr);
+    return ret;
+}
+
+}  // extern "C"
+#pragma GCC visibility pop
