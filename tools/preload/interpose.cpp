@@ -502,8 +502,12 @@ int __fxstatat64(int ver, int dirfd, const char* path, struct stat64* st, int fl
     (void)ver;
     return fstatat_impl(dirfd, path, reinterpret_cast<struct stat*>(st), flags);
 }
+// glibc declares statx's path nonnull, yet with AT_EMPTY_PATH a NULL path means dirfd (Linux 6.11)
+// as "" does: test it outside that declaration, where the compiler may not assume it away.
+[[gnu::noinline]] static bool path_is_empty(const char* path) { return !path || !path[0]; }
+
 int statx(int dirfd, const char* path, int flags, unsigned int mask, struct statx* sx) {
-    if ((flags & AT_EMPTY_PATH) && path && !path[0]) {
+    if ((flags & AT_EMPTY_PATH) && path_is_empty(path)) {
         Obj* o = files_get(dirfd);
         if (o) {
             const bool drm = obj_drm_file(o) != nullptr;
