@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "drm/drm_file.h"
+#include "drm/sync_file_ioctl.h"
 #include "drm/uaccess.h"
 #include "drm/uapi/sync_file.h"
 #include "kernel_shim/dma-buf/sync_file.h"
@@ -190,16 +191,7 @@ static long sw_sync_ioctl_create_fence(sync_timeline* obj, u64 arg) {
     sync_file* sf = sync_file_create(&pt->base);
     dma_fence_put(&pt->base);
     if (!sf) return -ENOMEM;
-    int fd = drm_fd_install_sync_file(sf);
-    sync_file_put(sf);
-    if (fd < 0) return fd;
-    data.fence = fd;
-    if (copy_to_user(arg, &data, sizeof data)) {
-        // The kernel installs the fd only after this copy: the caller never sees it.
-        drm_fd_close(fd);
-        return -EFAULT;
-    }
-    return 0;
+    return sync_file_fd_to_user(sf, arg, data);
 }
 
 static long sw_sync_ioctl_inc(sync_timeline* obj, u64 arg) {

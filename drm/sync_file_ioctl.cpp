@@ -26,16 +26,7 @@ static long sync_file_ioctl_merge(sync_file* file, u64 arg) {
     sync_file* fence3 = sync_file_merge(data.name, file, fence2);
     sync_file_put(fence2);
     if (!fence3) return -ENOMEM;
-    int fd = drm_fd_install_sync_file(fence3);
-    sync_file_put(fence3);
-    if (fd < 0) return fd;
-    data.fence = fd;
-    if (copy_to_user(arg, &data, sizeof data)) {
-        // The kernel installs the fd only after this copy: the caller never sees it.
-        drm_fd_close(fd);
-        return -EFAULT;
-    }
-    return 0;
+    return sync_file_fd_to_user(fence3, arg, data);
 }
 
 static long sync_file_ioctl_fence_info(sync_file* file, u64 arg) {

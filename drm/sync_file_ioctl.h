@@ -7,6 +7,8 @@
 // its fence signalled; for a real fd the preload library arms an eventfd that the fence's
 // signal bumps (sync_file_poll_eventfd_arm), so poll(2) on that eventfd needs no thread.
 #pragma once
+#include "drm/drm_file.h"
+#include "drm/uaccess.h"
 #include "kernel_shim/dma-buf/sync_file.h"
 #include "kernel_shim/types.h"
 
@@ -26,6 +28,22 @@ long sync_file_ioctl(kshim::sync_file* file, unsigned int cmd, u64 arg);
 // The same on a descriptor of drm's fd table: -EBADF when it is not open, -ENOTTY when it is a
 // syncobj file (which has no ioctls).
 long sync_file_fd_ioctl(int fd, unsigned int cmd, u64 arg);
+
+// Hands `sf` (its reference is consumed) to the caller as a new descriptor: installs it, stores
+// the fd in data.fence and copies `data` back to `arg`. The kernel installs the fd only after that
+// copy, so on -EFAULT the caller never sees it: the descriptor is closed again here. 0 or -errno.
+template <class Data>
+long sync_file_fd_to_user(kshim::sync_file* sf, u64 arg, Data& data) {
+    const int fd = drm_fd_install_sync_file(sf);
+    kshim::sync_file_put(sf);
+    if (fd < 0) return fd;
+    data.fence = fd;
+    if (copy_to_user(arg, &data, sizeof data)) {
+        drm_fd_close(fd);
+        return -EFAULT;
+    }
+    return 0;
+}
 
 // sync_file_poll without the poll table: EPOLLIN (0x1) once the fence signalled, else 0.
 unsigned int sync_file_poll(kshim::sync_file* file);

@@ -61,19 +61,6 @@ protected:
     bool wait_dump(ktime_t timeout) {
         return run_until([&] { return kshim::dev_coredump_pending(dev()); }, timeout);
     }
-    // The whole pending dump, read in small pieces; empty if none.
-    std::string read_dump() {
-        std::string out;
-        char buf[500];
-        for (loff_t off = 0;;) {
-            const ssize_t n = kshim::devcd_read(dev(), buf, off, sizeof(buf));
-            if (n <= 0)
-                break;
-            out.append(buf, static_cast<size_t>(n));
-            off += n;
-        }
-        return out;
-    }
     // The line of `text` holding `key` (from the key to the end of the line); empty if none.
     static std::string line_at(const std::string& text, const std::string& key) {
         const size_t at = text.find(key);
@@ -89,7 +76,7 @@ protected:
     std::string reset_dump(ktime_t timeout) {
         if (!wait_dump(timeout))
             return "";
-        return read_dump();
+        return read_devcoredump();
     }
     // The value after `key` in the dump (the next whitespace-separated word).
     static std::string field(const std::string& dump, const std::string& key) {
@@ -120,7 +107,7 @@ TEST_F(CoredumpTest, CsFatalDumpsTheGroupAndTheFaultingInstructions) {
     ASSERT_EQ(gpu().faults().fired(id), 1u);
     ASSERT_TRUE(wait_dump(10 * kMs));
 
-    const std::string d = read_dump();
+    const std::string d = read_devcoredump();
     ASSERT_FALSE(d.empty());
     EXPECT_EQ(d.rfind("# panthor devcoredump\nreason: CS_FATAL\n", 0), 0u) << d;
     EXPECT_NE(d.find("time: "), std::string::npos);
@@ -166,7 +153,7 @@ TEST_F(CoredumpTest, CsFatalDumpsTheGroupAndTheFaultingInstructions) {
     // Read, then cleared: nothing pending, and it is freed.
     EXPECT_EQ(kshim::dev_coredump_clear(dev()), 0);
     EXPECT_FALSE(kshim::dev_coredump_pending(dev()));
-    EXPECT_TRUE(read_dump().empty());
+    EXPECT_TRUE(read_devcoredump().empty());
     run_until_idle(NSEC_PER_SEC);
     EXPECT_EQ(kshim::devcoredump_live_count(), 0u);
 }
@@ -178,14 +165,14 @@ TEST_F(CoredumpTest, ASecondFaultWhileOneIsPendingDoesNotReplaceIt) {
     add_cs_fatal(0x44);
     ASSERT_TRUE(wait_signalled(submit_stream(a, 0, compute_stream(0, 1, 1 * kMs), size_of(4)), 1000 * kMs));
     ASSERT_TRUE(wait_dump(10 * kMs));
-    const std::string first = read_dump();
+    const std::string first = read_devcoredump();
     ASSERT_NE(first.find("CS_ENDPOINT_FAULT"), std::string::npos);
 
     add_cs_fatal(0x58);  // DATA_INVALID_FAULT on the other group
     ASSERT_TRUE(wait_signalled(submit_stream(b, 0, compute_stream(8, 2, 1 * kMs), size_of(4)), 1000 * kMs));
     run_until_idle(NSEC_PER_SEC);
     EXPECT_TRUE(kshim::log_contains("CS_FATAL.EXCEPTION_TYPE: 0x58"));
-    EXPECT_EQ(read_dump(), first);
+    EXPECT_EQ(read_devcoredump(), first);
     EXPECT_EQ(kshim::devcoredump_live_count(), 1u);
 
     ASSERT_EQ(kshim::dev_coredump_clear(dev()), 0);
@@ -193,7 +180,7 @@ TEST_F(CoredumpTest, ASecondFaultWhileOneIsPendingDoesNotReplaceIt) {
     add_cs_fatal(0x58);
     ASSERT_TRUE(wait_signalled(submit_stream(c, 0, compute_stream(16, 3, 1 * kMs), size_of(4)), 1000 * kMs));
     ASSERT_TRUE(wait_dump(10 * kMs));
-    const std::string next = read_dump();
+    const std::string next = read_devcoredump();
     EXPECT_NE(next.find("CS_FATAL 0x00000058 EXCEPTION_TYPE 0x58 (DATA_INVALID_FAULT)"), std::string::npos) << next;
 }
 
@@ -205,7 +192,7 @@ TEST_F(CoredumpTest, MmuFaultDumpsTheAsFaultRegisters) {
     const u32 s = submit_stream(g, 0, access_stream(unmapped), size_of(2));
     ASSERT_TRUE(wait_signalled(s, 1000 * kMs));
     ASSERT_TRUE(wait_dump(10 * kMs));
-    const std::string d = read_dump();
+    const std::string d = read_devcoredump();
     EXPECT_EQ(d.rfind("# panthor devcoredump\nreason: MMU_FAULT\n", 0), 0u) << d;
     const std::string as = field(d, "faulting: AS");
     ASSERT_FALSE(as.empty()) << d;
@@ -227,7 +214,7 @@ TEST_F(CoredumpTest, GpuFaultDumpsTheFaultRegisters) {
     ASSERT_EQ(vm_unmap(vm_, kVa, kBoSize), 0);
     ASSERT_TRUE(wait_dump(100 * kMs));
     EXPECT_EQ(gpu().faults().fired(id), 1u);
-    const std::string d = read_dump();
+    const std::string d = read_devcoredump();
     EXPECT_EQ(d.rfind("# panthor devcoredump\nreason: GPU_FAULT\n", 0), 0u) << d;
     EXPECT_EQ(field(d, "GPU_FAULTSTATUS   "), "0x00000080") << d;
     EXPECT_EQ(field(d, "GPU_FAULTADDRESS  "), hex16(0xdead000)) << d;
@@ -244,7 +231,7 @@ TEST_F(CoredumpTest, FirmwareHangResetDumpsMcuStatus) {
     const int id = gpu().faults().add(f);
     ASSERT_TRUE(wait_dump(3 * static_cast<ktime_t>(PING_INTERVAL_MS) * kMs));
     EXPECT_EQ(gpu().faults().fired(id), 1u);
-    const std::string d = read_dump();
+    const std::string d = read_devcoredump();
     EXPECT_EQ(d.rfind("# panthor devcoredump\nreason: GPU_RESET\n", 0), 0u) << d;
     // The silent firmware is noticed by whichever request it misses first: the scheduler's CSG
     // request for the idle group, or the watchdog's ping.
@@ -276,7 +263,7 @@ TEST_F(CoredumpTest, FaultOnARingInstructionMarksItInTheRing) {
     ASSERT_TRUE(wait_signalled(submit_stream(g, 0, compute_stream(0, 1, 1 * kMs), size_of(4)), 1000 * kMs));
     ASSERT_EQ(gpu().faults().fired(id), 1u);
     ASSERT_TRUE(wait_dump(10 * kMs));
-    const std::string d = read_dump();
+    const std::string d = read_devcoredump();
     const std::string q0 = d.substr(d.find("[queue 0]"));
     const u64 cmd_ptr = std::stoull(field(q0, "CS_STATUS_CMD_PTR "), nullptr, 16);
     const u64 ring_va = std::stoull(field(q0, "ring: va "), nullptr, 16);
@@ -346,7 +333,7 @@ TEST_F(CoredumpTest, CsUnrecoverableDumpNamesThePendingReset) {
     ASSERT_TRUE(wait_signalled(submit_stream(g, 0, compute_stream(0, 1, 1 * kMs), size_of(4)), 1000 * kMs));
     EXPECT_EQ(gpu().faults().fired(id), 1u);
     ASSERT_TRUE(wait_dump(10 * kMs));
-    const std::string d = read_dump();
+    const std::string d = read_devcoredump();
     EXPECT_EQ(d.rfind("# panthor devcoredump\nreason: CS_FATAL\nreset: CS_UNRECOVERABLE (pending)\n", 0), 0u) << d;
 }
 

@@ -4,6 +4,7 @@
 #include "drm/drm_file.h"
 #include "drm/drm_mmap.h"
 #include "drm/syncobj.h"
+#include "kernel_shim/devcoredump.h"
 #include "kernel_shim/time.h"
 
 namespace panthor::testing {
@@ -117,6 +118,19 @@ void* PanthorTest::bo_cpu(u32 bo, u64 size) {
         return nullptr;
     maps_.push_back(vma);
     return vma->addr;
+}
+
+std::string PanthorTest::read_devcoredump() {
+    std::string out;
+    char buf[500];
+    for (loff_t off = 0;;) {
+        const ssize_t n = kshim::devcd_read(dev(), buf, off, sizeof(buf));
+        if (n <= 0)
+            break;
+        out.append(buf, static_cast<size_t>(n));
+        off += n;
+    }
+    return out;
 }
 
 bool PanthorTest::wait_autosuspend() {

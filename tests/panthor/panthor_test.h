@@ -81,6 +81,9 @@ protected:
     // Lets virtual time pass until the device has autosuspended (false if it does not).
     bool wait_autosuspend();
 
+    // The pending devcoredump, read whole in small pieces (devcd_read); empty if none.
+    std::string read_devcoredump();
+
     u32 mcu_status() { return gpu().peek32(panthor::MCU_STATUS).value_or(~0u); }
     // Counts GPU_CMD soft resets from now on in soft_resets_ (an MMIO trace hook; removed at
     // teardown).

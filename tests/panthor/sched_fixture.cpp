@@ -167,4 +167,23 @@ u32 SchedTest::submit_stream(u32 group, u32 queue, u64 stream, u32 size) {
     return s;
 }
 
+kshim::dma_fence* SchedTest::fence_of(u32 handle, drm::File* f) {
+    kshim::dma_fence* fence = nullptr;
+    return drm::drm_syncobj_find_fence(f ? f : file, handle, 0, 0, &fence) ? nullptr : fence;
+}
+
+SchedTest::Done SchedTest::wait_done(u32 handle, kshim::ktime_t timeout, drm::File* f) {
+    Done d;
+    kshim::dma_fence* fence = fence_of(handle, f);
+    if (!fence)
+        return d;
+    d.signalled = run_until([&] { return kshim::dma_fence_is_signaled(fence); }, timeout);
+    if (d.signalled) {
+        d.status = kshim::dma_fence_get_status(fence);
+        d.at = kshim::dma_fence_timestamp(fence);
+    }
+    kshim::dma_fence_put(fence);
+    return d;
+}
+
 }  // namespace panthor::testing

@@ -82,31 +82,6 @@ protected:
     }
     static u32 size_of(size_t instrs) { return static_cast<u32>(instrs * 8); }
 
-    // The fence a syncobj holds now (a reference; nullptr if none).
-    dma_fence* fence_of(u32 handle, drm::File* f = nullptr) {
-        dma_fence* fence = nullptr;
-        return drm::drm_syncobj_find_fence(f ? f : file, handle, 0, 0, &fence) ? nullptr : fence;
-    }
-    // Runs until `handle`'s fence signals; its status and when it signalled.
-    struct Done {
-        bool signalled = false;
-        int status = 0;
-        ktime_t at = 0;
-    };
-    Done wait_done(u32 handle, ktime_t timeout, drm::File* f = nullptr) {
-        Done d;
-        dma_fence* fence = fence_of(handle, f);
-        if (!fence)
-            return d;
-        d.signalled = run_until([&] { return kshim::dma_fence_is_signaled(fence); }, timeout);
-        if (d.signalled) {
-            d.status = kshim::dma_fence_get_status(fence);
-            d.at = kshim::dma_fence_timestamp(fence);
-        }
-        kshim::dma_fence_put(fence);
-        return d;
-    }
-
     // ---- a second client: its own file, VM and CPU-mapped BO at the same VA ----
     struct Client {
         drm::File* f = nullptr;

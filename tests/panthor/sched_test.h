@@ -105,6 +105,17 @@ protected:
     // One stream on `queue` signalling a new binary syncobj, whose handle is returned.
     u32 submit_stream(u32 group, u32 queue, u64 stream, u32 size);
 
+    // ---- waiting for jobs ----
+    // A reference to the fence of binary syncobj `handle` (nullptr if it has none).
+    kshim::dma_fence* fence_of(u32 handle, drm::File* f = nullptr);
+    // Runs until `handle`'s fence signals; its status and when it signalled.
+    struct Done {
+        bool signalled = false;
+        int status = 0;
+        kshim::ktime_t at = 0;
+    };
+    Done wait_done(u32 handle, kshim::ktime_t timeout, drm::File* f = nullptr);
+
     u32 vm_ = 0;
     u32 bo_ = 0;
     u8* cpu_ = nullptr;

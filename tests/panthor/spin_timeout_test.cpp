@@ -42,37 +42,6 @@ protected:
         return put_stream({cs::move48(16, put_shader(shader(MockShader::Write, duration, data_va(off), value))),
                            cs::run_compute(1)});
     }
-    struct Done {
-        bool signalled = false;
-        int status = 0;
-        ktime_t at = 0;
-    };
-    Done wait_done(u32 handle, ktime_t timeout) {
-        Done d;
-        kshim::dma_fence* fence = nullptr;
-        if (drm::drm_syncobj_find_fence(file, handle, 0, 0, &fence))
-            return d;
-        d.signalled = run_until([&] { return kshim::dma_fence_is_signaled(fence); }, timeout);
-        if (d.signalled) {
-            d.status = kshim::dma_fence_get_status(fence);
-            d.at = kshim::dma_fence_timestamp(fence);
-        }
-        kshim::dma_fence_put(fence);
-        return d;
-    }
-    // The pending devcoredump, whole; empty if none.
-    std::string read_dump() {
-        std::string out;
-        char buf[512];
-        for (loff_t off = 0;;) {
-            const ssize_t n = kshim::devcd_read(dev(), buf, off, sizeof(buf));
-            if (n <= 0)
-                break;
-            out.append(buf, static_cast<size_t>(n));
-            off += n;
-        }
-        return out;
-    }
     u64 instructions() {
         kshim::SpinGuard g(gpu().lock());
         return gpu().engine().instructions_executed();
@@ -104,7 +73,7 @@ TEST_P(SpinTimeoutTest, SpinningStreamTimesOutThroughTheProgressTimer) {
     EXPECT_LT(instructions(), 50'000'000u);
     // The progress-timeout dump shows the spinning queue at its loop: CS_STATUS_CMD_PTR, marked
     // "=>", is an instruction of the user stream.
-    const std::string dump = read_dump();
+    const std::string dump = read_devcoredump();
     EXPECT_EQ(dump.rfind("# panthor devcoredump\nreason: PROGRESS_TIMEOUT\n", 0), 0u) << dump;
     const size_t mark = dump.find("  => ");
     ASSERT_NE(mark, std::string::npos) << dump;
