@@ -10,6 +10,7 @@
 #include "kernel_shim/dma-buf/dma-fence-unwrap.h"
 #include "kernel_shim/lockdep.h"
 #include "kernel_shim/sched.h"
+#include "kernel_shim/signal.h"
 #include "kernel_shim/slab.h"
 
 namespace drm {
@@ -155,6 +156,7 @@ int drm_syncobj_find_fence(File* file, u32 handle, u64 point, u64 flags, dma_fen
         wait.point = point;
         drm_syncobj_fence_add_wait(syncobj, &wait);
         for (;;) {
+            set_current_state(TASK_INTERRUPTIBLE);
             if (wait.fence.load(std::memory_order_acquire)) {
                 ret = 0;
                 break;
@@ -163,8 +165,13 @@ int drm_syncobj_find_fence(File* file, u32 handle, u64 point, u64 flags, dma_fen
                 ret = -ETIME;
                 break;
             }
+            if (signal_pending(current())) {
+                ret = -ERESTARTSYS;
+                break;
+            }
             timeout = schedule_timeout(timeout);
         }
+        __set_current_state(TASK_RUNNING);
         drm_syncobj_remove_wait(syncobj, &wait);
         *fence = wait.fence.load(std::memory_order_acquire);
     }
@@ -490,6 +497,7 @@ long drm_syncobj_array_wait_timeout(drm_syncobj** syncobjs, const u64* points, u
     }
 
     for (;;) {
+        set_current_state(TASK_INTERRUPTIBLE);
         signaled_count = 0;
         for (u32 i = 0; i < count; i++) {
             dma_fence* fence = entries[i].fence.load(std::memory_order_acquire);
@@ -510,10 +518,15 @@ long drm_syncobj_array_wait_timeout(drm_syncobj** syncobjs, const u64* points, u
             timeout = -ETIME;
             goto done_waiting;
         }
+        if (signal_pending(current())) {
+            timeout = -ERESTARTSYS;
+            goto done_waiting;
+        }
         timeout = schedule_timeout(timeout);
     }
 
 done_waiting:
+    __set_current_state(TASK_RUNNING);
 cleanup_entries:
     for (u32 i = 0; i < count; i++) {
         drm_syncobj_remove_wait(syncobjs[i], &entries[i]);

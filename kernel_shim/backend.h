@@ -31,6 +31,9 @@ public:
     // `deadline` (KTIME_MAX: none). Returns false when the deadline passed.
     virtual bool park(ktime_t deadline) = 0;
     virtual void unpark(Task* t) = 0;
+    // A signal is now pending on t (signal_wake_up): end its park if it sleeps TASK_INTERRUPTIBLE.
+    // Real mode: async-signal-safe.
+    virtual void signal_wake(Task* t) = 0;
     virtual void yield() = 0;
     // One step of a busy-wait on another task (cpu_relax): a yield the simulated runtime can
     // tell from progress, to move the clock (or report a livelock) when only spinners can run.

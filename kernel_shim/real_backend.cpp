@@ -19,6 +19,13 @@
 #include <cstdio>
 #include <optional>
 
+#include <climits>
+#include <csignal>
+#include <pthread.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include "kernel_shim/backend.h"
 #include "kernel_shim/lockdep.h"
 #include "kernel_shim/report.h"
@@ -28,6 +35,15 @@ namespace kshim {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Kernel threads take no signals: the process's signals go to its own threads (the ones that
+// make syscalls, where an interruptible wait can be interrupted). Faults stay deliverable.
+void block_async_signals() {
+    sigset_t s;
+    sigfillset(&s);
+    for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS}) sigdelset(&s, sig);
+    pthread_sigmask(SIG_BLOCK, &s, nullptr);
+}
 
 class RealBackend final : public Backend {
 public:
@@ -40,6 +56,7 @@ public:
         init_task_cputime(&softirq_);
         cpu_task_start(main_);
         io_thread_ = std::thread([this] {
+            block_async_signals();
             set_current(&softirq_);
             cpu_task_start(&softirq_);
             io_.run();
@@ -69,6 +86,7 @@ public:
         trace::task_name(t->id, t->name.c_str());
         active_.fetch_add(1);
         t->thread = std::thread([this, t] {
+            block_async_signals();
             set_current(t);
             cpu_task_start(t);
             try {
@@ -122,18 +140,59 @@ public:
         bool woke = true;
         auto token = [t] { return t->wake_token.load(); };
         cpu_wait_begin();
-        if (deadline == KTIME_MAX)
+        if (t->sleep_state.load(std::memory_order_relaxed) == TASK_INTERRUPTIBLE) {
+            t->parked_futex = true;
+            l.unlock();
+            woke = park_futex(t, deadline);
+            l.lock();
+            t->parked_futex = false;
+        } else if (deadline == KTIME_MAX) {
             t->park_cv.wait(l, token);
-        else
+        } else {
             woke = t->park_cv.wait_until(l, start_ + std::chrono::nanoseconds(deadline), token);
+        }
         cpu_wait_end();
         t->parked = false;
         t->state = TaskState::Running;
-        if (!t->counted_active) {  // only possible when woken by a token, which re-counted it
+        if (!t->counted_active) {
+            // Woken by a signal (a token re-counts the task in unpark): count it again here.
             t->counted_active = true;
+            active_.fetch_add(1);
         }
         if (woke) t->wake_token.store(false);
         return woke;
+    }
+
+    // An interruptible park: until a token, a pending signal or the deadline. False only when
+    // the deadline passed with neither. The futex word changes at every unpark and signal, so a
+    // wake-up between the tests and the wait makes the wait return at once.
+    bool park_futex(Task* t, ktime_t deadline) {
+        for (;;) {
+            const u32 seq = t->futex_seq.load(std::memory_order_acquire);
+            if (t->wake_token.load() || t->sigpending.load(std::memory_order_acquire)) return true;
+            timespec abs{};
+            if (deadline != KTIME_MAX) {
+                if (now() >= deadline) return t->wake_token.load();
+                // steady_clock is CLOCK_MONOTONIC, which FUTEX_WAIT_BITSET's absolute timeout uses.
+                const auto when = start_.time_since_epoch() + std::chrono::nanoseconds(deadline);
+                const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(when).count();
+                abs.tv_sec = static_cast<time_t>(ns / 1000000000);
+                abs.tv_nsec = static_cast<long>(ns % 1000000000);
+            }
+            syscall(SYS_futex, reinterpret_cast<u32*>(&t->futex_seq), FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, seq,
+                    deadline == KTIME_MAX ? nullptr : &abs, nullptr, FUTEX_BITSET_MATCH_ANY);
+        }
+    }
+
+    static void futex_wake(Task* t) {
+        t->futex_seq.fetch_add(1, std::memory_order_release);
+        syscall(SYS_futex, reinterpret_cast<u32*>(&t->futex_seq), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+    }
+
+    // Called from a signal handler: no lock, no allocation (a parked task's bookkeeping is fixed
+    // up by the task itself when it wakes, in park()).
+    void signal_wake(Task* t) override {
+        if (t->sleep_state.load(std::memory_order_relaxed) == TASK_INTERRUPTIBLE) futex_wake(t);
     }
 
     void unpark(Task* t) override {
@@ -142,7 +201,10 @@ public:
             t->counted_active = true;
             active_.fetch_add(1);
         }
-        t->park_cv.notify_one();
+        if (t->parked_futex)
+            futex_wake(t);
+        else
+            t->park_cv.notify_one();
     }
 
     void yield() override { std::this_thread::yield(); }
@@ -280,6 +342,11 @@ public:
             left.swap(tasks_);
         }
         for (Task* t : left) {
+            // A task whose function has returned may still be on its way out (its last wake-up
+            // of a joiner let teardown begin): it touches this backend until it has exited, so
+            // it gets time to finish rather than being left running into the destructor.
+            for (int i = 0; i < 2000 && !t->exited.load() && !parked_for_good(t); i++)
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
             if (t->exited.load()) {
                 if (t->thread.joinable()) t->thread.join();
                 delete t;
@@ -291,6 +358,11 @@ public:
     }
 
 private:
+    bool parked_for_good(Task* t) {
+        std::lock_guard l(t->park_lock);
+        return t->parked && t->state == TaskState::Blocked;
+    }
+
     // On t's own thread.
     void cpu_task_start(Task* t) {
         const clockid_t c = this_thread_cpu_clock();

@@ -72,9 +72,11 @@ Runtime::~Runtime() {
     lockdep_task_exit(main_);
     if (!opts_.trace_path.empty()) trace::write_json(opts_.trace_path);
     trace::stop();
-    backend_.reset();
-    set_current(nullptr);
+    // No runtime from here on: kernel code still running somewhere (a bug, reported by the
+    // backend's shutdown) gets the clear "no runtime alive" abort, never a half-destroyed backend.
     g_runtime = nullptr;
+    set_current(nullptr);
+    backend_.reset();
     delete main_;
 }
 

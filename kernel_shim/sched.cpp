@@ -7,6 +7,7 @@
 
 #include "kernel_shim/lockdep.h"
 #include "kernel_shim/report.h"
+#include "kernel_shim/signal.h"
 
 namespace kshim {
 
@@ -40,7 +41,10 @@ long schedule_timeout(long timeout, std::source_location loc) {
     t->wait_reason = "schedule_timeout";
     t->wait_loc = loc;
     const ktime_t deadline = jiffies_timeout_deadline(timeout);
-    backend().park(deadline);
+    // As __schedule() does: an interruptible sleeper with a signal pending stays runnable.
+    if (!(t->sleep_state.load(std::memory_order_relaxed) == TASK_INTERRUPTIBLE && signal_pending(t)))
+        backend().park(deadline);
+    t->sleep_state.store(TASK_RUNNING, std::memory_order_relaxed);
     if (timeout == MAX_SCHEDULE_TIMEOUT) return MAX_SCHEDULE_TIMEOUT;
     return jiffies_until(deadline);
 }
@@ -48,6 +52,11 @@ long schedule_timeout(long timeout, std::source_location loc) {
 bool wake_up_process(Task* t) {
     backend().unpark(t);
     return true;
+}
+
+void signal_wake_up(Task* t) {
+    t->sigpending.store(true, std::memory_order_release);
+    backend().signal_wake(t);
 }
 
 void cond_resched() { backend().cond_resched(); }

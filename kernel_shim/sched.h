@@ -46,8 +46,18 @@ inline void preempt_enable() {
     }
 }
 
+inline void __set_current_state(u8 state) {
+    if (Task* t = current()) t->sleep_state.store(state, std::memory_order_relaxed);
+}
+// The kernel's version orders the state store before the condition test that follows; here the
+// wake token already keeps a wake-up in between from being lost, so the store is all there is.
+inline void set_current_state(u8 state) {
+    if (Task* t = current()) t->sleep_state.store(state, std::memory_order_seq_cst);
+}
+
 // Blocks the current task until woken (wake_up_process) or the timeout passes; returns the
-// jiffies left (0 when it timed out). MAX_SCHEDULE_TIMEOUT waits without a deadline.
+// jiffies left (0 when it timed out). MAX_SCHEDULE_TIMEOUT waits without a deadline. The task
+// is TASK_RUNNING again afterwards; a TASK_INTERRUPTIBLE one with a signal pending does not sleep.
 long schedule_timeout(long timeout, std::source_location loc = std::source_location::current());
 inline void schedule(std::source_location loc = std::source_location::current()) {
     schedule_timeout(MAX_SCHEDULE_TIMEOUT, loc);

@@ -98,6 +98,11 @@ public:
         return !timed_out;
     }
 
+    // Only the runner thread calls in (a test body standing for the signal's sender).
+    void signal_wake(Task* t) override {
+        if (t->sleep_state.load(std::memory_order_relaxed) == TASK_INTERRUPTIBLE) unpark(t);
+    }
+
     void unpark(Task* t) override {
         spin_epoch_++;
         if (t->state == TaskState::Blocked) {

@@ -73,6 +73,13 @@ struct TaskCputime {
     std::atomic<u8> running{kCpuOff};
 };
 
+// Task states for set_current_state(): what the next schedule_timeout() sleep may be ended by.
+// Only the difference that matters here is kept: a TASK_INTERRUPTIBLE sleep also ends when a
+// signal is pending (kernel_shim/signal.h), or does not begin if one already is.
+constexpr u8 TASK_RUNNING = 0x0;
+constexpr u8 TASK_INTERRUPTIBLE = 0x1;
+constexpr u8 TASK_UNINTERRUPTIBLE = 0x2;
+
 struct Task {
     u32 id = 0;
     std::string name;
@@ -105,6 +112,12 @@ struct Task {
     // Wake token (unpark before park makes park return at once).
     std::atomic<bool> wake_token{false};
 
+    // Signals (kernel_shim/signal.h). `sleep_state` is what set_current_state() last said: a
+    // TASK_INTERRUPTIBLE sleep ends early when a signal arrives. Both are written by a signal
+    // handler in real mode, hence atomics.
+    std::atomic<u8> sleep_state{0};
+    std::atomic<bool> sigpending{false};
+
     // Simulated-mode state.
     Fiber fiber;
     bool timed_out = false;
@@ -121,6 +134,10 @@ struct Task {
     std::condition_variable park_cv;
     bool parked = false;
     bool counted_active = true;
+    // An interruptible park waits on this futex word rather than on park_cv, because a signal
+    // handler may bump and wake it (a condition variable must not be touched from one).
+    std::atomic<u32> futex_seq{0};
+    bool parked_futex = false;  // under park_lock
 };
 
 // The task running on this CPU: the current fiber's task in simulated mode, the thread's task

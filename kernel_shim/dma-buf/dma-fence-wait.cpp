@@ -2,6 +2,7 @@
 // dma_fence_wait_timeout and dma_fence_wait_any_timeout, sleeping through schedule_timeout.
 #include "kernel_shim/dma-buf/dma-fence-trace.h"
 #include "kernel_shim/dma-buf/dma-fence.h"
+#include "kernel_shim/signal.h"
 #include "kernel_shim/slab.h"
 
 namespace kshim {
@@ -27,7 +28,6 @@ bool dma_fence_test_signaled_any(dma_fence** fences, u32 count, u32* idx) {
 }  // namespace
 
 long dma_fence_default_wait(dma_fence* fence, bool intr, long timeout) {
-    (void)intr;  // the shim delivers no signals: an interruptible wait is never interrupted
     long ret = timeout ? timeout : 1;
     default_wait_cb cb;
     spin_lock(fence->lock);
@@ -40,9 +40,11 @@ long dma_fence_default_wait(dma_fence* fence, bool intr, long timeout) {
     cb.task = current();
     fence->cb_list.push_front(cb.base);
     while (!dma_fence_test_flag(fence, DMA_FENCE_FLAG_SIGNALED_BIT) && ret > 0) {
+        __set_current_state(intr ? TASK_INTERRUPTIBLE : TASK_UNINTERRUPTIBLE);
         spin_unlock(fence->lock);
         ret = schedule_timeout(ret);
         spin_lock(fence->lock);
+        if (ret > 0 && intr && signal_pending(current())) ret = -ERESTARTSYS;
     }
     if (cb.base.node.is_linked()) fence->cb_list.erase(fence->cb_list.iterator_to(cb.base));
 out:
@@ -67,7 +69,6 @@ long dma_fence_wait_timeout(dma_fence* fence, bool intr, long timeout) {
 }
 
 long dma_fence_wait_any_timeout(dma_fence** fences, u32 count, bool intr, long timeout, u32* idx) {
-    (void)intr;
     if (!fences || !count || timeout < 0) [[unlikely]] {
         WARN_ON(true);
         return -EINVAL;
@@ -100,9 +101,12 @@ long dma_fence_wait_any_timeout(dma_fence** fences, u32 count, bool intr, long t
         }
     }
     while (ret > 0) {
+        __set_current_state(intr ? TASK_INTERRUPTIBLE : TASK_UNINTERRUPTIBLE);
         if (dma_fence_test_signaled_any(fences, count, idx)) break;
         ret = schedule_timeout(ret);
+        if (ret > 0 && intr && signal_pending(current())) ret = -ERESTARTSYS;
     }
+    __set_current_state(TASK_RUNNING);
 fence_rm_cb:
     while (i-- > 0) dma_fence_remove_callback(fences[i], &cb[i].base);
     for (u32 j = 0; j < count; ++j) cb[j].~default_wait_cb();
