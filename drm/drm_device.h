@@ -13,12 +13,18 @@
 #include "drm/uapi/drm.h"
 #include "kernel_shim/types.h"
 
+namespace kshim {
+struct dma_buf_attachment;
+struct sg_table;
+}
+
 namespace drm {
 
 using kshim::u32;
 using kshim::u64;
 
 class Device;
+struct DrmGemObject;
 struct File;
 struct VmArea;
 struct DrmPrinter;
@@ -77,6 +83,13 @@ struct DriverDesc {
     int (*mmap)(File* file, VmArea* vma) = nullptr;
     // drm_driver.show_fdinfo: the driver's fdinfo keys (drm/drm_fdinfo.h).
     void (*show_fdinfo)(DrmPrinter* p, File* file) = nullptr;
+    // drm_driver.gem_create_object: the driver's object (wrapping a DrmGemShmemObject) for the
+    // shmem helpers to initialise, or ERR_PTR. Unset: a plain DrmGemShmemObject.
+    DrmGemObject* (*gem_create_object)(Device* dev, size_t size) = nullptr;
+    // drm_driver.gem_prime_import_sg_table: an object over another device's pages (PRIME import
+    // of a foreign dma_buf), or ERR_PTR. Unset: such imports give -EINVAL (drm/drm_prime.h).
+    DrmGemObject* (*gem_prime_import_sg_table)(Device* dev, kshim::dma_buf_attachment* attach,
+                                               kshim::sg_table* sgt) = nullptr;
 };
 
 class Device {

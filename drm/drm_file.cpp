@@ -158,7 +158,7 @@ sync_file* drm_fd_get_sync_file(int fd) {
 
 dma_buf* drm_fd_get_dma_buf(int fd) {
     fd = resolve_fd(fd);
-    if (fd < 0) return ERR_PTR<dma_buf>(-EBADF);
+    if (fd < 0) return ERR_PTR<dma_buf>(fd == -EINVAL ? -EINVAL : -EBADF);
     FdTable& t = fd_table();
     SpinGuard g(t.lock);
     FdEntry* e = t.fds.load(static_cast<u32>(fd));

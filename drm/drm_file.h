@@ -73,7 +73,8 @@ struct DrmFdOps {
     // pollable; it holds no reference of its own.
     int (*install)(kshim::sync_file* sfile);
     // The number an export was installed under for a descriptor a caller passes in (itself, or
-    // the original of a dup), or -EBADF when it is not an export.
+    // the original of a dup); -EBADF when it is not open, -EINVAL when it is open but not an
+    // export (dma_buf_get's errnos for a file of another kind).
     int (*resolve)(int fd);
     // drm_fd_close dropped the entry: close the real descriptor too.
     void (*close)(int fd);

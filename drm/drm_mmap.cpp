@@ -50,8 +50,8 @@ const VmOperations drm_gem_vm_ops = {
 // is_cow_mapping(): a private mapping that could become writable.
 bool is_cow_mapping(unsigned long flags) { return (flags & (VM_SHARED | VM_MAYWRITE)) == VM_MAYWRITE; }
 
-// drm_gem_mmap_obj + drm_gem_shmem_mmap for an object the caller holds a reference on; on
-// success that reference belongs to the mapping.
+}  // namespace
+
 int drm_gem_mmap_obj(DrmGemObject* obj, u64 obj_size, VmArea* vma) {
     if (obj_size < vma->length)
         return -EINVAL;
@@ -73,8 +73,6 @@ int drm_gem_mmap_obj(DrmGemObject* obj, u64 obj_size, VmArea* vma) {
     vma->vm_flags |= VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
     return 0;
 }
-
-}  // namespace
 
 int drm_gem_mmap(VmArea* vma) {
     Device* dev = vma->file->dev;
@@ -104,10 +102,9 @@ int drm_gem_mmap(VmArea* vma) {
     return ret;
 }
 
-int drm_mmap(File* file, u64 offset, size_t length, int prot, int flags, VmArea** out) {
+int do_mmap(File* file, bool writable, u64 offset, size_t length, int prot, int flags,
+            int (*f_op_mmap)(VmArea* vma, void* ctx), void* ctx, VmArea** out) {
     *out = nullptr;
-    if (file->dev->is_unplugged())
-        return -ENODEV;
     if (length == 0 || (offset & ~PAGE_MASK) || (length & ~PAGE_MASK))
         return -EINVAL;
     if (prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC))
@@ -116,8 +113,8 @@ int drm_mmap(File* file, u64 offset, size_t length, int prot, int flags, VmArea*
     if (pgoff + (length >> PAGE_SHIFT) < pgoff)
         return -EOVERFLOW;
 
-    // A DRM file is opened read-write, so every mapping may become writable (VM_MAYWRITE); a
-    // driver that forbids writes clears it.
+    // Every mapping may become writable (VM_MAYWRITE) unless a driver forbids it, except a shared
+    // one of a read-only file: that one refuses PROT_WRITE and is never shared-writable.
     unsigned long vm_flags = VM_MAYWRITE | VM_MAYEXEC;
     if (prot & PROT_READ)
         vm_flags |= VM_READ;
@@ -128,7 +125,12 @@ int drm_mmap(File* file, u64 offset, size_t length, int prot, int flags, VmArea*
     switch (flags & MAP_TYPE) {
     case MAP_SHARED:
     case MAP_SHARED_VALIDATE:
-        vm_flags |= VM_SHARED;
+        if ((prot & PROT_WRITE) && !writable)
+            return -EACCES;
+        if (writable)
+            vm_flags |= VM_SHARED;
+        else
+            vm_flags &= ~VM_MAYWRITE;
         break;
     case MAP_PRIVATE:
         break;
@@ -145,8 +147,7 @@ int drm_mmap(File* file, u64 offset, size_t length, int prot, int flags, VmArea*
     vma->vm_flags = vm_flags;
     g_mmap_live.fetch_add(1, std::memory_order_relaxed);
 
-    const DriverDesc& drv = file->dev->driver();
-    int ret = drv.mmap ? drv.mmap(file, vma) : drm_gem_mmap(vma);
+    int ret = f_op_mmap(vma, ctx);
     if (ret) {
         // A failed f_op->mmap leaves nothing to close (mmap_region frees the vma as is).
         kdelete(vma);
@@ -155,6 +156,18 @@ int drm_mmap(File* file, u64 offset, size_t length, int prot, int flags, VmArea*
     }
     *out = vma;
     return 0;
+}
+
+int drm_mmap(File* file, u64 offset, size_t length, int prot, int flags, VmArea** out) {
+    *out = nullptr;
+    if (file->dev->is_unplugged())
+        return -ENODEV;
+    return do_mmap(file, true, offset, length, prot, flags,
+                   [](VmArea* vma, void*) {
+                       const DriverDesc& drv = vma->file->dev->driver();
+                       return drv.mmap ? drv.mmap(vma->file, vma) : drm_gem_mmap(vma);
+                   },
+                   nullptr, out);
 }
 
 void drm_munmap(VmArea* vma) {

@@ -51,6 +51,11 @@ struct VmArea {
 // `flags` MAP_SHARED/MAP_PRIVATE. Runs the driver's mmap hook (DriverDesc::mmap) if any, else
 // drm_gem_mmap. 0 and *out, or -errno (-ENODEV when unplugged).
 int drm_mmap(File* file, u64 offset, size_t length, int prot, int flags, VmArea** out);
+// mm's do_mmap for any file (`file` may be null: a dma_buf's): checks and vm_flags as drm_mmap
+// says, then the file's mmap, f_op_mmap(vma, ctx). A file that is not `writable` gives -EACCES
+// for PROT_WRITE with MAP_SHARED, and its shared mappings get neither VM_SHARED nor VM_MAYWRITE.
+int do_mmap(File* file, bool writable, u64 offset, size_t length, int prot, int flags,
+            int (*f_op_mmap)(VmArea* vma, void* ctx), void* ctx, VmArea** out);
 // munmap(2): the mapping's close op runs and the VmArea is freed.
 void drm_munmap(VmArea* vma);
 // Reads a 32-bit word of an I/O mapping (0 for memory mappings: read vma->addr instead).
@@ -61,6 +66,10 @@ u32 vma_read32(VmArea* vma, u64 offset);
 // drm_vma_node_is_allowed check is not modelled), a reference held by the mapping, pages pinned,
 // addr set. -ENOMEM if the object's backing is not CPU-linear.
 int drm_gem_mmap(VmArea* vma);
+// drm_gem_mmap_obj: maps `obj` (the caller's reference, which the mapping keeps on success) at
+// byte (vm_pgoff - the object's offset node start) << PAGE_SHIFT of it. -EINVAL for a mapping
+// longer than obj_size or a private writable one (shmem), the vmap's error.
+int drm_gem_mmap_obj(DrmGemObject* obj, u64 obj_size, VmArea* vma);
 // Number of live VmAreas (tests: munmap'ed everything).
 long drm_mmap_live();
 

@@ -3,6 +3,8 @@
 #include "drm/drm_prime.h"
 
 #include "drm/drm_file.h"
+#include "drm/drm_mmap.h"
+#include "drm/uaccess.h"
 #include "drm/uapi/drm.h"
 #include "kernel_shim/dma-buf/dma-buf.h"
 #include "kernel_shim/err.h"
@@ -20,10 +22,66 @@ namespace {
 // drm_gem_dmabuf_release: the dma_buf's reference on its object goes with the last descriptor.
 void drm_gem_dmabuf_release(dma_buf* dmabuf) { drm_gem_object_put(static_cast<DrmGemObject*>(dmabuf->priv)); }
 
-// No mmap op: mapping the descriptor itself is not served (dma_buf_mmap gives -EINVAL); clients
-// map the imported handle through their DRM file instead.
+// drm_gem_map_attach: another device's pages must stay where its page tables point while it is
+// attached.
+int drm_gem_map_attach(dma_buf* dmabuf, dma_buf_attachment*) {
+    auto* obj = static_cast<DrmGemObject*>(dmabuf->priv);
+    if (!obj->funcs || !obj->funcs->get_sg_table) return -ENOSYS;
+    return drm_gem_pin(obj);
+}
+
+void drm_gem_map_detach(dma_buf* dmabuf, dma_buf_attachment*) { drm_gem_unpin(static_cast<DrmGemObject*>(dmabuf->priv)); }
+
+// drm_gem_map_dma_buf: the pinned pages; there is no IOMMU, so mapping them for the device is
+// the identity (dma_map_sgtable).
+sg_table* drm_gem_map_dma_buf(dma_buf_attachment* attach, dma_data_direction dir) {
+    if (WARN_ON(dir == DMA_NONE)) return ERR_PTR<sg_table>(-EINVAL);
+    auto* obj = static_cast<DrmGemObject*>(attach->dmabuf->priv);
+    return obj->funcs->get_sg_table(obj);
+}
+
+void drm_gem_unmap_dma_buf(dma_buf_attachment*, sg_table* sgt, dma_data_direction) {
+    sg_free_table(sgt);
+    kfree(sgt);
+}
+
+int drm_gem_dmabuf_vmap(dma_buf* dmabuf, void** vaddr) {
+    IosysMap map;
+    const int ret = drm_gem_vmap_locked(static_cast<DrmGemObject*>(dmabuf->priv), &map);
+    *vaddr = map.vaddr;
+    return ret;
+}
+
+void drm_gem_dmabuf_vunmap(dma_buf* dmabuf, void* vaddr) {
+    IosysMap map{vaddr};
+    drm_gem_vunmap_locked(static_cast<DrmGemObject*>(dmabuf->priv), &map);
+}
+
+// drm_gem_prime_mmap: the object's own mapping, reached without a DRM file: the page offset
+// moves into the object's offset range, as a mapping through its fake offset would be.
+int drm_gem_prime_mmap(DrmGemObject* obj, VmArea* vma) {
+    int ret = drm_gem_create_mmap_offset(obj);
+    if (ret && ret != -ENODEV) return ret;
+    vma->vm_pgoff += drm_vma_node_start(&obj->vma_node);
+    drm_gem_object_get(obj);
+    ret = drm_gem_mmap_obj(obj, obj->size, vma);
+    if (ret) drm_gem_object_put(obj);
+    return ret;
+}
+
+int drm_gem_dmabuf_mmap(dma_buf* dmabuf, void* vma) {
+    return drm_gem_prime_mmap(static_cast<DrmGemObject*>(dmabuf->priv), static_cast<VmArea*>(vma));
+}
+
 const dma_buf_ops drm_gem_prime_dmabuf_ops = {
+    .attach = drm_gem_map_attach,
+    .detach = drm_gem_map_detach,
+    .map_dma_buf = drm_gem_map_dma_buf,
+    .unmap_dma_buf = drm_gem_unmap_dma_buf,
     .release = drm_gem_dmabuf_release,
+    .mmap = drm_gem_dmabuf_mmap,
+    .vmap = drm_gem_dmabuf_vmap,
+    .vunmap = drm_gem_dmabuf_vunmap,
 };
 
 int drm_prime_add_buf_handle(drm_prime_file_private* prime_fpriv, dma_buf* dmabuf, u32 handle) {
@@ -112,7 +170,7 @@ dma_buf* drm_gem_prime_export(DrmGemObject* obj, int flags) {
     return dmabuf;
 }
 
-DrmGemObject* drm_gem_prime_import(Device* dev, dma_buf* dmabuf) {
+DrmGemObject* drm_gem_prime_import_dev(Device* dev, dma_buf* dmabuf, Device* attach_dev) {
     if (dmabuf->ops == &drm_gem_prime_dmabuf_ops) {
         auto* obj = static_cast<DrmGemObject*>(dmabuf->priv);
         // Our own export on this device: the same object, no attachment.
@@ -121,8 +179,34 @@ DrmGemObject* drm_gem_prime_import(Device* dev, dma_buf* dmabuf) {
             return obj;
         }
     }
-    return ERR_PTR<DrmGemObject>(-EOPNOTSUPP);
+    if (!dev->driver().gem_prime_import_sg_table) return ERR_PTR<DrmGemObject>(-EINVAL);
+
+    dma_buf_attachment* attach = dma_buf_attach(dmabuf, attach_dev);
+    if (IS_ERR(attach)) return ERR_PTR<DrmGemObject>(PTR_ERR(attach));
+    // The object's own reference, dropped by drm_prime_gem_destroy.
+    get_dma_buf(dmabuf);
+    DrmGemObject* obj;
+    sg_table* sgt = dma_buf_map_attachment_unlocked(attach, DMA_BIDIRECTIONAL);
+    if (IS_ERR(sgt)) {
+        obj = ERR_PTR<DrmGemObject>(PTR_ERR(sgt));
+        goto fail_detach;
+    }
+    obj = dev->driver().gem_prime_import_sg_table(dev, attach, sgt);
+    if (IS_ERR(obj)) goto fail_unmap;
+    obj->import_attach = attach;
+    obj->resv = dmabuf->resv;
+    return obj;
+
+fail_unmap:
+    dma_buf_unmap_attachment_unlocked(attach, sgt, DMA_BIDIRECTIONAL);
+fail_detach:
+    dma_buf_detach(dmabuf, attach);
+    dma_buf_put(dmabuf);
+    return obj;
 }
+
+DrmGemObject* drm_gem_prime_import(Device* dev, dma_buf* dmabuf) { return drm_gem_prime_import_dev(dev, dmabuf, dev); }
+
 
 dma_buf* drm_gem_prime_handle_to_dmabuf(Device*, File* file, u32 handle, u32 flags) {
     MutexGuard g(file->prime.lock);
@@ -216,6 +300,44 @@ int drm_gem_prime_fd_to_handle(Device* dev, File* file, int prime_fd, u32* handl
     }
     dma_buf_put(dmabuf);
     return ret;
+}
+
+int dma_buf_fd_mmap(int fd, u64 offset, size_t length, int prot, int flags, VmArea** out) {
+    *out = nullptr;
+    dma_buf* dmabuf = drm_fd_get_dma_buf(fd);
+    if (IS_ERR(dmabuf)) return static_cast<int>(PTR_ERR(dmabuf));
+    // The descriptor is read-write only if exported with DRM_RDWR (O_RDWR).
+    const bool writable = (dmabuf->flags & DRM_RDWR) == DRM_RDWR;
+    const int ret = do_mmap(nullptr, writable, offset, length, prot, flags,
+                            [](VmArea* vma, void* ctx) {
+                                return dma_buf_mmap_internal(static_cast<dma_buf*>(ctx), vma, vma->vm_pgoff,
+                                                             vma->length >> PAGE_SHIFT);
+                            },
+                            dmabuf, out);
+    dma_buf_put(dmabuf);
+    return ret;
+}
+
+long dma_buf_ioctl(dma_buf* dmabuf, unsigned cmd, u64 arg) {
+    if (cmd != DMA_BUF_IOCTL_SYNC) return -ENOTTY;
+    dma_buf_sync sync;
+    if (copy_from_user(&sync, arg, sizeof(sync))) return -EFAULT;
+    if (sync.flags & ~DMA_BUF_SYNC_VALID_FLAGS_MASK) return -EINVAL;
+    dma_data_direction dir;
+    switch (sync.flags & DMA_BUF_SYNC_RW) {
+    case DMA_BUF_SYNC_READ:
+        dir = DMA_FROM_DEVICE;
+        break;
+    case DMA_BUF_SYNC_WRITE:
+        dir = DMA_TO_DEVICE;
+        break;
+    case DMA_BUF_SYNC_RW:
+        dir = DMA_BIDIRECTIONAL;
+        break;
+    default:
+        return -EINVAL;
+    }
+    return (sync.flags & DMA_BUF_SYNC_END) ? dma_buf_end_cpu_access(dmabuf, dir) : dma_buf_begin_cpu_access(dmabuf, dir);
 }
 
 int drm_prime_handle_to_fd_ioctl(Device* dev, void* data, File* file) {

@@ -6,15 +6,23 @@
 // handles, so exporting it again, from any file, gives the same dma_buf. Each file remembers
 // which dma_buf goes with which of its handles (drm_prime_file_private): exporting a handle twice
 // gives the same dma_buf, importing a dma_buf the file already has gives its existing handle.
-// Importing a dma_buf exported by the same device gives the same GEM object (a new handle);
-// a foreign dma_buf (another device's) would need attachments and sg tables: -EOPNOTSUPP here.
+// Importing a dma_buf exported by the same device gives the same GEM object (a new handle).
+// A foreign dma_buf (another device's) is attached and its attachment mapped: the driver's
+// gem_prime_import_sg_table makes an object over the exporter's pages (an sg table), which the
+// GPU maps and a CPU mapping reaches through the exporter's vmap. The import holds an attachment
+// and a dma_buf reference until the object is freed (drm_prime_gem_destroy). A GEM export
+// serves attachments (pins its pages while attached), vmap and mmap of the descriptor
+// (drm_gem_dmabuf_mmap), and DMA_BUF_IOCTL_SYNC (waits for the implicit fences).
 #pragma once
+#include <cstddef>
+
 #include "kernel_shim/mutex.h"
 #include "kernel_shim/types.h"
 #include "kernel_shim/xarray.h"
 
 namespace kshim {
 struct dma_buf;
+struct sg_table;
 }
 
 namespace drm {
@@ -24,6 +32,22 @@ using kshim::u32;
 class Device;
 struct File;
 struct DrmGemObject;
+struct VmArea;
+
+namespace uapi {
+// include/uapi/linux/dma-buf.h: DMA_BUF_IOCTL_SYNC.
+struct dma_buf_sync {
+    kshim::u64 flags;
+};
+inline constexpr kshim::u64 DMA_BUF_SYNC_READ = 1u << 0;
+inline constexpr kshim::u64 DMA_BUF_SYNC_WRITE = 2u << 0;
+inline constexpr kshim::u64 DMA_BUF_SYNC_RW = DMA_BUF_SYNC_READ | DMA_BUF_SYNC_WRITE;
+inline constexpr kshim::u64 DMA_BUF_SYNC_START = 0u << 2;
+inline constexpr kshim::u64 DMA_BUF_SYNC_END = 1u << 2;
+inline constexpr kshim::u64 DMA_BUF_SYNC_VALID_FLAGS_MASK = DMA_BUF_SYNC_RW | DMA_BUF_SYNC_END;
+inline constexpr unsigned DMA_BUF_IOCTL_SYNC = (1u << 30) | (sizeof(dma_buf_sync) << 16) | ('b' << 8) | 0;
+static_assert(DMA_BUF_IOCTL_SYNC == 0x40086200u);
+}  // namespace uapi
 
 // One (dma_buf, handle) pair of a file; holds a dma_buf reference.
 struct drm_prime_member {
@@ -47,8 +71,14 @@ void drm_prime_remove_buf_handle(drm_prime_file_private* prime_fpriv, u32 handle
 // ERR_PTR(-errno).
 kshim::dma_buf* drm_gem_prime_export(DrmGemObject* obj, int flags);
 // The generic import: our own export of a GEM object of `dev` gives that object (a new
-// reference); anything else ERR_PTR(-EOPNOTSUPP) (no attachment / sg table import).
+// reference); anything else is attached for `attach_dev` and mapped, and the driver's
+// gem_prime_import_sg_table makes the object (its resv is the dma_buf's). ERR_PTR: -EINVAL
+// without that hook, the exporter's attach / map error, the hook's.
+DrmGemObject* drm_gem_prime_import_dev(Device* dev, kshim::dma_buf* dma_buf, Device* attach_dev);
 DrmGemObject* drm_gem_prime_import(Device* dev, kshim::dma_buf* dma_buf);
+// The free of an imported object: unmaps `sg` (if any), detaches, drops the dma_buf reference.
+// (Defined in gem_shmem.cpp, in the drm_gem library, whose release calls it.)
+void drm_prime_gem_destroy(DrmGemObject* obj, kshim::sg_table* sg);
 
 // The dma_buf of `handle` in `file` (a reference for the caller) or ERR_PTR: -ENOENT for an
 // unknown handle (or one deleted meanwhile), the driver's export error.
@@ -56,8 +86,18 @@ kshim::dma_buf* drm_gem_prime_handle_to_dmabuf(Device* dev, File* file, u32 hand
 // ...installed as a descriptor: 0 and *prime_fd, or -errno.
 int drm_gem_prime_handle_to_fd(Device* dev, File* file, u32 handle, u32 flags, int* prime_fd);
 // The handle of the dma_buf behind prime_fd in `file`: -EBADF for a closed descriptor, -EINVAL
-// for one that is not a dma_buf, -EOPNOTSUPP for a foreign dma_buf.
+// for one that is not a dma_buf, drm_gem_prime_import_dev's errors for a foreign dma_buf.
 int drm_gem_prime_fd_to_handle(Device* dev, File* file, int prime_fd, u32* handle);
+
+// ---- the dma_buf descriptor's own file operations ----
+// mmap(2) of a dma_buf descriptor: dma_buf_get's errnos, then do_mmap (drm/drm_mmap.h) with the
+// export's access mode (DRM_RDWR), then dma_buf_mmap_internal: -EINVAL past the end. A GEM
+// export maps the object's pages (drm_gem_dmabuf_mmap). drm_munmap undoes it.
+int dma_buf_fd_mmap(int fd, kshim::u64 offset, size_t length, int prot, int flags, VmArea** out);
+// ioctl(2) of a dma_buf: DMA_BUF_IOCTL_SYNC (-EINVAL for unknown flags or no direction, -EFAULT)
+// begins or ends a CPU access; every other command -ENOTTY (SET_NAME, EXPORT/IMPORT_SYNC_FILE are
+// not served).
+long dma_buf_ioctl(kshim::dma_buf* dmabuf, unsigned cmd, kshim::u64 arg);
 
 // The ioctls (DRM_RENDER_ALLOW). -EOPNOTSUPP without DRIVER_GEM; HANDLE_TO_FD: -EINVAL for
 // flags other than DRM_CLOEXEC | DRM_RDWR.

@@ -25,6 +25,8 @@
 
 namespace kshim {
 struct dma_buf;
+struct dma_buf_attachment;
+struct sg_table;
 }
 
 namespace drm {
@@ -59,6 +61,9 @@ struct DrmGemObjectFuncs {
     // drm_gem_object_funcs.export (a keyword here): PRIME export; unset: drm_gem_prime_export.
     // The dma_buf (one reference) or ERR_PTR(-errno).
     kshim::dma_buf* (*export_)(DrmGemObject* obj, int flags) = nullptr;
+    // PRIME export to another device: a new sg table of the (pinned) pages, which the caller
+    // frees. Unset: attaching to the export gives -ENOSYS.
+    kshim::sg_table* (*get_sg_table)(DrmGemObject* obj) = nullptr;
 };
 inline constexpr unsigned DRM_GEM_OBJECT_RESIDENT = 1u << 0;
 inline constexpr unsigned DRM_GEM_OBJECT_PURGEABLE = 1u << 1;
@@ -79,6 +84,9 @@ struct DrmGemObject {
     // PRIME: the dma_buf exported from (or imported as) this object, with a reference held while
     // the object has handles (so re-exports give the same dma_buf). drm_gem_object_name_lock().
     kshim::dma_buf* dma_buf = nullptr;
+    // PRIME import of another device's dma_buf: this device's attachment (and its mapped sg
+    // table is the object's backing); nullptr for objects with pages of their own.
+    kshim::dma_buf_attachment* import_attach = nullptr;
     struct {
         // Protects `list` for VMs in DRM_GPUVM_IMMEDIATE_MODE (which may link and unlink from
         // the fence-signalling path); other VMs protect it with `resv`.
@@ -106,6 +114,9 @@ void drm_gem_private_object_fini(DrmGemObject* obj);
 // Undoes init: frees the mmap offset, then drm_gem_private_object_fini(). WARNs if the object
 // still has handles or is still mapped in a VM.
 void drm_gem_object_release(DrmGemObject* obj);
+
+// An object whose pages are another device's (a foreign PRIME import).
+inline bool drm_gem_is_imported(const DrmGemObject* obj) { return obj->import_attach != nullptr; }
 
 inline void drm_gem_object_get(DrmGemObject* obj) { kshim::kref_get(&obj->refcount); }
 void drm_gem_object_free(kshim::kref* kref);

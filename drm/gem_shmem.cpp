@@ -5,6 +5,10 @@
 #include <climits>
 #include <cstring>
 
+#include "drm/drm_device.h"
+#include "drm/drm_prime.h"
+#include "kernel_shim/dma-buf/dma-buf.h"
+#include "kernel_shim/err.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/slab.h"
 
@@ -19,12 +23,40 @@ int shmem_pin(DrmGemObject* obj) { return drm_gem_shmem_pin_locked(to_drm_gem_sh
 void shmem_unpin(DrmGemObject* obj) { drm_gem_shmem_unpin_locked(to_drm_gem_shmem_obj(obj)); }
 int shmem_vmap(DrmGemObject* obj, IosysMap* map) { return drm_gem_shmem_vmap_locked(to_drm_gem_shmem_obj(obj), map); }
 void shmem_vunmap(DrmGemObject* obj, IosysMap* map) { drm_gem_shmem_vunmap_locked(to_drm_gem_shmem_obj(obj), map); }
+sg_table* shmem_get_sg_table(DrmGemObject* obj) { return drm_gem_shmem_get_sg_table(to_drm_gem_shmem_obj(obj)); }
 
 // The page at `index` of a contiguous block.
 Page* page_at(void* base, u64 index) { return virt_to_page(static_cast<char*>(base) + index * PAGE_SIZE); }
 
 void free_blocks(DrmGemShmemObject::Block* blocks, u32 n, Page** pages) {
     for (u32 i = 0; i < n; i++) free_pages_exact(page_address(pages[blocks[i].first]), u64{blocks[i].npages} * PAGE_SIZE);
+}
+
+// drm_prime_pages_to_sg: the pages as a table, physically contiguous runs merged. nullptr for
+// -ENOMEM.
+sg_table* pages_to_sg(Page** pages, u64 npages) {
+    u32 nents = 1;
+    for (u64 i = 1; i < npages; i++)
+        if (page_to_phys(pages[i]) != page_to_phys(pages[i - 1]) + PAGE_SIZE) nents++;
+    auto* sgt = knew<sg_table>(GFP_KERNEL);
+    auto* sgl = static_cast<sg_table::Segment*>(kcalloc(nents, sizeof(sg_table::Segment), GFP_KERNEL));
+    if (!sgt || !sgl) {
+        kfree(sgt);
+        kfree(sgl);
+        return nullptr;
+    }
+    u32 n = 0;
+    sgl[0] = {page_to_phys(pages[0]), PAGE_SIZE};
+    for (u64 i = 1; i < npages; i++) {
+        phys_addr_t p = page_to_phys(pages[i]);
+        if (p == sgl[n].dma_address + sgl[n].length)
+            sgl[n].length += PAGE_SIZE;
+        else
+            sgl[++n] = {p, PAGE_SIZE};
+    }
+    sgt->nents = nents;
+    sgt->sgl = sgl;
+    return sgt;
 }
 
 }  // namespace
@@ -43,14 +75,8 @@ const DrmGemObjectFuncs drm_gem_shmem_funcs = {
     .vmap = shmem_vmap,
     .vunmap = shmem_vunmap,
     .status = drm_gem_shmem_object_status,
+    .get_sg_table = shmem_get_sg_table,
 };
-
-void sg_free_table(SgTable* sgt) {
-    if (!sgt) return;
-    kfree(sgt->sgl);
-    sgt->sgl = nullptr;
-    sgt->nents = 0;
-}
 
 int drm_gem_shmem_init(DrmVmaOffsetManager* mgr, DrmGemShmemObject* shmem, u64 size) {
     if (size == 0 || size > ~u64{0} - PAGE_SIZE) return -EINVAL;
@@ -76,6 +102,17 @@ int drm_gem_shmem_create(DrmVmaOffsetManager* mgr, u64 size, DrmGemShmemObject**
 
 void drm_gem_shmem_release(DrmGemShmemObject* shmem) {
     DrmGemObject* obj = &shmem->base;
+    if (drm_gem_is_imported(obj)) {
+        // The resv is the exporter's, and may go with the last dma_buf reference dropped here:
+        // it is neither held across nor touched after.
+        WARN_ON(shmem->vmap_use_count);
+        drm_prime_gem_destroy(obj, shmem->sgt);
+        shmem->sgt = nullptr;
+        obj->import_attach = nullptr;
+        obj->resv = &obj->_resv;
+        drm_gem_object_release(obj);
+        return;
+    }
     // Nobody else can reach the object any more; the lock is for the _locked asserts (as
     // upstream, so a caller must not drop the last reference while holding a shared resv).
     dma_resv_lock(obj->resv, nullptr);
@@ -107,6 +144,8 @@ void drm_gem_shmem_free(DrmGemShmemObject* shmem) {
 int drm_gem_shmem_get_pages_locked(DrmGemShmemObject* shmem) {
     DrmGemObject* obj = &shmem->base;
     dma_resv_assert_held(obj->resv);
+    // An import's pages are the exporter's, pinned by its attachment.
+    if (WARN_ON(drm_gem_is_imported(obj))) return -EINVAL;
     if (shmem->pages_use_count++ > 0) return 0;
     if (shmem->kept_pages) {
         // The shmem file still holds them: same pages, same contents.
@@ -211,30 +250,10 @@ int drm_gem_shmem_get_pages_sgt(DrmGemShmemObject* shmem, SgTable** out) {
     if (!shmem->sgt) {
         ret = drm_gem_shmem_get_pages_locked(shmem);
         if (!ret) {
-            const u64 npages = obj->size >> PAGE_SHIFT;
-            u32 nents = 1;
-            for (u64 i = 1; i < npages; i++)
-                if (page_to_phys(shmem->pages[i]) != page_to_phys(shmem->pages[i - 1]) + PAGE_SIZE) nents++;
-            auto* sgt = knew<SgTable>(GFP_KERNEL);
-            auto* sgl = static_cast<SgTable::Segment*>(kcalloc(nents, sizeof(SgTable::Segment), GFP_KERNEL));
-            if (!sgt || !sgl) {
-                kfree(sgt);
-                kfree(sgl);
+            shmem->sgt = pages_to_sg(shmem->pages, obj->size >> PAGE_SHIFT);
+            if (!shmem->sgt) {
                 drm_gem_shmem_put_pages_locked(shmem);
                 ret = -ENOMEM;
-            } else {
-                u32 n = 0;
-                sgl[0] = {page_to_phys(shmem->pages[0]), PAGE_SIZE};
-                for (u64 i = 1; i < npages; i++) {
-                    phys_addr_t p = page_to_phys(shmem->pages[i]);
-                    if (p == sgl[n].dma_address + sgl[n].length)
-                        sgl[n].length += PAGE_SIZE;
-                    else
-                        sgl[++n] = {p, PAGE_SIZE};
-                }
-                sgt->nents = nents;
-                sgt->sgl = sgl;
-                shmem->sgt = sgt;
             }
         }
     }
@@ -245,6 +264,15 @@ int drm_gem_shmem_get_pages_sgt(DrmGemShmemObject* shmem, SgTable** out) {
 
 int drm_gem_shmem_vmap_locked(DrmGemShmemObject* shmem, IosysMap* map) {
     dma_resv_assert_held(shmem->base.resv);
+    if (drm_gem_is_imported(&shmem->base)) {
+        // The exporter's mapping (its own count): the same pages the GPU maps here.
+        void* vaddr = nullptr;
+        const int ret = dma_buf_vmap(shmem->base.import_attach->dmabuf, &vaddr);
+        if (ret) return ret;
+        shmem->vmap_use_count++;
+        map->vaddr = vaddr;
+        return 0;
+    }
     if (shmem->vmap_use_count++ > 0) {
         map->vaddr = shmem->vaddr;
         return 0;
@@ -271,10 +299,59 @@ int drm_gem_shmem_vmap_locked(DrmGemShmemObject* shmem, IosysMap* map) {
 
 void drm_gem_shmem_vunmap_locked(DrmGemShmemObject* shmem, IosysMap* map) {
     dma_resv_assert_held(shmem->base.resv);
+    if (drm_gem_is_imported(&shmem->base)) {
+        if (WARN_ON(shmem->vmap_use_count == 0)) return;
+        shmem->vmap_use_count--;
+        dma_buf_vunmap(shmem->base.import_attach->dmabuf, map->vaddr);
+        return;
+    }
     if (WARN_ON(shmem->vmap_use_count == 0)) return;
     if (--shmem->vmap_use_count > 0) return;
     drm_gem_shmem_unpin_locked(shmem);
     shmem->vaddr = nullptr;
+}
+
+}  // namespace drm
+
+namespace drm {
+
+// drm_prime.c's, defined here: the shmem release (library drm_gem) is its caller, and drm_core,
+// where the rest of PRIME lives, links drm_gem rather than the other way round.
+void drm_prime_gem_destroy(DrmGemObject* obj, sg_table* sg) {
+    dma_buf_attachment* attach = obj->import_attach;
+    dma_buf* dmabuf = attach->dmabuf;
+    if (sg) dma_buf_unmap_attachment_unlocked(attach, sg, DMA_BIDIRECTIONAL);
+    dma_buf_detach(dmabuf, attach);
+    dma_buf_put(dmabuf);
+}
+
+sg_table* drm_gem_shmem_get_sg_table(DrmGemShmemObject* shmem) {
+    DrmGemObject* obj = &shmem->base;
+    if (WARN_ON(drm_gem_is_imported(obj))) return ERR_PTR<sg_table>(-EINVAL);
+    // Read without the resv, as upstream: the caller's pin keeps the pages.
+    if (WARN_ON(!shmem->pages)) return ERR_PTR<sg_table>(-EINVAL);
+    sg_table* sgt = pages_to_sg(shmem->pages, obj->size >> PAGE_SHIFT);
+    return sgt ? sgt : ERR_PTR<sg_table>(-ENOMEM);
+}
+
+DrmGemObject* drm_gem_shmem_prime_import_sg_table(Device* dev, dma_buf_attachment* attach, SgTable* sgt) {
+    const size_t size = attach->dmabuf->size;
+    if (size == 0 || (size & ~PAGE_MASK)) return ERR_PTR<DrmGemObject>(-EINVAL);
+    DrmGemShmemObject* shmem;
+    if (dev->driver().gem_create_object) {
+        DrmGemObject* obj = dev->driver().gem_create_object(dev, size);
+        if (IS_ERR(obj)) return obj;
+        shmem = to_drm_gem_shmem_obj(obj);
+    } else {
+        shmem = knew<DrmGemShmemObject>(GFP_KERNEL);
+        if (!shmem) return ERR_PTR<DrmGemObject>(-ENOMEM);
+        shmem->base.funcs = &drm_gem_shmem_funcs;
+    }
+    // Cannot fail for a page-multiple size: a private object (no pages of its own).
+    WARN_ON(drm_gem_shmem_init(dev->vma_offset_manager, shmem, size));
+    shmem->base.dev = dev;
+    shmem->sgt = sgt;
+    return &shmem->base;
 }
 
 }  // namespace drm

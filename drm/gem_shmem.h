@@ -18,10 +18,18 @@
 // kernel vmap can fail for lack of vmalloc space). get_pages_sgt merges physically contiguous
 // pages, so a normal object has a single segment.
 //
+// PRIME imports (drm_gem_shmem_prime_import_sg_table): an object over another device's pages has
+// no pages of its own, only the sg table of its attachment (`sgt`, the exporter's pages, which is
+// what get_pages_sgt gives and the GPU maps); its vmap is the exporter's (dma_buf_vmap), so a
+// CPU mapping of the import is a mapping of the exporter's pages; pin/get_pages are refused
+// (WARN, -EINVAL) as upstream, where the exporter pinned the pages at attach; the release
+// unmaps and detaches the attachment and drops the dma_buf (drm_prime_gem_destroy).
+//
 // Locking: everything is under the object's resv (as upstream since 6.x); the `_locked`
 // variants assert it.
 #pragma once
 #include "drm/gem.h"
+#include "kernel_shim/dma-buf/scatterlist.h"
 #include "kernel_shim/page_alloc.h"
 
 namespace drm {
@@ -30,19 +38,12 @@ struct DrmGemObject;
 // drm_gem_shmem_object_status: resident once the pages exist.
 unsigned drm_gem_shmem_object_status(DrmGemObject* obj);
 
-// A DMA-mapped scatter list (the part of struct sg_table drivers read): physically contiguous
-// segments in object order.
-struct SgTable {
-    struct Segment {
-        kshim::dma_addr_t dma_address;
-        u64 length;
-    };
-    u32 nents = 0;
-    Segment* sgl = nullptr;  // kmalloc'ed array of nents
-};
-inline kshim::dma_addr_t sg_dma_address(const SgTable::Segment* s) { return s->dma_address; }
-inline u64 sg_dma_len(const SgTable::Segment* s) { return s->length; }
-void sg_free_table(SgTable* sgt);
+// A DMA-mapped scatter list (kernel_shim/dma-buf/scatterlist.h): physically contiguous segments
+// in object order.
+using SgTable = kshim::sg_table;
+using kshim::sg_dma_address;
+using kshim::sg_dma_len;
+using kshim::sg_free_table;
 
 struct DrmGemShmemObject {
     DrmGemObject base;
@@ -51,6 +52,7 @@ struct DrmGemShmemObject {
     u32 pages_use_count = 0;        // get_pages users (pins included); resv
     u32 pages_pin_count = 0;        // pins; resv
     SgTable* sgt = nullptr;         // cached by get_pages_sgt, freed with the pages; resv
+                                    // (an import's: its attachment's mapping, set at import)
     void* vaddr = nullptr;          // CPU mapping while vmap_use_count > 0; resv
     u32 vmap_use_count = 0;
     bool map_wc = false;
@@ -95,6 +97,15 @@ void drm_gem_shmem_unpin(DrmGemShmemObject* shmem);
 int drm_gem_shmem_get_pages_sgt(DrmGemShmemObject* shmem, SgTable** out);
 int drm_gem_shmem_vmap_locked(DrmGemShmemObject* shmem, IosysMap* map);
 void drm_gem_shmem_vunmap_locked(DrmGemShmemObject* shmem, IosysMap* map);
+
+// drm_gem_shmem_get_sg_table: a new table of the object's pages (which must be pinned: PRIME
+// export to another device pins at attach), for the caller to free (sg_free_table + kfree).
+// ERR_PTR(-EINVAL) for an import or an object without pages, -ENOMEM.
+kshim::sg_table* drm_gem_shmem_get_sg_table(DrmGemShmemObject* shmem);
+// drm_driver.gem_prime_import_sg_table: an object of `dev` (the driver's gem_create_object, else
+// a plain shmem object) of the dma_buf's size over `sgt`. ERR_PTR(-EINVAL) for a size that is
+// not a page multiple, -ENOMEM. The caller sets import_attach and resv (drm_gem_prime_import_dev).
+DrmGemObject* drm_gem_shmem_prime_import_sg_table(Device* dev, kshim::dma_buf_attachment* attach, SgTable* sgt);
 
 extern const DrmGemObjectFuncs drm_gem_shmem_funcs;
 

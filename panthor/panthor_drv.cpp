@@ -1150,6 +1150,8 @@ const drm::DriverDesc panthor_drm_driver = {
     .postclose = panthor_postclose,
     .mmap = panthor_mmap,
     .show_fdinfo = panthor_show_fdinfo,
+    .gem_create_object = panthor_gem_create_object,
+    .gem_prime_import_sg_table = drm::drm_gem_shmem_prime_import_sg_table,
 };
 
 int panthor_init() {

@@ -37,6 +37,9 @@ void panthor_gem_free_object(drm::DrmGemObject* obj) {
 
 int panthor_gem_pin(drm::DrmGemObject* obj) { return drm::drm_gem_shmem_pin_locked(drm::to_drm_gem_shmem_obj(obj)); }
 void panthor_gem_unpin(drm::DrmGemObject* obj) { drm::drm_gem_shmem_unpin_locked(drm::to_drm_gem_shmem_obj(obj)); }
+kshim::sg_table* panthor_gem_get_sg_table(drm::DrmGemObject* obj) {
+    return drm::drm_gem_shmem_get_sg_table(drm::to_drm_gem_shmem_obj(obj));
+}
 int panthor_gem_vmap(drm::DrmGemObject* obj, drm::IosysMap* map) {
     return drm::drm_gem_shmem_vmap_locked(drm::to_drm_gem_shmem_obj(obj), map);
 }
@@ -102,7 +105,18 @@ const drm::DrmGemObjectFuncs panthor_gem_funcs = {
     .vunmap = panthor_gem_vunmap,
     .status = drm::drm_gem_shmem_object_status,
     .export_ = panthor_gem_prime_export,
+    .get_sg_table = panthor_gem_get_sg_table,
 };
+
+drm::DrmGemObject* panthor_gem_create_object(drm::Device* ddev, size_t) {
+    auto* ptdev = container_of(ddev, panthor_device, base);
+    auto* bo = knew<panthor_gem_object>(GFP_KERNEL);
+    if (!bo)
+        return ERR_PTR<drm::DrmGemObject>(-ENOMEM);
+    bo->base.base.funcs = &panthor_gem_funcs;
+    bo->base.map_wc = !ptdev->coherent;
+    return &bo->base.base;
+}
 
 int panthor_kernel_bo_vmap(panthor_kernel_bo* bo) {
     if (bo->kmap)

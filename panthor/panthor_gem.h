@@ -58,6 +58,10 @@ int panthor_gem_create_with_handle(drm::File* file, panthor_device* ptdev, panth
 void panthor_gem_bo_set_label(drm::DrmGemObject* obj, const char* label);
 void panthor_gem_kernel_bo_set_label(panthor_kernel_bo* bo, const char* label);
 
+// drm_driver.gem_create_object: an uninitialised BO for the shmem helpers (PRIME imports of
+// another device's dma_buf), or ERR_PTR(-ENOMEM).
+drm::DrmGemObject* panthor_gem_create_object(drm::Device* ddev, size_t size);
+
 // The GEM functions of every panthor BO (free, pin/unpin, vmap/vunmap on the shmem backing).
 extern const drm::DrmGemObjectFuncs panthor_gem_funcs;
 

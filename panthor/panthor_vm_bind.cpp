@@ -331,20 +331,25 @@ int panthor_vm_prepare_map_op_ctx(panthor_vm_op_ctx* op_ctx, panthor_vm* vm, pan
         goto err_cleanup;
 
     // The pages are reserved now, so the map does not have to allocate. Once the vm_bo exists,
-    // this pin is its own: panthor_vm_bo_free() drops it.
-    ret = drm::drm_gem_shmem_pin(&bo->base);
-    if (ret)
-        goto err_cleanup;
+    // this pin is its own: panthor_vm_bo_free() drops it. An import has no pages of its own to
+    // pin: they are the exporter's, pinned while it is attached.
+    if (!drm::drm_gem_is_imported(obj)) {
+        ret = drm::drm_gem_shmem_pin(&bo->base);
+        if (ret)
+            goto err_cleanup;
+    }
 
     ret = drm::drm_gem_shmem_get_pages_sgt(&bo->base, &op_ctx->map.sgt);
     if (ret) {
-        drm::drm_gem_shmem_unpin(&bo->base);
+        if (!drm::drm_gem_is_imported(obj))
+            drm::drm_gem_shmem_unpin(&bo->base);
         goto err_cleanup;
     }
 
     preallocated_vm_bo = drm::drm_gpuvm_bo_create(&vm->base, obj);
     if (!preallocated_vm_bo) {
-        drm::drm_gem_shmem_unpin(&bo->base);
+        if (!drm::drm_gem_is_imported(obj))
+            drm::drm_gem_shmem_unpin(&bo->base);
         ret = -ENOMEM;
         goto err_cleanup;
     }
@@ -421,7 +426,8 @@ void panthor_vm_bo_free(drm::DrmGpuvmBo* vm_bo) {
     panthor_gem_object* bo = to_panthor_bo(vm_bo->obj);
     // The pin taken when the vm_bo was prepared. Never in the signalling path: vm_bos are
     // freed by the deferred cleanup.
-    drm::drm_gem_shmem_unpin(&bo->base);
+    if (!drm::drm_gem_is_imported(&bo->base.base))
+        drm::drm_gem_shmem_unpin(&bo->base);
     kshim::kdelete(vm_bo);
 }
 

@@ -1,25 +1,31 @@
-// Mirrors drivers/dma-buf/dma-buf.c: dma_buf_export, the release on the last put, mmap.
+// Mirrors drivers/dma-buf/dma-buf.c: dma_buf_export, the release on the last put, attachments
+// and their mapping, vmap, CPU access and mmap (see dma-buf.h).
 #include "kernel_shim/dma-buf/dma-buf.h"
 
 #include <atomic>
 
 #include "kernel_shim/err.h"
+#include "kernel_shim/page_alloc.h"
+#include "kernel_shim/report.h"
 #include "kernel_shim/slab.h"
+#include "kernel_shim/time.h"
 
 namespace kshim {
 
 namespace {
 std::atomic<long> g_dma_buf_live{0};
-}
+std::atomic<long> g_attach_live{0};
+}  // namespace
 
 dma_buf* dma_buf_export(const dma_buf_export_info* exp_info) {
-    if (!exp_info->ops || !exp_info->ops->release || !exp_info->priv || !exp_info->resv)
+    const dma_buf_ops* ops = exp_info->ops;
+    if (!ops || !ops->release || !ops->map_dma_buf || !ops->unmap_dma_buf || !exp_info->priv || !exp_info->resv)
         return ERR_PTR<dma_buf>(-EINVAL);
     auto* dmabuf = knew<dma_buf>(GFP_KERNEL);
     if (!dmabuf) return ERR_PTR<dma_buf>(-ENOMEM);
     kref_init(&dmabuf->refcount);
     dmabuf->size = exp_info->size;
-    dmabuf->ops = exp_info->ops;
+    dmabuf->ops = ops;
     dmabuf->priv = exp_info->priv;
     dmabuf->resv = exp_info->resv;
     dmabuf->flags = exp_info->flags;
@@ -31,6 +37,9 @@ dma_buf* dma_buf_export(const dma_buf_export_info* exp_info) {
 void dma_buf_put(dma_buf* dmabuf) {
     if (!dmabuf) return;
     kref_put(&dmabuf->refcount, [dmabuf](kref*) {
+        // An importer detaches (and vunmaps) before it drops its reference.
+        WARN_ON(dmabuf->vmapping_counter);
+        WARN_ON(dmabuf->attachments);
         // dma_buf_release: the exporter lets go of its buffer before the dma_buf goes.
         dmabuf->ops->release(dmabuf);
         kdelete(dmabuf);
@@ -38,11 +47,118 @@ void dma_buf_put(dma_buf* dmabuf) {
     });
 }
 
-int dma_buf_mmap(dma_buf* dmabuf, void* vma) {
+dma_buf_attachment* dma_buf_attach(dma_buf* dmabuf, void* dev) {
+    if (WARN_ON(!dmabuf || !dev)) return ERR_PTR<dma_buf_attachment>(-EINVAL);
+    auto* attach = knew<dma_buf_attachment>(GFP_KERNEL);
+    if (!attach) return ERR_PTR<dma_buf_attachment>(-ENOMEM);
+    attach->dmabuf = dmabuf;
+    attach->dev = dev;
+    if (dmabuf->ops->attach) {
+        // Outside the resv: a GEM exporter pins its pages here, which takes it.
+        const int ret = dmabuf->ops->attach(dmabuf, attach);
+        if (ret) {
+            kdelete(attach);
+            return ERR_PTR<dma_buf_attachment>(ret);
+        }
+    }
+    dma_resv_lock(dmabuf->resv, nullptr);
+    dmabuf->attachments++;
+    dma_resv_unlock(dmabuf->resv);
+    g_attach_live.fetch_add(1, std::memory_order_relaxed);
+    return attach;
+}
+
+void dma_buf_detach(dma_buf* dmabuf, dma_buf_attachment* attach) {
+    if (WARN_ON(!dmabuf || !attach || attach->dmabuf != dmabuf)) return;
+    dma_resv_lock(dmabuf->resv, nullptr);
+    WARN_ON(dmabuf->attachments == 0);
+    dmabuf->attachments--;
+    dma_resv_unlock(dmabuf->resv);
+    if (dmabuf->ops->detach) dmabuf->ops->detach(dmabuf, attach);
+    kdelete(attach);
+    g_attach_live.fetch_sub(1, std::memory_order_relaxed);
+}
+
+sg_table* dma_buf_map_attachment(dma_buf_attachment* attach, dma_data_direction dir) {
+    if (WARN_ON(!attach || !attach->dmabuf)) return ERR_PTR<sg_table>(-EINVAL);
+    dma_resv_assert_held(attach->dmabuf->resv);
+    sg_table* sgt = attach->dmabuf->ops->map_dma_buf(attach, dir);
+    if (!sgt) return ERR_PTR<sg_table>(-ENOMEM);
+    return sgt;
+}
+
+sg_table* dma_buf_map_attachment_unlocked(dma_buf_attachment* attach, dma_data_direction dir) {
+    if (WARN_ON(!attach || !attach->dmabuf)) return ERR_PTR<sg_table>(-EINVAL);
+    dma_resv_lock(attach->dmabuf->resv, nullptr);
+    sg_table* sgt = dma_buf_map_attachment(attach, dir);
+    dma_resv_unlock(attach->dmabuf->resv);
+    return sgt;
+}
+
+void dma_buf_unmap_attachment(dma_buf_attachment* attach, sg_table* sgt, dma_data_direction dir) {
+    if (WARN_ON(!attach || !attach->dmabuf || !sgt)) return;
+    dma_resv_assert_held(attach->dmabuf->resv);
+    attach->dmabuf->ops->unmap_dma_buf(attach, sgt, dir);
+}
+
+void dma_buf_unmap_attachment_unlocked(dma_buf_attachment* attach, sg_table* sgt, dma_data_direction dir) {
+    if (WARN_ON(!attach || !attach->dmabuf || !sgt)) return;
+    dma_resv_lock(attach->dmabuf->resv, nullptr);
+    dma_buf_unmap_attachment(attach, sgt, dir);
+    dma_resv_unlock(attach->dmabuf->resv);
+}
+
+int dma_buf_vmap(dma_buf* dmabuf, void** vaddr) {
+    *vaddr = nullptr;
+    if (WARN_ON(!dmabuf)) return -EINVAL;
+    dma_resv_assert_held(dmabuf->resv);
+    if (!dmabuf->ops->vmap) return -EINVAL;
+    if (dmabuf->vmapping_counter) {
+        dmabuf->vmapping_counter++;
+        *vaddr = dmabuf->vmap_ptr;
+        return 0;
+    }
+    void* ptr = nullptr;
+    const int ret = dmabuf->ops->vmap(dmabuf, &ptr);
+    if (WARN_ON_ONCE(ret)) return ret;
+    dmabuf->vmap_ptr = ptr;
+    dmabuf->vmapping_counter = 1;
+    *vaddr = ptr;
+    return 0;
+}
+
+void dma_buf_vunmap(dma_buf* dmabuf, void* vaddr) {
+    if (WARN_ON(!dmabuf)) return;
+    dma_resv_assert_held(dmabuf->resv);
+    if (WARN_ON(!dmabuf->vmapping_counter || dmabuf->vmap_ptr != vaddr)) return;
+    if (--dmabuf->vmapping_counter) return;
+    if (dmabuf->ops->vunmap) dmabuf->ops->vunmap(dmabuf, vaddr);
+    dmabuf->vmap_ptr = nullptr;
+}
+
+int dma_buf_begin_cpu_access(dma_buf* dmabuf, dma_data_direction dir) {
+    if (WARN_ON(!dmabuf)) return -EINVAL;
+    int ret = dmabuf->ops->begin_cpu_access ? dmabuf->ops->begin_cpu_access(dmabuf, dir) : 0;
+    if (ret) return ret;
+    // The implicit fences: a CPU write must not overtake readers either.
+    const bool write = dir == DMA_BIDIRECTIONAL || dir == DMA_TO_DEVICE;
+    const long wret = dma_resv_wait_timeout(dmabuf->resv, dma_resv_usage_rw(write), true, MAX_SCHEDULE_TIMEOUT);
+    return wret < 0 ? static_cast<int>(wret) : 0;
+}
+
+int dma_buf_end_cpu_access(dma_buf* dmabuf, dma_data_direction dir) {
+    if (WARN_ON(!dmabuf)) return -EINVAL;
+    return dmabuf->ops->end_cpu_access ? dmabuf->ops->end_cpu_access(dmabuf, dir) : 0;
+}
+
+int dma_buf_mmap_internal(dma_buf* dmabuf, void* vma, u64 pgoff, u64 npages) {
     if (!dmabuf->ops->mmap) return -EINVAL;
+    const u64 pages = dmabuf->size >> PAGE_SHIFT;
+    if (pgoff > pages || npages > pages - pgoff) return -EINVAL;
     return dmabuf->ops->mmap(dmabuf, vma);
 }
 
 long dma_buf_live() { return g_dma_buf_live.load(std::memory_order_relaxed); }
+long dma_buf_attachments_live() { return g_attach_live.load(std::memory_order_relaxed); }
 
 }  // namespace kshim

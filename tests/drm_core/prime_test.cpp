@@ -72,6 +72,22 @@ int fd_to_handle(File* f, int fd, u32* handle) {
 
 u32 refs(DrmGemShmemObject* shmem) { return kref_read(&shmem->base.refcount); }
 
+// A GEM driver that imports other devices' dma_bufs (drm_gem_shmem_prime_import_sg_table).
+const DriverDesc& importing_driver() {
+    static const DriverDesc d = [] {
+        DriverDesc x = full_driver();
+        x.name = "upanthor-importer";
+        x.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table;
+        return x;
+    }();
+    return d;
+}
+
+int uapi_gem_close(File* f, u32 handle) {
+    uapi::drm_gem_close args{handle, 0};
+    return call(f, DRM_IOCTL_GEM_CLOSE, &args);
+}
+
 }  // namespace
 
 class DrmPrime : public kshim::testing::KernelTest {
@@ -79,6 +95,7 @@ protected:
     void TearDown() override {
         EXPECT_EQ(drm_fd_count(), 0u);
         EXPECT_EQ(dma_buf_live(), 0);
+        EXPECT_EQ(dma_buf_attachments_live(), 0);
         EXPECT_EQ(drm_mmap_live(), 0);
         KernelTest::TearDown();
     }
@@ -316,8 +333,9 @@ TEST_F(DrmPrime, DriverWithoutGemRefuses) {
     drm_release(f);
 }
 
-TEST_F(DrmPrime, ForeignDmaBufIsNotImported) {
-    // Another device's export: no attachment / sg table import path.
+TEST_F(DrmPrime, ForeignDmaBufWithoutImportHookIsRefused) {
+    // Another device's export, on a driver without gem_prime_import_sg_table: -EINVAL, as
+    // drm_gem_prime_import_dev; nothing stays attached.
     PrimeDevice p;
     PrimeDevice q;
     u32 h = 0;
@@ -325,8 +343,206 @@ TEST_F(DrmPrime, ForeignDmaBufIsNotImported) {
     int fd = -1;
     ASSERT_EQ(handle_to_fd(p.a, h, &fd), 0);
     u32 out = 0;
-    EXPECT_EQ(fd_to_handle(q.a, fd, &out), -EOPNOTSUPP);
+    EXPECT_EQ(fd_to_handle(q.a, fd, &out), -EINVAL);
     EXPECT_EQ(q.a->gem.count(), 0u);
+    EXPECT_EQ(dma_buf_attachments_live(), 0);
+    EXPECT_EQ(drm_fd_close(fd), 0);
+}
+
+TEST_F(DrmPrime, ForeignImportMapsTheExportersPages) {
+    PrimeDevice p;
+    PrimeDevice q(importing_driver());
+    u32 ha = 0;
+    DrmGemShmemObject* exp = p.create(p.a, &ha, 3 * kPage);
+    int fd = -1;
+    ASSERT_EQ(handle_to_fd(p.a, ha, &fd), 0);
+    EXPECT_EQ(exp->pages_pin_count, 0u);
+
+    u32 hq = 0;
+    ASSERT_EQ(fd_to_handle(q.a, fd, &hq), 0);
+    DrmGemObject* obj = q.a->gem.lookup(hq);
+    ASSERT_NE(obj, nullptr);
+    // A new object of the importer, over the exporter's pages, synchronised on its resv.
+    EXPECT_NE(obj, &exp->base);
+    EXPECT_EQ(obj->dev, &q.dev);
+    EXPECT_TRUE(drm_gem_is_imported(obj));
+    EXPECT_EQ(obj->size, 3 * kPage);
+    EXPECT_EQ(obj->resv, exp->base.resv);
+    EXPECT_EQ(dma_buf_attachments_live(), 1);
+    EXPECT_EQ(exp->pages_pin_count, 1u);  // pinned while attached
+    SgTable* sgt = nullptr;
+    ASSERT_EQ(drm_gem_shmem_get_pages_sgt(to_drm_gem_shmem_obj(obj), &sgt), 0);
+    u64 covered = 0;
+    for (u32 i = 0; i < sgt->nents; i++) {
+        for (u64 off = 0; off < sg_dma_len(&sgt->sgl[i]); off += kPage, covered += kPage)
+            EXPECT_EQ(sg_dma_address(&sgt->sgl[i]) + off, page_to_phys(exp->pages[covered / kPage]));
+    }
+    EXPECT_EQ(covered, 3 * kPage);
+    drm_gem_object_put(obj);
+
+    // The same dma_buf again in that file: the same handle, no second attachment.
+    u32 again = 0;
+    ASSERT_EQ(fd_to_handle(q.a, fd, &again), 0);
+    EXPECT_EQ(again, hq);
+    EXPECT_EQ(dma_buf_attachments_live(), 1);
+
+    // The importer's CPU mapping (its own fake offset) is the exporter's pages.
+    obj = q.a->gem.lookup(hq);
+    ASSERT_EQ(drm_gem_create_mmap_offset(obj), 0);
+    const u64 off_q = drm_vma_node_offset_addr(&obj->vma_node);
+    drm_gem_object_put(obj);
+    VmArea* vq = nullptr;
+    ASSERT_EQ(drm_mmap(q.a, off_q + kPage, 2 * kPage, PROT_READ | PROT_WRITE, MAP_SHARED, &vq), 0);
+    static_cast<u32*>(vq->addr)[5] = 0xfeedf00d;
+    EXPECT_EQ(static_cast<u32*>(page_address(exp->pages[1]))[5], 0xfeedf00du);
+    drm_munmap(vq);
+
+    // The descriptor and the exporter's file go; the import keeps the buffer (its own dma_buf
+    // reference), until its handle goes: then it detaches, unpins and everything is freed.
+    EXPECT_EQ(drm_fd_close(fd), 0);
+    p.close_a();
+    EXPECT_EQ(dma_buf_live(), 1);
+    EXPECT_EQ(exp->pages_pin_count, 1u);
+    EXPECT_EQ(uapi_gem_close(q.a, hq), 0);
+    EXPECT_EQ(dma_buf_attachments_live(), 0);
+    EXPECT_EQ(dma_buf_live(), 0);
+}
+
+TEST_F(DrmPrime, ForeignImportOfAnObjectWithoutPagesToShareIsRefused) {
+    // The exporter's object cannot give an sg table: the attach fails (-ENOSYS, as
+    // drm_gem_map_attach), and the import leaves nothing behind.
+    PrimeDevice p;
+    PrimeDevice q(importing_driver());
+    u32 h = 0;
+    DrmGemShmemObject* shmem = p.create(p.a, &h);
+    static DrmGemObjectFuncs no_sg;
+    no_sg = *shmem->base.funcs;
+    no_sg.get_sg_table = nullptr;
+    shmem->base.funcs = &no_sg;
+    int fd = -1;
+    ASSERT_EQ(handle_to_fd(p.a, h, &fd), 0);
+    u32 out = 0;
+    EXPECT_EQ(fd_to_handle(q.a, fd, &out), -ENOSYS);
+    EXPECT_EQ(q.a->gem.count(), 0u);
+    EXPECT_EQ(q.a->prime.handles.size(), 0u);
+    EXPECT_EQ(dma_buf_attachments_live(), 0);
+    EXPECT_EQ(shmem->pages_pin_count, 0u);
+    EXPECT_EQ(drm_fd_close(fd), 0);
+}
+
+TEST_F(DrmPrime, ForeignImportReExportedGivesTheSameDmaBuf) {
+    PrimeDevice p;
+    PrimeDevice q(importing_driver());
+    u32 ha = 0;
+    p.create(p.a, &ha);
+    int fd = -1;
+    ASSERT_EQ(handle_to_fd(p.a, ha, &fd), 0);
+    u32 hq = 0;
+    ASSERT_EQ(fd_to_handle(q.a, fd, &hq), 0);
+    int fd_q = -1;
+    ASSERT_EQ(handle_to_fd(q.a, hq, &fd_q), 0);
+    dma_buf* d1 = drm_fd_get_dma_buf(fd);
+    dma_buf* d2 = drm_fd_get_dma_buf(fd_q);
+    EXPECT_EQ(d1, d2);
+    dma_buf_put(d1);
+    dma_buf_put(d2);
+    // Back on the exporter's device: the exporter's own handle.
+    u32 back = 0;
+    ASSERT_EQ(fd_to_handle(p.a, fd_q, &back), 0);
+    EXPECT_EQ(back, ha);
+    // Another file of the importer imports it afresh (its own attachment).
+    u32 hqb = 0;
+    ASSERT_EQ(fd_to_handle(q.b, fd, &hqb), 0);
+    EXPECT_EQ(dma_buf_attachments_live(), 2);
+    EXPECT_EQ(drm_fd_close(fd), 0);
+    EXPECT_EQ(drm_fd_close(fd_q), 0);
+}
+
+TEST_F(DrmPrime, DmaBufDescriptorMapsTheObjectsPages) {
+    PrimeDevice p;
+    u32 h = 0;
+    DrmGemShmemObject* shmem = p.create(p.a, &h, 4 * kPage);
+    int fd = -1;
+    ASSERT_EQ(handle_to_fd(p.a, h, &fd), 0);
+    VmArea* vd = nullptr;
+    ASSERT_EQ(dma_buf_fd_mmap(fd, kPage, 2 * kPage, PROT_READ | PROT_WRITE, MAP_SHARED, &vd), 0);
+    ASSERT_NE(vd->addr, nullptr);
+    static_cast<u32*>(vd->addr)[1] = 0x12345678;
+    // The GEM mapping of the same object reads it at the same place.
+    VmArea* vg = nullptr;
+    ASSERT_EQ(drm_mmap(p.a, drm_vma_node_offset_addr(&shmem->base.vma_node), 4 * kPage, PROT_READ, MAP_SHARED, &vg), 0);
+    EXPECT_EQ(static_cast<u32*>(vg->addr)[kPage / 4 + 1], 0x12345678u);
+    drm_munmap(vg);
+    // The mapping holds the object after the descriptor and the handle are gone.
+    EXPECT_EQ(drm_fd_close(fd), 0);
+    EXPECT_EQ(uapi_gem_close(p.a, h), 0);
+    EXPECT_EQ(static_cast<u32*>(vd->addr)[1], 0x12345678u);
+    drm_munmap(vd);
+}
+
+TEST_F(DrmPrime, DmaBufMmapErrnos) {
+    PrimeDevice p;
+    u32 h = 0;
+    p.create(p.a, &h, 2 * kPage);
+    int rw = -1, ro = -1;
+    ASSERT_EQ(handle_to_fd(p.a, h, &rw), 0);
+    VmArea* v = nullptr;
+    // Past the end, unaligned, not MAP_SHARED/PRIVATE; a private writable mapping of shmem.
+    EXPECT_EQ(dma_buf_fd_mmap(rw, kPage, 2 * kPage, PROT_READ, MAP_SHARED, &v), -EINVAL);
+    EXPECT_EQ(dma_buf_fd_mmap(rw, 2 * kPage, kPage, PROT_READ, MAP_SHARED, &v), -EINVAL);
+    EXPECT_EQ(dma_buf_fd_mmap(rw, 100, kPage, PROT_READ, MAP_SHARED, &v), -EINVAL);
+    EXPECT_EQ(dma_buf_fd_mmap(rw, 0, kPage, PROT_READ, 0, &v), -EINVAL);
+    EXPECT_EQ(dma_buf_fd_mmap(rw, 0, kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE, &v), -EINVAL);
+    // Not a dma_buf: closed, another kind.
+    EXPECT_EQ(dma_buf_fd_mmap(1000, 0, kPage, PROT_READ, MAP_SHARED, &v), -EBADF);
+    uapi::drm_syncobj_create sc{0, 0};
+    ASSERT_EQ(call(p.a, DRM_IOCTL_SYNCOBJ_CREATE, &sc), 0);
+    uapi::drm_syncobj_handle sh{sc.handle, 0, -1, 0, 0};
+    ASSERT_EQ(call(p.a, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &sh), 0);
+    EXPECT_EQ(dma_buf_fd_mmap(sh.fd, 0, kPage, PROT_READ, MAP_SHARED, &v), -EINVAL);
+    EXPECT_EQ(v, nullptr);
+    // An export without DRM_RDWR is read-only: no writable shared mapping, reading is fine.
+    // (A second export of `h` would give its first dma_buf, read-write: another BO.)
+    u32 h2 = 0;
+    p.create(p.a, &h2, kPage);
+    ASSERT_EQ(handle_to_fd(p.a, h2, &ro, DRM_CLOEXEC), 0);
+    dma_buf* d = drm_fd_get_dma_buf(ro);
+    ASSERT_FALSE(IS_ERR(d));
+    EXPECT_FALSE(d->flags & DRM_RDWR);
+    dma_buf_put(d);
+    EXPECT_EQ(dma_buf_fd_mmap(ro, 0, kPage, PROT_READ | PROT_WRITE, MAP_SHARED, &v), -EACCES);
+    ASSERT_EQ(dma_buf_fd_mmap(ro, 0, kPage, PROT_READ, MAP_SHARED, &v), 0);
+    EXPECT_FALSE(v->vm_flags & (VM_SHARED | VM_MAYWRITE));
+    drm_munmap(v);
+    EXPECT_EQ(drm_fd_close(sh.fd), 0);
+    EXPECT_EQ(drm_fd_close(rw), 0);
+    EXPECT_EQ(drm_fd_close(ro), 0);
+}
+
+TEST_F(DrmPrime, DmaBufSyncChecksItsFlags) {
+    PrimeDevice p;
+    u32 h = 0;
+    p.create(p.a, &h);
+    int fd = -1;
+    ASSERT_EQ(handle_to_fd(p.a, h, &fd), 0);
+    dma_buf* d = drm_fd_get_dma_buf(fd);
+    ASSERT_FALSE(IS_ERR(d));
+    auto sync = [&](u64 flags) {
+        uapi::dma_buf_sync s{flags};
+        UserRange r(s);
+        return static_cast<int>(dma_buf_ioctl(d, uapi::DMA_BUF_IOCTL_SYNC, user_ptr(&s)));
+    };
+    EXPECT_EQ(sync(uapi::DMA_BUF_SYNC_START | uapi::DMA_BUF_SYNC_READ), 0);
+    EXPECT_EQ(sync(uapi::DMA_BUF_SYNC_END | uapi::DMA_BUF_SYNC_READ), 0);
+    EXPECT_EQ(sync(uapi::DMA_BUF_SYNC_START | uapi::DMA_BUF_SYNC_RW), 0);
+    EXPECT_EQ(sync(uapi::DMA_BUF_SYNC_END | uapi::DMA_BUF_SYNC_WRITE), 0);
+    EXPECT_EQ(sync(uapi::DMA_BUF_SYNC_START), -EINVAL);  // no direction
+    EXPECT_EQ(sync(uapi::DMA_BUF_SYNC_END), -EINVAL);
+    EXPECT_EQ(sync(uapi::DMA_BUF_SYNC_READ | 0x8), -EINVAL);
+    EXPECT_EQ(sync(uapi::DMA_BUF_SYNC_READ | (u64{1} << 40)), -EINVAL);
+    EXPECT_EQ(dma_buf_ioctl(d, uapi::DMA_BUF_IOCTL_SYNC, 0), -EFAULT);
+    EXPECT_EQ(dma_buf_ioctl(d, 0x6201, 0), -ENOTTY);
+    dma_buf_put(d);
     EXPECT_EQ(drm_fd_close(fd), 0);
 }
 
@@ -427,6 +643,61 @@ TEST_F(DrmPrimePreempt, ExportImportAndCloseRace) {
         EXPECT_EQ(a->gem.count(), 0u);
         EXPECT_EQ(a->prime.handles.size(), 0u);
         EXPECT_EQ(b->prime.handles.size(), b->gem.count());
+    }
+    EXPECT_EQ(dma_buf_live(), 0);
+}
+
+TEST_F(DrmPrimePreempt, ForeignImportMapAndCloseRace) {
+    // Another device imports while the exporter drops its handle and the importer maps, closes
+    // and re-imports: no lockdep report, nothing left attached or alive at the end.
+    for (int round = 0; round < 6; round++) {
+        PrimeDevice p;
+        PrimeDevice q(importing_driver());
+        u32 h = 0;
+        p.create(p.a, &h);
+        int fd = -1;
+        ASSERT_EQ(handle_to_fd(p.a, h, &fd), 0);
+        File* a = p.a;
+        File* qa = q.a;
+        File* qb = q.b;
+        int unexpected = 0;
+        auto allowed = [&](int ret, std::initializer_list<int> errnos) {
+            if (ret == 0) return;
+            for (int e : errnos)
+                if (ret == e) return;
+            unexpected++;
+        };
+        std::vector<Task*> tasks;
+        for (File* f : {qa, qb}) {
+            tasks.push_back(kthread_run([&, f] {
+                for (int i = 0; i < 4; i++) {
+                    u32 hq = 0;
+                    allowed(fd_to_handle(f, fd, &hq), {});
+                    DrmGemObject* obj = f->gem.lookup(hq);
+                    if (obj) {
+                        IosysMap map;
+                        allowed(drm_gem_vmap(obj, &map), {});
+                        if (map.vaddr) {
+                            static_cast<volatile u8*>(map.vaddr)[i] = static_cast<u8>(i);
+                            drm_gem_vunmap(obj, &map);
+                        }
+                        drm_gem_object_put(obj);
+                    }
+                    allowed(uapi_gem_close(f, hq), {-EINVAL});
+                }
+                return 0;
+            }, "importer"));
+        }
+        tasks.push_back(kthread_run([&] {
+            allowed(uapi_gem_close(a, h), {});
+            return 0;
+        }, "closer"));
+        for (Task* t : tasks) kthread_stop(t);
+        EXPECT_EQ(unexpected, 0) << "round " << round;
+        EXPECT_EQ(qa->gem.count(), 0u);
+        EXPECT_EQ(qb->gem.count(), 0u);
+        EXPECT_EQ(dma_buf_attachments_live(), 0);
+        EXPECT_EQ(drm_fd_close(fd), 0);
     }
     EXPECT_EQ(dma_buf_live(), 0);
 }

@@ -1,12 +1,19 @@
 // PRIME on panthor: a shareable BO moves between two files of the device as a dma_buf and
 // stays one BO (same pages, mappable in the importer's VM); a BO private to a VM cannot be
-// exported (panthor_gem_prime_export: -EINVAL), as upstream.
+// exported (panthor_gem_prime_export: -EINVAL), as upstream. Between devices: another device's
+// dma_buf becomes a panthor BO over the exporter's pages (what the GPU maps with VM_BIND and the
+// CPU maps through the BO's offset), and a panthor BO exported to another device stays pinned
+// while that device is attached.
 #include <cstring>
 
 #include "drm/drm_file.h"
 #include "drm/drm_mmap.h"
+#include "drm/drm_prime.h"
+#include "drm/gem_shmem.h"
 #include "drm/uapi/drm.h"
 #include "kernel_shim/dma-buf/dma-buf.h"
+#include "panthor/panthor_gem.h"
+#include "panthor/panthor_mmu.h"
 #include "tests/panthor/panthor_test.h"
 
 namespace panthor::testing {
@@ -14,6 +21,47 @@ namespace {
 
 constexpr u64 SZ_4K = 4096;
 constexpr u64 kVa = 0x100000;
+
+// Another GEM device of the machine (a display controller, say): shmem objects, and imports of
+// other devices' dma_bufs.
+struct OtherDevice {
+    static const drm::DriverDesc& driver() {
+        static const drm::DriverDesc d = {
+            .name = "other",
+            .desc = "another GEM device",
+            .driver_features = drm::DRIVER_GEM | drm::DRIVER_RENDER,
+            .gem_prime_import_sg_table = drm::drm_gem_shmem_prime_import_sg_table,
+        };
+        return d;
+    }
+    OtherDevice() : dev(driver()) {
+        drm::drm_vma_offset_manager_init(&mgr, drm::DRM_FILE_PAGE_OFFSET_START, drm::DRM_FILE_PAGE_OFFSET_SIZE);
+        dev.vma_offset_manager = &mgr;
+        EXPECT_EQ(drm::drm_open(&dev, &file), 0);
+    }
+    ~OtherDevice() {
+        if (file)
+            drm::drm_release(file);
+        drm::drm_vma_offset_manager_destroy(&mgr);
+    }
+    // A BO with a handle in `file` (its only reference).
+    drm::DrmGemShmemObject* create(u64 size, u32* handle) {
+        drm::DrmGemShmemObject* shmem = nullptr;
+        EXPECT_EQ(drm::drm_gem_shmem_create(&mgr, size, &shmem), 0);
+        shmem->base.dev = &dev;
+        EXPECT_EQ(file->gem.handle_create(&shmem->base, handle), 0);
+        drm::drm_gem_object_put(&shmem->base);
+        return shmem;
+    }
+    int prime(unsigned cmd, drm::uapi::drm_prime_handle* args) {
+        drm::UserRange r(*args);
+        return drm::ioctl(file, cmd, args);
+    }
+
+    drm::DrmVmaOffsetManager mgr;
+    drm::Device dev;
+    drm::File* file = nullptr;
+};
 
 class PanthorPrime : public PanthorTest {
 protected:
@@ -81,6 +129,94 @@ TEST_F(PanthorPrime, SharedBoMovesToAnotherFile) {
     EXPECT_EQ(vm_bind(vm, DRM_PANTHOR_VM_BIND_OP_TYPE_UNMAP, 0, 0, kVa, SZ_4K, other), 0);
     vm_destroy(vm, other);
     drm::drm_release(other);
+}
+
+TEST_F(PanthorPrime, ForeignDmaBufIsMappedByTheGpuAndTheCpu) {
+    OtherDevice other;
+    u32 oh = 0;
+    drm::DrmGemShmemObject* exp = other.create(2 * SZ_4K, &oh);
+    drm::uapi::drm_prime_handle ex{oh, drm::uapi::DRM_CLOEXEC | drm::uapi::DRM_RDWR, -1};
+    ASSERT_EQ(other.prime(drm::uapi::DRM_IOCTL_PRIME_HANDLE_TO_FD, &ex), 0);
+
+    u32 bo = 0;
+    ASSERT_EQ(fd_to_handle(ex.fd, &bo), 0);
+    u32 again = 0;
+    ASSERT_EQ(fd_to_handle(ex.fd, &again), 0);
+    EXPECT_EQ(again, bo);  // one handle per dma_buf and file
+    EXPECT_EQ(kshim::dma_buf_attachments_live(), 1);
+    drm::DrmGemObject* obj = file->gem.lookup(bo);
+    ASSERT_NE(obj, nullptr);
+    EXPECT_EQ(obj->funcs, &panthor_gem_funcs);  // a panthor BO (gem_create_object)
+    EXPECT_TRUE(drm::drm_gem_is_imported(obj));
+    drm::drm_gem_object_put(obj);
+
+    // The GPU: VM_BIND maps the exporter's pages, page for page.
+    const u32 vm_id = vm_create();
+    ASSERT_EQ(vm_bind(vm_id, DRM_PANTHOR_VM_BIND_OP_TYPE_MAP, bo, 0, kVa, 2 * SZ_4K), 0);
+    panthor_vm* vm = panthor_vm_pool_get_vm(static_cast<panthor_file*>(file->driver_priv)->vms, vm_id);
+    ASSERT_NE(vm, nullptr);
+    EXPECT_EQ(panthor_vm_iova_to_phys(vm, kVa), kshim::page_to_phys(exp->pages[0]));
+    EXPECT_EQ(panthor_vm_iova_to_phys(vm, kVa + SZ_4K + 0x10), kshim::page_to_phys(exp->pages[1]) + 0x10);
+    panthor_vm_put(vm);
+
+    // The CPU: the BO's mmap offset maps the same pages.
+    drm_panthor_bo_mmap_offset off{};
+    off.handle = bo;
+    ASSERT_EQ(ioctl(DRM_IOCTL_PANTHOR_BO_MMAP_OFFSET, &off), 0);
+    drm::VmArea* vma = nullptr;
+    ASSERT_EQ(drm::drm_mmap(file, off.offset, 2 * SZ_4K, PROT_READ | PROT_WRITE, MAP_SHARED, &vma), 0);
+    static_cast<u32*>(vma->addr)[SZ_4K / 4 + 9] = 0xd00dfeed;
+    EXPECT_EQ(static_cast<u32*>(kshim::page_address(exp->pages[1]))[9], 0xd00dfeedu);
+    drm::drm_munmap(vma);
+
+    // The exporter lets go of everything; the import keeps the buffer until its handle goes.
+    EXPECT_EQ(drm::drm_fd_close(ex.fd), 0);
+    drm::drm_release(other.file);
+    other.file = nullptr;
+    EXPECT_EQ(exp->pages_pin_count, 1u);
+    EXPECT_EQ(vm_bind(vm_id, DRM_PANTHOR_VM_BIND_OP_TYPE_UNMAP, 0, 0, kVa, 2 * SZ_4K), 0);
+    vm_destroy(vm_id);
+    drm::uapi::drm_gem_close gc{bo, 0};
+    EXPECT_EQ(ioctl(drm::uapi::DRM_IOCTL_GEM_CLOSE, &gc), 0);
+    run_until_idle();  // the VM's deferred cleanup drops its last BO reference
+    EXPECT_EQ(kshim::dma_buf_attachments_live(), 0);
+    EXPECT_EQ(kshim::dma_buf_live(), 0);
+}
+
+TEST_F(PanthorPrime, BoExportedToAnotherDeviceIsPinnedWhileAttached) {
+    const u32 bo = bo_create(2 * SZ_4K);
+    auto* cpu = static_cast<u32*>(bo_cpu(bo, 2 * SZ_4K));
+    ASSERT_NE(cpu, nullptr);
+    cpu[3] = 0xabad1dea;
+    int fd = -1;
+    ASSERT_EQ(handle_to_fd(bo, &fd), 0);
+    auto* pbo = [&] {
+        drm::DrmGemObject* obj = file->gem.lookup(bo);
+        drm::drm_gem_object_put(obj);
+        return to_panthor_bo(obj);
+    }();
+    const u32 pins = pbo->base.pages_pin_count;
+
+    {
+        OtherDevice other;
+        drm::uapi::drm_prime_handle im{0, 0, fd};
+        ASSERT_EQ(other.prime(drm::uapi::DRM_IOCTL_PRIME_FD_TO_HANDLE, &im), 0);
+        EXPECT_EQ(pbo->base.pages_pin_count, pins + 1);
+        drm::DrmGemObject* obj = other.file->gem.lookup(im.handle);
+        ASSERT_NE(obj, nullptr);
+        drm::SgTable* sgt = nullptr;
+        ASSERT_EQ(drm::drm_gem_shmem_get_pages_sgt(drm::to_drm_gem_shmem_obj(obj), &sgt), 0);
+        EXPECT_EQ(drm::sg_dma_address(&sgt->sgl[0]), kshim::page_to_phys(pbo->base.pages[0]));
+        drm::IosysMap map;
+        ASSERT_EQ(drm::drm_gem_vmap(obj, &map), 0);
+        EXPECT_EQ(static_cast<u32*>(map.vaddr)[3], 0xabad1deau);
+        drm::drm_gem_vunmap(obj, &map);
+        drm::drm_gem_object_put(obj);
+    }
+    // The other device's file closed: detached, unpinned.
+    EXPECT_EQ(pbo->base.pages_pin_count, pins);
+    EXPECT_EQ(kshim::dma_buf_attachments_live(), 0);
+    EXPECT_EQ(drm::drm_fd_close(fd), 0);
 }
 
 }  // namespace

@@ -1,5 +1,8 @@
 // The README's client example, kept compiling and running: one stream stores a value, the
-// client waits for its syncobj and reads it back.
+// client waits for its syncobj and reads it back. The README builds the in-process backend by
+// name (`umd::DrmFileBackend backend(file)`); here the backend is the umd fixture's, which is that
+// one, or under UPANTHOR_UMD_BACKEND=real a RealFdBackend over /dev/dri/renderD128 served by the
+// preload library (tests/umd/umd_client_test.h): the same steps, over both.
 #include <gtest/gtest.h>
 
 #include "tests/panthor/panthor_test.h"
@@ -11,23 +14,10 @@
 namespace umd {
 namespace {
 
-// The README shows the in-process backend by name, so under UPANTHOR_UMD_BACKEND=real there is no
-// descriptor for it to use: the real-descriptor run of the same steps is E2e's compute dispatch.
-class ReadmeExample : public panthor::testing::PanthorTest {
-protected:
-    void SetUp() override {
-        if (testing::real_backend_mode())
-            GTEST_SKIP() << "real mode: the README example is written on the in-process DrmFileBackend";
-        PanthorTest::SetUp();
-    }
-    void TearDown() override {
-        if (!testing::real_backend_mode())
-            PanthorTest::TearDown();
-    }
-};
+class ReadmeExample : public testing::UmdClientTest {};
 
 TEST_F(ReadmeExample, StoresAValueTheClientReadsBack) {
-    umd::DrmFileBackend backend(file);  // file: a drm::File on the device
+    umd::Backend& backend = this->backend();  // README: umd::DrmFileBackend backend(file);
     auto client = std::move(umd::PanthorClient::open(backend).value());
     u32 vm = client->vm_create().value().id;
     umd::Bo bo = client->bo_create(1 << 20).value();

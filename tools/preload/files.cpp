@@ -133,8 +133,11 @@ int ops_resolve(int fd) {
         auto it = g_inos->find(real_ino(fd));
         if (it != g_inos->end()) o = it->second;
     }
-    const int ret = o && o->kind == Kind::Export ? o->export_fd : -EBADF;
+    int ret = o && o->kind == Kind::Export ? o->export_fd : -EBADF;
     pthread_rwlock_unlock(&g_lock);
+    // An open descriptor of another kind (a DRM file, a pipe, a regular file) is not closed: the
+    // kernel's dma_buf_get tells the two apart (-EINVAL, -EBADF).
+    if (ret == -EBADF && fd >= 0 && libc().fcntl(fd, F_GETFD) >= 0) ret = -EINVAL;
     return ret;
 }
 
