@@ -17,30 +17,11 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/dma-buf.h>
 #include <xf86drm.h>
 
+#include "client_check.h"
 #include "panthor_uapi.h"
-
-static int failures;
-#define CHECK(cond)                                                                        \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "%s:%d: CHECK failed: %s (errno %d %s)\n", __FILE__, __LINE__, #cond, \
-                    errno, strerror(errno));                                               \
-            failures++;                                                                    \
-        }                                                                                  \
-    } while (0)
-#define REQUIRE(cond)                                                                      \
-    do {                                                                                   \
-        CHECK(cond);                                                                       \
-        if (!(cond)) exit(1);                                                              \
-    } while (0)
-
-static int64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* v10 CS instructions (panthor/cs_isa.h, hw-interface.md): opcode in [63:56]. */
 static uint64_t cs_move48(unsigned dst, uint64_t imm) { return (1ull << 56) | ((uint64_t)dst << 48) | (imm & 0xffffffffffffull); }
@@ -181,6 +162,49 @@ static void prime(void) {
     cb[101] = 0xfeedface;
     CHECK(ca[101] == 0xfeedfaceu);
 
+    /* The dma-buf descriptor itself maps the BO's pages (the exporter's mmap). */
+    uint32_t* cd = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0);
+    REQUIRE(cd != MAP_FAILED);
+    CHECK(cd[100] == 0x5ca1ab1eu);
+    struct dma_buf_sync sync = {.flags = DMA_BUF_SYNC_START | DMA_BUF_SYNC_RW};
+    CHECK(ioctl(pfd, DMA_BUF_IOCTL_SYNC, &sync) == 0);
+    cd[102] = 0x0ddba11;
+    sync.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_RW;
+    CHECK(ioctl(pfd, DMA_BUF_IOCTL_SYNC, &sync) == 0);
+    CHECK(ca[102] == 0x0ddba11u && cb[102] == 0x0ddba11u);
+    uint32_t* cd2 = mmap(NULL, 4096, PROT_READ, MAP_SHARED, pfd, 4096); /* a page offset into it */
+    REQUIRE(cd2 != MAP_FAILED);
+    ca[1024 + 7] = 0x7777;
+    CHECK(cd2[7] == 0x7777u);
+    CHECK(munmap(cd2, 4096) == 0);
+    errno = 0;
+    CHECK(mmap(NULL, size, PROT_READ, MAP_SHARED, pfd, 4096) == MAP_FAILED && errno == EINVAL); /* past the end */
+    sync.flags = DMA_BUF_SYNC_START; /* no direction */
+    errno = 0;
+    CHECK(ioctl(pfd, DMA_BUF_IOCTL_SYNC, &sync) == -1 && errno == EINVAL);
+    sync.flags = DMA_BUF_SYNC_RW | 0x100;
+    errno = 0;
+    CHECK(ioctl(pfd, DMA_BUF_IOCTL_SYNC, &sync) == -1 && errno == EINVAL);
+    errno = 0;
+    CHECK(ioctl(pfd, DMA_BUF_IOCTL_SYNC, (void*)8) == -1 && errno == EFAULT);
+
+    /* Descriptors that are not dma-bufs: dma_buf_get's EINVAL (a pipe, a regular file, the DRM
+     * file itself), EBADF only for one that is not open. */
+    int pp[2];
+    REQUIRE(pipe(pp) == 0);
+    uint32_t none = 0;
+    errno = 0;
+    CHECK(drmPrimeFDToHandle(b, pp[0], &none) == -1 && errno == EINVAL);
+    int reg = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    REQUIRE(reg >= 0);
+    errno = 0;
+    CHECK(drmPrimeFDToHandle(b, reg, &none) == -1 && errno == EINVAL);
+    errno = 0;
+    CHECK(drmPrimeFDToHandle(b, a, &none) == -1 && errno == EINVAL);
+    CHECK(close(reg) == 0 && close(pp[0]) == 0 && close(pp[1]) == 0);
+    errno = 0;
+    CHECK(drmPrimeFDToHandle(b, pp[0], &none) == -1 && errno == EBADF);
+
     /* The kernel's errnos through libdrm. */
     int bad = -1;
     errno = 0;
@@ -201,10 +225,13 @@ static void prime(void) {
     CHECK(drmPrimeFDToHandle(a, pfd2, &ha) == 0 && ha == boc.handle);
     CHECK(close(pfd2) == 0);
 
+    /* The dma-buf mapping outlives the descriptor, the handles and the files. */
     CHECK(munmap(ca, size) == 0);
     CHECK(munmap(cb, size) == 0);
     CHECK(close(a) == 0);
     CHECK(close(b) == 0);
+    CHECK(cd[102] == 0x0ddba11u);
+    CHECK(munmap(cd, size) == 0);
 }
 
 int main(void) {
@@ -332,7 +359,5 @@ int main(void) {
     errno = 0;
     CHECK(ioctl(d, DRM_IOCTL_VERSION, NULL) == -1 && errno == EBADF);
 
-    if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
-    else printf("all checks passed\n");
-    return failures ? 1 : 0;
+    return client_result("libdrm_client");
 }

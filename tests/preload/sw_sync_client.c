@@ -19,20 +19,7 @@
 #include <unistd.h>
 #include <xf86drm.h>
 
-static int failures;
-#define CHECK(cond)                                                                                          \
-    do {                                                                                                     \
-        if (!(cond)) {                                                                                       \
-            fprintf(stderr, "%s:%d: CHECK failed: %s (errno %d %s)\n", __FILE__, __LINE__, #cond, errno,    \
-                    strerror(errno));                                                                        \
-            failures++;                                                                                      \
-        }                                                                                                    \
-    } while (0)
-#define REQUIRE(cond)         \
-    do {                      \
-        CHECK(cond);          \
-        if (!(cond)) exit(1); \
-    } while (0)
+#include "client_check.h"
 
 /* drivers/dma-buf/sync_debug.h's uapi. */
 struct sw_sync_create_fence_data {
@@ -52,12 +39,6 @@ struct upanthor_syncobj_eventfd {
     uint32_t pad;
 };
 #define UPANTHOR_IOCTL_SYNCOBJ_EVENTFD DRM_IOWR(0xCF, struct upanthor_syncobj_eventfd)
-
-static int64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static int create_fence(int timeline, uint32_t value) {
     struct sw_sync_create_fence_data d = {.value = value};
@@ -166,7 +147,5 @@ int main(void) {
     drmSyncobjDestroy(drm, tmp);
     drmSyncobjDestroy(drm, ev);
     CHECK(close(drm) == 0);
-    if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
-    else printf("all checks passed\n");
-    return failures ? 1 : 0;
+    return client_result("sw_sync_client");
 }

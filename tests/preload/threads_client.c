@@ -13,26 +13,11 @@
 #include <unistd.h>
 #include <xf86drm.h>
 
+#include "client_check.h"
 #include "panthor_uapi.h"
 
 enum { kThreads = 4, kRounds = 50 };
 static int g_fd;
-static int g_failures;
-
-#define CHECK(cond)                                                                                    \
-    do {                                                                                               \
-        if (!(cond)) {                                                                                 \
-            fprintf(stderr, "%s:%d: CHECK failed: %s (errno %d %s)\n", __FILE__, __LINE__, #cond, errno, \
-                    strerror(errno));                                                                  \
-            __atomic_add_fetch(&g_failures, 1, __ATOMIC_RELAXED);                                      \
-        }                                                                                              \
-    } while (0)
-
-static int64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static void* bo_worker(void* arg) {
     const uint32_t tag = (uint32_t)(uintptr_t)arg;
@@ -103,7 +88,5 @@ int main(void) {
     for (int i = 0; i < kThreads + 3; i++) pthread_join(th[i], NULL);
     for (int i = 0; i < kRounds; i++) drmSyncobjDestroy(g_fd, pr.handles[i]);
     CHECK(close(g_fd) == 0);
-    if (g_failures) fprintf(stderr, "%d check(s) failed\n", g_failures);
-    else printf("all checks passed\n");
-    return g_failures ? 1 : 0;
+    return client_result("threads_client");
 }

@@ -22,15 +22,19 @@
 #include "drm/drm_file.h"
 #include "drm/drm_ioctl.h"
 #include "drm/drm_mmap.h"
+#include "drm/drm_prime.h"
 #include "drm/sw_sync.h"
 #include "drm/sync_file_ioctl.h"
 #include "drm/uaccess.h"
 #include "drm/uapi/drm.h"
+#include "kernel_shim/dma-buf/dma-buf.h"
+#include "kernel_shim/err.h"
 #include "kernel_shim/page_alloc.h"
 #include "tools/preload/device.h"
 #include "tools/preload/fake_fs.h"
 #include "tools/preload/files.h"
 #include "tools/preload/libc_next.h"
+#include "tools/preload/signals.h"
 
 using namespace upanthor::preload;
 
@@ -54,16 +58,16 @@ int open_drm_fdinfo(const char* path, int flags);
 
 int open_path(int dirfd, const char* path, int flags, mode_t mode) {
     if (is_sw_sync_path(path)) {
-        const int fd = files_open_sw_sync(flags);
+        const int fd = deferring_signals([&] { return files_open_sw_sync(flags); });
         return fd < 0 ? fail(-fd) : fd;
     }
     const int minor = node_minor(path);
     if (minor >= 0) {
-        const int fd = files_open_node(minor, flags);
+        const int fd = deferring_signals([&] { return files_open_node(minor, flags); });
         return fd < 0 ? fail(-fd) : fd;
     }
     if (path && path[0] == '/' && path[1] == 'p') {
-        const int fd = open_drm_fdinfo(path, flags);
+        const int fd = deferring_signals([&] { return open_drm_fdinfo(path, flags); });
         if (fd >= 0) return fd;
     }
     Path p(path);
@@ -165,15 +169,16 @@ int drm_file_ioctl(drm::File* f, unsigned cmd, void* arg) {
     return ret;
 }
 
-void* mmap_drm(Obj* o, void* addr, size_t len, int prot, int flags, off_t off) {
-    drm::File* f = obj_drm_file(o);
-    attach_thread();
-    drm::VmArea* vma = nullptr;
-    const int ret = drm::drm_mmap(f, static_cast<unsigned long long>(off), len, prot, flags, &vma);
-    if (ret) {
-        errno = -ret;
-        return MAP_FAILED;
-    }
+// Whether fd names a dma_buf export (not a syncobj or sync_file one).
+bool drm_fd_is_dma_buf(int fd) {
+    kshim::dma_buf* dmabuf = drm::drm_fd_get_dma_buf(fd);
+    if (kshim::IS_ERR(dmabuf)) return false;
+    kshim::dma_buf_put(dmabuf);
+    return true;
+}
+
+// The client's side of a kernel mapping: the mapped pages, or the I/O page's snapshot.
+void* map_vma(drm::VmArea* vma, void* addr, size_t len, int prot, int flags) {
     const int keep = flags & (MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_POPULATE | MAP_NORESERVE | MAP_LOCKED);
     void* p;
     if (vma->addr) {
@@ -199,6 +204,35 @@ void* mmap_drm(Obj* o, void* addr, size_t len, int prot, int flags, off_t off) {
     }
     files_add_map(p, len, vma);
     return p;
+}
+
+void* mmap_drm(Obj* o, void* addr, size_t len, int prot, int flags, off_t off) {
+    drm::File* f = obj_drm_file(o);
+    attach_thread();
+    drm::VmArea* vma = nullptr;
+    const int ret = drm::drm_mmap(f, static_cast<unsigned long long>(off), len, prot, flags, &vma);
+    if (ret) {
+        errno = -ret;
+        return MAP_FAILED;
+    }
+    return map_vma(vma, addr, len, prot, flags);
+}
+
+// mmap of an export: a dma_buf maps its pages (the exporter's mmap), as a GEM mapping of the
+// same BO does; a syncobj or sync_file file has no mmap (-ENODEV, as the kernel's).
+void* mmap_export(int fd, void* addr, size_t len, int prot, int flags, off_t off) {
+    attach_thread();
+    if (!drm_fd_is_dma_buf(fd)) {
+        errno = ENODEV;
+        return MAP_FAILED;
+    }
+    drm::VmArea* vma = nullptr;
+    const int ret = drm::dma_buf_fd_mmap(fd, static_cast<unsigned long long>(off), len, prot, flags, &vma);
+    if (ret) {
+        errno = -ret;
+        return MAP_FAILED;
+    }
+    return map_vma(vma, addr, len, prot, flags);
 }
 
 // "/proc/self/<dir>/N" or "/proc/<our pid>/<dir>/N" (dir "fd" or "fdinfo"): N, else -1.
@@ -372,29 +406,40 @@ DIR* opendir(const char* path) {
 int close(int fd) {
     const int arena = kshim::page_arena_memfd();
     if (fd >= 0 && fd == arena) return 0;  // the BO mappings' backing: not the program's to close
-    files_close(fd);
-    return libc().close(fd);
+    return deferring_signals([&] {
+        files_close(fd);
+        return libc().close(fd);
+    });
 }
 int dup(int fd) {
-    const int r = libc().dup(fd);
-    if (r >= 0) files_dup(fd, r);
-    return r;
+    return deferring_signals([&] {
+        const int r = libc().dup(fd);
+        if (r >= 0) files_dup(fd, r);
+        return r;
+    });
 }
 int dup2(int oldfd, int newfd) {
-    const int r = libc().dup2(oldfd, newfd);
-    if (r >= 0) files_dup(oldfd, r);
-    return r;
+    return deferring_signals([&] {
+        const int r = libc().dup2(oldfd, newfd);
+        if (r >= 0) files_dup(oldfd, r);
+        return r;
+    });
 }
 int dup3(int oldfd, int newfd, int flags) {
-    const int r = libc().dup3(oldfd, newfd, flags);
-    if (r >= 0) files_dup(oldfd, r);
-    return r;
+    return deferring_signals([&] {
+        const int r = libc().dup3(oldfd, newfd, flags);
+        if (r >= 0) files_dup(oldfd, r);
+        return r;
+    });
 }
 static int fcntl_impl(int fd, int cmd, va_list ap) {
     void* arg = va_arg(ap, void*);  // every fcntl argument fits a pointer-sized slot
-    const int r = libc().fcntl(fd, cmd, arg);
-    if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)) files_dup(fd, r);
-    return r;
+    if (cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC) return libc().fcntl(fd, cmd, arg);
+    return deferring_signals([&] {
+        const int r = libc().fcntl(fd, cmd, arg);
+        if (r >= 0) files_dup(fd, r);
+        return r;
+    });
 }
 int fcntl(int fd, int cmd, ...) {
     va_list ap;
@@ -420,41 +465,63 @@ int ioctl(int fd, unsigned long request, ...) {
     // FIONCLEX, FIOCLEX, FIONBIO, FIOASYNC; the real descriptor does the same.
     if (request == 0x5450 || request == 0x5451 || request == 0x5421 || request == 0x5452)
         return libc().ioctl(fd, request, arg);
-    Obj* o = files_get(fd);
-    if (!o) return libc().ioctl(fd, request, arg);
-    attach_thread();
     const unsigned cmd = static_cast<unsigned>(request);
-    int ret;
-    if (drm::File* f = obj_drm_file(o))
-        ret = drm_file_ioctl(f, cmd, arg);
-    else if (drm::sync_timeline* tl = obj_sw_sync(o))
-        ret = static_cast<int>(drm::sw_sync_ioctl(tl, cmd, drm::user_ptr(arg)));
-    else  // a syncobj or sync_file export (SYNC_IOC_*; a syncobj file has none: -ENOTTY)
-        ret = static_cast<int>(drm::sync_file_fd_ioctl(fd, cmd, drm::user_ptr(arg)));
-    files_put(o);
+    // The descriptor is looked up inside the call, as each (re)started syscall does.
+    bool ours = true;
+    const int ret = driver_call([&]() -> int {
+        Obj* o = files_get(fd);
+        if (!o) {
+            ours = false;
+            return 0;
+        }
+        attach_thread();
+        const int r = [&]() -> int {
+            if (drm::File* f = obj_drm_file(o)) return drm_file_ioctl(f, cmd, arg);
+            if (drm::sync_timeline* tl = obj_sw_sync(o))
+                return static_cast<int>(drm::sw_sync_ioctl(tl, cmd, drm::user_ptr(arg)));
+            // A dma_buf export (DMA_BUF_IOCTL_SYNC).
+            if (kshim::dma_buf* dmabuf = drm::drm_fd_get_dma_buf(fd); !kshim::IS_ERR(dmabuf)) {
+                const long res = drm::dma_buf_ioctl(dmabuf, cmd, drm::user_ptr(arg));
+                kshim::dma_buf_put(dmabuf);
+                return static_cast<int>(res);
+            }
+            // A syncobj or sync_file export (SYNC_IOC_*; a syncobj file has none: -ENOTTY).
+            return static_cast<int>(drm::sync_file_fd_ioctl(fd, cmd, drm::user_ptr(arg)));
+        }();
+        files_put(o);
+        return r;
+    });
+    if (!ours) return libc().ioctl(fd, request, arg);
     return ret < 0 ? fail(-ret) : ret;
 }
 
 // ---- mappings ----
 void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
-    Obj* o = fd >= 0 ? files_get(fd) : nullptr;
-    if (!o) return libc().mmap(addr, len, prot, flags, fd, off);
-    void* p = obj_drm_file(o) ? mmap_drm(o, addr, len, prot, flags, off) : libc().mmap(addr, len, prot, flags, fd, off);
-    files_put(o);
-    return p;
+    if (fd < 0) return libc().mmap(addr, len, prot, flags, fd, off);
+    return deferring_signals([&] {
+        Obj* o = files_get(fd);
+        if (!o) return libc().mmap(addr, len, prot, flags, fd, off);
+        void* p = obj_drm_file(o)    ? mmap_drm(o, addr, len, prot, flags, off)
+                  : obj_is_export(o) ? mmap_export(fd, addr, len, prot, flags, off)
+                                     : libc().mmap(addr, len, prot, flags, fd, off);
+        files_put(o);
+        return p;
+    });
 }
 void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off64_t off) {
     return mmap(addr, len, prot, flags, fd, static_cast<off_t>(off));
 }
 int munmap(void* addr, size_t len) {
-    size_t mapped = 0;
-    drm::VmArea* vma = files_take_map(addr, &mapped);
-    const int r = libc().munmap(addr, len);
-    if (vma) {
-        attach_thread();
-        drm::drm_munmap(vma);
-    }
-    return r;
+    return deferring_signals([&] {
+        size_t mapped = 0;
+        drm::VmArea* vma = files_take_map(addr, &mapped);
+        const int r = libc().munmap(addr, len);
+        if (vma) {
+            attach_thread();
+            drm::drm_munmap(vma);
+        }
+        return r;
+    });
 }
 
 // ---- stat ----
@@ -462,7 +529,9 @@ int stat(const char* path, struct stat* st) { return stat_path(path, st, true); 
 int stat64(const char* path, struct stat64* st) { return stat_path(path, reinterpret_cast<struct stat*>(st), true); }
 int lstat(const char* path, struct stat* st) { return stat_path(path, st, false); }
 int lstat64(const char* path, struct stat64* st) { return stat_path(path, reinterpret_cast<struct stat*>(st), false); }
-int fstat(int fd, struct stat* st) { return drm_fd_stat(fd, st) ? 0 : libc().fstat(fd, st); }
+int fstat(int fd, struct stat* st) {
+    return deferring_signals([&] { return drm_fd_stat(fd, st); }) ? 0 : libc().fstat(fd, st);
+}
 int fstat64(int fd, struct stat64* st) { return fstat(fd, reinterpret_cast<struct stat*>(st)); }
 int fstatat(int dirfd, const char* path, struct stat* st, int flags) { return fstatat_impl(dirfd, path, st, flags); }
 int fstatat64(int dirfd, const char* path, struct stat64* st, int flags) {
