@@ -103,22 +103,31 @@ bool boot_locked() {
         opts.trace_path = t;
     }
     w->before = kshim::mem_counters();
-    w->rt = new kshim::Runtime(opts);
-    // The runtime clock starts at 0; DRM timeouts from the client are on CLOCK_MONOTONIC.
-    w->mono_offset = static_cast<long long>(kshim::host_monotonic_ns()) - kshim::ktime_get();
-    int ret = panthor::panthor_init();
-    if (ret) {
-        std::fprintf(stderr, "libupanthor_preload: panthor_init failed: %s\n", std::strerror(-ret));
-        return false;
-    }
-    w->plat = new mock_hw::MockPlatform(mock_hw::GpuConfig{});
-    ret = panthor::panthor_probe(w->plat->pdev());
-    if (ret) {
-        std::fprintf(stderr, "libupanthor_preload: panthor_probe failed: %s%s\n", std::strerror(-ret),
-                     ret == -ENOENT ? " (no firmware image: build the target upanthor_firmware, or set UPANTHOR_FIRMWARE_DIR)" : "");
+    // The mock GPU's "hardware" runs on host threads: on a loaded host they can be starved past
+    // the driver's power-up and AS-command timeouts (tens of ms, real time in this mode), which
+    // fails the probe with -ETIMEDOUT as a wedged GPU would. The boot is tried again then.
+    constexpr int kBootAttempts = 3;
+    for (int attempt = 1;; attempt++) {
+        w->rt = new kshim::Runtime(opts);
+        // The runtime clock starts at 0; DRM timeouts from the client are on CLOCK_MONOTONIC.
+        w->mono_offset = static_cast<long long>(kshim::host_monotonic_ns()) - kshim::ktime_get();
+        int ret = panthor::panthor_init();
+        if (ret) {
+            std::fprintf(stderr, "libupanthor_preload: panthor_init failed: %s\n", std::strerror(-ret));
+            return false;
+        }
+        w->plat = new mock_hw::MockPlatform(mock_hw::GpuConfig{});
+        ret = panthor::panthor_probe(w->plat->pdev());
+        if (!ret) break;
         delete w->plat;
         panthor::panthor_exit();
         delete w->rt;
+        if (ret == -ETIMEDOUT && attempt < kBootAttempts) {
+            std::fprintf(stderr, "libupanthor_preload: the boot timed out (host threads of the mock GPU starved?); retrying\n");
+            continue;
+        }
+        std::fprintf(stderr, "libupanthor_preload: panthor_probe failed: %s%s\n", std::strerror(-ret),
+                     ret == -ENOENT ? " (no firmware image: build the target upanthor_firmware, or set UPANTHOR_FIRMWARE_DIR)" : "");
         delete w;
         return false;
     }
