@@ -206,16 +206,24 @@ void* map_vma(drm::VmArea* vma, void* addr, size_t len, int prot, int flags) {
     return p;
 }
 
-void* mmap_drm(Obj* o, void* addr, size_t len, int prot, int flags, off_t off) {
-    drm::File* f = obj_drm_file(o);
-    attach_thread();
+// The kernel half of an mmap is `kernel_mmap(&vma)` (0 or -errno); the client's half follows.
+template <class KernelMmap>
+void* mmap_through(KernelMmap&& kernel_mmap, void* addr, size_t len, int prot, int flags) {
     drm::VmArea* vma = nullptr;
-    const int ret = drm::drm_mmap(f, static_cast<unsigned long long>(off), len, prot, flags, &vma);
+    const int ret = kernel_mmap(&vma);
     if (ret) {
         errno = -ret;
         return MAP_FAILED;
     }
     return map_vma(vma, addr, len, prot, flags);
+}
+
+void* mmap_drm(Obj* o, void* addr, size_t len, int prot, int flags, off_t off) {
+    drm::File* f = obj_drm_file(o);
+    attach_thread();
+    return mmap_through(
+        [&](drm::VmArea** vma) { return drm::drm_mmap(f, static_cast<unsigned long long>(off), len, prot, flags, vma); },
+        addr, len, prot, flags);
 }
 
 // mmap of an export: a dma_buf maps its pages (the exporter's mmap), as a GEM mapping of the
@@ -226,13 +234,11 @@ void* mmap_export(int fd, void* addr, size_t len, int prot, int flags, off_t off
         errno = ENODEV;
         return MAP_FAILED;
     }
-    drm::VmArea* vma = nullptr;
-    const int ret = drm::dma_buf_fd_mmap(fd, static_cast<unsigned long long>(off), len, prot, flags, &vma);
-    if (ret) {
-        errno = -ret;
-        return MAP_FAILED;
-    }
-    return map_vma(vma, addr, len, prot, flags);
+    return mmap_through(
+        [&](drm::VmArea** vma) {
+            return drm::dma_buf_fd_mmap(fd, static_cast<unsigned long long>(off), len, prot, flags, vma);
+        },
+        addr, len, prot, flags);
 }
 
 // "/proc/self/<dir>/N" or "/proc/<our pid>/<dir>/N" (dir "fd" or "fdinfo"): N, else -1.
