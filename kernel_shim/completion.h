@@ -48,8 +48,11 @@ inline void complete_all(completion* x) {
 #define wait_for_completion(x) wait_event((x)->wait, (x)->try_consume())
 // 0 on timeout, else the jiffies left (at least 1).
 #define wait_for_completion_timeout(x, timeout) wait_event_timeout((x)->wait, (x)->try_consume(), (timeout))
-#define wait_for_completion_interruptible(x) (wait_for_completion(x), 0)
-#define wait_for_completion_interruptible_timeout(x, timeout) wait_for_completion_timeout(x, timeout)
+// 0, or -ERESTARTSYS when a signal is pending (kernel_shim/signal.h) before it completes.
+#define wait_for_completion_interruptible(x) wait_event_interruptible((x)->wait, (x)->try_consume())
+// As wait_for_completion_timeout, or -ERESTARTSYS.
+#define wait_for_completion_interruptible_timeout(x, timeout) \
+    wait_event_interruptible_timeout((x)->wait, (x)->try_consume(), (timeout))
 inline bool try_wait_for_completion(completion* x) { return x->try_consume(); }
 // Like the kernel's: true only once complete() has also released the wait lock.
 inline bool completion_done(completion* x) {

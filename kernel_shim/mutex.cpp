@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "kernel_shim/report.h"
+#include "kernel_shim/signal.h"
 
 namespace kshim {
 
@@ -22,10 +23,22 @@ void Mutex::lock_nested(u32 subclass, std::source_location loc) {
     Task* me = self_token();
     Task* expected = nullptr;
     if (owner_.compare_exchange_strong(expected, me, std::memory_order_acquire)) return;
-    lock_slow(me);
+    lock_slow(me, false);
 }
 
-void Mutex::lock_slow(Task* me) {
+int Mutex::lock_interruptible(std::source_location loc) {
+    might_sleep(loc);
+    if (Runtime::get()) preempt_point();
+    lockdep_acquire(&dep_map_, 0, false, 0, nullptr, loc);
+    Task* me = self_token();
+    Task* expected = nullptr;
+    if (owner_.compare_exchange_strong(expected, me, std::memory_order_acquire)) return 0;
+    const int ret = lock_slow(me, current() != nullptr);
+    if (ret) lockdep_release(&dep_map_, loc);
+    return ret;
+}
+
+int Mutex::lock_slow(Task* me, bool interruptible) {
     bool queued = false;
     for (;;) {
         {
@@ -35,15 +48,26 @@ void Mutex::lock_slow(Task* me) {
             if (owner_.compare_exchange_strong(expected, me)) {
                 if (queued) std::erase(waiters_, me);
                 has_waiters_.store(!waiters_.empty());
-                return;
+                return 0;
             }
             if (!queued) {
                 waiters_.push_back(me);
                 queued = true;
             }
+            if (interruptible && signal_pending(me)) {
+                // Leaving the queue: a wake-up the unlocker meant for this waiter goes on to the
+                // next one, as the kernel's interrupted waiter hands it on.
+                const bool was_first = waiters_.front() == me;
+                std::erase(waiters_, me);
+                has_waiters_.store(!waiters_.empty());
+                if (was_first && !waiters_.empty() && !owner_.load()) backend().unpark(waiters_.front());
+                return -EINTR;
+            }
         }
         me->wait_reason = "mutex";
+        if (interruptible) me->sleep_state.store(TASK_INTERRUPTIBLE);
         backend().park(KTIME_MAX);
+        me->sleep_state.store(TASK_RUNNING);
     }
 }
 

@@ -24,12 +24,13 @@ public:
 
     void lock(std::source_location loc = std::source_location::current()) { lock_nested(0, loc); }
     void lock_nested(u32 subclass, std::source_location loc = std::source_location::current());
-    // No signals in the shim: these never fail, and return 0 as an uninterrupted lock does.
-    int lock_interruptible(std::source_location loc = std::source_location::current()) {
+    // 0, or -EINTR when a signal is pending (kernel_shim/signal.h) while it would wait.
+    int lock_interruptible(std::source_location loc = std::source_location::current());
+    // No fatal signals are modelled: never fails.
+    int lock_killable(std::source_location loc = std::source_location::current()) {
         lock(loc);
         return 0;
     }
-    int lock_killable(std::source_location loc = std::source_location::current()) { return lock_interruptible(loc); }
     bool try_lock(std::source_location loc = std::source_location::current());
     void unlock(std::source_location loc = std::source_location::current());
 
@@ -40,7 +41,7 @@ public:
 
 private:
     static Task* self_token();
-    void lock_slow(Task* me);
+    int lock_slow(Task* me, bool interruptible);
 
     std::atomic<Task*> owner_{nullptr};
     std::atomic<bool> has_waiters_{false};

@@ -60,10 +60,11 @@ inline void wake_up_interruptible_all(WaitQueueHead* wq) { wake_up(wq); }
 // (MAX_SCHEDULE_TIMEOUT: forever). `enqueue(task)` puts the task where its waker looks before
 // cond() is first tested, so a wake-up in between is not lost; `dequeue()` takes it out again.
 // Returns, as the kernel's wait_event_timeout: 0 if cond() is still false after the timeout, else
-// the jiffies left, at least 1.
+// the jiffies left, at least 1. `interruptible`: the wait is TASK_INTERRUPTIBLE, and a pending
+// signal (kernel_shim/signal.h) ends it with -ERESTARTSYS unless cond() holds.
 template <class Cond, class Enqueue, class Dequeue>
 long wait_cond_timeout(Cond&& cond, long timeout, std::source_location loc, const char* reason, Enqueue&& enqueue,
-                       Dequeue&& dequeue) {
+                       Dequeue&& dequeue, bool interruptible = false) {
     might_sleep(loc);
     auto ready = [&](long left) -> long { return left > 1 ? left : 1; };
     if (cond()) return ready(timeout);
@@ -81,16 +82,23 @@ long wait_cond_timeout(Cond&& cond, long timeout, std::source_location loc, cons
             result = cond() ? 1 : 0;
             break;
         }
+        if (interruptible && t->sigpending.load(std::memory_order_acquire)) {
+            result = -ERESTARTSYS;
+            break;
+        }
         t->wait_reason = reason;
         t->wait_loc = loc;
+        if (interruptible) t->sleep_state.store(TASK_INTERRUPTIBLE, std::memory_order_seq_cst);
         backend().park(deadline);
+        t->sleep_state.store(TASK_RUNNING, std::memory_order_relaxed);
     }
     dequeue();
     return result;
 }
 
 template <class Cond>
-long wait_event_timeout_impl(WaitQueueHead& wq, Cond&& cond, long timeout, std::source_location loc) {
+long wait_event_timeout_impl(WaitQueueHead& wq, Cond&& cond, long timeout, std::source_location loc,
+                             bool interruptible = false) {
     WaitQueueHead::Entry e{nullptr};
     return wait_cond_timeout(
         cond, timeout, loc, "wait_event",
@@ -98,7 +106,7 @@ long wait_event_timeout_impl(WaitQueueHead& wq, Cond&& cond, long timeout, std::
             e.task = t;
             wq.add(&e);
         },
-        [&] { wq.remove(&e); });
+        [&] { wq.remove(&e); }, interruptible);
 }
 
 }  // namespace kshim
@@ -108,7 +116,16 @@ long wait_event_timeout_impl(WaitQueueHead& wq, Cond&& cond, long timeout, std::
                                             ::kshim::MAX_SCHEDULE_TIMEOUT, std::source_location::current()))
 #define wait_event_timeout(wq, cond, timeout) \
     ::kshim::wait_event_timeout_impl((wq), [&]() -> bool { return (cond); }, (timeout), std::source_location::current())
-// The shim delivers no signals: the interruptible forms never return -ERESTARTSYS.
-#define wait_event_interruptible(wq, cond) (wait_event(wq, cond), 0)
+// 0, or -ERESTARTSYS when a signal is pending (kernel_shim/signal.h) before cond() holds.
+#define wait_event_interruptible(wq, cond)                                                                  \
+    static_cast<int>(::kshim::wait_event_timeout_impl((wq), [&]() -> bool { return (cond); },               \
+                                                      ::kshim::MAX_SCHEDULE_TIMEOUT,                        \
+                                                      std::source_location::current(), true) < 0            \
+                         ? -ERESTARTSYS                                                                     \
+                         : 0)
+// No fatal signals are modelled: never interrupted.
 #define wait_event_killable(wq, cond) (wait_event(wq, cond), 0)
-#define wait_event_interruptible_timeout(wq, cond, timeout) wait_event_timeout(wq, cond, timeout)
+// As wait_event_timeout, or -ERESTARTSYS.
+#define wait_event_interruptible_timeout(wq, cond, timeout)                                                  \
+    ::kshim::wait_event_timeout_impl((wq), [&]() -> bool { return (cond); }, (timeout),                     \
+                                     std::source_location::current(), true)

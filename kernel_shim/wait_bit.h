@@ -26,7 +26,8 @@ void wake_up_var(const void* var);
 // As wait_event_timeout: 0 if cond() still fails after `timeout` jiffies, else the jiffies
 // left (at least 1); MAX_SCHEDULE_TIMEOUT waits for ever.
 template <class Cond>
-long wait_var_event_timeout_impl(const void* var, Cond&& cond, long timeout, std::source_location loc) {
+long wait_var_event_timeout_impl(const void* var, Cond&& cond, long timeout, std::source_location loc,
+                                 bool interruptible = false) {
     VarWaiter w{var, nullptr};
     return wait_cond_timeout(
         cond, timeout, loc, "wait_var_event",
@@ -34,7 +35,7 @@ long wait_var_event_timeout_impl(const void* var, Cond&& cond, long timeout, std
             w.task = t;
             var_waiter_add(&w);
         },
-        [&] { var_waiter_remove(&w); });
+        [&] { var_waiter_remove(&w); }, interruptible);
 }
 
 }  // namespace kshim
@@ -45,6 +46,12 @@ long wait_var_event_timeout_impl(const void* var, Cond&& cond, long timeout, std
 #define wait_var_event_timeout(var, cond, timeout)                                         \
     ::kshim::wait_var_event_timeout_impl((var), [&]() -> bool { return (cond); }, (timeout), \
                                          std::source_location::current())
-// The shim delivers no signals: the killable/interruptible forms never return -ERESTARTSYS.
+// No fatal signals are modelled: never interrupted.
 #define wait_var_event_killable(var, cond) (wait_var_event(var, cond), 0)
-#define wait_var_event_interruptible(var, cond) (wait_var_event(var, cond), 0)
+// 0, or -ERESTARTSYS when a signal is pending (kernel_shim/signal.h) before cond() holds.
+#define wait_var_event_interruptible(var, cond)                                                              \
+    static_cast<int>(::kshim::wait_var_event_timeout_impl((var), [&]() -> bool { return (cond); },           \
+                                                          ::kshim::MAX_SCHEDULE_TIMEOUT,                     \
+                                                          std::source_location::current(), true) < 0         \
+                         ? -ERESTARTSYS                                                                      \
+                         : 0)

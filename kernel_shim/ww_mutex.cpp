@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "kernel_shim/report.h"
+#include "kernel_shim/signal.h"
 
 namespace kshim {
 
@@ -34,7 +35,7 @@ void WwMutex::take_locked(WwAcquireCtx* ctx) {
     for (Task* w : waiters_) backend().unpark(w);
 }
 
-int WwMutex::lock_common(WwAcquireCtx* ctx, bool slow, std::source_location loc) {
+int WwMutex::lock_common(WwAcquireCtx* ctx, bool slow, bool interruptible, std::source_location loc) {
     might_sleep(loc);
     if (ctx) {
         if (ctx->ww_class != ww_class_) WARN(true, "ww_mutex locked with a context of another class");
@@ -61,22 +62,35 @@ int WwMutex::lock_common(WwAcquireCtx* ctx, bool slow, std::source_location loc)
             lockdep_release(&dep_map_, loc);
             return -EDEADLK;
         }
+        if (interruptible && signal_pending(me)) {
+            if (queued) std::erase(waiters_, me);
+            l.unlock();
+            lockdep_release(&dep_map_, loc);
+            return -EINTR;
+        }
         if (!queued) {
             waiters_.push_back(me);
             queued = true;
         }
         l.unlock();
         me->wait_reason = "ww_mutex";
+        if (interruptible) me->sleep_state.store(TASK_INTERRUPTIBLE);
         backend().park(KTIME_MAX);
+        me->sleep_state.store(TASK_RUNNING);
         l.lock();
     }
 }
 
-int WwMutex::lock(WwAcquireCtx* ctx, std::source_location loc) { return lock_common(ctx, false, loc); }
+int WwMutex::lock(WwAcquireCtx* ctx, std::source_location loc) { return lock_common(ctx, false, false, loc); }
 
 void WwMutex::lock_slow(WwAcquireCtx* ctx, std::source_location loc) {
     if (ctx) WARN_ON(ctx->acquired != 0);
-    lock_common(ctx, true, loc);
+    lock_common(ctx, true, false, loc);
+}
+
+int WwMutex::lock_slow_interruptible(WwAcquireCtx* ctx, std::source_location loc) {
+    if (ctx) WARN_ON(ctx->acquired != 0);
+    return lock_common(ctx, true, true, loc);
 }
 
 bool WwMutex::trylock(WwAcquireCtx* ctx, std::source_location loc) {

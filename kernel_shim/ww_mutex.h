@@ -55,15 +55,14 @@ public:
 
     // 0, -EDEADLK (back off) or -EALREADY (this context holds it). ctx may be null: a plain lock.
     int lock(WwAcquireCtx* ctx, std::source_location loc = std::source_location::current());
+    // As lock(), or -EINTR when a signal is pending (kernel_shim/signal.h) while it would wait.
     int lock_interruptible(WwAcquireCtx* ctx, std::source_location loc = std::source_location::current()) {
-        return lock(ctx, loc);
+        return lock_common(ctx, false, true, loc);
     }
     // After -EDEADLK, with every other lock of the context dropped: waits, never dies.
     void lock_slow(WwAcquireCtx* ctx, std::source_location loc = std::source_location::current());
-    int lock_slow_interruptible(WwAcquireCtx* ctx, std::source_location loc = std::source_location::current()) {
-        lock_slow(ctx, loc);
-        return 0;
-    }
+    // 0, or -EINTR as lock_interruptible().
+    int lock_slow_interruptible(WwAcquireCtx* ctx, std::source_location loc = std::source_location::current());
     bool trylock(WwAcquireCtx* ctx, std::source_location loc = std::source_location::current());
     void unlock(std::source_location loc = std::source_location::current());
 
@@ -73,7 +72,7 @@ public:
     LockdepMap* dep_map() { return &dep_map_; }
 
 private:
-    int lock_common(WwAcquireCtx* ctx, bool slow, std::source_location loc);
+    int lock_common(WwAcquireCtx* ctx, bool slow, bool interruptible, std::source_location loc);
     void take_locked(WwAcquireCtx* ctx);
 
     WwClass* ww_class_;
@@ -89,7 +88,11 @@ inline int ww_mutex_lock(WwMutex* m, WwAcquireCtx* ctx, std::source_location loc
 }
 inline int ww_mutex_lock_interruptible(WwMutex* m, WwAcquireCtx* ctx,
                                        std::source_location loc = std::source_location::current()) {
-    return m->lock(ctx, loc);
+    return m->lock_interruptible(ctx, loc);
+}
+inline int ww_mutex_lock_slow_interruptible(WwMutex* m, WwAcquireCtx* ctx,
+                                            std::source_location loc = std::source_location::current()) {
+    return m->lock_slow_interruptible(ctx, loc);
 }
 inline void ww_mutex_lock_slow(WwMutex* m, WwAcquireCtx* ctx, std::source_location loc = std::source_location::current()) {
     m->lock_slow(ctx, loc);

@@ -7,9 +7,14 @@
 #include <signal.h>
 
 #include <atomic>
+#include <vector>
 
 #include "kernel_shim/dma-buf/dma-fence.h"
+#include "kernel_shim/completion.h"
 #include "kernel_shim/kthread.h"
+#include "kernel_shim/wait_bit.h"
+#include "kernel_shim/mutex.h"
+#include "kernel_shim/ww_mutex.h"
 #include "kernel_shim/sched.h"
 #include "kernel_shim/signal.h"
 #include "tests/dma_fence/mock_fence.h"
@@ -128,6 +133,116 @@ TEST_F(Signal, UninterruptibleSleepsIgnoreSignals) {
     run_until_idle();
     EXPECT_GE(ktime_get(), 100 * NSEC_PER_MSEC);
     kthread_stop(t);
+}
+
+TEST_F(Signal, MutexLockInterruptibleGivesEintrToAWaiterAndHandsTheWakeOn) {
+    Mutex m("signal.m");
+    mutex_lock(&m);
+    std::atomic<int> first{1234}, second{1234};
+    Task* a = kthread_run([&] {
+        first = mutex_lock_interruptible(&m);
+        if (first == 0) mutex_unlock(&m);
+        return 0;
+    }, "waiter_a");
+    advance(NSEC_PER_MSEC);
+    Task* b = kthread_run([&] {
+        second = mutex_lock_interruptible(&m);
+        if (second == 0) mutex_unlock(&m);
+        return 0;
+    }, "waiter_b");
+    advance(NSEC_PER_MSEC);
+    signal_wake_up(a);
+    run_until_idle();
+    EXPECT_EQ(first, -EINTR);
+    EXPECT_EQ(second, 1234);  // still waiting
+    EXPECT_EQ(m.owner(), current());
+    mutex_unlock(&m);  // the first waiter is gone: the wake-up reaches the second
+    run_until_idle();
+    EXPECT_EQ(second, 0);
+    kthread_stop(a);
+    kthread_stop(b);
+    EXPECT_FALSE(m.is_locked());
+}
+
+TEST_F(Signal, UncontendedInterruptibleLocksIgnoreAPendingSignal) {
+    Mutex m("signal.free");
+    signal_wake_up(current());
+    EXPECT_EQ(mutex_lock_interruptible(&m), 0);
+    mutex_unlock(&m);
+    clear_signal_pending(current());
+}
+
+TEST_F(Signal, WwMutexLockInterruptibleGivesEintrAndTheContextStaysUsable) {
+    WwClass cls("signal_ww");
+    WwMutex x(&cls), y(&cls);
+    WwAcquireCtx holder;
+    ww_acquire_init(&holder, &cls);
+    ASSERT_EQ(ww_mutex_lock(&x, &holder), 0);
+    std::atomic<int> ret{1234}, slow_ret{1234};
+    Task* t = kthread_run([&] {
+        WwAcquireCtx ctx;
+        ww_acquire_init(&ctx, &cls);
+        ret = ww_mutex_lock_interruptible(&x, &ctx);  // younger, holds nothing: waits
+        EXPECT_EQ(ctx.acquired, 0);
+        clear_signal_pending(current());
+        EXPECT_EQ(ww_mutex_lock_interruptible(&y, &ctx), 0);  // free: taken
+        EXPECT_EQ(ww_mutex_lock(&x, &ctx), -EDEADLK);        // younger and holding: backs off
+        ww_mutex_unlock(&y);
+        signal_wake_up(current());
+        slow_ret = ww_mutex_lock_slow_interruptible(&x, &ctx);  // would wait, a signal is pending
+        ww_acquire_fini(&ctx);
+        return 0;
+    }, "ww_waiter");
+    advance(NSEC_PER_MSEC);
+    signal_wake_up(t);
+    run_until_idle();
+    EXPECT_EQ(ret, -EINTR);
+    EXPECT_EQ(slow_ret, -EINTR);
+    kthread_stop(t);
+    ww_mutex_unlock(&x);
+    ww_acquire_fini(&holder);
+}
+
+TEST_F(Signal, InterruptibleWaitEventCompletionAndVarWaitsGiveErestartsys) {
+    WaitQueueHead wq;
+    completion c;
+    init_completion(&c);
+    int var = 0;
+    std::atomic<long> ev{1234}, ev_timeout{1234}, comp{1234}, comp_timeout{1234}, var_ret{1234};
+    std::vector<Task*> ts;
+    ts.push_back(kthread_run([&] { ev = wait_event_interruptible(wq, false); return 0; }, "ev"));
+    ts.push_back(kthread_run([&] {
+        ev_timeout = wait_event_interruptible_timeout(wq, false, static_cast<long>(msecs_to_jiffies(1000)));
+        return 0;
+    }, "ev_timeout"));
+    ts.push_back(kthread_run([&] { comp = wait_for_completion_interruptible(&c); return 0; }, "comp"));
+    ts.push_back(kthread_run([&] {
+        comp_timeout = wait_for_completion_interruptible_timeout(&c, static_cast<long>(msecs_to_jiffies(1000)));
+        return 0;
+    }, "comp_timeout"));
+    ts.push_back(kthread_run([&] { var_ret = wait_var_event_interruptible(&var, var != 0); return 0; }, "var"));
+    advance(10 * NSEC_PER_MSEC);
+    for (Task* t : ts) signal_wake_up(t);
+    run_until_idle();
+    EXPECT_EQ(ev, -ERESTARTSYS);
+    EXPECT_EQ(ev_timeout, -ERESTARTSYS);
+    EXPECT_EQ(comp, -ERESTARTSYS);
+    EXPECT_EQ(comp_timeout, -ERESTARTSYS);
+    EXPECT_EQ(var_ret, -ERESTARTSYS);
+    EXPECT_LT(ktime_get(), 100 * NSEC_PER_MSEC);
+    for (Task* t : ts) kthread_stop(t);
+    EXPECT_FALSE(wq.has_sleepers());
+}
+
+TEST_F(Signal, ASatisfiedInterruptibleWaitReturnsZeroDespiteASignal) {
+    completion c;
+    init_completion(&c);
+    complete(&c);
+    signal_wake_up(current());
+    EXPECT_EQ(wait_for_completion_interruptible(&c), 0);
+    WaitQueueHead wq;
+    EXPECT_GT(wait_event_interruptible_timeout(wq, true, 10), 0);
+    clear_signal_pending(current());
 }
 
 // ---- real threads ----
