@@ -16,10 +16,17 @@
 #include "drm/drm_file.h"
 #include "drm/drm_ioctl.h"
 #include "drm/drm_mmap.h"
+#include "drm/drm_prime.h"
+#include "drm/sync_file_ioctl.h"
 #include "drm/uaccess.h"
 #include "drm/uapi/drm.h"
 #include "drm/uapi/panthor_drm.h"
+#include "drm/uapi/sync_file.h"
 #include "fuzz/fuzz_input.h"
+#include "kernel_shim/dma-buf/dma-buf.h"
+#include "kernel_shim/eventfd.h"
+#include "kernel_shim/fault_inject.h"
+#include "kernel_shim/report.h"
 #include "kernel_shim/sim_abort.h"
 #include "kernel_shim/time.h"
 #include "mock_hw/cs_formats.h"
@@ -49,6 +56,12 @@ alignas(64) uint8_t g_scratch[8192];  // where bytes meant for an unusable point
 
 constexpr int kMaxFiles = 3;
 constexpr int kMaxCalls = 64;
+// What the host spends on one request is bounded, not the request's validation: pinning a BO
+// allocates and zeroes all of it from the page arena, and a tiler heap allocates its initial
+// chunks at once. Requests that would pass validation and cost more than this are cut to it, so
+// the fuzzer's RSS limit catches leaks, not legitimately large requests (edge values that fail
+// validation are kept as they are).
+constexpr u64 kMaxHostBytes = u64{4} << 20;
 
 struct Obj {
     int file;
@@ -58,6 +71,30 @@ struct Mapped {  // a VM_BIND map that succeeded: candidate stream addresses
     u64 va;
     u64 size;
 };
+
+// WARNs that upstream's code gives too when an allocation it does not expect to fail fails:
+// accepted from an input that injected allocation failures, a finding otherwise.
+bool expected_under_alloc_failure(const kshim::Report& r) {
+    if (r.kind != kshim::ReportKind::Warn) return false;
+    const std::string where = r.title + "\n" + r.detail;
+    // panthor_vm_destroy's drm_WARN_ON(panthor_vm_unmap_range(...)): the unmap preallocates its
+    // page tables and gpuva ops, which may fail; the VM's mappings then go when it is freed.
+    return where.find("panthor_vm_unmap_range") != std::string::npos && where.find("panthor_vm_destroy") != std::string::npos;
+}
+
+// Known upstream WARNs that userspace can reach, kept as upstream has them (docs/fuzzing.md,
+// "Findings"): not findings, so that a campaign looks past them.
+//  - GROUP_SUBMIT / async VM_BIND where a job waits on a (syncobj, point) that a later job of
+//    the same batch signals while the syncobj has no fence there yet:
+//    panthor_submit_ctx_add_sync_deps_to_job's drm_WARN_ON(!sig_sync->fence), then -EINVAL.
+bool known_upstream_warn(const kshim::Report& r) {
+    if (r.kind != kshim::ReportKind::Warn) return false;
+    const std::string where = r.title + "\n" + r.detail;
+    return where.find("WARN_ON(!sig_sync->fence)") != std::string::npos &&
+           where.find("panthor_submit_ctx_add_sync_deps_to_job") != std::string::npos;
+}
+bool expected_in_any_input(const kshim::Report& r) { return known_upstream_warn(r); }
+bool expected_with_alloc_failures(const kshim::Report& r) { return known_upstream_warn(r) || expected_under_alloc_failure(r); }
 
 // One call's user memory: a bump allocator in the arena and the ranges registered for it.
 class UserMem {
@@ -115,9 +152,23 @@ private:
     // The ioctl with the argument struct in user memory (usually registered, exact size).
     template <class T>
     int ioctl(drm::File* f, unsigned cmd, T& arg, const char* name);
+    // The same for an ioctl of another descriptor kind: do(cmd, user address of the struct).
+    template <class T, class Do>
+    int user_ioctl(unsigned cmd, T& arg, const char* name, Do&& do_ioctl);
 
     void call();
     void op_write_stream();
+    // The fd-level ops: PRIME, syncobj eventfd, sync_file and dma-buf descriptors, close(2).
+    void op_prime_handle_to_fd(drm::File* f, int fi);
+    void op_prime_fd_to_handle(drm::File* f, int fi);
+    void op_syncobj_eventfd(drm::File* f);
+    void op_sync_file_ioctl();
+    void op_dma_buf_fd();
+    void op_close_fd();
+    // Fault injection: kernel allocations failing for a window of calls; a mock GPU fault.
+    void op_fail_allocations();
+    void op_gpu_fault();
+    int pick_fd();
     void teardown();
     void note(const char* name, int ret);
 
@@ -131,6 +182,11 @@ private:
     int call_no_ = 0;
     std::vector<Obj> bos_, vms_, groups_, heaps_, syncobjs_;
     std::vector<int> fds_;
+    std::vector<int> eventfds_;  // in-process eventfds (kshim's table), for SYNCOBJ_EVENTFD
+    int fail_calls_left_ = 0;    // calls left in an allocation-failure window
+    kshim::FaultPlan fail_plan_;  // ...and what fails in it
+    bool injected_reset_ = false;  // a fault that brings a reset (or allocation failures) was injected
+    bool alloc_failed_ = false;    // allocation failures were injected
     std::vector<u64> offsets_;  // mmap offsets from BO_MMAP_OFFSET (and the MMIO ones)
     std::vector<drm::VmArea*> vmas_;
     std::vector<Mapped> mapped_;
@@ -274,6 +330,11 @@ u64 Program::point_array(u32 count) {
 
 template <class T>
 int Program::ioctl(drm::File* f, unsigned cmd, T& arg, const char* name) {
+    return user_ioctl(cmd, arg, name, [&](unsigned c, void* host) { return drm::ioctl(f, c, host); });
+}
+
+template <class T, class Do>
+int Program::user_ioctl(unsigned cmd, T& arg, const char* name, Do&& do_ioctl) {
     // The size in the command: exact, or (rarely) older/newer userspace's.
     size_t size = sizeof(T);
     const uint8_t s = in_.u8();
@@ -295,7 +356,7 @@ int Program::ioctl(drm::File* f, unsigned cmd, T& arg, const char* name) {
     const uint8_t how = in_.u8();
     if (how < 244) mem_.reg(host, std::min(cap, size));
     else if (how < 250) mem_.reg(host, std::min(cap, size) / 2);
-    const int ret = drm::ioctl(f, cmd, host);
+    const int ret = static_cast<int>(do_ioctl(cmd, host));
     std::memcpy(&arg, host, std::min(cap, sizeof(T)));
     note(name, ret);
     return ret;
@@ -350,7 +411,21 @@ void Program::call() {
     cur_file_ = fi;
     const uint8_t op = in_.u8();
     if (!f) return;
-    switch (op % 40) {
+    // Ops 240-255 are the later additions (fds, fault injection), so that most saved inputs keep
+    // decoding to the programs they were found as.
+    const int sel = op >= 240 ? 40 + (op - 240) % 8 : op % 40;
+    // Teardown (GEM_CLOSE, SYNCOBJ_DESTROY, VM_DESTROY, GROUP_DESTROY, heap destroy, munmap, file
+    // and fd close) and time passing (waits, advance: deferred frees run) are exempt from an
+    // allocation-failure window: upstream's teardown allocates too (panthor_vm_unmap_range
+    // preallocates its VMAs and page tables) and leaks what it cannot unmap when that fails
+    // (panthor_kernel_bo_destroy silently, panthor_vm_destroy with a WARN), which is a known
+    // limitation, not what this op is after. Creation and error paths stay covered. What the
+    // teardown queued runs (advance(0)) before failures are armed again.
+    bool teardown_op = false;
+    for (int t : {2, 5, 8, 11, 19, 29, 35, 36, 38, 39, 45}) teardown_op |= sel == t;
+    const bool suspend_failures = fail_calls_left_ && teardown_op;
+    if (suspend_failures) kshim::fault_inject_disarm();
+    switch (sel) {
         // ---------------- DRM core ----------------
         case 0: {
             drm::uapi::drm_version a{};
@@ -434,7 +509,7 @@ void Program::call() {
             a.count_handles = count_edge(4);
             a.handles = handle_array(a.count_handles, syncobjs_);
             a.pad = in_.u8() < 250 ? 0 : 1;
-            if (op % 40 == 9) ioctl(f, DRM_IOCTL_SYNCOBJ_RESET, a, "SYNCOBJ_RESET");
+            if (sel == 9) ioctl(f, DRM_IOCTL_SYNCOBJ_RESET, a, "SYNCOBJ_RESET");
             else ioctl(f, DRM_IOCTL_SYNCOBJ_SIGNAL, a, "SYNCOBJ_SIGNAL");
             break;
         }
@@ -456,7 +531,7 @@ void Program::call() {
             a.handles = handle_array(a.count_handles, syncobjs_);
             a.points = point_array(a.count_handles);
             a.flags = in_.u8() < 230 ? in_.u8() & 1 : in_.edge_u32();
-            if (op % 40 == 12) ioctl(f, DRM_IOCTL_SYNCOBJ_QUERY, a, "SYNCOBJ_QUERY");
+            if (sel == 12) ioctl(f, DRM_IOCTL_SYNCOBJ_QUERY, a, "SYNCOBJ_QUERY");
             else ioctl(f, DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL, a, "SYNCOBJ_TIMELINE_SIGNAL");
             break;
         }
@@ -559,9 +634,10 @@ void Program::call() {
         case 25: {
             drm_panthor_bo_create a{};
             a.size = in_.u8() < 200 ? 0x1000 * (1 + in_.u8() % 64) : in_.edge_u64();
-            // Pinning a BO allocates (and zeroes) all of it: sizes the arena could hold but the
-            // host should not spend are cut to 64 MiB; larger ones must fail cleanly.
-            if (a.size > (u64{64} << 20) && a.size <= (u64{128} << 30)) a.size = u64{64} << 20;
+            // Pinning a BO allocates (and zeroes) all of it, page by page until the arena runs
+            // out: sizes whose page array drm_gem_get_pages can allocate (up to 1 TiB: INT_MAX
+            // bytes of page pointers) are cut to kMaxHostBytes; larger ones fail at once.
+            if (a.size > kMaxHostBytes && a.size < (u64{1} << 40)) a.size = kMaxHostBytes;
             a.flags = in_.pick<u32>({0, 0, DRM_PANTHOR_BO_NO_MMAP, in_.edge_u32()});
             a.exclusive_vm_id = in_.u8() < 180 ? 0 : pick(vms_);
             a.pad = in_.u8() < 250 ? 0 : 1;
@@ -646,6 +722,12 @@ void Program::call() {
             a.chunk_size = s < 200 ? in_.pick<u32>({128 * 1024, 256 * 1024, 2 * 1024 * 1024}) : in_.edge_u32();
             a.max_chunks = s < 200 ? 1 + in_.u8() % 16 : in_.edge_u32();
             a.target_in_flight = s < 200 ? in_.u8() % 8 : in_.edge_u32();
+            // The initial chunks are allocated at once: a valid request for more than
+            // kMaxHostBytes gets fewer chunks (invalid counts and sizes stay, for the errnos).
+            const bool valid_size = a.chunk_size >= 128 * 1024 && a.chunk_size <= 8 * 1024 * 1024 && !(a.chunk_size & 0xfff);
+            if (valid_size && a.initial_chunk_count && a.initial_chunk_count <= a.max_chunks &&
+                u64{a.initial_chunk_count} * a.chunk_size > kMaxHostBytes)
+                a.initial_chunk_count = static_cast<u32>(std::max<u64>(1, kMaxHostBytes / a.chunk_size));
             if (!ioctl(f, DRM_IOCTL_PANTHOR_TILER_HEAP_CREATE, a, "TILER_HEAP_CREATE")) heaps_.push_back({fi, a.handle});
             break;
         }
@@ -714,6 +796,14 @@ void Program::call() {
             }
             break;
         }
+        case 40: op_prime_handle_to_fd(f, fi); break;
+        case 41: op_prime_fd_to_handle(f, fi); break;
+        case 42: op_syncobj_eventfd(f); break;
+        case 43: op_sync_file_ioctl(); break;
+        case 44: op_dma_buf_fd(); break;
+        case 45: op_close_fd(); break;
+        case 46: op_fail_allocations(); break;
+        case 47: op_gpu_fault(); break;
         default: {  // let virtual time pass: jobs run, timers fire, the device may autosuspend
             static constexpr kshim::ktime_t steps[] = {0, kshim::NSEC_PER_USEC, 100 * kshim::NSEC_PER_USEC,
                                                        kshim::NSEC_PER_MSEC, 20 * kshim::NSEC_PER_MSEC,
@@ -723,6 +813,199 @@ void Program::call() {
             break;
         }
     }
+    if (suspend_failures) {
+        // What the teardown queued (group_release_work, the VM's deferred cleanup...) runs now,
+        // still without injected failures, before the window goes on.
+        w_.rt().advance(0);
+        kshim::fault_inject_arm(fail_plan_);
+    }
+}
+
+int Program::pick_fd() {
+    // A descriptor the program got back (a syncobj, sync_file or dma-buf), or an edge value.
+    if (!fds_.empty() && in_.u8() < 220) return fds_[in_.below(static_cast<u32>(fds_.size()))];
+    return in_.pick<int>({-1, 0, 3, 4, static_cast<int>(in_.edge_u32())});
+}
+
+void Program::op_prime_handle_to_fd(drm::File* f, int fi) {
+    (void)fi;
+    drm_prime_handle a{};
+    a.handle = pick(bos_);
+    a.flags = in_.pick<u32>({DRM_CLOEXEC | DRM_RDWR, DRM_CLOEXEC, 0, DRM_RDWR, in_.edge_u32()});
+    a.fd = -1;
+    if (!ioctl(f, DRM_IOCTL_PRIME_HANDLE_TO_FD, a, "PRIME_HANDLE_TO_FD") && a.fd >= 0) fds_.push_back(a.fd);
+}
+
+void Program::op_prime_fd_to_handle(drm::File* f, int fi) {
+    drm_prime_handle a{};
+    a.fd = pick_fd();
+    a.flags = in_.u8() < 240 ? 0 : in_.edge_u32();
+    if (!ioctl(f, DRM_IOCTL_PRIME_FD_TO_HANDLE, a, "PRIME_FD_TO_HANDLE")) bos_.push_back({fi, a.handle});
+}
+
+void Program::op_syncobj_eventfd(drm::File* f) {
+    drm_syncobj_eventfd a{};
+    a.handle = pick(syncobjs_);
+    a.flags = in_.pick<u32>({0, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE, 0, in_.edge_u32()});
+    a.point = in_.u8() % 4;
+    const uint8_t k = in_.u8();
+    if (k < 192) {  // an eventfd: a new one, or one made earlier
+        if (eventfds_.empty() || k < 64) {
+            const int efd = kshim::eventfd_fd_create(0, in_.flag() ? EFD_SEMAPHORE : 0);
+            if (efd >= 0) eventfds_.push_back(efd);
+        }
+        a.fd = eventfds_.empty() ? -1 : eventfds_[in_.below(static_cast<u32>(eventfds_.size()))];
+    } else {
+        a.fd = pick_fd();  // not an eventfd: -EINVAL, or closed: -EBADF
+    }
+    a.pad = in_.u8() < 250 ? 0 : 1;
+    ioctl(f, DRM_IOCTL_SYNCOBJ_EVENTFD, a, "SYNCOBJ_EVENTFD");
+}
+
+void Program::op_sync_file_ioctl() {
+    const int fd = pick_fd();
+    auto on_fd = [fd](unsigned c, void* host) { return drm::sync_file_fd_ioctl(fd, c, drm::user_ptr(host)); };
+    switch (in_.below(3)) {
+        case 0: {
+            sync_merge_data a{};
+            std::snprintf(a.name, sizeof a.name, "fuzz");
+            a.fd2 = pick_fd();
+            a.flags = in_.u8() < 240 ? 0 : in_.edge_u32();
+            a.pad = in_.u8() < 250 ? 0 : 1;
+            a.fence = -1;
+            if (!user_ioctl(SYNC_IOC_MERGE, a, "SYNC_IOC_MERGE", on_fd) && a.fence >= 0) fds_.push_back(a.fence);
+            break;
+        }
+        case 1: {
+            sync_file_info a{};
+            a.num_fences = count_edge(3);
+            a.flags = in_.u8() < 240 ? 0 : in_.edge_u32();
+            a.pad = in_.u8() < 250 ? 0 : 1;
+            uint8_t* host = nullptr;
+            size_t cap = 0;
+            a.sync_fence_info = user_buffer(std::min<size_t>(size_t{a.num_fences} * sizeof(sync_fence_info), 4096), &host, &cap);
+            user_ioctl(SYNC_IOC_FILE_INFO, a, "SYNC_IOC_FILE_INFO", on_fd);
+            break;
+        }
+        default: {
+            sync_set_deadline a{};
+            a.deadline_ns = deadline();
+            a.pad = in_.u8() < 250 ? 0 : 1;
+            user_ioctl(SYNC_IOC_SET_DEADLINE, a, "SYNC_IOC_SET_DEADLINE", on_fd);
+            break;
+        }
+    }
+}
+
+void Program::op_dma_buf_fd() {
+    const int fd = pick_fd();
+    if (in_.u8() < 128) {  // DMA_BUF_IOCTL_SYNC (begin/end CPU access)
+        drm::uapi::dma_buf_sync a{};
+        a.flags = in_.u8() < 220 ? in_.u8() & 7 : in_.edge_u64();
+        kshim::dma_buf* buf = drm::drm_fd_get_dma_buf(fd);
+        if (kshim::IS_ERR_OR_NULL(buf)) {
+            note("DMA_BUF_IOCTL_SYNC", buf ? static_cast<int>(kshim::PTR_ERR(buf)) : -EBADF);
+            return;
+        }
+        user_ioctl(drm::uapi::DMA_BUF_IOCTL_SYNC, a, "DMA_BUF_IOCTL_SYNC",
+                   [buf](unsigned c, void* host) { return drm::dma_buf_ioctl(buf, c, drm::user_ptr(host)); });
+        kshim::dma_buf_put(buf);
+        return;
+    }
+    // mmap(2) of the descriptor.
+    const u64 off = in_.u8() < 220 ? 0x1000 * (in_.u8() % 4) : in_.edge_u64();
+    const size_t len = in_.u8() < 220 ? 0x1000 * (1 + in_.u8() % 4) : in_.edge_u64();
+    const int prot = in_.u8() < 230 ? (PROT_READ | PROT_WRITE) : static_cast<int>(in_.u8());
+    const int flags = in_.u8() < 230 ? MAP_SHARED : in_.pick<int>({MAP_PRIVATE, 0});
+    drm::VmArea* vma = nullptr;
+    const int ret = drm::dma_buf_fd_mmap(fd, off, len, prot, flags, &vma);
+    note("dma_buf_mmap", ret);
+    if (!ret && vma) vmas_.push_back(vma);
+}
+
+void Program::op_close_fd() {
+    if (fds_.empty()) return;
+    const size_t i = in_.below(static_cast<u32>(fds_.size()));
+    note("close_fd", drm::drm_fd_close(fds_[i]));
+    fds_.erase(fds_.begin() + static_cast<long>(i));
+}
+
+void Program::op_fail_allocations() {
+    // failslab / fail_page_alloc for the next 1-8 calls (teardown and time passing exempt, see
+    // call()): the Nth allocation, or allocations at a rate, of the page allocator, xarray ids
+    // or scheduler fences. Not kmalloc, the page-table cache or the gpuva index: an unmap
+    // allocates from those (panthor_vm_unmap_range preallocates VMAs, page tables, index nodes),
+    // upstream keeps a kernel BO whose unmap failed (panthor_kernel_bo_destroy: a leak by design),
+    // and the unmaps of deferred frees (group_release_work...) run inside whatever call blocks
+    // next, which no per-call exemption can keep out. kshim's plan has no task filter (the
+    // kernel's fault-injection task-filter) that would keep failures to the program's own task.
+    kshim::FaultPlan plan;
+    const uint8_t k = in_.u8();
+    if (k & 1) plan.fail_nth = 1 + in_.u8() % 64;
+    else plan.probability = in_.pick<double>({0.01, 0.05, 0.2, 0.5, 1.0});
+    plan.only_cache = in_.pick<const char*>({"pages", "xarray", "drm_sched_fence"});
+    plan.seed = 1 + in_.u8();
+    plan.ignore_blocking = (k & 2) != 0;
+    kshim::fault_inject_arm(plan);
+    fail_plan_ = plan;
+    fail_calls_left_ = 1 + static_cast<int>(in_.below(8));
+    injected_reset_ = true;
+    alloc_failed_ = true;
+    if (opts_.trace) {
+        char what[96];
+        std::snprintf(what, sizeof what, "fail_allocations(nth=%llu p=%g cache=%s calls=%d)",
+                      static_cast<unsigned long long>(plan.fail_nth), plan.probability,
+                      plan.only_cache.empty() ? "any" : plan.only_cache.c_str(), fail_calls_left_);
+        note(what, 0);
+    }
+}
+
+void Program::op_gpu_fault() {
+    // A fault of the mock GPU (fault plan), armed for the rest of the program.
+    mock_hw::FaultSpec s;
+    const kshim::ktime_t soon = kshim::ktime_get() + kshim::NSEC_PER_USEC * in_.u16();
+    const u64 nth = 1 + in_.u8() % 4;
+    switch (in_.below(9)) {
+        case 0:
+            s.kind = mock_hw::FaultKind::GpuFault;
+            s.trigger = mock_hw::FaultTrigger::at_time(soon);
+            s.fault_addr = pick_va();
+            s.fault_status = in_.u8() < 200 ? 0x80 : in_.u32();
+            break;
+        case 1:
+        case 2:
+            s.kind = in_.flag() ? mock_hw::FaultKind::CsFatal : mock_hw::FaultKind::CsFault;
+            s.trigger = mock_hw::FaultTrigger::nth_occurrence(nth);
+            s.exception = in_.u8() < 200 ? in_.pick<u32>({0x44, 0x58, 0x4c, 0x48}) : in_.u32();
+            break;
+        case 3:
+            s.kind = mock_hw::FaultKind::CsUnrecoverable;
+            s.trigger = mock_hw::FaultTrigger::nth_occurrence(nth);
+            injected_reset_ = true;
+            break;
+        case 4:
+            s.kind = mock_hw::FaultKind::MmuFaultAt;
+            s.trigger = mock_hw::FaultTrigger::nth_occurrence(nth);
+            s.fault_addr = pick_va();
+            break;
+        case 5:
+            s.kind = mock_hw::FaultKind::ShaderHang;
+            s.trigger = mock_hw::FaultTrigger::nth_occurrence(nth);
+            break;
+        case 6:
+            s.kind = mock_hw::FaultKind::CsgAckDrop;
+            s.trigger = mock_hw::FaultTrigger::nth_occurrence(nth);
+            injected_reset_ = true;
+            break;
+        default:
+            s.kind = in_.flag() ? mock_hw::FaultKind::FwHang : mock_hw::FaultKind::McuFatal;
+            s.trigger = mock_hw::FaultTrigger::at_time(soon);
+            injected_reset_ = true;
+            break;
+    }
+    s.max_fires = 1;
+    w_.gpu().faults().add(s);
+    note(mock_hw::fault_kind_name(s.kind), 0);
 }
 
 void Program::teardown() {
@@ -733,6 +1016,8 @@ void Program::teardown() {
     // Process exit closes every fd, also those the program never learnt (an ioctl whose size
     // hid the fd field, a bad output pointer): fds are allocated lowest first from 3.
     for (int fd = 3; drm::drm_fd_count() > fds_before_ && fd < 3 + 4096; fd++) drm::drm_fd_close(fd);
+    for (int efd : eventfds_) kshim::eventfd_fd_close(efd);
+    eventfds_.clear();
     for (drm::File*& f : files_) {
         if (f) drm::drm_release(f);
         f = nullptr;
@@ -760,15 +1045,29 @@ std::string Program::run() {
         for (call_no_ = 0; call_no_ < ncalls; call_no_++) {
             call();
             mem_.reset();
+            if (fail_calls_left_ && --fail_calls_left_ == 0) kshim::fault_inject_disarm();
         }
+        // Process exit (and the checks) with allocations working again.
+        kshim::fault_inject_disarm();
         teardown();
     } catch (const kshim::SimAbort&) {
         problems_ += "simulation deadlock during the program (see the report)\n";
+        kshim::fault_inject_disarm();
         mem_.reset();
         return problems_;
     }
     w_.gpu().faults().clear();
-    return problems_ + w_.check();
+    std::string out = problems_ + w_.check(alloc_failed_ ? expected_with_alloc_failures : expected_in_any_input);
+    // A reset that fails (a fault hit the reset, an allocation failed in it) leaves the device
+    // unplugged, as upstream; only an injected fault explains that. The next input gets a
+    // freshly booted device either way.
+    const bool lost = w_.device_lost();
+    if (lost && !injected_reset_) out += "the device was lost (unplugged) without an injected fault or allocation failure\n";
+    if (lost) {
+        if (opts_.trace) *opts_.trace += "  (device lost: rebooting the world)\n";
+        out += w_.reboot();
+    }
+    return out;
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ namespace {
 // The device autosuspends after its delay; a settled device is the state every input starts in.
 constexpr kshim::ktime_t kSettle = 2 * kshim::NSEC_PER_SEC;
 
-std::string drain_problems(kshim::Runtime& rt) {
+std::string drain_problems(kshim::Runtime& rt, PanthorWorld::ReportFilter expected = nullptr) {
     std::string out;
     bool idle = false;
     try {
@@ -30,17 +30,23 @@ std::string drain_problems(kshim::Runtime& rt) {
     if (!idle) out += "the runtime did not go idle\n";
     for (const std::string& s : rt.stuck_tasks()) out += "task still blocked: " + s + "\n";
     for (const kshim::Report& r : kshim::take_reports())
-        out += std::string("kshim report [") + kshim::report_kind_name(r.kind) + "]: " + r.title + "\n" + r.detail + "\n";
+        if (!expected || !expected(r))
+            out += std::string("kshim report [") + kshim::report_kind_name(r.kind) + "]: " + r.title + "\n" + r.detail + "\n";
     return out;
 }
 }  // namespace
 
-PanthorWorld::PanthorWorld(Kind kind, kshim::u64 seed) {
+PanthorWorld::PanthorWorld(Kind kind, kshim::u64 seed) : kind_(kind), seed_(seed) { boot(); }
+
+void PanthorWorld::boot() {
+    const Kind kind = kind_;
+    finished_ = false;
+    probe_ret_ = 0;
     kshim::take_reports();
     kshim::log_clear();
     before_world_ = kshim::mem_counters();
     kshim::RuntimeOptions o;
-    o.seed = seed;
+    o.seed = seed_;
     rt_ = std::make_unique<kshim::Runtime>(o);
     if (kind != Kind::Runtime) {
         if (panthor::panthor_init() != 0) fuzz_fail("panthor_init failed");
@@ -83,12 +89,22 @@ std::string PanthorWorld::finish() {
 
 void PanthorWorld::mark() { mark_ = kshim::mem_counters(); }
 
+bool PanthorWorld::device_lost() const { return ptdev_ && ptdev_->base.is_unplugged(); }
+
+std::string PanthorWorld::reboot() {
+    std::string out = finish();
+    inited_ = false;
+    boot();
+    if (kind_ == Kind::Driver && probe_ret_) out += "probe failed after a reboot: " + std::to_string(probe_ret_) + "\n";
+    return out;
+}
+
 void PanthorWorld::new_platform() {
     plat_.reset();
     plat_ = std::make_unique<mock_hw::MockPlatform>();
 }
 
-std::string PanthorWorld::check() {
+std::string PanthorWorld::check(ReportFilter expected) {
     if (ptdev_) rt_->run_until([&] { return kshim::pm_runtime_suspended(&plat_->pdev()->dev); }, kSettle);
     if (plat_) {
         // What udev does with a devcoredump: read it all, then write to `data` to free it (it
@@ -104,7 +120,7 @@ std::string PanthorWorld::check() {
             kshim::dev_coredump_clear(dev);
         }
     }
-    std::string out = drain_problems(*rt_);
+    std::string out = drain_problems(*rt_, expected);
     std::string leaks;
     std::istringstream diff(kshim::mem_counters_diff(mark_, kshim::mem_counters()));
     for (std::string line; std::getline(diff, line);)

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "kernel_shim/report.h"
 #include "kernel_shim/runtime.h"
 #include "kernel_shim/slab.h"
 #include "mock_hw/platform.h"
@@ -45,12 +46,24 @@ public:
     // Growth of the drm_gpuva_index cache is not counted here: the index of a VM that outlives
     // the input (the MCU's) keeps emptied nodes in a reserve, up to a cap, for the
     // allocation-free insert path; finish() counts everything.
-    std::string check();
+    // `expected` (optional) accepts reports the input explains (a WARN that upstream also gives
+    // when an injected allocation failure hits it); every other report is a finding.
+    using ReportFilter = bool (*)(const kshim::Report&);
+    std::string check(ReportFilter expected = nullptr);
     // Removes the driver and drains, then compares with the memory before the world existed
     // (strict, every cache) and checks reports as check() does. The world is unusable after.
     std::string finish();
+    // Whether the driver unplugged the device (a failed reset): every ioctl is -ENODEV now.
+    bool device_lost() const;
+    // finish(), then a fresh world of the same kind and seed in its place (probed again).
+    // Returns what finish() found.
+    std::string reboot();
 
 private:
+    void boot();
+
+    Kind kind_;
+    kshim::u64 seed_;
     std::unique_ptr<kshim::Runtime> rt_;
     std::unique_ptr<mock_hw::MockPlatform> plat_;
     panthor::panthor_device* ptdev_ = nullptr;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
@@ -213,6 +214,94 @@ TEST(FuzzRegression, MappingAHugeBoIsEnomem) {
     EXPECT_EQ(st.state, static_cast<__u32>(DRM_PANTHOR_VM_STATE_USABLE));
     drm::drm_release(file);
     EXPECT_EQ(world.check(), "");
+    EXPECT_EQ(world.finish(), "");
+}
+
+// Found by fuzz_ioctl (fuzz/crashes/fuzz_ioctl/crash-09ef...): in one GROUP_SUBMIT, a job that
+// waits on a syncobj that a later job of the same batch signals, while the syncobj has no fence
+// yet, meets panthor_submit_ctx_add_sync_deps_to_job's drm_WARN_ON(!sig_sync->fence) and the
+// submit is -EINVAL. Upstream has the same WARN, reachable from userspace; the fuzz target
+// accepts it as a known upstream WARN (docs/fuzzing.md). This pins the behaviour: -EINVAL, one
+// WARN, nothing queued, the group still usable.
+TEST(FuzzRegression, SubmitWaitingOnALaterJobsSignalIsEinvalWithUpstreamsWarn) {
+    PanthorWorld world(PanthorWorld::Kind::Driver);
+    ASSERT_EQ(world.probe_result(), 0);
+    drm::File* file = nullptr;
+    ASSERT_EQ(drm::drm_open(&world.ptdev()->base, &file, true), 0);
+    auto call = [&](unsigned cmd, auto* arg) {
+        drm::UserRange r(arg, sizeof(*arg));
+        return drm::ioctl(file, cmd, arg);
+    };
+    drm_panthor_vm_create vc{};
+    ASSERT_EQ(call(drm::uapi::DRM_IOCTL_PANTHOR_VM_CREATE, &vc), 0);
+    drm_panthor_queue_create q{};
+    q.ringbuf_size = 4096;
+    drm::UserRange rq(q);
+    drm_panthor_group_create gc{};
+    gc.queues = DRM_PANTHOR_OBJ_ARRAY(1, &q);
+    gc.compute_core_mask = gc.fragment_core_mask = world.ptdev()->gpu_info.shader_present;
+    gc.tiler_core_mask = world.ptdev()->gpu_info.tiler_present;
+    gc.max_compute_cores = gc.max_fragment_cores = static_cast<__u8>(std::popcount(gc.compute_core_mask));
+    gc.max_tiler_cores = static_cast<__u8>(std::popcount(gc.tiler_core_mask));
+    gc.priority = PANTHOR_GROUP_PRIORITY_MEDIUM;
+    gc.vm_id = vc.id;
+    ASSERT_EQ(call(drm::uapi::DRM_IOCTL_PANTHOR_GROUP_CREATE, &gc), 0);
+    drm::uapi::drm_syncobj_create sc{};
+    ASSERT_EQ(call(drm::uapi::DRM_IOCTL_SYNCOBJ_CREATE, &sc), 0);
+
+    drm_panthor_sync_op wait{};
+    wait.flags = DRM_PANTHOR_SYNC_OP_WAIT;
+    wait.handle = sc.handle;
+    drm_panthor_sync_op signal{};
+    signal.flags = DRM_PANTHOR_SYNC_OP_SIGNAL;
+    signal.handle = sc.handle;
+    drm::UserRange rw(wait), rs(signal);
+    drm_panthor_queue_submit jobs[2] = {};  // empty streams: sync-only jobs on queue 0
+    jobs[0].syncs = DRM_PANTHOR_OBJ_ARRAY(1, &wait);
+    jobs[1].syncs = DRM_PANTHOR_OBJ_ARRAY(1, &signal);
+    drm::UserRange rj(jobs, sizeof jobs);
+    drm_panthor_group_submit gs{};
+    gs.group_handle = gc.group_handle;
+    gs.queue_submits = DRM_PANTHOR_OBJ_ARRAY(2, jobs);
+    EXPECT_EQ(call(drm::uapi::DRM_IOCTL_PANTHOR_GROUP_SUBMIT, &gs), -EINVAL);
+    const auto reports = kshim::take_reports();
+    ASSERT_EQ(reports.size(), 1u);
+    EXPECT_EQ(reports[0].kind, kshim::ReportKind::Warn);
+    EXPECT_NE((reports[0].title + reports[0].detail).find("sig_sync->fence"), std::string::npos);
+
+    // The other order is fine: the waiting job depends on the signalling one's fence.
+    jobs[0].syncs = DRM_PANTHOR_OBJ_ARRAY(1, &signal);
+    jobs[1].syncs = DRM_PANTHOR_OBJ_ARRAY(1, &wait);
+    EXPECT_EQ(call(drm::uapi::DRM_IOCTL_PANTHOR_GROUP_SUBMIT, &gs), 0);
+    drm_panthor_group_get_state st{};
+    st.group_handle = gc.group_handle;
+    EXPECT_EQ(call(drm::uapi::DRM_IOCTL_PANTHOR_GROUP_GET_STATE, &st), 0);
+    EXPECT_EQ(st.state, 0u);
+    drm::drm_release(file);
+    EXPECT_EQ(world.check(), "");
+    EXPECT_EQ(world.finish(), "");
+}
+
+// After a program lost the device (a reset that failed under injected faults), run_ioctl_program
+// reboots the world: the old device is removed and checked as finish() checks, a fresh one is
+// probed in the same world object. The next program (the hand-made seed of the fd-level ops,
+// every call of which succeeds) runs on it.
+TEST(FuzzRegression, WorldRebootGivesAFreshDeviceForTheFdOpsSeed) {
+    PanthorWorld world(PanthorWorld::Kind::Driver);
+    ASSERT_EQ(world.probe_result(), 0);
+    EXPECT_FALSE(world.device_lost());
+    EXPECT_EQ(world.reboot(), "");
+    ASSERT_EQ(world.probe_result(), 0);
+    ASSERT_NE(world.ptdev(), nullptr);
+    EXPECT_FALSE(world.device_lost());
+    const auto seed = read_file(fs::path(UPANTHOR_SOURCE_DIR) / "fuzz/corpus/fuzz_ioctl/seed-fd-ops-prime-dmabuf-syncfile");
+    std::string trace;
+    upanthor_fuzz::IoctlProgramOptions opts;
+    opts.trace = &trace;
+    EXPECT_EQ(upanthor_fuzz::run_ioctl_program(world, seed.data(), seed.size(), opts), "");
+    for (const char* call : {"PRIME_HANDLE_TO_FD = 0", "PRIME_FD_TO_HANDLE = 0", "dma_buf_mmap = 0", "DMA_BUF_IOCTL_SYNC = 0",
+                             "SYNC_IOC_FILE_INFO = 0", "SYNC_IOC_MERGE = 0", "SYNCOBJ_EVENTFD = 0", "close_fd = 0"})
+        EXPECT_NE(trace.find(call), std::string::npos) << call << "\n" << trace;
     EXPECT_EQ(world.finish(), "");
 }
 
