@@ -18,6 +18,21 @@ struct LockClass {
     std::string name;
     std::string site;
     unsigned flags;
+    std::string given_name;  // the name the map was initialised with ("" for none)
+};
+
+// A lock site by its source_location's pointers: the cheap first lookup of a class. Distinct
+// translation units may spell one file with distinct pointers; they meet in classes_by_site.
+struct SitePtr {
+    const char* file;
+    u32 line;
+    u32 column;
+    bool operator==(const SitePtr&) const = default;
+};
+struct SitePtrHash {
+    size_t operator()(const SitePtr& k) const {
+        return std::hash<const void*>()(k.file) ^ (static_cast<size_t>(k.line) << 20) ^ k.column;
+    }
 };
 
 namespace {
@@ -29,6 +44,9 @@ struct Edge {
 struct Graph {
     std::mutex lock;  // protects everything below
     std::map<std::string, LockClass*> classes_by_site;
+    // Every lock initialisation looks its class up (objects with locks come and go all the time):
+    // by pointers first, the name compared, before the string key is built.
+    std::unordered_multimap<SitePtr, LockClass*, SitePtrHash> classes_by_ptr;
     std::vector<LockClass*> classes;
     std::vector<std::vector<Edge>> after;  // by class id
     std::unordered_set<u64> edges;
@@ -102,19 +120,29 @@ LockdepMap fs_reclaim_map("fs_reclaim");
 LockdepMap::LockdepMap(const char* n, std::source_location site, unsigned flags) : name(n) {
 #if KSHIM_DEBUG_CHECKS
     Graph& g = graph();
-    std::string key = std::string(site.file_name()) + ":" + std::to_string(site.line()) + ":" +
-                      std::to_string(site.column()) + ":" + (n ? n : "");
+    const char* given = n ? n : "";
+    const SitePtr ptr{site.file_name(), site.line(), site.column()};
     std::lock_guard l(g.lock);
+    size_t names_here = 0;
+    for (auto [it, end] = g.classes_by_ptr.equal_range(ptr); it != end; ++it, ++names_here) {
+        if (it->second->given_name == given) {
+            cls = it->second;
+            return;
+        }
+    }
+    std::string key = std::string(site.file_name()) + ":" + std::to_string(site.line()) + ":" +
+                      std::to_string(site.column()) + ":" + given;
     auto it = g.classes_by_site.find(key);
     if (it != g.classes_by_site.end()) {
         cls = it->second;
-        return;
+    } else {
+        cls = new LockClass{static_cast<u32>(g.classes.size()), n ? n : loc_text(site), loc_text(site), flags, given};
+        g.classes.push_back(cls);
+        g.after.emplace_back();
+        g.classes_by_site.emplace(std::move(key), cls);
     }
-    auto* c = new LockClass{static_cast<u32>(g.classes.size()), n ? n : loc_text(site), loc_text(site), flags};
-    g.classes.push_back(c);
-    g.after.emplace_back();
-    g.classes_by_site.emplace(std::move(key), c);
-    cls = c;
+    // A site that names its locks at run time (one per object) stays on the string key alone.
+    if (names_here < 8) g.classes_by_ptr.emplace(ptr, cls);
 #else
     (void)site;
     (void)flags;
