@@ -147,14 +147,37 @@ TEST(FuzzRegression, GpuvmInputsReplayClean) {
     EXPECT_EQ(world.finish(), "");
 }
 
+// A booted driver with one open file: where the ioctl regressions start.
+struct OpenDriver {
+    PanthorWorld world{PanthorWorld::Kind::Driver};
+    drm::File* file = nullptr;
+    OpenDriver() {
+        if (world.probe_result() == 0) {
+            EXPECT_EQ(drm::drm_open(&world.ptdev()->base, &file, true), 0);
+        }
+    }
+    // The ioctl with its argument registered as user memory.
+    template <class T>
+    int call(unsigned cmd, T* arg) {
+        drm::UserRange r(arg, sizeof(*arg));
+        return drm::ioctl(file, cmd, arg);
+    }
+    // Closes the file, then the world's checks and teardown: "" when all is clean.
+    std::string close_and_check() {
+        drm::drm_release(file);
+        file = nullptr;
+        std::string out = world.check();  // before finish(), which takes the runtime down
+        return out + world.finish();
+    }
+};
+
 // Found by fuzz_ioctl (fuzz/crashes/fuzz_ioctl/oom-72cd...): a syncobj array ioctl with a huge
 // count_handles made drm_syncobj_array_find try to allocate gigabytes. The kernel's kmalloc fails
 // above KMALLOC_MAX_SIZE, so the ioctl is -ENOMEM, and nothing is allocated.
 TEST(FuzzRegression, HugeSyncobjCountIsEnomemWithoutAllocating) {
-    PanthorWorld world(PanthorWorld::Kind::Driver);
-    ASSERT_EQ(world.probe_result(), 0);
-    drm::File* file = nullptr;
-    ASSERT_EQ(drm::drm_open(&world.ptdev()->base, &file, true), 0);
+    OpenDriver d;
+    ASSERT_TRUE(d.file);
+    drm::File* file = d.file;
     uint32_t handles[4] = {1, 2, 3, 4};
     uint64_t points[4] = {};
     drm::UserRange rh(handles, sizeof handles);
@@ -175,9 +198,7 @@ TEST(FuzzRegression, HugeSyncobjCountIsEnomemWithoutAllocating) {
         drm::UserRange rs(s);
         EXPECT_EQ(drm::ioctl(file, drm::uapi::DRM_IOCTL_SYNCOBJ_SIGNAL, &s), -ENOMEM);
     }
-    drm::drm_release(file);
-    EXPECT_EQ(world.check(), "");
-    EXPECT_EQ(world.finish(), "");
+    EXPECT_EQ(d.close_and_check(), "");
 }
 
 // Found by fuzz_ioctl (fuzz/crashes/fuzz_ioctl/oom-ad5c...): BO_CREATE of 8 TiB succeeds (the
@@ -185,14 +206,9 @@ TEST(FuzzRegression, HugeSyncobjCountIsEnomemWithoutAllocating) {
 // drm_gem_shmem_get_pages allocate a 16 GiB page array. drm_gem_get_pages' kvmalloc_array
 // refuses more than INT_MAX bytes, so the bind is -ENOMEM and the VM stays usable.
 TEST(FuzzRegression, MappingAHugeBoIsEnomem) {
-    PanthorWorld world(PanthorWorld::Kind::Driver);
-    ASSERT_EQ(world.probe_result(), 0);
-    drm::File* file = nullptr;
-    ASSERT_EQ(drm::drm_open(&world.ptdev()->base, &file, true), 0);
-    auto call = [&](unsigned cmd, auto* arg) {
-        drm::UserRange r(arg, sizeof(*arg));
-        return drm::ioctl(file, cmd, arg);
-    };
+    OpenDriver d;
+    ASSERT_TRUE(d.file);
+    auto call = [&](unsigned cmd, auto* arg) { return d.call(cmd, arg); };
     drm_panthor_vm_create vc{};
     ASSERT_EQ(call(drm::uapi::DRM_IOCTL_PANTHOR_VM_CREATE, &vc), 0);
     drm_panthor_bo_create bc{};
@@ -212,9 +228,7 @@ TEST(FuzzRegression, MappingAHugeBoIsEnomem) {
     st.vm_id = vc.id;
     EXPECT_EQ(call(drm::uapi::DRM_IOCTL_PANTHOR_VM_GET_STATE, &st), 0);
     EXPECT_EQ(st.state, static_cast<__u32>(DRM_PANTHOR_VM_STATE_USABLE));
-    drm::drm_release(file);
-    EXPECT_EQ(world.check(), "");
-    EXPECT_EQ(world.finish(), "");
+    EXPECT_EQ(d.close_and_check(), "");
 }
 
 // Found by fuzz_ioctl (fuzz/crashes/fuzz_ioctl/crash-09ef...): in one GROUP_SUBMIT, a job that
@@ -224,14 +238,10 @@ TEST(FuzzRegression, MappingAHugeBoIsEnomem) {
 // accepts it as a known upstream WARN (docs/fuzzing.md). This pins the behaviour: -EINVAL, one
 // WARN, nothing queued, the group still usable.
 TEST(FuzzRegression, SubmitWaitingOnALaterJobsSignalIsEinvalWithUpstreamsWarn) {
-    PanthorWorld world(PanthorWorld::Kind::Driver);
-    ASSERT_EQ(world.probe_result(), 0);
-    drm::File* file = nullptr;
-    ASSERT_EQ(drm::drm_open(&world.ptdev()->base, &file, true), 0);
-    auto call = [&](unsigned cmd, auto* arg) {
-        drm::UserRange r(arg, sizeof(*arg));
-        return drm::ioctl(file, cmd, arg);
-    };
+    OpenDriver d;
+    ASSERT_TRUE(d.file);
+    auto& world = d.world;
+    auto call = [&](unsigned cmd, auto* arg) { return d.call(cmd, arg); };
     drm_panthor_vm_create vc{};
     ASSERT_EQ(call(drm::uapi::DRM_IOCTL_PANTHOR_VM_CREATE, &vc), 0);
     drm_panthor_queue_create q{};
@@ -277,9 +287,7 @@ TEST(FuzzRegression, SubmitWaitingOnALaterJobsSignalIsEinvalWithUpstreamsWarn) {
     st.group_handle = gc.group_handle;
     EXPECT_EQ(call(drm::uapi::DRM_IOCTL_PANTHOR_GROUP_GET_STATE, &st), 0);
     EXPECT_EQ(st.state, 0u);
-    drm::drm_release(file);
-    EXPECT_EQ(world.check(), "");
-    EXPECT_EQ(world.finish(), "");
+    EXPECT_EQ(d.close_and_check(), "");
 }
 
 // After a program lost the device (a reset that failed under injected faults), run_ioctl_program
