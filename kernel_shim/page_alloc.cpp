@@ -1,8 +1,14 @@
-// Mirrors mm/page_alloc.c: order-based page allocation over the physical arena.
+// Mirrors mm/page_alloc.c: a buddy allocator over the physical arena.
 //
-// Free blocks go to per-order free lists and are reused before the bump pointer moves; blocks
-// are not coalesced (the arena's address space is far larger than any test uses). Large freed
-// blocks are returned to the host with MADV_DONTNEED so multi-GiB tests do not pin memory.
+// As the kernel's: free blocks sit on per-order lists, a freed block merges with its free buddy
+// as far up as it can, and a request splits the smallest free block that fits. Without the
+// merging, memory freed in small blocks could never serve a larger request, and a long run (a
+// fuzzing campaign frees and allocates millions of times) would touch ever more of the arena.
+// The per-page metadata plays struct page: its own reservation, touched only for the pages that
+// have headed a free block. Blocks of 16 MiB and more are returned to the host when freed
+// (MADV_DONTNEED, or a hole punched in the memfd) so that multi-GiB tests do not pin memory;
+// smaller ones stay resident for the next request, since faulting a BO's pages back in on every
+// pin costed a third of a fuzzing run's time.
 #include "kernel_shim/page_alloc.h"
 
 #include <fcntl.h>
@@ -31,16 +37,43 @@ namespace {
 std::atomic<bool> g_want_memfd{false};
 std::atomic<bool> g_arena_made{false};
 
+// Freed blocks of this order and up go back to the host (16 MiB).
+constexpr unsigned kReturnToHostOrder = 12;
+
+using pfn_t = u32;  // page index inside the arena (2^24 pages)
+constexpr pfn_t kNoPage = ~pfn_t{0};
+constexpr u64 kArenaPages = kArenaSize >> PAGE_SHIFT;
+static_assert(kArenaPages <= kNoPage, "page indices must fit the metadata's links");
+
+// What struct page keeps for the buddy allocator: the free-list links and the order of a free
+// block's first page. `buddy` is set only while the page heads a free block (PageBuddy).
+struct PageMeta {
+    pfn_t prev;
+    pfn_t next;
+    u8 order;
+    bool buddy;
+};
+
+void* reserve(u64 bytes, int fd) {
+    void* p = fd >= 0 ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0)
+                      : mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        std::perror("kshim: reserving the physical arena");
+        std::abort();
+    }
+    return p;
+}
+
 struct Arena {
     char* base = nullptr;
     int memfd = -1;
-    std::mutex lock;  // protects bump and free_lists
-    u64 bump = 0;
-    std::vector<void*> free_lists[MAX_PAGE_ORDER + 1];
+    std::mutex lock;  // protects meta and free_area
+    PageMeta* meta = nullptr;
+    pfn_t free_area[MAX_PAGE_ORDER + 1];  // list heads, kNoPage when empty
+    u64 nr_free = 0;                      // pages in all free blocks (NR_FREE_PAGES)
 
     Arena() {
         g_arena_made.store(true);
-        void* p;
         if (g_want_memfd.load()) {
             // A sparse file: pages exist once touched, as with the anonymous mapping.
             memfd = memfd_create("upanthor-phys", MFD_CLOEXEC);
@@ -48,16 +81,37 @@ struct Arena {
                 std::perror("kshim: creating the arena memfd");
                 std::abort();
             }
-            p = mmap(nullptr, kArenaSize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, memfd, 0);
-        } else {
-            p = mmap(nullptr, kArenaSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         }
-        if (p == MAP_FAILED) {
-            std::perror("kshim: reserving the physical arena");
-            std::abort();
+        base = static_cast<char*>(reserve(kArenaSize, memfd));
+        meta = static_cast<PageMeta*>(reserve(kArenaPages * sizeof(PageMeta), -1));
+        std::fill(std::begin(free_area), std::end(free_area), kNoPage);
+        // The whole arena starts as free top-order blocks, the lowest address at the list's head.
+        for (u64 pfn = kArenaPages; pfn > 0;) {
+            pfn -= u64{1} << MAX_PAGE_ORDER;
+            add_to_free_list(static_cast<pfn_t>(pfn), MAX_PAGE_ORDER);
         }
-        base = static_cast<char*>(p);
     }
+
+    void add_to_free_list(pfn_t pfn, unsigned order) {
+        PageMeta& m = meta[pfn];
+        m = {kNoPage, free_area[order], static_cast<u8>(order), true};
+        if (m.next != kNoPage) meta[m.next].prev = pfn;
+        free_area[order] = pfn;
+        nr_free += u64{1} << order;
+    }
+
+    void del_from_free_list(pfn_t pfn, unsigned order) {
+        PageMeta& m = meta[pfn];
+        if (m.prev != kNoPage)
+            meta[m.prev].next = m.next;
+        else
+            free_area[order] = m.next;
+        if (m.next != kNoPage) meta[m.next].prev = m.prev;
+        m.buddy = false;
+        nr_free -= u64{1} << order;
+    }
+
+    bool page_is_buddy(pfn_t pfn, unsigned order) const { return meta[pfn].buddy && meta[pfn].order == order; }
 };
 
 Arena& arena() {
@@ -65,26 +119,29 @@ Arena& arena() {
     return *a;
 }
 
-// Takes a block from the free list or the bump pointer; nullptr when the arena is exhausted.
+// Takes the first block of the smallest non-empty order that fits and splits it down, as
+// __rmqueue_smallest and expand do: each split leaves the upper half free one order lower.
+// nullptr when no block is large enough.
 void* take_block(unsigned order) {
     Arena& a = arena();
-    const u64 bytes = u64{PAGE_SIZE} << order;
     std::lock_guard g(a.lock);
-    auto& list = a.free_lists[order];
-    if (!list.empty()) {
-        void* p = list.back();
-        list.pop_back();
-        return p;
+    unsigned current = order;
+    while (current <= MAX_PAGE_ORDER && a.free_area[current] == kNoPage) current++;
+    if (current > MAX_PAGE_ORDER) return nullptr;
+    const pfn_t pfn = a.free_area[current];
+    a.del_from_free_list(pfn, current);
+    while (current > order) {
+        current--;
+        a.add_to_free_list(pfn + (pfn_t{1} << current), current);
     }
-    u64 start = (a.bump + bytes - 1) & ~(bytes - 1);  // naturally aligned, as buddy blocks are
-    if (start + bytes > kArenaSize) return nullptr;
-    a.bump = start + bytes;
-    return a.base + start;
+    return a.base + (u64{pfn} << PAGE_SHIFT);
 }
 
+// Gives a block back and merges it with its buddy for as long as the buddy is free and whole,
+// as __free_one_page does.
 void give_block(void* p, unsigned order) {
     Arena& a = arena();
-    if (order >= 9) {
+    if (order >= kReturnToHostOrder) {
         // MADV_DONTNEED does not free a shared mapping's file pages: punch them out instead.
         if (a.memfd >= 0)
             fallocate(a.memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<char*>(p) - a.base,
@@ -92,8 +149,19 @@ void give_block(void* p, unsigned order) {
         else
             madvise(p, PAGE_SIZE << order, MADV_DONTNEED);
     }
+    pfn_t pfn = static_cast<pfn_t>(static_cast<u64>(static_cast<char*>(p) - a.base) >> PAGE_SHIFT);
     std::lock_guard g(a.lock);
-    a.free_lists[order].push_back(p);
+    // Freeing a block that is free already is the kernel's "Bad page state".
+    BUG_ON(a.meta[pfn].buddy);
+    BUG_ON(pfn & ((pfn_t{1} << order) - 1));
+    while (order < MAX_PAGE_ORDER) {
+        const pfn_t buddy = pfn ^ (pfn_t{1} << order);
+        if (!a.page_is_buddy(buddy, order)) break;
+        a.del_from_free_list(buddy, order);
+        pfn = std::min(pfn, buddy);
+        order++;
+    }
+    a.add_to_free_list(pfn, order);
 }
 
 }  // namespace
@@ -102,6 +170,12 @@ int page_arena_use_memfd() {
     if (g_arena_made.load()) return arena().memfd >= 0 ? 0 : -EBUSY;
     g_want_memfd.store(true);
     return arena().memfd >= 0 ? 0 : -EBUSY;
+}
+
+unsigned long nr_free_pages() {
+    Arena& a = arena();
+    std::lock_guard g(a.lock);
+    return a.nr_free;
 }
 
 int page_arena_memfd() { return g_arena_made.load() ? arena().memfd : -1; }

@@ -32,6 +32,10 @@ inline void __free_page(Page* page) { __free_pages(page, 0); }
 void* alloc_pages_exact(size_t size, gfp_t gfp);
 void free_pages_exact(void* virt, size_t size);
 
+// Pages in the free blocks of the arena, as the kernel's nr_free_pages(). The pool of page-table
+// pages (below) counts as allocated.
+unsigned long nr_free_pages();
+
 phys_addr_t page_to_phys(const Page* page);
 Page* phys_to_page(phys_addr_t phys);
 inline void* page_address(const Page* page) { return const_cast<Page*>(page); }
