@@ -26,6 +26,7 @@
 #include "kernel_shim/dma-buf/dma-buf.h"
 #include "kernel_shim/eventfd.h"
 #include "kernel_shim/fault_inject.h"
+#include "kernel_shim/task.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/sim_abort.h"
 #include "kernel_shim/time.h"
@@ -932,20 +933,23 @@ void Program::op_close_fd() {
 
 void Program::op_fail_allocations() {
     // failslab / fail_page_alloc for the next 1-8 calls (teardown and time passing exempt, see
-    // call()): the Nth allocation, or allocations at a rate, of the page allocator, xarray ids
-    // or scheduler fences. Not kmalloc, the page-table cache or the gpuva index: an unmap
-    // allocates from those (panthor_vm_unmap_range preallocates VMAs, page tables, index nodes),
-    // upstream keeps a kernel BO whose unmap failed (panthor_kernel_bo_destroy: a leak by design),
-    // and the unmaps of deferred frees (group_release_work...) run inside whatever call blocks
-    // next, which no per-call exemption can keep out. kshim's plan has no task filter (the
-    // kernel's fault-injection task-filter) that would keep failures to the program's own task.
+    // call()), with the kernel's task-filter: only the program's own task fails (make-it-fail is
+    // set for it in run()), so the work it leaves to workers and timers (group_release_work, the
+    // VM's deferred cleanup, a reset) allocates normally, whichever call it runs inside.
+    // The page allocator, xarray ids and scheduler fences fail as the Nth allocation or at a
+    // rate. kmalloc, page-table pages and the gpuva index only as the Nth (one failure per
+    // window): an unmap preallocates from them (panthor_vm_unmap_range: VMAs, tables, index
+    // nodes), and upstream keeps a kernel BO whose unmap failed (panthor_kernel_bo_destroy: a leak
+    // by design), so an error path that unwinds by unmapping must find its memory.
     kshim::FaultPlan plan;
     const uint8_t k = in_.u8();
-    if (k & 1) plan.fail_nth = 1 + in_.u8() % 64;
+    plan.only_cache = in_.pick<const char*>({"pages", "xarray", "drm_sched_fence", "kmalloc", "pt_pages", "drm_gpuva_index"});
+    const bool unmap_cache = plan.only_cache == "kmalloc" || plan.only_cache == "pt_pages" || plan.only_cache == "drm_gpuva_index";
+    if ((k & 1) || unmap_cache) plan.fail_nth = 1 + in_.u8() % 64;
     else plan.probability = in_.pick<double>({0.01, 0.05, 0.2, 0.5, 1.0});
-    plan.only_cache = in_.pick<const char*>({"pages", "xarray", "drm_sched_fence"});
     plan.seed = 1 + in_.u8();
     plan.ignore_blocking = (k & 2) != 0;
+    plan.task_filter = true;
     kshim::fault_inject_arm(plan);
     fail_plan_ = plan;
     fail_calls_left_ = 1 + static_cast<int>(in_.below(8));
@@ -1025,7 +1029,16 @@ void Program::teardown() {
     mem_.reset();
 }
 
+// The program's task is the one that fails allocations in a failure window (task-filter).
+struct MakeItFail {
+    MakeItFail() { kshim::current()->make_it_fail = true; }
+    ~MakeItFail() { kshim::current()->make_it_fail = false; }
+    MakeItFail(const MakeItFail&) = delete;
+    MakeItFail& operator=(const MakeItFail&) = delete;
+};
+
 std::string Program::run() {
+    const MakeItFail make_it_fail;
     {
         // The instruction budget (see the file comment).
         mock_hw::FaultSpec s;

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "kernel_shim/task.h"
+
 namespace kshim {
 namespace {
 std::atomic<bool> g_armed{false};  // fast check on every allocation
@@ -53,6 +55,10 @@ bool should_fail_alloc(const char* cache, gfp_t gfp) {
     if (!g_armed.load(std::memory_order_relaxed)) return false;
     if (!g_plan.only_cache.empty() && g_plan.only_cache != cache) return false;
     if (g_plan.ignore_blocking && gfpflags_allow_blocking(gfp)) return false;
+    if (g_plan.task_filter) {
+        const Task* t = current();
+        if (!t || !t->make_it_fail || !in_task()) return false;
+    }
     u64 n = ++g_attempts;
     bool fail = false;
     if (g_plan.fail_nth && n == g_plan.fail_nth) fail = true;

@@ -17,6 +17,10 @@ struct FaultPlan {
     std::string only_cache;
     // Skip allocations that may sleep (the kernel's ignore-gfp-wait); NOWAIT/ATOMIC ones still fail.
     bool ignore_blocking = false;
+    // The kernel's task-filter: only allocations made in task context by a task whose
+    // `make_it_fail` is set (current()->make_it_fail = true) may fail, so that work the task
+    // leaves to workers, timers and IRQ threads allocates normally.
+    bool task_filter = false;
 };
 
 void fault_inject_arm(const FaultPlan& plan);

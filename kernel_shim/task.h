@@ -94,6 +94,9 @@ struct Task {
     irq_work* irq_work_tail = nullptr;
     // lockdep-lite: locks (and pseudo-locks) held, in acquisition order.
     std::vector<HeldLock> held;
+    // /proc/<pid>/make-it-fail: a FaultPlan with task_filter fails only this task's allocations
+    // (kernel_shim/fault_inject.h).
+    bool make_it_fail = false;
 
     // Lifecycle.
     std::function<void()> fn;

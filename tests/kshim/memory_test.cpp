@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <vector>
 
 #include "kernel_shim/fault_inject.h"
 #include "kernel_shim/kref.h"
 #include "kernel_shim/mutex.h"
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/slab.h"
+#include "kernel_shim/task.h"
+#include "kernel_shim/workqueue.h"
 #include "tests/support/kernel_test.h"
 
 using namespace kshim;
@@ -116,6 +119,41 @@ TEST_F(Memory, FailureInjectionCanBeLimitedToOneCacheAndToNonBlockingAllocations
     kfree(k);
     kfree(blocking);
     kmem_cache_destroy(c);
+}
+
+// A work item that allocates once and records whether it got memory.
+struct AllocatingWork {
+    work_struct work;
+    bool got = false;
+    static void fn(work_struct* w) {
+        auto* self = container_of(w, AllocatingWork, work);
+        void* p = kmalloc(8, GFP_KERNEL);
+        self->got = p != nullptr;
+        kfree(p);
+    }
+};
+
+TEST_F(Memory, TaskFilterFailsOnlyTheMarkedTasksAllocations) {
+    fault_inject_arm({.probability = 1.0, .only_cache = "kmalloc", .task_filter = true});
+    void* unmarked = kmalloc(8, GFP_KERNEL);
+    EXPECT_NE(unmarked, nullptr) << "the test's task is not marked yet";
+    kfree(unmarked);
+    current()->make_it_fail = true;
+    EXPECT_EQ(kmalloc(8, GFP_KERNEL), nullptr);
+    // What the marked task hands to a worker allocates normally.
+    AllocatingWork w;
+    INIT_WORK(&w.work, AllocatingWork::fn);
+    schedule_work(&w.work);
+    flush_work(&w.work);
+    EXPECT_TRUE(w.got);
+    // Without the filter the same plan fails everyone.
+    fault_inject_arm({.probability = 1.0, .only_cache = "kmalloc"});
+    schedule_work(&w.work);
+    flush_work(&w.work);
+    EXPECT_FALSE(w.got);
+    fault_inject_disarm();
+    current()->make_it_fail = false;
+    EXPECT_EQ(fault_inject_failures(), 1u);
 }
 
 TEST_F(Memory, ProbabilisticInjectionIsReproducibleFromItsSeed) {
@@ -235,6 +273,70 @@ TEST_F(Memory, AllocPagesExactKeepsOnlyWhatWasAskedFor) {
     free_pages_exact(p, 5 * PAGE_SIZE);
     EXPECT_EQ(mem_counters().pages_live, before);
     EXPECT_EQ(alloc_pages_exact(0, GFP_KERNEL), nullptr);
+}
+
+// How many top-order (1 GiB) blocks the arena can hand out right now; address space only.
+static int count_top_order_blocks() {
+    std::vector<Page*> blocks;
+    while (Page* p = alloc_pages(GFP_KERNEL | __GFP_NOWARN, MAX_PAGE_ORDER)) blocks.push_back(p);
+    for (Page* p : blocks) __free_pages(p, MAX_PAGE_ORDER);
+    return static_cast<int>(blocks.size());
+}
+
+TEST_F(Memory, FreedBlocksMergeWithTheirBuddiesSoFragmentationIsUndone) {
+    const unsigned long free_before = nr_free_pages();
+    const int top_before = count_top_order_blocks();
+    ASSERT_GT(top_before, 0);
+
+    // Blocks of mixed orders and odd exact sizes, freed in an order unrelated to the allocation.
+    struct Block {
+        void* p;
+        unsigned order;   // for alloc_pages
+        size_t exact;     // for alloc_pages_exact, 0 otherwise
+    };
+    std::vector<Block> blocks;
+    for (unsigned i = 0; i < 600; i++) {
+        if (i % 3 == 0) {
+            const size_t bytes = (1 + (i * 7) % 13) * PAGE_SIZE;
+            blocks.push_back({alloc_pages_exact(bytes, GFP_KERNEL), 0, bytes});
+        } else {
+            const unsigned order = (i * 5) % 6;
+            blocks.push_back({page_address(alloc_pages(GFP_KERNEL, order)), order, 0});
+        }
+        ASSERT_NE(blocks.back().p, nullptr);
+    }
+    EXPECT_LT(nr_free_pages(), free_before);
+    for (size_t i = 0; i < blocks.size(); i++) std::swap(blocks[i], blocks[(i * 389) % blocks.size()]);
+    for (const Block& b : blocks) {
+        if (b.exact) {
+            // Given back one page at a time, as a caller may free parts of an exact run.
+            for (size_t off = 0; off < b.exact; off += PAGE_SIZE) free_pages_exact(static_cast<char*>(b.p) + off, PAGE_SIZE);
+        } else {
+            __free_pages(virt_to_page(b.p), b.order);
+        }
+    }
+
+    EXPECT_EQ(nr_free_pages(), free_before);
+    // Every small block merged back: the arena holds as many 1 GiB blocks as before.
+    EXPECT_EQ(count_top_order_blocks(), top_before);
+}
+
+TEST_F(Memory, AFreedPageIsReusedBeforeTheArenaGrows) {
+    // Repeated allocate-and-free of every small order keeps to the same few blocks: the free
+    // page count does not drift, and the first page comes back for the same request.
+    Page* first = alloc_page(GFP_KERNEL);
+    ASSERT_NE(first, nullptr);
+    __free_page(first);
+    const unsigned long free_before = nr_free_pages();
+    for (int round = 0; round < 1000; round++) {
+        Page* p = alloc_pages(GFP_KERNEL, round % 7);
+        ASSERT_NE(p, nullptr);
+        __free_pages(p, round % 7);
+    }
+    EXPECT_EQ(nr_free_pages(), free_before);
+    Page* again = alloc_page(GFP_KERNEL);
+    EXPECT_EQ(again, first);
+    __free_page(again);
 }
 
 TEST_F(Memory, KrefPutMutexReleasesUnderTheLock) {
