@@ -109,6 +109,10 @@ long wait_event_timeout_impl(WaitQueueHead& wq, Cond&& cond, long timeout, std::
         [&] { wq.remove(&e); }, interruptible);
 }
 
+// What an interruptible wait without a timeout returns, from the timed wait's result: 0, or
+// -ERESTARTSYS when a signal ended it.
+inline int interruptible_wait_result(long timed_result) { return timed_result < 0 ? -ERESTARTSYS : 0; }
+
 }  // namespace kshim
 
 #define wait_event(wq, cond)                                                                        \
@@ -117,12 +121,10 @@ long wait_event_timeout_impl(WaitQueueHead& wq, Cond&& cond, long timeout, std::
 #define wait_event_timeout(wq, cond, timeout) \
     ::kshim::wait_event_timeout_impl((wq), [&]() -> bool { return (cond); }, (timeout), std::source_location::current())
 // 0, or -ERESTARTSYS when a signal is pending (kernel_shim/signal.h) before cond() holds.
-#define wait_event_interruptible(wq, cond)                                                                  \
-    static_cast<int>(::kshim::wait_event_timeout_impl((wq), [&]() -> bool { return (cond); },               \
-                                                      ::kshim::MAX_SCHEDULE_TIMEOUT,                        \
-                                                      std::source_location::current(), true) < 0            \
-                         ? -ERESTARTSYS                                                                     \
-                         : 0)
+#define wait_event_interruptible(wq, cond)                                                             \
+    ::kshim::interruptible_wait_result(::kshim::wait_event_timeout_impl(                               \
+        (wq), [&]() -> bool { return (cond); }, ::kshim::MAX_SCHEDULE_TIMEOUT,                         \
+        std::source_location::current(), true))
 // No fatal signals are modelled: never interrupted.
 #define wait_event_killable(wq, cond) (wait_event(wq, cond), 0)
 // As wait_event_timeout, or -ERESTARTSYS.
