@@ -51,18 +51,11 @@ artifacts="$ROOT/build/$preset/artifacts/$target"
 mkdir -p "$work" "$artifacts"
 rm -f "$artifacts"/*
 
-# The options file holds what OSS-Fuzz passes too: [libfuzzer] flags (max_len, timeout,
-# rss_limit_mb) and [asan] options (ASAN_OPTIONS).
-opts=()
-asan_opts=""
-section=""
-while IFS='=' read -r k v; do
-  k=$(echo "$k" | tr -d ' '); v=$(echo "$v" | tr -d ' ')
-  case "$k" in "["*"]") section="$k"; continue ;; "#"*|"") continue ;; esac
-  [ -n "$v" ] || continue
-  if [ "$section" = "[asan]" ]; then asan_opts="${asan_opts:+$asan_opts:}$k=$v"; else opts+=("-$k=$v"); fi
-done < "$ROOT/fuzz/$target.options"
-[ -n "$asan_opts" ] && export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}$asan_opts"
+# The options file holds what OSS-Fuzz passes too: [libfuzzer] flags and [asan] options.
+source "$ROOT/scripts/fuzz-options.sh"
+read_fuzz_options "$ROOT/fuzz/$target.options"
+opts=("${fuzz_opts[@]}")
+[ -n "$fuzz_asan_opts" ] && export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}$fuzz_asan_opts"
 
 echo "fuzz.sh: $target for ${seconds}s (${opts[*]})"
 set +e
