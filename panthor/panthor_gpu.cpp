@@ -7,6 +7,7 @@
 
 #include "kernel_shim/devres.h"
 #include "kernel_shim/err.h"
+#include "kernel_shim/mutex.h"
 #include "kernel_shim/pm_runtime.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/slab.h"
@@ -26,6 +27,10 @@ struct panthor_gpu {
     // because waiters test it without the lock (the kernel's plain read in wait_event).
     std::atomic<u32> pending_reqs{0};
     kshim::WaitQueueHead reqs_acked;
+    // Serialises cache flushes (upstream e322a4844811): callers flush concurrently (a VM's unmap,
+    // a reset, the FW's suspend), and without it the second one found the first one's request
+    // pending, WARNed and was dropped (found by fuzz_ioctl's campaign).
+    kshim::Mutex cache_flush_lock{"panthor_gpu.cache_flush_lock"};
 };
 
 namespace {
@@ -225,6 +230,7 @@ int panthor_gpu_l2_power_on(panthor_device* ptdev) {
 }
 
 int panthor_gpu_flush_caches(panthor_device* ptdev, u32 l2, u32 lsc, u32 other) {
+    kshim::MutexGuard serialise(ptdev->gpu->cache_flush_lock);
     return panthor_gpu_issue_cmd_and_wait(ptdev, GPU_IRQ_CLEAN_CACHES_COMPLETED, GPU_FLUSH_CACHES(l2, lsc, other),
                                           false, "Flush caches");
 }

@@ -19,6 +19,9 @@
 #include "panthor/panthor_gem.h"
 #include "panthor/panthor_mmu.h"
 #include "panthor/regs/gpu_regs.h"
+#include "kernel_shim/pm_runtime.h"
+#include "kernel_shim/sched.h"
+#include "panthor/panthor_gpu.h"
 #include "tests/panthor/panthor_test.h"
 
 namespace panthor::testing {
@@ -236,6 +239,28 @@ TEST_F(PanthorProbe, DevfreqFollowsBusyAndIdle) {
     EXPECT_TRUE(is_opp_rate(rate));
     EXPECT_EQ(kshim::regulator_get_voltage(supply()), static_cast<int>(opp_microvolt(rate)));
     kshim::pm_runtime_put_autosuspend(dev());
+}
+
+TEST_F(PanthorProbe, ConcurrentCacheFlushesBothCompleteWithoutAWarn) {
+    // Two flushes at once (a VM's unmap and a reset's, say): the second waits for the first, as
+    // upstream's cache_flush_lock has it, rather than finding its request pending (a WARN, and
+    // the flush dropped). Found by fuzz_ioctl's campaign.
+    ASSERT_EQ(kshim::pm_runtime_resume_and_get(dev()), 0);
+    int rets[2] = {1, 1};
+    std::vector<kshim::Task*> tasks;
+    for (int& ret : rets)
+        tasks.push_back(kshim::kthread_run(
+            [&] {
+                ret = panthor_gpu_flush_caches(ptdev, CACHE_CLEAN | CACHE_INV, CACHE_CLEAN | CACHE_INV, CACHE_INV);
+                return 0;
+            },
+            "flusher"));
+    for (kshim::Task* t : tasks)
+        kshim::kthread_stop(t);
+    EXPECT_EQ(rets[0], 0);
+    EXPECT_EQ(rets[1], 0);
+    EXPECT_EQ(drain_reports(), "");
+    kshim::pm_runtime_put(dev());
 }
 
 TEST_F(PanthorProbe, RemoveReleasesEverything) {
