@@ -8,7 +8,7 @@
 // have headed a free block. Blocks of 16 MiB and more are returned to the host when freed
 // (MADV_DONTNEED, or a hole punched in the memfd) so that multi-GiB tests do not pin memory;
 // smaller ones stay resident for the next request, since faulting a BO's pages back in on every
-// pin costed a third of a fuzzing run's time.
+// pin cost a third of a fuzzing run's time.
 #include "kernel_shim/page_alloc.h"
 
 #include <fcntl.h>
