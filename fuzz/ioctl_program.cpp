@@ -1092,4 +1092,15 @@ std::string run_ioctl_program(PanthorWorld& world, const uint8_t* data, size_t s
     return p.run();
 }
 
+std::string run_ioctl_history(PanthorWorld& world, const std::vector<std::vector<uint8_t>>& inputs,
+                              const IoctlProgramOptions& opts) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        const std::string where = "history input " + std::to_string(i + 1) + " of " + std::to_string(inputs.size());
+        if (opts.trace) *opts.trace += where + ":\n";
+        const std::string problems = run_ioctl_program(world, inputs[i].data(), inputs[i].size(), opts);
+        if (!problems.empty()) return where + ": " + problems;
+    }
+    return "";
+}
+
 }  // namespace upanthor_fuzz

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "fuzz/panthor_world.h"
 
@@ -25,6 +26,12 @@ struct IoctlProgramOptions {
 // Runs the program `data` decodes to on `world` (which must have a probed device), releases
 // everything it made, then runs world.check(). Returns "" or what went wrong.
 std::string run_ioctl_program(PanthorWorld& world, const uint8_t* data, size_t size,
+                              const IoctlProgramOptions& opts = {});
+
+// Runs a world's history (fuzz/world_history.h) on `world`, which must be freshly booted: each
+// input as run_ioctl_program does, stopping at the first that goes wrong. Returns "" or what
+// went wrong, naming the input ("history input 7 of 12: ...").
+std::string run_ioctl_history(PanthorWorld& world, const std::vector<std::vector<uint8_t>>& inputs,
                               const IoctlProgramOptions& opts = {});
 
 // Rewrites command-stream words so that a stream cannot loop or branch away on its own:

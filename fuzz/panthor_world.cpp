@@ -40,6 +40,7 @@ PanthorWorld::PanthorWorld(Kind kind, kshim::u64 seed) : kind_(kind), seed_(seed
 
 void PanthorWorld::boot() {
     const Kind kind = kind_;
+    ++boots_;
     finished_ = false;
     probe_ret_ = 0;
     kshim::take_reports();

@@ -58,6 +58,8 @@ public:
     // finish(), then a fresh world of the same kind and seed in its place (probed again).
     // Returns what finish() found.
     std::string reboot();
+    // How many times this world booted (1 after construction; reboot() adds one).
+    unsigned boots() const { return boots_; }
 
 private:
     void boot();
@@ -72,6 +74,7 @@ private:
     kshim::MemCounters mark_;
     kshim::MemCounters before_world_;
     bool finished_ = false;
+    unsigned boots_ = 0;
 };
 
 // LLVMFuzzerInitialize of every target: silences the kernel log on stderr (KSHIM_LOG=none; the

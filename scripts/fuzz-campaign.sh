@@ -15,7 +15,8 @@
 #   UPANTHOR_FUZZ_NO_BUILD=1   the targets are built already
 #
 # Prints the executions and findings per worker run, and exits 1 if anything was found (the
-# findings are in CAMPAIGN_DIR/findings; replay one with `build/fuzz/fuzz/TARGET FILE`).
+# findings are in CAMPAIGN_DIR/findings; replay one with `build/fuzz/fuzz/TARGET FILE`, and
+# fuzz_ioctl's `<run>-history-<pid>` beside it the same way).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -44,6 +45,7 @@ check_bin="$ROOT/build/fuzz/fuzz/$target"
 # The options file's flags, as scripts/fuzz.sh passes them; the campaign's own -runs, -seed and
 # -artifact_prefix come after. Its [asan] options go to the sanitized replay.
 source "$ROOT/scripts/fuzz-options.sh"
+source "$ROOT/scripts/fuzz-history.sh"
 read_fuzz_options "$ROOT/fuzz/$target.options"
 opts=("${fuzz_opts[@]}")
 
@@ -65,6 +67,12 @@ worker() {
     fi
     done_now=${done_now:-0}
     echo "worker $id run $run: $done_now executions, exit $rc" | tee -a "$dir/logs/summary.txt"
+    # fuzz_ioctl's device history (docs/fuzzing.md, "Findings that need earlier inputs") matters
+    # only beside a finding; an interrupted run leaves its file too.
+    for h in "$dir/findings/w$id.$run-history-"*; do
+      [ -f "$h" ] || continue
+      if [ "$rc" -ne 0 ]; then trim_world_history "$h" "$h.tmp" && mv "$h.tmp" "$h"; else rm -f "$h"; fi
+    done
     if [ "$done_now" -eq 0 ] && [ "$rc" -ne 0 ]; then
       echo "worker $id: the target fails at start-up, see $log" >&2
       return 1
@@ -98,7 +106,10 @@ if [ -x "$check_bin" ]; then
   [ "$rc" -eq 0 ] || { echo "campaign: the sanitized replay failed, see $dir/logs/asan-replay.log"; status=1; }
 fi
 
-findings=$(find "$dir/findings" -maxdepth 1 -type f | wc -l)
+findings=$(find "$dir/findings" -maxdepth 1 -type f ! -name '*history-*' | wc -l)
 echo "campaign: $findings finding(s) in $dir/findings"
+if [ "$findings" -ne 0 ] && compgen -G "$dir/findings/*history-*" >/dev/null; then
+  echo "campaign: a finding that does not fail alone replays from its run's history file: $check_bin FILE"
+fi
 [ "$findings" -eq 0 ] || status=1
 exit $status

@@ -53,6 +53,7 @@ rm -f "$artifacts"/*
 
 # The options file holds what OSS-Fuzz passes too: [libfuzzer] flags and [asan] options.
 source "$ROOT/scripts/fuzz-options.sh"
+source "$ROOT/scripts/fuzz-history.sh"
 read_fuzz_options "$ROOT/fuzz/$target.options"
 opts=("${fuzz_opts[@]}")
 [ -n "$fuzz_asan_opts" ] && export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}$fuzz_asan_opts"
@@ -69,6 +70,17 @@ found=$(find "$artifacts" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-
 if [ -n "$found" ]; then
   mkdir -p "$crashes"
   name=$(basename "$found")
+  # fuzz_ioctl keeps the inputs its device ran since it booted (docs/fuzzing.md, "Findings that
+  # need earlier inputs"). When the input does not fail on a fresh device, that history is the
+  # reproducer: it is saved instead, unminimised.
+  history=$(find "$artifacts" -maxdepth 1 -type f -name 'history-*' | head -1)
+  if [ -n "$history" ] && "$bin" "${opts[@]}" "$found" >"$artifacts/alone.txt" 2>&1; then
+    trim_world_history "$history" "$crashes/$name.history"
+    echo "fuzz.sh: $target found a problem that needs earlier inputs; the device's history is saved as fuzz/crashes/$target/$name.history" >&2
+    echo "fuzz.sh: replay: $bin fuzz/crashes/$target/$name.history   (UPANTHOR_FUZZ_TRACE=1 lists the programs)" >&2
+    echo "fuzz.sh: log: $artifacts/log.txt" >&2
+    exit 1
+  fi
   min="$artifacts/min-$name"
   # -minimize_crash keeps the input failing while it shrinks it.
   "$bin" "${opts[@]}" -minimize_crash=1 -max_total_time=60 -exact_artifact_path="$min" "$found" \

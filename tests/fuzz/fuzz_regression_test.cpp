@@ -24,6 +24,7 @@
 #include "fuzz/gpuvm_program.h"
 #include "fuzz/ioctl_program.h"
 #include "fuzz/panthor_world.h"
+#include "fuzz/world_history.h"
 #include "kernel_shim/report.h"
 
 namespace {
@@ -60,12 +61,21 @@ void replay_ioctl(PanthorWorld& world, const fs::path& p) {
                                                                                              << trace;
 }
 
-// Each crash in a freshly probed world, as `fuzz_ioctl <file>` replays it.
+// Each crash in a freshly probed world, as `fuzz_ioctl <file>` replays it; a device's history
+// (`*.history`, a finding that needed earlier inputs) input by input.
 TEST(FuzzRegression, IoctlCrashesReplayClean) {
     for (const fs::path& p : inputs_of("fuzz_ioctl", {"crashes"})) {
         PanthorWorld world(PanthorWorld::Kind::Driver);
         ASSERT_EQ(world.probe_result(), 0);
-        replay_ioctl(world, p);
+        const std::vector<uint8_t> data = read_file(p);
+        if (auto history = upanthor_fuzz::parse_world_history(data.data(), data.size())) {
+            std::string trace;
+            upanthor_fuzz::IoctlProgramOptions opts;
+            opts.trace = &trace;
+            EXPECT_EQ(upanthor_fuzz::run_ioctl_history(world, *history, opts), "") << p << "\nprograms:\n" << trace;
+        } else {
+            replay_ioctl(world, p);
+        }
         EXPECT_EQ(world.finish(), "") << p;
     }
 }
