@@ -31,7 +31,9 @@ using upanthor_fuzz::WorldHistoryRecorder;
 constexpr size_t kHistoryBytes = 1 << 20;
 constexpr size_t kHistoryInputs = 1024;
 
-// Set by LLVMFuzzerInitialize: the recorder while fuzzing, none when replaying files.
+// Set by LLVMFuzzerInitialize: whether libFuzzer was given only files (it replays them instead
+// of fuzzing; only then is an input read as a history), and the recorder while fuzzing.
+bool g_replaying_files = false;
 WorldHistoryRecorder* g_history = nullptr;
 
 bool is_regular_file(const char* path) {
@@ -39,26 +41,30 @@ bool is_regular_file(const char* path) {
     return ::stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-// Where the history goes: beside libFuzzer's artifacts (-artifact_prefix, or the folder of
-// -exact_artifact_path), as "<prefix>history-<pid>". Empty (no history kept) when libFuzzer was
-// given only files, which it replays instead of fuzzing, or with UPANTHOR_FUZZ_HISTORY=0.
-std::string history_path(int argc, char** argv) {
-    if (const char* e = std::getenv("UPANTHOR_FUZZ_HISTORY"); e && std::strcmp(e, "0") == 0) return "";
-    std::string prefix;
-    bool any_input = false, only_files = true;
+bool only_files_given(int argc, char** argv) {
+    bool any = false;
     for (int i = 1; i < argc; ++i) {
-        const char* a = argv[i];
-        if (a[0] != '-') {
-            any_input = true;
-            only_files = only_files && is_regular_file(a);
-        } else if (std::strncmp(a, "-artifact_prefix=", 17) == 0) {
-            prefix = a + 17;
-        } else if (std::strncmp(a, "-exact_artifact_path=", 21) == 0) {
-            prefix = std::string(a + 21) + ".";
-        }
+        if (argv[i][0] == '-') continue;
+        if (!is_regular_file(argv[i])) return false;
+        any = true;
     }
-    if (any_input && only_files) return "";
+    return any;
+}
+
+// Where the history goes: beside libFuzzer's artifacts (-artifact_prefix, or the name given by
+// -exact_artifact_path), as "<prefix>history-<pid>".
+std::string history_path(int argc, char** argv) {
+    std::string prefix;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strncmp(argv[i], "-artifact_prefix=", 17) == 0) prefix = argv[i] + 17;
+        if (std::strncmp(argv[i], "-exact_artifact_path=", 21) == 0) prefix = std::string(argv[i] + 21) + ".";
+    }
     return prefix + "history-" + std::to_string(::getpid());
+}
+
+bool history_wanted() {
+    const char* e = std::getenv("UPANTHOR_FUZZ_HISTORY");
+    return !(e && std::strcmp(e, "0") == 0);
 }
 
 PanthorWorld& the_world() {
@@ -90,9 +96,10 @@ void replay_history(const upanthor_fuzz::WorldInputs& inputs, const upanthor_fuz
 
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
     upanthor_fuzz::fuzz_init_env(argv && *argv ? (*argv)[0] : nullptr);
-    const std::string path = argc && argv ? history_path(*argc, *argv) : "";
-    if (!path.empty()) {
-        g_history = new WorldHistoryRecorder(path, kHistoryBytes, kHistoryInputs);
+    if (!argc || !argv) return 0;
+    g_replaying_files = only_files_given(*argc, *argv);
+    if (!g_replaying_files && history_wanted()) {
+        g_history = new WorldHistoryRecorder(history_path(*argc, *argv), kHistoryBytes, kHistoryInputs);
         // libFuzzer exits through exit() when it is done and through _Exit() on a finding, so
         // the file outlives exactly the runs that found something.
         std::atexit([] {
@@ -108,7 +115,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     upanthor_fuzz::IoctlProgramOptions opts;
     if (std::getenv("UPANTHOR_FUZZ_TRACE")) opts.trace = &trace;
 
-    if (!g_history) {
+    if (g_replaying_files) {
         if (auto inputs = upanthor_fuzz::parse_world_history(data, size)) {
             replay_history(*inputs, opts);
             return 0;
