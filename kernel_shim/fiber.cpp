@@ -12,18 +12,13 @@
 #include <mutex>
 #include <vector>
 
-#if defined(__SANITIZE_ADDRESS__)
+#include "kernel_shim/sanitizers.h"
+#if KSHIM_ASAN
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
-#define KSHIM_ASAN 1
-#else
-#define KSHIM_ASAN 0
 #endif
-#if defined(__SANITIZE_THREAD__)
+#if KSHIM_TSAN
 #include <sanitizer/tsan_interface.h>
-#define KSHIM_TSAN 1
-#else
-#define KSHIM_TSAN 0
 #endif
 
 namespace bctx = boost::context::detail;

@@ -14,8 +14,10 @@
 
 #include "kernel_shim/fault_inject.h"
 #include "kernel_shim/report.h"
+#include "kernel_shim/sanitizers.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+// Under ASan a freed object goes back to malloc, so that a use after free is caught.
+#if KSHIM_ASAN
 #define KSHIM_SLAB_FREELIST 0
 #else
 #define KSHIM_SLAB_FREELIST 1

@@ -6,6 +6,7 @@
 
 #include "kernel_shim/cputime.h"
 #include "kernel_shim/page_alloc.h"
+#include "kernel_shim/sanitizers.h"
 #include "kernel_shim/trace.h"
 #include "mock_hw/gpu.h"
 #include "panthor/regs/exceptions.h"
@@ -185,11 +186,7 @@ const Tlb::Entry* Mmu::translate_entry_locked(u32 as, u64 va, Access acc, u32 so
 }
 
 namespace {
-#if defined(__SANITIZE_THREAD__)
-constexpr bool kTsan = true;
-#else
-constexpr bool kTsan = false;
-#endif
+constexpr bool kTsan = KSHIM_TSAN;
 
 template <class T>
 inline bool aligned(const void* p) {

@@ -104,6 +104,10 @@ if [ -x "$check_bin" ]; then
   rc=$?
   set -e
   [ "$rc" -eq 0 ] || { echo "campaign: the sanitized replay failed, see $dir/logs/asan-replay.log"; status=1; }
+  if grep -q 'False positive error reports may follow' "$dir/logs/asan-replay.log"; then
+    echo "campaign: ASan lost track of the stack in the replay (fiber switches not annotated?)"
+    status=1
+  fi
 fi
 
 findings=$(find "$dir/findings" -maxdepth 1 -type f ! -name '*history-*' | wc -l)

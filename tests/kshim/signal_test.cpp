@@ -16,6 +16,7 @@
 #include "kernel_shim/mutex.h"
 #include "kernel_shim/ww_mutex.h"
 #include "kernel_shim/sched.h"
+#include "kernel_shim/sanitizers.h"
 #include "kernel_shim/signal.h"
 #include "tests/dma_fence/mock_fence.h"
 #include "tests/support/kernel_test.h"
@@ -267,7 +268,7 @@ TEST_F(SignalReal, InterruptibleSleepWithASignalPendingDoesNotSleep) {
 
 // TSan defers a signal's handler to its next interceptor, which a thread blocked in the raw
 // futex wait never reaches: the handler-delivered form is checked in the other builds.
-#if !defined(__SANITIZE_THREAD__)
+#if !KSHIM_TSAN
 namespace {
 std::atomic<Task*> g_signal_target{nullptr};
 void deliver_to_task(int) {

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "kernel_shim/runtime.h"
+#include "kernel_shim/sanitizers.h"
 #include "kernel_shim/signal.h"
 
 namespace upanthor::preload {
@@ -83,7 +84,9 @@ void trampoline(int sig, siginfo_t* info, void* uc) {
 }  // namespace
 
 DriverCallScope::DriverCallScope() {
-    if (t_depth++ == 0) {
+    const int outer = t_depth;
+    t_depth = outer + 1;
+    if (outer == 0) {
         if (kshim::Task* t = kshim::current()) kshim::clear_signal_pending(t);
     }
 }
@@ -171,7 +174,7 @@ int interposed_sigaction(int sig, const struct sigaction* act, struct sigaction*
 // which would be this (instrumented) code running before TSan is ready; and TSan defers handlers
 // to its next interceptor, which a thread parked in the driver's futex wait never reaches. There
 // the program's handlers are installed as given, and driver waits are not interrupted.
-#if !defined(__SANITIZE_THREAD__)
+#if !KSHIM_TSAN
 #pragma GCC visibility push(default)
 extern "C" {
 
@@ -192,4 +195,4 @@ sighandler_t signal(int sig, sighandler_t handler) {
 
 }  // extern "C"
 #pragma GCC visibility pop
-#endif  // !__SANITIZE_THREAD__
+#endif  // !KSHIM_TSAN
