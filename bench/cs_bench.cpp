@@ -10,13 +10,13 @@
 //                        CS slots before the RESUME as panthor does when it rotates groups
 //                        (target for both round trips: <= 10 us of CPU)
 //
-// The driver side is the tests' CsfRig (tests/mock_hw/csf_rig.h): boot, queues, slots.
+// The driver side is the tests' CsfRig (testkit/csf_rig.h): boot, queues, slots.
 #include <benchmark/benchmark.h>
 
 #include "kernel_shim/runtime.h"
 #include "mock_hw/cs_engine.h"
-#include "panthor/cs_isa.h"
-#include "tests/mock_hw/csf_rig.h"
+#include "hw/csf/cs_isa.h"
+#include "testkit/csf_rig.h"
 
 using namespace mock_hw;
 using namespace mock_hw::testing;

@@ -1,6 +1,6 @@
 // drm_gpuvm benchmarks (drm/gpuvm.cpp, drm/gpuvm_sm.cpp), release build.
 //
-// One VM_BIND operation per iteration, the way panthor runs it (tests/gpuvm/gpuvm_harness.h):
+// One VM_BIND operation per iteration, the way panthor runs it (testkit/gpuvm_harness.h):
 // prepare (allocate the VAs a step may need, top up the index node reserve, obtain the vm_bo),
 // sm_map / sm_unmap whose steps update the tree and the BO lists, cleanup (free the returned
 // VAs, deferred vm_bo cleanup).
@@ -15,7 +15,7 @@
 #include <memory>
 
 #include "kernel_shim/runtime.h"
-#include "tests/gpuvm/gpuvm_harness.h"
+#include "testkit/gpuvm_harness.h"
 
 using namespace gpuvm_test;
 using namespace kshim;

@@ -31,8 +31,8 @@
 #include "drm/uaccess.h"
 #include "kernel_shim/cputime.h"
 #include "kernel_shim/runtime.h"
-#include "mock_hw/cs_formats.h"
-#include "panthor/cs_isa.h"
+#include "hw/csf/mock_fw_formats.h"
+#include "hw/csf/cs_isa.h"
 #include "panthor/panthor_sched.h"
 
 using namespace drm::uapi;

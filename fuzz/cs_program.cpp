@@ -15,8 +15,8 @@
 #include "drm/uapi/panthor_drm.h"
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/sim_abort.h"
-#include "mock_hw/cs_formats.h"
-#include "panthor/cs_isa.h"
+#include "hw/csf/mock_fw_formats.h"
+#include "hw/csf/cs_isa.h"
 
 namespace upanthor_fuzz {
 

@@ -6,7 +6,7 @@
 
 #include "fuzz/fw_image_program.h"
 #include "fuzz/panthor_world.h"
-#include "panthor/fw_image_format.h"
+#include "hw/csf/fw_image_format.h"
 
 namespace {
 // The MCU VA bytes the image's section entries ask for, as panthor's loader walks them. The

@@ -6,8 +6,8 @@
 
 #include "fuzz/fuzz_input.h"
 #include "kernel_shim/iommu/io_pgtable.h"
-#include "tests/gpuvm/gpuvm_harness.h"
-#include "tests/gpuvm/gpuvm_model.h"
+#include "testkit/gpuvm_harness.h"
+#include "testkit/gpuvm_model.h"
 
 namespace upanthor_fuzz {
 

@@ -1,7 +1,7 @@
 // (no upstream counterpart) fuzz_gpuvm's decoder and executor: a sequence of map and unmap
 // requests (map over existing mappings is a remap) on a drm_gpuvm, applied through the VM_BIND
-// step flow of tests/gpuvm/gpuvm_harness.h and mirrored into an ARM LPAE io-pgtable, both
-// checked after every op against the interval model of tests/gpuvm/gpuvm_model.h (the model of
+// step flow of testkit/gpuvm_harness.h and mirrored into an ARM LPAE io-pgtable, both
+// checked after every op against the interval model of testkit/gpuvm_model.h (the model of
 // the seeded differential test). Invalid requests (empty, overflowing, outside the VA space)
 // must be refused with -EINVAL and change nothing.
 #pragma once

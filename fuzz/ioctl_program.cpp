@@ -30,8 +30,8 @@
 #include "kernel_shim/sim_abort.h"
 #include "kernel_shim/task.h"
 #include "kernel_shim/time.h"
-#include "mock_hw/cs_formats.h"
-#include "panthor/cs_isa.h"
+#include "hw/csf/mock_fw_formats.h"
+#include "hw/csf/cs_isa.h"
 
 namespace upanthor_fuzz {
 

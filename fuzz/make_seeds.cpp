@@ -10,7 +10,7 @@
 
 #include "fuzz/cs_program.h"
 #include "fuzz/fw_image_program.h"
-#include "panthor/cs_isa.h"
+#include "hw/csf/cs_isa.h"
 
 namespace cs = panthor::cs;
 

@@ -7,7 +7,7 @@
 
 #include "kernel_shim/runtime.h"
 #include "kernel_shim/types.h"
-#include "panthor/fw_iface.h"
+#include "hw/csf/fw_iface.h"
 
 namespace mock_hw {
 

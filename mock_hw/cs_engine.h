@@ -1,7 +1,7 @@
 // The CSF firmware's group scheduler and command-stream interpreter (issue 9): CSG slots (STATE
 // START/SUSPEND/RESUME/TERMINATE, EP_CFG, STATUS_UPDATE, the SYNC_UPDATE/IDLE/PROGRESS_TIMER
 // events), CS slots (START/STOP, ring-buffer fetch between CS_EXTRACT and CS_INSERT, idle
-// reporting), an interpreter for every v10 opcode (panthor/cs_isa.h), timed "mock shader" jobs on a
+// reporting), an interpreter for every v10 opcode (hw/csf/cs_isa.h), timed "mock shader" jobs on a
 // shared pool of shader cores, sync objects, the tiler heap, suspend buffers with job preemption,
 // and the CS_FAULT/CS_FATAL paths including MMU faults. Facts: hw-interface.md §3.3-3.8, 4, 5.
 // The memory formats the mock defines are in cs_formats.h.
@@ -25,12 +25,12 @@
 #include <memory>
 #include <vector>
 
-#include "mock_hw/cs_formats.h"
+#include "hw/csf/mock_fw_formats.h"
 #include "mock_hw/csf_engine.h"
 #include "mock_hw/hw_event.h"
 #include "mock_hw/mmu.h"
-#include "panthor/cs_isa.h"
-#include "panthor/fw_iface.h"
+#include "hw/csf/cs_isa.h"
+#include "hw/csf/fw_iface.h"
 
 namespace mock_hw {
 

@@ -8,7 +8,7 @@
 
 #include "mock_hw/cs_engine.h"
 #include "mock_hw/gpu.h"
-#include "panthor/regs/exceptions.h"
+#include "hw/csf/regs/exceptions.h"
 
 namespace mock_hw {
 

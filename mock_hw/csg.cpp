@@ -6,8 +6,8 @@
 #include "kernel_shim/trace.h"
 #include "mock_hw/cs_engine.h"
 #include "mock_hw/gpu.h"
-#include "panthor/regs/exceptions.h"
-#include "panthor/regs/job_regs.h"
+#include "hw/csf/regs/exceptions.h"
+#include "hw/csf/regs/job_regs.h"
 
 namespace mock_hw {
 

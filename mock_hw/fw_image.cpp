@@ -6,7 +6,7 @@
 
 #include "kernel_shim/log.h"
 #include "mock_hw/mcu_layout.h"
-#include "panthor/fw_image_format.h"
+#include "hw/csf/fw_image_format.h"
 
 namespace mock_hw {
 

@@ -8,8 +8,8 @@
 #include "kernel_shim/trace.h"
 #include "mock_hw/gpu.h"
 #include "mock_hw/mcu.h"
-#include "panthor/regs/gpu_regs.h"
-#include "panthor/regs/job_regs.h"
+#include "hw/csf/regs/gpu_regs.h"
+#include "hw/csf/regs/job_regs.h"
 
 namespace mock_hw {
 

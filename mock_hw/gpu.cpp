@@ -7,9 +7,9 @@
 
 #include "kernel_shim/cputime.h"
 #include "kernel_shim/trace.h"
-#include "panthor/regs/csf_regs.h"
-#include "panthor/regs/gpu_regs.h"
-#include "panthor/regs/job_regs.h"
+#include "hw/csf/regs/csf_regs.h"
+#include "hw/csf/regs/gpu_regs.h"
+#include "hw/csf/regs/job_regs.h"
 
 namespace mock_hw {
 

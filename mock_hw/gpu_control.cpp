@@ -4,8 +4,8 @@
 #include "kernel_shim/log.h"
 #include "kernel_shim/runtime.h"
 #include "mock_hw/gpu.h"
-#include "panthor/regs/exceptions.h"
-#include "panthor/regs/gpu_regs.h"
+#include "hw/csf/regs/exceptions.h"
+#include "hw/csf/regs/gpu_regs.h"
 
 namespace mock_hw {
 

@@ -10,8 +10,8 @@
 #include <cstring>
 
 #include "kernel_shim/page_alloc.h"
-#include "panthor/regs/exceptions.h"
-#include "panthor/regs/mmu_regs.h"
+#include "hw/csf/regs/exceptions.h"
+#include "hw/csf/regs/mmu_regs.h"
 
 namespace mock_hw {
 

@@ -4,8 +4,8 @@
 // check each other. No TLB here (see tlb.h) and no locking: pure functions of memory + config.
 #pragma once
 #include "kernel_shim/types.h"
-#include "panthor/regs/exceptions.h"
-#include "panthor/regs/mmu_regs.h"
+#include "hw/csf/regs/exceptions.h"
+#include "hw/csf/regs/mmu_regs.h"
 
 namespace mock_hw {
 

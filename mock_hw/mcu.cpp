@@ -14,8 +14,8 @@
 #include "kernel_shim/trace.h"
 #include "mock_hw/fw_image.h"
 #include "mock_hw/gpu.h"
-#include "panthor/regs/gpu_regs.h"
-#include "panthor/regs/job_regs.h"
+#include "hw/csf/regs/gpu_regs.h"
+#include "hw/csf/regs/job_regs.h"
 
 namespace mock_hw {
 

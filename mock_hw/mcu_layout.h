@@ -5,7 +5,7 @@
 // The default firmware image sizes its shared section with required_size().
 #pragma once
 #include "kernel_shim/types.h"
-#include "panthor/fw_iface.h"
+#include "hw/csf/fw_iface.h"
 
 namespace mock_hw {
 

@@ -9,9 +9,9 @@
 #include "kernel_shim/sanitizers.h"
 #include "kernel_shim/trace.h"
 #include "mock_hw/gpu.h"
-#include "panthor/regs/exceptions.h"
-#include "panthor/regs/gpu_regs.h"
-#include "panthor/regs/mmu_regs.h"
+#include "hw/csf/regs/exceptions.h"
+#include "hw/csf/regs/gpu_regs.h"
+#include "hw/csf/regs/mmu_regs.h"
 
 namespace mock_hw {
 

@@ -2,7 +2,7 @@
 #include "mock_hw/platform.h"
 
 #include "kernel_shim/report.h"
-#include "panthor/regs/csf_regs.h"
+#include "hw/csf/regs/csf_regs.h"
 
 namespace mock_hw {
 

@@ -2,7 +2,7 @@
 #include "mock_hw/power.h"
 
 #include "mock_hw/gpu.h"
-#include "panthor/regs/gpu_regs.h"
+#include "hw/csf/regs/gpu_regs.h"
 
 namespace mock_hw {
 

@@ -14,13 +14,13 @@
 #include "kernel_shim/devres.h"
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/slab.h"
-#include "panthor/cs_isa.h"
-#include "panthor/cs_print.h"
+#include "hw/csf/cs_isa.h"
+#include "hw/csf/cs_print.h"
 #include "panthor/panthor_fw.h"
 #include "panthor/panthor_mmu.h"
 #include "panthor/panthor_sched_priv.h"
-#include "panthor/regs/gpu_regs.h"
-#include "panthor/regs/mmu_regs.h"
+#include "hw/csf/regs/gpu_regs.h"
+#include "hw/csf/regs/mmu_regs.h"
 
 namespace panthor {
 

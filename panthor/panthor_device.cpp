@@ -17,8 +17,8 @@
 #include "panthor/panthor_gpu.h"
 #include "panthor/panthor_mmu.h"
 #include "panthor/panthor_sched.h"
-#include "panthor/regs/exceptions.h"
-#include "panthor/regs/gpu_regs.h"
+#include "hw/csf/regs/exceptions.h"
+#include "hw/csf/regs/gpu_regs.h"
 
 namespace panthor {
 

@@ -42,7 +42,7 @@
 #include "panthor/panthor_heap.h"
 #include "panthor/panthor_mmu.h"
 #include "panthor/panthor_sched.h"
-#include "panthor/regs/csf_regs.h"
+#include "hw/csf/regs/csf_regs.h"
 
 namespace panthor {
 

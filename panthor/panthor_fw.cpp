@@ -28,15 +28,15 @@
 #include "kernel_shim/report.h"
 #include "kernel_shim/slab.h"
 #include "kernel_shim/wait.h"
-#include "panthor/fw_image_format.h"
+#include "hw/csf/fw_image_format.h"
 #include "panthor/panthor_gem.h"
 #include "panthor/panthor_gpu.h"
 #include "panthor/panthor_irq.h"
 #include "panthor/panthor_mmu.h"
 #include "panthor/panthor_sched.h"
-#include "panthor/regs/csf_regs.h"
-#include "panthor/regs/gpu_regs.h"
-#include "panthor/regs/job_regs.h"
+#include "hw/csf/regs/csf_regs.h"
+#include "hw/csf/regs/gpu_regs.h"
+#include "hw/csf/regs/job_regs.h"
 
 namespace panthor {
 

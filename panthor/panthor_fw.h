@@ -4,7 +4,7 @@
 #include <atomic>
 
 #include "kernel_shim/spinlock.h"
-#include "panthor/fw_iface.h"
+#include "hw/csf/fw_iface.h"
 #include "panthor/panthor_device.h"
 
 namespace panthor {

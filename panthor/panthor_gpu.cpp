@@ -15,7 +15,7 @@
 #include "kernel_shim/wait.h"
 #include "panthor/panthor_coredump.h"
 #include "panthor/panthor_irq.h"
-#include "panthor/regs/gpu_regs.h"
+#include "hw/csf/regs/gpu_regs.h"
 
 namespace panthor {
 

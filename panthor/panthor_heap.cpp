@@ -38,7 +38,7 @@
 #include "panthor/panthor_device.h"
 #include "panthor/panthor_gem.h"
 #include "panthor/panthor_mmu.h"
-#include "panthor/regs/gpu_regs.h"
+#include "hw/csf/regs/gpu_regs.h"
 
 namespace panthor {
 

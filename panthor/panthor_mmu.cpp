@@ -45,7 +45,7 @@
 #include "panthor/panthor_irq.h"
 #include "panthor/panthor_mmu_priv.h"
 #include "panthor/panthor_sched.h"
-#include "panthor/regs/gpu_regs.h"
+#include "hw/csf/regs/gpu_regs.h"
 
 namespace panthor {
 

@@ -21,7 +21,7 @@
 #include "panthor/panthor_device.h"
 #include "panthor/panthor_gem.h"
 #include "panthor/panthor_mmu.h"
-#include "panthor/regs/mmu_regs.h"
+#include "hw/csf/regs/mmu_regs.h"
 
 namespace panthor {
 

@@ -12,7 +12,7 @@
 #include "panthor/panthor_drv.h"
 #include "panthor/panthor_gpu.h"
 #include "panthor/panthor_sched_priv.h"
-#include "panthor/regs/gpu_regs.h"
+#include "hw/csf/regs/gpu_regs.h"
 
 namespace panthor {
 

@@ -9,7 +9,7 @@
 #include "panthor/panthor_heap.h"
 #include "panthor/panthor_mmu.h"
 #include "panthor/panthor_sched_priv.h"
-#include "panthor/regs/exceptions.h"
+#include "hw/csf/regs/exceptions.h"
 
 namespace panthor {
 

@@ -28,12 +28,12 @@
 #include "kernel_shim/spinlock.h"
 #include "kernel_shim/workqueue.h"
 #include "kernel_shim/xarray.h"
-#include "panthor/fw_iface.h"
+#include "hw/csf/fw_iface.h"
 #include "panthor/panthor_fw.h"
 #include "panthor/panthor_gem.h"
 #include "panthor/panthor_sched.h"
-#include "panthor/regs/csf_regs.h"
-#include "panthor/regs/job_regs.h"
+#include "hw/csf/regs/csf_regs.h"
+#include "hw/csf/regs/job_regs.h"
 
 namespace panthor {
 

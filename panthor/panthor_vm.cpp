@@ -15,7 +15,7 @@
 #include "panthor/panthor_heap.h"
 #include "panthor/panthor_sched.h"
 #include "panthor/panthor_mmu_priv.h"
-#include "panthor/regs/gpu_regs.h"
+#include "hw/csf/regs/gpu_regs.h"
 
 namespace panthor {
 

@@ -1,6 +1,6 @@
 // Mirrors Mesa's src/panfrost/lib/genxml/cs_builder.h: a command-stream builder for v10 CSF.
 //
-// DOC: A Builder appends 64-bit instructions (encoded by panthor/cs_isa.h) to one buffer: its own
+// DOC: A Builder appends 64-bit instructions (encoded by hw/csf/cs_isa.h) to one buffer: its own
 // (a vector) or a caller's memory such as a BO's CPU mapping, with the GPU VA the stream will run
 // at. Mesa chains chunks with JUMPs when one fills up; here the buffer has a fixed capacity and
 // running out of it is an error (-ENOSPC), like every other misuse: the first error sticks, later
@@ -25,8 +25,8 @@
 #include <string>
 #include <vector>
 
-#include "mock_hw/cs_formats.h"
-#include "panthor/cs_isa.h"
+#include "hw/csf/mock_fw_formats.h"
+#include "hw/csf/cs_isa.h"
 #include "umd/result.h"
 
 namespace umd::cs {

@@ -3,7 +3,7 @@
 // the std::string face the client side uses.
 #include "umd/cs_disasm.h"
 
-#include "panthor/cs_print.h"
+#include "hw/csf/cs_print.h"
 
 namespace umd::cs {
 

@@ -15,7 +15,7 @@
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/fault_inject.h"
 #include "kernel_shim/report.h"
-#include "tests/gpuvm/gpuvm_harness.h"
+#include "testkit/gpuvm_harness.h"
 #include "tests/support/kernel_test.h"
 
 using namespace drm;

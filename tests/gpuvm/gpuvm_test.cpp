@@ -7,8 +7,8 @@
 
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/report.h"
-#include "tests/gpuvm/gpuvm_harness.h"
-#include "tests/gpuvm/gpuvm_model.h"
+#include "testkit/gpuvm_harness.h"
+#include "testkit/gpuvm_model.h"
 #include "tests/support/kernel_test.h"
 
 using namespace gpuvm_test;

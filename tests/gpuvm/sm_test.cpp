@@ -4,7 +4,7 @@
 // Addresses, ranges and offsets are in pages; BOs are named a, b.
 #include <gtest/gtest.h>
 
-#include "tests/gpuvm/gpuvm_harness.h"
+#include "testkit/gpuvm_harness.h"
 #include "tests/support/kernel_test.h"
 
 using namespace gpuvm_test;

@@ -1,6 +1,6 @@
 // The CSG/CS engine driven at register level: panthor's per-job sequence, sync objects, scoreboards,
 // call depth, tiler OOM, progress timer, suspend/resume, terminate, faults, priorities, FaultPlan.
-#include "tests/mock_hw/csf_rig.h"
+#include "testkit/csf_rig.h"
 
 namespace mock_hw::testing {
 namespace {

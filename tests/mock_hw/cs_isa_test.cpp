@@ -1,8 +1,8 @@
-// panthor/cs_isa.h: the literal encodings of panthor's per-job sequence (hw-interface.md §5.4)
+// hw/csf/cs_isa.h: the literal encodings of panthor's per-job sequence (hw-interface.md §5.4)
 // and decode round trips.
 #include <gtest/gtest.h>
 
-#include "panthor/cs_isa.h"
+#include "hw/csf/cs_isa.h"
 
 namespace panthor::cs {
 namespace {

@@ -1,6 +1,6 @@
 // Real mode (threads, monotonic clock; run under TSan): boot the MCU and run a small command
 // stream to completion.
-#include "tests/mock_hw/csf_rig.h"
+#include "testkit/csf_rig.h"
 
 namespace mock_hw::testing {
 namespace {

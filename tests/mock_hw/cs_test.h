@@ -2,7 +2,7 @@
 // cs_fault_inject_test.cpp, cs_endpoint_test.cpp, cs_stream_test.cpp). The driver side is
 // CsfRig (csf_rig.h).
 #pragma once
-#include "tests/mock_hw/csf_rig.h"
+#include "testkit/csf_rig.h"
 
 namespace mock_hw::testing {
 

@@ -1,7 +1,7 @@
 // The mock's work is charged to the Hardware CPU account (kernel_shim/cputime.h): its effects
 // (HwEvents, so the command-stream interpreter too) and the MMIO handlers it runs inline in the
 // caller's task. Without that a benchmark could not tell the driver's CPU from the model's.
-#include "tests/mock_hw/csf_rig.h"
+#include "testkit/csf_rig.h"
 
 #include "kernel_shim/cputime.h"
 

@@ -2,7 +2,7 @@
 // req/ack protocol for each request, the IDLE event, halt/fast restart, reset/rebuild, disable.
 #include <algorithm>
 
-#include "panthor/regs/exceptions.h"
+#include "hw/csf/regs/exceptions.h"
 #include "tests/mock_hw/mock_test.h"
 
 namespace mock_hw::testing {

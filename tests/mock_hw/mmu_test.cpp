@@ -1,7 +1,7 @@
 // The MMU: translation through hand-built LPAE tables (4 KiB pages, 2 MiB blocks), every fault
 // kind with its latched status, stalls until clear + UPDATE, TLB staleness until a flush, AS
 // commands with AS_ACTIVE and the command-complete interrupt.
-#include "panthor/regs/exceptions.h"
+#include "hw/csf/regs/exceptions.h"
 #include "tests/mock_hw/mock_test.h"
 
 namespace mock_hw::testing {

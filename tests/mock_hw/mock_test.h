@@ -11,12 +11,12 @@
 #include "kernel_shim/page_alloc.h"
 #include "mock_hw/fw_image.h"
 #include "mock_hw/gpu.h"
-#include "panthor/fw_iface.h"
-#include "panthor/fw_image_format.h"
-#include "panthor/regs/csf_regs.h"
-#include "panthor/regs/gpu_regs.h"
-#include "panthor/regs/job_regs.h"
-#include "panthor/regs/mmu_regs.h"
+#include "hw/csf/fw_iface.h"
+#include "hw/csf/fw_image_format.h"
+#include "hw/csf/regs/csf_regs.h"
+#include "hw/csf/regs/gpu_regs.h"
+#include "hw/csf/regs/job_regs.h"
+#include "hw/csf/regs/mmu_regs.h"
 #include "tests/support/kernel_test.h"
 
 namespace mock_hw::testing {

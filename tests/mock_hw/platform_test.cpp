@@ -7,8 +7,8 @@
 #include "kernel_shim/pm_opp.h"
 #include "kernel_shim/pm_runtime.h"
 #include "mock_hw/platform.h"
-#include "panthor/regs/csf_regs.h"
-#include "panthor/regs/gpu_regs.h"
+#include "hw/csf/regs/csf_regs.h"
+#include "hw/csf/regs/gpu_regs.h"
 #include "tests/support/kernel_test.h"
 
 using namespace kshim;

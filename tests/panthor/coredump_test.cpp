@@ -14,7 +14,7 @@
 #include "mock_hw/fault_plan.h"
 #include "mock_hw/gpu.h"
 #include "panthor/panthor_fw.h"
-#include "panthor/regs/gpu_regs.h"
+#include "hw/csf/regs/gpu_regs.h"
 #include "tests/panthor/sched_test.h"
 
 namespace panthor::testing {

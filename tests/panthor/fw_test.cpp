@@ -21,12 +21,12 @@
 #include "mock_hw/fault_plan.h"
 #include "mock_hw/fw_image.h"
 #include "mock_hw/gpu.h"
-#include "panthor/fw_iface.h"
-#include "panthor/fw_image_format.h"
+#include "hw/csf/fw_iface.h"
+#include "hw/csf/fw_image_format.h"
 #include "panthor/panthor_fw.h"
 #include "panthor/panthor_mmu.h"
-#include "panthor/regs/gpu_regs.h"
-#include "panthor/regs/mmu_regs.h"
+#include "hw/csf/regs/gpu_regs.h"
+#include "hw/csf/regs/mmu_regs.h"
 #include "tests/panthor/panthor_test.h"
 
 namespace panthor::testing {

@@ -15,8 +15,8 @@
 #include "mock_hw/lpae_walker.h"
 #include "panthor/panthor_gem.h"
 #include "panthor/panthor_mmu.h"
-#include "panthor/regs/csf_regs.h"
-#include "panthor/regs/gpu_regs.h"
+#include "hw/csf/regs/csf_regs.h"
+#include "hw/csf/regs/gpu_regs.h"
 #include "tests/panthor/panthor_test.h"
 
 namespace panthor::testing {

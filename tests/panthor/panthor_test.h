@@ -16,7 +16,7 @@
 #include "mock_hw/platform.h"
 #include "panthor/panthor_device.h"
 #include "panthor/panthor_drv.h"
-#include "panthor/regs/gpu_regs.h"
+#include "hw/csf/regs/gpu_regs.h"
 #include "tests/support/kernel_test.h"
 
 namespace panthor::testing {

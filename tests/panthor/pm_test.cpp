@@ -12,10 +12,10 @@
 #include "kernel_shim/time.h"
 #include "mock_hw/fault_plan.h"
 #include "mock_hw/gpu.h"
-#include "panthor/fw_iface.h"
+#include "hw/csf/fw_iface.h"
 #include "panthor/panthor_fw.h"
 #include "panthor/panthor_mmu.h"
-#include "panthor/regs/gpu_regs.h"
+#include "hw/csf/regs/gpu_regs.h"
 #include "tests/panthor/panthor_test.h"
 
 namespace panthor::testing {

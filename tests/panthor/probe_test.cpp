@@ -21,7 +21,7 @@
 #include "panthor/panthor_gem.h"
 #include "panthor/panthor_gpu.h"
 #include "panthor/panthor_mmu.h"
-#include "panthor/regs/gpu_regs.h"
+#include "hw/csf/regs/gpu_regs.h"
 #include "tests/panthor/panthor_test.h"
 
 namespace panthor::testing {

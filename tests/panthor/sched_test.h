@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "drm/syncobj.h"
-#include "mock_hw/cs_formats.h"
-#include "panthor/cs_isa.h"
+#include "hw/csf/mock_fw_formats.h"
+#include "hw/csf/cs_isa.h"
 #include "panthor/panthor_sched.h"
 #include "tests/panthor/panthor_test.h"
 

@@ -25,9 +25,9 @@
 #include "mock_hw/lpae_walker.h"
 #include "panthor/panthor_gem.h"
 #include "panthor/panthor_mmu.h"
-#include "panthor/regs/exceptions.h"
-#include "panthor/regs/gpu_regs.h"
-#include "panthor/regs/mmu_regs.h"
+#include "hw/csf/regs/exceptions.h"
+#include "hw/csf/regs/gpu_regs.h"
+#include "hw/csf/regs/mmu_regs.h"
 #include "tests/panthor/panthor_test.h"
 
 namespace panthor::testing {

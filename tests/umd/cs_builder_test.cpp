@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "panthor/cs_isa.h"
+#include "hw/csf/cs_isa.h"
 #include "umd/cs_builder.h"
 
 namespace umd::cs {

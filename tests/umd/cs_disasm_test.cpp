@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "panthor/cs_isa.h"
+#include "hw/csf/cs_isa.h"
 #include "umd/cs_disasm.h"
 
 namespace umd::cs {

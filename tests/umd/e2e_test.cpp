@@ -32,12 +32,12 @@
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/pm_runtime.h"
 #include "kernel_shim/time.h"
-#include "mock_hw/cs_formats.h"
+#include "hw/csf/mock_fw_formats.h"
 #include "tests/panthor/panthor_test.h"
 #include "tests/umd/sync_file_fence.h"
 #include "tests/umd/umd_client_test.h"
 #include "umd/cs_builder.h"
-#include "umd/drm_file_backend.h"
+#include "host/drm_file_backend.h"
 #include "umd/panthor_client.h"
 
 namespace umd {

@@ -1,4 +1,4 @@
-// Tests of umd/panthor_client and umd/drm_file_backend against the panthor driver probed on the
+// Tests of umd/panthor_client and host/drm_file_backend against the panthor driver probed on the
 // mock GPU: what a userspace driver gets back from each call (values and the kernel's errnos), that
 // CPU writes through a client mapping are what the GPU reads at the bound VA (read through the
 // mock MMU), asynchronous binds signalling syncobjs, the LATEST_FLUSH_ID page, and the syncobj
@@ -21,10 +21,10 @@
 #include "panthor/panthor_device.h"
 #include "panthor/panthor_drv.h"
 #include "panthor/panthor_mmu.h"
-#include "panthor/regs/csf_regs.h"
+#include "hw/csf/regs/csf_regs.h"
 #include "tests/panthor/panthor_test.h"
 #include "tests/umd/umd_client_test.h"
-#include "umd/drm_file_backend.h"
+#include "host/drm_file_backend.h"
 #include "umd/panthor_client.h"
 
 namespace umd {

@@ -8,7 +8,7 @@
 #include "tests/panthor/panthor_test.h"
 #include "tests/umd/umd_client_test.h"
 #include "umd/cs_builder.h"
-#include "umd/drm_file_backend.h"
+#include "host/drm_file_backend.h"
 #include "umd/panthor_client.h"
 
 namespace umd {

@@ -29,7 +29,7 @@
 #include "drm/uapi/sync_file.h"
 #include "kernel_shim/time.h"
 #include "tests/panthor/panthor_test.h"
-#include "umd/drm_file_backend.h"
+#include "host/drm_file_backend.h"
 #include "umd/panthor_client.h"
 #include "umd/real_fd_backend.h"
 

@@ -11,12 +11,12 @@
 #include "drm/drm_file.h"
 #include "kernel_shim/runtime.h"
 #include "mock_hw/platform.h"
-#include "panthor/fw_iface.h"
+#include "hw/csf/fw_iface.h"
 #include "panthor/panthor_device.h"
 #include "panthor/panthor_drv.h"
 #include "panthor/panthor_fw.h"
-#include "panthor/regs/gpu_regs.h"
-#include "umd/drm_file_backend.h"
+#include "hw/csf/regs/gpu_regs.h"
+#include "host/drm_file_backend.h"
 #include "umd/panthor_client.h"
 
 namespace upanthor {

@@ -7,7 +7,7 @@
 
 #include "tools/upanthor/run_state.h"
 
-#include "mock_hw/cs_formats.h"
+#include "hw/csf/mock_fw_formats.h"
 #include "umd/cs_builder.h"
 
 namespace upanthor::run_detail {

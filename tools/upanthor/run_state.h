@@ -20,7 +20,7 @@
 #include "tools/upanthor/coredump_sink.h"
 #include "tools/upanthor/runner.h"
 #include "tools/upanthor/scenario.h"
-#include "umd/drm_file_backend.h"
+#include "host/drm_file_backend.h"
 #include "umd/panthor_client.h"
 
 namespace upanthor::run_detail {

@@ -13,7 +13,7 @@
 #include "kernel_shim/time.h"
 #include "mock_hw/gpu.h"
 #include "panthor/panthor_drv.h"
-#include "panthor/regs/gpu_regs.h"
+#include "hw/csf/regs/gpu_regs.h"
 #include "tools/upanthor/cli.h"
 #include "tools/upanthor/run_state.h"
 

@@ -5,8 +5,8 @@
 #include <initializer_list>
 
 #include "mock_hw/cs_engine.h"
-#include "panthor/cs_isa.h"
-#include "panthor/regs/exceptions.h"
+#include "hw/csf/cs_isa.h"
+#include "hw/csf/regs/exceptions.h"
 #include "tests/mock_hw/mock_test.h"
 
 namespace mock_hw::testing {

@@ -2,13 +2,13 @@
 // Shared by the driver (devcoredump) and the client side (umd/cs_disasm, `upanthor disasm`); the
 // line format is documented in umd/cs_disasm.h. It writes into a caller's buffer and never
 // allocates, so the driver may print from any context.
-#include "panthor/cs_print.h"
+#include "hw/csf/cs_print.h"
 
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
 
-#include "panthor/cs_isa.h"
+#include "hw/csf/cs_isa.h"
 
 namespace panthor::cs {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstddef>
 
 #include "kernel_shim/types.h"
-#include "panthor/cs_isa.h"
+#include "hw/csf/cs_isa.h"
 
 namespace mock_hw {
 

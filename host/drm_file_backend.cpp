@@ -1,5 +1,5 @@
 // The in-process Backend over a drm::File (drm_file_backend.h).
-#include "umd/drm_file_backend.h"
+#include "host/drm_file_backend.h"
 
 #include <cerrno>
 #include <cstring>

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "panthor/regs/bits.h"
+#include "hw/bits.h"
 
 namespace panthor {
 

@@ -3,7 +3,7 @@
 #pragma once
 #include <cstdint>
 
-#include "panthor/regs/bits.h"
+#include "hw/bits.h"
 
 namespace panthor {
 
