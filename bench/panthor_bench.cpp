@@ -39,16 +39,15 @@ void BM_PanthorProbe(benchmark::State& state) {
     kshim::Runtime rt{kshim::RuntimeOptions{}};
     drm::uaccess_set_trust_all(true);
     {
-        mock_hw::MockPlatform plat;
-        panthor::panthor_init();
+        std::unique_ptr<upanthor::host::Machine> machine;
+        if (upanthor::host::Machine::create({}, &machine)) state.SkipWithError("module init failed");
         for (auto _ : state) {
-            if (panthor::panthor_probe(plat.pdev())) {
+            if (!machine || machine->probe()) {
                 state.SkipWithError("probe failed");
                 break;
             }
-            panthor::panthor_remove(plat.pdev());
+            machine->remove();
         }
-        panthor::panthor_exit();
     }
     rt.run_until_idle();
     drm::uaccess_set_trust_all(false);

@@ -1,11 +1,11 @@
 // The probed device the panthor benchmarks drive (bench/panthor_bench.cpp,
-// bench/panthor_sched_bench.cpp): the mock G610 platform, the driver probed on it and one open
-// render-node file, with the ioctls a client issues.
+// bench/panthor_sched_bench.cpp): the host's machine for the G610 model, the driver probed on it
+// and one open render-node file, with the ioctls a client issues. The benchmark owns the runtime.
 #pragma once
 #include "drm/drm_ioctl.h"
 #include "drm/uapi/panthor_drm.h"
+#include "host/machine.h"
 #include "kernel_shim/pm_runtime.h"
-#include "mock_hw/platform.h"
 #include "panthor/panthor_drv.h"
 #include "panthor/panthor_mmu.h"
 
@@ -15,21 +15,21 @@ using namespace drm::uapi;
 
 // A probed device with an open file (the driver as a client sees it).
 struct Device {
-    explicit Device(mock_hw::GpuConfig cfg = {}) : plat(cfg) {}
-    mock_hw::MockPlatform plat;
+    explicit Device(mock_hw::GpuConfig cfg = {}) { opts.config.csf = cfg; }
+    upanthor::host::Machine::Options opts;
+    std::unique_ptr<upanthor::host::Machine> machine;
     panthor::panthor_device* ptdev = nullptr;
     drm::File* file = nullptr;
 
     bool up() {
-        if (panthor::panthor_init() || panthor::panthor_probe(plat.pdev())) return false;
-        ptdev = panthor::panthor_from_pdev(plat.pdev());
-        return drm::drm_open(&ptdev->base, &file) == 0;
+        if (upanthor::host::Machine::create(opts, &machine) || machine->probe()) return false;
+        ptdev = panthor::panthor_from_pdev(machine->pdev());
+        return machine->open_file(&file) == 0;
     }
     ~Device() {
         if (file) drm::drm_release(file);
-        if (ptdev) panthor::panthor_remove(plat.pdev());
-        panthor::panthor_exit();
     }
+    kshim::PlatformDevice* pdev() { return machine->pdev(); }
     kshim::u32 vm_create() {
         drm_panthor_vm_create a{};
         return drm::ioctl(file, DRM_IOCTL_PANTHOR_VM_CREATE, &a) ? 0 : a.id;
@@ -56,7 +56,7 @@ struct Device {
         panthor::panthor_vm* vm = panthor::panthor_vm_pool_get_vm(
             static_cast<panthor::panthor_file*>(file->driver_priv)->vms, vm_id);
         if (!vm) return false;
-        kshim::pm_runtime_resume_and_get(&plat.pdev()->dev);
+        kshim::pm_runtime_resume_and_get(&pdev()->dev);
         int ret = panthor::panthor_vm_active(vm);
         active_vm = vm;
         return ret == 0;
@@ -65,7 +65,7 @@ struct Device {
         if (!active_vm) return;
         panthor::panthor_vm_idle(active_vm);
         panthor::panthor_vm_put(active_vm);
-        kshim::pm_runtime_put_autosuspend(&plat.pdev()->dev);
+        kshim::pm_runtime_put_autosuspend(&pdev()->dev);
         active_vm = nullptr;
     }
     panthor::panthor_vm* active_vm = nullptr;

@@ -1,6 +1,6 @@
-// (no upstream counterpart) The world a fuzz input runs in: a simulated kshim runtime owned by
-// the calling thread, the mock G610 platform device and (optionally) the panthor driver probed
-// on it. Booting costs milliseconds, so a fuzzer keeps one world per process and checks each
+// (no upstream counterpart) The world a fuzz input runs in: the host library's World (a simulated
+// kshim runtime owned by the calling thread, the G610 model's device and, optionally, the panthor
+// driver probed on it) plus the per-input mark and checks. Booting costs milliseconds, so a fuzzer keeps one world per process and checks each
 // input against a mark taken before it: after the input released what it made, the runtime is
 // drained and anything allocated since the mark and not freed, any kshim report (lockdep,
 // might_sleep, fence signalling, WARN, deadlock) and any task left blocked is a finding.
@@ -8,9 +8,9 @@
 #include <memory>
 #include <string>
 
+#include "host/world.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/runtime.h"
-#include "kernel_shim/slab.h"
 #include "mock_hw/platform.h"
 #include "panthor/panthor_device.h"
 
@@ -31,13 +31,14 @@ public:
     PanthorWorld(const PanthorWorld&) = delete;
     PanthorWorld& operator=(const PanthorWorld&) = delete;
 
-    kshim::Runtime& rt() { return *rt_; }
-    mock_hw::MockPlatform& plat() { return *plat_; }
+    kshim::Runtime& rt() { return world_->rt(); }
+    upanthor::host::Machine& machine() { return *world_->machine(); }
+    mock_hw::MockPlatform& plat() { return *machine().csf(); }
     // Replaces the platform device by a fresh one (no driver bound; Kind::Platform only).
     void new_platform();
-    mock_hw::Gpu& gpu() { return plat_->gpu(); }
+    mock_hw::Gpu& gpu() { return plat().gpu(); }
     panthor::panthor_device* ptdev() { return ptdev_; }
-    int probe_result() const { return probe_ret_; }
+    int probe_result() const { return world_->status(); }
 
     // Remembers the memory counters (call when the world is quiet, before an input).
     void mark();
@@ -66,14 +67,9 @@ private:
 
     Kind kind_;
     kshim::u64 seed_;
-    std::unique_ptr<kshim::Runtime> rt_;
-    std::unique_ptr<mock_hw::MockPlatform> plat_;
+    std::unique_ptr<upanthor::host::World> world_;
     panthor::panthor_device* ptdev_ = nullptr;
-    int probe_ret_ = 0;
-    bool inited_ = false;
-    kshim::MemCounters mark_;
-    kshim::MemCounters before_world_;
-    bool finished_ = false;
+    upanthor::host::RunChecks input_;  // the mark taken before an input
     unsigned boots_ = 0;
 };
 

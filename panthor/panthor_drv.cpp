@@ -1225,4 +1225,17 @@ void panthor_remove(PlatformDevice* pdev) {
     kdelete(ptdev);
 }
 
+const drm::PlatformDriverModule panthor_module = {
+    .name = "panthor",
+    .of_match = {"rockchip,rk3588-mali", "arm,mali-valhall-csf"},
+    .init = panthor_init,
+    .exit = panthor_exit,
+    .probe = panthor_probe,
+    .remove = panthor_remove,
+    .drm_device = [](PlatformDevice* pdev) -> drm::Device* {
+        panthor_device* ptdev = panthor_from_pdev(pdev);
+        return ptdev ? &ptdev->base : nullptr;
+    },
+};
+
 }  // namespace panthor

@@ -3,6 +3,7 @@
 // probe/remove of the platform device, the ioctl table and mmap.
 #pragma once
 #include "drm/drm_mmap.h"
+#include "drm/drm_module.h"
 #include "panthor/panthor_device.h"
 
 namespace panthor {
@@ -29,5 +30,9 @@ void panthor_remove(kshim::PlatformDevice* pdev);
 inline panthor_device* panthor_from_pdev(kshim::PlatformDevice* pdev) {
     return static_cast<panthor_device*>(kshim::platform_get_drvdata(pdev));
 }
+
+// The module as a host loads it: panthor_init/exit, the of_match_table of panthor_drv.c
+// (rockchip,rk3588-mali and arm,mali-valhall-csf), probe/remove.
+extern const drm::PlatformDriverModule panthor_module;
 
 }  // namespace panthor

@@ -10,6 +10,7 @@ packages=(
   libdrm-dev drm-info
   python3
   clang libclang-rt-14-dev zip
+  clang-format clang-tidy
 )
 
 missing=()

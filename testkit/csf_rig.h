@@ -7,7 +7,7 @@
 #include "mock_hw/cs_engine.h"
 #include "hw/csf/cs_isa.h"
 #include "hw/csf/regs/exceptions.h"
-#include "tests/mock_hw/mock_test.h"
+#include "testkit/mock_gpu_helpers.h"
 
 namespace mock_hw::testing {
 

@@ -73,7 +73,7 @@ protected:
         dir_ = std::filesystem::temp_directory_path() / ("upanthor_fw_test." + std::to_string(::getpid())) / leaf;
         std::filesystem::remove_all(dir_);
         std::filesystem::create_directories(dir_);
-        plat_ = std::make_unique<mock_hw::MockPlatform>(gpu_config());
+        new_device();
     }
     void TearDown() override {
         kshim::firmware_set_search_path("");

@@ -11,7 +11,9 @@ namespace panthor::testing {
 
 void PanthorTest::SetUp() {
     KernelTest::SetUp();
-    ASSERT_EQ(panthor_init(), 0);
+    upanthor::host::Machine::Options opts;
+    opts.config.csf = gpu_config();
+    ASSERT_EQ(upanthor::host::Machine::create(opts, &machine_), 0);
     if (probe_in_setup()) {
         ASSERT_EQ(probe(), 0);
         ASSERT_EQ(open_file(&file), 0);
@@ -37,25 +39,22 @@ drm_panthor_vm_bind_op unmap_op(u64 va, u64 size) {
 }
 
 void PanthorTest::count_soft_resets() {
-    plat_->pdev()->desc.iomem->trace_hook = [this](bool write, u32 off, u32 value) {
+    pdev()->desc.iomem->trace_hook = [this](bool write, u32 off, u32 value) {
         if (write && off == GPU_CMD && value == GPU_SOFT_RESET)
             soft_resets_++;
     };
 }
 
 void PanthorTest::TearDown() {
-    if (plat_)
-        plat_->pdev()->desc.iomem->trace_hook = nullptr;
+    if (machine_)
+        pdev()->desc.iomem->trace_hook = nullptr;
     remove();
-    plat_.reset();
-    panthor_exit();
+    machine_.reset();
     KernelTest::TearDown();
 }
 
 int PanthorTest::probe() {
-    if (!plat_)
-        plat_ = std::make_unique<mock_hw::MockPlatform>(gpu_config());
-    int ret = panthor_probe(pdev());
+    int ret = machine_->probe();
     ptdev = ret ? nullptr : panthor_from_pdev(pdev());
     return ret;
 }
@@ -68,13 +67,12 @@ void PanthorTest::remove() {
         drm::drm_release(file);
         file = nullptr;
     }
-    if (ptdev) {
-        panthor_remove(pdev());
-        ptdev = nullptr;
-    }
+    if (machine_)
+        machine_->remove();
+    ptdev = nullptr;
 }
 
-int PanthorTest::open_file(drm::File** out, bool render) { return drm::drm_open(&ptdev->base, out, render); }
+int PanthorTest::open_file(drm::File** out, bool render) { return machine_->open_file(out, render); }
 
 u32 PanthorTest::vm_create(u64 user_va_range, drm::File* f) {
     drm_panthor_vm_create args{};

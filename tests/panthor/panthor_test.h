@@ -13,6 +13,7 @@
 #include "drm/uaccess.h"
 #include "drm/uapi/panthor_drm.h"
 #include "kernel_shim/pm_runtime.h"
+#include "host/machine.h"
 #include "mock_hw/platform.h"
 #include "panthor/panthor_device.h"
 #include "panthor/panthor_drv.h"
@@ -37,14 +38,16 @@ protected:
     // Whether SetUp probes the driver and opens a file.
     virtual bool probe_in_setup() const { return true; }
 
-    // Creates the platform device (if needed) and probes; 0 or the probe's errno.
+    // Probes the driver on the machine's device; 0 or the probe's errno.
     int probe();
+    // A fresh (unbound) device in place of the current one, from gpu_config().
+    void new_device() { machine_->new_device(); }
     // Closes the file (if open) and removes the driver.
     void remove();
     int open_file(drm::File** out, bool render = true);
 
-    mock_hw::Gpu& gpu() { return plat_->gpu(); }
-    kshim::PlatformDevice* pdev() { return plat_->pdev(); }
+    mock_hw::Gpu& gpu() { return machine_->csf()->gpu(); }
+    kshim::PlatformDevice* pdev() { return machine_->pdev(); }
     kshim::Device* dev() { return &pdev()->dev; }
 
     // An ioctl on `file` (default: the fixture's) with `arg` registered as user memory.
@@ -90,7 +93,8 @@ protected:
     void count_soft_resets();
     int soft_resets_ = 0;
 
-    std::unique_ptr<mock_hw::MockPlatform> plat_;
+    // The host's machine: the G610 model's device and the panthor module, loaded in SetUp.
+    std::unique_ptr<upanthor::host::Machine> machine_;
     panthor_device* ptdev = nullptr;
     drm::File* file = nullptr;
 

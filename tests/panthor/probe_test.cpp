@@ -459,8 +459,7 @@ mock_hw::FaultSpec fault(mock_hw::FaultKind kind) {
 class PanthorProbeHwWait : public PanthorProbeManual, public ::testing::WithParamInterface<HwWaitFault> {
 protected:
     void fresh_platform() {
-        plat_.reset();
-        plat_ = std::make_unique<mock_hw::MockPlatform>(gpu_config());
+        new_device();
     }
 };
 
@@ -561,7 +560,7 @@ INSTANTIATE_TEST_SUITE_P(
 // Probe does no soft reset (the GPU comes out of its power-on state): a reset that never
 // completes does not concern it.
 TEST_F(PanthorProbeManual, ProbeDoesNoSoftReset) {
-    plat_ = std::make_unique<mock_hw::MockPlatform>(gpu_config());
+    new_device();
     mock_hw::FaultSpec s = fault(mock_hw::FaultKind::ResetNeverCompletes);
     s.trigger = mock_hw::FaultTrigger::always();
     s.max_fires = 0;
@@ -576,7 +575,7 @@ TEST_F(PanthorProbeManual, ProbeDoesNoSoftReset) {
 // reset is scheduled, and the ping watchdog keeps running (and keeps getting its answers).
 // Only a reset clears the outstanding request.
 TEST_F(PanthorProbeManual, GlbConfigAckDroppedIsOnlyWarnedAbout) {
-    plat_ = std::make_unique<mock_hw::MockPlatform>(gpu_config());
+    new_device();
     mock_hw::FaultSpec drop = fault(mock_hw::FaultKind::GlbAckDrop);
     drop.glb_req_mask = GLB_CFG_ALLOC_EN;
     drop.trigger = mock_hw::FaultTrigger::nth_occurrence(1);

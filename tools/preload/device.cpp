@@ -1,5 +1,5 @@
-// Boot and removal of the driver behind the preload library (device.h), as the driver tests do it
-// (tests/panthor/panthor_fixture.cpp) but on the real-thread runtime and for the whole process.
+// Boot and removal of the driver behind the preload library (device.h): the host library's World
+// (host/world.h), as every host boots it, on the real-thread runtime and for the whole process.
 #include "tools/preload/device.h"
 
 #include <pthread.h>
@@ -13,30 +13,22 @@
 
 #include "drm/drm_device.h"
 #include "drm/drm_file.h"
-#include "drm/drm_mmap.h"
 #include "drm/uaccess.h"
-#include "kernel_shim/backend.h"
+#include "host/gpu_models.h"
+#include "host/world.h"
 #include "kernel_shim/firmware.h"
-#include "kernel_shim/lockdep.h"
 #include "kernel_shim/page_alloc.h"
-#include "kernel_shim/report.h"
 #include "kernel_shim/runtime.h"
-#include "kernel_shim/slab.h"
 #include "kernel_shim/task.h"
 #include "kernel_shim/time.h"
-#include "mock_hw/platform.h"
-#include "panthor/panthor_device.h"
-#include "panthor/panthor_drv.h"
 #include "tools/preload/files.h"
 
 namespace upanthor::preload {
 namespace {
 
 struct World {
-    kshim::Runtime* rt = nullptr;
-    mock_hw::MockPlatform* plat = nullptr;
-    panthor::panthor_device* ptdev = nullptr;
-    kshim::MemCounters before;
+    upanthor::host::World* host = nullptr;
+    drm::Device* ddev = nullptr;
     long long mono_offset = 0;
     pid_t pid = 0;  // a forked child has none of the driver's threads: it leaves the driver alone
 };
@@ -82,8 +74,11 @@ bool boot_locked() {
     // UPANTHOR_LOG maps onto the shim's KSHIM_LOG (err/warn always print).
     if (const char* l = std::getenv("UPANTHOR_LOG"); l && *l && !std::getenv("KSHIM_LOG")) setenv("KSHIM_LOG", l, 0);
     if (const char* d = std::getenv("UPANTHOR_FIRMWARE_DIR"); d && *d) kshim::firmware_set_search_path(d);
-    if (const char* g = std::getenv("UPANTHOR_GPU"); g && *g && std::strcmp(g, "g610") != 0 && std::strcmp(g, "default") != 0) {
-        std::fprintf(stderr, "libupanthor_preload: UPANTHOR_GPU=%s: the mock GPU has one configuration (g610)\n", g);
+    const char* model = std::getenv("UPANTHOR_GPU");
+    if (!model || !*model) model = "default";
+    if (!upanthor::host::find_gpu_model(model)) {
+        std::fprintf(stderr, "libupanthor_preload: UPANTHOR_GPU=%s: no such GPU model (models: %s)\n", model,
+                     upanthor::host::gpu_model_names().c_str());
         return false;
     }
     // BOs are mapped into the client from the arena's memfd (interpose.cpp's mmap).
@@ -95,43 +90,29 @@ bool boot_locked() {
     const char* ua = std::getenv("UPANTHOR_UACCESS");
     drm::uaccess_set_mode(ua && std::strcmp(ua, "vm") == 0 ? drm::UaccessMode::ProcessVm : drm::UaccessMode::FaultFixup);
 
-    auto* w = new World();
-    kshim::RuntimeOptions opts;
-    opts.mode = kshim::Mode::Real;
+    upanthor::host::World::Options opts;
+    opts.runtime.mode = kshim::Mode::Real;
     if (const char* t = std::getenv("UPANTHOR_TRACE"); t && *t) {
-        opts.trace = true;
-        opts.trace_path = t;
+        opts.runtime.trace = true;
+        opts.runtime.trace_path = t;
     }
-    w->before = kshim::mem_counters();
+    opts.machine.model = model;
     // The mock GPU's "hardware" runs on host threads: on a loaded host they can be starved past
     // the driver's power-up and AS-command timeouts (tens of ms, real time in this mode), which
     // fails the probe with -ETIMEDOUT as a wedged GPU would. The boot is tried again then.
-    constexpr int kBootAttempts = 3;
-    for (int attempt = 1;; attempt++) {
-        w->rt = new kshim::Runtime(opts);
-        // The runtime clock starts at 0; DRM timeouts from the client are on CLOCK_MONOTONIC.
-        w->mono_offset = static_cast<long long>(kshim::host_monotonic_ns()) - kshim::ktime_get();
-        int ret = panthor::panthor_init();
-        if (ret) {
-            std::fprintf(stderr, "libupanthor_preload: panthor_init failed: %s\n", std::strerror(-ret));
-            return false;
-        }
-        w->plat = new mock_hw::MockPlatform(mock_hw::GpuConfig{});
-        ret = panthor::panthor_probe(w->plat->pdev());
-        if (!ret) break;
-        delete w->plat;
-        panthor::panthor_exit();
-        delete w->rt;
-        if (ret == -ETIMEDOUT && attempt < kBootAttempts) {
-            std::fprintf(stderr, "libupanthor_preload: the boot timed out (host threads of the mock GPU starved?); retrying\n");
-            continue;
-        }
-        std::fprintf(stderr, "libupanthor_preload: panthor_probe failed: %s%s\n", std::strerror(-ret),
+    opts.probe_attempts = 3;
+    auto* w = new World();
+    w->host = new upanthor::host::World(opts);
+    if (const int ret = w->host->status()) {
+        std::fprintf(stderr, "libupanthor_preload: %s failed: %s%s\n", w->host->failed_step().c_str(), std::strerror(-ret),
                      ret == -ENOENT ? " (no firmware image: build the target upanthor_firmware, or set UPANTHOR_FIRMWARE_DIR)" : "");
+        delete w->host;
         delete w;
         return false;
     }
-    w->ptdev = panthor::panthor_from_pdev(w->plat->pdev());
+    // The runtime clock started at 0; DRM timeouts from the client are on CLOCK_MONOTONIC.
+    w->mono_offset = static_cast<long long>(kshim::host_monotonic_ns()) - kshim::ktime_get();
+    w->ddev = w->host->machine()->drm_dev();
     w->pid = getpid();
     files_install_fd_ops();
     __atomic_store_n(&g_world, w, __ATOMIC_RELEASE);
@@ -145,12 +126,12 @@ bool boot_locked() {
 }  // namespace
 
 drm::Device* device_get() {
-    if (World* w = __atomic_load_n(&g_world, __ATOMIC_ACQUIRE)) return &w->ptdev->base;
+    if (World* w = __atomic_load_n(&g_world, __ATOMIC_ACQUIRE)) return w->ddev;
     pthread_mutex_lock(&g_boot_lock);
     if (!g_world && !g_boot_failed) g_boot_failed = !boot_locked();
     World* w = g_world;
     pthread_mutex_unlock(&g_boot_lock);
-    return w ? &w->ptdev->base : nullptr;
+    return w ? w->ddev : nullptr;
 }
 
 void attach_thread() {
@@ -187,26 +168,25 @@ void device_shutdown() {
     if (!w || w->pid != getpid()) return;
     // Teardown runs as the runtime's main task, whichever thread exits.
     kshim::Task* was = kshim::current();
-    kshim::set_current(w->rt->main_task());
+    kshim::set_current(w->host->rt().main_task());
     files_release_all();
     drm::drm_fd_set_ops(nullptr);
-    panthor::panthor_remove(w->plat->pdev());
-    delete w->plat;
-    panthor::panthor_exit();
-    w->rt->run_until_idle(kshim::NSEC_PER_SEC);
+    // The host's end-of-run checks; the world's runtime goes with them (writing UPANTHOR_TRACE).
+    // A release still finishing on another thread gets the real-mode grace period to land.
+    upanthor::host::CheckOptions checks;
+    checks.drain_limit = kshim::NSEC_PER_SEC;
+    const std::vector<upanthor::host::Problem> problems = w->host->finish(checks);
 #if KSHIM_DEBUG_CHECKS
-    // A release still finishing on another thread (seen once under CI load: objects counted live
-    // at the first look) gets up to a second to land before a leak is reported.
-    std::string leaks = kshim::mem_counters_diff(w->before, kshim::mem_counters());
-    for (int i = 0; i < 100 && !leaks.empty(); i++) {
-        w->rt->advance(10 * kshim::NSEC_PER_MSEC);
-        w->rt->run_until_idle(kshim::NSEC_PER_SEC);
-        leaks = kshim::mem_counters_diff(w->before, kshim::mem_counters());
+    for (const upanthor::host::Problem& p : problems) {
+        if (p.kind == upanthor::host::Problem::Kind::Leak)
+            std::fprintf(stderr, "libupanthor_preload: leaked at exit:\n%s\n", p.text.substr(p.text.find('\n') + 1).c_str());
+        else
+            std::fprintf(stderr, "libupanthor_preload: %s\n", p.text.c_str());
     }
-    if (!leaks.empty()) std::fprintf(stderr, "libupanthor_preload: leaked at exit:\n%s\n", leaks.c_str());
-    if (drm::drm_mmap_live() != 0) std::fprintf(stderr, "libupanthor_preload: %ld mappings left\n", drm::drm_mmap_live());
+#else
+    (void)problems;
 #endif
-    delete w->rt;  // writes UPANTHOR_TRACE
+    delete w->host;
     kshim::set_current(was == t_client.task ? was : nullptr);
     delete w;
 }

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cerrno>
 #include <cinttypes>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -16,7 +17,7 @@
 #include "panthor/panthor_drv.h"
 #include "panthor/panthor_fw.h"
 #include "hw/csf/regs/gpu_regs.h"
-#include "host/drm_file_backend.h"
+#include "host/world.h"
 #include "umd/panthor_client.h"
 
 namespace upanthor {
@@ -185,78 +186,70 @@ private:
 int probe_device_info(const mock_hw::GpuConfig& cfg, DeviceInfo* out, std::string* what) {
     // Simulated runtime, default seed: probing is deterministic and costs no wall time for the
     // firmware boot and power transitions.
-    kshim::Runtime rt{kshim::RuntimeOptions{}};
-    int ret = 0;
-    {
-        mock_hw::MockPlatform plat(cfg);
-        ret = panthor::panthor_init();
-        if (ret) {
-            *what = "panthor_init";
-            return ret;
-        }
-        panthor::panthor_device* ptdev = nullptr;
-        drm::File* file = nullptr;
-        ret = panthor::panthor_probe(plat.pdev());
-        if (ret) {
-            *what = "panthor_probe (is the mock firmware image built? target upanthor_firmware)";
-        } else {
-            ptdev = panthor::panthor_from_pdev(plat.pdev());
-            ret = drm::drm_open(&ptdev->base, &file);
-            if (ret)
-                *what = "drm_open";
-        }
-        if (!ret) {
-            umd::DrmFileBackend backend(file);
-            auto client = umd::PanthorClient::open(backend);
-            if (!client.ok()) {
-                ret = client.error();
-                *what = "PanthorClient::open (GPU_INFO/CSIF_INFO queries)";
-            } else {
-                umd::PanthorClient& c = **client;
-                out->gpu = c.gpu_info();
-                out->csif = c.csif_info();
-                if (auto v = c.version(); v.ok()) {
-                    out->driver_name = v->name;
-                    out->driver_date = v->date;
-                    out->driver_desc = v->desc;
-                    out->driver_major = v->major;
-                    out->driver_minor = v->minor;
-                    out->driver_patchlevel = v->patchlevel;
-                } else {
-                    ret = v.error();
-                    *what = "DRM_IOCTL_VERSION";
-                }
-                if (auto t = c.query_timestamp_info(); t.ok()) {
-                    out->timestamp = *t;
-                } else if (!ret) {
-                    ret = t.error();
-                    *what = "DEV_QUERY TIMESTAMP_INFO";
-                }
-                if (auto p = c.query_group_priorities(); p.ok()) {
-                    out->allowed_priorities = p->allowed_mask;
-                } else if (!ret) {
-                    ret = p.error();
-                    *what = "DEV_QUERY GROUP_PRIORITIES_INFO";
-                }
-                client->reset();
-            }
-            // Not reachable through any ioctl; the tool hosts the driver, so it asks it.
-            out->fw_file = panthor::panthor_fw_file_name(ptdev);
-            out->fw_iface_version = panthor::panthor_fw_iface_version(ptdev);
-            out->fw_features = panthor::panthor_fw_features(ptdev);
-            out->fw_instr_features = panthor::panthor_fw_instr_features(ptdev);
-            out->fw_csg_count = panthor::panthor_fw_csg_count(ptdev);
-            out->fw_cs_count = panthor::panthor_fw_cs_count(ptdev);
-            if (const char* sha = panthor::panthor_fw_git_sha(ptdev))
-                out->fw_git_sha = sha;
-        }
-        if (file)
-            drm::drm_release(file);
-        if (ptdev)
-            panthor::panthor_remove(plat.pdev());
-        panthor::panthor_exit();
+    upanthor::host::World::Options opts;
+    opts.machine.config.csf = cfg;
+    upanthor::host::World world(opts);
+    int ret = world.status();
+    if (ret) {
+        *what = world.failed_step();
+        if (ret == -ENOENT) *what += " (is the mock firmware image built? target upanthor_firmware)";
+        return ret;
     }
-    rt.run_until_idle();
+    upanthor::host::Machine& m = *world.machine();
+    upanthor::host::Client* cl = m.open_client(&ret);
+    if (!cl) {
+        *what = "drm_open";
+        return ret;
+    }
+    auto client = umd::PanthorClient::open(*cl->backend);
+    if (!client.ok()) {
+        ret = client.error();
+        *what = "PanthorClient::open (GPU_INFO/CSIF_INFO queries)";
+    } else {
+        umd::PanthorClient& c = **client;
+        out->gpu = c.gpu_info();
+        out->csif = c.csif_info();
+        if (auto v = c.version(); v.ok()) {
+            out->driver_name = v->name;
+            out->driver_date = v->date;
+            out->driver_desc = v->desc;
+            out->driver_major = v->major;
+            out->driver_minor = v->minor;
+            out->driver_patchlevel = v->patchlevel;
+        } else {
+            ret = v.error();
+            *what = "DRM_IOCTL_VERSION";
+        }
+        if (auto t = c.query_timestamp_info(); t.ok()) {
+            out->timestamp = *t;
+        } else if (!ret) {
+            ret = t.error();
+            *what = "DEV_QUERY TIMESTAMP_INFO";
+        }
+        if (auto p = c.query_group_priorities(); p.ok()) {
+            out->allowed_priorities = p->allowed_mask;
+        } else if (!ret) {
+            ret = p.error();
+            *what = "DEV_QUERY GROUP_PRIORITIES_INFO";
+        }
+        client->reset();
+    }
+    // Not reachable through any ioctl; the tool hosts the driver, so it asks it.
+    panthor::panthor_device* ptdev = panthor::panthor_from_pdev(m.pdev());
+    out->fw_file = panthor::panthor_fw_file_name(ptdev);
+    out->fw_iface_version = panthor::panthor_fw_iface_version(ptdev);
+    out->fw_features = panthor::panthor_fw_features(ptdev);
+    out->fw_instr_features = panthor::panthor_fw_instr_features(ptdev);
+    out->fw_csg_count = panthor::panthor_fw_csg_count(ptdev);
+    out->fw_cs_count = panthor::panthor_fw_cs_count(ptdev);
+    if (const char* sha = panthor::panthor_fw_git_sha(ptdev))
+        out->fw_git_sha = sha;
+    m.close_client(cl);
+    if (std::string problems = upanthor::host::problems_text(world.finish()); !problems.empty() && !ret) {
+        std::fprintf(stderr, "%s", problems.c_str());
+        ret = -EIO;
+        *what = "the end-of-run checks (above)";
+    }
     return ret;
 }
 

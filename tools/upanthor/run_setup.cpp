@@ -18,17 +18,17 @@ u8* Runner::vm_alloc(size_t vm, u64 size, u64* va) {
     return v.cpu + at;
 }
 
-int Runner::setup(mock_hw::MockPlatform& plat) {
-    int ret = panthor::panthor_probe(plat.pdev());
+int Runner::setup(upanthor::host::Machine& m) {
+    int ret = m.probe();
     if (ret)
         return fail_setup(ret == -ENOENT ? "panthor_probe (no firmware image: build the target upanthor_firmware)"
                                          : "panthor_probe (see the driver's log above)",
                           ret);
-    ptdev_ = panthor::panthor_from_pdev(plat.pdev());
+    ptdev_ = panthor::panthor_from_pdev(m.pdev());
 
     for (const sc::Client& cl : s_.clients) {
         ClientRt& c = clients_.emplace_back();
-        ret = drm::drm_open(&ptdev_->base, &c.file);
+        ret = m.open_file(&c.file);
         if (ret)
             return fail_setup("drm_open for client '" + cl.name + "'", ret);
         static_cast<panthor::panthor_file*>(c.file->driver_priv)->cap_sys_nice = cl.cap_sys_nice;

@@ -20,7 +20,7 @@
 #include "tools/upanthor/coredump_sink.h"
 #include "tools/upanthor/runner.h"
 #include "tools/upanthor/scenario.h"
-#include "host/drm_file_backend.h"
+#include "host/world.h"
 #include "umd/panthor_client.h"
 
 namespace upanthor::run_detail {
@@ -125,7 +125,7 @@ public:
     u64 seed() const { return seed_; }
 
 private:
-    int setup(mock_hw::MockPlatform& plat);
+    int setup(upanthor::host::Machine& m);
     // Adds the faults, issues the timed submissions, waits for the jobs, checks the expectations.
     int drive(kshim::Runtime& rt, mock_hw::MockPlatform& plat);
     int submit_instance(size_t sub, u32 inst);
@@ -135,7 +135,6 @@ private:
     void check_expectations();
     void teardown();
     // After the runtime is gone: leaks, kshim reports, tasks left blocked, as kernel_findings_.
-    void check_kernel(const kshim::MemCounters& before);
     void progress(s64 now, s64 end);
     int fail_setup(const std::string& what, int err) {
         setup_error_ = what + ": " + errno_name(err) + " (" + std::to_string(err) + ")";

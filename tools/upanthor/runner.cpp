@@ -196,51 +196,43 @@ int Runner::run() {
     }
     const double wall0 = wall_seconds();
     last_progress_wall_ = wall0;
-    kshim::take_reports();  // a fresh start: nothing from before this run counts against it
-    const kshim::MemCounters before = kshim::mem_counters();
     int rc = 0;
     {
-        kshim::Runtime rt{ro};
+        // The host's world: the runtime, the scenario's GPU model with its driver module loaded
+        // (probed by setup(), after the boot faults are armed), and the end-of-run checks against
+        // the memory before it (nothing from before this run counts against it).
+        upanthor::host::World::Options wo;
+        wo.runtime = ro;
+        wo.machine.config.csf = s_.gpu;
+        wo.boot = upanthor::host::World::Boot::Device;
+        upanthor::host::World world(wo);
         try {
-            mock_hw::MockPlatform plat(s_.gpu);
-            for (const sc::Fault& f : s_.faults)
-                if (f.spec.kind == mock_hw::FaultKind::BootFail)
-                    plat.gpu().faults().add(f.spec);
-            if (int ret = panthor::panthor_init()) {
-                rc = fail_setup("panthor_init", ret);
+            if (int ret = world.status()) {
+                rc = fail_setup(world.failed_step(), ret);
             } else {
+                mock_hw::MockPlatform& plat = *world.machine()->csf();
+                for (const sc::Fault& f : s_.faults)
+                    if (f.spec.kind == mock_hw::FaultKind::BootFail)
+                        plat.gpu().faults().add(f.spec);
                 gstats_.resize(s_.groups.size());
-                rc = setup(plat);
+                rc = setup(*world.machine());
                 if (!rc)
-                    rc = drive(rt, plat);
+                    rc = drive(world.rt(), plat);
                 teardown();
-                if (ptdev_)
-                    panthor::panthor_remove(plat.pdev());
-                panthor::panthor_exit();
             }
         } catch (const kshim::SimAbort&) {
             kernel_findings_.push_back("the simulation found a deadlock (see the report above)");
             rc = 1;
         }
-        if (!rt.run_until_idle())
-            kernel_findings_.push_back("the runtime did not go idle after teardown");
-        for (const std::string& t : rt.stuck_tasks())
-            kernel_findings_.push_back("task still blocked after teardown: " + t);
+        for (const upanthor::host::Problem& p : world.finish())
+            kernel_findings_.push_back(p.text);
     }
     if (coredumps_ && !coredumps_->error().empty() && setup_error_.empty()) {
         setup_error_ = "--coredump: " + coredumps_->error();
         rc = 1;
     }
-    check_kernel(before);
     wall_ = wall_seconds() - wall0;
     return rc;
-}
-
-void Runner::check_kernel(const kshim::MemCounters& before) {
-    if (std::string leaks = kshim::mem_counters_diff(before, kshim::mem_counters()); !leaks.empty())
-        kernel_findings_.push_back("leaked at the end of the run: " + leaks);
-    for (const kshim::Report& r : kshim::take_reports())
-        kernel_findings_.push_back(std::string(kshim::report_kind_name(r.kind)) + ": " + r.title);
 }
 
 RunOutcome Runner::outcome() const {

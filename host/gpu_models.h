@@ -1,0 +1,51 @@
+// (no upstream counterpart) The GPU models a host can create, and the driver each one needs. A
+// model is the board a kernel boots on: the mock GPU behind a platform device, and the driver
+// module that binds to its compatible string. Hosts name a model ("g610"); only this table knows
+// which mock and which driver that means, so a new model (a Job Manager GPU and panfrost) is a row
+// here, not a change in the hosts.
+#pragma once
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "drm/drm_module.h"
+#include "kernel_shim/platform.h"
+#include "mock_hw/config.h"
+
+namespace mock_hw {
+class MockPlatform;
+class Gpu;
+}  // namespace mock_hw
+
+namespace upanthor::host {
+
+// Per-family configuration of the mock (defaults: the model's own).
+struct ModelConfig {
+    mock_hw::GpuConfig csf;  // CSF models (g610)
+};
+
+// The mock device of a model, behind its platform device.
+class MockDevice {
+public:
+    virtual ~MockDevice() = default;
+    virtual kshim::PlatformDevice* pdev() = 0;
+    // The CSF mock (nullptr for other families).
+    virtual mock_hw::MockPlatform* csf() { return nullptr; }
+};
+
+struct GpuModel {
+    std::string_view name;     // "g610"
+    std::string_view family;   // "csf"
+    std::string_view summary;  // one line for listings
+    const drm::PlatformDriverModule* driver;
+    std::unique_ptr<MockDevice> (*create)(const ModelConfig& cfg);
+};
+
+std::span<const GpuModel> gpu_models();
+// The model of that name ("default" is the first), or nullptr.
+const GpuModel* find_gpu_model(std::string_view name);
+// "g610" (the names, comma-separated), for error messages.
+std::string gpu_model_names();
+
+}  // namespace upanthor::host
