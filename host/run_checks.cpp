@@ -45,8 +45,9 @@ std::vector<Problem> RunChecks::drain(kshim::Runtime& rt, const CheckOptions& op
         out.push_back({Problem::Kind::Deadlock, "simulation deadlock while draining (see the report above)"});
     }
     if (!idle)
-        out.push_back({Problem::Kind::NotIdle, "the runtime did not go idle at the end of the run (a periodic timer or work?)"});
-    for (const std::string& s : rt.stuck_tasks()) out.push_back({Problem::Kind::StuckTask, "task still blocked at the end of the run: " + s});
+        out.push_back({Problem::Kind::NotIdle, "the runtime did not go idle " + opts.when + " (a periodic timer or work?)"});
+    for (const std::string& s : rt.stuck_tasks())
+        out.push_back({Problem::Kind::StuckTask, "task still blocked " + opts.when + ": " + s});
     for (Problem& p : reports(opts)) out.push_back(std::move(p));
     return out;
 }
@@ -71,7 +72,7 @@ std::vector<Problem> RunChecks::leaks(const CheckOptions& opts) const {
         diff = kept;
     }
     if (diff.empty()) return {};
-    return {{Problem::Kind::Leak, "leaked at the end of the run:\n" + diff}};
+    return {{Problem::Kind::Leak, "leaked " + opts.when + ":\n" + diff}};
 }
 
 }  // namespace upanthor::host

@@ -31,6 +31,8 @@ struct CheckOptions {
     std::function<bool(const kshim::Report&)> accept_report;
     // Leak lines (mem_counters_diff) that are not problems, e.g. a cache that outlives the run.
     std::function<bool(std::string_view line)> ignore_leak;
+    // How the problems name the moment ("at the end of the test").
+    std::string when = "at the end of the run";
 };
 
 // The memory mark and the checks against it. A mark also clears pending reports and the log, so
