@@ -9,9 +9,9 @@ namespace {
 class DrmSchedBasic : public kshim::testing::KernelTest {};
 
 TEST_F(DrmSchedBasic, ScheduledSignalsAtRunJobFinishedOnlyAfterHwFence) {
-    auto* sched = drm_mock_sched_new();
-    auto* entity = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
-    auto* job = drm_mock_sched_job_new(entity);  // manual: completes on advance
+    auto* sched = drm_mock_sched_new(test);
+    auto* entity = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* job = drm_mock_sched_job_new(test, entity);  // manual: completes on advance
     drm_mock_sched_job_submit(job);
     dma_fence* scheduled = dma_fence_get(&job->base.s_fence->scheduled);
     EXPECT_FALSE(dma_fence_is_signaled(scheduled));
@@ -81,10 +81,10 @@ TEST_P(DrmSchedQueue, HundredJobsCompleteInExpectedVirtualTime) {
     const QueueCase& c = GetParam();
     constexpr int kJobs = 100;
     std::vector<drm_mock_scheduler*> scheds;
-    for (int s = 0; s < c.schedulers; s++) scheds.push_back(drm_mock_sched_new());
+    for (int s = 0; s < c.schedulers; s++) scheds.push_back(drm_mock_sched_new(test));
     std::vector<drm_mock_sched_entity*> entities;
     for (int e = 0; e < c.entities; e++)
-        entities.push_back(drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, scheds[e % c.schedulers]));
+        entities.push_back(drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, scheds[e % c.schedulers]));
 
     const ktime_t t0 = ktime_get();
     std::vector<drm_mock_sched_job*> jobs;
@@ -122,10 +122,10 @@ INSTANTIATE_TEST_SUITE_P(Cases, DrmSchedQueue,
 TEST_F(DrmSchedBasic, CreditLimitOneRunsSecondJobOnlyAfterFirstCompletes) {
     drm_mock_sched_args a;
     a.credit_limit = 1;
-    auto* sched = drm_mock_sched_new(a);
-    auto* entity = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
-    auto* j1 = drm_mock_sched_job_new(entity);
-    auto* j2 = drm_mock_sched_job_new(entity);
+    auto* sched = drm_mock_sched_new(test, a);
+    auto* entity = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* j1 = drm_mock_sched_job_new(test, entity);
+    auto* j2 = drm_mock_sched_job_new(test, entity);
     drm_mock_sched_job_submit(j1);
     drm_mock_sched_job_submit(j2);
     ASSERT_TRUE(run_until_idle());
@@ -152,8 +152,8 @@ TEST_F(DrmSchedBasic, CreditLimitOneRunsSecondJobOnlyAfterFirstCompletes) {
 TEST_F(DrmSchedBasic, JobLargerThanCreditLimitIsClampedAndRuns) {
     drm_mock_sched_args a;
     a.credit_limit = 4;
-    auto* sched = drm_mock_sched_new(a);
-    auto* entity = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* sched = drm_mock_sched_new(test, a);
+    auto* entity = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched);
     auto* big = timed_job(entity, 100, 10);
     drm_mock_sched_job_submit(big);
     ASSERT_TRUE(run_until_idle());
@@ -167,8 +167,8 @@ TEST_F(DrmSchedBasic, JobLargerThanCreditLimitIsClampedAndRuns) {
 TEST_F(DrmSchedBasic, CreditsBoundJobsOnTheRing) {
     drm_mock_sched_args a;
     a.credit_limit = 5;
-    auto* sched = drm_mock_sched_new(a);
-    auto* entity = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* sched = drm_mock_sched_new(test, a);
+    auto* entity = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched);
     std::vector<drm_mock_sched_job*> jobs;
     for (int i = 0; i < 20; i++) {
         jobs.push_back(timed_job(entity, 1000, 2));
@@ -182,8 +182,8 @@ TEST_F(DrmSchedBasic, CreditsBoundJobsOnTheRing) {
 }
 
 TEST_F(DrmSchedBasic, ZeroCreditsAndNoRqAreRejected) {
-    auto* sched = drm_mock_sched_new();
-    auto* entity = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* sched = drm_mock_sched_new(test);
+    auto* entity = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched);
     drm_sched_job job;
     EXPECT_EQ(drm_sched_job_init(&job, &entity->base, 0, nullptr), -EINVAL);
     drm_sched_entity empty;
@@ -196,8 +196,8 @@ TEST_F(DrmSchedBasic, ZeroCreditsAndNoRqAreRejected) {
 }
 
 TEST_F(DrmSchedBasic, CleanupBeforeArmFreesTheFences) {
-    auto* sched = drm_mock_sched_new();
-    auto* entity = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* sched = drm_mock_sched_new(test);
+    auto* entity = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched);
     drm_sched_job job;
     ASSERT_EQ(drm_sched_job_init(&job, &entity->base, 1, nullptr), 0);
     for (int i = 0; i < 10; i++) {  // past the inline slots
@@ -211,16 +211,15 @@ TEST_F(DrmSchedBasic, CleanupBeforeArmFreesTheFences) {
 }
 
 TEST_F(DrmSchedBasic, FiniCancelsPendingJobsWithECANCELED) {
-    auto* sched = drm_mock_sched_new();
-    auto* entity = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* sched = drm_mock_sched_new(test);
+    auto* entity = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched);
     std::vector<drm_mock_sched_job*> jobs;
     for (int i = 0; i < 4; i++) {
-        jobs.push_back(i % 2 ? timed_job(entity, 1000 * 1000) : drm_mock_sched_job_new(entity));
+        jobs.push_back(i % 2 ? timed_job(entity, 1000 * 1000) : drm_mock_sched_job_new(test, entity));
         drm_mock_sched_job_submit(jobs.back());
     }
     ASSERT_TRUE(run_until([&] { return sched->jobs_run.load() == 4; }, NSEC_PER_SEC));
-    // The jobs go with the scheduler at fini; a hardware fence held past it keeps its job's
-    // memory (the mock frees a job once its hardware fence is released too).
+    // The jobs' memory is the test's: fences held past fini stay readable until the test ends.
     std::vector<dma_fence*> hw;
     for (auto* j : jobs) hw.push_back(dma_fence_get(&j->hw_fence));
     drm_mock_sched_entity_free(entity);
@@ -236,8 +235,8 @@ TEST_F(DrmSchedBasic, FiniCancelsPendingJobsWithECANCELED) {
 }
 
 TEST_F(DrmSchedBasic, KillWithQueuedJobsSignalsFinishedWithError) {
-    auto* sched = drm_mock_sched_new();
-    auto* entity = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* sched = drm_mock_sched_new(test);
+    auto* entity = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched);
     dma_fence* gate = test_fence();
     std::vector<drm_mock_sched_job*> jobs;
     for (int i = 0; i < 5; i++) {
@@ -266,8 +265,8 @@ TEST_F(DrmSchedBasic, KillWithQueuedJobsSignalsFinishedWithError) {
 }
 
 TEST_F(DrmSchedBasic, PushToKilledEntityIsRefusedAndCleanedUpByFini) {
-    auto* sched = drm_mock_sched_new();
-    auto* entity = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* sched = drm_mock_sched_new(test);
+    auto* entity = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched);
     drm_sched_entity_kill(&entity->base);
     auto* j = timed_job(entity, 10);
     drm_mock_sched_job_submit(j);
@@ -283,10 +282,10 @@ TEST_F(DrmSchedBasic, PushToKilledEntityIsRefusedAndCleanedUpByFini) {
 // Entities torn down while their jobs wait on other entities' jobs and on a fence signalled
 // later: nothing hangs, nothing leaks (the fixture checks both), every fence signals.
 TEST_F(DrmSchedBasic, TearingDownEntitiesWithPendingDependentJobs) {
-    auto* sched = drm_mock_sched_new();
-    auto* a = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
-    auto* b = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
-    auto* c = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_HIGH, sched);
+    auto* sched = drm_mock_sched_new(test);
+    auto* a = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* b = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* c = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_HIGH, sched);
     dma_fence* late = test_fence();
     std::vector<drm_mock_sched_job*> all;
     for (int i = 0; i < 10; i++) {
@@ -315,9 +314,9 @@ TEST_F(DrmSchedBasic, TearingDownEntitiesWithPendingDependentJobs) {
 }
 
 TEST_F(DrmSchedBasic, GuiltyEntityJobsFinishWithECANCELED) {
-    auto* sched = drm_mock_sched_new();
+    auto* sched = drm_mock_sched_new(test);
     std::atomic<int> guilty{0};
-    drm_mock_sched_entity* e = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    drm_mock_sched_entity* e = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched);
     e->base.guilty = &guilty;
     auto* j1 = timed_job(e, 10);
     drm_mock_sched_job_submit(j1);
@@ -336,11 +335,11 @@ TEST_F(DrmSchedBasic, GuiltyEntityJobsFinishWithECANCELED) {
 // their hardware fences and drops them; start finishes every job that lost its fence with the
 // error given (or -ECANCELED), returns the credits, and later jobs run normally.
 TEST_F(DrmSchedBasic, StopAndStartFinishDetachedJobsWithTheError) {
-    auto* sched = drm_mock_sched_new();
-    auto* e = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
-    auto* j1 = drm_mock_sched_job_new(e);
-    auto* j2 = drm_mock_sched_job_new(e);
-    auto* j3 = drm_mock_sched_job_new(e);
+    auto* sched = drm_mock_sched_new(test);
+    auto* e = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* j1 = drm_mock_sched_job_new(test, e);
+    auto* j2 = drm_mock_sched_job_new(test, e);
+    auto* j3 = drm_mock_sched_job_new(test, e);
     drm_mock_sched_job_submit(j1);
     drm_mock_sched_job_submit(j2);
     ASSERT_TRUE(run_until_idle());
@@ -366,8 +365,8 @@ TEST_F(DrmSchedBasic, StopAndStartFinishDetachedJobsWithTheError) {
 }
 
 TEST_F(DrmSchedBasic, WqueueStopHoldsSubmissionUntilStart) {
-    auto* sched = drm_mock_sched_new();
-    auto* e = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* sched = drm_mock_sched_new(test);
+    auto* e = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched);
     drm_sched_wqueue_stop(&sched->base);
     auto* j = timed_job(e, 10);
     drm_mock_sched_job_submit(j);
@@ -383,8 +382,8 @@ TEST_F(DrmSchedBasic, WqueueStopHoldsSubmissionUntilStart) {
 
 TEST_F(DrmSchedBasic, TraceEventsUseKernelNames) {
     trace::start(true);
-    auto* sched = drm_mock_sched_new();
-    auto* e = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* sched = drm_mock_sched_new(test);
+    auto* e = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched);
     dma_fence* gate = test_fence();
     auto* j = timed_job(e, 10);
     submit_after(j, gate);
@@ -401,11 +400,11 @@ TEST_F(DrmSchedBasic, TraceEventsUseKernelNames) {
 }
 
 // Upstream's drm_sched_basic_submit as it ports: the wait helpers, and a test that ends with
-// drm_mock_sched_fini and nothing else (the mock frees its jobs; the leak check would fail).
+// drm_mock_sched_fini and nothing else (the jobs are test-managed; the leak check would fail).
 TEST_F(DrmSchedBasic, UpstreamShapeSubmitWaitHelpersAndFiniOnly) {
-    auto* sched = drm_mock_sched_new(MAX_SCHEDULE_TIMEOUT);
-    auto* entity = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
-    auto* job = drm_mock_sched_job_new(entity);
+    auto* sched = drm_mock_sched_new(test, MAX_SCHEDULE_TIMEOUT);
+    auto* entity = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* job = drm_mock_sched_job_new(test, entity);
     EXPECT_FALSE(drm_mock_sched_job_is_scheduled(job));
     drm_mock_sched_job_submit(job);
     EXPECT_TRUE(drm_mock_sched_job_wait_scheduled(job, HZ));
@@ -417,9 +416,9 @@ TEST_F(DrmSchedBasic, UpstreamShapeSubmitWaitHelpersAndFiniOnly) {
     EXPECT_TRUE(drm_mock_sched_job_wait_finished(job, HZ));
     EXPECT_TRUE(drm_mock_sched_job_is_finished(job));
 
-    // A job never submitted, and one with a duration, are given back at fini too.
-    (void)drm_mock_sched_job_new(entity);
-    auto* timed = drm_mock_sched_job_new(entity);
+    // A job never submitted, and one with a duration, are given back at the end too.
+    (void)drm_mock_sched_job_new(test, entity);
+    auto* timed = drm_mock_sched_job_new(test, entity);
     drm_mock_sched_job_set_duration_us(timed, 1000);
     drm_mock_sched_job_submit(timed);
     EXPECT_TRUE(drm_mock_sched_job_wait_finished(timed, HZ));
@@ -431,30 +430,30 @@ TEST_F(DrmSchedBasic, UpstreamShapeSubmitWaitHelpersAndFiniOnly) {
 // Upstream's drm_sched_basic_cancel: a job cancelled by fini signals -ECANCELED but is not
 // finished and its `done` never completes.
 TEST_F(DrmSchedBasic, CancelledJobIsNotFinished) {
-    auto* sched = drm_mock_sched_new();
-    auto* entity = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
-    auto* job = drm_mock_sched_job_new(entity);
+    auto* sched = drm_mock_sched_new(test);
+    auto* entity = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* job = drm_mock_sched_job_new(test, entity);
     drm_mock_sched_job_submit(job);
     ASSERT_TRUE(drm_mock_sched_job_wait_scheduled(job, HZ));
-    dma_fence* hw = dma_fence_get(&job->hw_fence);  // keeps the job's memory past fini
+    dma_fence* hw = dma_fence_get(&job->hw_fence);
     drm_mock_sched_entity_free(entity);
     drm_mock_sched_fini(sched);
     EXPECT_EQ(hw->error.load(), -ECANCELED);
     EXPECT_FALSE(drm_mock_sched_job_is_finished(job));
     EXPECT_FALSE(try_wait_for_completion(&job->done));
-    dma_fence_put(hw);  // the job's memory goes here (ASan would catch a use after)
+    dma_fence_put(hw);
 }
 
 // A job of one scheduler that depends on another's: the first scheduler may be fini'd while
-// the dependent job still holds its hardware fence; the memory stays until that goes.
+// the dependent job still holds its hardware fence (test-managed memory, so it stays).
 TEST_F(DrmSchedBasic, FiniInAnyOrderAcrossDependentSchedulers) {
     for (int order = 0; order < 2; order++) {
-        auto* a = drm_mock_sched_new();
-        auto* b = drm_mock_sched_new();
-        auto* ea = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, a);
-        auto* eb = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, b);
-        auto* ja = drm_mock_sched_job_new(ea);
-        auto* jb = drm_mock_sched_job_new(eb);
+        auto* a = drm_mock_sched_new(test);
+        auto* b = drm_mock_sched_new(test);
+        auto* ea = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, a);
+        auto* eb = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, b);
+        auto* ja = drm_mock_sched_job_new(test, ea);
+        auto* jb = drm_mock_sched_job_new(test, eb);
         drm_mock_sched_job_submit(ja);
         ASSERT_TRUE(drm_mock_sched_job_wait_scheduled(ja, HZ));
         submit_after(jb, &ja->hw_fence);
@@ -474,9 +473,9 @@ TEST_F(DrmSchedBasic, FiniInAnyOrderAcrossDependentSchedulers) {
 }
 
 TEST_F(DrmSchedBasic, AdvanceWarnsOnSeqnoOverflow) {
-    auto* sched = drm_mock_sched_new();
-    auto* entity = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
-    auto* job = drm_mock_sched_job_new(entity);
+    auto* sched = drm_mock_sched_new(test);
+    auto* entity = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* job = drm_mock_sched_job_new(test, entity);
     drm_mock_sched_job_submit(job);
     ASSERT_TRUE(drm_mock_sched_job_wait_scheduled(job, HZ));
     {
@@ -496,9 +495,9 @@ TEST_F(DrmSchedBasic, AdvanceWarnsOnSeqnoOverflow) {
 
 // The mock's own hardware reset kills, it does not complete: not finished, `done` pending.
 TEST_F(DrmSchedBasic, HwResetJobIsNotFinished) {
-    auto* sched = drm_mock_sched_new();
-    auto* entity = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
-    auto* job = drm_mock_sched_job_new(entity);
+    auto* sched = drm_mock_sched_new(test);
+    auto* entity = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* job = drm_mock_sched_job_new(test, entity);
     drm_mock_sched_job_submit(job);
     ASSERT_TRUE(drm_mock_sched_job_wait_scheduled(job, HZ));
     EXPECT_EQ(drm_mock_sched_hw_reset(sched, -EIO), 1u);

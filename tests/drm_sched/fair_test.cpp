@@ -14,7 +14,7 @@ protected:
         drm_mock_sched_args a;
         a.credit_limit = 1;  // one job on the ring at a time: the order is the policy's
         a.policy = DRM_SCHED_POLICY_FAIR;
-        sched_ = drm_mock_sched_new(a);
+        sched_ = drm_mock_sched_new(test, a);
     }
     void TearDown() override {
         for (auto* e : entities_) drm_mock_sched_entity_free(e);
@@ -22,7 +22,7 @@ protected:
         KernelTest::TearDown();
     }
     drm_mock_sched_entity* entity(drm_sched_priority prio) {
-        entities_.push_back(drm_mock_sched_entity_new(prio, sched_));
+        entities_.push_back(drm_mock_sched_entity_new(test, prio, sched_));
         return entities_.back();
     }
     std::vector<drm_mock_sched_job*> queue(drm_mock_sched_entity* e, int n, u64 duration_us) {
@@ -108,7 +108,7 @@ TEST_F(DrmSchedFair, LowerPriorityJoiningWaitsBehindTheFront) {
 // Jobs keep their entity's stats alive: freeing the entity while its jobs are still queued on
 // the ring neither crashes nor leaks (leak accounting checks at teardown).
 TEST_F(DrmSchedFair, JobsOutliveTheirEntity) {
-    auto* e = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched_);
+    auto* e = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched_);
     auto jobs = queue(e, 3, 1000);
     advance(500 * NSEC_PER_USEC);
     ASSERT_TRUE(drm_mock_sched_job_is_scheduled(jobs[0]));

@@ -12,12 +12,13 @@ constexpr int kJobsPerTask = 40;
 
 // Returns normally when every job finished cleanly and in order per entity.
 void sixteen_submitters(u64 seed, bool with_kill) {
-    drm_mock_scheduler* s[2] = {drm_mock_sched_new(), drm_mock_sched_new()};
+    kunit* test = kunit_get_current_test();  // a fixture's test or run_simulated's
+    drm_mock_scheduler* s[2] = {drm_mock_sched_new(test), drm_mock_sched_new(test)};
     std::vector<drm_mock_sched_entity*> entities;
     for (int t = 0; t < kTasks; t++) {
         auto prio = static_cast<drm_sched_priority>(t % DRM_SCHED_PRIORITY_COUNT);
-        entities.push_back(t % 3 == 0 ? drm_mock_sched_entity_new_list(prio, s, 2)
-                                      : drm_mock_sched_entity_new(prio, s[t % 2]));
+        entities.push_back(t % 3 == 0 ? drm_mock_sched_entity_new_list(test, prio, s, 2)
+                                      : drm_mock_sched_entity_new(test, prio, s[t % 2]));
     }
     std::vector<std::vector<drm_mock_sched_job*>> jobs(kTasks, std::vector<drm_mock_sched_job*>(kJobsPerTask, nullptr));
     // The latest job of each task, for others to depend on (the mock keeps `finished` alive).

@@ -15,12 +15,12 @@ TEST_P(DrmSchedPolicy, HigherPriorityEntitiesAreServedFirst) {
     drm_mock_sched_args a;
     a.credit_limit = 1;
     a.policy = GetParam();
-    auto* sched = drm_mock_sched_new(a);
+    auto* sched = drm_mock_sched_new(test, a);
     std::vector<drm_mock_sched_entity*> entities;
     std::vector<std::pair<drm_mock_sched_job*, int>> jobs;
     // Lowest first, so submission order alone would give the opposite result.
     for (int p = DRM_SCHED_PRIORITY_LOW; p >= DRM_SCHED_PRIORITY_KERNEL; p--) {
-        auto* e = drm_mock_sched_entity_new(static_cast<drm_sched_priority>(p), sched);
+        auto* e = drm_mock_sched_entity_new(test, static_cast<drm_sched_priority>(p), sched);
         entities.push_back(e);
         for (int i = 0; i < 3; i++) {
             auto* j = timed_job(e, 1000);
@@ -43,9 +43,9 @@ TEST_P(DrmSchedPolicy, EntitiesOfOnePriorityTakeTurns) {
     drm_mock_sched_args a;
     a.credit_limit = 1;
     a.policy = GetParam();
-    auto* sched = drm_mock_sched_new(a);
-    auto* e1 = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
-    auto* e2 = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* sched = drm_mock_sched_new(test, a);
+    auto* e1 = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* e2 = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched);
     std::vector<drm_mock_sched_job*> j1, j2;
     for (int i = 0; i < 4; i++) {
         j1.push_back(timed_job(e1, 1000));
@@ -78,8 +78,8 @@ class DrmSchedMove : public kshim::testing::SweepableKernelTest {};
 // A kthread keeps submitting while the test body changes the entity's priority back and forth:
 // every job completes, in order, and once the entity drains the new priority applies.
 TEST_F(DrmSchedMove, ChangingPriorityWhileJobsFlowIsSafe) {
-    auto* sched = drm_mock_sched_new();
-    auto* e = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_LOW, sched);
+    auto* sched = drm_mock_sched_new(test);
+    auto* e = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_LOW, sched);
     std::vector<drm_mock_sched_job*> jobs(200);
     Task* submitter = kthread_run([&] {
         for (auto& j : jobs) {
@@ -109,15 +109,15 @@ TEST_F(DrmSchedMove, ChangingPriorityWhileJobsFlowIsSafe) {
 }
 
 TEST_F(DrmSchedMove, PickBestChoosesTheLeastBusyScheduler) {
-    drm_mock_scheduler* s[2] = {drm_mock_sched_new(), drm_mock_sched_new()};
-    auto* busy = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, s[0]);
+    drm_mock_scheduler* s[2] = {drm_mock_sched_new(test), drm_mock_sched_new(test)};
+    auto* busy = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, s[0]);
     std::vector<drm_mock_sched_job*> busy_jobs;
     for (int i = 0; i < 5; i++) {
-        busy_jobs.push_back(drm_mock_sched_job_new(busy));
+        busy_jobs.push_back(drm_mock_sched_job_new(test, busy));
         drm_mock_sched_job_submit(busy_jobs.back());
     }
     ASSERT_TRUE(run_until_idle());
-    auto* e = drm_mock_sched_entity_new_list(DRM_SCHED_PRIORITY_NORMAL, s, 2);
+    auto* e = drm_mock_sched_entity_new_list(test, DRM_SCHED_PRIORITY_NORMAL, s, 2);
     auto* j = timed_job(e, 100);
     drm_mock_sched_job_submit(j);
     EXPECT_EQ(j->base.sched, &s[1]->base);
@@ -143,10 +143,10 @@ TEST_F(DrmSchedMove, PickBestChoosesTheLeastBusyScheduler) {
 // Entities on two schedulers, re-pointed between them while a kthread per entity submits:
 // nothing is lost, an entity only moves when idle, and each entity's jobs finish in order.
 TEST_F(DrmSchedMove, MovingEntitiesBetweenSchedulersWhileJobsFlowIsSafe) {
-    drm_mock_scheduler* s[2] = {drm_mock_sched_new(), drm_mock_sched_new()};
+    drm_mock_scheduler* s[2] = {drm_mock_sched_new(test), drm_mock_sched_new(test)};
     constexpr int kEntities = 4, kJobs = 60;
     std::vector<drm_mock_sched_entity*> entities;
-    for (int i = 0; i < kEntities; i++) entities.push_back(drm_mock_sched_entity_new_list(DRM_SCHED_PRIORITY_NORMAL, s, 2));
+    for (int i = 0; i < kEntities; i++) entities.push_back(drm_mock_sched_entity_new_list(test, DRM_SCHED_PRIORITY_NORMAL, s, 2));
     std::vector<std::vector<drm_mock_sched_job*>> jobs(kEntities, std::vector<drm_mock_sched_job*>(kJobs));
     std::vector<Task*> tasks;
     for (int i = 0; i < kEntities; i++)

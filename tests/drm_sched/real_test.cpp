@@ -8,12 +8,12 @@ namespace {
 class DrmSchedReal : public kshim::testing::RealKernelTest {};
 
 TEST_F(DrmSchedReal, ParallelSubmittersAllJobsFinishInOrder) {
-    drm_mock_scheduler* s[2] = {drm_mock_sched_new(), drm_mock_sched_new()};
+    drm_mock_scheduler* s[2] = {drm_mock_sched_new(test), drm_mock_sched_new(test)};
     constexpr int kTasks = 4, kJobs = 300;
     std::vector<drm_mock_sched_entity*> entities;
     for (int t = 0; t < kTasks; t++)
-        entities.push_back(t == 0 ? drm_mock_sched_entity_new_list(DRM_SCHED_PRIORITY_NORMAL, s, 2)
-                                  : drm_mock_sched_entity_new(static_cast<drm_sched_priority>(t % 4), s[t % 2]));
+        entities.push_back(t == 0 ? drm_mock_sched_entity_new_list(test, DRM_SCHED_PRIORITY_NORMAL, s, 2)
+                                  : drm_mock_sched_entity_new(test, static_cast<drm_sched_priority>(t % 4), s[t % 2]));
     std::vector<std::vector<drm_mock_sched_job*>> jobs(kTasks, std::vector<drm_mock_sched_job*>(kJobs));
     std::vector<std::atomic<drm_mock_sched_job*>> latest(kTasks);
     std::vector<Task*> tasks;
@@ -48,8 +48,8 @@ TEST_F(DrmSchedReal, ParallelSubmittersAllJobsFinishInOrder) {
 // while the worker pops as fast as it can, so a lost or reordered job shows up as one that never
 // finishes or finishes out of order.
 TEST_F(DrmSchedReal, EntityQueueHandsOverEveryJobWhileItKeepsEmptying) {
-    auto* sched = drm_mock_sched_new();
-    auto* e = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* sched = drm_mock_sched_new(test);
+    auto* e = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched);
     constexpr int kJobs = 3000;
     std::vector<drm_mock_sched_job*> jobs;
     for (int i = 0; i < kJobs; i++) {
@@ -73,12 +73,12 @@ TEST_F(DrmSchedReal, EntityQueueHandsOverEveryJobWhileItKeepsEmptying) {
 }
 
 TEST_F(DrmSchedReal, TimeoutKillAndFiniRacingRunningJobs) {
-    auto* sched = drm_mock_sched_new(static_cast<long>(msecs_to_jiffies(20)));
-    auto* e1 = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
-    auto* e2 = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_HIGH, sched);
+    auto* sched = drm_mock_sched_new(test, static_cast<long>(msecs_to_jiffies(20)));
+    auto* e1 = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* e2 = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_HIGH, sched);
     std::vector<drm_mock_sched_job*> jobs;
     for (int i = 0; i < 200; i++) {
-        auto* j = drm_mock_sched_job_new(i % 2 ? e1 : e2);
+        auto* j = drm_mock_sched_job_new(test, i % 2 ? e1 : e2);
         j->duration_us = i % 50 == 49 ? 0 : 30;  // a few never complete: the timeout resets them
         drm_mock_sched_job_submit(j);
         jobs.push_back(j);

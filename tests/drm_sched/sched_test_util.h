@@ -33,7 +33,7 @@ inline dma_fence* test_fence(u64 context = 0, u64 seqno = 1) {
 }
 
 inline drm_mock_sched_job* timed_job(drm_mock_sched_entity* e, u64 duration_us, u32 credits = 1) {
-    drm_mock_sched_job* j = drm_mock_sched_job_new(e, credits);
+    drm_mock_sched_job* j = drm_mock_sched_job_new(e->test, e, credits);
     j->duration_us = duration_us;
     return j;
 }

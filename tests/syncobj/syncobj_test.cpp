@@ -630,9 +630,9 @@ TEST_F(Syncobj, SchedJobWaitsForTheSyncobjFence) {
     dma_fence* ft = new_fence();
     o.replace(bin, fb);
     o.add_point(tl, ft, 3);
-    auto* sched = drm_mock_sched_new();
-    auto* entity = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
-    auto* job = drm_mock_sched_job_new(entity);
+    auto* sched = drm_mock_sched_new(test);
+    auto* entity = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* job = drm_mock_sched_job_new(test, entity);
     ASSERT_EQ(drm_sched_job_add_syncobj_dependency(&job->base, o.file, bin, 0), 0);
     ASSERT_EQ(drm_sched_job_add_syncobj_dependency(&job->base, o.file, tl, 3), 0);
     EXPECT_EQ(drm_sched_job_add_syncobj_dependency(&job->base, o.file, tl, 4), -EINVAL);  // not submitted
