@@ -79,7 +79,9 @@ void* kunit_kcalloc(kunit* test, size_t n, size_t size, gfp_t gfp);
 // Frees test-managed memory now; nothing for nullptr (or memory the test does not manage).
 void kunit_kfree(kunit* test, const void* ptr);
 
-// Defines `wrapper`, a kunit_action_t that calls orig(arg) (include/kunit/resource.h).
+// Defines `wrapper`, a kunit_action_t that calls orig(arg) (include/kunit/resource.h). It is
+// static, as upstream's: actions are matched by address, so in a header shared by several files
+// (whose inline functions register it) write an inline function instead.
 #define KUNIT_DEFINE_ACTION_WRAPPER(wrapper, orig, arg_type) \
     static void wrapper(void* in) { orig(static_cast<arg_type>(in)); }
 

@@ -10,16 +10,13 @@ class DrmSchedDeps : public kshim::testing::KernelTest {
 protected:
     void SetUp() override {
         KernelTest::SetUp();
-        sched_ = drm_mock_sched_new(test);
-        other_ = drm_mock_sched_new(test);
-        e1_ = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched_);
-        e2_ = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched_);
-        e3_ = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, other_);
-    }
-    void TearDown() override {
-        for (auto* e : {e1_, e2_, e3_}) drm_mock_sched_entity_free(e);
-        for (auto* s : {sched_, other_}) drm_mock_sched_fini(s);
-        KernelTest::TearDown();
+        // Freed and fini'd when the test ends, newest first (as upstream's suite init with
+        // kunit_add_action_or_reset).
+        sched_ = managed_sched(test);
+        other_ = managed_sched(test);
+        e1_ = managed_entity(test, DRM_SCHED_PRIORITY_NORMAL, sched_);
+        e2_ = managed_entity(test, DRM_SCHED_PRIORITY_NORMAL, sched_);
+        e3_ = managed_entity(test, DRM_SCHED_PRIORITY_NORMAL, other_);
     }
     drm_mock_scheduler *sched_ = nullptr, *other_ = nullptr;
     drm_mock_sched_entity *e1_ = nullptr, *e2_ = nullptr, *e3_ = nullptr;

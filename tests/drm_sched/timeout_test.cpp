@@ -14,13 +14,8 @@ protected:
 
     void SetUp() override {
         KernelTest::SetUp();
-        sched_ = drm_mock_sched_new(test, static_cast<long>(msecs_to_jiffies(kTimeoutMs)));
-        entity_ = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched_);
-    }
-    void TearDown() override {
-        drm_mock_sched_entity_free(entity_);
-        drm_mock_sched_fini(sched_);
-        KernelTest::TearDown();
+        sched_ = managed_sched(test, static_cast<long>(msecs_to_jiffies(kTimeoutMs)));
+        entity_ = managed_entity(test, DRM_SCHED_PRIORITY_NORMAL, sched_);
     }
 
     drm_mock_scheduler* sched_ = nullptr;
