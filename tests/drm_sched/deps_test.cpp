@@ -10,16 +10,13 @@ class DrmSchedDeps : public kshim::testing::KernelTest {
 protected:
     void SetUp() override {
         KernelTest::SetUp();
-        sched_ = drm_mock_sched_new();
-        other_ = drm_mock_sched_new();
-        e1_ = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched_);
-        e2_ = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched_);
-        e3_ = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, other_);
-    }
-    void TearDown() override {
-        for (auto* e : {e1_, e2_, e3_}) drm_mock_sched_entity_free(e);
-        for (auto* s : {sched_, other_}) drm_mock_sched_fini(s);
-        KernelTest::TearDown();
+        // Freed and fini'd when the test ends, newest first (as upstream's suite init with
+        // kunit_add_action_or_reset).
+        sched_ = managed_sched(test);
+        other_ = managed_sched(test);
+        e1_ = managed_entity(test, DRM_SCHED_PRIORITY_NORMAL, sched_);
+        e2_ = managed_entity(test, DRM_SCHED_PRIORITY_NORMAL, sched_);
+        e3_ = managed_entity(test, DRM_SCHED_PRIORITY_NORMAL, other_);
     }
     drm_mock_scheduler *sched_ = nullptr, *other_ = nullptr;
     drm_mock_sched_entity *e1_ = nullptr, *e2_ = nullptr, *e3_ = nullptr;
@@ -82,9 +79,9 @@ TEST_F(DrmSchedDeps, ResvAndImplicitDependencies) {
 }
 
 TEST_F(DrmSchedDeps, OwnEntityFenceNeedsNoWait) {
-    auto* a = drm_mock_sched_job_new(e1_);
+    auto* a = drm_mock_sched_job_new(test, e1_);
     drm_mock_sched_job_submit(a);
-    auto* b = drm_mock_sched_job_new(e1_);
+    auto* b = drm_mock_sched_job_new(test, e1_);
     submit_after(b, a->finished);
     ASSERT_TRUE(run_until_idle());
     EXPECT_TRUE(drm_mock_sched_job_is_scheduled(b));  // on the ring behind a, a still running
@@ -94,9 +91,9 @@ TEST_F(DrmSchedDeps, OwnEntityFenceNeedsNoWait) {
 }
 
 TEST_F(DrmSchedDeps, SameSchedulerWaitsOnlyUntilScheduled) {
-    auto* a = drm_mock_sched_job_new(e1_);
-    auto* b = drm_mock_sched_job_new(e2_);
-    auto* gate_job = drm_mock_sched_job_new(e1_);
+    auto* a = drm_mock_sched_job_new(test, e1_);
+    auto* b = drm_mock_sched_job_new(test, e2_);
+    auto* gate_job = drm_mock_sched_job_new(test, e1_);
     dma_fence* gate = test_fence();
     submit_after(gate_job, gate);  // e1 is blocked behind this one
     drm_mock_sched_job_submit(a);
@@ -120,8 +117,8 @@ TEST_F(DrmSchedDeps, SameSchedulerWaitsOnlyUntilScheduled) {
 // kill, outside the scheduler's own loop: the waiter must still be run (found by a seeded
 // sweep of the parallel test, where it stalled the scheduler for good).
 TEST_F(DrmSchedDeps, SameSchedulerWaiterRunsWhenItsDependencyIsKilled) {
-    auto* a = drm_mock_sched_job_new(e1_);
-    auto* b = drm_mock_sched_job_new(e2_);
+    auto* a = drm_mock_sched_job_new(test, e1_);
+    auto* b = drm_mock_sched_job_new(test, e2_);
     dma_fence* gate = test_fence();
     submit_after(a, gate);  // a never reaches the ring before the kill
     submit_after(b, a->finished);
@@ -138,9 +135,9 @@ TEST_F(DrmSchedDeps, SameSchedulerWaiterRunsWhenItsDependencyIsKilled) {
     EXPECT_EQ(drm_mock_sched_job_status(b), 1);
 }
 TEST_F(DrmSchedDeps, OtherSchedulerWaitsUntilSignalled) {
-    auto* a = drm_mock_sched_job_new(e3_);  // on the other scheduler
+    auto* a = drm_mock_sched_job_new(test, e3_);  // on the other scheduler
     drm_mock_sched_job_submit(a);
-    auto* b = drm_mock_sched_job_new(e1_);
+    auto* b = drm_mock_sched_job_new(test, e1_);
     submit_after(b, a->finished);
     ASSERT_TRUE(run_until_idle());
     EXPECT_TRUE(drm_mock_sched_job_is_scheduled(a));
@@ -154,13 +151,13 @@ TEST_F(DrmSchedDeps, OtherSchedulerWaitsUntilSignalled) {
 }
 
 TEST_F(DrmSchedDeps, DontPipelineFlagForcesAFullWait) {
-    auto* a = drm_mock_sched_job_new(e1_);
+    auto* a = drm_mock_sched_job_new(test, e1_);
     drm_mock_sched_job_submit(a);
     {
         SpinGuard g(*a->finished->lock);
         dma_fence_set_flag(a->finished, DRM_SCHED_FENCE_DONT_PIPELINE);
     }
-    auto* b = drm_mock_sched_job_new(e2_);
+    auto* b = drm_mock_sched_job_new(test, e2_);
     submit_after(b, a->finished);
     ASSERT_TRUE(run_until_idle());
     EXPECT_FALSE(drm_mock_sched_job_is_scheduled(b));

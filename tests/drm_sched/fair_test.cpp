@@ -14,17 +14,9 @@ protected:
         drm_mock_sched_args a;
         a.credit_limit = 1;  // one job on the ring at a time: the order is the policy's
         a.policy = DRM_SCHED_POLICY_FAIR;
-        sched_ = drm_mock_sched_new(a);
+        sched_ = managed_sched(test, a);  // fini'd at the end, after the entities
     }
-    void TearDown() override {
-        for (auto* e : entities_) drm_mock_sched_entity_free(e);
-        drm_mock_sched_fini(sched_);
-        KernelTest::TearDown();
-    }
-    drm_mock_sched_entity* entity(drm_sched_priority prio) {
-        entities_.push_back(drm_mock_sched_entity_new(prio, sched_));
-        return entities_.back();
-    }
+    drm_mock_sched_entity* entity(drm_sched_priority prio) { return managed_entity(test, prio, sched_); }
     std::vector<drm_mock_sched_job*> queue(drm_mock_sched_entity* e, int n, u64 duration_us) {
         std::vector<drm_mock_sched_job*> jobs;
         for (int i = 0; i < n; i++) {
@@ -46,7 +38,6 @@ protected:
     }
 
     drm_mock_scheduler* sched_ = nullptr;
-    std::vector<drm_mock_sched_entity*> entities_;
 };
 
 // FIFO would run all of the first entity's jobs before the second's; FAIR alternates.
@@ -108,11 +99,11 @@ TEST_F(DrmSchedFair, LowerPriorityJoiningWaitsBehindTheFront) {
 // Jobs keep their entity's stats alive: freeing the entity while its jobs are still queued on
 // the ring neither crashes nor leaks (leak accounting checks at teardown).
 TEST_F(DrmSchedFair, JobsOutliveTheirEntity) {
-    auto* e = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched_);
+    auto* e = entity(DRM_SCHED_PRIORITY_NORMAL);
     auto jobs = queue(e, 3, 1000);
     advance(500 * NSEC_PER_USEC);
     ASSERT_TRUE(drm_mock_sched_job_is_scheduled(jobs[0]));
-    drm_mock_sched_entity_free(e);  // kills what is still queued
+    kunit_release_action(test, drm_mock_sched_entity_free_wrap, e);  // kills what is still queued
     ASSERT_TRUE(run_until_idle());
     EXPECT_EQ(drm_mock_sched_job_status(jobs[0]), 1);
 }

@@ -12,12 +12,12 @@ constexpr int kJobsPerTask = 40;
 
 // Returns normally when every job finished cleanly and in order per entity.
 void sixteen_submitters(u64 seed, bool with_kill) {
-    drm_mock_scheduler* s[2] = {drm_mock_sched_new(), drm_mock_sched_new()};
+    kunit* test = kunit_get_current_test();  // a fixture's test or run_simulated's
+    drm_mock_scheduler* s[2] = {managed_sched(test), managed_sched(test)};
     std::vector<drm_mock_sched_entity*> entities;
     for (int t = 0; t < kTasks; t++) {
         auto prio = static_cast<drm_sched_priority>(t % DRM_SCHED_PRIORITY_COUNT);
-        entities.push_back(t % 3 == 0 ? drm_mock_sched_entity_new_list(prio, s, 2)
-                                      : drm_mock_sched_entity_new(prio, s[t % 2]));
+        entities.push_back(t % 3 == 0 ? managed_entity_list(test, prio, s, 2) : managed_entity(test, prio, s[t % 2]));
     }
     std::vector<std::vector<drm_mock_sched_job*>> jobs(kTasks, std::vector<drm_mock_sched_job*>(kJobsPerTask, nullptr));
     // The latest job of each task, for others to depend on (the mock keeps `finished` alive).
@@ -53,11 +53,8 @@ void sixteen_submitters(u64 seed, bool with_kill) {
             }
         }
     }
-    for (auto* e : entities) drm_mock_sched_entity_free(e);
-    for (auto* x : s) {
-        EXPECT_EQ(drm_sched_score(&x->base), 0);
-        drm_mock_sched_fini(x);
-    }
+    for (auto* e : entities) kunit_release_action(test, drm_mock_sched_entity_free_wrap, e);
+    for (auto* x : s) EXPECT_EQ(drm_sched_score(&x->base), 0);
 }
 
 // Sets the module parameter (the policy of schedulers created without one) for a scope.

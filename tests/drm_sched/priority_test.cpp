@@ -15,13 +15,11 @@ TEST_P(DrmSchedPolicy, HigherPriorityEntitiesAreServedFirst) {
     drm_mock_sched_args a;
     a.credit_limit = 1;
     a.policy = GetParam();
-    auto* sched = drm_mock_sched_new(a);
-    std::vector<drm_mock_sched_entity*> entities;
+    auto* sched = managed_sched(test, a);
     std::vector<std::pair<drm_mock_sched_job*, int>> jobs;
     // Lowest first, so submission order alone would give the opposite result.
     for (int p = DRM_SCHED_PRIORITY_LOW; p >= DRM_SCHED_PRIORITY_KERNEL; p--) {
-        auto* e = drm_mock_sched_entity_new(static_cast<drm_sched_priority>(p), sched);
-        entities.push_back(e);
+        auto* e = managed_entity(test, static_cast<drm_sched_priority>(p), sched);
         for (int i = 0; i < 3; i++) {
             auto* j = timed_job(e, 1000);
             drm_mock_sched_job_submit(j);
@@ -34,8 +32,6 @@ TEST_P(DrmSchedPolicy, HigherPriorityEntitiesAreServedFirst) {
         EXPECT_LT(jobs[i - 1].first->run_at, jobs[i].first->run_at);
         EXPECT_LE(jobs[i - 1].second, jobs[i].second) << "job " << i;
     }
-    for (auto* e : entities) drm_mock_sched_entity_free(e);
-    drm_mock_sched_fini(sched);
 }
 
 // Two entities of one priority with jobs queued at the same time share the ring in turns.
@@ -43,9 +39,9 @@ TEST_P(DrmSchedPolicy, EntitiesOfOnePriorityTakeTurns) {
     drm_mock_sched_args a;
     a.credit_limit = 1;
     a.policy = GetParam();
-    auto* sched = drm_mock_sched_new(a);
-    auto* e1 = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
-    auto* e2 = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* sched = managed_sched(test, a);
+    auto* e1 = managed_entity(test, DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* e2 = managed_entity(test, DRM_SCHED_PRIORITY_NORMAL, sched);
     std::vector<drm_mock_sched_job*> j1, j2;
     for (int i = 0; i < 4; i++) {
         j1.push_back(timed_job(e1, 1000));
@@ -65,9 +61,6 @@ TEST_P(DrmSchedPolicy, EntitiesOfOnePriorityTakeTurns) {
         // FIFO follows the oldest waiting job: e1's were all pushed first.
         EXPECT_LT(j1[3]->run_at, j2[0]->run_at);
     }
-    drm_mock_sched_entity_free(e1);
-    drm_mock_sched_entity_free(e2);
-    drm_mock_sched_fini(sched);
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, DrmSchedPolicy, ::testing::Values(DRM_SCHED_POLICY_FIFO, DRM_SCHED_POLICY_RR),
@@ -78,8 +71,8 @@ class DrmSchedMove : public kshim::testing::SweepableKernelTest {};
 // A kthread keeps submitting while the test body changes the entity's priority back and forth:
 // every job completes, in order, and once the entity drains the new priority applies.
 TEST_F(DrmSchedMove, ChangingPriorityWhileJobsFlowIsSafe) {
-    auto* sched = drm_mock_sched_new();
-    auto* e = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_LOW, sched);
+    auto* sched = managed_sched(test);
+    auto* e = managed_entity(test, DRM_SCHED_PRIORITY_LOW, sched);
     std::vector<drm_mock_sched_job*> jobs(200);
     Task* submitter = kthread_run([&] {
         for (auto& j : jobs) {
@@ -104,20 +97,18 @@ TEST_F(DrmSchedMove, ChangingPriorityWhileJobsFlowIsSafe) {
     EXPECT_EQ(e->base.rq, sched->base.sched_rq[DRM_SCHED_PRIORITY_KERNEL]);
     ASSERT_TRUE(run_until_idle());
     EXPECT_EQ(drm_mock_sched_job_status(last), 1);
-    drm_mock_sched_entity_free(e);
-    drm_mock_sched_fini(sched);
 }
 
 TEST_F(DrmSchedMove, PickBestChoosesTheLeastBusyScheduler) {
-    drm_mock_scheduler* s[2] = {drm_mock_sched_new(), drm_mock_sched_new()};
-    auto* busy = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, s[0]);
+    drm_mock_scheduler* s[2] = {managed_sched(test), managed_sched(test)};
+    auto* busy = managed_entity(test, DRM_SCHED_PRIORITY_NORMAL, s[0]);
     std::vector<drm_mock_sched_job*> busy_jobs;
     for (int i = 0; i < 5; i++) {
-        busy_jobs.push_back(drm_mock_sched_job_new(busy));
+        busy_jobs.push_back(drm_mock_sched_job_new(test, busy));
         drm_mock_sched_job_submit(busy_jobs.back());
     }
     ASSERT_TRUE(run_until_idle());
-    auto* e = drm_mock_sched_entity_new_list(DRM_SCHED_PRIORITY_NORMAL, s, 2);
+    auto* e = managed_entity_list(test, DRM_SCHED_PRIORITY_NORMAL, s, 2);
     auto* j = timed_job(e, 100);
     drm_mock_sched_job_submit(j);
     EXPECT_EQ(j->base.sched, &s[1]->base);
@@ -133,20 +124,15 @@ TEST_F(DrmSchedMove, PickBestChoosesTheLeastBusyScheduler) {
     ASSERT_TRUE(run_until_idle());
     EXPECT_EQ(drm_mock_sched_job_status(j2), 1);
     EXPECT_TRUE(all_finished(busy_jobs));
-    drm_mock_sched_entity_free(e);
-    drm_mock_sched_entity_free(busy);
-    // Every scheduler is fini'd before any is freed: a job may hold a dependency on another
-    // scheduler's job, whose hardware fence lives in that job's memory.
-    for (auto* x : s) drm_mock_sched_fini(x);
 }
 
 // Entities on two schedulers, re-pointed between them while a kthread per entity submits:
 // nothing is lost, an entity only moves when idle, and each entity's jobs finish in order.
 TEST_F(DrmSchedMove, MovingEntitiesBetweenSchedulersWhileJobsFlowIsSafe) {
-    drm_mock_scheduler* s[2] = {drm_mock_sched_new(), drm_mock_sched_new()};
+    drm_mock_scheduler* s[2] = {managed_sched(test), managed_sched(test)};
     constexpr int kEntities = 4, kJobs = 60;
     std::vector<drm_mock_sched_entity*> entities;
-    for (int i = 0; i < kEntities; i++) entities.push_back(drm_mock_sched_entity_new_list(DRM_SCHED_PRIORITY_NORMAL, s, 2));
+    for (int i = 0; i < kEntities; i++) entities.push_back(managed_entity_list(test, DRM_SCHED_PRIORITY_NORMAL, s, 2));
     std::vector<std::vector<drm_mock_sched_job*>> jobs(kEntities, std::vector<drm_mock_sched_job*>(kJobs));
     std::vector<Task*> tasks;
     for (int i = 0; i < kEntities; i++)
@@ -183,10 +169,6 @@ TEST_F(DrmSchedMove, MovingEntitiesBetweenSchedulersWhileJobsFlowIsSafe) {
     }
     EXPECT_GT(on[0], 0);
     EXPECT_GT(on[1], 0);
-    for (auto* e : entities) drm_mock_sched_entity_free(e);
-    // Every scheduler is fini'd before any is freed: a job may hold a dependency on another
-    // scheduler's job, whose hardware fence lives in that job's memory.
-    for (auto* x : s) drm_mock_sched_fini(x);
 }
 
 }  // namespace

@@ -8,12 +8,12 @@ namespace {
 class DrmSchedReal : public kshim::testing::RealKernelTest {};
 
 TEST_F(DrmSchedReal, ParallelSubmittersAllJobsFinishInOrder) {
-    drm_mock_scheduler* s[2] = {drm_mock_sched_new(), drm_mock_sched_new()};
+    drm_mock_scheduler* s[2] = {managed_sched(test), managed_sched(test)};
     constexpr int kTasks = 4, kJobs = 300;
     std::vector<drm_mock_sched_entity*> entities;
     for (int t = 0; t < kTasks; t++)
-        entities.push_back(t == 0 ? drm_mock_sched_entity_new_list(DRM_SCHED_PRIORITY_NORMAL, s, 2)
-                                  : drm_mock_sched_entity_new(static_cast<drm_sched_priority>(t % 4), s[t % 2]));
+        entities.push_back(t == 0 ? managed_entity_list(test, DRM_SCHED_PRIORITY_NORMAL, s, 2)
+                                  : managed_entity(test, static_cast<drm_sched_priority>(t % 4), s[t % 2]));
     std::vector<std::vector<drm_mock_sched_job*>> jobs(kTasks, std::vector<drm_mock_sched_job*>(kJobs));
     std::vector<std::atomic<drm_mock_sched_job*>> latest(kTasks);
     std::vector<Task*> tasks;
@@ -37,10 +37,6 @@ TEST_F(DrmSchedReal, ParallelSubmittersAllJobsFinishInOrder) {
         }
     for (auto& v : jobs)
         for (size_t k = 1; k < v.size(); k++) EXPECT_LE(v[k - 1]->done_at.load(), v[k]->done_at.load());
-    for (auto* e : entities) drm_mock_sched_entity_free(e);
-    // Every scheduler is fini'd before any is freed: a job may hold a dependency on another
-    // scheduler's job, whose hardware fence lives in that job's memory.
-    for (auto* x : s) drm_mock_sched_fini(x);
 }
 
 // The entity's job queue has no lock: a pop that takes the last job races with a push that is
@@ -48,8 +44,8 @@ TEST_F(DrmSchedReal, ParallelSubmittersAllJobsFinishInOrder) {
 // while the worker pops as fast as it can, so a lost or reordered job shows up as one that never
 // finishes or finishes out of order.
 TEST_F(DrmSchedReal, EntityQueueHandsOverEveryJobWhileItKeepsEmptying) {
-    auto* sched = drm_mock_sched_new();
-    auto* e = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* sched = managed_sched(test);
+    auto* e = managed_entity(test, DRM_SCHED_PRIORITY_NORMAL, sched);
     constexpr int kJobs = 3000;
     std::vector<drm_mock_sched_job*> jobs;
     for (int i = 0; i < kJobs; i++) {
@@ -68,17 +64,15 @@ TEST_F(DrmSchedReal, EntityQueueHandsOverEveryJobWhileItKeepsEmptying) {
     }
     EXPECT_EQ(e->base.job_queue.count(), 0u);
     EXPECT_EQ(e->base.job_queue.head.load(), nullptr);
-    drm_mock_sched_entity_free(e);
-    drm_mock_sched_fini(sched);
 }
 
 TEST_F(DrmSchedReal, TimeoutKillAndFiniRacingRunningJobs) {
-    auto* sched = drm_mock_sched_new(static_cast<long>(msecs_to_jiffies(20)));
-    auto* e1 = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
-    auto* e2 = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_HIGH, sched);
+    auto* sched = managed_sched(test, static_cast<long>(msecs_to_jiffies(20)));
+    auto* e1 = managed_entity(test, DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* e2 = managed_entity(test, DRM_SCHED_PRIORITY_HIGH, sched);
     std::vector<drm_mock_sched_job*> jobs;
     for (int i = 0; i < 200; i++) {
-        auto* j = drm_mock_sched_job_new(i % 2 ? e1 : e2);
+        auto* j = drm_mock_sched_job_new(test, i % 2 ? e1 : e2);
         j->duration_us = i % 50 == 49 ? 0 : 30;  // a few never complete: the timeout resets them
         drm_mock_sched_job_submit(j);
         jobs.push_back(j);
@@ -90,12 +84,11 @@ TEST_F(DrmSchedReal, TimeoutKillAndFiniRacingRunningJobs) {
     }, "killer");
     kthread_stop(killer);
     msleep(50);
-    // The finished fences outlive the jobs, which go with the scheduler at fini.
     std::vector<dma_fence*> finished;
     for (auto* j : jobs) finished.push_back(dma_fence_get(j->finished));
-    drm_mock_sched_entity_free(e1);
-    drm_mock_sched_entity_free(e2);
-    drm_mock_sched_fini(sched);  // cancels whatever is still on the ring
+    kunit_release_action(test, drm_mock_sched_entity_free_wrap, e1);
+    kunit_release_action(test, drm_mock_sched_entity_free_wrap, e2);
+    kunit_release_action(test, drm_mock_sched_fini_wrap, sched);  // cancels whatever is still on the ring
     for (dma_fence* f : finished) {
         ASSERT_GT(dma_fence_wait_timeout(f, false, msecs_to_jiffies(10000)), 0);
         int st = dma_fence_get_status(f);

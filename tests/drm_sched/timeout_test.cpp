@@ -14,13 +14,8 @@ protected:
 
     void SetUp() override {
         KernelTest::SetUp();
-        sched_ = drm_mock_sched_new(static_cast<long>(msecs_to_jiffies(kTimeoutMs)));
-        entity_ = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched_);
-    }
-    void TearDown() override {
-        drm_mock_sched_entity_free(entity_);
-        drm_mock_sched_fini(sched_);
-        KernelTest::TearDown();
+        sched_ = managed_sched(test, static_cast<long>(msecs_to_jiffies(kTimeoutMs)));
+        entity_ = managed_entity(test, DRM_SCHED_PRIORITY_NORMAL, sched_);
     }
 
     drm_mock_scheduler* sched_ = nullptr;
@@ -28,7 +23,7 @@ protected:
 };
 
 TEST_F(DrmSchedTimeout, FiresAtConfiguredTimeAfterJobStartsAndResets) {
-    auto* j = drm_mock_sched_job_new(entity_);
+    auto* j = drm_mock_sched_job_new(test, entity_);
     drm_mock_sched_job_submit(j);
     ASSERT_TRUE(run_until_idle());  // the timer fires on the way to idle
     EXPECT_EQ(sched_->timeouts.load(), 1u);
@@ -54,7 +49,7 @@ TEST_F(DrmSchedTimeout, DoesNotFireForAJobThatCompletesInTime) {
 }
 
 TEST_F(DrmSchedTimeout, NoHangKeepsJobAliveAndRearmsTheTimer) {
-    auto* j = drm_mock_sched_job_new(entity_);
+    auto* j = drm_mock_sched_job_new(test, entity_);
     j->flags.fetch_or(DRM_MOCK_SCHED_JOB_DONT_RESET);
     drm_mock_sched_job_submit(j);
     ASSERT_TRUE(run_until([&] { return j->flags.load() & DRM_MOCK_SCHED_JOB_RESET_SKIPPED; }, 10 * kTimeout));
@@ -79,8 +74,8 @@ TEST_F(DrmSchedTimeout, NoHangKeepsJobAliveAndRearmsTheTimer) {
 }
 
 TEST_F(DrmSchedTimeout, TimerFollowsTheHeadOfThePendingList) {
-    auto* j1 = drm_mock_sched_job_new(entity_);
-    auto* j2 = drm_mock_sched_job_new(entity_);
+    auto* j1 = drm_mock_sched_job_new(test, entity_);
+    auto* j2 = drm_mock_sched_job_new(test, entity_);
     j1->flags.fetch_or(DRM_MOCK_SCHED_JOB_DONT_RESET);
     j2->flags.fetch_or(DRM_MOCK_SCHED_JOB_DONT_RESET);
     drm_mock_sched_job_submit(j1);
@@ -101,7 +96,7 @@ TEST_F(DrmSchedTimeout, TimerFollowsTheHeadOfThePendingList) {
 }
 
 TEST_F(DrmSchedTimeout, FaultRunsTheHandlerAtOnce) {
-    auto* j = drm_mock_sched_job_new(entity_);
+    auto* j = drm_mock_sched_job_new(test, entity_);
     drm_mock_sched_job_submit(j);
     ASSERT_TRUE(run_until([&] { return drm_mock_sched_job_is_scheduled(j); }, NSEC_PER_SEC));
     const ktime_t t = ktime_get();
@@ -113,7 +108,7 @@ TEST_F(DrmSchedTimeout, FaultRunsTheHandlerAtOnce) {
 }
 
 TEST_F(DrmSchedTimeout, SuspendAndResumeTimeout) {
-    auto* j = drm_mock_sched_job_new(entity_);
+    auto* j = drm_mock_sched_job_new(test, entity_);
     j->flags.fetch_or(DRM_MOCK_SCHED_JOB_DONT_RESET);
     drm_mock_sched_job_submit(j);
     ASSERT_TRUE(run_until([&] { return drm_mock_sched_job_is_scheduled(j); }, NSEC_PER_SEC));
@@ -148,8 +143,8 @@ TEST_F(DrmSchedTimeout, HandlerWithStopAndStartFinishesPendingJobsWithTheError) 
         return DRM_GPU_SCHED_STAT_RESET;
     };
     sched_->base.ops = &ops;
-    auto* bad = drm_mock_sched_job_new(entity_);
-    auto* next = drm_mock_sched_job_new(entity_);
+    auto* bad = drm_mock_sched_job_new(test, entity_);
+    auto* next = drm_mock_sched_job_new(test, entity_);
     drm_mock_sched_job_submit(bad);
     drm_mock_sched_job_submit(next);
     ASSERT_TRUE(run_until([&] { return dma_fence_is_signaled(bad->finished); }, NSEC_PER_SEC));

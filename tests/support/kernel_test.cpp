@@ -13,6 +13,10 @@ TestWorld::TestWorld(RuntimeOptions opts) {
     log_clear();
     before_ = mem_counters();
     rt_ = std::make_unique<Runtime>(std::move(opts));
+    test_ = std::make_unique<kunit>(::testing::UnitTest::GetInstance()->current_test_info()
+                                        ? ::testing::UnitTest::GetInstance()->current_test_info()->name()
+                                        : "kunit");
+    prev_test_ = kunit_set_current_test(test_.get());
 }
 
 TestWorld::~TestWorld() { finish(); }
@@ -24,10 +28,23 @@ void TestWorld::finish() {
     const bool simulated = rt_->mode() == Mode::Simulated;
     bool found = false;  // this world found a problem (also when a test intercepts the failure)
     bool idle = false;
-    try {
-        idle = rt_->run_until_idle();
-    } catch (const SimAbort&) {
+    // The test's resources go first, as upstream's kunit_cleanup right after the test case
+    // returns: they are no leak, and what they release (a scheduler's fini, an entity's destroy)
+    // may leave work for the drain. Work that registers more while draining is released after.
+    for (int round = 0; round < 2; round++) {
+        try {
+            kunit_cleanup(test_.get());
+        } catch (const SimAbort&) {
+            found = true;
+            ADD_FAILURE() << "simulation deadlock while releasing the test's resources (see the report above)";
+        }
+        try {
+            idle = rt_->run_until_idle();
+        } catch (const SimAbort&) {
+        }
+        if (!kunit_resource_count(test_.get())) break;
     }
+    kunit_set_current_test(prev_test_);
     if (!idle) {
         found = true;
         ADD_FAILURE() << "the runtime did not go idle at the end of the test (a periodic timer or work?)";
@@ -36,6 +53,7 @@ void TestWorld::finish() {
         found = true;
         ADD_FAILURE() << "task still blocked at the end of the test: " << s;
     }
+    test_.reset();  // releases what work registered in the last drain, if anything
     rt_.reset();
     std::string leaks = mem_counters_diff(before_, mem_counters());
     if (!leaks.empty()) {
@@ -63,8 +81,14 @@ void run_simulated(u64 seed, const std::function<void()>& body, double preempt_p
     }
 }
 
-void KernelTest::SetUp() { world_ = std::make_unique<TestWorld>(runtime_options()); }
+void KernelTest::SetUp() {
+    world_ = std::make_unique<TestWorld>(runtime_options());
+    test = world_->test();
+}
 
-void KernelTest::TearDown() { world_.reset(); }
+void KernelTest::TearDown() {
+    world_.reset();
+    test = nullptr;
+}
 
 }  // namespace kshim::testing

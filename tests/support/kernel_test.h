@@ -1,20 +1,25 @@
 // The GoogleTest fixture for kernel code: a runtime per test (simulated by default) whose main
-// task is the test body, and the end-of-test checks that make a test fail on leaked objects,
-// lockdep/might_sleep/WARN reports, or tasks still blocked.
+// task is the test body, KUnit-style test-managed resources (kernel_shim/kunit/resource.h), and
+// the end-of-test checks that make a test fail on leaked objects, lockdep/might_sleep/WARN
+// reports, or tasks still blocked.
 #pragma once
 #include <gtest/gtest.h>
 
 #include <functional>
 #include <memory>
 
+#include "kernel_shim/kunit/resource.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/runtime.h"
 #include "kernel_shim/slab.h"
 
 namespace kshim::testing {
 
-// A runtime plus the checks. finish() (or the destructor) drains the runtime and reports every
-// problem as a non-fatal gtest failure, then prints the seed to replay with if anything failed.
+// A runtime, the test's resources, plus the checks. While the world lives its `kunit` is the
+// current test (kunit_get_current_test). finish() (or the destructor) first releases the test's
+// resources (kunit_cleanup, newest first, in the main task so an action may block), then drains
+// the runtime and reports every problem as a non-fatal gtest failure, then prints the seed to
+// replay with if anything failed.
 class TestWorld {
 public:
     explicit TestWorld(RuntimeOptions opts);
@@ -23,15 +28,19 @@ public:
     TestWorld& operator=(const TestWorld&) = delete;
 
     Runtime& rt() { return *rt_; }
+    kunit* test() { return test_.get(); }
     void finish();
 
 private:
     std::unique_ptr<Runtime> rt_;
+    std::unique_ptr<kunit> test_;
+    kunit* prev_test_ = nullptr;
     MemCounters before_;
     bool finished_ = false;
 };
 
 // Runs body as the main task of a fresh simulated runtime with `seed`, then checks the world.
+// The body's `kunit` is kunit_get_current_test().
 void run_simulated(u64 seed, const std::function<void()>& body, double preempt_probability = 0.0);
 
 class KernelTest : public ::testing::Test {
@@ -48,6 +57,11 @@ protected:
 
     void SetUp() override;
     void TearDown() override;
+
+    // The test's handle, as upstream's `struct kunit *test`: kunit_kzalloc(test, ...),
+    // kunit_add_action(test, ...), drm_mock_sched_new(test, ...). Released at TearDown (also
+    // after a failed ASSERT_), before the leak checks.
+    kunit* test = nullptr;
 
     Runtime& rt() { return world_->rt(); }
     bool run_until_idle(ktime_t limit = 600 * NSEC_PER_SEC) { return rt().run_until_idle(limit); }

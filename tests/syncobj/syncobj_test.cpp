@@ -630,9 +630,16 @@ TEST_F(Syncobj, SchedJobWaitsForTheSyncobjFence) {
     dma_fence* ft = new_fence();
     o.replace(bin, fb);
     o.add_point(tl, ft, 3);
-    auto* sched = drm_mock_sched_new();
-    auto* entity = drm_mock_sched_entity_new(DRM_SCHED_PRIORITY_NORMAL, sched);
-    auto* job = drm_mock_sched_job_new(entity);
+    // Fini'd and freed when the test ends, also after a failed ASSERT_ (newest first).
+    auto* sched = drm_mock_sched_new(test);
+    ASSERT_EQ(kunit_add_action_or_reset(
+                  test, [](void* s) { drm_mock_sched_fini(static_cast<drm_mock_scheduler*>(s)); }, sched),
+              0);
+    auto* entity = drm_mock_sched_entity_new(test, DRM_SCHED_PRIORITY_NORMAL, sched);
+    ASSERT_EQ(kunit_add_action_or_reset(
+                  test, [](void* e) { drm_mock_sched_entity_free(static_cast<drm_mock_sched_entity*>(e)); }, entity),
+              0);
+    auto* job = drm_mock_sched_job_new(test, entity);
     ASSERT_EQ(drm_sched_job_add_syncobj_dependency(&job->base, o.file, bin, 0), 0);
     ASSERT_EQ(drm_sched_job_add_syncobj_dependency(&job->base, o.file, tl, 3), 0);
     EXPECT_EQ(drm_sched_job_add_syncobj_dependency(&job->base, o.file, tl, 4), -EINVAL);  // not submitted
@@ -648,8 +655,6 @@ TEST_F(Syncobj, SchedJobWaitsForTheSyncobjFence) {
     EXPECT_EQ(drm_mock_sched_advance(sched, 1), 1u);
     ASSERT_TRUE(run_until_idle());
     EXPECT_TRUE(drm_mock_sched_job_is_finished(job));
-    drm_mock_sched_entity_free(entity);
-    drm_mock_sched_fini(sched);
     dma_fence_put(fb);
     dma_fence_put(ft);
 }

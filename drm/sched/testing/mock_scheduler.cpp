@@ -17,16 +17,43 @@ void note_running(drm_mock_scheduler* sched, int delta) {
     }
 }
 
-void drm_mock_sched_put(drm_mock_scheduler* sched) {
-    if (sched->mem_refs.fetch_sub(1, std::memory_order_acq_rel) == 1) kshim::kdelete(sched);
+// The end of the test (the scheduler's resource, registered at drm_mock_sched_new): after the
+// test's own actions, so after any drm_mock_sched_fini it registered. The jobs go first: their
+// hardware fences use the scheduler's lock.
+void drm_mock_sched_release(void* ctx) {
+    auto* sched = static_cast<drm_mock_scheduler*>(ctx);
+    if (WARN(!sched->fini_done, "%s: drm_mock_sched_fini was not called before the end of the test",
+             sched->base.name))
+        drm_mock_sched_fini(sched);
+    MockJobOwnerList jobs;
+    {
+        kshim::SpinGuard g(sched->owner_lock);
+        jobs.swap(sched->all_jobs);
+    }
+    while (!jobs.empty()) {
+        drm_mock_sched_job* job = &jobs.front();
+        jobs.pop_front();
+        kshim::hrtimer_cancel(&job->timer);
+        // Created but never submitted: its scheduler fence was never armed.
+        if (!job->finished && job->base.s_fence) drm_sched_job_cleanup(&job->base);
+        // May release the scheduler fence, and with it the parent: the hardware fence.
+        dma_fence_put(job->finished);
+        job->finished = nullptr;
+        // Someone still holds the hardware fence inside the job's memory: keep the memory (the
+        // leak check reports it) rather than leave them a dangling fence.
+        if (WARN(job->flags.load() & DRM_MOCK_SCHED_JOB_RAN && !job->hw_fence_released.load(),
+                 "%s: a job's hardware fence is still referenced at the end of the test", sched->base.name))
+            continue;
+        kshim::kdelete(job);
+    }
+    kshim::kdelete(sched);
 }
 
-// Drops one of the holders of the job's memory (the mock, the live hardware fence).
-void drm_mock_sched_job_put(drm_mock_sched_job* job) {
-    if (job->mem_refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    drm_mock_scheduler* sched = job->sched;
-    kshim::kdelete(job);
-    drm_mock_sched_put(sched);
+void drm_mock_sched_entity_release(void* ctx) {
+    auto* entity = static_cast<drm_mock_sched_entity*>(ctx);
+    if (WARN(!entity->destroyed, "drm_mock_sched_entity_free was not called before the end of the test"))
+        drm_mock_sched_entity_free(entity);
+    kshim::kdelete(entity);
 }
 
 // The hardware finished the job: its fence signals (in timeline order, the callers ensure).
@@ -65,9 +92,9 @@ const char* drm_mock_sched_hw_fence_timeline_name(dma_fence* fence) {
 void drm_mock_sched_hw_fence_release(dma_fence* fence) {
     drm_mock_sched_job* job = container_of(fence, drm_mock_sched_job, hw_fence);
     // Not hrtimer_cancel: the timer callback never drops the last reference, but a release
-    // from inside another timer's callback must not wait here.
+    // from inside another timer's callback must not wait here. The job's memory is the test's.
     kshim::hrtimer_try_to_cancel(&job->timer);
-    drm_mock_sched_job_put(job);  // the memory goes once the mock let go of it too
+    job->hw_fence_released.store(true);
 }
 
 const kshim::dma_fence_ops drm_mock_sched_hw_fence_ops = {
@@ -83,7 +110,6 @@ dma_fence* mock_sched_run_job(drm_sched_job* sched_job) {
     kshim::dma_fence_init(&job->hw_fence, &drm_mock_sched_hw_fence_ops, &sched->lock, sched->hw_timeline.context,
                           sched->hw_timeline.next_seqno.fetch_add(1) + 1);
     kshim::dma_fence_get(&job->hw_fence);  // the job's own reference, dropped by free_job
-    job->mem_refs.fetch_add(1, std::memory_order_relaxed);  // dropped by the fence's release
     job->run_at = kshim::ktime_get();
     job->flags.fetch_or(DRM_MOCK_SCHED_JOB_RAN);
     sched->jobs_run.fetch_add(1);
@@ -129,8 +155,7 @@ drm_gpu_sched_stat mock_sched_timedout_job(drm_sched_job* sched_job) {
     }
     dma_fence_put(&job->hw_fence);
     drm_sched_job_cleanup(sched_job);
-    job->flags.fetch_or(DRM_MOCK_SCHED_JOB_FREED);
-    drm_mock_sched_job_put(job);  // the scheduler's hold, taken at submit
+    job->flags.fetch_or(DRM_MOCK_SCHED_JOB_FREED);  // the memory is the test's
     return DRM_GPU_SCHED_STAT_RESET;
 }
 
@@ -138,8 +163,7 @@ void mock_sched_free_job(drm_sched_job* sched_job) {
     drm_mock_sched_job* job = drm_sched_job_to_mock_job(sched_job);
     if (job->flags.load() & DRM_MOCK_SCHED_JOB_RAN) dma_fence_put(&job->hw_fence);
     drm_sched_job_cleanup(sched_job);
-    job->flags.fetch_or(DRM_MOCK_SCHED_JOB_FREED);
-    drm_mock_sched_job_put(job);  // the scheduler's hold, taken at submit
+    job->flags.fetch_or(DRM_MOCK_SCHED_JOB_FREED);  // the memory is the test's
 }
 
 void mock_sched_cancel_job(drm_sched_job* sched_job) {
@@ -166,7 +190,8 @@ const drm_sched_backend_ops drm_mock_scheduler_ops = {
 
 }  // namespace
 
-drm_mock_scheduler* drm_mock_sched_new(const drm_mock_sched_args& a) {
+drm_mock_scheduler* drm_mock_sched_new(kshim::kunit* test, const drm_mock_sched_args& a) {
+    BUG_ON(!test);
     auto* sched = kshim::knew<drm_mock_scheduler>(kshim::GFP_KERNEL);
     if (!sched) return nullptr;
     drm_sched_init_args args;
@@ -183,32 +208,16 @@ drm_mock_scheduler* drm_mock_sched_new(const drm_mock_sched_args& a) {
         kshim::kdelete(sched);
         return nullptr;
     }
+    sched->test = test;
     sched->hw_timeline.context = kshim::dma_fence_context_alloc(1);
+    if (kshim::kunit_add_action_or_reset(test, drm_mock_sched_release, sched)) return nullptr;
     return sched;
 }
 
 void drm_mock_sched_fini(drm_mock_scheduler* sched) {
+    if (WARN(sched->fini_done, "drm_mock_sched_fini called twice")) return;
+    sched->fini_done = true;
     drm_sched_fini(&sched->base);
-    MockJobOwnerList jobs;
-    {
-        kshim::SpinGuard g(sched->owner_lock);
-        jobs.swap(sched->all_jobs);
-    }
-    while (!jobs.empty()) {
-        drm_mock_sched_job* job = &jobs.front();
-        jobs.pop_front();
-        kshim::hrtimer_cancel(&job->timer);
-        // Created but never submitted: its scheduler fence was never armed. A submitted job
-        // the scheduler has not freed yet (a killed entity's job still waiting for its
-        // dependencies) keeps its memory until free_job.
-        if (!job->finished && job->base.s_fence) drm_sched_job_cleanup(&job->base);
-        // May release the scheduler fence, and with it the parent (hardware) fence's last
-        // reference, which drops that fence's hold on the job's memory.
-        dma_fence_put(job->finished);
-        job->finished = nullptr;
-        drm_mock_sched_job_put(job);
-    }
-    drm_mock_sched_put(sched);
 }
 
 unsigned drm_mock_sched_advance(drm_mock_scheduler* sched, unsigned num) {
@@ -258,8 +267,9 @@ unsigned drm_mock_sched_hw_reset(drm_mock_scheduler* sched, int error) {
     return found;
 }
 
-drm_mock_sched_entity* drm_mock_sched_entity_new_list(drm_sched_priority priority, drm_mock_scheduler** scheds,
-                                                      unsigned n) {
+drm_mock_sched_entity* drm_mock_sched_entity_new_list(kshim::kunit* test, drm_sched_priority priority,
+                                                      drm_mock_scheduler** scheds, unsigned n) {
+    BUG_ON(!test);
     auto* entity = kshim::knew<drm_mock_sched_entity>(kshim::GFP_KERNEL);
     if (!entity) return nullptr;
     BUG_ON(n > 8);
@@ -268,28 +278,34 @@ drm_mock_sched_entity* drm_mock_sched_entity_new_list(drm_sched_priority priorit
         kshim::kdelete(entity);
         return nullptr;
     }
+    entity->test = test;
+    if (kshim::kunit_add_action_or_reset(test, drm_mock_sched_entity_release, entity)) return nullptr;
     return entity;
 }
 
-drm_mock_sched_entity* drm_mock_sched_entity_new(drm_sched_priority priority, drm_mock_scheduler* sched) {
-    return drm_mock_sched_entity_new_list(priority, &sched, 1);
+drm_mock_sched_entity* drm_mock_sched_entity_new(kshim::kunit* test, drm_sched_priority priority,
+                                                 drm_mock_scheduler* sched) {
+    return drm_mock_sched_entity_new_list(test, priority, &sched, 1);
 }
 
 void drm_mock_sched_entity_free(drm_mock_sched_entity* entity) {
+    if (WARN(entity->destroyed, "drm_mock_sched_entity_free called twice")) return;
+    entity->destroyed = true;
     drm_sched_entity_destroy(&entity->base);
-    kshim::kdelete(entity);
 }
 
-drm_mock_sched_job* drm_mock_sched_job_new(drm_mock_sched_entity* entity, u32 credits) {
+drm_mock_sched_job* drm_mock_sched_job_new(kshim::kunit* test, drm_mock_sched_entity* entity, u32 credits) {
+    BUG_ON(!test);
     auto* job = kshim::knew<drm_mock_sched_job>(kshim::GFP_KERNEL);
     if (!job) return nullptr;
     if (drm_sched_job_init(&job->base, &entity->base, credits, nullptr, 1)) {
         kshim::kdelete(job);
         return nullptr;
     }
-    // The entity's current scheduler owns the job's memory from now on.
+    job->test = test;
+    // The memory goes with the entity's current scheduler's (moved at submit if arm picks
+    // another): after that scheduler's fini, whenever the test does it.
     job->sched = drm_sched_to_mock_sched(entity->base.rq->sched);
-    job->sched->mem_refs.fetch_add(1, std::memory_order_relaxed);
     kshim::init_completion(&job->done);
     kshim::hrtimer_setup(&job->timer, drm_mock_sched_job_signal_timer, kshim::CLOCK_MONOTONIC_, kshim::HRTIMER_MODE_ABS);
     kshim::SpinGuard g(job->sched->owner_lock);
@@ -306,15 +322,11 @@ void drm_mock_sched_job_submit(drm_mock_sched_job* job) {
             kshim::SpinGuard g(job->sched->owner_lock);
             job->sched->all_jobs.erase(job->sched->all_jobs.iterator_to(*job));
         }
-        sched->mem_refs.fetch_add(1, std::memory_order_relaxed);
-        drm_mock_sched_put(job->sched);
         job->sched = sched;
         kshim::SpinGuard g(sched->owner_lock);
         sched->all_jobs.push_back(*job);
     }
     job->finished = kshim::dma_fence_get(&job->base.s_fence->finished);
-    // The scheduler holds the job from push to free_job (or the timed-out handler's cleanup).
-    job->mem_refs.fetch_add(1, std::memory_order_relaxed);
     drm_sched_entity_push_job(&job->base);
 }
 

@@ -9,19 +9,21 @@
 // DRM_MOCK_SCHED_JOB_DONT_RESET, in which case it answers "no hang" and the job keeps running.
 // cancel_job (drm_sched_fini) signals it with -ECANCELED.
 //
-// Memory: entities belong to the test (drm_mock_sched_entity_free, before the scheduler's
-// fini, as upstream's tests do). Jobs belong to the mock scheduler, as KUnit-managed memory does
-// upstream: they stay readable after free_job ran, and drm_mock_sched_fini gives them all back,
-// so a test ends with drm_mock_sched_fini and nothing else. A job's hardware fence lives in the
-// job, and another scheduler's job may still hold it as a dependency or parent when this
-// scheduler is fini'd; so a job's memory (and the scheduler's, whose lock is that fence's lock)
-// goes only when the mock let go of it (fini), the scheduler did (free_job) and its hardware
-// fence was released.
+// Memory: as upstream, the scheduler, its entities and its jobs are test-managed (a `kunit`,
+// kernel_shim/kunit/resource.h): they stay readable until the test ends, after
+// drm_mock_sched_entity_free and drm_mock_sched_fini too, so a test may read a cancelled job's
+// hardware fence after fini. One difference in order, never earlier than upstream: a job's
+// memory goes with the resource of the scheduler that ran it (registered at drm_mock_sched_new),
+// not with one of its own, so a drm_mock_sched_fini the test registers as an action after
+// creating the scheduler still finds the jobs alive. The test still calls (or registers)
+// drm_mock_sched_entity_free and drm_mock_sched_fini as upstream; if it did not (an ASSERT_
+// returned early), the release WARNs and does it, so the test fails instead of crashing.
 #pragma once
 #include <atomic>
 #include <climits>
 
 #include "drm/sched/gpu_scheduler.h"
+#include "kernel_shim/kunit/resource.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/time.h"
 
@@ -41,7 +43,9 @@ struct drm_mock_scheduler;
 
 struct drm_mock_sched_entity {
     drm_sched_entity base;
+    kshim::kunit* test = nullptr;
     drm_gpu_scheduler* sched_list[8] = {};  // stays valid as long as the entity
+    bool destroyed = false;                 // drm_mock_sched_entity_free ran
 };
 
 struct drm_mock_sched_job {
@@ -57,11 +61,10 @@ struct drm_mock_sched_job {
     ktime_t run_at = -1;              // when run_job was called
     std::atomic<ktime_t> done_at{-1};  // when the hardware fence signalled
     dma_fence hw_fence;
-    // The mock's reference to the finished fence, taken at submit, dropped at drm_mock_sched_fini.
+    std::atomic<bool> hw_fence_released{false};  // its last reference went
+    // The mock's reference to the finished fence, taken at submit, dropped when the test ends.
     dma_fence* finished = nullptr;
-    // Who still needs the job's memory: the mock (until fini), the scheduler (submit to
-    // free_job) and the live hardware fence.
-    std::atomic<int> mem_refs{1};
+    kshim::kunit* test = nullptr;
 };
 
 using MockJobList =
@@ -83,15 +86,14 @@ struct drm_mock_scheduler {
         u64 cur_seqno = 0;
     } hw_timeline;
     MockJobList job_list;  // running on the "hardware", in seqno order
+    kshim::kunit* test = nullptr;
     kshim::SpinLock owner_lock{"drm_mock_scheduler.owner_lock"};  // protects all_jobs
-    MockJobOwnerList all_jobs;
+    MockJobOwnerList all_jobs;  // whose memory goes with this scheduler's at the end of the test
+    bool fini_done = false;     // drm_mock_sched_fini ran
     std::atomic<unsigned> jobs_run{0};
     std::atomic<unsigned> timeouts{0};
     std::atomic<unsigned> running{0};       // jobs on the hardware now
     std::atomic<unsigned> max_running{0};   // most jobs on the hardware at once
-    // The test's reference (dropped by drm_mock_sched_fini) plus one per job whose memory is
-    // still held: the jobs' hardware fences use `lock`.
-    std::atomic<int> mem_refs{1};
 };
 
 struct drm_mock_sched_args {
@@ -104,16 +106,16 @@ struct drm_mock_sched_args {
     const char* name = "drm-mock-scheduler";
 };
 
-drm_mock_scheduler* drm_mock_sched_new(const drm_mock_sched_args& args = {});
-inline drm_mock_scheduler* drm_mock_sched_new(long timeout) {
+// A scheduler owned by `test` (upstream: drm_mock_sched_new(test, timeout)).
+drm_mock_scheduler* drm_mock_sched_new(kshim::kunit* test, const drm_mock_sched_args& args = {});
+inline drm_mock_scheduler* drm_mock_sched_new(kshim::kunit* test, long timeout) {
     drm_mock_sched_args a;
     a.timeout = timeout;
-    return drm_mock_sched_new(a);
+    return drm_mock_sched_new(test, a);
 }
-// drm_sched_fini: pending jobs are cancelled (-ECANCELED) and freed; then the mock lets go of
-// the scheduler and of every job it ever had (each goes once its hardware fence is released
-// and, for a job a killed entity still holds, once free_job ran). Neither may be touched
-// afterwards. Free the entities first, as upstream's tests do.
+// drm_sched_fini: pending jobs are cancelled (-ECANCELED, cancel_job) and freed by the
+// scheduler (free_job); their memory, and the scheduler's, stays until the test ends. Free
+// the entities first, as upstream's tests do.
 void drm_mock_sched_fini(drm_mock_scheduler* sched);
 // Completes up to `num` more jobs of the timeline; returns how many hardware fences signalled.
 // WARNs and does nothing when the timeline's seqno would wrap.
@@ -122,18 +124,22 @@ unsigned drm_mock_sched_advance(drm_mock_scheduler* sched, unsigned num);
 // `error`. Like a timed-out job, a reset job is not DONE and its `done` is not completed.
 unsigned drm_mock_sched_hw_reset(drm_mock_scheduler* sched, int error);
 
-drm_mock_sched_entity* drm_mock_sched_entity_new(drm_sched_priority priority, drm_mock_scheduler* sched);
-drm_mock_sched_entity* drm_mock_sched_entity_new_list(drm_sched_priority priority, drm_mock_scheduler** scheds,
-                                                      unsigned n);
-// drm_sched_entity_destroy, then frees the entity.
+drm_mock_sched_entity* drm_mock_sched_entity_new(kshim::kunit* test, drm_sched_priority priority,
+                                                 drm_mock_scheduler* sched);
+drm_mock_sched_entity* drm_mock_sched_entity_new_list(kshim::kunit* test, drm_sched_priority priority,
+                                                      drm_mock_scheduler** scheds, unsigned n);
+// drm_sched_entity_destroy; the memory stays until the test ends.
 void drm_mock_sched_entity_free(drm_mock_sched_entity* entity);
 
-drm_mock_sched_job* drm_mock_sched_job_new(drm_mock_sched_entity* entity, u32 credits = 1);
+drm_mock_sched_job* drm_mock_sched_job_new(kshim::kunit* test, drm_mock_sched_entity* entity, u32 credits = 1);
 // Arms and pushes the job (takes the test's reference to `finished` first).
 void drm_mock_sched_job_submit(drm_mock_sched_job* job);
 
 inline drm_mock_scheduler* drm_sched_to_mock_sched(drm_gpu_scheduler* sched) {
     return container_of(sched, drm_mock_scheduler, base);
+}
+inline drm_mock_sched_entity* drm_sched_entity_to_mock_entity(drm_sched_entity* entity) {
+    return container_of(entity, drm_mock_sched_entity, base);
 }
 inline drm_mock_sched_job* drm_sched_job_to_mock_job(drm_sched_job* job) {
     return container_of(job, drm_mock_sched_job, base);
@@ -150,7 +156,8 @@ inline bool drm_mock_sched_job_is_finished(drm_mock_sched_job* job) {
     return job->flags.load() & DRM_MOCK_SCHED_JOB_DONE;
 }
 // The scheduler fence's `scheduled` signalled (false before submit). Read through
-// job->finished, which the mock keeps from submit to fini (drm_sched_job_cleanup clears s_fence).
+// job->finished, which the mock keeps from submit to the end of the test (drm_sched_job_cleanup
+// clears s_fence).
 inline bool drm_mock_sched_job_is_scheduled(drm_mock_sched_job* job) {
     return job->finished && kshim::dma_fence_is_signaled(&to_drm_sched_fence(job->finished)->scheduled);
 }
