@@ -1,6 +1,6 @@
 // The mock Mali-G610's identity, features and timing (the values a real RK3588 G610 reports,
-// hw-interface.md §1.0). Every latency may be zero; zero still goes through the runtime, so the
-// effect lands at the same virtual instant but after the writing task yields.
+// docs/hw/csf/gpu-control.md). Every latency may be zero; zero still goes through the runtime, so
+// the effect lands at the same virtual instant but after the writing task yields.
 #pragma once
 #include <string>
 #include <vector>

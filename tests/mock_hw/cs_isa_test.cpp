@@ -1,4 +1,4 @@
-// panthor/cs_isa.h: the literal encodings of panthor's per-job sequence (hw-interface.md §5.4)
+// panthor/cs_isa.h: the literal encodings of panthor's per-job sequence (docs/hw/csf/cs-isa.md)
 // and decode round trips.
 #include <gtest/gtest.h>
 
