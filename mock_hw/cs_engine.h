@@ -1,4 +1,4 @@
-// The CSF firmware's group scheduler and command-stream interpreter (issue 9): CSG slots (STATE
+// The CSF firmware's group scheduler and command-stream interpreter: CSG slots (STATE
 // START/SUSPEND/RESUME/TERMINATE, EP_CFG, STATUS_UPDATE, the SYNC_UPDATE/IDLE/PROGRESS_TIMER
 // events), CS slots (START/STOP, ring-buffer fetch between CS_EXTRACT and CS_INSERT, idle
 // reporting), an interpreter for every v10 opcode (panthor/cs_isa.h), timed "mock shader" jobs on a

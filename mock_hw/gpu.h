@@ -57,7 +57,7 @@ public:
     Mcu& mcu() { return *mcu_; }
     IrqBlock& job_irq() { return *job_irq_; }
     FaultPlan& faults() { return *faults_; }
-    // The CSG/CS engine (part 2), attached to the MCU at construction.
+    // The CSG/CS engine, attached to the MCU at construction.
     CsEngine& engine() { return *engine_; }
 
     u64 readonly_writes() const { return ro_writes_.load(); }

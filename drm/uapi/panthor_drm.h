@@ -209,7 +209,7 @@ struct drm_panthor_set_user_mmio_offset {
     __u64 offset;
 };
 
-// ---- groups and queues (part 2) ----
+// ---- groups and queues ----
 struct drm_panthor_queue_create {
     __u8 priority;
     __u8 pad[3];
