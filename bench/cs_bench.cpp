@@ -1,4 +1,4 @@
-// The mock GPU's command-stream engine (issue #9 benchmarks), simulated mode, release preset.
+// The mock GPU's command-stream engine, simulated mode, release preset.
 //
 //   BM_CsInterpreter     one iteration = one ring submission running a MOVE/MOVE/ADD/BRANCH loop of
 //                        ~100,000 executed instructions to completion (items/s = instructions/s;

@@ -1,4 +1,4 @@
-// dma_fence fast paths (issue #3 targets): signal with and without a timestamp, the signalled
+// dma_fence fast paths: signal with and without a timestamp, the signalled
 // check, create + release, and the cost of each extra callback. Real mode, release preset.
 #include <benchmark/benchmark.h>
 

@@ -1,4 +1,4 @@
-// panthor driver benchmarks (issue #14), simulated mode, release preset.
+// panthor driver benchmarks, simulated mode, release preset.
 //
 //   BM_PanthorProbe        one iteration = panthor_probe on the mock G610 up to a booted MCU, then
 //                          panthor_remove (CPU time; goal <= 5 ms per pair)

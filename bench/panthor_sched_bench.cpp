@@ -1,4 +1,4 @@
-// The CSF scheduler's benchmarks (issue #15), release preset.
+// The CSF scheduler's benchmarks, release preset.
 //
 //   BM_GroupSubmitEmpty    simulated mode. One iteration = GROUP_SUBMIT of a one-instruction
 //                          stream (a NOP) to a group already on a CSG slot, then waiting for its

@@ -233,7 +233,7 @@ void BM_DrmMmInsertRemove(benchmark::State& state) {
     state.counters["ns_per_pair"] = ns_per(1);
 }
 
-// drm_mm insert cost against fragmentation (issue #20): `holes` 4 KiB holes, too small for the
+// drm_mm insert cost against fragmentation: `holes` 4 KiB holes, too small for the
 // 8 KiB requests, half below and half above the one free region that fits. LOW and HIGH must
 // pass over every small hole on their side, so this measures the address index's pruning; BEST
 // and EVICT are the control. Each iteration times 10,000 inserts (all landing in the free

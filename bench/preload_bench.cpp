@@ -1,4 +1,4 @@
-// The preload library's costs as a client sees them (issue #18): a DRM_IOCTL_VERSION round trip
+// The preload library's costs as a client sees them: a DRM_IOCTL_VERSION round trip
 // through the interposed ioctl (target <= 2 us) and mmap + munmap of a 64 MiB BO (target <= 1 ms).
 // The binary re-executes itself with libupanthor_preload.so in LD_PRELOAD (interposition needs it
 // at process start), so it runs as any client would.

@@ -1,4 +1,4 @@
-// drm_sched throughput and latency (issue #5 targets), with a null backend whose hardware fence
+// drm_sched throughput and latency, with a null backend whose hardware fence
 // signals inside run_job: what is measured is the scheduler itself (init, arm, push, selection,
 // run_job, fence signals, free_job) plus the workqueue hops it needs. Release preset.
 //

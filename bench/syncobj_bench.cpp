@@ -1,4 +1,4 @@
-// drm_syncobj through the ioctl entry point (issue #7): signal + wait on already-signalled
+// drm_syncobj through the ioctl entry point: signal + wait on already-signalled
 // syncobjs (1 and 64 handles), and QUERY on a 1,000-point timeline. Real mode, release preset.
 #include <benchmark/benchmark.h>
 

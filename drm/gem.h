@@ -11,7 +11,7 @@
 //
 // drm_gem_private_object_init/_fini take the drm::Device as upstream does (its
 // vma_offset_manager is where mmap offsets come from). drm_gem_object_init still takes the
-// DrmVmaOffsetManager directly, from before drm::Device existed (issue #7); its callers pass
+// DrmVmaOffsetManager directly (an older signature); its callers pass
 // what the device owns.
 #pragma once
 #include <boost/intrusive/list.hpp>
@@ -152,7 +152,7 @@ void drm_gem_unlock_reservations(DrmGemObject** objs, int count, kshim::WwAcquir
 
 // ---- handles (drm_gem.c: drm_gem_handle_create & co, the per-file object_idr) ----
 //
-// One per open file (drm::File will embed it, issue #7). Handles start at 1; each handle holds
+// One per open file (embedded in drm::File). Handles start at 1; each handle holds
 // a reference on its object, so an object lives while a handle or any other user (a VM
 // mapping) holds it.
 class GemHandleTable {

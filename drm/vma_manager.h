@@ -2,8 +2,8 @@
 //
 // Every GEM object that userspace may mmap gets a unique range in a fake offset space (the
 // "mmap offset" the DRM_IOCTL_*_MMAP_OFFSET ioctls return). The space is counted in pages and
-// managed by a drm_mm; nodes are embedded in the objects. Lookups by offset are what a future
-// mmap() path uses to find the object behind an offset.
+// managed by a drm_mm; nodes are embedded in the objects. Lookups by offset are how the mmap()
+// path (drm_gem_object_lookup_at_offset) finds the object behind an offset.
 #pragma once
 #include "drm/mm.h"
 #include "kernel_shim/page_alloc.h"

@@ -1,4 +1,4 @@
-// The runtime that kernel code runs on, in one of two modes (conventions §2):
+// The runtime that kernel code runs on, in one of two modes (docs/conventions.md, Runtime):
 //  - Simulated: virtual clock, one runner, tasks are fibers; the next runnable task is chosen
 //    by a seeded PRNG; when nothing can run the clock jumps to the next event. Same seed, same
 //    interleaving.

@@ -1,7 +1,7 @@
-// The trace sink (conventions §7): events in memory, written as Chrome trace-event JSON that
-// opens in ui.perfetto.dev. One track per kernel thread (its task id), plus named tracks for
-// hardware (CSG slots, MMU address spaces, the MCU). Timestamps come from the runtime clock,
-// so a simulated run's trace is the same for the same seed.
+// The trace sink (docs/conventions.md, Observability): events in memory, written as Chrome
+// trace-event JSON that opens in ui.perfetto.dev. One track per kernel thread (its task id), plus
+// named tracks for hardware (CSG slots, MMU address spaces, the MCU). Timestamps come from the
+// runtime clock, so a simulated run's trace is the same for the same seed.
 #pragma once
 #include <atomic>
 #include <string>

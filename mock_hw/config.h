@@ -1,6 +1,6 @@
 // The mock Mali-G610's identity, features and timing (the values a real RK3588 G610 reports,
-// hw-interface.md §1.0). Every latency may be zero; zero still goes through the runtime, so the
-// effect lands at the same virtual instant but after the writing task yields.
+// docs/hw/csf/gpu-control.md). Every latency may be zero; zero still goes through the runtime, so
+// the effect lands at the same virtual instant but after the writing task yields.
 #pragma once
 #include <string>
 #include <vector>
@@ -48,7 +48,7 @@ struct GpuLatencies {
     ktime_t mcu_halt = 10 * kshim::NSEC_PER_USEC;
     ktime_t mcu_disable = 10 * kshim::NSEC_PER_USEC;
     ktime_t glb_request = 5 * kshim::NSEC_PER_USEC;  // doorbell 0 -> GLB acks written
-    // Part 2 (CSG/CS engine).
+    // The CSG/CS engine.
     ktime_t csg_request = 2 * kshim::NSEC_PER_USEC;   // CSG doorbell / user doorbell -> slot scanned
     ktime_t csg_state = 10 * kshim::NSEC_PER_USEC;    // START/RESUME/TERMINATE -> state acked
     ktime_t csg_suspend = 20 * kshim::NSEC_PER_USEC;  // SUSPEND (after in-flight jobs drained) -> acked

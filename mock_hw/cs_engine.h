@@ -1,9 +1,10 @@
-// The CSF firmware's group scheduler and command-stream interpreter (issue 9): CSG slots (STATE
+// The CSF firmware's group scheduler and command-stream interpreter: CSG slots (STATE
 // START/SUSPEND/RESUME/TERMINATE, EP_CFG, STATUS_UPDATE, the SYNC_UPDATE/IDLE/PROGRESS_TIMER
 // events), CS slots (START/STOP, ring-buffer fetch between CS_EXTRACT and CS_INSERT, idle
 // reporting), an interpreter for every v10 opcode (hw/csf/cs_isa.h), timed "mock shader" jobs on a
 // shared pool of shader cores, sync objects, the tiler heap, suspend buffers with job preemption,
-// and the CS_FAULT/CS_FATAL paths including MMU faults. Facts: hw-interface.md §3.3-3.8, 4, 5.
+// and the CS_FAULT/CS_FATAL paths including MMU faults. Facts: docs/hw/csf/fw-interfaces.md,
+// exceptions.md and cs-isa.md.
 // The memory formats the mock defines are in cs_formats.h.
 //
 // Design. Everything runs under the Gpu lock from HwEvents. A CSG doorbell schedules a scan of

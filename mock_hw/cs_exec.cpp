@@ -1,5 +1,5 @@
 // The command-stream interpreter of the mock firmware (cs_engine.h): fetch from the ring buffer
-// and called buffers, every v10 opcode (hw-interface.md §5), scoreboards, sync objects, RUN_*
+// and called buffers, every v10 opcode (docs/hw/csf/cs-isa.md), scoreboards, sync objects, RUN_*
 // issue, CS_FAULT/CS_FATAL, MMU faults, and the FaultPlan's instruction-counted injections. The
 // jobs a RUN_* queues live in cs_jobs.cpp, the tiler heap in cs_heap.cpp.
 #include <algorithm>

@@ -1,5 +1,5 @@
-// The seam between the MCU's global interface (part 1, mcu.cpp/glb.cpp) and the CSG/CS
-// command-stream engine (part 2, issue 9). The MCU owns boot, halt and the GLB req/ack protocol;
+// The seam between the MCU's global interface (mcu.cpp/glb.cpp) and the CSG/CS command-stream
+// engine (cs_engine.h). The MCU owns boot, halt and the GLB req/ack protocol;
 // everything about CSG slots is handed to this interface. All calls hold the Gpu lock.
 #pragma once
 #include "kernel_shim/types.h"

@@ -1,5 +1,6 @@
 // CSG and CS slot interfaces of the mock firmware (cs_engine.h): the per-slot req/ack protocol,
-// state transitions, events and IRQs, status reporting, suspend buffers (hw-interface.md §3.3-3.8).
+// state transitions, events and IRQs, status reporting, suspend buffers
+// (docs/hw/csf/fw-interfaces.md).
 #include <algorithm>
 #include <cstring>
 

@@ -1,5 +1,5 @@
-// Fault injection for the mock GPU: GPU, MMU, MCU boot and the GLB interface (issue 8), and the
-// CSG/CS engine (issue 9).
+// Fault injection for the mock GPU: GPU, MMU, MCU boot and the GLB interface, and the CSG/CS
+// engine.
 // A FaultPlan is a list of FaultSpecs; each names what goes wrong and when:
 //  - AtTime(t): for faults tied to an event (drop an ack, stuck AS, lost reset...), every
 //    occurrence from virtual time t on; for spontaneous faults (FwHang, McuFatal, GpuFault) the
@@ -35,7 +35,7 @@ enum class FaultKind {
     ResetNeverCompletes,  // RESET_COMPLETED never raised (reset commands)
     FlushNeverCompletes,  // CLEAN_CACHES_COMPLETED never raised (FLUSH_CACHES commands)
     SlowPower,            // power transitions take slow_factor times longer (power transitions)
-    // Part 2 (CSG/CS engine). `csg`/`cs` narrow to one slot/stream (-1 = any).
+    // The CSG/CS engine. `csg`/`cs` narrow to one slot/stream (-1 = any).
     CsgAckDrop,           // a CSG request in csg_req_mask (STATE/EP_CFG/STATUS_UPDATE) is never acked (CSG requests)
     CsgAckDelay,          // ...is acked `delay` late (CSG requests)
     CsgWrongState,        // a STATE request is acked with `wrong_state` instead (CSG state requests)
@@ -83,7 +83,7 @@ struct FaultSpec {
     int as = -1;              // AsActiveStuck
     u32 slow_factor = 10;     // SlowPower
     u32 max_fires = 1;        // 0 = unbounded
-    // Part 2.
+    // For the CSG/CS engine kinds.
     u32 csg_req_mask = ~0u;  // CsgAckDrop / CsgAckDelay: CSG_REQ bits (STATE = 0x7, EP_CFG, STATUS_UPDATE)
     int csg = -1;            // CSG slot (-1 = any)
     int cs = -1;             // CS slot within the CSG (-1 = any)
@@ -105,7 +105,7 @@ public:
 
     // Hardware side, Gpu lock held: one occurrence of the event `kind` counts. Returns the
     // spec that fires for it, or nullptr. `bits`/`as` narrow GLB and AS kinds.
-    // `csg`/`cs` narrow the part-2 kinds.
+    // `csg`/`cs` narrow the CSG/CS kinds.
     const FaultSpec* occurrence_locked(FaultKind kind, u32 bits = ~0u, int as = -1, int csg = -1, int cs = -1);
     // One instruction started on stream (csg, cs): the CsFatal/CsFault/CsUnrecoverable spec with
     // cs_event = Instruction that fires for it, or nullptr.

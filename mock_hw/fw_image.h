@@ -1,7 +1,7 @@
-// The mali_csffw.bin firmware image (hw-interface.md §2): an in-memory model, a writer, and a
-// reader that validates like panthor_fw.c's loader does, plus the default image our MCU model
-// boots. The default image's code section starts with a MockFwHeader, which the MCU checks when
-// it boots (a real MCU would execute the code there).
+// The mali_csffw.bin firmware image (docs/hw/csf/firmware-image.md): an in-memory model, a writer,
+// and a reader that validates like panthor_fw.c's loader does, plus the default image our MCU model
+// boots. The default image's code section starts with a MockFwHeader, which the MCU checks when it
+// boots (a real MCU would execute the code there).
 #pragma once
 #include <optional>
 #include <span>

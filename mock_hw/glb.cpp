@@ -1,8 +1,8 @@
-// The MCU's global (GLB) interface: the req/ack protocol on doorbell 0 (hw-interface.md §3.0,
-// §3.2). On each scan the FW reads the GLB input block, performs every request bit whose req
-// differs from ack, copies those bits into ack, and raises JOB_INT GLOBAL_IF when a changed ack
-// bit is selected by ack_irq_mask. HALT is a level request answered through MCU_STATUS, not ack.
-// The doorbell_req bitmap is acked the same way and handed to the CSG engine (part 2).
+// The MCU's global (GLB) interface: the req/ack protocol on doorbell 0
+// (docs/hw/csf/fw-interfaces.md). On each scan the FW reads the GLB input block, performs every
+// request bit whose req differs from ack, copies those bits into ack, and raises JOB_INT GLOBAL_IF
+// when a changed ack bit is selected by ack_irq_mask. HALT is a level request answered through
+// MCU_STATUS, not ack. The doorbell_req bitmap is acked the same way and handed to the CSG engine.
 #include <cstring>
 
 #include "kernel_shim/trace.h"

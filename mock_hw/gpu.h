@@ -1,9 +1,9 @@
 // The mock Mali-G610: the Gpu composed of its blocks, with MMIO address decode in one place.
 //
-// Blocks and ranges (hw-interface.md §1.0): GPU_CONTROL 0x0000 (gpu_control.cpp, power.cpp,
-// MCU_CONTROL in mcu.cpp), JOB_CONTROL 0x1000 (the JOB interrupt), MMU_CONTROL 0x2000 (mmu.cpp),
-// the USER page 0x10000 (LATEST_FLUSH_ID), doorbell pages 0x80000 + i * 0x10000. Unknown offsets
-// read 0 and are logged once; writes to read-only registers are ignored and counted.
+// Blocks and ranges (docs/hw/csf/gpu-control.md, "MMIO map"): GPU_CONTROL 0x0000 (gpu_control.cpp,
+// power.cpp, MCU_CONTROL in mcu.cpp), JOB_CONTROL 0x1000 (the JOB interrupt), MMU_CONTROL 0x2000
+// (mmu.cpp), the USER page 0x10000 (LATEST_FLUSH_ID), doorbell pages 0x80000 + i * 0x10000. Unknown
+// offsets read 0 and are logged once; writes to read-only registers are ignored and counted.
 //
 // Locking: one SpinLock (lock()) protects the state of every block, the register banks and the
 // fault plan. MMIO entry points take it; hardware effects (HwEvent callbacks) run under it; the
@@ -57,7 +57,7 @@ public:
     Mcu& mcu() { return *mcu_; }
     IrqBlock& job_irq() { return *job_irq_; }
     FaultPlan& faults() { return *faults_; }
-    // The CSG/CS engine (part 2), attached to the MCU at construction.
+    // The CSG/CS engine, attached to the MCU at construction.
     CsEngine& engine() { return *engine_; }
 
     u64 readonly_writes() const { return ro_writes_.load(); }

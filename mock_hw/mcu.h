@@ -1,7 +1,7 @@
-// The MCU (the Cortex-M7 running the CSF firmware), as far as part 1 goes: MCU_CONTROL/
+// The MCU (the Cortex-M7 running the CSF firmware), up to the CSG/CS slots: MCU_CONTROL/
 // MCU_STATUS, boot through AS 0 (writes the GLB/CSG/CS control blocks into the shared section),
 // halt, disable, fatal, and the GLB interface's req/ack protocol on doorbell 0 (glb.cpp).
-// CSG/CS slots are handed to a CsfEngine (part 2) through csf_engine.h.
+// CSG/CS slots are handed to a CsfEngine through csf_engine.h.
 #pragma once
 #include "mock_hw/csf_engine.h"
 #include "mock_hw/hw_event.h"
@@ -38,7 +38,7 @@ public:
     u64 glb_scans() const { return glb_scans_; }
     u64 boots() const { return boots_; }
 
-    // Part 2: the engine reports whether any CSG has work. Busy cancels the idle timer and
+    // The engine reports whether any CSG has work. Busy cancels the idle timer and
     // powers the shader cores (within core_en_mask) and the tiler on; idle re-arms the idle
     // timer (IDLE event) and the power-off timer.
     void set_busy_locked(bool busy);

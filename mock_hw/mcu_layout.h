@@ -1,6 +1,6 @@
 // Where the mock firmware puts the interface blocks inside the shared section (MCU VA
 // 0x04000000). panthor finds everything by following the control blocks, so only the fixed
-// offsets of hw-interface.md §3.1 matter to it (GLB control at 0, CSG i control at
+// offsets of docs/hw/csf/fw-interfaces.md matter to it (GLB control at 0, CSG i control at
 // 0x1000 + i * group_stride, CS j control at +0x40 + j * stream_stride); the rest is our choice.
 // The default firmware image sizes its shared section with required_size().
 #pragma once

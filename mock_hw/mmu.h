@@ -61,8 +61,8 @@ public:
     const Tlb& tlb_locked(u32 as) const { return as_[as]->tlb; }
     u64 ignored_commands() const { return ignored_cmds_; }
 
-    // Part 2: called (lock held) after an UPDATE of `as` completes, so stalled requesters retry
-    // (and see Unmapped if the AS was disabled).
+    // For the CS engine: called (lock held) after an UPDATE of `as` completes, so stalled
+    // requesters retry (and see Unmapped if the AS was disabled).
     void set_update_listener(std::function<void(u32 as)> fn) { update_listener_ = std::move(fn); }
 
     void reset_locked();

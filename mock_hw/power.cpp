@@ -44,7 +44,8 @@ Power::Power(Gpu& gpu, RegisterBank& bank) : gpu_(gpu) {
                              .on_write = [this, d, sh](u32 v) { power_off_locked(d, u64{v} << sh); }});
             bank.add(SHADER_PWRTRANS + o + 4 * half,
                      RegDecl{.name = names[i][3], .on_read = [this, d, sh] { return static_cast<u32>(trans_locked(d) >> sh); }});
-            // PWRACTIVE: cores doing work. Part 1 runs no work on cores.
+            // PWRACTIVE: cores doing work. Not modelled: it keeps its stored value (0); the CS
+            // engine's jobs do not update it.
             bank.add(SHADER_PWRACTIVE + o + 4 * half, RegDecl{.name = names[i][4]});
         }
     }

@@ -76,7 +76,7 @@ PANTHOR_UOBJ_DECL(drm_panthor_queue_submit, syncs);
 PANTHOR_UOBJ_DECL(drm_panthor_queue_create, ringbuf_size);
 PANTHOR_UOBJ_DECL(drm_panthor_vm_bind_op, syncs);
 #undef PANTHOR_UOBJ_DECL
-// hw-interface.md §7.2/§7.3.
+// Minimum sizes: docs/hw/csf/uapi.md.
 static_assert(panthor_uobj_min_size<drm_panthor_gpu_info>::value == 96);
 static_assert(panthor_uobj_min_size<drm_panthor_csif_info>::value == 24);
 static_assert(panthor_uobj_min_size<drm_panthor_timestamp_info>::value == 16);

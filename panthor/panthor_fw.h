@@ -107,7 +107,7 @@ u32 panthor_fw_cs_count(panthor_device* ptdev);        // CSG stream_num (identi
 // Number of loaded IFACE sections (protected ones are skipped); 0 after unplug.
 u32 panthor_fw_section_count(panthor_device* ptdev);
 
-// Constants (hw-interface.md §6).
+// Constants (docs/hw/csf/fw-interfaces.md, "Driver constants").
 inline constexpr u32 CSF_FW_NAME_LEN = 64;
 inline constexpr u32 PING_INTERVAL_MS = 12000;
 inline constexpr u32 IDLE_HYSTERESIS_US = 800;

@@ -69,7 +69,7 @@ void trace_heap_chunks(long delta) {
 
 }  // namespace
 
-// The first 64 bytes of every chunk, as the firmware reads them (hw-interface.md §6).
+// The first 64 bytes of every chunk, as the firmware reads them (docs/hw/csf/fw-interfaces.md).
 struct panthor_heap_chunk_header {
     u64 next;  // next chunk: VA | chunk_size >> 12, 0 ends the list
     u32 unknown[14];  // MBZ

@@ -274,8 +274,9 @@ void get_job_cs_params(panthor_job* job, panthor_job_cs_params* params) {
     params->profile_mask = job->profiling.mask;
 }
 
-// hw-interface.md §5.4: the encodings are written out as the kernel does (not through cs_isa.h),
-// so that the two implementations check each other through the mock's decoder.
+// docs/hw/csf/cs-isa.md, panthor's per-job sequence: the encodings are written out as the kernel
+// does (not through cs_isa.h), so that the two implementations check each other through the mock's
+// decoder.
 void prepare_job_instrs(const panthor_job_cs_params* p, panthor_job_ringbuf_instrs* instrs) {
     constexpr u32 ALWAYS = PANTHOR_DEVICE_PROFILING_DISABLED;
     constexpr u32 CYCLES = PANTHOR_DEVICE_PROFILING_CYCLES;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The error-recovery fault campaign (issue #16): every fault class x trigger point with N seeds per
+# The error-recovery fault campaign: every fault class x trigger point with N seeds per
 # cell (default 1000), checked against the recovery invariants (tests/panthor/recovery_campaign_test.cpp).
 #
 #   bash scripts/fault-campaign.sh [N]

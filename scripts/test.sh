@@ -18,7 +18,7 @@ cmake --build --preset asan -j "$jobs"
 echo "== asan: all tests"
 ctest --preset asan -j "$jobs" --timeout 300 || status=1
 
-# The fuzz targets (issue #19, docs/fuzzing.md): built with clang, each run on its seed corpus for
+# The fuzz targets (docs/fuzzing.md): built with clang, each run on its seed corpus for
 # a short fixed budget, two at a time, so that a change that breaks a target fails here. A finding
 # is minimised and saved under fuzz/crashes/.
 fuzz_seconds=${UPANTHOR_FUZZ_SECONDS:-60}

@@ -1,6 +1,6 @@
 // A test-side "driver" for the CSG/CS engine: boots the MCU, initialises the GLB interface like
 // panthor, maps a GPU VM in AS 1, allocates ring buffers, user-I/O pages and suspend buffers, and
-// programs CSG/CS slots the way panthor's scheduler does (hw-interface.md §3.8).
+// programs CSG/CS slots the way panthor's scheduler does (docs/hw/csf/fw-interfaces.md).
 #pragma once
 #include <initializer_list>
 

@@ -56,7 +56,7 @@ struct Reg64 {
     Reg32 hi() const { return Reg32{static_cast<u8>(idx + 1)}; }
 };
 
-// The staging registers RUN_* read (hw-interface.md §5.3; Mesa's decoder).
+// The staging registers RUN_* read (docs/hw/csf/cs-isa.md; Mesa's decoder).
 namespace staging {
 constexpr u8 srt(u8 sel) { return static_cast<u8>(0 + 2 * sel); }   // d0, d2, d4, d6
 constexpr u8 fau(u8 sel) { return static_cast<u8>(8 + 2 * sel); }   // d8 .. d14

@@ -1,7 +1,7 @@
-// ABI of include/uapi/drm/panthor_drm.h at driver version 1.5 (hw-interface.md §7): ioctl numbers,
-// structs and flag values, with the kernel's names. Layouts are LP64 and checked below against
-// the reference's sizes and offsets. The structs live in the global namespace, as in C, so code
-// written against the kernel header reads the same.
+// ABI of include/uapi/drm/panthor_drm.h at driver version 1.5 (docs/hw/csf/uapi.md): ioctl numbers,
+// structs and flag values, with the kernel's names. Layouts are LP64 and checked below against the
+// sizes and offsets of docs/hw/csf/uapi.md. The structs live in the global namespace, as in C, so
+// code written against the kernel header reads the same.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -209,7 +209,7 @@ struct drm_panthor_set_user_mmio_offset {
     __u64 offset;
 };
 
-// ---- groups and queues (part 2) ----
+// ---- groups and queues ----
 struct drm_panthor_queue_create {
     __u8 priority;
     __u8 pad[3];
@@ -308,7 +308,7 @@ inline constexpr unsigned DRM_IOCTL_PANTHOR_SET_USER_MMIO_OFFSET =
     PANTHOR_IOCTL(WR, SET_USER_MMIO_OFFSET, set_user_mmio_offset);
 #undef PANTHOR_IOCTL
 
-// hw-interface.md §7.1: the values userspace has compiled in.
+// docs/hw/csf/uapi.md, "Ioctl numbers": the values userspace has compiled in.
 static_assert(DRM_IOCTL_PANTHOR_DEV_QUERY == 0xC0106440u);
 static_assert(DRM_IOCTL_PANTHOR_VM_CREATE == 0xC0106441u);
 static_assert(DRM_IOCTL_PANTHOR_VM_DESTROY == 0xC0086442u);
@@ -326,7 +326,7 @@ static_assert(DRM_IOCTL_PANTHOR_BO_SET_LABEL == 0xC010644Du);
 static_assert(DRM_IOCTL_PANTHOR_SET_USER_MMIO_OFFSET == 0xC008644Eu);
 }  // namespace drm::uapi
 
-// ---- layout checks (hw-interface.md §7) ----
+// ---- layout checks (docs/hw/csf/uapi.md) ----
 static_assert(sizeof(drm_panthor_obj_array) == 16 && offsetof(drm_panthor_obj_array, array) == 8);
 static_assert(sizeof(drm_panthor_sync_op) == 16 && offsetof(drm_panthor_sync_op, timeline_value) == 8);
 static_assert(sizeof(drm_panthor_dev_query) == 16 && offsetof(drm_panthor_dev_query, pointer) == 8);

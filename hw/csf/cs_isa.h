@@ -1,5 +1,5 @@
 // The v10 (Mali-G610) command-stream instruction set: opcodes, enums, encoders and a decoder.
-// Mirrors the CS section of Mesa's src/panfrost/genxml/v10.xml (hw-interface.md §5); used by the
+// Mirrors the CS section of Mesa's src/panfrost/genxml/v10.xml (docs/hw/csf/cs-isa.md); used by the
 // driver (panthor's prepare_job_instrs), by tests that build streams, and by the mock firmware's
 // interpreter. Definitions only: no behaviour beyond packing and unpacking bits.
 //

@@ -273,7 +273,7 @@ struct panthor_fw_ringbuf_output_iface {
     uint32_t active;
 };
 
-// ---- Layout checks against hw-interface.md §3 --------------------------------------------------
+// ---- Layout checks against docs/hw/csf/fw-interfaces.md -----------------------------------------
 
 static_assert(sizeof(panthor_fw_global_control_iface) == 0x20);
 static_assert(offsetof(panthor_fw_global_control_iface, group_num) == 0x10);

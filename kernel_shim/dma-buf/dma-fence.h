@@ -283,7 +283,7 @@ inline const char* dma_fence_timeline_name(dma_fence* f) {
 
 }  // namespace kshim
 
-// ---- dma_fence_get_rcu_safe (issue #20 helper B; kept apart from the rest of this header) ----
+// ---- dma_fence_get_rcu_safe (kept apart from the rest of this header) ----
 namespace kshim {
 
 // A reference to the fence published at *fencep, or nullptr when none is. Retries when the

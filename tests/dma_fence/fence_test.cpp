@@ -644,7 +644,7 @@ TEST_F(Fence, EmbeddedFenceWithInlineLock) {
     dma_fence_put(&job.fence);
 }
 
-// dma_fence_get_rcu_safe (issue #20): a reference to the fence published at the pointer, none
+// dma_fence_get_rcu_safe: a reference to the fence published at the pointer, none
 // when nothing is published, and never one whose refcount already dropped to zero.
 TEST_F(Fence, GetRcuSafeTakesAReferenceToThePublishedFence) {
     std::atomic<dma_fence*> slot{nullptr};

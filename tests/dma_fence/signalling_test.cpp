@@ -1,6 +1,6 @@
-// The fence-signalling contract (seeds/drm_sched.md, "Fence Contract"): on a path that leads to
-// dma_fence_signal nothing may wait for a fence, take a dma_resv lock, allocate with GFP_KERNEL
-// or take a lock that is also held around a fence wait. Each case is reported.
+// The fence-signalling contract (docs/dma_fence.md, "Fence-signalling contract"): on a path that
+// leads to dma_fence_signal nothing may wait for a fence, take a dma_resv lock, allocate with
+// GFP_KERNEL or take a lock that is also held around a fence wait. Each case is reported.
 #include <gtest/gtest.h>
 
 #include "kernel_shim/dma-buf/dma-fence.h"

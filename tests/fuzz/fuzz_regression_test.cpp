@@ -1,4 +1,4 @@
-// Regression tests of the fuzz targets (issue #19, docs/fuzzing.md): every input under
+// Regression tests of the fuzz targets (docs/fuzzing.md): every input under
 // fuzz/crashes/<target>/ (what a fuzzer once found, minimised) and every seed under
 // fuzz/corpus/<target>/ is replayed through the same decoder and executor the libFuzzer target
 // uses (fuzz/*_program.h), in a fresh world, and must come out clean: no leak, no kshim report,

@@ -78,7 +78,7 @@ TEST(Determinism, MutexProtectedCounterNeverLosesUpdatesAcrossSeeds) {
 }
 
 
-// cond_resched (issue #20): with preemption points on, however unlikely a preemption is, it
+// cond_resched: with preemption points on, however unlikely a preemption is, it
 // always lets a runnable task in; with them off it never switches, like every preemption point.
 TEST(CondResched, YieldsToARunnableTaskWheneverPreemptionPointsAreOn) {
     kshim::testing::run_simulated(7, [] {

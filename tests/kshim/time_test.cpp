@@ -141,7 +141,7 @@ TEST_F(Time, UdelayLetsTimePassWithoutSleepChecks) {
 }
 
 // cpu_relax busy-waits in simulated mode: a task spinning for a peer that sleeps on a timer
-// must let virtual time move, or the peer never wakes (issue #20).
+// must let virtual time move, or the peer never wakes.
 TEST_F(Time, SpinningForASleepingPeerMovesTheClockToItsTimer) {
     std::atomic<bool> flag{false};
     Task* sleeper = kthread_run([&] {

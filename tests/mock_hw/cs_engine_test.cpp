@@ -5,7 +5,7 @@
 namespace mock_hw::testing {
 namespace {
 
-constexpr u8 A = 92, V = 94;  // panthor's kernel registers on G610 (§5.4)
+constexpr u8 A = 92, V = 94;  // panthor's kernel registers on G610 (docs/hw/csf/cs-isa.md)
 
 class CsEngineTest : public MockHwTest {
 protected:

@@ -1,8 +1,8 @@
-// hw/csf/cs_isa.h: the literal encodings of panthor's per-job sequence (hw-interface.md §5.4)
+// hw/csf/cs_isa.h: the literal encodings of panthor's per-job sequence (docs/hw/csf/cs-isa.md)
 // and decode round trips.
 #include <gtest/gtest.h>
 
-#include "hw/csf/cs_isa.h"
+#include "panthor/cs_isa.h"
 
 namespace panthor::cs {
 namespace {

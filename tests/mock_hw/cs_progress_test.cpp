@@ -1,4 +1,4 @@
-// The CSG progress timer for streams that never stop executing (issue #16): a BRANCH-to-self or
+// The CSG progress timer for streams that never stop executing: a BRANCH-to-self or
 // MOVE+BRANCH loop holds no shader core, yet its group gets PROGRESS_TIMER_EVENT once it has run
 // for the GLB progress timeout without forward progress; not before, and not when jobs complete
 // inside the loop. A long timeout is reached with the spinning stream throttled, so the host

@@ -1,4 +1,4 @@
-// Streams and slots at register level, the cases of issue 9's test list that cs_engine_test.cpp
+// Streams and slots at register level, the cases that cs_engine_test.cpp
 // does not cover: a cross-queue SYNC_WAIT64 released by SYNC_ADD64, independent scoreboard
 // entries, CS_FATAL stopping one stream until STOP, CS_CONFIG_FAULT, and TERMINATE of a busy group.
 #include "tests/mock_hw/cs_test.h"

@@ -269,7 +269,7 @@ TEST_F(Mcu, IdleEventAfterIdleTimer) {
     advance(10 * NSEC_PER_MSEC);
     EXPECT_EQ((in->req ^ out->ack) & GLB_IDLE, 0u);
     EXPECT_EQ(d.r(JOB_INT_RAWSTAT), 0u);
-    // Work, then idle again: a new IDLE event (part 2's engine reports busy/idle).
+    // Work, then idle again: a new IDLE event (the CS engine reports busy/idle).
     {
         kshim::SpinGuard g(gpu.lock());
         gpu.mcu().set_busy_locked(true);

@@ -11,7 +11,8 @@ namespace {
 using Regs = MockHwTest;
 
 TEST_F(Regs, OffsetsMatchReferenceLiterals) {
-    // hw-interface.md §1.1-1.5 and §3.1, literal values.
+    // docs/hw/csf/gpu-control.md, job-irq-and-doorbells.md, mmu.md and fw-interfaces.md,
+    // literal values.
     EXPECT_EQ(GPU_INT_RAWSTAT, 0x20u);
     EXPECT_EQ(GPU_CMD, 0x30u);
     EXPECT_EQ(L2_PWRON, 0x1A0u);

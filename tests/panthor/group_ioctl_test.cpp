@@ -1,5 +1,5 @@
 // The GROUP_* ioctls as a client sees them (simulated runtime): one table row per validation rule
-// of GROUP_CREATE, GROUP_DESTROY, GROUP_SUBMIT and GROUP_GET_STATE (hw-interface.md §7.2/§7.3,
+// of GROUP_CREATE, GROUP_DESTROY, GROUP_SUBMIT and GROUP_GET_STATE (docs/hw/csf/uapi.md,
 // checked against upstream panthor_drv.c / panthor_sched.c) with the kernel's errno, plus what a
 // failed call must leave behind: no group handle taken, no job run, no syncobj given a fence.
 #include <algorithm>
@@ -22,7 +22,7 @@ using drm::UserRange;
 
 constexpr u32 kMarker = 0xC0FFEE;
 constexpr u32 kBadHandle = 0x1234;
-// uAPI limits (hw-interface.md §6/§7.3).
+// uAPI limits (docs/hw/csf/uapi.md, fw-interfaces.md).
 constexpr u32 kMaxGroupsPerPool = 128;
 constexpr u32 kMaxCsPerCsg = 32;
 
@@ -196,7 +196,7 @@ INSTANTIATE_TEST_SUITE_P(
     Create, GroupCreateErrno,
     ::testing::Values(
         CreateRow{"Valid", 0, [](CR&, const GI&) {}},
-        // The queue array (obj_array rules, §7.2).
+        // The queue array (obj_array rules, docs/hw/csf/uapi.md).
         CreateRow{"QueueCountZero", -EINVAL, [](CR& r, const GI&) { r.count = 0; }},
         CreateRow{"QueueCountAboveMaxCsPerCsg", -EINVAL,
                   [](CR& r, const GI&) { r.queues.assign(kMaxCsPerCsg + 1, queue(1, 4096)); }},
@@ -386,7 +386,7 @@ INSTANTIATE_TEST_SUITE_P(
                       r.qs[0].stream_size = 0;
                   },
                   Outcome::SyncPoint},
-        // Sync ops (§7.2).
+        // Sync ops (docs/hw/csf/uapi.md).
         SubmitRow{"SignalUnknownFlag", -EINVAL, [](SR& r, const SC&) { r.syncs[0][0].flags |= 1u << 8; }},
         SubmitRow{"WaitUnknownFlag", -EINVAL,
                   [](SR& r, const SC& c) { r.syncs[0].push_back(sync_op(BIN | (1u << 30), c.fenced)); }},
@@ -417,7 +417,7 @@ INSTANTIATE_TEST_SUITE_P(
                       r.qs.push_back(q);
                       r.syncs.push_back({sync_op(TL, c.timeline, 1)});
                   }},
-        // obj_array rules on both levels (§7.2).
+        // obj_array rules on both levels (docs/hw/csf/uapi.md).
         SubmitRow{"QueueSubmitStrideBelowMinimum", -EINVAL, [](SR& r, const SC&) { r.q_stride = 32; }},
         SubmitRow{"QueueSubmitStrideLargerNonZeroTail", -E2BIG,
                   [](SR& r, const SC&) {

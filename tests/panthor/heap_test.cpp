@@ -1,6 +1,6 @@
 // Tests of drivers/gpu/drm/panthor/panthor_heap.c and the TILER_HEAP_CREATE/DESTROY ioctls of
 // panthor_drv.c: what a client gets back, the chunk list as the GPU reads it (through the mock
-// MMU's own walker, never the driver's tables), every errno rule of hw-interface.md §7.3, and the
+// MMU's own walker, never the driver's tables), every errno rule of docs/hw/csf/uapi.md, and the
 // grow / return-chunk API the scheduler's tiler-OOM handling calls, with allocation failures.
 #include <gtest/gtest.h>
 
@@ -389,7 +389,7 @@ TEST_F(PanthorHeap, FileCloseWithLiveHeapsFreesThem) {
     EXPECT_EQ(kshim::mem_counters_diff(before, kshim::mem_counters()), "");
 }
 
-// ---- errno tables (hw-interface.md §7.3, checked against upstream panthor_drv.c/heap.c) ----
+// ---- errno tables (docs/hw/csf/uapi.md, checked against upstream panthor_drv.c/heap.c) ----
 
 struct ErrnoRow {
     const char* name;

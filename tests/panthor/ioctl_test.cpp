@@ -1,5 +1,5 @@
 // The panthor ioctls and mmap as a client sees them (simulated runtime): one table row per
-// validation rule of hw-interface.md §7.2/§7.3 with the kernel's errno (checked against upstream
+// validation rule of docs/hw/csf/uapi.md with the kernel's errno (checked against upstream
 // panthor_drv.c / panthor_mmu.c), the DRM core's size and numbering rules, and the mmap contract
 // (a BO's CPU mapping is the memory the GPU reads; the USER_FLUSH_ID page).
 #include <bit>

@@ -1,4 +1,4 @@
-// The fault campaign of the error-recovery paths (issue #16): one workload (three VMs, five
+// The fault campaign of the error-recovery paths: one workload (three VMs, five
 // groups, a mix of short and long jobs, some queued behind others) with one fault class injected
 // at one trigger point, under one seed with preemption points on, checked against the invariants
 // every recovery must keep:

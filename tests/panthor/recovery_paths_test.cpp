@@ -1,4 +1,4 @@
-// Error-recovery paths of issue #16 that need a particular workload rather than a FaultPlan
+// Error-recovery paths that need a particular workload rather than a FaultPlan
 // switch: a CS_FAULT whose error travels to another queue through a sync object (CS_INHERIT_FAULT)
 // and is cleared by the kernel's ERROR_BARRIER, and a tiler heap that cannot grow (at max_chunks,
 // or its chunk allocation fails). The fault campaign (recovery_campaign_test.cpp) runs the same

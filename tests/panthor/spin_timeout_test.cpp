@@ -1,5 +1,5 @@
-// A user command stream that never yields (issue #16, fault class 1): a BRANCH-to-self or
-// MOVE+BRANCH loop holds no shader core, yet the mock's progress timer fires for its group after
+// A user command stream that never yields (the campaign's SpinLoop fault class): a BRANCH-to-self
+// or MOVE+BRANCH loop holds no shader core, yet the mock's progress timer fires for its group after
 // PROGRESS_TIMEOUT_CYCLES and panthor's progress-timeout path terminates it, as for a hung shader:
 // its fences fail with -ETIMEDOUT, GROUP_GET_STATE says TIMEDOUT, further submits are refused,
 // another group on the device completes meanwhile and the device runs a fresh job afterwards.

@@ -1,4 +1,5 @@
-// The end-of-test checks (conventions §3): nothing leaked, nothing reported, nobody stuck.
+// The end-of-test checks (docs/conventions.md, Checks): nothing leaked, nothing reported, nobody
+// stuck.
 #include "tests/support/kernel_test.h"
 
 #include <cstdio>

@@ -221,7 +221,7 @@ std::vector<EmitCase> emit_cases() {
              b.wait_slot(3);
          },
          [](auto& i) {
-             // hw-interface.md §5.4: the literal encoding of "WAIT all 8 entries".
+             // docs/hw/csf/cs-isa.md: the literal encoding of "WAIT all 8 entries".
              EXPECT_EQ(i[0].raw, 0x03000000'00FF0000ull);
              EXPECT_EQ(i[1].wait_mask, 0x08);
          }},

@@ -1,4 +1,4 @@
-// A multi-threaded client of the preload library (issue #18): one process, one render-node
+// A multi-threaded client of the preload library: one process, one render-node
 // descriptor, one VM, and several client threads that each create a group and a BO, then submit
 // stores and wait for them on syncobjs, all at once. Built without any kernel code: the driver is
 // the preload library's, on its real-thread runtime, so under the tsan preset ThreadSanitizer sees

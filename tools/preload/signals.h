@@ -1,4 +1,4 @@
-// Signals and the driver's interruptible waits (issue #18, docs/preload.md "Signals").
+// Signals and the driver's interruptible waits (docs/preload.md "Signals").
 //
 // The kernel runs a signal handler on the way back to user space: a signal that arrives while a
 // thread sleeps interruptibly in an ioctl ends the sleep with -ERESTARTSYS, the handler runs once

@@ -45,7 +45,8 @@ const char* gpu_model_name(u32 gpu_id) {
 
 namespace {
 
-// Field decoders for the GPU_* feature registers (hw-interface.md §2; kbase's register docs).
+// Field decoders for the GPU_* feature registers (docs/hw/csf/gpu-control.md; kbase's register
+// docs).
 struct Decoded {
     unsigned cores, l2_slices, l2_line_bytes, l2_assoc, l2_bus_bits;
     u64 l2_size_bytes;
