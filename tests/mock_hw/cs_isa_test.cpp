@@ -2,7 +2,7 @@
 // and decode round trips.
 #include <gtest/gtest.h>
 
-#include "panthor/cs_isa.h"
+#include "hw/csf/cs_isa.h"
 
 namespace panthor::cs {
 namespace {

@@ -96,7 +96,7 @@ TEST(ScenarioExamples, ComputeModelHoldsWhatTheFileSays) {
     EXPECT_EQ(a.instrs[0].imm, 0x200);
     EXPECT_EQ(a.instrs[1].op, AsmOp::Load);
     EXPECT_EQ(a.instrs[1].dst, 2);
-    EXPECT_FALSE(a.instrs[1].wide);
+    EXPECT_EQ(a.instrs[1].mask, 0x1);
     EXPECT_EQ(a.instrs[2].op, AsmOp::AddImm32);
     EXPECT_EQ(a.instrs[2].imm, 1);
     EXPECT_EQ(a.instrs[4].op, AsmOp::Wait);
@@ -218,14 +218,42 @@ TEST(ScenarioParse, AsmSubsetParsesEveryMnemonicWithItsOperands) {
     EXPECT_EQ(in[1].imm, 0);
     EXPECT_EQ(in[2].imm, -1);
     EXPECT_EQ(in[3].imm, -8);
-    EXPECT_TRUE(in[4].wide);
+    EXPECT_EQ(in[4].mask, 0x3);  // LOAD d6: the pair
     EXPECT_EQ(in[4].dst, 6);
     EXPECT_EQ(in[4].src, 4);
     EXPECT_EQ(in[4].imm, 16);
-    EXPECT_FALSE(in[5].wide);
+    EXPECT_EQ(in[5].mask, 0x1);
     EXPECT_EQ(in[5].imm, -8);
     EXPECT_EQ(in[6].imm, 3);
     EXPECT_TRUE(in[8].cond_greater);
+}
+
+// An `asm` job also takes the instructions as `upanthor disasm` prints them (umd/cs_asm).
+TEST(ScenarioParse, AsmAcceptsTheDisassemblersSpelling) {
+    ParseResult r = parse_scenario(
+        "[[client]]\nname = \"a\"\n[[vm]]\nname = \"v\"\nclient = \"a\"\n"
+        "[[bo]]\nname = \"b\"\nvm = \"v\"\nsize = 4096\n"
+        "[[job]]\nname = \"j\"\nasm = \"\"\"\n"
+        "MOVE d4, @b+8      # the disassembler prints MOVE for MOVE48\n"
+        "LOAD_MULTIPLE r6, [d4 + 16], mask=0x0003\n"
+        "SYNC_WAIT64.gt.reject [d4], d6\n"
+        "WAIT.progress wait=0x3\n"
+        "\"\"\"\n",
+        "t.toml");
+    ASSERT_TRUE(r.ok()) << dump(r);
+    const auto& in = r.scenario->jobs[0].instrs;
+    ASSERT_EQ(in.size(), 4u);
+    EXPECT_EQ(in[0].op, AsmOp::Move48);
+    EXPECT_EQ(in[0].bo_ref, std::optional<size_t>(0));
+    EXPECT_EQ(in[0].imm, 8);
+    EXPECT_EQ(in[1].op, AsmOp::Load);
+    EXPECT_EQ(in[1].mask, 0x3);
+    EXPECT_EQ(in[1].imm, 16);
+    EXPECT_TRUE(in[2].cond_greater);
+    EXPECT_TRUE(in[2].reject);
+    EXPECT_TRUE(in[3].progress);
+    EXPECT_EQ(in[3].loc.line, 16u);
+    EXPECT_EQ(in[3].loc.column, 1u);
 }
 
 TEST(ScenarioParse, ReportsEveryProblemNotJustTheFirst) {
@@ -386,6 +414,12 @@ const DiagRow kDiagRows[] = {
     {"AsmOperandCount", "[[job]]\nname = \"a\"\nasm = \"\"\"\nADD_IMM32 r1, r2\n\"\"\"\n", 4, 1, "takes 3 operands, got 2"},
     {"AsmImmediateTooBig", "[[job]]\nname = \"a\"\nasm = \"\"\"\nMOVE48 d0, 0x1000000000000\n\"\"\"\n", 4, 12, "bad immediate"},
     {"AsmBadCondition", "[[job]]\nname = \"a\"\nasm = \"SYNC_WAIT64 d0, d2, eq\"\n", 3, 28, "bad condition 'eq' (expected le or gt)"},
+    {"AsmSymbolOffsetOutsideBo",
+     "[[client]]\nname=\"c\"\n[[vm]]\nname=\"v\"\nclient=\"c\"\n[[bo]]\nname=\"b\"\nvm=\"v\"\nsize=4096\n"
+     "[[job]]\nname = \"a\"\nasm = \"MOVE48 d0, @b+4096\"\n",
+     12, 19, "bad offset 4096 in '@b+...' (expected @b+N with N < 4096)"},
+    {"AsmDisasmSpellingBadModifier", "[[job]]\nname = \"a\"\nasm = \"\"\"\nNOP\nSYNC_WAIT64.eq [d0], d2\n\"\"\"\n", 5, 12,
+     "unknown modifier '.eq' of SYNC_WAIT64 (expected .le, .gt, .reject)"},
     {"AsmEmpty", "[[job]]\nname = \"a\"\nasm = \"\"\"\n# nothing\n\"\"\"\n", 3, 7, "has no instructions"},
     {"FaultUnknownKind", "[[fault]]\nkind = \"Meltdown\"\nat_us = 1\n", 2, 8, "unknown fault kind 'Meltdown' (expected one of: GlbAckDrop"},
     {"FaultNoTrigger", "[[fault]]\nkind = \"FwHang\"\n", 1, 1, "has 0 triggers"},

@@ -11,9 +11,15 @@ if(NOT TARGET upanthor_scenario)
       set_target_properties(tomlplusplus::tomlplusplus PROPERTIES IMPORTED_GLOBAL TRUE)
     endif()
   endif()
-  add_library(upanthor_scenario STATIC ${CMAKE_CURRENT_LIST_DIR}/scenario.cpp)
+  # scenario.cpp: entry points and references; toml_access.cpp: checked key access with file:line:col
+  # diagnostics; scenario_parse_*.cpp: one file per group of sections (scenario_parser.h). An `asm`
+  # job's text goes through umd_core's assembler (umd/cs_asm.h).
+  set(_scenario_dir ${CMAKE_CURRENT_LIST_DIR})
+  add_library(upanthor_scenario STATIC ${_scenario_dir}/scenario.cpp ${_scenario_dir}/toml_access.cpp
+    ${_scenario_dir}/scenario_parse_setup.cpp ${_scenario_dir}/scenario_parse_jobs.cpp
+    ${_scenario_dir}/scenario_parse_fault.cpp ${_scenario_dir}/scenario_parse_expect.cpp)
   upanthor_include_root(upanthor_scenario tools)
-  target_link_libraries(upanthor_scenario PUBLIC mock_hw drm_uapi)
+  target_link_libraries(upanthor_scenario PUBLIC mock_hw umd_core drm_uapi)
   if(TARGET tomlplusplus::tomlplusplus)
     target_link_libraries(upanthor_scenario PRIVATE tomlplusplus::tomlplusplus)
   else()

@@ -8,6 +8,7 @@
 #include "tools/upanthor/run_state.h"
 
 #include "hw/csf/mock_fw_formats.h"
+#include "umd/cs_asm.h"
 #include "umd/cs_builder.h"
 
 namespace upanthor::run_detail {
@@ -162,35 +163,9 @@ int Runner::stream_for(size_t j, size_t g, u32 gi, size_t q, u64* va, u32* size)
         break;
     }
     case sc::JobKind::Asm:
-        for (const sc::AsmInstr& in : job.instrs) {
-            const umd::cs::Reg32 rd{in.dst}, rs{in.src};
-            const umd::cs::Reg64 dd{in.dst}, ds{in.src};
-            switch (in.op) {
-            case sc::AsmOp::Nop: b.nop(); break;
-            case sc::AsmOp::Move48:
-                b.move48(dd, static_cast<u64>(in.imm) + (in.bo_ref ? bos_[*in.bo_ref].va : 0));
-                break;
-            case sc::AsmOp::Move32: b.move32(rd, static_cast<u32>(in.imm)); break;
-            case sc::AsmOp::AddImm32: b.add32(rd, rs, static_cast<std::int32_t>(in.imm)); break;
-            case sc::AsmOp::Load:
-                if (in.wide)
-                    b.load64(dd, ds, static_cast<std::int16_t>(in.imm));
-                else
-                    b.load32(rd, ds, static_cast<std::int16_t>(in.imm));
-                break;
-            case sc::AsmOp::Store:
-                if (in.wide)
-                    b.store64(dd, ds, static_cast<std::int16_t>(in.imm));
-                else
-                    b.store32(rd, ds, static_cast<std::int16_t>(in.imm));
-                break;
-            case sc::AsmOp::Wait: b.wait(static_cast<u16>(in.imm)); break;
-            case sc::AsmOp::SyncAdd64: b.sync_add64(dd, ds); break;
-            case sc::AsmOp::SyncWait64:
-                b.sync_wait64(dd, ds, in.cond_greater ? panthor::cs::GREATER : panthor::cs::LEQUAL);
-                break;
-            }
-        }
+        // Validated by the parser (umd/cs_asm); a MOVE of a `@bo` adds the BO's GPU VA.
+        for (const sc::AsmInstr& in : job.instrs)
+            b.emit(umd::cs::encode(in, in.bo_ref ? bos_[*in.bo_ref].va : 0));
         break;
     case sc::JobKind::TilerFragment: {
         // One tiling pass taking `chunks` chunks, then the fragment pass handing them back. The

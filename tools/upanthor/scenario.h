@@ -14,6 +14,7 @@
 
 #include "mock_hw/config.h"
 #include "mock_hw/fault_plan.h"
+#include "umd/cs_asm.h"
 
 namespace upanthor::scenario {
 
@@ -99,21 +100,16 @@ struct QueueRef {
     size_t queue = 0;
 };
 
-// One command-stream instruction written as text in a job's `asm`. Register operands are indices
-// (a 64-bit register dN is the pair rN, rN+1); an immediate may be `@bo` or `@bo+offset`, the BO's
-// GPU VA, which only the runner knows (bo_ref set, imm holds the offset).
-enum class AsmOp : u8 { Nop, Move48, Move32, AddImm32, Load, Store, Wait, SyncAdd64, SyncWait64 };
-const char* asm_op_name(AsmOp op);
+// One command-stream instruction of a job's `asm`, as umd/cs_asm.h parses it (register operands are
+// indices; a 64-bit register dN is the pair rN, rN+1). A MOVE immediate may be `@bo` or
+// `@bo+offset`, the BO's GPU VA, which only the runner knows: bo_ref is set and imm holds the
+// offset.
+using umd::cs::AsmOp;
+using umd::cs::asm_op_name;
 
-struct AsmInstr {
-    AsmOp op = AsmOp::Nop;
-    u8 dst = 0;              // MOVE48/MOVE32/ADD_IMM32 dst, LOAD dst, STORE src, SYNC_* address reg
-    u8 src = 0;              // ADD_IMM32 src, LOAD/STORE address reg, SYNC_* value reg
-    bool wide = false;       // LOAD/STORE of a dN register (64 bits) rather than rN
-    s64 imm = 0;             // MOVE immediate, ADD_IMM32 addend, LOAD/STORE offset, WAIT mask
-    std::optional<size_t> bo_ref;  // MOVE48 @bo[+imm]
-    bool cond_greater = false;     // SYNC_WAIT64: GREATER (true) or LEQUAL (false)
-    SourceLoc loc;
+struct AsmInstr : umd::cs::AsmInstr {
+    std::optional<size_t> bo_ref;  // the BO `symbol` names
+    SourceLoc loc;                 // of the mnemonic, in the file
 };
 
 enum class JobKind : u8 { Compute, Store, Wait, Hang, FaultAccess, TilerFragment, Asm };
