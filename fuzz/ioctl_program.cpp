@@ -411,10 +411,11 @@ void Program::call() {
     drm::File* f = file_for_call(&fi);
     cur_file_ = fi;
     const uint8_t op = in_.u8();
-    if (!f) return;
     // Ops 240-255 are the later additions (fds, fault injection), so that most saved inputs keep
     // decoding to the programs they were found as.
     const int sel = op >= 240 ? 40 + (op - 240) % 8 : op % 40;
+    if (opts_.ops) opts_.ops->push_back(static_cast<uint8_t>(sel));
+    if (!f) return;
     // Teardown (GEM_CLOSE, SYNCOBJ_DESTROY, VM_DESTROY, GROUP_DESTROY, heap destroy, munmap, file
     // and fd close) and time passing (waits, advance: deferred frees run) are exempt from an
     // allocation-failure window: upstream's teardown allocates too (panthor_vm_unmap_range

@@ -21,6 +21,9 @@ namespace upanthor_fuzz {
 struct IoctlProgramOptions {
     // When set, one line per call ("  3 f1 VM_BIND(vm=1 ops=2) = 0") is appended (triage).
     std::string* trace = nullptr;
+    // When set, the op value each call decodes to is appended, also for a call that finds no
+    // open file: tests/fuzz/ioctl_ops_test.cpp pins what the saved inputs decode to.
+    std::vector<uint8_t>* ops = nullptr;
 };
 
 // Runs the program `data` decodes to on `world` (which must have a probed device), releases
