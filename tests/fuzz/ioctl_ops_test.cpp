@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/ioctl_ops.h"
 #include "fuzz/ioctl_program.h"
 #include "fuzz/panthor_world.h"
 #include "fuzz/world_history.h"
@@ -83,7 +84,52 @@ constexpr PinnedOp kPinnedOps[] = {
     {47, "gpu_fault", false},
 };
 
-const char* pinned_name(uint8_t v) { return v < std::size(kPinnedOps) ? kPinnedOps[v].name : "?"; }
+// The old switch's hand-kept list of teardown ops (IoctlProgram::call before the table).
+constexpr uint8_t kOldTeardownList[] = {2, 5, 8, 11, 19, 29, 35, 36, 38, 39, 45};
+
+// The decoder's name of an op value: the table's.
+const char* op_name(uint8_t v) {
+    return v < upanthor_fuzz::kIoctlOpCount ? upanthor_fuzz::ioctl_op_desc(static_cast<upanthor_fuzz::IoctlOp>(v)).name : "?";
+}
+
+TEST(IoctlOps, TableHasEveryValueOnceInOrderWithAHandler) {
+    const auto ops = upanthor_fuzz::ioctl_ops();
+    ASSERT_EQ(ops.size(), upanthor_fuzz::kIoctlOpCount);
+    std::vector<int> seen(256, 0);
+    for (size_t i = 0; i < ops.size(); ++i) {
+        const auto v = static_cast<uint8_t>(ops[i].op);
+        EXPECT_EQ(v, i) << ops[i].name;
+        EXPECT_EQ(++seen[v], 1) << "op value " << int{v} << " twice";
+        EXPECT_NE(ops[i].handler, nullptr) << ops[i].name;
+        EXPECT_STRNE(upanthor_fuzz::ioctl_op_family_name(ops[i].family), "?") << ops[i].name;
+    }
+}
+
+TEST(IoctlOps, ValuesNamesAndTeardownFlagsAreThePinnedOnes) {
+    ASSERT_EQ(std::size(kPinnedOps), upanthor_fuzz::kIoctlOpCount);
+    for (const PinnedOp& p : kPinnedOps) {
+        const auto& d = upanthor_fuzz::ioctl_op_desc(static_cast<upanthor_fuzz::IoctlOp>(p.value));
+        EXPECT_EQ(static_cast<uint8_t>(d.op), p.value);
+        EXPECT_STREQ(d.name, p.name) << "op value " << int{p.value};
+        EXPECT_EQ(d.teardown, p.teardown) << "op value " << int{p.value} << " " << p.name;
+    }
+}
+
+TEST(IoctlOps, TeardownSetIsTheOldHandKeptList) {
+    std::vector<uint8_t> teardown;
+    for (const auto& d : upanthor_fuzz::ioctl_ops())
+        if (d.teardown) teardown.push_back(static_cast<uint8_t>(d.op));
+    EXPECT_EQ(teardown, std::vector<uint8_t>(std::begin(kOldTeardownList), std::end(kOldTeardownList)));
+}
+
+// Every op byte selects the op it did in the switch: byte % 40 below 240, 40 + (byte - 240) % 8
+// from 240 (written out here once more, as the reference).
+TEST(IoctlOps, EveryByteSelectsItsOldOp) {
+    for (unsigned b = 0; b < 256; ++b) {
+        const unsigned old = b >= 240 ? 40 + (b - 240) % 8 : b % 40;
+        EXPECT_EQ(static_cast<unsigned>(upanthor_fuzz::ioctl_op_of_byte(static_cast<uint8_t>(b))), old) << "byte " << b;
+    }
+}
 
 // What every saved input decoded to before the op table (commit "fuzz_ioctl: pin the op stream
 // of the saved inputs"): FNV-1a 64 over (op value, name) of each call, in order. An input added
@@ -187,7 +233,7 @@ uint64_t fnv1a(uint64_t h, const void* p, size_t n) {
 uint64_t digest_of(const std::vector<uint8_t>& ops) {
     uint64_t h = 0xcbf29ce484222325ull;
     for (uint8_t v : ops) {
-        const std::string name = pinned_name(v);
+        const std::string name = op_name(v);
         h = fnv1a(h, &v, 1);
         h = fnv1a(h, name.c_str(), name.size() + 1);
     }
@@ -247,7 +293,7 @@ TEST(IoctlOps, SavedInputsDecodeToThePinnedOpStreams) {
         all_match &= match;
         if (match) continue;
         std::string stream;
-        for (uint8_t v : ops) stream += std::to_string(v) + ":" + pinned_name(v) + " ";
+        for (uint8_t v : ops) stream += std::to_string(v) + ":" + op_name(v) + " ";
         ADD_FAILURE() << input << (it == pinned.end() ? ": not pinned" : ": decodes to another op stream") << "\n  " << stream;
     }
     EXPECT_TRUE(all_match) << "computed:\n" << lines;
