@@ -6,10 +6,15 @@
 // The op values are FROZEN. A saved input (fuzz/corpus/fuzz_ioctl/, fuzz/crashes/fuzz_ioctl/,
 // a .history file) is only bytes: its op bytes name calls through these values, so renumbering
 // an op silently turns every saved input into another program and the regression tests into
-// tests of nothing. Each value is written out; a new op takes a free value (none is left below
-// 48: widen ioctl_op_of_byte's ranges in a way that keeps every existing byte's op, e.g. by
-// taking a byte range no op uses yet) and never moves another. tests/fuzz/ioctl_ops_test.cpp
-// pins value, name and teardown flag of every op, and the op streams the saved inputs decode to.
+// tests of nothing. So each value is written out, the table is checked to be complete and in
+// value order, and tests/fuzz/ioctl_ops_test.cpp pins value, name and teardown flag of every op
+// and the op stream each saved input decodes to.
+//
+// Adding an op: every byte already selects one (bytes 248-255 repeat 240-247), so a new op
+// (value 48 on) takes bytes away from an existing op, e.g. some of 248-255 in
+// ioctl_op_of_byte. Never move an existing value; the saved inputs that used the bytes taken
+// now decode to the new op: fuzz_ioctl_ops_test names them, and their pins are updated with
+// the change that made it (the other inputs must not move).
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -1,8 +1,8 @@
 // (no upstream counterpart) fuzz_ioctl's group ops (fuzz/ioctl_ops.h, family Group): panthor's
 // GROUP_CREATE, GROUP_DESTROY, GROUP_SUBMIT, GROUP_GET_STATE and the tiler heaps
-// (panthor_drv.c, panthor_sched.c, panthor_heap.c). Op 35 also carries the two small panthor
-// ioctls that came later (BO_SET_LABEL, SET_USER_MMIO_OFFSET), behind the heap destroy, so that
-// no op value had to move for them.
+// (panthor_drv.c, panthor_sched.c, panthor_heap.c). Op 35 also carries two small panthor
+// ioctls, BO_SET_LABEL and SET_USER_MMIO_OFFSET, chosen by its first byte behind the heap
+// destroy; it is a teardown op whichever it runs (fuzz/ioctl_ops.cpp).
 #include <algorithm>
 #include <bit>
 #include <cstring>
