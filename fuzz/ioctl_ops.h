@@ -21,7 +21,7 @@
 #include <span>
 
 namespace drm {
-class File;
+struct File;
 }
 
 namespace upanthor_fuzz {

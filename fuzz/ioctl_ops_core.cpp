@@ -1,6 +1,7 @@
 // (no upstream counterpart) fuzz_ioctl's device-level ops (fuzz/ioctl_ops.h, family Core): the
 // DRM core's VERSION and GET_CAP, panthor's DEV_QUERY (panthor_drv.c), and any command number
 // with arbitrary bytes, which reaches drm_ioctl's own checks of number, direction and size.
+#include <algorithm>
 #include <cstring>
 
 #include "drm/uapi/drm.h"

@@ -4,6 +4,7 @@
 // in-process fd table; the program's fd pool holds those it was given (IoctlProgram::pick_fd).
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 
