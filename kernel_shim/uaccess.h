@@ -13,9 +13,7 @@
 
 #include "kernel_shim/types.h"
 
-namespace drm {
-
-using kshim::u64;
+namespace kshim {
 
 // Adds [addr, addr + len) to the registry (ranges may nest or overlap; each add needs a remove).
 void uaccess_register(const void* addr, size_t len);
@@ -63,4 +61,4 @@ private:
     size_t len_;
 };
 
-}  // namespace drm
+}  // namespace kshim
