@@ -86,6 +86,11 @@ file* file_close_fd(int fd);
 // dup2(2) onto fd: fd names f (a new reference) whatever it named before (dropped). 0 or -EBADF
 // (fd < 0) / -ENOMEM.
 int replace_fd(int fd, file* f);
+// ioctl(2) / read(2) / write(2) / poll of a descriptor: -EBADF when it is not open, else the
+// file's operation (kernel_shim/fs/file.h's vfs_*).
+long ksys_ioctl(int fd, unsigned int cmd, unsigned long arg);
+long ksys_read(int fd, u64 buf, size_t count);
+long ksys_write(int fd, u64 buf, size_t count);
 // Open descriptors of the current table (leak checks).
 size_t fd_count();
 

@@ -177,6 +177,30 @@ size_t files_count(files_struct* files) {
     return n;
 }
 
+long ksys_ioctl(int fd, unsigned int cmd, unsigned long arg) {
+    file* f = fget(fd);
+    if (!f) return -EBADF;
+    const long ret = vfs_ioctl(f, cmd, arg);
+    fput(f);
+    return ret;
+}
+
+long ksys_read(int fd, u64 buf, size_t count) {
+    file* f = fget(fd);
+    if (!f) return -EBADF;
+    const long ret = vfs_read(f, buf, count);
+    fput(f);
+    return ret;
+}
+
+long ksys_write(int fd, u64 buf, size_t count) {
+    file* f = fget(fd);
+    if (!f) return -EBADF;
+    const long ret = vfs_write(f, buf, count);
+    fput(f);
+    return ret;
+}
+
 size_t fd_count() { return files_count(current_files()); }
 
 void close_files(files_struct* files) {
