@@ -13,6 +13,7 @@
 
 #include "drm/gem.h"
 #include "drm/vma_manager.h"
+#include "kernel_shim/fs/fdtable.h"
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/slab.h"
@@ -175,6 +176,15 @@ int do_mmap(kshim::file* filp, u64 offset, size_t length, int prot, int flags, V
     if (!filp->f_op || !filp->f_op->mmap) return -ENODEV;
     return do_mmap_common(filp, nullptr, (filp->f_mode & FMODE_WRITE) != 0, offset, length, prot, flags,
                           [filp](VmArea* vma) { return filp->f_op->mmap(filp, vma); }, out);
+}
+
+int ksys_mmap(int fd, u64 offset, size_t length, int prot, int flags, VmArea** out) {
+    *out = nullptr;
+    kshim::file* filp = kshim::fget(fd);
+    if (!filp) return -EBADF;
+    const int ret = do_mmap(filp, offset, length, prot, flags, out);
+    fput(filp);
+    return ret;
 }
 
 int drm_fop_mmap(kshim::file* filp, kshim::vm_area_struct* vma) {

@@ -55,6 +55,8 @@ int drm_mmap(File* file, u64 offset, size_t length, int prot, int flags, VmArea*
 // MAP_SHARED, and its shared mappings get neither VM_SHARED nor VM_MAYWRITE. The mapping holds
 // a reference to filp until drm_munmap.
 int do_mmap(kshim::file* filp, u64 offset, size_t length, int prot, int flags, VmArea** out);
+// mmap(2) of a descriptor of the current table: -EBADF when it is not open, else do_mmap.
+int ksys_mmap(int fd, u64 offset, size_t length, int prot, int flags, VmArea** out);
 // The DRM file's f_op->mmap (drm_fops): the driver's mmap hook, else drm_gem_mmap.
 int drm_fop_mmap(kshim::file* filp, kshim::vm_area_struct* vma);
 // munmap(2): the mapping's close op runs and the VmArea is freed.

@@ -306,6 +306,10 @@ int drm_gem_prime_fd_to_handle(Device* dev, File* file, int prime_fd, u32* handl
     return ret;
 }
 
+int dma_buf_fd_mmap(int fd, u64 offset, size_t length, int prot, int flags, VmArea** out) {
+    return ksys_mmap(fd, offset, length, prot, flags, out);
+}
+
 int drm_prime_handle_to_fd_ioctl(Device* dev, void* data, File* file) {
     auto* args = static_cast<drm_prime_handle*>(data);
     if (!drm_core_check_feature(dev, DRIVER_GEM)) return -EOPNOTSUPP;

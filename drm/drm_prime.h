@@ -89,6 +89,8 @@ int drm_gem_prime_fd_to_handle(Device* dev, File* file, int prime_fd, u32* handl
 
 // The dma-buf's file operations are kernel_shim/dma-buf/dma-buf.h's (dma_buf_fops).
 using kshim::dma_buf_ioctl;
+// mmap(2) of a descriptor (ksys_mmap in drm/drm_mmap.h), under the name in-process callers know.
+int dma_buf_fd_mmap(int fd, kshim::u64 offset, size_t length, int prot, int flags, VmArea** out);
 
 // The ioctls (DRM_RENDER_ALLOW). -EOPNOTSUPP without DRIVER_GEM; HANDLE_TO_FD: -EINVAL for
 // flags other than DRM_CLOEXEC | DRM_RDWR.

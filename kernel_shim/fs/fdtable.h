@@ -96,6 +96,8 @@ size_t fd_count();
 
 // ---- on a given table ----
 file* files_lookup(files_struct* files, int fd);  // fget on that table
+// fget on that table without its lookup_miss: only what the table holds.
+file* fget_table(files_struct* files, int fd);
 size_t files_count(files_struct* files);
 // Closes every descriptor (exit_files); the files' releases run outside the lock.
 void close_files(files_struct* files);

@@ -120,6 +120,14 @@ void fd_install(int fd, file* f) {
     if (files->ops && files->ops->installed) files->ops->installed(files, fd, f);
 }
 
+file* fget_table(files_struct* files, int fd) {
+    if (fd < 0) return nullptr;
+    SpinGuard g(files->file_lock);
+    if (static_cast<size_t>(fd) >= files->fdt.size()) return nullptr;
+    file* f = files->fdt[static_cast<size_t>(fd)];
+    return is_file(f) ? get_file(f) : nullptr;
+}
+
 file* files_lookup(files_struct* files, int fd) {
     if (fd < 0) return nullptr;
     file* f = nullptr;

@@ -189,7 +189,6 @@ void device_shutdown() {
     kshim::Task* was = kshim::current();
     kshim::set_current(w->rt->main_task());
     files_release_all();
-    drm::drm_fd_set_ops(nullptr);
     panthor::panthor_remove(w->plat->pdev());
     delete w->plat;
     panthor::panthor_exit();
