@@ -135,18 +135,7 @@ const kshim::file_operations host_fops = {};
 
 file* ops_lookup_miss(kshim::files_struct* files, int fd) {
     if (fd < 0 || libc().fcntl(fd, F_GETFD) < 0) return nullptr;
-    // A dup the library did not see: same host eventfd, same inode.
-    int orig = -1;
-    if (g_tracked.load(std::memory_order_acquire)) {
-        const ino_t ino = real_ino(fd);
-        pthread_mutex_lock(&g_lock);
-        auto it = g_inos->find(ino);
-        if (it != g_inos->end()) orig = it->second;
-        pthread_mutex_unlock(&g_lock);
-    }
-    if (orig >= 0 && orig != fd) {
-        if (file* f = kshim::fget_table(files, orig)) return f;
-    }
+    (void)files;
     // The program's own eventfd (SYNCOBJ_EVENTFD), or a file of another kind.
     file* f = kshim::eventfd_host_file(fd);
     if (IS_ERR(f) && PTR_ERR(f) == -EINVAL) f = kshim::anon_inode_getfile("host", &host_fops, nullptr, O_RDWR);
@@ -194,15 +183,9 @@ int files_install(file* f, int flags) {
 
 file* files_get(int fd) {
     if (g_tracked.load(std::memory_order_acquire) == 0 || fd < 0 || !g_files) return nullptr;
-    if (file* f = kshim::fget_table(g_files, fd)) return f;
-    // A raw dup of one of ours.
-    const ino_t ino = real_ino(fd);
-    int orig = -1;
-    pthread_mutex_lock(&g_lock);
-    auto it = g_inos->find(ino);
-    if (it != g_inos->end()) orig = it->second;
-    pthread_mutex_unlock(&g_lock);
-    return orig >= 0 && orig != fd ? kshim::fget_table(g_files, orig) : nullptr;
+    // Every host eventfd shares one anonymous inode, so a raw dup (behind the library's back)
+    // cannot be told from the program's own eventfd: only the table's numbers are ours.
+    return kshim::fget_table(g_files, fd);
 }
 
 int file_minor(file* f) {

@@ -8,7 +8,7 @@
 //
 // Several descriptors may name one file (dup, dup2, fcntl(F_DUPFD)): each holds a reference and
 // the file is released when the last goes. A dup made behind the library's back (a raw system
-// call) is still recognised by the inode of the host eventfd, but does not keep the file alive.
+// call) is not recognised: every host eventfd shares one anonymous inode.
 // Also the BO mappings handed out by mmap.
 #pragma once
 #include <sys/types.h>
@@ -27,8 +27,8 @@ namespace upanthor::preload {
 // Installs `f` (the caller's reference is consumed) on a new descriptor (O_CLOEXEC in flags
 // honoured): the fd or -errno (f is released then).
 int files_install(kshim::file* f, int flags);
-// The file behind one of our descriptors (a reference: kshim::fput), or nullptr. Only the table
-// and raw dups of its descriptors: never a host descriptor of another kind.
+// The file behind one of our descriptors (a reference: kshim::fput), or nullptr. Only the
+// table's numbers: never a host descriptor of another kind.
 kshim::file* files_get(int fd);
 // The node minor of a DRM file (0 primary, 128 render), or -1 for a file of another kind.
 int file_minor(kshim::file* f);
