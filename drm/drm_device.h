@@ -14,6 +14,7 @@
 #include "kernel_shim/types.h"
 
 namespace kshim {
+struct file_operations;
 struct dma_buf_attachment;
 struct sg_table;
 }
@@ -79,7 +80,10 @@ struct DriverDesc {
     int (*open)(Device* dev, File* file) = nullptr;
     // drm_driver.postclose: per-file driver teardown, before the core drops GEM/syncobj handles.
     void (*postclose)(Device* dev, File* file) = nullptr;
-    // file_operations.mmap: null means drm_gem_mmap (drm/drm_mmap.h).
+    // drm_driver.fops: the file operations of the device's files (drm_open_file). Null means the
+    // DRM core's drm_fops (drm/drm_file.h), whose mmap calls `mmap` below.
+    const kshim::file_operations* fops = nullptr;
+    // What drm_fops' mmap does for this driver: null means drm_gem_mmap (drm/drm_mmap.h).
     int (*mmap)(File* file, VmArea* vma) = nullptr;
     // drm_driver.show_fdinfo: the driver's fdinfo keys (drm/drm_fdinfo.h).
     void (*show_fdinfo)(DrmPrinter* p, File* file) = nullptr;

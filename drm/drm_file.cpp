@@ -1,14 +1,18 @@
-// Mirrors drivers/gpu/drm/drm_file.c (open/release) plus the in-process fd table (see drm_file.h).
+// Mirrors drivers/gpu/drm/drm_file.c (open/release, drm_fops' poll and read; see drm_file.h).
 #include "drm/drm_file.h"
 
-#include <atomic>
+#include <fcntl.h>
 
+#include <atomic>
 #include <climits>
 
+#include "drm/drm_ioctl.h"
+#include "drm/drm_mmap.h"
 #include "drm/syncobj.h"
 #include "kernel_shim/dma-buf/dma-buf.h"
 #include "kernel_shim/dma-buf/sync_file.h"
 #include "kernel_shim/err.h"
+#include "kernel_shim/fs/fdtable.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/slab.h"
 
@@ -52,148 +56,88 @@ void drm_release(File* file) {
     kdelete(file);
 }
 
-// ---- fd table ----
+// ---- files ----
 namespace {
 
-struct FdEntry {
-    drm_syncobj* syncobj = nullptr;
-    sync_file* sfile = nullptr;
-    dma_buf* dmabuf = nullptr;
-};
-
-struct FdTable {
-    // Protects the lookup-then-get against a concurrent close.
-    SpinLock lock{"drm_fd_table.lock"};
-    XArray<FdEntry> fds;
-};
-
-FdTable& fd_table() {
-    static FdTable* t = new FdTable();
-    return *t;
+int drm_fop_release(kshim::file* filp) {
+    drm_release(static_cast<File*>(filp->private_data));
+    return 0;
 }
 
-std::atomic<const DrmFdOps*> g_fd_ops{nullptr};
+long drm_fop_ioctl(kshim::file* filp, unsigned int cmd, unsigned long arg) {
+    return drm_ioctl(static_cast<File*>(filp->private_data), cmd, arg);
+}
 
-int fd_install(FdEntry* e) {
-    if (const DrmFdOps* ops = g_fd_ops.load(std::memory_order_acquire)) {
-        const int fd = ops->install(e->sfile);
-        if (fd < 0) return fd;
-        FdEntry* old;
-        {
-            SpinGuard g(fd_table().lock);
-            old = fd_table().fds.store(static_cast<u32>(fd), e);
-        }
-        WARN_ON(old);  // the process reused a number whose export was never forgotten
-        return fd;
-    }
-    u32 fd;
-    int ret = fd_table().fds.alloc(&fd, e, XaLimit{3, INT_MAX}, GFP_KERNEL);
-    if (ret) return ret == -EBUSY ? -EMFILE : ret;
-    return static_cast<int>(fd);
+// drm_poll: only DRM events make a file readable, and none is ever queued here.
+__poll_t drm_poll(kshim::file* filp, poll_table* wait) {
+    auto* file = static_cast<File*>(filp->private_data);
+    poll_wait(filp, &file->event_wait, wait);
+    return 0;
+}
+
+// drm_read: waits for an event (none ever comes), -EAGAIN without blocking, -ERESTARTSYS on a
+// signal.
+long drm_read(kshim::file* filp, u64, size_t, kshim::loff_t*) {
+    auto* file = static_cast<File*>(filp->private_data);
+    if (filp->f_flags & O_NONBLOCK) return -EAGAIN;
+    return wait_event_interruptible(file->event_wait, false);
 }
 
 }  // namespace
 
-int drm_fd_install_syncobj(drm_syncobj* syncobj) {
-    FdEntry* e = knew<FdEntry>(GFP_KERNEL);
-    if (!e) return -ENOMEM;
-    e->syncobj = drm_syncobj_get(syncobj);
-    int fd = fd_install(e);
-    if (fd < 0) {
-        drm_syncobj_put(e->syncobj);
-        kdelete(e);
+const kshim::file_operations drm_fops = {
+    .release = drm_fop_release,
+    .unlocked_ioctl = drm_fop_ioctl,
+    .mmap = drm_fop_mmap,
+    .poll = drm_poll,
+    .read = drm_read,
+};
+
+kshim::file* drm_open_file(Device* dev, bool render, int flags) {
+    const kshim::file_operations* fops = dev->driver().fops ? dev->driver().fops : &drm_fops;
+    kshim::file* filp = alloc_file(fops, static_cast<unsigned int>(flags) & (O_ACCMODE | O_NONBLOCK), nullptr,
+                                   render ? "renderD128" : "card0");
+    if (!filp) return ERR_PTR<kshim::file>(-ENOMEM);
+    File* file = nullptr;
+    if (int ret = drm_open(dev, &file, render)) {
+        // A failed open never reaches release: the bare file goes (its f_op->release is not run).
+        filp->f_op = nullptr;
+        fput(filp);
+        return ERR_PTR<kshim::file>(ret);
     }
-    return fd;
+    file->filp = filp;
+    filp->private_data = file;
+    return filp;
 }
 
+File* drm_file_from(kshim::file* filp) {
+    // A driver's own fops still release through drm_release (upstream's drivers all do).
+    if (!filp->f_op || filp->f_op->release != drm_fops.release) return nullptr;
+    return static_cast<File*>(filp->private_data);
+}
+
+// ---- descriptors ----
+
+int drm_fd_install_syncobj(drm_syncobj* syncobj) { return drm_syncobj_fd_install(syncobj); }
+
 int drm_fd_install_sync_file(sync_file* file) {
-    FdEntry* e = knew<FdEntry>(GFP_KERNEL);
-    if (!e) return -ENOMEM;
-    e->sfile = sync_file_get(file);
-    int fd = fd_install(e);
-    if (fd < 0) {
-        sync_file_put(e->sfile);
-        kdelete(e);
-    }
+    const int fd = get_unused_fd_flags(O_CLOEXEC);
+    if (fd < 0) return fd;
+    fd_install(fd, get_file(file->file));
     return fd;
 }
 
 int drm_fd_install_dma_buf(dma_buf* dmabuf) {
-    FdEntry* e = knew<FdEntry>(GFP_KERNEL);
-    if (!e) return -ENOMEM;
     get_dma_buf(dmabuf);
-    e->dmabuf = dmabuf;
-    int fd = fd_install(e);
-    if (fd < 0) {
-        dma_buf_put(e->dmabuf);
-        kdelete(e);
-    }
+    const int fd = dma_buf_fd(dmabuf, O_CLOEXEC);
+    if (fd < 0) dma_buf_put(dmabuf);
     return fd;
 }
 
-// A descriptor the caller passed in, as the number its export was installed under.
-static int resolve_fd(int fd) {
-    if (fd < 0) return -EBADF;
-    const DrmFdOps* ops = g_fd_ops.load(std::memory_order_acquire);
-    return ops ? ops->resolve(fd) : fd;
-}
-
-drm_syncobj* drm_fd_get_syncobj(int fd) {
-    fd = resolve_fd(fd);
-    if (fd < 0) return nullptr;
-    FdTable& t = fd_table();
-    SpinGuard g(t.lock);
-    FdEntry* e = t.fds.load(static_cast<u32>(fd));
-    return e && e->syncobj ? drm_syncobj_get(e->syncobj) : nullptr;
-}
-
-sync_file* drm_fd_get_sync_file(int fd) {
-    fd = resolve_fd(fd);
-    if (fd < 0) return nullptr;
-    FdTable& t = fd_table();
-    SpinGuard g(t.lock);
-    FdEntry* e = t.fds.load(static_cast<u32>(fd));
-    return e && e->sfile ? sync_file_get(e->sfile) : nullptr;
-}
-
-dma_buf* drm_fd_get_dma_buf(int fd) {
-    fd = resolve_fd(fd);
-    if (fd < 0) return ERR_PTR<dma_buf>(fd == -EINVAL ? -EINVAL : -EBADF);
-    FdTable& t = fd_table();
-    SpinGuard g(t.lock);
-    FdEntry* e = t.fds.load(static_cast<u32>(fd));
-    if (!e) return ERR_PTR<dma_buf>(-EBADF);
-    if (!e->dmabuf) return ERR_PTR<dma_buf>(-EINVAL);
-    get_dma_buf(e->dmabuf);
-    return e->dmabuf;
-}
-
-void drm_fd_set_ops(const DrmFdOps* ops) { g_fd_ops.store(ops, std::memory_order_release); }
-
-size_t drm_fd_count() { return fd_table().fds.size(); }
-
-int drm_fd_close(int fd) {
-    const DrmFdOps* ops = g_fd_ops.load(std::memory_order_acquire);
-    if (ops) fd = ops->resolve(fd);
-    const int ret = drm_fd_forget(fd);
-    if (!ret && ops) ops->close(fd);
-    return ret;
-}
-
-int drm_fd_forget(int fd) {
-    if (fd < 0) return -EBADF;
-    FdTable& t = fd_table();
-    FdEntry* e;
-    {
-        SpinGuard g(t.lock);
-        e = t.fds.erase(static_cast<u32>(fd));
-    }
-    if (!e) return -EBADF;
-    if (e->syncobj) drm_syncobj_put(e->syncobj);
-    if (e->sfile) sync_file_put(e->sfile);
-    dma_buf_put(e->dmabuf);
-    kdelete(e);
-    return 0;
-}
+drm_syncobj* drm_fd_get_syncobj(int fd) { return drm_syncobj_fdget(fd); }
+sync_file* drm_fd_get_sync_file(int fd) { return sync_file_fdget(fd); }
+dma_buf* drm_fd_get_dma_buf(int fd) { return dma_buf_get(fd); }
+int drm_fd_close(int fd) { return close_fd(fd); }
+size_t drm_fd_count() { return fd_count(); }
 
 }  // namespace drm

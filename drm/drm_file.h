@@ -4,15 +4,17 @@
 // handle table and the driver's private data. drm_open() runs the driver's open hook;
 // drm_release() runs postclose, then drops every GEM handle and syncobj handle, then frees.
 //
-// fds: there is no VFS yet. Syncobj, sync_file and dma_buf exports (SYNCOBJ_HANDLE_TO_FD,
-// PRIME_HANDLE_TO_FD) get numbers
-// from an in-process fd table (drm_fd_*) so fences and syncobjs move between Files as they do
-// between processes. The preload library plugs real descriptors in (drm_fd_set_ops): each
-// export is then a real fd of the process, and the table maps its number back to the object.
+// A File is the private_data of a `struct file` (kernel_shim/fs/file.h) when it was opened as
+// one (drm_open_file): that file's operations are the driver's fops, by default drm_fops
+// (release, unlocked_ioctl, mmap, poll, read), and its last fput releases the File. In-process
+// callers (tests, the UMD's in-process backend) may use a bare File from drm_open instead.
+// Exports (SYNCOBJ_HANDLE_TO_FD, PRIME_HANDLE_TO_FD) are files of their own on the current
+// descriptor table (kernel_shim/fs/fdtable.h).
 #pragma once
 #include "drm/drm_device.h"
 #include "drm/drm_prime.h"
 #include "drm/gem.h"
+#include "kernel_shim/fs/file.h"
 #include "kernel_shim/spinlock.h"
 #include "kernel_shim/xarray.h"
 
@@ -40,6 +42,11 @@ struct File {
     drm_prime_file_private prime;
 
     void* driver_priv = nullptr;
+    // drm_file.filp: the struct file this File is the private_data of (nullptr for a bare File).
+    kshim::file* filp = nullptr;
+    // drm_file.event_wait: readers of DRM events. No event is ever queued here (no KMS, no
+    // DRM_EVENT_*), so read(2) blocks or gives -EAGAIN, and poll reports nothing.
+    kshim::WaitQueueHead event_wait;
     // drm_file.client_id: unique per open file, for fdinfo and scheduler job ownership.
     u64 client_id = 0;
 };
@@ -51,12 +58,23 @@ int drm_open(Device* dev, File** out, bool render = true);
 // drm_release / drm_file_free: postclose, then the GEM and syncobj handles go, then the File.
 void drm_release(File* file);
 
-// ---- the in-process fd table (stand-in for the VFS) ----
-// Each installs a new fd holding its own reference; returns the fd (>= 3) or -ENOMEM/-EMFILE.
+// ---- files (drm_fops) ----
+// The DRM core's file operations: release (drm_release), unlocked_ioctl (drm_ioctl), mmap
+// (the driver's mmap hook or drm_gem_mmap), poll and read (drm_poll, drm_read).
+extern const kshim::file_operations drm_fops;
+// open(2) of one of dev's nodes (render or primary): a file with dev's fops (DriverDesc::fops,
+// else drm_fops) whose private_data is a new File; `flags` are open(2)'s (O_ACCMODE,
+// O_NONBLOCK). One reference, or ERR_PTR(drm_open's errno).
+kshim::file* drm_open_file(Device* dev, bool render, int flags);
+// The File of a DRM file, or nullptr for a file of another kind.
+File* drm_file_from(kshim::file* filp);
+
+// ---- descriptors of the current table, for in-process callers and tests ----
+// Each installs a new descriptor holding its own reference; the fd or -errno.
 int drm_fd_install_syncobj(drm_syncobj* syncobj);
 int drm_fd_install_sync_file(kshim::sync_file* file);
 int drm_fd_install_dma_buf(kshim::dma_buf* dmabuf);
-// A new reference to what fd holds, or nullptr when fd is closed or holds the other kind.
+// A new reference to what fd holds, or nullptr when fd is closed or holds another kind.
 drm_syncobj* drm_fd_get_syncobj(int fd);
 kshim::sync_file* drm_fd_get_sync_file(int fd);
 // dma_buf_get: a new reference, or ERR_PTR(-EBADF) when fd is closed, ERR_PTR(-EINVAL) when it
@@ -64,26 +82,7 @@ kshim::sync_file* drm_fd_get_sync_file(int fd);
 kshim::dma_buf* drm_fd_get_dma_buf(int fd);
 // close(2): 0 or -EBADF.
 int drm_fd_close(int fd);
-
-// Real descriptors instead of in-process numbers (the preload library). Set before the first
-// export; nullptr goes back to the in-process numbering.
-struct DrmFdOps {
-    // A new real descriptor for an export: its number (what drm_fd_install_* returns) or -errno.
-    // `sfile` is the exported sync_file (nullptr for a syncobj or a dma_buf), so the descriptor can be made
-    // pollable; it holds no reference of its own.
-    int (*install)(kshim::sync_file* sfile);
-    // The number an export was installed under for a descriptor a caller passes in (itself, or
-    // the original of a dup); -EBADF when it is not open, -EINVAL when it is open but not an
-    // export (dma_buf_get's errnos for a file of another kind).
-    int (*resolve)(int fd);
-    // drm_fd_close dropped the entry: close the real descriptor too.
-    void (*close)(int fd);
-};
-void drm_fd_set_ops(const DrmFdOps* ops);
-// Drops the entry and its reference without touching any real descriptor (the process closed
-// the last descriptor of that export itself): 0 or -EBADF.
-int drm_fd_forget(int fd);
-// Live entries (leak checks at exit).
+// Open descriptors of the current table (leak checks).
 size_t drm_fd_count();
 
 }  // namespace drm

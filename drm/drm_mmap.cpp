@@ -13,6 +13,7 @@
 
 #include "drm/gem.h"
 #include "drm/vma_manager.h"
+#include "kernel_shim/fs/fdtable.h"
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/slab.h"
@@ -102,8 +103,11 @@ int drm_gem_mmap(VmArea* vma) {
     return ret;
 }
 
-int do_mmap(File* file, bool writable, u64 offset, size_t length, int prot, int flags,
-            int (*f_op_mmap)(VmArea* vma, void* ctx), void* ctx, VmArea** out) {
+namespace {
+
+template <class FopMmap>
+int do_mmap_common(kshim::file* filp, File* file, bool writable, u64 offset, size_t length, int prot, int flags,
+                   FopMmap&& f_op_mmap, VmArea** out) {
     *out = nullptr;
     if (length == 0 || (offset & ~PAGE_MASK) || (length & ~PAGE_MASK))
         return -EINVAL;
@@ -147,27 +151,54 @@ int do_mmap(File* file, bool writable, u64 offset, size_t length, int prot, int 
     vma->vm_flags = vm_flags;
     g_mmap_live.fetch_add(1, std::memory_order_relaxed);
 
-    int ret = f_op_mmap(vma, ctx);
+    int ret = f_op_mmap(vma);
     if (ret) {
         // A failed f_op->mmap leaves nothing to close (mmap_region frees the vma as is).
         kdelete(vma);
         g_mmap_live.fetch_sub(1, std::memory_order_relaxed);
         return ret;
     }
+    if (filp) vma->vm_file = get_file(filp);
     *out = vma;
     return 0;
+}
+
+int drm_mmap_file(File* file, VmArea* vma) {
+    const DriverDesc& drv = file->dev->driver();
+    vma->file = file;
+    return drv.mmap ? drv.mmap(file, vma) : drm_gem_mmap(vma);
+}
+
+}  // namespace
+
+int do_mmap(kshim::file* filp, u64 offset, size_t length, int prot, int flags, VmArea** out) {
+    *out = nullptr;
+    if (!filp->f_op || !filp->f_op->mmap) return -ENODEV;
+    return do_mmap_common(filp, nullptr, (filp->f_mode & FMODE_WRITE) != 0, offset, length, prot, flags,
+                          [filp](VmArea* vma) { return filp->f_op->mmap(filp, vma); }, out);
+}
+
+int ksys_mmap(int fd, u64 offset, size_t length, int prot, int flags, VmArea** out) {
+    *out = nullptr;
+    kshim::file* filp = kshim::fget(fd);
+    if (!filp) return -EBADF;
+    const int ret = do_mmap(filp, offset, length, prot, flags, out);
+    fput(filp);
+    return ret;
+}
+
+int drm_fop_mmap(kshim::file* filp, kshim::vm_area_struct* vma) {
+    auto* file = static_cast<File*>(filp->private_data);
+    if (file->dev->is_unplugged()) return -ENODEV;
+    return drm_mmap_file(file, static_cast<VmArea*>(vma));
 }
 
 int drm_mmap(File* file, u64 offset, size_t length, int prot, int flags, VmArea** out) {
     *out = nullptr;
     if (file->dev->is_unplugged())
         return -ENODEV;
-    return do_mmap(file, true, offset, length, prot, flags,
-                   [](VmArea* vma, void*) {
-                       const DriverDesc& drv = vma->file->dev->driver();
-                       return drv.mmap ? drv.mmap(vma->file, vma) : drm_gem_mmap(vma);
-                   },
-                   nullptr, out);
+    return do_mmap_common(nullptr, file, true, offset, length, prot, flags,
+                          [file](VmArea* vma) { return drm_mmap_file(file, vma); }, out);
 }
 
 void drm_munmap(VmArea* vma) {
@@ -175,7 +206,9 @@ void drm_munmap(VmArea* vma) {
         return;
     if (vma->vm_ops && vma->vm_ops->close)
         vma->vm_ops->close(vma);
+    kshim::file* filp = vma->vm_file;
     kdelete(vma);
+    fput(filp);
     g_mmap_live.fetch_sub(1, std::memory_order_relaxed);
 }
 

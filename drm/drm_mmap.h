@@ -13,6 +13,7 @@
 #include <cstddef>
 
 #include "drm/drm_file.h"
+#include "kernel_shim/fs/file.h"
 
 namespace drm {
 
@@ -37,11 +38,9 @@ struct VmOperations {
     u32 (*io_read32)(VmArea* vma, u64 offset) = nullptr;
 };
 
-struct VmArea {
-    File* file = nullptr;
-    u64 vm_pgoff = 0;           // mmap offset in pages
-    size_t length = 0;          // bytes, page multiple
-    unsigned long vm_flags = 0;  // VM_*
+// vm_area_struct: the VFS's part (vm_file, vm_pgoff, length, vm_flags) and the mapping's.
+struct VmArea : kshim::vm_area_struct {
+    File* file = nullptr;  // the DRM file mapped through, if any (not a reference)
     void* addr = nullptr;        // memory mappings: CPU address of byte 0
     void* vm_private_data = nullptr;
     const VmOperations* vm_ops = nullptr;
@@ -51,11 +50,15 @@ struct VmArea {
 // `flags` MAP_SHARED/MAP_PRIVATE. Runs the driver's mmap hook (DriverDesc::mmap) if any, else
 // drm_gem_mmap. 0 and *out, or -errno (-ENODEV when unplugged).
 int drm_mmap(File* file, u64 offset, size_t length, int prot, int flags, VmArea** out);
-// mm's do_mmap for any file (`file` may be null: a dma_buf's): checks and vm_flags as drm_mmap
-// says, then the file's mmap, f_op_mmap(vma, ctx). A file that is not `writable` gives -EACCES
-// for PROT_WRITE with MAP_SHARED, and its shared mappings get neither VM_SHARED nor VM_MAYWRITE.
-int do_mmap(File* file, bool writable, u64 offset, size_t length, int prot, int flags,
-            int (*f_op_mmap)(VmArea* vma, void* ctx), void* ctx, VmArea** out);
+// mm's do_mmap for any file: checks and vm_flags as drm_mmap says, then filp->f_op->mmap
+// (-ENODEV without one). A file not open for writing gives -EACCES for PROT_WRITE with
+// MAP_SHARED, and its shared mappings get neither VM_SHARED nor VM_MAYWRITE. The mapping holds
+// a reference to filp until drm_munmap.
+int do_mmap(kshim::file* filp, u64 offset, size_t length, int prot, int flags, VmArea** out);
+// mmap(2) of a descriptor of the current table: -EBADF when it is not open, else do_mmap.
+int ksys_mmap(int fd, u64 offset, size_t length, int prot, int flags, VmArea** out);
+// The DRM file's f_op->mmap (drm_fops): the driver's mmap hook, else drm_gem_mmap.
+int drm_fop_mmap(kshim::file* filp, kshim::vm_area_struct* vma);
 // munmap(2): the mapping's close op runs and the VmArea is freed.
 void drm_munmap(VmArea* vma);
 // Reads a 32-bit word of an I/O mapping (0 for memory mappings: read vma->addr instead).

@@ -69,7 +69,8 @@ int drm_gem_prime_mmap(DrmGemObject* obj, VmArea* vma) {
     return ret;
 }
 
-int drm_gem_dmabuf_mmap(dma_buf* dmabuf, void* vma) {
+int drm_gem_dmabuf_mmap(dma_buf* dmabuf, vm_area_struct* vma) {
+    // Every mapping of this tree is made by do_mmap (drm/drm_mmap.cpp): a VmArea.
     return drm_gem_prime_mmap(static_cast<DrmGemObject*>(dmabuf->priv), static_cast<VmArea*>(vma));
 }
 
@@ -253,15 +254,18 @@ dma_buf* drm_gem_prime_handle_to_dmabuf(Device*, File* file, u32 handle, u32 fla
 int drm_gem_prime_handle_to_fd(Device* dev, File* file, u32 handle, u32 flags, int* prime_fd) {
     dma_buf* dmabuf = drm_gem_prime_handle_to_dmabuf(dev, file, handle, flags);
     if (IS_ERR(dmabuf)) return static_cast<int>(PTR_ERR(dmabuf));
-    const int fd = drm_fd_install_dma_buf(dmabuf);
-    dma_buf_put(dmabuf);  // the descriptor holds its own
-    if (fd < 0) return fd;
+    // DRM_CLOEXEC is O_CLOEXEC; the access mode was the export's.
+    const int fd = dma_buf_fd(dmabuf, static_cast<int>(flags & DRM_CLOEXEC));
+    if (fd < 0) {
+        dma_buf_put(dmabuf);
+        return fd;
+    }
     *prime_fd = fd;
     return 0;
 }
 
 int drm_gem_prime_fd_to_handle(Device* dev, File* file, int prime_fd, u32* handle) {
-    dma_buf* dmabuf = drm_fd_get_dma_buf(prime_fd);
+    dma_buf* dmabuf = dma_buf_get(prime_fd);
     if (IS_ERR(dmabuf)) return static_cast<int>(PTR_ERR(dmabuf));
 
     int ret;
@@ -303,41 +307,7 @@ int drm_gem_prime_fd_to_handle(Device* dev, File* file, int prime_fd, u32* handl
 }
 
 int dma_buf_fd_mmap(int fd, u64 offset, size_t length, int prot, int flags, VmArea** out) {
-    *out = nullptr;
-    dma_buf* dmabuf = drm_fd_get_dma_buf(fd);
-    if (IS_ERR(dmabuf)) return static_cast<int>(PTR_ERR(dmabuf));
-    // The descriptor is read-write only if exported with DRM_RDWR (O_RDWR).
-    const bool writable = (dmabuf->flags & DRM_RDWR) == DRM_RDWR;
-    const int ret = do_mmap(nullptr, writable, offset, length, prot, flags,
-                            [](VmArea* vma, void* ctx) {
-                                return dma_buf_mmap_internal(static_cast<dma_buf*>(ctx), vma, vma->vm_pgoff,
-                                                             vma->length >> PAGE_SHIFT);
-                            },
-                            dmabuf, out);
-    dma_buf_put(dmabuf);
-    return ret;
-}
-
-long dma_buf_ioctl(dma_buf* dmabuf, unsigned cmd, u64 arg) {
-    if (cmd != DMA_BUF_IOCTL_SYNC) return -ENOTTY;
-    dma_buf_sync sync;
-    if (copy_from_user(&sync, arg, sizeof(sync))) return -EFAULT;
-    if (sync.flags & ~DMA_BUF_SYNC_VALID_FLAGS_MASK) return -EINVAL;
-    dma_data_direction dir;
-    switch (sync.flags & DMA_BUF_SYNC_RW) {
-    case DMA_BUF_SYNC_READ:
-        dir = DMA_FROM_DEVICE;
-        break;
-    case DMA_BUF_SYNC_WRITE:
-        dir = DMA_TO_DEVICE;
-        break;
-    case DMA_BUF_SYNC_RW:
-        dir = DMA_BIDIRECTIONAL;
-        break;
-    default:
-        return -EINVAL;
-    }
-    return (sync.flags & DMA_BUF_SYNC_END) ? dma_buf_end_cpu_access(dmabuf, dir) : dma_buf_begin_cpu_access(dmabuf, dir);
+    return ksys_mmap(fd, offset, length, prot, flags, out);
 }
 
 int drm_prime_handle_to_fd_ioctl(Device* dev, void* data, File* file) {

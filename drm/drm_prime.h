@@ -16,6 +16,7 @@
 #pragma once
 #include <cstddef>
 
+#include "kernel_shim/dma-buf/dma-buf.h"
 #include "kernel_shim/mutex.h"
 #include "kernel_shim/types.h"
 #include "kernel_shim/xarray.h"
@@ -35,18 +36,15 @@ struct DrmGemObject;
 struct VmArea;
 
 namespace uapi {
-// include/uapi/linux/dma-buf.h: DMA_BUF_IOCTL_SYNC.
-struct dma_buf_sync {
-    kshim::u64 flags;
-};
-inline constexpr kshim::u64 DMA_BUF_SYNC_READ = 1u << 0;
-inline constexpr kshim::u64 DMA_BUF_SYNC_WRITE = 2u << 0;
-inline constexpr kshim::u64 DMA_BUF_SYNC_RW = DMA_BUF_SYNC_READ | DMA_BUF_SYNC_WRITE;
-inline constexpr kshim::u64 DMA_BUF_SYNC_START = 0u << 2;
-inline constexpr kshim::u64 DMA_BUF_SYNC_END = 1u << 2;
-inline constexpr kshim::u64 DMA_BUF_SYNC_VALID_FLAGS_MASK = DMA_BUF_SYNC_RW | DMA_BUF_SYNC_END;
-inline constexpr unsigned DMA_BUF_IOCTL_SYNC = (1u << 30) | (sizeof(dma_buf_sync) << 16) | ('b' << 8) | 0;
-static_assert(DMA_BUF_IOCTL_SYNC == 0x40086200u);
+// include/uapi/linux/dma-buf.h (kernel_shim/dma-buf/dma-buf.h).
+using kshim::dma_buf_sync;
+using kshim::DMA_BUF_IOCTL_SYNC;
+using kshim::DMA_BUF_SYNC_END;
+using kshim::DMA_BUF_SYNC_READ;
+using kshim::DMA_BUF_SYNC_RW;
+using kshim::DMA_BUF_SYNC_START;
+using kshim::DMA_BUF_SYNC_VALID_FLAGS_MASK;
+using kshim::DMA_BUF_SYNC_WRITE;
 }  // namespace uapi
 
 // One (dma_buf, handle) pair of a file; holds a dma_buf reference.
@@ -89,15 +87,10 @@ int drm_gem_prime_handle_to_fd(Device* dev, File* file, u32 handle, u32 flags, i
 // for one that is not a dma_buf, drm_gem_prime_import_dev's errors for a foreign dma_buf.
 int drm_gem_prime_fd_to_handle(Device* dev, File* file, int prime_fd, u32* handle);
 
-// ---- the dma_buf descriptor's own file operations ----
-// mmap(2) of a dma_buf descriptor: dma_buf_get's errnos, then do_mmap (drm/drm_mmap.h) with the
-// export's access mode (DRM_RDWR), then dma_buf_mmap_internal: -EINVAL past the end. A GEM
-// export maps the object's pages (drm_gem_dmabuf_mmap). drm_munmap undoes it.
+// The dma-buf's file operations are kernel_shim/dma-buf/dma-buf.h's (dma_buf_fops).
+using kshim::dma_buf_ioctl;
+// mmap(2) of a descriptor (ksys_mmap in drm/drm_mmap.h), under the name in-process callers know.
 int dma_buf_fd_mmap(int fd, kshim::u64 offset, size_t length, int prot, int flags, VmArea** out);
-// ioctl(2) of a dma_buf: DMA_BUF_IOCTL_SYNC (-EINVAL for unknown flags or no direction, -EFAULT)
-// begins or ends a CPU access; every other command -ENOTTY (SET_NAME, EXPORT/IMPORT_SYNC_FILE are
-// not served).
-long dma_buf_ioctl(kshim::dma_buf* dmabuf, unsigned cmd, kshim::u64 arg);
 
 // The ioctls (DRM_RENDER_ALLOW). -EOPNOTSUPP without DRIVER_GEM; HANDLE_TO_FD: -EINVAL for
 // flags other than DRM_CLOEXEC | DRM_RDWR.

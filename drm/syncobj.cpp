@@ -1,12 +1,16 @@
 // Mirrors drivers/gpu/drm/drm_syncobj.c (see drm/syncobj.h for the design).
 #include "drm/syncobj.h"
 
+#include <fcntl.h>
+
 #include <climits>
 #include <cstring>
 #include <new>
 
 #include "drm/drm_file.h"
 #include "drm/uaccess.h"
+#include "kernel_shim/fs/anon_inodes.h"
+#include "kernel_shim/fs/fdtable.h"
 #include "kernel_shim/dma-buf/dma-fence-unwrap.h"
 #include "kernel_shim/lockdep.h"
 #include "kernel_shim/sched.h"
@@ -299,6 +303,39 @@ int drm_syncobj_destroy_ioctl(Device* dev, void* data, File* file) {
     return drm::drm_syncobj_destroy(file, args->handle);
 }
 
+// ---- the syncobj's file (SYNCOBJ_HANDLE_TO_FD) ----
+namespace {
+
+int drm_syncobj_file_release(kshim::file* filp) {
+    drm_syncobj_put(static_cast<drm_syncobj*>(filp->private_data));
+    return 0;
+}
+
+const kshim::file_operations drm_syncobj_file_fops = {.release = drm_syncobj_file_release};
+
+}  // namespace
+
+int drm_syncobj_fd_install(drm_syncobj* syncobj) {
+    const int fd = get_unused_fd_flags(O_CLOEXEC);
+    if (fd < 0) return fd;
+    kshim::file* f = anon_inode_getfile("syncobj_file", &drm_syncobj_file_fops, syncobj, 0);
+    if (IS_ERR(f)) {
+        put_unused_fd(fd);
+        return static_cast<int>(PTR_ERR(f));
+    }
+    drm_syncobj_get(syncobj);
+    fd_install(fd, f);
+    return fd;
+}
+
+drm_syncobj* drm_syncobj_fdget(int fd) {
+    kshim::file* f = fget(fd);
+    if (!f) return nullptr;
+    drm_syncobj* syncobj = f->f_op == &drm_syncobj_file_fops ? drm_syncobj_get(static_cast<drm_syncobj*>(f->private_data)) : nullptr;
+    fput(f);
+    return syncobj;
+}
+
 int drm_syncobj_handle_to_fd_ioctl(Device* dev, void* data, File* file) {
     auto* args = static_cast<drm_syncobj_handle*>(data);
     if (!drm_core_check_feature(dev, DRIVER_SYNCOBJ)) return -EOPNOTSUPP;
@@ -311,9 +348,13 @@ int drm_syncobj_handle_to_fd_ioctl(Device* dev, void* data, File* file) {
         sync_file* sf;
         int ret = drm_syncobj_export_sync_file_obj(file, args->handle, point, &sf);
         if (ret) return ret;
-        int fd = drm_fd_install_sync_file(sf);
-        sync_file_put(sf);
-        if (fd < 0) return fd;
+        // drm_syncobj_export_sync_file: the number first, then the file goes in.
+        const int fd = get_unused_fd_flags(O_CLOEXEC);
+        if (fd < 0) {
+            sync_file_put(sf);
+            return fd;
+        }
+        fd_install(fd, sf->file);
         args->fd = fd;
         return 0;
     }
@@ -321,7 +362,7 @@ int drm_syncobj_handle_to_fd_ioctl(Device* dev, void* data, File* file) {
     // drm_syncobj_handle_to_fd: the syncobj itself becomes shareable.
     drm_syncobj* syncobj = drm_syncobj_find(file, args->handle);
     if (!syncobj) return -EINVAL;
-    int fd = drm_fd_install_syncobj(syncobj);
+    int fd = drm_syncobj_fd_install(syncobj);
     drm_syncobj_put(syncobj);
     if (fd < 0) return fd;
     args->fd = fd;
@@ -336,7 +377,7 @@ int drm_syncobj_fd_to_handle_ioctl(Device* dev, void* data, File* file) {
         return -EINVAL;
     u64 point = (args->flags & DRM_SYNCOBJ_FD_TO_HANDLE_FLAGS_TIMELINE) ? args->point : 0;
     if (args->flags & DRM_SYNCOBJ_FD_TO_HANDLE_FLAGS_IMPORT_SYNC_FILE) {
-        sync_file* sf = drm_fd_get_sync_file(args->fd);
+        sync_file* sf = sync_file_fdget(args->fd);
         if (!sf) return -EINVAL;
         int ret = drm_syncobj_import_sync_file_obj(file, sf, args->handle, point);
         sync_file_put(sf);
@@ -344,7 +385,7 @@ int drm_syncobj_fd_to_handle_ioctl(Device* dev, void* data, File* file) {
     }
     if (point) return -EINVAL;
     // drm_syncobj_fd_to_handle: a bad fd or one that is not a syncobj gives -EINVAL.
-    drm_syncobj* syncobj = drm_fd_get_syncobj(args->fd);
+    drm_syncobj* syncobj = drm_syncobj_fdget(args->fd);
     if (!syncobj) return -EINVAL;
     int ret = drm_syncobj_get_handle(file, syncobj, &args->handle);
     drm_syncobj_put(syncobj);

@@ -63,6 +63,12 @@ inline drm_syncobj* drm_syncobj_get(drm_syncobj* s) {
 }
 void drm_syncobj_free(kshim::kref* kref);
 inline void drm_syncobj_put(drm_syncobj* s) { kshim::kref_put(&s->refcount, drm_syncobj_free); }
+// drm_syncobj_handle_to_fd's second half: a new descriptor on the current table naming a
+// "syncobj_file" that holds its own reference to syncobj. The fd or -errno.
+int drm_syncobj_fd_install(drm_syncobj* syncobj);
+// The syncobj behind a descriptor (a new reference), or nullptr when it is closed or not a
+// syncobj file.
+drm_syncobj* drm_syncobj_fdget(int fd);
 // A new reference to the current fence (nullptr when none).
 dma_fence* drm_syncobj_fence_get(drm_syncobj* syncobj);
 // Looks a handle up in file; a new reference or nullptr.

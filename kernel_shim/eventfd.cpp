@@ -1,4 +1,4 @@
-// Mirrors fs/eventfd.c (see kernel_shim/eventfd.h for how descriptors resolve).
+// Mirrors fs/eventfd.c (see kernel_shim/eventfd.h).
 #include "kernel_shim/eventfd.h"
 
 #include <fcntl.h>
@@ -11,8 +11,10 @@
 #include <cstdio>
 #include <cstring>
 
+#include "kernel_shim/fs/anon_inodes.h"
+#include "kernel_shim/fs/fdtable.h"
 #include "kernel_shim/slab.h"
-#include "kernel_shim/xarray.h"
+#include "kernel_shim/uaccess.h"
 
 namespace kshim {
 
@@ -24,18 +26,45 @@ void eventfd_free_ctx(kref* k) {
     kdelete(ctx);
 }
 
-// The in-process table: each entry holds one context reference (the "file").
-XArray<eventfd_ctx>& fd_table() {
-    static XArray<eventfd_ctx>* t = new XArray<eventfd_ctx>();
-    return *t;
+std::atomic<size_t> g_eventfd_files{0};
+
+int eventfd_release(file* filp) {
+    eventfd_ctx_put(static_cast<eventfd_ctx*>(filp->private_data));
+    g_eventfd_files.fetch_sub(1, std::memory_order_relaxed);
+    return 0;
 }
 
-std::atomic<eventfd_fd_resolver_t> fd_resolver{nullptr};
+long eventfd_read(file* filp, u64 buf, size_t count, kshim::loff_t*) {
+    auto* ctx = static_cast<eventfd_ctx*>(filp->private_data);
+    if (count < sizeof(u64)) return -EINVAL;
+    u64 cnt;
+    const int ret = eventfd_ctx_read(ctx, (filp->f_flags & O_NONBLOCK) != 0, &cnt);
+    if (ret) return ret;
+    if (copy_to_user(buf, &cnt, sizeof cnt)) return -EFAULT;
+    return sizeof cnt;
+}
 
-eventfd_ctx* table_get(int fd) {
-    if (fd < EVENTFD_FD_BASE) return nullptr;
-    return fd_table().load_locked(static_cast<u32>(fd),
-                                  [](eventfd_ctx* ctx) { return ctx ? eventfd_ctx_get(ctx) : nullptr; });
+__poll_t eventfd_poll(file* filp, poll_table* wait) {
+    auto* ctx = static_cast<eventfd_ctx*>(filp->private_data);
+    poll_wait(filp, &ctx->wqh, wait);
+    if (ctx->ops) return 0;  // a host eventfd: its own descriptor answers poll
+    const u64 count = eventfd_ctx_count(ctx);
+    __poll_t events = 0;
+    if (count > 0) events |= EPOLLIN;
+    if (count != ULLONG_MAX) events |= EPOLLOUT;
+    return events;
+}
+
+const file_operations eventfd_fops = {
+    .release = eventfd_release,
+    .poll = eventfd_poll,
+    .read = eventfd_read,
+};
+
+file* eventfd_file_of(eventfd_ctx* ctx, int flags) {
+    file* f = anon_inode_getfile("[eventfd]", &eventfd_fops, ctx, O_RDWR | (flags & O_NONBLOCK));
+    if (!IS_ERR(f)) g_eventfd_files.fetch_add(1, std::memory_order_relaxed);
+    return f;
 }
 
 }  // namespace
@@ -108,47 +137,55 @@ u64 eventfd_ctx_count(eventfd_ctx* ctx) {
 
 // ---- descriptors ----
 
+eventfd_ctx* eventfd_ctx_fileget(file* f) {
+    if (f->f_op != &eventfd_fops) return ERR_PTR<eventfd_ctx>(-EINVAL);
+    return eventfd_ctx_get(static_cast<eventfd_ctx*>(f->private_data));
+}
+
 eventfd_ctx* eventfd_ctx_fdget(int fd) {
-    if (eventfd_fd_resolver_t r = fd_resolver.load(std::memory_order_acquire)) {
-        // -EBADF from the resolver means "no real descriptor by that number": try our table.
-        eventfd_ctx* ctx = r(fd);
-        if (ctx && !(IS_ERR(ctx) && PTR_ERR(ctx) == -EBADF)) return ctx;
-    }
-    if (eventfd_ctx* ctx = table_get(fd)) return ctx;
-    return ERR_PTR<eventfd_ctx>(-EBADF);
+    file* f = fget(fd);
+    if (!f) return ERR_PTR<eventfd_ctx>(-EBADF);
+    eventfd_ctx* ctx = eventfd_ctx_fileget(f);
+    fput(f);
+    return ctx;
 }
 
 int eventfd_fd_create(unsigned int count, int flags) {
     eventfd_ctx* ctx = eventfd_ctx_create(count, flags);
     if (IS_ERR(ctx)) return static_cast<int>(PTR_ERR(ctx));
-    u32 fd;
-    int ret = fd_table().alloc(&fd, ctx, XaLimit{static_cast<u32>(EVENTFD_FD_BASE), INT_MAX}, GFP_KERNEL);
-    if (ret) {
+    const int fd = get_unused_fd_flags(static_cast<unsigned int>(flags & EFD_CLOEXEC));
+    if (fd < 0) {
         eventfd_ctx_put(ctx);
-        return ret == -EBUSY ? -EMFILE : ret;
+        return fd;
     }
-    return static_cast<int>(fd);
+    file* f = eventfd_file_of(ctx, flags);
+    if (IS_ERR(f)) {
+        put_unused_fd(fd);
+        eventfd_ctx_put(ctx);
+        return static_cast<int>(PTR_ERR(f));
+    }
+    fd_install(fd, f);
+    return fd;
 }
 
 int eventfd_fd_read(int fd, u64* cnt, bool nonblock) {
-    eventfd_ctx* ctx = table_get(fd);
-    if (!ctx) return -EBADF;
-    int ret = eventfd_ctx_read(ctx, nonblock || (ctx->flags & EFD_NONBLOCK), cnt);
-    eventfd_ctx_put(ctx);
+    file* f = fget(fd);
+    if (!f) return -EBADF;
+    eventfd_ctx* ctx = eventfd_ctx_fileget(f);
+    int ret;
+    if (IS_ERR(ctx)) {
+        ret = -EINVAL;
+    } else {
+        ret = eventfd_ctx_read(ctx, nonblock || (f->f_flags & O_NONBLOCK), cnt);
+        eventfd_ctx_put(ctx);
+    }
+    fput(f);
     return ret;
 }
 
-int eventfd_fd_close(int fd) {
-    if (fd < EVENTFD_FD_BASE) return -EBADF;
-    eventfd_ctx* ctx = fd_table().erase(static_cast<u32>(fd));
-    if (!ctx) return -EBADF;
-    eventfd_ctx_put(ctx);
-    return 0;
-}
+int eventfd_fd_close(int fd) { return close_fd(fd); }
 
-size_t eventfd_fd_count() { return fd_table().size(); }
-
-void eventfd_set_fd_resolver(eventfd_fd_resolver_t resolver) { fd_resolver.store(resolver, std::memory_order_release); }
+size_t eventfd_fd_count() { return g_eventfd_files.load(std::memory_order_relaxed); }
 
 // ---- real descriptors ----
 namespace {
@@ -185,6 +222,14 @@ eventfd_ctx* eventfd_host_ctx_fdget(int host_fd) {
     eventfd_ctx* ctx = eventfd_ctx_create_ops(&host_ops, reinterpret_cast<void*>(static_cast<intptr_t>(dup)));
     if (IS_ERR(ctx)) syscall(SYS_close, static_cast<int>(dup));
     return ctx;
+}
+
+file* eventfd_host_file(int host_fd) {
+    eventfd_ctx* ctx = eventfd_host_ctx_fdget(host_fd);
+    if (IS_ERR(ctx)) return reinterpret_cast<file*>(ctx);
+    file* f = eventfd_file_of(ctx, 0);
+    if (IS_ERR(f)) eventfd_ctx_put(ctx);
+    return f;
 }
 
 }  // namespace kshim

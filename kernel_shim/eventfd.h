@@ -4,17 +4,17 @@
 // drains. Kernel users hold a reference obtained from a descriptor (eventfd_ctx_fdget), so the
 // context outlives the caller closing its fd, as the kernel's file reference does.
 //
-// There is no VFS. A descriptor resolves in this order:
-//  1. the resolver hook (eventfd_set_fd_resolver), which the preload library sets to map the
-//     program's real fds; eventfd_host_ctx_fdget() is the ready-made answer for a real eventfd:
-//     its context writes the count to (a dup of) that fd instead of keeping it;
-//  2. the in-process eventfd table (eventfd_fd_create / eventfd_fd_read / eventfd_fd_close), for
-//     tests; its numbers start at EVENTFD_FD_BASE so they never collide with drm's fd table.
-// Anything else is -EBADF, as a closed descriptor is.
+// An eventfd descriptor is a file ("[eventfd]", eventfd_fops: read, poll, release) whose
+// private_data is the context; eventfd_ctx_fdget finds it on the current descriptor table
+// (kernel_shim/fs/fdtable.h): -EBADF for a closed descriptor, -EINVAL for a file of another kind.
+// A context may instead be backed by a real eventfd of the process (eventfd_host_ctx_fdget: its
+// signal writes that descriptor), which is how the preload library hands the program's own
+// eventfds to kernel code.
 #pragma once
 #include <sys/eventfd.h>
 
 #include "kernel_shim/err.h"
+#include "kernel_shim/fs/file.h"
 #include "kernel_shim/kref.h"
 #include "kernel_shim/spinlock.h"
 #include "kernel_shim/types.h"
@@ -42,13 +42,12 @@ struct eventfd_ctx {
     void* priv = nullptr;  // for ops
 };
 
-// First number of the in-process eventfd table.
-inline constexpr int EVENTFD_FD_BASE = 1 << 24;
-
 // ---- kernel API (include/linux/eventfd.h) ----
 // A new reference to the context behind fd: ERR_PTR(-EBADF) for no such descriptor,
 // ERR_PTR(-EINVAL) for a descriptor that is not an eventfd.
 eventfd_ctx* eventfd_ctx_fdget(int fd);
+// The same for a file: ERR_PTR(-EINVAL) unless it is an eventfd.
+eventfd_ctx* eventfd_ctx_fileget(file* f);
 inline eventfd_ctx* eventfd_ctx_get(eventfd_ctx* ctx) {
     kref_get(&ctx->refcount);
     return ctx;
@@ -73,28 +72,24 @@ int eventfd_ctx_read(eventfd_ctx* ctx, bool nonblock, u64* cnt);
 // The count without consuming it (for tests and fdinfo).
 u64 eventfd_ctx_count(eventfd_ctx* ctx);
 
-// ---- the in-process eventfd table (tests) ----
-// eventfd(2): a descriptor >= EVENTFD_FD_BASE, or -EINVAL (flags) / -ENOMEM / -EMFILE.
+// ---- descriptors of the current table (eventfd(2), read(2), close(2)) ----
+// eventfd(2): a descriptor, or -EINVAL (flags) / -ENOMEM / -EMFILE.
 int eventfd_fd_create(unsigned int count, int flags);
 // read(2) on it: 0 with *cnt; -EAGAIN if nonblock (or the fd's EFD_NONBLOCK) and the count is 0;
-// -EBADF for an unknown descriptor.
+// -EBADF for a closed descriptor, -EINVAL for one that is not an eventfd.
 int eventfd_fd_read(int fd, u64* cnt, bool nonblock);
 // close(2): 0 or -EBADF.
 int eventfd_fd_close(int fd);
-// Open descriptors in the table (leak checks).
+// Live eventfd files (leak checks).
 size_t eventfd_fd_count();
 
-// ---- the resolver hook (preload library) ----
-// Returns a new context reference for fd, ERR_PTR(errno) to fail the lookup with that errno, or
-// nullptr or ERR_PTR(-EBADF) for "not one of mine" (the in-process table is tried next, then
-// the lookup fails with -EBADF). Set once, before use; nullptr removes it.
-using eventfd_fd_resolver_t = eventfd_ctx* (*)(int fd);
-void eventfd_set_fd_resolver(eventfd_fd_resolver_t resolver);
-
+// ---- real descriptors (preload library) ----
 // A context for a real descriptor of this process: dups it (close-on-exec) if it is an eventfd
 // and signals by writing 8 bytes to the dup. ERR_PTR(-EBADF) for a closed descriptor,
 // ERR_PTR(-EINVAL) for one that is not an eventfd, ERR_PTR(-ENOMEM/-EMFILE). Uses raw system
 // calls, so a preload library's interposed libc functions are not re-entered.
 eventfd_ctx* eventfd_host_ctx_fdget(int host_fd);
+// An eventfd file around eventfd_host_ctx_fdget(host_fd) (one reference), or its ERR_PTR.
+file* eventfd_host_file(int host_fd);
 
 }  // namespace kshim

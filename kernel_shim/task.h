@@ -24,6 +24,7 @@ namespace kshim {
 struct LockdepMap;
 struct work_struct;
 struct irq_work;
+struct files_struct;
 
 enum class TaskKind : u8 {
     Main,     // the thread that created the runtime (the test body, a program's main)
@@ -89,6 +90,9 @@ struct Task {
     // Atomic-context accounting for might_sleep: spinlocks held and IRQs disabled.
     int preempt_count = 0;
     bool hardirq = false;
+    // The descriptor table of the client this task runs for (kernel_shim/fs/fdtable.h); nullptr
+    // means the process's own (init_files()).
+    files_struct* files = nullptr;
     // irq_work raised by this task, run when it leaves atomic context (kernel_shim/irq_work.h).
     irq_work* irq_work_head = nullptr;
     irq_work* irq_work_tail = nullptr;

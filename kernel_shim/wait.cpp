@@ -29,7 +29,12 @@ void WaitQueueHead::wake_up_all() {
 }
 
 void WaitQueueHead::wake_up_all_locked() {
-    for (Entry* e : entries_) backend().unpark(e->task);
+    for (Entry* e : entries_) {
+        if (e->func)
+            e->func(e);
+        else
+            backend().unpark(e->task);
+    }
 }
 
 bool WaitQueueHead::has_sleepers() const {

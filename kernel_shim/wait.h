@@ -14,8 +14,11 @@ namespace kshim {
 
 class WaitQueueHead {
 public:
+    // wait_queue_entry: a sleeping task, or (func set) a callback run by the wake-up with the
+    // queue's lock held, in the waker's context (poll_table entries: kernel_shim/fs/file.h).
     struct Entry {
         Task* task;
+        void (*func)(Entry* e) = nullptr;
     };
 
     WaitQueueHead() = default;

@@ -4,7 +4,12 @@
 
 #include <atomic>
 
+#include <fcntl.h>
+
 #include "kernel_shim/err.h"
+#include "kernel_shim/fs/anon_inodes.h"
+#include "kernel_shim/fs/fdtable.h"
+#include "kernel_shim/uaccess.h"
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/slab.h"
@@ -15,7 +20,32 @@ namespace kshim {
 namespace {
 std::atomic<long> g_dma_buf_live{0};
 std::atomic<long> g_attach_live{0};
+
+// dma_buf_file_release: the last reference went.
+int dma_buf_file_release(file* filp) {
+    auto* dmabuf = static_cast<dma_buf*>(filp->private_data);
+    // An importer detaches (and vunmaps) before it drops its reference.
+    WARN_ON(dmabuf->vmapping_counter);
+    WARN_ON(dmabuf->attachments);
+    // dma_buf_release: the exporter lets go of its buffer before the dma_buf goes.
+    dmabuf->ops->release(dmabuf);
+    kdelete(dmabuf);
+    g_dma_buf_live.fetch_sub(1, std::memory_order_relaxed);
+    return 0;
+}
+
+long dma_buf_file_ioctl(file* filp, unsigned int cmd, unsigned long arg) {
+    return dma_buf_ioctl(static_cast<dma_buf*>(filp->private_data), cmd, arg);
+}
+
+const file_operations dma_buf_fops = {
+    .release = dma_buf_file_release,
+    .unlocked_ioctl = dma_buf_file_ioctl,
+    .mmap = dma_buf_mmap_internal,
+};
 }  // namespace
+
+bool is_dma_buf_file(file* f) { return f->f_op == &dma_buf_fops; }
 
 dma_buf* dma_buf_export(const dma_buf_export_info* exp_info) {
     const dma_buf_ops* ops = exp_info->ops;
@@ -23,7 +53,12 @@ dma_buf* dma_buf_export(const dma_buf_export_info* exp_info) {
         return ERR_PTR<dma_buf>(-EINVAL);
     auto* dmabuf = knew<dma_buf>(GFP_KERNEL);
     if (!dmabuf) return ERR_PTR<dma_buf>(-ENOMEM);
-    kref_init(&dmabuf->refcount);
+    // dma_buf_getfile: the export's access mode is the file's (O_RDWR with DRM_RDWR).
+    dmabuf->file = anon_inode_getfile("dmabuf", &dma_buf_fops, dmabuf, exp_info->flags & (O_ACCMODE | O_NONBLOCK));
+    if (IS_ERR(dmabuf->file)) {
+        kdelete(dmabuf);
+        return ERR_PTR<dma_buf>(-ENOMEM);
+    }
     dmabuf->size = exp_info->size;
     dmabuf->ops = ops;
     dmabuf->priv = exp_info->priv;
@@ -36,15 +71,47 @@ dma_buf* dma_buf_export(const dma_buf_export_info* exp_info) {
 
 void dma_buf_put(dma_buf* dmabuf) {
     if (!dmabuf) return;
-    kref_put(&dmabuf->refcount, [dmabuf](kref*) {
-        // An importer detaches (and vunmaps) before it drops its reference.
-        WARN_ON(dmabuf->vmapping_counter);
-        WARN_ON(dmabuf->attachments);
-        // dma_buf_release: the exporter lets go of its buffer before the dma_buf goes.
-        dmabuf->ops->release(dmabuf);
-        kdelete(dmabuf);
-        g_dma_buf_live.fetch_sub(1, std::memory_order_relaxed);
-    });
+    fput(dmabuf->file);
+}
+
+int dma_buf_fd(dma_buf* dmabuf, int flags) {
+    if (!dmabuf || !dmabuf->file) return -EINVAL;
+    const int fd = get_unused_fd_flags(static_cast<unsigned int>(flags));
+    if (fd < 0) return fd;
+    fd_install(fd, dmabuf->file);
+    return fd;
+}
+
+dma_buf* dma_buf_get(int fd) {
+    file* f = fget(fd);
+    if (!f) return ERR_PTR<dma_buf>(-EBADF);
+    if (!is_dma_buf_file(f)) {
+        fput(f);
+        return ERR_PTR<dma_buf>(-EINVAL);
+    }
+    return static_cast<dma_buf*>(f->private_data);
+}
+
+long dma_buf_ioctl(dma_buf* dmabuf, unsigned cmd, u64 arg) {
+    if (cmd != DMA_BUF_IOCTL_SYNC) return -ENOTTY;
+    dma_buf_sync sync;
+    if (copy_from_user(&sync, arg, sizeof(sync))) return -EFAULT;
+    if (sync.flags & ~DMA_BUF_SYNC_VALID_FLAGS_MASK) return -EINVAL;
+    dma_data_direction dir;
+    switch (sync.flags & DMA_BUF_SYNC_RW) {
+    case DMA_BUF_SYNC_READ:
+        dir = DMA_FROM_DEVICE;
+        break;
+    case DMA_BUF_SYNC_WRITE:
+        dir = DMA_TO_DEVICE;
+        break;
+    case DMA_BUF_SYNC_RW:
+        dir = DMA_BIDIRECTIONAL;
+        break;
+    default:
+        return -EINVAL;
+    }
+    return (sync.flags & DMA_BUF_SYNC_END) ? dma_buf_end_cpu_access(dmabuf, dir) : dma_buf_begin_cpu_access(dmabuf, dir);
 }
 
 dma_buf_attachment* dma_buf_attach(dma_buf* dmabuf, void* dev) {
@@ -151,7 +218,10 @@ int dma_buf_end_cpu_access(dma_buf* dmabuf, dma_data_direction dir) {
     return dmabuf->ops->end_cpu_access ? dmabuf->ops->end_cpu_access(dmabuf, dir) : 0;
 }
 
-int dma_buf_mmap_internal(dma_buf* dmabuf, void* vma, u64 pgoff, u64 npages) {
+int dma_buf_mmap_internal(file* filp, vm_area_struct* vma) {
+    auto* dmabuf = static_cast<dma_buf*>(filp->private_data);
+    const u64 pgoff = vma->vm_pgoff;
+    const u64 npages = vma->length >> PAGE_SHIFT;
     if (!dmabuf->ops->mmap) return -EINVAL;
     const u64 pages = dmabuf->size >> PAGE_SHIFT;
     if (pgoff > pages || npages > pages - pgoff) return -EINVAL;

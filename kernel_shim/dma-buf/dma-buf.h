@@ -1,7 +1,7 @@
 // Mirrors include/linux/dma-buf.h and drivers/dma-buf/dma-buf.c (export, get/put, attachments,
-// map/unmap, vmap, CPU access, mmap), as an in-process object: the struct file of a dma_buf is
-// its refcount, and the descriptor that names it comes from the DRM core's fd table
-// (drm_fd_install_dma_buf in drm/drm_file.h).
+// map/unmap, vmap, CPU access, mmap) and the dma-buf's file (dma_buf_fops: release, mmap, ioctl).
+// A dma_buf's reference count is its file's (kernel_shim/fs/file.h): get_dma_buf is get_file,
+// dma_buf_put is fput, and each descriptor naming it holds one.
 //
 // DOC: A dma_buf shares an exporter's buffer. The exporter's ops say how to release and map it;
 // `priv` is the exporter's object (a GEM object for DRM exports) and `resv` its reservation
@@ -15,7 +15,7 @@
 
 #include "kernel_shim/dma-buf/dma-resv.h"
 #include "kernel_shim/dma-buf/scatterlist.h"
-#include "kernel_shim/kref.h"
+#include "kernel_shim/fs/file.h"
 
 namespace kshim {
 
@@ -44,14 +44,14 @@ struct dma_buf_ops {
     int (*end_cpu_access)(dma_buf* dmabuf, dma_data_direction dir) = nullptr;
     // mmap(2) of the descriptor: `vma` is the mapping (a drm::VmArea for DRM exporters), its
     // page offset already checked against the size. Unset: -EINVAL, as upstream.
-    int (*mmap)(dma_buf* dmabuf, void* vma) = nullptr;
+    int (*mmap)(dma_buf* dmabuf, vm_area_struct* vma) = nullptr;
     // A kernel CPU mapping of the whole buffer (resv held). Optional.
     int (*vmap)(dma_buf* dmabuf, void** vaddr) = nullptr;
     void (*vunmap)(dma_buf* dmabuf, void* vaddr) = nullptr;
 };
 
 struct dma_buf {
-    kref refcount;  // the struct file's reference count
+    struct file* file = nullptr;  // its references are the dma_buf's
     size_t size = 0;
     const dma_buf_ops* ops = nullptr;
     void* priv = nullptr;
@@ -85,10 +85,35 @@ struct dma_buf_export_info {
 // map_dma_buf/unmap_dma_buf are mandatory, as upstream), a null priv or resv; ERR_PTR(-ENOMEM).
 dma_buf* dma_buf_export(const dma_buf_export_info* exp_info);
 // get_dma_buf: another reference (the file's get_file).
-inline void get_dma_buf(dma_buf* dmabuf) { kref_get(&dmabuf->refcount); }
-// dma_buf_put: the last reference runs ops->release, then frees the dma_buf. WARNs if
-// attachments or a vmap are left (each holds no reference of its own, as upstream).
+inline void get_dma_buf(dma_buf* dmabuf) { get_file(dmabuf->file); }
+// dma_buf_put: fput of the file. The last reference runs ops->release, then frees the dma_buf
+// (dma_buf_file_release). WARNs if attachments or a vmap are left (each holds no reference of its
+// own, as upstream).
 void dma_buf_put(dma_buf* dmabuf);
+// A new descriptor on the current table naming dmabuf, with the caller's reference (kept only
+// on success); flags: O_CLOEXEC. The fd or -errno (-EINVAL for a null dmabuf).
+int dma_buf_fd(dma_buf* dmabuf, int flags);
+// The dma_buf behind fd (a new reference): ERR_PTR(-EBADF) for a closed descriptor,
+// ERR_PTR(-EINVAL) for one that is not a dma-buf.
+dma_buf* dma_buf_get(int fd);
+bool is_dma_buf_file(file* f);
+
+// include/uapi/linux/dma-buf.h: DMA_BUF_IOCTL_SYNC.
+struct dma_buf_sync {
+    u64 flags;
+};
+inline constexpr u64 DMA_BUF_SYNC_READ = 1u << 0;
+inline constexpr u64 DMA_BUF_SYNC_WRITE = 2u << 0;
+inline constexpr u64 DMA_BUF_SYNC_RW = DMA_BUF_SYNC_READ | DMA_BUF_SYNC_WRITE;
+inline constexpr u64 DMA_BUF_SYNC_START = 0u << 2;
+inline constexpr u64 DMA_BUF_SYNC_END = 1u << 2;
+inline constexpr u64 DMA_BUF_SYNC_VALID_FLAGS_MASK = DMA_BUF_SYNC_RW | DMA_BUF_SYNC_END;
+inline constexpr unsigned DMA_BUF_IOCTL_SYNC = (1u << 30) | (sizeof(dma_buf_sync) << 16) | ('b' << 8) | 0;
+static_assert(DMA_BUF_IOCTL_SYNC == 0x40086200u);
+// The file's unlocked_ioctl: DMA_BUF_IOCTL_SYNC (-EINVAL for unknown flags or no direction,
+// -EFAULT) begins or ends a CPU access; every other command -ENOTTY (SET_NAME,
+// EXPORT/IMPORT_SYNC_FILE are not served).
+long dma_buf_ioctl(dma_buf* dmabuf, unsigned cmd, u64 arg);
 
 // dma_buf_attach: `dev` attaches; the attachment or ERR_PTR (-EINVAL for a null argument, the
 // exporter's attach error, -ENOMEM). The importer holds its own dma_buf reference meanwhile.
@@ -112,9 +137,9 @@ void dma_buf_vunmap(dma_buf* dmabuf, void* vaddr);
 int dma_buf_begin_cpu_access(dma_buf* dmabuf, dma_data_direction dir);
 int dma_buf_end_cpu_access(dma_buf* dmabuf, dma_data_direction dir);
 
-// dma_buf_mmap_internal (the descriptor's mmap): -EINVAL without an mmap op or when
-// [pgoff, pgoff + npages) overruns the buffer; else the exporter's mmap.
-int dma_buf_mmap_internal(dma_buf* dmabuf, void* vma, u64 pgoff, u64 npages);
+// dma_buf_mmap_internal (the file's mmap): -EINVAL without an mmap op or when the mapping
+// overruns the buffer; else the exporter's mmap.
+int dma_buf_mmap_internal(file* filp, vm_area_struct* vma);
 
 // Live dma_bufs and attachments (leak checks).
 long dma_buf_live();

@@ -466,7 +466,7 @@ TEST_F(DrmPrime, DmaBufDescriptorMapsTheObjectsPages) {
     int fd = -1;
     ASSERT_EQ(handle_to_fd(p.a, h, &fd), 0);
     VmArea* vd = nullptr;
-    ASSERT_EQ(dma_buf_fd_mmap(fd, kPage, 2 * kPage, PROT_READ | PROT_WRITE, MAP_SHARED, &vd), 0);
+    ASSERT_EQ(ksys_mmap(fd, kPage, 2 * kPage, PROT_READ | PROT_WRITE, MAP_SHARED, &vd), 0);
     ASSERT_NE(vd->addr, nullptr);
     static_cast<u32*>(vd->addr)[1] = 0x12345678;
     // The GEM mapping of the same object reads it at the same place.
@@ -489,18 +489,18 @@ TEST_F(DrmPrime, DmaBufMmapErrnos) {
     ASSERT_EQ(handle_to_fd(p.a, h, &rw), 0);
     VmArea* v = nullptr;
     // Past the end, unaligned, not MAP_SHARED/PRIVATE; a private writable mapping of shmem.
-    EXPECT_EQ(dma_buf_fd_mmap(rw, kPage, 2 * kPage, PROT_READ, MAP_SHARED, &v), -EINVAL);
-    EXPECT_EQ(dma_buf_fd_mmap(rw, 2 * kPage, kPage, PROT_READ, MAP_SHARED, &v), -EINVAL);
-    EXPECT_EQ(dma_buf_fd_mmap(rw, 100, kPage, PROT_READ, MAP_SHARED, &v), -EINVAL);
-    EXPECT_EQ(dma_buf_fd_mmap(rw, 0, kPage, PROT_READ, 0, &v), -EINVAL);
-    EXPECT_EQ(dma_buf_fd_mmap(rw, 0, kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE, &v), -EINVAL);
+    EXPECT_EQ(ksys_mmap(rw, kPage, 2 * kPage, PROT_READ, MAP_SHARED, &v), -EINVAL);
+    EXPECT_EQ(ksys_mmap(rw, 2 * kPage, kPage, PROT_READ, MAP_SHARED, &v), -EINVAL);
+    EXPECT_EQ(ksys_mmap(rw, 100, kPage, PROT_READ, MAP_SHARED, &v), -EINVAL);
+    EXPECT_EQ(ksys_mmap(rw, 0, kPage, PROT_READ, 0, &v), -EINVAL);
+    EXPECT_EQ(ksys_mmap(rw, 0, kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE, &v), -EINVAL);
     // Not a dma_buf: closed, another kind.
-    EXPECT_EQ(dma_buf_fd_mmap(1000, 0, kPage, PROT_READ, MAP_SHARED, &v), -EBADF);
+    EXPECT_EQ(ksys_mmap(1000, 0, kPage, PROT_READ, MAP_SHARED, &v), -EBADF);
     uapi::drm_syncobj_create sc{0, 0};
     ASSERT_EQ(call(p.a, DRM_IOCTL_SYNCOBJ_CREATE, &sc), 0);
     uapi::drm_syncobj_handle sh{sc.handle, 0, -1, 0, 0};
     ASSERT_EQ(call(p.a, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &sh), 0);
-    EXPECT_EQ(dma_buf_fd_mmap(sh.fd, 0, kPage, PROT_READ, MAP_SHARED, &v), -EINVAL);
+    EXPECT_EQ(ksys_mmap(sh.fd, 0, kPage, PROT_READ, MAP_SHARED, &v), -ENODEV);  // no f_op->mmap
     EXPECT_EQ(v, nullptr);
     // An export without DRM_RDWR is read-only: no writable shared mapping, reading is fine.
     // (A second export of `h` would give its first dma_buf, read-write: another BO.)
@@ -511,8 +511,8 @@ TEST_F(DrmPrime, DmaBufMmapErrnos) {
     ASSERT_FALSE(IS_ERR(d));
     EXPECT_FALSE(d->flags & DRM_RDWR);
     dma_buf_put(d);
-    EXPECT_EQ(dma_buf_fd_mmap(ro, 0, kPage, PROT_READ | PROT_WRITE, MAP_SHARED, &v), -EACCES);
-    ASSERT_EQ(dma_buf_fd_mmap(ro, 0, kPage, PROT_READ, MAP_SHARED, &v), 0);
+    EXPECT_EQ(ksys_mmap(ro, 0, kPage, PROT_READ | PROT_WRITE, MAP_SHARED, &v), -EACCES);
+    ASSERT_EQ(ksys_mmap(ro, 0, kPage, PROT_READ, MAP_SHARED, &v), 0);
     EXPECT_FALSE(v->vm_flags & (VM_SHARED | VM_MAYWRITE));
     drm_munmap(v);
     EXPECT_EQ(drm_fd_close(sh.fd), 0);

@@ -7,12 +7,14 @@
 
 #include <cstring>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "drm/drm_file.h"
 #include "drm/uaccess.h"
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/dma-buf/sync_file.h"
+#include "kernel_shim/fs/fdtable.h"
 #include "tests/support/kernel_test.h"
 
 namespace {
@@ -75,33 +77,37 @@ TEST_P(UaccessProcess, BadPointersFaultInsteadOfCrashing) {
 INSTANTIATE_TEST_SUITE_P(Modes, UaccessProcess, ::testing::Values(UaccessMode::FaultFixup, UaccessMode::ProcessVm),
                          [](const auto& info) { return info.param == UaccessMode::FaultFixup ? "FaultFixup" : "ProcessVm"; });
 
-// A stand-in for the preload library's real descriptors: numbers from 1000, dups from 2000.
+// A stand-in for the preload library's host-backed table: numbers from 1000 made by the backend,
+// raw dups (from 2000) found through lookup_miss.
 struct FakeFds {
     static inline int next = 1000;
     static inline std::vector<int> closed;
     static inline std::map<int, int> dups;  // dup -> original
-    static int install(kshim::sync_file*) { return next++; }
-    static int resolve(int fd) {
-        if (fd >= 2000) return dups.count(fd) ? dups[fd] : -EBADF;
-        return fd >= 1000 && fd < next ? fd : -EBADF;
+    static int reserve(kshim::files_struct*, unsigned int) { return next++; }
+    static void unreserve(kshim::files_struct*, int fd) { closed.push_back(fd); }
+    static kshim::file* lookup_miss(kshim::files_struct* files, int fd) {
+        return dups.count(fd) ? kshim::fget_table(files, dups[fd]) : nullptr;
     }
-    static void close(int fd) { closed.push_back(fd); }
 };
-const drm::DrmFdOps kFakeOps = {.install = FakeFds::install, .resolve = FakeFds::resolve, .close = FakeFds::close};
+const kshim::files_struct_ops kFakeOps = {
+    .reserve = FakeFds::reserve, .unreserve = FakeFds::unreserve, .lookup_miss = FakeFds::lookup_miss};
 
-class DrmFdOpsTest : public kshim::testing::KernelTest {
+class HostBackedTable : public kshim::testing::KernelTest {
 protected:
+    kshim::files_struct files_{0, &kFakeOps};
+    std::optional<kshim::FilesScope> scope_;
     void SetUp() override {
         KernelTest::SetUp();
-        drm::drm_fd_set_ops(&kFakeOps);
+        scope_.emplace(&files_);
     }
     void TearDown() override {
-        drm::drm_fd_set_ops(nullptr);
+        kshim::close_files(&files_);
+        scope_.reset();
         KernelTest::TearDown();
     }
 };
 
-TEST_F(DrmFdOpsTest, ExportsTakeTheBackendsNumbersAndResolveDups) {
+TEST_F(HostBackedTable, ExportsTakeTheBackendsNumbersAndResolveDups) {
     kshim::sync_file* sf = kshim::sync_file_create(kshim::dma_fence_get_stub());
     ASSERT_NE(sf, nullptr);
     const int fd = drm::drm_fd_install_sync_file(sf);
@@ -117,17 +123,19 @@ TEST_F(DrmFdOpsTest, ExportsTakeTheBackendsNumbersAndResolveDups) {
     EXPECT_EQ(drm::drm_fd_get_sync_file(2001), nullptr);
     // close(2) by the kernel: the entry goes and the backend closes its descriptor.
     FakeFds::closed.clear();
-    EXPECT_EQ(drm::drm_fd_close(2000), 0);
+    EXPECT_EQ(drm::drm_fd_close(fd), 0);
     EXPECT_EQ(FakeFds::closed, std::vector<int>{fd});
     EXPECT_EQ(drm::drm_fd_close(fd), -EBADF);
-    // forget: the entry goes, nothing is closed (the process closed it).
+    // The process closed it itself: the entry goes, nothing is closed by the kernel.
     kshim::sync_file* sf2 = kshim::sync_file_create(kshim::dma_fence_get_stub());
     const int fd2 = drm::drm_fd_install_sync_file(sf2);
     kshim::sync_file_put(sf2);
     FakeFds::closed.clear();
-    EXPECT_EQ(drm::drm_fd_forget(fd2), 0);
+    kshim::file* f = kshim::file_close_fd(fd2);
+    ASSERT_NE(f, nullptr);
+    kshim::fput(f);
     EXPECT_TRUE(FakeFds::closed.empty());
-    EXPECT_EQ(drm::drm_fd_forget(fd2), -EBADF);
+    EXPECT_EQ(kshim::file_close_fd(fd2), nullptr);
     EXPECT_EQ(drm::drm_fd_count(), 0u);
 }
 

@@ -4,10 +4,14 @@
 // the kshim eventfd itself (counter, semaphore mode, table, real descriptors via the resolver).
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "kernel_shim/eventfd.h"
+#include "kernel_shim/fs/anon_inodes.h"
+#include "kernel_shim/fs/fdtable.h"
 #include "kernel_shim/fault_inject.h"
 #include "kernel_shim/sched.h"
 #include "tests/support/kernel_test.h"
@@ -34,7 +38,7 @@ u64 drain(int efd) {
 
 // An eventfd of the in-process table, closed at the end of the scope.
 struct Efd {
-    Efd() : fd(eventfd_fd_create(0, 0)) { EXPECT_GE(fd, EVENTFD_FD_BASE); }
+    Efd() : fd(eventfd_fd_create(0, 0)) { EXPECT_GE(fd, 0); }
     ~Efd() { EXPECT_EQ(eventfd_fd_close(fd), 0); }
     int fd;
 };
@@ -303,16 +307,27 @@ TEST_F(SyncobjEventfd, ServedOnRenderAndPrimaryNodes) {
     drm_release(primary);
 }
 
-// ---- real descriptors through the resolver hook ----
+// ---- real descriptors: a client whose table looks the process's eventfds up (the preload) ----
 
 class SyncobjEventfdHost : public kshim::testing::KernelTest {
 protected:
+    // An open descriptor that is not an eventfd stands for a file of another kind.
+    static constexpr file_operations kHostFops = {};
+    static constexpr files_struct_ops kHostOps = {
+        .lookup_miss = [](files_struct*, int fd) -> file* {
+            file* f = eventfd_host_file(fd);
+            if (IS_ERR(f) && PTR_ERR(f) == -EINVAL) f = anon_inode_getfile("host", &kHostFops, nullptr, 0);
+            return IS_ERR(f) ? nullptr : f;
+        },
+    };
+    files_struct files_{0, &kHostOps};
+    std::optional<FilesScope> scope_;
     void SetUp() override {
         KernelTest::SetUp();
-        eventfd_set_fd_resolver(eventfd_host_ctx_fdget);
+        scope_.emplace(&files_);
     }
     void TearDown() override {
-        eventfd_set_fd_resolver(nullptr);
+        scope_.reset();
         KernelTest::TearDown();
     }
 };
@@ -411,7 +426,7 @@ TEST_F(Eventfd, BadFlagsAndUnknownDescriptors) {
     EXPECT_EQ(eventfd_fd_create(0, 0x100), -EINVAL);
     EXPECT_EQ(PTR_ERR(eventfd_ctx_fdget(-1)), -EBADF);
     EXPECT_EQ(PTR_ERR(eventfd_ctx_fdget(3)), -EBADF);
-    EXPECT_EQ(PTR_ERR(eventfd_ctx_fdget(EVENTFD_FD_BASE)), -EBADF);
+    EXPECT_EQ(PTR_ERR(eventfd_ctx_fdget(1 << 24)), -EBADF);
 }
 
 TEST_F(Eventfd, ABlockedReaderWakesOnSignal) {

@@ -170,7 +170,6 @@ void device_shutdown() {
     kshim::Task* was = kshim::current();
     kshim::set_current(w->host->rt().main_task());
     files_release_all();
-    drm::drm_fd_set_ops(nullptr);
     // The host's end-of-run checks; the world's runtime goes with them (writing UPANTHOR_TRACE).
     // A release still finishing on another thread gets the real-mode grace period to land.
     upanthor::host::CheckOptions checks;

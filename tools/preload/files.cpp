@@ -1,258 +1,227 @@
-// Descriptor and mapping tables of the preload library (files.h).
+// The host-backed descriptor table of the preload library and its BO mappings (files.h).
 //
-// Locking: the tables are consulted by any thread of the client, including threads that never
-// touched the device (close() of an unrelated fd), so they sit behind a POSIX rwlock rather than
-// a kernel lock; an atomic count lets every call on other descriptors skip the lock entirely.
-// Kernel code (drm_open, drm_release, drm_munmap) never runs under it.
+// Locking: the kernel table has its own lock. The library's side tables (inode -> first
+// descriptor, per-file poll watches, the mappings) are consulted by any thread of the client,
+// including threads that never touched the device (close() of an unrelated fd), so they sit
+// behind a POSIX mutex rather than a kernel lock; an atomic count of our descriptors lets every
+// call on other descriptors skip all of it. No kernel code runs under that mutex.
 #include "tools/preload/files.h"
 
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/eventfd.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <map>
 #include <unordered_map>
-#include <vector>
 
 #include "drm/drm_file.h"
 #include "drm/drm_mmap.h"
-#include "drm/sw_sync.h"
+#include "kernel_shim/err.h"
 #include "kernel_shim/eventfd.h"
-#include "kernel_shim/dma-buf/dma-fence.h"
-#include "kernel_shim/dma-buf/sync_file.h"
+#include "kernel_shim/fs/anon_inodes.h"
+#include "kernel_shim/fs/fdtable.h"
 #include "tools/preload/device.h"
 #include "tools/preload/libc_next.h"
 
 namespace upanthor::preload {
 
-enum class Kind { DrmFile, Export, SwSync };
-
-struct Obj {
-    std::atomic<int> refs{1};  // one per descriptor in the table, plus callers holding it
-    Kind kind = Kind::DrmFile;
-    ino_t ino = 0;
-    // DRM file.
-    drm::File* file = nullptr;
-    int minor = 0;
-    // /dev/sw_sync: the timeline this open created.
-    drm::sync_timeline* timeline = nullptr;
-    // Export: the number the DRM core's fd table knows it by (its first descriptor).
-    int export_fd = -1;
-    // sync_file export: the descriptor is an eventfd the fence's callback writes, so poll(POLLIN)
-    // reports the fence signalled.
-    kshim::dma_fence* fence = nullptr;
-    kshim::dma_fence_cb cb{};
-};
+using kshim::file;
 
 namespace {
 
-pthread_rwlock_t g_lock = PTHREAD_RWLOCK_INITIALIZER;
-std::atomic<int> g_tracked{0};  // descriptors in g_fds (lock-free early out)
-std::unordered_map<int, Obj*>* g_fds = new std::unordered_map<int, Obj*>();      // under g_lock
-std::unordered_map<ino_t, Obj*>* g_inos = new std::unordered_map<ino_t, Obj*>();  // under g_lock
+// A file's poll forwarding: an entry on the (first) wait queue its poll op names; a wake-up of
+// that queue makes the host eventfd readable. Readiness is taken as final once reached (true of
+// every file whose poll reports anything here: a sync_file's fence stays signalled).
+struct Watch {
+    kshim::poll_table pt;
+    kshim::WaitQueueHead::Entry entry{nullptr};
+    kshim::WaitQueueHead* wqh = nullptr;
+    int host_fd = -1;  // a dup of the first descriptor's eventfd, owned by the watch
+    int ndesc = 0;     // descriptors of ours naming the file
+};
+
+pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+std::atomic<int> g_tracked{0};  // our descriptors (lock-free early out)
+// Under g_lock.
+std::unordered_map<ino_t, int>* g_inos = new std::unordered_map<ino_t, int>();
+std::unordered_map<file*, Watch*>* g_watches = new std::unordered_map<file*, Watch*>();
 struct Map {
     size_t len;
     drm::VmArea* vma;
 };
-std::map<void*, Map>* g_maps = new std::map<void*, Map>();  // under g_lock
-std::atomic<int> g_nmaps{0};  // entries of g_maps (lock-free early out for every munmap)
+std::map<void*, Map>* g_maps = new std::map<void*, Map>();
+std::atomic<int> g_nmaps{0};
+
+kshim::files_struct* g_files = nullptr;
 
 ino_t real_ino(int fd) {
     struct stat st {};
     return libc().fstat(fd, &st) == 0 ? st.st_ino : 0;
 }
 
-void track_locked(int fd, Obj* o) {
-    auto [it, fresh] = g_fds->emplace(fd, o);
-    if (!fresh) it->second = o;  // the number was reused behind our back: the old entry is stale
-    else g_tracked.fetch_add(1, std::memory_order_release);
-}
-
-// Last reference gone: the object's kernel side goes too. Runs kernel code: needs a task.
-void obj_release(Obj* o) {
-    attach_thread();
-    pthread_rwlock_wrlock(&g_lock);
-    auto it = g_inos->find(o->ino);
-    if (it != g_inos->end() && it->second == o) g_inos->erase(it);
-    pthread_rwlock_unlock(&g_lock);
-    if (o->kind == Kind::DrmFile) {
-        drm::drm_release(o->file);
-    } else if (o->kind == Kind::SwSync) {
-        drm::sw_sync_debugfs_release(o->timeline);
-    } else {
-        if (o->fence) {
-            kshim::dma_fence_remove_callback(o->fence, &o->cb);
-            kshim::dma_fence_put(o->fence);
-        }
-        drm::drm_fd_forget(o->export_fd);
-    }
-    delete o;
-}
-
-Obj* lookup_locked(int fd) {
-    auto it = g_fds->find(fd);
-    return it == g_fds->end() ? nullptr : it->second;
-}
-
-// The fence callback of a sync_file export: the eventfd becomes readable.
-void export_signalled(kshim::dma_fence*, kshim::dma_fence_cb* cb) {
-    Obj* o = reinterpret_cast<Obj*>(reinterpret_cast<char*>(cb) - offsetof(Obj, cb));
+void host_ready(int host_fd) {
     const uint64_t one = 1;
-    (void)!write(o->export_fd, &one, sizeof(one));
+    (void)!syscall(SYS_write, host_fd, &one, sizeof one);
 }
 
-// ---- drm::DrmFdOps ----
-int ops_install(kshim::sync_file* sfile) {
-    const int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+void watch_woken(kshim::WaitQueueHead::Entry* e) {
+    Watch* w = reinterpret_cast<Watch*>(reinterpret_cast<char*>(e) - offsetof(Watch, entry));
+    host_ready(w->host_fd);
+}
+
+void watch_queue(file*, kshim::WaitQueueHead* wqh, kshim::poll_table* pt) {
+    Watch* w = reinterpret_cast<Watch*>(reinterpret_cast<char*>(pt) - offsetof(Watch, pt));
+    if (w->wqh) return;
+    w->wqh = wqh;
+    w->entry.func = watch_woken;
+    wqh->add(&w->entry);
+}
+
+void watch_free(Watch* w) {
+    if (w->wqh) w->wqh->remove(&w->entry);
+    if (w->host_fd >= 0) libc().close(w->host_fd);
+    delete w;
+}
+
+// ---- kshim::files_struct_ops ----
+int ops_reserve(kshim::files_struct*, unsigned int flags) {
+    const int fd = eventfd(0, EFD_NONBLOCK | ((flags & O_CLOEXEC) ? EFD_CLOEXEC : 0));
     if (fd < 0) return -errno;
-    auto* o = new Obj();
-    o->kind = Kind::Export;
-    o->export_fd = fd;
-    o->ino = real_ino(fd);
-    if (sfile && sfile->fence) {
-        o->fence = kshim::dma_fence_get(sfile->fence);
-        if (kshim::dma_fence_add_callback(o->fence, &o->cb, export_signalled) == -ENOENT) export_signalled(o->fence, &o->cb);
-    }
-    pthread_rwlock_wrlock(&g_lock);
-    track_locked(fd, o);
-    (*g_inos)[o->ino] = o;
-    pthread_rwlock_unlock(&g_lock);
+    g_tracked.fetch_add(1, std::memory_order_acq_rel);
     return fd;
 }
 
-int ops_resolve(int fd) {
-    pthread_rwlock_rdlock(&g_lock);
-    Obj* o = lookup_locked(fd);
-    if (!o) {
-        // A dup the library did not see: same anonymous file, same inode.
-        auto it = g_inos->find(real_ino(fd));
-        if (it != g_inos->end()) o = it->second;
-    }
-    int ret = o && o->kind == Kind::Export ? o->export_fd : -EBADF;
-    pthread_rwlock_unlock(&g_lock);
-    // An open descriptor of another kind (a DRM file, a pipe, a regular file) is not closed: the
-    // kernel's dma_buf_get tells the two apart (-EINVAL, -EBADF).
-    if (ret == -EBADF && fd >= 0 && libc().fcntl(fd, F_GETFD) >= 0) ret = -EINVAL;
-    return ret;
-}
-
-void ops_close(int fd) {
-    // Kernel code closed an export it had installed (an error path): the descriptor goes, and
-    // the object without releasing the entry again (the DRM core dropped it already).
-    pthread_rwlock_wrlock(&g_lock);
-    Obj* o = lookup_locked(fd);
-    if (o) {
-        g_fds->erase(fd);
-        g_tracked.fetch_sub(1, std::memory_order_release);
-        auto it = g_inos->find(o->ino);
-        if (it != g_inos->end() && it->second == o) g_inos->erase(it);
-    }
-    pthread_rwlock_unlock(&g_lock);
-    if (o) {
-        if (o->fence) {
-            kshim::dma_fence_remove_callback(o->fence, &o->cb);
-            kshim::dma_fence_put(o->fence);
+void ops_unreserve(kshim::files_struct*, int fd) {
+    pthread_mutex_lock(&g_lock);
+    for (auto it = g_inos->begin(); it != g_inos->end(); ++it) {
+        if (it->second == fd) {
+            g_inos->erase(it);
+            break;
         }
-        delete o;
     }
+    pthread_mutex_unlock(&g_lock);
+    g_tracked.fetch_sub(1, std::memory_order_acq_rel);
     libc().close(fd);
 }
 
-const drm::DrmFdOps kFdOps = {.install = ops_install, .resolve = ops_resolve, .close = ops_close};
-
-// SYNCOBJ_EVENTFD's descriptor: the program's own eventfd. One of ours is not an eventfd to the
-// kernel (a sync_file or a DRM file), whatever backs it here.
-kshim::eventfd_ctx* eventfd_resolver(int fd) {
-    if (Obj* o = files_get(fd)) {
-        files_put(o);
-        return kshim::ERR_PTR<kshim::eventfd_ctx>(-EINVAL);
+void ops_installed(kshim::files_struct*, int fd, file* f) {
+    const ino_t ino = real_ino(fd);
+    Watch* fresh = nullptr;
+    pthread_mutex_lock(&g_lock);
+    g_inos->emplace(ino, fd);
+    auto it = g_watches->find(f);
+    if (it != g_watches->end()) {
+        it->second->ndesc++;
+    } else {
+        fresh = new Watch();
+        fresh->ndesc = 1;
+        (*g_watches)[f] = fresh;
     }
-    return kshim::eventfd_host_ctx_fdget(fd);
+    pthread_mutex_unlock(&g_lock);
+    if (!fresh) return;
+    fresh->host_fd = static_cast<int>(syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 0));
+    fresh->pt._qproc = watch_queue;
+    if (kshim::vfs_poll(f, &fresh->pt) & kshim::EPOLLIN) host_ready(fresh->host_fd);
+}
+
+// A host descriptor of another kind than the kernel's files: what kernel code handed it finds
+// is "not mine" (-EINVAL), as a pipe or a regular file would be.
+const kshim::file_operations host_fops = {};
+
+file* ops_lookup_miss(kshim::files_struct* files, int fd) {
+    if (fd < 0 || libc().fcntl(fd, F_GETFD) < 0) return nullptr;
+    (void)files;
+    // The program's own eventfd (SYNCOBJ_EVENTFD), or a file of another kind.
+    file* f = kshim::eventfd_host_file(fd);
+    if (IS_ERR(f) && PTR_ERR(f) == -EINVAL) f = kshim::anon_inode_getfile("host", &host_fops, nullptr, O_RDWR);
+    return IS_ERR(f) ? nullptr : f;
+}
+
+const kshim::files_struct_ops kOps = {
+    .reserve = ops_reserve,
+    .unreserve = ops_unreserve,
+    .installed = ops_installed,
+    .lookup_miss = ops_lookup_miss,
+};
+
+// The descriptor `fd` of file `f` went: the watch goes with the last one.
+void desc_gone(int fd, file* f) {
+    Watch* dead = nullptr;
+    pthread_mutex_lock(&g_lock);
+    for (auto it = g_inos->begin(); it != g_inos->end(); ++it) {
+        if (it->second == fd) {
+            g_inos->erase(it);
+            break;
+        }
+    }
+    auto it = g_watches->find(f);
+    if (it != g_watches->end() && --it->second->ndesc == 0) {
+        dead = it->second;
+        g_watches->erase(it);
+    }
+    pthread_mutex_unlock(&g_lock);
+    if (dead) watch_free(dead);
 }
 
 }  // namespace
 
-int files_open_node(int minor, int flags) {
-    drm::Device* dev = device_get();
-    if (!dev) return -ENODEV;
+int files_install(file* f, int flags) {
     attach_thread();
-    const int fd = memfd_create(minor == 0 ? "upanthor-card0" : "upanthor-renderD128", (flags & O_CLOEXEC) ? MFD_CLOEXEC : 0);
-    if (fd < 0) return -errno;
-    drm::File* file = nullptr;
-    const int ret = drm::drm_open(dev, &file, minor >= 128);
-    if (ret) {
-        libc().close(fd);
-        return ret;
+    const int fd = kshim::get_unused_fd_flags(static_cast<unsigned int>(flags) & O_CLOEXEC);
+    if (fd < 0) {
+        kshim::fput(f);
+        return fd;
     }
-    auto* o = new Obj();
-    o->file = file;
-    o->minor = minor;
-    o->ino = real_ino(fd);
-    pthread_rwlock_wrlock(&g_lock);
-    track_locked(fd, o);
-    (*g_inos)[o->ino] = o;
-    pthread_rwlock_unlock(&g_lock);
+    kshim::fd_install(fd, f);
     return fd;
 }
 
-Obj* files_get(int fd) {
-    if (g_tracked.load(std::memory_order_acquire) == 0 || fd < 0) return nullptr;
-    pthread_rwlock_rdlock(&g_lock);
-    Obj* o = lookup_locked(fd);
-    if (o) o->refs.fetch_add(1, std::memory_order_relaxed);
-    pthread_rwlock_unlock(&g_lock);
-    return o;
+file* files_get(int fd) {
+    if (g_tracked.load(std::memory_order_acquire) == 0 || fd < 0 || !g_files) return nullptr;
+    // Every host eventfd shares one anonymous inode, so a raw dup (behind the library's back)
+    // cannot be told from the program's own eventfd: only the table's numbers are ours.
+    return kshim::fget_table(g_files, fd);
 }
 
-void files_put(Obj* o) {
-    if (o->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) obj_release(o);
+int file_minor(file* f) {
+    drm::File* df = drm::drm_file_from(f);
+    return df ? (df->is_render ? 128 : 0) : -1;
 }
-
-drm::File* obj_drm_file(Obj* o) { return o->kind == Kind::DrmFile ? o->file : nullptr; }
-int obj_minor(Obj* o) { return o->minor; }
-bool obj_is_export(Obj* o) { return o->kind == Kind::Export; }
 
 bool files_close(int fd) {
-    if (g_tracked.load(std::memory_order_acquire) == 0 || fd < 0) return false;
-    pthread_rwlock_wrlock(&g_lock);
-    Obj* o = lookup_locked(fd);
-    if (o) {
-        g_fds->erase(fd);
-        g_tracked.fetch_sub(1, std::memory_order_release);
-    }
-    pthread_rwlock_unlock(&g_lock);
-    if (!o) return false;
-    files_put(o);
+    if (g_tracked.load(std::memory_order_acquire) == 0 || fd < 0 || !g_files) return false;
+    attach_thread();
+    kshim::file* f = kshim::file_close_fd(fd);  // the process table is g_files
+    if (!f) return false;
+    g_tracked.fetch_sub(1, std::memory_order_acq_rel);
+    desc_gone(fd, f);
+    kshim::fput(f);
     return true;
 }
 
 void files_dup(int oldfd, int newfd) {
     if (oldfd == newfd) return;
     files_close(newfd);  // dup2 onto one of ours closes it first
-    if (g_tracked.load(std::memory_order_acquire) == 0 || oldfd < 0 || newfd < 0) return;
-    pthread_rwlock_wrlock(&g_lock);
-    Obj* o = lookup_locked(oldfd);
-    if (o) {
-        o->refs.fetch_add(1, std::memory_order_relaxed);
-        track_locked(newfd, o);
-    }
-    pthread_rwlock_unlock(&g_lock);
+    file* f = files_get(oldfd);
+    if (!f) return;
+    if (kshim::replace_fd(newfd, f) == 0) g_tracked.fetch_add(1, std::memory_order_acq_rel);
+    kshim::fput(f);
 }
 
 void files_add_map(void* addr, size_t len, drm::VmArea* vma) {
-    pthread_rwlock_wrlock(&g_lock);
+    pthread_mutex_lock(&g_lock);
     if (g_maps->insert_or_assign(addr, Map{len, vma}).second) g_nmaps.fetch_add(1, std::memory_order_release);
-    pthread_rwlock_unlock(&g_lock);
+    pthread_mutex_unlock(&g_lock);
 }
 
 drm::VmArea* files_take_map(void* addr, size_t* len) {
     if (g_nmaps.load(std::memory_order_acquire) == 0) return nullptr;
-    pthread_rwlock_wrlock(&g_lock);
+    pthread_mutex_lock(&g_lock);
     drm::VmArea* vma = nullptr;
     auto it = g_maps->find(addr);
     if (it != g_maps->end()) {
@@ -261,60 +230,33 @@ drm::VmArea* files_take_map(void* addr, size_t* len) {
         g_maps->erase(it);
         g_nmaps.fetch_sub(1, std::memory_order_release);
     }
-    pthread_rwlock_unlock(&g_lock);
+    pthread_mutex_unlock(&g_lock);
     return vma;
 }
 
 void files_install_fd_ops() {
-    drm::drm_fd_set_ops(&kFdOps);
-    kshim::eventfd_set_fd_resolver(eventfd_resolver);
+    if (!g_files) g_files = new kshim::files_struct(0, &kOps);
+    kshim::files_set_process_table(g_files);
 }
-
-int files_open_sw_sync(int flags) {
-    if (!device_get()) return -ENODEV;
-    attach_thread();
-    const int fd = memfd_create("upanthor-sw_sync", (flags & O_CLOEXEC) ? MFD_CLOEXEC : 0);
-    if (fd < 0) return -errno;
-    drm::sync_timeline* tl = nullptr;
-    const int ret = drm::sw_sync_debugfs_open(&tl);
-    if (ret) {
-        libc().close(fd);
-        return ret;
-    }
-    auto* o = new Obj();
-    o->kind = Kind::SwSync;
-    o->timeline = tl;
-    o->ino = real_ino(fd);
-    pthread_rwlock_wrlock(&g_lock);
-    track_locked(fd, o);
-    (*g_inos)[o->ino] = o;
-    pthread_rwlock_unlock(&g_lock);
-    return fd;
-}
-
-drm::sync_timeline* obj_sw_sync(Obj* o) { return o->kind == Kind::SwSync ? o->timeline : nullptr; }
 
 void files_release_all() {
     std::map<void*, Map> maps;
-    std::vector<std::pair<int, Obj*>> fds;
-    pthread_rwlock_wrlock(&g_lock);
+    std::unordered_map<file*, Watch*> watches;
+    pthread_mutex_lock(&g_lock);
     maps.swap(*g_maps);
+    watches.swap(*g_watches);
+    g_inos->clear();
     g_nmaps.store(0, std::memory_order_release);
-    for (auto& [fd, o] : *g_fds) fds.emplace_back(fd, o);
-    g_fds->clear();
-    g_tracked.store(0, std::memory_order_release);
-    pthread_rwlock_unlock(&g_lock);
+    pthread_mutex_unlock(&g_lock);
     for (auto& [addr, m] : maps) {
         libc().munmap(addr, m.len);
         drm::drm_munmap(m.vma);
     }
-    // Exports first: a syncobj export holds a syncobj whose file may be going too.
-    for (int pass = 0; pass < 2; pass++) {
-        for (auto& [fd, o] : fds) {
-            if ((pass == 0) != (o->kind == Kind::Export)) continue;
-            files_put(o);
-        }
-    }
+    // Off the files' queues before the files go.
+    for (auto& [f, w] : watches) watch_free(w);
+    if (g_files) kshim::close_files(g_files);
+    g_tracked.store(0, std::memory_order_release);
+    kshim::files_set_process_table(nullptr);
 }
 
 }  // namespace upanthor::preload

@@ -23,11 +23,10 @@
 #include "drm/drm_ioctl.h"
 #include "drm/drm_mmap.h"
 #include "drm/drm_prime.h"
-#include "drm/sw_sync.h"
-#include "drm/sync_file_ioctl.h"
 #include "drm/uaccess.h"
 #include "drm/uapi/drm.h"
-#include "kernel_shim/dma-buf/dma-buf.h"
+#include "kernel_shim/dma-buf/sw_sync.h"
+#include "kernel_shim/fs/fdtable.h"
 #include "kernel_shim/err.h"
 #include "kernel_shim/page_alloc.h"
 #include "tools/preload/device.h"
@@ -58,12 +57,23 @@ int open_drm_fdinfo(const char* path, int flags);
 
 int open_path(int dirfd, const char* path, int flags, mode_t mode) {
     if (is_sw_sync_path(path)) {
-        const int fd = deferring_signals([&] { return files_open_sw_sync(flags); });
+        const int fd = deferring_signals([&] {
+            if (!device_get()) return -ENODEV;
+            attach_thread();
+            kshim::file* f = kshim::sw_sync_open_file(flags);
+            return kshim::IS_ERR(f) ? static_cast<int>(kshim::PTR_ERR(f)) : files_install(f, flags);
+        });
         return fd < 0 ? fail(-fd) : fd;
     }
     const int minor = node_minor(path);
     if (minor >= 0) {
-        const int fd = deferring_signals([&] { return files_open_node(minor, flags); });
+        const int fd = deferring_signals([&] {
+            drm::Device* dev = device_get();
+            if (!dev) return -ENODEV;
+            attach_thread();
+            kshim::file* f = drm::drm_open_file(dev, minor >= 128, flags);
+            return kshim::IS_ERR(f) ? static_cast<int>(kshim::PTR_ERR(f)) : files_install(f, flags);
+        });
         return fd < 0 ? fail(-fd) : fd;
     }
     if (path && path[0] == '/' && path[1] == 'p') {
@@ -80,12 +90,12 @@ mode_t open_mode(int flags, va_list ap) {
 
 // A stat of a DRM descriptor: the node it was opened from. False when fd is not a DRM file.
 bool drm_fd_stat(int fd, struct stat* st) {
-    Obj* o = files_get(fd);
-    if (!o) return false;
-    const bool drm = obj_drm_file(o) != nullptr;
-    if (drm) node_stat(obj_minor(o), st);
-    files_put(o);
-    return drm;
+    kshim::file* f = files_get(fd);
+    if (!f) return false;
+    const int minor = file_minor(f);
+    if (minor >= 0) node_stat(minor, st);
+    kshim::fput(f);
+    return minor >= 0;
 }
 
 // DRM timeouts are absolute CLOCK_MONOTONIC; the runtime's clock starts at 0 (device.h).
@@ -146,6 +156,8 @@ int empty_kms_ioctl(unsigned cmd, void* arg, bool* handled) {
     return drm::copy_to_user(drm::user_ptr(arg) + offsetof(ModePlaneRes, count_planes), &zero, sizeof(zero)) ? -EFAULT : 0;
 }
 
+constexpr int ENOIOCTLCMD = 515;
+// What the DRM file of the fake node answers before its own ioctl: -ENOIOCTLCMD when nothing.
 int drm_file_ioctl(drm::File* f, unsigned cmd, void* arg) {
     using namespace drm::uapi;
     if (!f->is_render) {
@@ -158,23 +170,7 @@ int drm_file_ioctl(drm::File* f, unsigned cmd, void* arg) {
     if (nr == _IOC_NR(DRM_IOCTL_SYNCOBJ_WAIT)) return wait_with_host_clock<drm_syncobj_wait>(f, cmd, arg);
     if (nr == _IOC_NR(DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT))
         return wait_with_host_clock<drm_syncobj_timeline_wait>(f, cmd, arg);
-    const int ret = drm::ioctl(f, cmd, arg);
-    if (ret == 0 && cmd == DRM_IOCTL_PRIME_HANDLE_TO_FD) {
-        // Exports are made close-on-exec; a PRIME export is so only if asked (DRM_CLOEXEC), as
-        // get_unused_fd_flags(flags) does.
-        drm_prime_handle args;
-        std::memcpy(&args, arg, sizeof(args));
-        if (!(args.flags & DRM_CLOEXEC)) libc().fcntl(args.fd, F_SETFD, 0);
-    }
-    return ret;
-}
-
-// Whether fd names a dma_buf export (not a syncobj or sync_file one).
-bool drm_fd_is_dma_buf(int fd) {
-    kshim::dma_buf* dmabuf = drm::drm_fd_get_dma_buf(fd);
-    if (kshim::IS_ERR(dmabuf)) return false;
-    kshim::dma_buf_put(dmabuf);
-    return true;
+    return -ENOIOCTLCMD;  // the file's own unlocked_ioctl
 }
 
 // The client's side of a kernel mapping: the mapped pages, or the I/O page's snapshot.
@@ -218,26 +214,11 @@ void* mmap_through(KernelMmap&& kernel_mmap, void* addr, size_t len, int prot, i
     return map_vma(vma, addr, len, prot, flags);
 }
 
-void* mmap_drm(Obj* o, void* addr, size_t len, int prot, int flags, off_t off) {
-    drm::File* f = obj_drm_file(o);
+// mmap(2) of one of ours: the file's own mmap (-ENODEV without one, as the kernel's).
+void* mmap_file(kshim::file* f, void* addr, size_t len, int prot, int flags, off_t off) {
     attach_thread();
     return mmap_through(
-        [&](drm::VmArea** vma) { return drm::drm_mmap(f, static_cast<unsigned long long>(off), len, prot, flags, vma); },
-        addr, len, prot, flags);
-}
-
-// mmap of an export: a dma_buf maps its pages (the exporter's mmap), as a GEM mapping of the
-// same BO does; a syncobj or sync_file file has no mmap (-ENODEV, as the kernel's).
-void* mmap_export(int fd, void* addr, size_t len, int prot, int flags, off_t off) {
-    attach_thread();
-    if (!drm_fd_is_dma_buf(fd)) {
-        errno = ENODEV;
-        return MAP_FAILED;
-    }
-    return mmap_through(
-        [&](drm::VmArea** vma) {
-            return drm::dma_buf_fd_mmap(fd, static_cast<unsigned long long>(off), len, prot, flags, vma);
-        },
+        [&](drm::VmArea** vma) { return drm::do_mmap(f, static_cast<unsigned long long>(off), len, prot, flags, vma); },
         addr, len, prot, flags);
 }
 
@@ -267,11 +248,11 @@ int proc_fd_number(const char* path, const char* dir = "fd") {
 int open_drm_fdinfo(const char* path, int flags) {
     const int fd = proc_fd_number(path, "fdinfo");
     if (fd < 0) return -1;
-    Obj* o = files_get(fd);
-    if (!o) return -1;
-    drm::File* f = obj_drm_file(o);
+    kshim::file* filp = files_get(fd);
+    if (!filp) return -1;
+    drm::File* f = drm::drm_file_from(filp);
     if (!f) {
-        files_put(o);
+        kshim::fput(filp);
         return -1;
     }
     attach_thread();
@@ -279,7 +260,7 @@ int open_drm_fdinfo(const char* path, int flags) {
     char head[128];
     std::snprintf(head, sizeof(head), "pos:\t0\nflags:\t0%o\nmnt_id:\t0\nino:\t0\n", fl < 0 ? 0 : fl);
     const std::string text = std::string(head) + drm::drm_show_fdinfo(f);
-    files_put(o);
+    kshim::fput(filp);
     const int out = memfd_create("upanthor-fdinfo", (flags & O_CLOEXEC) ? MFD_CLOEXEC : 0);
     if (out < 0) return -1;
     if (write(out, text.data(), text.size()) != static_cast<ssize_t>(text.size()) || lseek(out, 0, SEEK_SET) != 0) {
@@ -293,16 +274,16 @@ ssize_t readlink_drm(const char* path, char* buf, size_t size, bool* handled) {
     *handled = false;
     const int fd = proc_fd_number(path);
     if (fd < 0) return 0;
-    Obj* o = files_get(fd);
-    if (!o) return 0;
+    kshim::file* f = files_get(fd);
+    if (!f) return 0;
     ssize_t n = 0;
-    if (obj_drm_file(o)) {
+    if (const int minor = file_minor(f); minor >= 0) {
         *handled = true;
-        const char* node = node_path(obj_minor(o));
+        const char* node = node_path(minor);
         n = static_cast<ssize_t>(std::min(size, std::strlen(node)));
         std::memcpy(buf, node, static_cast<size_t>(n));
     }
-    files_put(o);
+    kshim::fput(f);
     return n;
 }
 
@@ -475,42 +456,52 @@ int ioctl(int fd, unsigned long request, ...) {
     // The descriptor is looked up inside the call, as each (re)started syscall does.
     bool ours = true;
     const int ret = driver_call([&]() -> int {
-        Obj* o = files_get(fd);
-        if (!o) {
+        kshim::file* f = files_get(fd);
+        if (!f) {
             ours = false;
             return 0;
         }
         attach_thread();
-        const int r = [&]() -> int {
-            if (drm::File* f = obj_drm_file(o)) return drm_file_ioctl(f, cmd, arg);
-            if (drm::sync_timeline* tl = obj_sw_sync(o))
-                return static_cast<int>(drm::sw_sync_ioctl(tl, cmd, drm::user_ptr(arg)));
-            // A dma_buf export (DMA_BUF_IOCTL_SYNC).
-            if (kshim::dma_buf* dmabuf = drm::drm_fd_get_dma_buf(fd); !kshim::IS_ERR(dmabuf)) {
-                const long res = drm::dma_buf_ioctl(dmabuf, cmd, drm::user_ptr(arg));
-                kshim::dma_buf_put(dmabuf);
-                return static_cast<int>(res);
-            }
-            // A syncobj or sync_file export (SYNC_IOC_*; a syncobj file has none: -ENOTTY).
-            return static_cast<int>(drm::sync_file_fd_ioctl(fd, cmd, drm::user_ptr(arg)));
-        }();
-        files_put(o);
+        int r = -ENOIOCTLCMD;
+        if (drm::File* df = drm::drm_file_from(f)) r = drm_file_ioctl(df, cmd, arg);
+        if (r == -ENOIOCTLCMD) r = static_cast<int>(kshim::vfs_ioctl(f, cmd, reinterpret_cast<unsigned long>(arg)));
+        kshim::fput(f);
         return r;
     });
     if (!ours) return libc().ioctl(fd, request, arg);
     return ret < 0 ? fail(-ret) : ret;
 }
 
+// read(2) of one of ours: the file's read (-EINVAL without one, as the kernel's).
+ssize_t read(int fd, void* buf, size_t count) {
+    bool ours = true;
+    const ssize_t ret = driver_call([&]() -> int {
+        kshim::file* f = files_get(fd);
+        if (!f) {
+            ours = false;
+            return 0;
+        }
+        attach_thread();
+        const long r = kshim::vfs_read(f, reinterpret_cast<kshim::u64>(buf), count);
+        kshim::fput(f);
+        return static_cast<int>(r);
+    });
+    if (!ours) return libc().read(fd, buf, count);
+    if (ret < 0) {
+        errno = static_cast<int>(-ret);
+        return -1;
+    }
+    return ret;
+}
+
 // ---- mappings ----
 void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
     if (fd < 0) return libc().mmap(addr, len, prot, flags, fd, off);
     return deferring_signals([&] {
-        Obj* o = files_get(fd);
-        if (!o) return libc().mmap(addr, len, prot, flags, fd, off);
-        void* p = obj_drm_file(o)    ? mmap_drm(o, addr, len, prot, flags, off)
-                  : obj_is_export(o) ? mmap_export(fd, addr, len, prot, flags, off)
-                                     : libc().mmap(addr, len, prot, flags, fd, off);
-        files_put(o);
+        kshim::file* f = files_get(fd);
+        if (!f) return libc().mmap(addr, len, prot, flags, fd, off);
+        void* p = mmap_file(f, addr, len, prot, flags, off);
+        kshim::fput(f);
         return p;
     });
 }
@@ -583,12 +574,11 @@ int __fxstatat64(int ver, int dirfd, const char* path, struct stat64* st, int fl
 
 int statx(int dirfd, const char* path, int flags, unsigned int mask, struct statx* sx) {
     if ((flags & AT_EMPTY_PATH) && path_is_empty(path)) {
-        Obj* o = files_get(dirfd);
-        if (o) {
-            const bool drm = obj_drm_file(o) != nullptr;
-            if (drm) fill_statx(obj_minor(o), sx);
-            files_put(o);
-            if (drm) return 0;
+        if (kshim::file* f = files_get(dirfd)) {
+            const int minor = file_minor(f);
+            if (minor >= 0) fill_statx(minor, sx);
+            kshim::fput(f);
+            if (minor >= 0) return 0;
         }
     }
     const int minor = node_minor(path);

@@ -27,6 +27,7 @@ LibcNext load() {
     resolve(l.open, "open");
     resolve(l.openat, "openat");
     resolve(l.close, "close");
+    resolve(l.read, "read");
     resolve(l.dup, "dup");
     resolve(l.dup2, "dup2");
     resolve(l.dup3, "dup3");

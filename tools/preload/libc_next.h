@@ -12,6 +12,7 @@ struct LibcNext {
     int (*open)(const char*, int, ...);
     int (*openat)(int, const char*, int, ...);
     int (*close)(int);
+    ssize_t (*read)(int, void*, size_t);
     int (*dup)(int);
     int (*dup2)(int, int);
     int (*dup3)(int, int, int);

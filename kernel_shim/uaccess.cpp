@@ -1,5 +1,5 @@
 // Mirrors the checked user copies of include/linux/uaccess.h (see uaccess.h for the model).
-#include "drm/uaccess.h"
+#include "kernel_shim/uaccess.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -14,7 +14,7 @@
 #include "kernel_shim/report.h"
 #include "kernel_shim/spinlock.h"
 
-namespace drm {
+namespace kshim {
 namespace {
 
 struct Registry {
@@ -213,4 +213,4 @@ size_t copy_to_user(u64 to, const void* from, size_t n) {
     return 0;
 }
 
-}  // namespace drm
+}  // namespace kshim

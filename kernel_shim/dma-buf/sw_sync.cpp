@@ -1,20 +1,20 @@
-// Mirrors drivers/dma-buf/sw_sync.c (see drm/sw_sync.h).
-#include "drm/sw_sync.h"
+// Mirrors drivers/dma-buf/sw_sync.c (see sw_sync.h).
+#include "kernel_shim/dma-buf/sw_sync.h"
+
+#include <fcntl.h>
 
 #include <climits>
 #include <cstdio>
 
-#include "drm/drm_file.h"
-#include "drm/sync_file_ioctl.h"
-#include "drm/uaccess.h"
 #include "drm/uapi/sync_file.h"
 #include "kernel_shim/dma-buf/sync_file.h"
+#include "kernel_shim/err.h"
+#include "kernel_shim/uaccess.h"
 #include "kernel_shim/slab.h"
 #include "kernel_shim/task.h"
 
-namespace drm {
+namespace kshim {
 
-using namespace kshim;
 using namespace drm::uapi;
 
 namespace {
@@ -209,7 +209,7 @@ static long sw_sync_ioctl_get_deadline(sync_timeline*, u64 arg) {
     sw_sync_get_deadline data;
     if (copy_from_user(&data, arg, sizeof data)) return -EFAULT;
     if (data.deadline_ns || data.pad) return -EINVAL;
-    sync_file* sf = drm_fd_get_sync_file(data.fence_fd);
+    sync_file* sf = sync_file_fdget(data.fence_fd);
     if (!sf) return -EINVAL;
     dma_fence* fence = sync_file_get_fence(sf);
     sync_file_put(sf);
@@ -245,4 +245,32 @@ long sw_sync_ioctl(sync_timeline* obj, unsigned int cmd, u64 arg) {
     }
 }
 
-}  // namespace drm
+namespace {
+
+int sw_sync_file_open(file* filp) {
+    sync_timeline* obj = nullptr;
+    const int ret = sw_sync_debugfs_open(&obj);
+    if (ret) return ret;
+    filp->private_data = obj;
+    return 0;
+}
+
+int sw_sync_file_release(file* filp) { return sw_sync_debugfs_release(static_cast<sync_timeline*>(filp->private_data)); }
+
+long sw_sync_file_ioctl(file* filp, unsigned int cmd, unsigned long arg) {
+    return sw_sync_ioctl(static_cast<sync_timeline*>(filp->private_data), cmd, arg);
+}
+
+}  // namespace
+
+const file_operations sw_sync_debugfs_fops = {
+    .open = sw_sync_file_open,
+    .release = sw_sync_file_release,
+    .unlocked_ioctl = sw_sync_file_ioctl,
+};
+
+file* sw_sync_open_file(int flags) {
+    return open_chrdev_file(&sw_sync_debugfs_fops, static_cast<unsigned int>(flags) & (O_ACCMODE | O_NONBLOCK), "sw_sync");
+}
+
+}  // namespace kshim

@@ -1,0 +1,64 @@
+// Mirrors include/linux/uaccess.h (copy_from_user / copy_to_user) for ioctl arguments.
+//
+// There is no separate user address space: a "user pointer" is a host address carried in a
+// u64. To make a bad pointer give -EFAULT instead of a crash, accesses are checked against a
+// registry of user ranges (what the caller's "process" has mapped). Tests register the buffers
+// they pass (UserRange); a program that trusts its caller (the preload library, benchmarks) can
+// switch the check off with uaccess_set_trust_all(true). A program whose callers are a real
+// process (the preload library) checks against the process's real mappings instead
+// (UaccessMode::ProcessVm / FaultFixup): a pointer into nothing, or a read-only page written to,
+// gives -EFAULT, never a crash.
+#pragma once
+#include <cstddef>
+
+#include "kernel_shim/types.h"
+
+namespace kshim {
+
+// Adds [addr, addr + len) to the registry (ranges may nest or overlap; each add needs a remove).
+void uaccess_register(const void* addr, size_t len);
+void uaccess_unregister(const void* addr, size_t len);
+// With trust-all set every non-null range is accessible (the default is the checked registry).
+void uaccess_set_trust_all(bool trust);
+
+enum class UaccessMode {
+    Registry,  // the registry above (tests)
+    TrustAll,  // every non-null range (benchmarks)
+    // The process's own mappings decide, through process_vm_readv/process_vm_writev on the own
+    // pid: the kernel does the access and reports a fault (one system call per copy, ~1.3 us here).
+    ProcessVm,
+    // The process's own mappings decide, as the kernel's exception table does: the copy runs
+    // with a recovery point, and a SIGSEGV/SIGBUS inside it unwinds to -EFAULT. The handler is
+    // installed when this mode is set and passes every other fault to the handler it replaced.
+    // Costs nothing per copy; a program that later replaces the SIGSEGV handler loses the
+    // recovery (a bad pointer then crashes), so the preload library offers ProcessVm too.
+    FaultFixup,
+};
+void uaccess_set_mode(UaccessMode mode);
+UaccessMode uaccess_mode();
+// access_ok plus the registry: the whole range is mapped. n == 0 is always fine. In the process
+// modes only access_ok is checked here (the copy itself finds out whether the pages exist).
+bool uaccess_ok(u64 uaddr, size_t n);
+
+// As the kernel: the number of bytes NOT copied (0 on success). Nothing is copied on a fault.
+size_t copy_from_user(void* to, u64 from, size_t n);
+size_t copy_to_user(u64 to, const void* from, size_t n);
+// The kernel's u64_to_user_ptr for our u64 user pointers.
+inline u64 user_ptr(const void* p) { return reinterpret_cast<u64>(p); }
+
+// RAII registration of one user buffer.
+class UserRange {
+public:
+    UserRange(const void* addr, size_t len) : addr_(addr), len_(len) { uaccess_register(addr, len); }
+    template <class T>
+    explicit UserRange(const T& obj) : UserRange(&obj, sizeof(T)) {}
+    ~UserRange() { uaccess_unregister(addr_, len_); }
+    UserRange(const UserRange&) = delete;
+    UserRange& operator=(const UserRange&) = delete;
+
+private:
+    const void* addr_;
+    size_t len_;
+};
+
+}  // namespace kshim
