@@ -16,7 +16,7 @@
 
 #include "drm/drm_ioctl.h"
 #include "drm/uaccess.h"
-#include "drm/uapi/panthor_drm.h"
+#include "uapi/drm/panthor_drm.h"
 #include "kernel_shim/iommu/io_pgtable.h"
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/pm_runtime.h"

@@ -3,7 +3,7 @@
 // and one open render-node file, with the ioctls a client issues. The benchmark owns the runtime.
 #pragma once
 #include "drm/drm_ioctl.h"
-#include "drm/uapi/panthor_drm.h"
+#include "uapi/drm/panthor_drm.h"
 #include "host/machine.h"
 #include "kernel_shim/pm_runtime.h"
 #include "panthor/panthor_drv.h"

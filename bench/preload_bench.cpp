@@ -12,8 +12,8 @@
 #include <cstring>
 #include <string>
 
-#include "drm/uapi/drm.h"
-#include "drm/uapi/panthor_drm.h"
+#include "uapi/drm/drm.h"
+#include "uapi/drm/panthor_drm.h"
 
 extern "C" int ioctl(int fd, unsigned long request, ...);
 

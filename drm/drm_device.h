@@ -10,7 +10,7 @@
 #include <atomic>
 #include <span>
 
-#include "drm/uapi/drm.h"
+#include "uapi/drm/drm.h"
 #include "kernel_shim/types.h"
 
 namespace kshim {

@@ -5,7 +5,7 @@
 #include "drm/drm_file.h"
 #include "drm/drm_mmap.h"
 #include "drm/uaccess.h"
-#include "drm/uapi/drm.h"
+#include "uapi/drm/drm.h"
 #include "kernel_shim/dma-buf/dma-buf.h"
 #include "kernel_shim/err.h"
 #include "kernel_shim/lockdep.h"

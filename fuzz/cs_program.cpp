@@ -12,7 +12,7 @@
 #include "drm/drm_mmap.h"
 #include "drm/syncobj.h"
 #include "drm/uaccess.h"
-#include "drm/uapi/panthor_drm.h"
+#include "uapi/drm/panthor_drm.h"
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/sim_abort.h"
 #include "hw/csf/mock_fw_formats.h"

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "drm/uapi/drm.h"
+#include "uapi/drm/drm.h"
 #include "fuzz/ioctl_program.h"
 #include "hw/csf/mock_fw_formats.h"
 #include "hw/csf/cs_isa.h"

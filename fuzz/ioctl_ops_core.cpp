@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "drm/uapi/drm.h"
+#include "uapi/drm/drm.h"
 #include "fuzz/ioctl_program.h"
 
 namespace upanthor_fuzz {

@@ -10,8 +10,8 @@
 
 #include "drm/drm_prime.h"
 #include "drm/sync_file_ioctl.h"
-#include "drm/uapi/drm.h"
-#include "drm/uapi/sync_file.h"
+#include "uapi/drm/drm.h"
+#include "uapi/linux/sync_file.h"
 #include "fuzz/ioctl_program.h"
 #include "kernel_shim/dma-buf/dma-buf.h"
 

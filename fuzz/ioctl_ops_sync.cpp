@@ -1,7 +1,7 @@
 // (no upstream counterpart) fuzz_ioctl's syncobj ops (fuzz/ioctl_ops.h, family Sync): every
 // DRM_IOCTL_SYNCOBJ_* of drm_syncobj.c, on handles of the program's syncobj pool (any file's) or
 // edge values. The fds SYNCOBJ_HANDLE_TO_FD exports join the program's fd pool (ioctl_ops_fd.cpp).
-#include "drm/uapi/drm.h"
+#include "uapi/drm/drm.h"
 #include "fuzz/ioctl_program.h"
 #include "kernel_shim/eventfd.h"
 

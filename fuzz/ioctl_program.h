@@ -26,7 +26,7 @@
 #include "drm/drm_ioctl.h"
 #include "drm/drm_mmap.h"
 #include "drm/uaccess.h"
-#include "drm/uapi/panthor_drm.h"
+#include "uapi/drm/panthor_drm.h"
 #include "fuzz/fuzz_input.h"
 #include "fuzz/ioctl_ops.h"
 #include "fuzz/panthor_world.h"

@@ -8,7 +8,7 @@
 #include "drm/drm_ioctl.h"
 #include "drm/drm_mmap.h"
 #include "drm/uaccess.h"
-#include "drm/uapi/drm.h"
+#include "uapi/drm/drm.h"
 #include "kernel_shim/runtime.h"
 
 namespace umd {

@@ -8,7 +8,7 @@
 
 #include "drm/drm_device.h"
 #include "drm/drm_file.h"
-#include "drm/uapi/panthor_drm.h"
+#include "uapi/drm/panthor_drm.h"
 #include "drm/vma_manager.h"
 #include "kernel_shim/clk.h"
 #include "kernel_shim/completion.h"

@@ -26,7 +26,7 @@
 #include <atomic>
 #include <cstring>
 
-#include "drm/uapi/panthor_drm.h"
+#include "uapi/drm/panthor_drm.h"
 #include "kernel_shim/err.h"
 #include "kernel_shim/kref.h"
 #include "kernel_shim/mutex.h"

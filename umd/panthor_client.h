@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "drm/uapi/drm.h"
-#include "drm/uapi/panthor_drm.h"
+#include "uapi/drm/drm.h"
+#include "uapi/drm/panthor_drm.h"
 #include "umd/backend.h"
 #include "umd/cs_builder.h"
 #include "umd/result.h"

@@ -6,7 +6,7 @@
 #include <climits>
 #include <cstdio>
 
-#include "drm/uapi/sync_file.h"
+#include "uapi/linux/sync_file.h"
 #include "kernel_shim/dma-buf/sync_file.h"
 #include "kernel_shim/err.h"
 #include "kernel_shim/uaccess.h"

@@ -64,7 +64,7 @@ int sw_sync_debugfs_open(sync_timeline** out, const char* name = nullptr);
 // drops the file's reference. Returns 0.
 int sw_sync_debugfs_release(sync_timeline* obj);
 // The file_operations' unlocked_ioctl: SW_SYNC_IOC_CREATE_FENCE, SW_SYNC_IOC_INC,
-// SW_SYNC_GET_DEADLINE (drm/uapi/sync_file.h); `arg` is the user pointer (kernel_shim/uaccess.h).
+// SW_SYNC_GET_DEADLINE (uapi/linux/sync_file.h); `arg` is the user pointer (kernel_shim/uaccess.h).
 // -ENOTTY for any other cmd, -EFAULT for a bad pointer, else as documented at each ioctl.
 long sw_sync_ioctl(sync_timeline* obj, unsigned int cmd, u64 arg);
 

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "drm/uapi/sync_file.h"
+#include "uapi/linux/sync_file.h"
 #include "kernel_shim/dma-buf/dma-fence-unwrap.h"
 #include "kernel_shim/eventfd.h"
 #include "kernel_shim/fs/anon_inodes.h"

@@ -11,11 +11,12 @@ namespace upanthor::layout {
 namespace {
 
 // Layers, most specific first: a path belongs to the first folder that prefixes it.
-const std::vector<std::string_view> kLayers = {"drm/uapi", "hw", "kernel_shim", "drm", "panthor", "mock_hw", "umd",
+const std::vector<std::string_view> kLayers = {"uapi", "hw", "kernel_shim", "drm", "panthor", "mock_hw", "umd",
                                                "host", "testkit", "tools", "fuzz", "bench", "tests"};
 
 // What each layer may include besides itself. The lowest layers first: the hardware contract
-// and the kernel services depend on nothing of ours; the DRM core on the kernel services; a
+// and the uAPI depend on nothing of ours, the kernel services on the uAPI they implement; the DRM
+// core on the kernel services; a
 // driver on the DRM core and its hardware contract, never on a mock; a mock on the kernel
 // services and the contract, never on a driver; userspace (umd) on the uAPI and the contract
 // only. Above them the host boots drivers on mocks, and the programs sit on the host. Only tests
@@ -24,13 +25,13 @@ const std::map<std::string_view, std::set<std::string_view>>& rules() {
     static const std::map<std::string_view, std::set<std::string_view>> r = [] {
         std::map<std::string_view, std::set<std::string_view>> m;
         m["hw"] = {};
-        m["kernel_shim"] = {};
-        m["drm/uapi"] = {};
-        m["drm"] = {"drm/uapi", "kernel_shim"};
-        m["panthor"] = {"drm", "drm/uapi", "kernel_shim", "hw"};
+        m["uapi"] = {};
+        m["kernel_shim"] = {"uapi"};
+        m["drm"] = {"uapi", "kernel_shim"};
+        m["panthor"] = {"drm", "uapi", "kernel_shim", "hw"};
         m["mock_hw"] = {"kernel_shim", "hw"};
-        m["umd"] = {"drm/uapi", "hw"};
-        const std::set<std::string_view> stack = {"umd", "panthor", "mock_hw", "drm", "drm/uapi", "kernel_shim", "hw"};
+        m["umd"] = {"uapi", "hw"};
+        const std::set<std::string_view> stack = {"umd", "panthor", "mock_hw", "drm", "uapi", "kernel_shim", "hw"};
         m["host"] = stack;
         auto above = [&](std::initializer_list<std::string_view> extra) {
             std::set<std::string_view> s = stack;
@@ -139,7 +140,6 @@ std::vector<Violation> check_tree(const std::filesystem::path& root) {
         }
     }
     std::sort(files.begin(), files.end());
-    files.erase(std::unique(files.begin(), files.end()), files.end());  // drm/uapi is also under drm
     for (const fs::path& f : files) {
         std::ifstream in(f);
         std::stringstream text;

@@ -12,7 +12,7 @@
 
 namespace upanthor::layout {
 
-// The folder (layer) a repository path belongs to: "panthor", "drm/uapi", "drm", ... or "" when
+// The folder (layer) a repository path belongs to: "panthor", "uapi", "drm", ... or "" when
 // it is none of the project's folders.
 std::string layer_of(std::string_view repo_path);
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "drm/gem.h"
-#include "drm/uapi/drm.h"
+#include "uapi/drm/drm.h"
 #include "kernel_shim/err.h"
 #include "mock_hw/lpae_walker.h"
 #include "panthor/panthor_gem.h"

@@ -11,7 +11,7 @@
 #include "drm/drm_ioctl.h"
 #include "drm/drm_mmap.h"
 #include "drm/uaccess.h"
-#include "drm/uapi/panthor_drm.h"
+#include "uapi/drm/panthor_drm.h"
 #include "kernel_shim/pm_runtime.h"
 #include "host/machine.h"
 #include "mock_hw/platform.h"

@@ -10,7 +10,7 @@
 #include "drm/drm_mmap.h"
 #include "drm/drm_prime.h"
 #include "drm/gem_shmem.h"
-#include "drm/uapi/drm.h"
+#include "uapi/drm/drm.h"
 #include "kernel_shim/dma-buf/dma-buf.h"
 #include "panthor/panthor_gem.h"
 #include "panthor/panthor_mmu.h"

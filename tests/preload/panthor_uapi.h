@@ -1,6 +1,6 @@
 /* The panthor uapi in C, for clients built against a libdrm that predates panthor_drm.h
  * (Debian bookworm's 2.4.114). Layouts and numbers as include/uapi/drm/panthor_drm.h; the
- * static asserts pin them to the values drm/uapi/panthor_drm.h asserts. */
+ * static asserts pin them to the values uapi/drm/panthor_drm.h asserts. */
 #ifndef UPANTHOR_TESTS_PRELOAD_PANTHOR_UAPI_H
 #define UPANTHOR_TESTS_PRELOAD_PANTHOR_UAPI_H
 #include <stdint.h>

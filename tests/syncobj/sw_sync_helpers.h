@@ -9,7 +9,7 @@
 #include "drm/sw_sync.h"
 #include "drm/sync_file_ioctl.h"
 #include "drm/uaccess.h"
-#include "drm/uapi/sync_file.h"
+#include "uapi/linux/sync_file.h"
 
 namespace sw_sync_test {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "drm/uapi/panthor_drm.h"
+#include "uapi/drm/panthor_drm.h"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-#include "drm/uapi/drm.h"
+#include "uapi/drm/drm.h"
 #include "umd/panthor_client.h"
 #include "umd/real_fd_backend.h"
 

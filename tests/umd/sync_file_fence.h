@@ -8,7 +8,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "drm/uapi/sync_file.h"
+#include "uapi/linux/sync_file.h"
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/gfp.h"
 #include "kernel_shim/slab.h"

@@ -25,8 +25,8 @@
 #include <string>
 
 #include "drm/drm_mmap.h"
-#include "drm/uapi/drm.h"
-#include "drm/uapi/sync_file.h"
+#include "uapi/drm/drm.h"
+#include "uapi/linux/sync_file.h"
 #include "kernel_shim/time.h"
 #include "tests/panthor/panthor_test.h"
 #include "host/drm_file_backend.h"

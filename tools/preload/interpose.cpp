@@ -24,7 +24,7 @@
 #include "drm/drm_mmap.h"
 #include "drm/drm_prime.h"
 #include "drm/uaccess.h"
-#include "drm/uapi/drm.h"
+#include "uapi/drm/drm.h"
 #include "kernel_shim/dma-buf/sw_sync.h"
 #include "kernel_shim/fs/fdtable.h"
 #include "kernel_shim/err.h"

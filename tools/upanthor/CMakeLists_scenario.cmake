@@ -19,7 +19,7 @@ if(NOT TARGET upanthor_scenario)
     ${_scenario_dir}/scenario_parse_setup.cpp ${_scenario_dir}/scenario_parse_jobs.cpp
     ${_scenario_dir}/scenario_parse_fault.cpp ${_scenario_dir}/scenario_parse_expect.cpp)
   upanthor_include_root(upanthor_scenario tools)
-  target_link_libraries(upanthor_scenario PUBLIC mock_hw umd_core drm_uapi)
+  target_link_libraries(upanthor_scenario PUBLIC mock_hw umd_core uapi)
   if(TARGET tomlplusplus::tomlplusplus)
     target_link_libraries(upanthor_scenario PRIVATE tomlplusplus::tomlplusplus)
   else()

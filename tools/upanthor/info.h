@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "drm/uapi/panthor_drm.h"
+#include "uapi/drm/panthor_drm.h"
 #include "mock_hw/config.h"
 
 namespace upanthor {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "drm/uapi/panthor_drm.h"
+#include "uapi/drm/panthor_drm.h"
 
 namespace upanthor::scenario {
 

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "drm/uapi/drm.h"
+#include "uapi/drm/drm.h"
 
 // The kernel's fixed-width ABI types (__u8, __u32, __u64), as userspace code sees them.
 #include <linux/types.h>

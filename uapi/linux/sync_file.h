@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "drm/uapi/drm.h"
+#include "uapi/drm/drm.h"
 #include "kernel_shim/dma-buf/sync_file.h"
 
 namespace drm::uapi {
