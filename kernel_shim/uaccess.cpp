@@ -8,10 +8,13 @@
 
 #include <atomic>
 #include <csetjmp>
+#include <algorithm>
 #include <cstring>
 #include <map>
 
+#include "kernel_shim/err.h"
 #include "kernel_shim/report.h"
+#include "kernel_shim/slab.h"
 #include "kernel_shim/spinlock.h"
 
 namespace kshim {
@@ -211,6 +214,81 @@ size_t copy_to_user(u64 to, const void* from, size_t n) {
     if (!ok_locked(r, to, n)) return n;
     std::memcpy(reinterpret_cast<void*>(to), from, n);
     return 0;
+}
+
+// The helpers of include/linux/uaccess.h and mm/util.c built on copy_from_user/copy_to_user.
+
+// clear_user: the number of bytes not cleared (all of them on a fault).
+size_t clear_user(u64 to, size_t n) {
+    if (!uaccess_ok(to, n))
+        return n;
+    static const u8 zeros[256] = {};
+    for (size_t done = 0; done < n;) {
+        const size_t chunk = std::min(n - done, sizeof(zeros));
+        if (copy_to_user(to + done, zeros, chunk))
+            return n - done;
+        done += chunk;
+    }
+    return 0;
+}
+
+// check_zeroed_user: 1 if [from, from + n) is all zero, 0 if not, -EFAULT.
+int check_zeroed_user(u64 from, size_t n) {
+    if (!uaccess_ok(from, n))
+        return -EFAULT;
+    u8 buf[256];
+    for (size_t done = 0; done < n;) {
+        const size_t chunk = std::min(n - done, sizeof(buf));
+        if (copy_from_user(buf, from + done, chunk))
+            return -EFAULT;
+        for (size_t i = 0; i < chunk; i++)
+            if (buf[i])
+                return 0;
+        done += chunk;
+    }
+    return 1;
+}
+
+// copy_struct_from_user: a user struct of `usize` bytes into a kernel one of `ksize`.
+int copy_struct_from_user(void* dst, size_t ksize, u64 src, size_t usize) {
+    const size_t size = std::min(ksize, usize);
+    if (usize < ksize) {
+        std::memset(static_cast<u8*>(dst) + size, 0, ksize - size);
+    } else if (usize > ksize) {
+        const int ret = check_zeroed_user(src + size, usize - size);
+        if (ret <= 0)
+            return ret ? ret : -E2BIG;
+    }
+    if (copy_from_user(dst, src, size))
+        return -EFAULT;
+    return 0;
+}
+
+// strndup_user: a kmalloc'ed copy of a NUL-terminated user string of at most `n` bytes
+// (terminator included); ERR_PTR(-EFAULT), ERR_PTR(-EINVAL) when longer, ERR_PTR(-ENOMEM).
+char* strndup_user(u64 s, size_t n) {
+    // strnlen_user reads byte by byte up to the terminator, so a string that ends right before
+    // an unmapped page is fine.
+    size_t len = 0;
+    for (;;) {
+        if (len == n)
+            return ERR_PTR<char>(-EINVAL);
+        char c;
+        if (copy_from_user(&c, s + len, 1))
+            return ERR_PTR<char>(-EFAULT);
+        if (!c)
+            break;
+        len++;
+    }
+    auto* p = static_cast<char*>(kmalloc(len + 1, GFP_KERNEL));
+    if (!p)
+        return ERR_PTR<char>(-ENOMEM);
+    if (copy_from_user(p, s, len)) {
+        kfree(p);
+        return ERR_PTR<char>(-EFAULT);
+    }
+    p[len] = '\0';
+    return p;
 }
 
 }  // namespace kshim

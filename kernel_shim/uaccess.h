@@ -43,6 +43,17 @@ bool uaccess_ok(u64 uaddr, size_t n);
 // As the kernel: the number of bytes NOT copied (0 on success). Nothing is copied on a fault.
 size_t copy_from_user(void* to, u64 from, size_t n);
 size_t copy_to_user(u64 to, const void* from, size_t n);
+// clear_user: zeroes n user bytes; the number of bytes not cleared (all of them on a fault).
+size_t clear_user(u64 to, size_t n);
+// check_zeroed_user: 1 if [from, from + n) is all zero, 0 if not, -EFAULT.
+int check_zeroed_user(u64 from, size_t n);
+// copy_struct_from_user: a user struct of `usize` bytes into a kernel one of `ksize` (extensible
+// structs): a shorter one is zero-extended, a longer one must have a zero tail (-E2BIG if not).
+int copy_struct_from_user(void* dst, size_t ksize, u64 src, size_t usize);
+// strndup_user: a kmalloc'ed copy of a NUL-terminated user string of at most `n` bytes
+// (terminator included); ERR_PTR(-EFAULT), ERR_PTR(-EINVAL) when longer, ERR_PTR(-ENOMEM).
+char* strndup_user(u64 s, size_t n);
+
 // The kernel's u64_to_user_ptr for our u64 user pointers.
 inline u64 user_ptr(const void* p) { return reinterpret_cast<u64>(p); }
 
