@@ -40,15 +40,21 @@ std::vector<Problem> RunChecks::drain(kshim::Runtime& rt, const CheckOptions& op
     std::vector<Problem> out;
     bool idle = false;
     try {
-        idle = rt.run_until_idle(opts.drain_limit);
+        idle = rt.advance_until_idle(opts.drain_limit);
     } catch (const kshim::SimAbort&) {
         out.push_back({Problem::Kind::Deadlock, "simulation deadlock while draining (see the report above)"});
     }
+    for (Problem& p : leftovers(rt, idle, opts)) out.push_back(std::move(p));
+    for (Problem& p : reports(opts)) out.push_back(std::move(p));
+    return out;
+}
+
+std::vector<Problem> RunChecks::leftovers(kshim::Runtime& rt, bool idle, const CheckOptions& opts) {
+    std::vector<Problem> out;
     if (!idle)
         out.push_back({Problem::Kind::NotIdle, "the runtime did not go idle " + opts.when + " (a periodic timer or work?)"});
     for (const std::string& s : rt.stuck_tasks())
         out.push_back({Problem::Kind::StuckTask, "task still blocked " + opts.when + ": " + s});
-    for (Problem& p : reports(opts)) out.push_back(std::move(p));
     return out;
 }
 

@@ -41,8 +41,10 @@ class RunChecks {
 public:
     RunChecks() { mark(); }
     void mark();
-    // Drains the runtime (run_until_idle up to the limit), then: not idle, blocked tasks, reports.
+    // Drains the runtime (advance_until_idle up to the limit), then: not idle, blocked tasks, reports.
     std::vector<Problem> drain(kshim::Runtime& rt, const CheckOptions& opts = {}) const;
+    // What a runtime drained as far as it goes still shows: not idle, blocked tasks.
+    static std::vector<Problem> leftovers(kshim::Runtime& rt, bool idle, const CheckOptions& opts = {});
     // What is allocated now and was not at the mark.
     std::vector<Problem> leaks(const CheckOptions& opts = {}) const;
     // Reports only (for a host whose runtime is gone already).

@@ -1,5 +1,5 @@
-// The end-of-test checks (docs/conventions.md, Checks): nothing leaked, nothing reported, nobody
-// stuck.
+// The end-of-test checks (docs/conventions.md, Checks): the host library's, as every host runs
+// them, reported as test failures: nothing leaked, nothing reported, nobody stuck.
 #include "tests/support/kernel_test.h"
 
 #include <cstdio>
@@ -10,9 +10,7 @@
 namespace kshim::testing {
 
 TestWorld::TestWorld(RuntimeOptions opts) {
-    take_reports();  // a fresh start: nothing from before this world counts against it
-    log_clear();
-    before_ = mem_counters();
+    // checks_ took its mark: a fresh start, nothing from before this world counts against it.
     rt_ = std::make_unique<Runtime>(std::move(opts));
     test_ = std::make_unique<kunit>(::testing::UnitTest::GetInstance()->current_test_info()
                                         ? ::testing::UnitTest::GetInstance()->current_test_info()->name()
@@ -40,30 +38,24 @@ void TestWorld::finish() {
             ADD_FAILURE() << "simulation deadlock while releasing the test's resources (see the report above)";
         }
         try {
-            idle = rt_->run_until_idle();
+            idle = rt_->advance_until_idle();
         } catch (const SimAbort&) {
         }
         if (!kunit_resource_count(test_.get())) break;
     }
     kunit_set_current_test(prev_test_);
-    if (!idle) {
-        found = true;
-        ADD_FAILURE() << "the runtime did not go idle at the end of the test (a periodic timer or work?)";
-    }
-    for (const std::string& s : rt_->stuck_tasks()) {
-        found = true;
-        ADD_FAILURE() << "task still blocked at the end of the test: " << s;
-    }
+    // The drain above went as far as it could: what is left is a problem (not idle, blocked
+    // tasks, reports), then leaks once the runtime is gone.
+    upanthor::host::CheckOptions opts;
+    opts.when = "at the end of the test";
+    std::vector<upanthor::host::Problem> problems = upanthor::host::RunChecks::leftovers(*rt_, idle, opts);
     test_.reset();  // releases what work registered in the last drain, if anything
     rt_.reset();
-    std::string leaks = mem_counters_diff(before_, mem_counters());
-    if (!leaks.empty()) {
+    for (upanthor::host::Problem& p : checks_.leaks(opts)) problems.push_back(std::move(p));
+    for (upanthor::host::Problem& p : upanthor::host::RunChecks::reports(opts)) problems.push_back(std::move(p));
+    for (const upanthor::host::Problem& p : problems) {
         found = true;
-        ADD_FAILURE() << "leaked at the end of the test:\n" << leaks;
-    }
-    for (const Report& r : take_reports()) {
-        found = true;
-        ADD_FAILURE() << "kshim report [" << report_kind_name(r.kind) << "]: " << r.title << "\n" << r.detail;
+        ADD_FAILURE() << p.text;
     }
     if (found || ::testing::Test::HasFailure())
         std::fprintf(stderr, "[kshim] %s mode, replay with KSHIM_SEED=%llu\n", simulated ? "simulated" : "real",

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "kernel_shim/kunit/resource.h"
+#include "host/run_checks.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/runtime.h"
 #include "kernel_shim/slab.h"
@@ -35,7 +36,7 @@ private:
     std::unique_ptr<Runtime> rt_;
     std::unique_ptr<kunit> test_;
     kunit* prev_test_ = nullptr;
-    MemCounters before_;
+    upanthor::host::RunChecks checks_;  // the mark taken before the world, and the end-of-test checks
     bool finished_ = false;
 };
 
@@ -64,7 +65,8 @@ protected:
     kunit* test = nullptr;
 
     Runtime& rt() { return world_->rt(); }
-    bool run_until_idle(ktime_t limit = 600 * NSEC_PER_SEC) { return rt().run_until_idle(limit); }
+    bool advance_until_idle(ktime_t limit = 600 * NSEC_PER_SEC) { return rt().advance_until_idle(limit); }
+    bool run_pending() { return rt().run_pending(); }
     void advance(ktime_t d) { rt().advance(d); }
     bool run_until(const std::function<bool()>& pred, ktime_t timeout) { return rt().run_until(pred, timeout); }
     // Consumes the first pending report of `kind` (so teardown does not fail on it).
