@@ -52,7 +52,7 @@ void BM_CsInterpreter(benchmark::State& state) {
         if (executed != kInstrsPerRun * state.iterations() && !state.error_occurred())
             state.SkipWithError("executed instruction count differs from the program's");
     }
-    rt.run_until_idle();
+    rt.advance_until_idle();
     state.SetItemsProcessed(static_cast<int64_t>(executed));
     state.counters["instrs_per_run"] = static_cast<double>(kInstrsPerRun);
 }
@@ -80,7 +80,7 @@ void BM_CsgStartSuspend(benchmark::State& state) {
             }
         }
     }
-    rt.run_until_idle();
+    rt.advance_until_idle();
     state.counters["virt_ns"] = benchmark::Counter(static_cast<double>(virt), benchmark::Counter::kAvgIterations);
 }
 BENCHMARK(BM_CsgStartSuspend)->Unit(benchmark::kMicrosecond);
@@ -137,7 +137,7 @@ void BM_CsgSuspendResume(benchmark::State& state) {
         if (!state.error_occurred() && (!saved || !drv.wait([&] { return cores_busy() == kQueues; })))
             state.SkipWithError("the jobs did not survive the round trips");
     }
-    rt.run_until_idle();
+    rt.advance_until_idle();
     state.counters["virt_ns"] = benchmark::Counter(static_cast<double>(virt), benchmark::Counter::kAvgIterations);
 }
 BENCHMARK(BM_CsgSuspendResume)->Unit(benchmark::kMicrosecond);

@@ -23,7 +23,7 @@ static void BM_SimTaskSwitch(benchmark::State& state) {
             backend().unpark(main);
         }
     }, "peer");
-    rt.run_until_idle();
+    rt.advance_until_idle();
     u64 switches0 = rt.context_switches();
     for (auto _ : state) {
         backend().unpark(peer);

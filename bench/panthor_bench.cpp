@@ -49,7 +49,7 @@ void BM_PanthorProbe(benchmark::State& state) {
             machine->remove();
         }
     }
-    rt.run_until_idle();
+    rt.advance_until_idle();
     drm::uaccess_set_trust_all(false);
 }
 BENCHMARK(BM_PanthorProbe)->Unit(benchmark::kMillisecond);
@@ -77,7 +77,7 @@ void BM_VmBindMapUnmap4K(benchmark::State& state) {
                                                         benchmark::Counter::kAvgIterations);
         d.deactivate();
     }
-    rt.run_until_idle();
+    rt.advance_until_idle();
     drm::uaccess_set_trust_all(false);
 }
 BENCHMARK(BM_VmBindMapUnmap4K)->ArgName("on_as")->Arg(1)->Arg(0)->Unit(benchmark::kNanosecond);
@@ -109,7 +109,7 @@ void BM_VmBindMap1GiB(benchmark::State& state) {
         }
         d.deactivate();
     }
-    rt.run_until_idle();
+    rt.advance_until_idle();
     drm::uaccess_set_trust_all(false);
     state.counters["ns_per_page"] = benchmark::Counter(static_cast<double>(state.iterations() * (kSz1G / kSz4K)),
                                                        benchmark::Counter::kIsRate | benchmark::Counter::kInvert);

@@ -179,7 +179,7 @@ void BM_GroupSubmitEmpty(benchmark::State& state) {
             static_cast<double>(rt.context_switches() - switches) / static_cast<double>(state.iterations());
         c.fini();
     }
-    rt.run_until_idle();
+    rt.advance_until_idle();
     drm::uaccess_set_trust_all(false);
 }
 BENCHMARK(BM_GroupSubmitEmpty)->Unit(benchmark::kMicrosecond);
@@ -255,7 +255,7 @@ void BM_SchedTick(benchmark::State& state) {
         state.counters["rotations"] = static_cast<double>(s1.csg_suspends - s0.csg_suspends) / ticks;
         rig.teardown();
     }
-    rt.run_until_idle();
+    rt.advance_until_idle();
     drm::uaccess_set_trust_all(false);
 }
 // Iterations are capped: a group's jobs time out after 5 s on a slot.
@@ -283,7 +283,7 @@ void BM_SchedTickNoop(benchmark::State& state) {
         set_cpu_counters(state, before, after, ticks);
         rig.teardown();
     }
-    rt.run_until_idle();
+    rt.advance_until_idle();
     drm::uaccess_set_trust_all(false);
 }
 BENCHMARK(BM_SchedTickNoop)->Iterations(2000)->Unit(benchmark::kMicrosecond);
@@ -309,7 +309,7 @@ void BM_SubmitToRunLatency(benchmark::State& state) {
         }
         c.fini();
     }
-    rt.run_until_idle();
+    rt.advance_until_idle();
     drm::uaccess_set_trust_all(false);
 }
 BENCHMARK(BM_SubmitToRunLatency)->UseRealTime()->Unit(benchmark::kMicrosecond);

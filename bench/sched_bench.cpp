@@ -231,11 +231,11 @@ void BM_SchedCpuPerJob(benchmark::State& state) {
         for (auto _ : state) {
             b.submit(b.entities[0].get());
             if (++n == drain_every) {
-                rt.run_until_idle();
+                rt.advance_until_idle();
                 n = 0;
             }
         }
-        rt.run_until_idle();
+        rt.advance_until_idle();
         state.SetItemsProcessed(state.iterations());
         state.counters["task_switches_per_job"] =
             static_cast<double>(rt.context_switches()) / static_cast<double>(state.iterations());

@@ -126,7 +126,7 @@ void BM_TimelineQuery(benchmark::State& state) {
         dma_fence_put(f);
     }
     drm::drm_syncobj_put(s);
-    w.rt->run_until_idle(NSEC_PER_SEC);
+    w.rt->advance_until_idle(NSEC_PER_SEC);
 }
 BENCHMARK(BM_TimelineQuery)->Args({1000, 0})->Args({1000, 1})->ArgNames({"points", "signalled"});
 

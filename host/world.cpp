@@ -57,7 +57,7 @@ std::vector<Problem> World::finish(const CheckOptions& opts) {
     if (rt_->mode() == kshim::Mode::Real)
         for (int i = 0; i < 100 && !checks_.leaks(opts).empty(); i++) {
             rt_->advance(10 * kshim::NSEC_PER_MSEC);
-            rt_->run_until_idle(kshim::NSEC_PER_SEC);
+            rt_->advance_until_idle(kshim::NSEC_PER_SEC);
         }
     rt_.reset();
     for (Problem& p : checks_.leaks(opts)) out.push_back(std::move(p));

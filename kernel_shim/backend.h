@@ -52,7 +52,7 @@ public:
     // Waits until the event's callback is not running (after a cancel: del_timer_sync).
     virtual void timer_wait_idle(TimerEvent* ev) = 0;
 
-    virtual bool run_until_idle(ktime_t limit) = 0;
+    virtual bool advance_until_idle(ktime_t limit) = 0;
     virtual void advance(ktime_t d) = 0;
     virtual bool run_until(const std::function<bool()>& pred, ktime_t timeout) = 0;
 

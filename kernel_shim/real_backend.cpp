@@ -2,7 +2,7 @@
 // on one Boost.Asio thread (the "softirq" task).
 //
 // Events live in the same ordered set as in simulated mode; a single asio steady_timer is kept
-// programmed for the earliest one. "Idle" (for run_until_idle) means: every task that is not
+// programmed for the earliest one. "Idle" (for advance_until_idle) means: every task that is not
 // main is parked without a deadline and no event is armed or running. An unpark counts its
 // target as active at once, so a hand-off between two tasks is never mistaken for idleness.
 //
@@ -247,7 +247,7 @@ public:
         cpu_wait_end();
     }
 
-    bool run_until_idle(ktime_t limit) override {
+    bool advance_until_idle(ktime_t limit) override {
         ktime_t deadline = now() + std::min<ktime_t>(limit, 60 * NSEC_PER_SEC);
         int quiet = 0;
         while (now() < deadline) {

@@ -80,7 +80,8 @@ Runtime::~Runtime() {
     delete main_;
 }
 
-bool Runtime::run_until_idle(ktime_t limit) { return backend_->run_until_idle(limit); }
+bool Runtime::advance_until_idle(ktime_t limit) { return backend_->advance_until_idle(limit); }
+bool Runtime::run_pending() { return backend_->advance_until_idle(0); }
 void Runtime::advance(ktime_t d) { backend_->advance(d); }
 bool Runtime::run_until(const std::function<bool()>& pred, ktime_t timeout) { return backend_->run_until(pred, timeout); }
 std::vector<std::string> Runtime::stuck_tasks() { return backend_->stuck_tasks(); }

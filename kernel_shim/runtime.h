@@ -4,7 +4,7 @@
 //    interleaving.
 //  - Real: OS threads, the monotonic clock, Boost.Asio for timers.
 // One runtime exists at a time in a process; the thread that constructs it becomes its "main"
-// task and drives it (run_until_idle, advance, run_until).
+// task and drives it (advance_until_idle, advance, run_until).
 #pragma once
 #include <functional>
 #include <memory>
@@ -56,9 +56,14 @@ public:
     const RuntimeOptions& options() const { return opts_; }
     Task* main_task() const { return main_; }
 
-    // Driving, from the main task. run_until_idle runs until no task is runnable and no event
-    // is pending (false if that does not happen within `limit` of runtime time).
-    bool run_until_idle(ktime_t limit = 600 * NSEC_PER_SEC);
+    // Driving, from the main task. The names say whether runtime time may pass.
+    // advance_until_idle runs tasks and lets time pass, event by event, until no task is runnable
+    // and no event is pending (false if that does not happen within `limit` of runtime time).
+    bool advance_until_idle(ktime_t limit = 600 * NSEC_PER_SEC);
+    // run_pending runs what can run now, without letting time pass (simulated mode: every
+    // runnable task and every event due at the current instant); true if nothing is pending
+    // afterwards, false if an event waits for a later time (or, in real mode, always).
+    bool run_pending();
     // Lets `d` of runtime time pass while everything else runs.
     void advance(ktime_t d);
     // Runs until pred() holds (true) or `timeout` of runtime time passes (false). pred runs in

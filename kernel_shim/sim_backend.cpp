@@ -183,7 +183,7 @@ public:
 
     void timer_wait_idle(TimerEvent*) override {}  // callbacks never interleave with tasks here
 
-    bool run_until_idle(ktime_t limit) override { return main_wait(MainWait::Idle, nullptr, limit); }
+    bool advance_until_idle(ktime_t limit) override { return main_wait(MainWait::Idle, nullptr, limit); }
 
     void advance(ktime_t d) override {
         ktime_t target = saturating_add(now_, d);
@@ -276,7 +276,7 @@ private:
     bool main_wait(MainWait kind, const std::function<bool()>* pred, ktime_t limit) {
         Task* t = current();
         if (t != main_) {
-            report(ReportKind::Bug, "run_until_idle/advance/run_until called from a task other than main");
+            report(ReportKind::Bug, "advance_until_idle/advance/run_until called from a task other than main");
             std::abort();
         }
         main_wait_ = kind;

@@ -46,11 +46,11 @@ TEST_F(FenceArray, SignalsWhenAllMembersSignal) {
     CountingCb cb;
     ASSERT_EQ(dma_fence_add_callback(array, &cb.cb, CountingCb::func), 0);
     dma_fence_signal(f1);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_FALSE(dma_fence_is_signaled(array));
     EXPECT_EQ(cb.runs, 0);
     dma_fence_signal(f2);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(cb.runs, 1);
     EXPECT_EQ(dma_fence_get_status(array), 1);
     dma_fence_put(array);
@@ -77,7 +77,7 @@ TEST_F(FenceArray, SignalOnAny) {
     dma_fence* f2 = mock_fence();
     dma_fence* array = mock_array({dma_fence_get(f1), dma_fence_get(f2)}, true);
     Task* waiter = kthread_run([array] { return static_cast<int>(dma_fence_wait(array, false)); }, "waiter");
-    run_until_idle();
+    advance_until_idle();
     dma_fence_signal(f2);
     EXPECT_EQ(kthread_stop(waiter), 0);
     EXPECT_TRUE(dma_fence_is_signaled(array));
@@ -125,7 +125,7 @@ TEST_F(FenceArray, ErrorOfAlreadySignalledMember) {
     dma_fence* array = mock_array({dma_fence_get(f1), dma_fence_get(f2)});
     dma_fence_enable_sw_signaling(array);
     dma_fence_signal(f2);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(dma_fence_get_status(array), -ETIMEDOUT);
     dma_fence_put(array);
     dma_fence_put(f1);
@@ -137,7 +137,7 @@ TEST_F(FenceArray, CleanCompletionHasNoError) {
     dma_fence* array = mock_array({dma_fence_get(f1)});
     dma_fence_enable_sw_signaling(array);
     dma_fence_signal(f1);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(array->error, 0);  // the internal "pending" marker never leaks out
     EXPECT_EQ(dma_fence_get_status(array), 1);
     dma_fence_put(array);
@@ -152,7 +152,7 @@ TEST_F(FenceArray, ArrayOutlivesCallerWhileCallbacksPending) {
     dma_fence_put(array);  // the armed callbacks keep it alive
     dma_fence_signal(f1);
     dma_fence_signal(f2);
-    run_until_idle();  // teardown checks the array was freed once both ran
+    advance_until_idle();  // teardown checks the array was freed once both ran
     dma_fence_put(f1);
     dma_fence_put(f2);
 }

@@ -192,10 +192,10 @@ TEST_F(FenceChain, CallbackOnLinkRunsOnlyWhenPrefixSignalled) {
     CountingCb cb;
     ASSERT_EQ(dma_fence_add_callback(fc.chains[1], &cb.cb, CountingCb::func), 0);
     dma_fence_signal(fc.fences[1]);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(cb.runs, 0);
     dma_fence_signal(fc.fences[0]);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(cb.runs, 1);
     EXPECT_TRUE(dma_fence_test_flag(fc.chains[1], DMA_FENCE_FLAG_SIGNALED_BIT));
     EXPECT_FALSE(dma_fence_is_signaled(fc.chains[2]));
@@ -215,11 +215,11 @@ TEST_P(FenceChainWait, TailWaiterWakesAfterAllSignalled) {
         done = true;
         return r;
     }, "dmabuf/wait");
-    run_until_idle();
+    advance_until_idle();
     for (size_t i = 0; i < order.size(); i++) {
         EXPECT_FALSE(done);
         dma_fence_signal(order[i]);
-        if (i % 512 == 0) run_until_idle();
+        if (i % 512 == 0) advance_until_idle();
     }
     EXPECT_EQ(kthread_stop(waiter), 0);
     EXPECT_TRUE(done);
@@ -317,7 +317,7 @@ TEST_F(FenceChain, ChainOfChainSignalsWithItsInnerFence) {
     dma_fence_chain_init(outer, nullptr, dma_fence_get(inner), 1);
     EXPECT_FALSE(dma_fence_is_signaled(&outer->base));
     dma_fence_signal(f);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_TRUE(dma_fence_is_signaled(inner));
     EXPECT_TRUE(dma_fence_is_signaled(&outer->base));
     dma_fence_put(&outer->base);

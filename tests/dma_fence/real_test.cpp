@@ -132,7 +132,7 @@ TEST_F(FenceReal, ChainTailWaiterAcrossThreads) {
     kthread_stop(signaller);
     for (dma_fence* f : fences) dma_fence_put(f);
     dma_fence_put(tail);
-    run_until_idle();
+    advance_until_idle();
 }
 
 // Every link enabled, fences signalled backwards by two threads at once: each thread runs the
@@ -163,7 +163,7 @@ TEST_F(FenceReal, ChainEveryLinkEnabledTwoSignallers) {
     kthread_stop(b);
     for (dma_fence* f : fences) dma_fence_put(f);
     for (dma_fence* c : chains) dma_fence_put(c);
-    run_until_idle();
+    advance_until_idle();
 }
 
 TEST_F(FenceReal, UnlockedResvReadersWhileWriterAddsAndReallocates) {

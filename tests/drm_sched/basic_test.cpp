@@ -16,7 +16,7 @@ TEST_F(DrmSchedBasic, ScheduledSignalsAtRunJobFinishedOnlyAfterHwFence) {
     dma_fence* scheduled = dma_fence_get(&job->base.s_fence->scheduled);
     EXPECT_FALSE(dma_fence_is_signaled(scheduled));
 
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_TRUE(drm_mock_sched_job_is_scheduled(job));
     EXPECT_TRUE(dma_fence_is_signaled(scheduled));
     EXPECT_FALSE(dma_fence_is_signaled(job->finished));
@@ -27,7 +27,7 @@ TEST_F(DrmSchedBasic, ScheduledSignalsAtRunJobFinishedOnlyAfterHwFence) {
     EXPECT_EQ(drm_mock_sched_advance(sched, 1), 1u);
     EXPECT_TRUE(dma_fence_is_signaled(job->finished));
     EXPECT_EQ(drm_mock_sched_job_status(job), 1);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_TRUE(job->flags.load() & DRM_MOCK_SCHED_JOB_FREED);
     // The scheduled fence's timestamp is when run_job ran, before the hardware finished.
     EXPECT_LE(dma_fence_timestamp(scheduled), dma_fence_timestamp(job->finished));
@@ -55,7 +55,7 @@ TEST_F(DrmSchedBasic, RunJobErrorPointerFinishesWithThatError) {
     drm_sched_job_arm(&job);
     dma_fence* finished = dma_fence_get(&job.s_fence->finished);
     drm_sched_entity_push_job(&job);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_EQ(dma_fence_get_status(finished), -EIO);
     EXPECT_EQ(drm_sched_entity_error(&entity), -EIO);
     dma_fence_put(finished);
@@ -91,7 +91,7 @@ TEST_P(DrmSchedQueue, HundredJobsCompleteInExpectedVirtualTime) {
         submit_after(j, c.chain && i ? jobs.back()->finished : nullptr);
         jobs.push_back(j);
     }
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     ASSERT_TRUE(all_finished(jobs));
     ktime_t last = 0;
     for (auto* j : jobs) {
@@ -121,7 +121,7 @@ TEST_F(DrmSchedBasic, CreditLimitOneRunsSecondJobOnlyAfterFirstCompletes) {
     auto* j2 = drm_mock_sched_job_new(test, entity);
     drm_mock_sched_job_submit(j1);
     drm_mock_sched_job_submit(j2);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_TRUE(drm_mock_sched_job_is_scheduled(j1));
     EXPECT_FALSE(drm_mock_sched_job_is_scheduled(j2));
     EXPECT_EQ(drm_sched_available_credits(&sched->base), 0u);
@@ -129,12 +129,12 @@ TEST_F(DrmSchedBasic, CreditLimitOneRunsSecondJobOnlyAfterFirstCompletes) {
     EXPECT_FALSE(drm_mock_sched_job_is_scheduled(j2));
 
     drm_mock_sched_advance(sched, 1);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_TRUE(drm_mock_sched_job_is_finished(j1));
     EXPECT_TRUE(drm_mock_sched_job_is_scheduled(j2));
     EXPECT_EQ(sched->max_running.load(), 1u);
     drm_mock_sched_advance(sched, 1);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_TRUE(drm_mock_sched_job_is_finished(j2));
     EXPECT_EQ(drm_sched_available_credits(&sched->base), 1u);
 
@@ -147,7 +147,7 @@ TEST_F(DrmSchedBasic, JobLargerThanCreditLimitIsClampedAndRuns) {
     auto* entity = managed_entity(test, DRM_SCHED_PRIORITY_NORMAL, sched);
     auto* big = timed_job(entity, 100, 10);
     drm_mock_sched_job_submit(big);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_TRUE(expect_report(ReportKind::Warn));  // "Jobs may not exceed the credit limit"
     EXPECT_TRUE(drm_mock_sched_job_is_finished(big));
     EXPECT_EQ(drm_sched_available_credits(&sched->base), 4u);
@@ -163,7 +163,7 @@ TEST_F(DrmSchedBasic, CreditsBoundJobsOnTheRing) {
         jobs.push_back(timed_job(entity, 1000, 2));
         drm_mock_sched_job_submit(jobs.back());
     }
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_TRUE(all_finished(jobs));
     EXPECT_EQ(sched->max_running.load(), 2u);  // 2 jobs of 2 credits fit in 5
 }
@@ -214,7 +214,7 @@ TEST_F(DrmSchedBasic, FiniCancelsPendingJobsWithECANCELED) {
         EXPECT_FALSE(jobs[i]->flags.load() & DRM_MOCK_SCHED_JOB_DONE);
         dma_fence_put(hw[i]);
     }
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
 }
 
 TEST_F(DrmSchedBasic, KillWithQueuedJobsSignalsFinishedWithError) {
@@ -226,15 +226,15 @@ TEST_F(DrmSchedBasic, KillWithQueuedJobsSignalsFinishedWithError) {
         jobs.push_back(timed_job(entity, 1000));
         submit_after(jobs.back(), i == 0 ? gate : nullptr);
     }
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_EQ(sched->jobs_run.load(), 0u);  // all behind the gate
 
     drm_sched_entity_kill(&entity->base);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     // Killed jobs still wait for their dependencies before they complete.
     EXPECT_FALSE(drm_mock_sched_job_is_finished(jobs[0]));
     dma_fence_signal(gate);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     for (auto* j : jobs) {
         EXPECT_EQ(drm_mock_sched_job_status(j), -ESRCH);
         EXPECT_TRUE(j->flags.load() & DRM_MOCK_SCHED_JOB_FREED);
@@ -252,10 +252,10 @@ TEST_F(DrmSchedBasic, PushToKilledEntityIsRefusedAndCleanedUpByFini) {
     auto* j = timed_job(entity, 10);
     drm_mock_sched_job_submit(j);
     EXPECT_TRUE(log_contains("Trying to push to a killed entity"));
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_EQ(sched->jobs_run.load(), 0u);
     kunit_release_action(test, drm_mock_sched_entity_free_wrap, entity);  // fini kills what was queued
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_EQ(drm_mock_sched_job_status(j), -ESRCH);
 }
 
@@ -282,10 +282,10 @@ TEST_F(DrmSchedBasic, TearingDownEntitiesWithPendingDependentJobs) {
     kunit_release_action(test, drm_mock_sched_entity_free_wrap, c);
     kunit_release_action(test, drm_mock_sched_entity_free_wrap, b);
     kunit_release_action(test, drm_mock_sched_entity_free_wrap, a);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     dma_fence_signal(late);
     dma_fence_put(late);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     for (auto* j : all) {
         EXPECT_TRUE(dma_fence_is_signaled(j->finished));
         EXPECT_TRUE(j->flags.load() & DRM_MOCK_SCHED_JOB_FREED);
@@ -299,11 +299,11 @@ TEST_F(DrmSchedBasic, GuiltyEntityJobsFinishWithECANCELED) {
     e->base.guilty = &guilty;
     auto* j1 = timed_job(e, 10);
     drm_mock_sched_job_submit(j1);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     guilty.store(1);
     auto* j2 = timed_job(e, 10);
     drm_mock_sched_job_submit(j2);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_EQ(drm_mock_sched_job_status(j1), 1);
     EXPECT_EQ(drm_mock_sched_job_status(j2), -ECANCELED);
 }
@@ -319,22 +319,22 @@ TEST_F(DrmSchedBasic, StopAndStartFinishDetachedJobsWithTheError) {
     auto* j3 = drm_mock_sched_job_new(test, e);
     drm_mock_sched_job_submit(j1);
     drm_mock_sched_job_submit(j2);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_EQ(drm_mock_sched_advance(sched, 1), 1u);  // j1 completes before the reset
     drm_sched_stop(&sched->base, nullptr);
     EXPECT_TRUE(j1->flags.load() & DRM_MOCK_SCHED_JOB_FREED);  // done jobs are freed by stop
     drm_mock_sched_job_submit(j3);                              // queued while stopped
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_FALSE(drm_mock_sched_job_is_scheduled(j3));
     EXPECT_EQ(drm_sched_available_credits(&sched->base), sched->base.credit_limit);
 
     drm_sched_start(&sched->base, -EIO);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_EQ(drm_mock_sched_job_status(j1), 1);
     EXPECT_EQ(drm_mock_sched_job_status(j2), -EIO);
     EXPECT_TRUE(drm_mock_sched_job_is_scheduled(j3));
     drm_mock_sched_advance(sched, 2);  // j2's stale hw fence and j3's
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_EQ(drm_mock_sched_job_status(j3), 1);
     EXPECT_EQ(drm_sched_available_credits(&sched->base), sched->base.credit_limit);
 }
@@ -345,11 +345,11 @@ TEST_F(DrmSchedBasic, WqueueStopHoldsSubmissionUntilStart) {
     drm_sched_wqueue_stop(&sched->base);
     auto* j = timed_job(e, 10);
     drm_mock_sched_job_submit(j);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_FALSE(drm_mock_sched_job_is_scheduled(j));
     EXPECT_TRUE(drm_sched_wqueue_ready(&sched->base));
     drm_sched_wqueue_start(&sched->base);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_EQ(drm_mock_sched_job_status(j), 1);
 }
 
@@ -360,10 +360,10 @@ TEST_F(DrmSchedBasic, TraceEventsUseKernelNames) {
     dma_fence* gate = test_fence();
     auto* j = timed_job(e, 10);
     submit_after(j, gate);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     dma_fence_signal(gate);
     dma_fence_put(gate);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     std::string json = trace::to_json();
     trace::stop();
     for (const char* name : {"drm_sched_job", "drm_run_job", "drm_sched_process_job", "drm_sched_job_wait_dep"})
@@ -440,7 +440,7 @@ TEST_F(DrmSchedBasic, FiniInAnyOrderAcrossDependentSchedulers) {
         drm_mock_sched_job_submit(ja);
         ASSERT_TRUE(drm_mock_sched_job_wait_scheduled(ja, HZ));
         submit_after(jb, &ja->hw_fence);
-        ASSERT_TRUE(run_until_idle());
+        ASSERT_TRUE(advance_until_idle());
         EXPECT_FALSE(drm_mock_sched_job_is_scheduled(jb));
         drm_mock_sched_entity_free(ea);
         drm_mock_sched_entity_free(eb);  // jb never ran: killed with -ESRCH, dep callback gone
@@ -451,7 +451,7 @@ TEST_F(DrmSchedBasic, FiniInAnyOrderAcrossDependentSchedulers) {
             drm_mock_sched_fini(b);
             drm_mock_sched_fini(a);
         }
-        ASSERT_TRUE(run_until_idle());
+        ASSERT_TRUE(advance_until_idle());
     }
 }
 
@@ -482,7 +482,7 @@ TEST_F(DrmSchedBasic, HwResetJobIsNotFinished) {
     drm_mock_sched_job_submit(job);
     ASSERT_TRUE(drm_mock_sched_job_wait_scheduled(job, HZ));
     EXPECT_EQ(drm_mock_sched_hw_reset(sched, -EIO), 1u);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_EQ(drm_mock_sched_job_status(job), -EIO);
     EXPECT_FALSE(drm_mock_sched_job_is_finished(job));
     EXPECT_FALSE(drm_mock_sched_job_wait_finished(job, 1));

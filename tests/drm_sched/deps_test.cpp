@@ -83,11 +83,11 @@ TEST_F(DrmSchedDeps, OwnEntityFenceNeedsNoWait) {
     drm_mock_sched_job_submit(a);
     auto* b = drm_mock_sched_job_new(test, e1_);
     submit_after(b, a->finished);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_TRUE(drm_mock_sched_job_is_scheduled(b));  // on the ring behind a, a still running
     EXPECT_FALSE(drm_mock_sched_job_is_finished(a));
     drm_mock_sched_advance(sched_, 2);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
 }
 
 TEST_F(DrmSchedDeps, SameSchedulerWaitsOnlyUntilScheduled) {
@@ -98,17 +98,17 @@ TEST_F(DrmSchedDeps, SameSchedulerWaitsOnlyUntilScheduled) {
     submit_after(gate_job, gate);  // e1 is blocked behind this one
     drm_mock_sched_job_submit(a);
     submit_after(b, a->finished);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_FALSE(drm_mock_sched_job_is_scheduled(b));  // a is not on the ring yet
     dma_fence_signal(gate);
     dma_fence_put(gate);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_TRUE(drm_mock_sched_job_is_scheduled(a));
     EXPECT_TRUE(drm_mock_sched_job_is_scheduled(b));  // a only had to be ahead on the ring
     EXPECT_FALSE(drm_mock_sched_job_is_finished(a));
     EXPECT_LT(a->hw_fence.seqno, b->hw_fence.seqno);
     drm_mock_sched_advance(sched_, 3);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_EQ(drm_mock_sched_job_status(b), 1);
 }
 
@@ -122,16 +122,16 @@ TEST_F(DrmSchedDeps, SameSchedulerWaiterRunsWhenItsDependencyIsKilled) {
     dma_fence* gate = test_fence();
     submit_after(a, gate);  // a never reaches the ring before the kill
     submit_after(b, a->finished);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_FALSE(drm_mock_sched_job_is_scheduled(b));
     drm_sched_entity_kill(&e1_->base);
     dma_fence_signal(gate);  // the kill waits for a's dependencies before signalling it
     dma_fence_put(gate);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_EQ(drm_mock_sched_job_status(a), -ESRCH);
     ASSERT_TRUE(drm_mock_sched_job_is_scheduled(b));
     drm_mock_sched_advance(sched_, 1);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_EQ(drm_mock_sched_job_status(b), 1);
 }
 TEST_F(DrmSchedDeps, OtherSchedulerWaitsUntilSignalled) {
@@ -139,14 +139,14 @@ TEST_F(DrmSchedDeps, OtherSchedulerWaitsUntilSignalled) {
     drm_mock_sched_job_submit(a);
     auto* b = drm_mock_sched_job_new(test, e1_);
     submit_after(b, a->finished);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_TRUE(drm_mock_sched_job_is_scheduled(a));
     EXPECT_FALSE(drm_mock_sched_job_is_scheduled(b));
     drm_mock_sched_advance(other_, 1);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_TRUE(drm_mock_sched_job_is_scheduled(b));
     drm_mock_sched_advance(sched_, 1);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_EQ(drm_mock_sched_job_status(b), 1);
 }
 
@@ -159,13 +159,13 @@ TEST_F(DrmSchedDeps, DontPipelineFlagForcesAFullWait) {
     }
     auto* b = drm_mock_sched_job_new(test, e2_);
     submit_after(b, a->finished);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_FALSE(drm_mock_sched_job_is_scheduled(b));
     drm_mock_sched_advance(sched_, 1);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_TRUE(drm_mock_sched_job_is_scheduled(b));
     drm_mock_sched_advance(sched_, 1);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
 }
 
 TEST_F(DrmSchedDeps, PrepareJobSuppliesExtraDependencies) {
@@ -180,10 +180,10 @@ TEST_F(DrmSchedDeps, PrepareJobSuppliesExtraDependencies) {
     sched_->base.ops = &ops;
     auto* a = timed_job(e1_, 10);
     drm_mock_sched_job_submit(a);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_FALSE(drm_mock_sched_job_is_scheduled(a));
     dma_fence_signal(extra);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_EQ(drm_mock_sched_job_status(a), 1);
     dma_fence_put(extra);
     sched_->base.ops = saved;
@@ -196,7 +196,7 @@ TEST_F(DrmSchedDeps, ErrorOfADependencyIsNotPropagatedButVisible) {
     dma_fence_set_error(dep, -EINVAL);
     dma_fence_signal(dep);
     dma_fence_put(dep);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_EQ(drm_mock_sched_job_status(a), 1);  // as upstream: the driver decides what a dep error means
 }
 

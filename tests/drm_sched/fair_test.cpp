@@ -45,7 +45,7 @@ TEST_F(DrmSchedFair, EntitiesOfOnePriorityShareTheRing) {
     auto a = queue(entity(DRM_SCHED_PRIORITY_NORMAL), 20, 1000);
     advance(NSEC_PER_USEC);
     auto b = queue(entity(DRM_SCHED_PRIORITY_NORMAL), 20, 1000);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     const int a_first = ran_among_first(a, b, 20);
     EXPECT_GE(a_first, 8);
     EXPECT_LE(a_first, 12);
@@ -57,7 +57,7 @@ TEST_F(DrmSchedFair, EntitiesOfOnePriorityShareTheRing) {
 TEST_F(DrmSchedFair, PriorityWeightsTheShareOfGpuTime) {
     auto normal = queue(entity(DRM_SCHED_PRIORITY_NORMAL), 100, 1000);
     auto low = queue(entity(DRM_SCHED_PRIORITY_LOW), 100, 1000);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     const int low_first = ran_among_first(low, normal, 90);
     EXPECT_GE(low_first, 6) << "LOW must not starve";
     EXPECT_LE(low_first, 14) << "LOW must get about a ninth";
@@ -68,7 +68,7 @@ TEST_F(DrmSchedFair, PriorityWeightsTheShareOfGpuTime) {
 TEST_F(DrmSchedFair, ShareIsGpuTimeNotJobCount) {
     auto normal = queue(entity(DRM_SCHED_PRIORITY_NORMAL), 40, 800);
     auto low = queue(entity(DRM_SCHED_PRIORITY_LOW), 40, 100);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     const int low_first = ran_among_first(low, normal, 40);
     EXPECT_GE(low_first, 15);
     EXPECT_LE(low_first, 25);
@@ -79,7 +79,7 @@ TEST_F(DrmSchedFair, HigherPriorityJoiningRunsNext) {
     auto low = queue(entity(DRM_SCHED_PRIORITY_LOW), 10, 1000);
     advance(2500 * NSEC_PER_USEC);  // LOW is on its third job
     auto kernel = queue(entity(DRM_SCHED_PRIORITY_KERNEL), 1, 1000);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     int low_before = 0;
     for (auto* j : low) low_before += j->run_at < kernel[0]->run_at;
     EXPECT_EQ(low_before, 3) << "only the jobs LOW had already run, and the one on the ring, come first";
@@ -90,7 +90,7 @@ TEST_F(DrmSchedFair, LowerPriorityJoiningWaitsBehindTheFront) {
     auto normal = queue(entity(DRM_SCHED_PRIORITY_NORMAL), 6, 1000);
     advance(1500 * NSEC_PER_USEC);
     auto low = queue(entity(DRM_SCHED_PRIORITY_LOW), 1, 1000);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     int normal_before = 0;
     for (auto* j : normal) normal_before += j->run_at < low[0]->run_at;
     EXPECT_GE(normal_before, 3);
@@ -104,7 +104,7 @@ TEST_F(DrmSchedFair, JobsOutliveTheirEntity) {
     advance(500 * NSEC_PER_USEC);
     ASSERT_TRUE(drm_mock_sched_job_is_scheduled(jobs[0]));
     kunit_release_action(test, drm_mock_sched_entity_free_wrap, e);  // kills what is still queued
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_EQ(drm_mock_sched_job_status(jobs[0]), 1);
 }
 

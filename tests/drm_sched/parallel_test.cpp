@@ -38,7 +38,7 @@ void sixteen_submitters(u64 seed, bool with_kill) {
         }, "submitter"));
     for (Task* t : tasks) kthread_stop(t);
     if (with_kill) drm_sched_entity_kill(&entities[5]->base);
-    ASSERT_TRUE(Runtime::get()->run_until_idle());
+    ASSERT_TRUE(Runtime::get()->advance_until_idle());
     for (int t = 0; t < kTasks; t++) {
         for (int k = 0; k < kJobsPerTask; k++) {
             auto* j = jobs[t][k];

@@ -26,7 +26,7 @@ TEST_P(DrmSchedPolicy, HigherPriorityEntitiesAreServedFirst) {
             jobs.emplace_back(j, p);
         }
     }
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     std::sort(jobs.begin(), jobs.end(), [](auto& x, auto& y) { return x.first->run_at < y.first->run_at; });
     for (size_t i = 1; i < jobs.size(); i++) {
         EXPECT_LT(jobs[i - 1].first->run_at, jobs[i].first->run_at);
@@ -52,7 +52,7 @@ TEST_P(DrmSchedPolicy, EntitiesOfOnePriorityTakeTurns) {
         j2.push_back(timed_job(e2, 1000));
         drm_mock_sched_job_submit(j2.back());
     }
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     if (GetParam() == DRM_SCHED_POLICY_RR) {
         // Round-robin alternates.
         for (int i = 0; i < 4; i++) EXPECT_LT(j1[i]->run_at, j2[i]->run_at);
@@ -88,14 +88,14 @@ TEST_F(DrmSchedMove, ChangingPriorityWhileJobsFlowIsSafe) {
     }
     kthread_stop(submitter);
     drm_sched_entity_set_priority(&e->base, DRM_SCHED_PRIORITY_KERNEL);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     ASSERT_TRUE(all_finished(jobs));
     for (size_t i = 1; i < jobs.size(); i++) EXPECT_LE(jobs[i - 1]->run_at, jobs[i]->run_at);
     // Idle now: the next job's arm puts the entity on the KERNEL run queue.
     auto* last = timed_job(e, 10);
     drm_mock_sched_job_submit(last);
     EXPECT_EQ(e->base.rq, sched->base.sched_rq[DRM_SCHED_PRIORITY_KERNEL]);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_EQ(drm_mock_sched_job_status(last), 1);
 }
 
@@ -107,12 +107,12 @@ TEST_F(DrmSchedMove, PickBestChoosesTheLeastBusyScheduler) {
         busy_jobs.push_back(drm_mock_sched_job_new(test, busy));
         drm_mock_sched_job_submit(busy_jobs.back());
     }
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     auto* e = managed_entity_list(test, DRM_SCHED_PRIORITY_NORMAL, s, 2);
     auto* j = timed_job(e, 100);
     drm_mock_sched_job_submit(j);
     EXPECT_EQ(j->base.sched, &s[1]->base);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_EQ(drm_mock_sched_job_status(j), 1);
 
     // Restricted to the busy one, the entity moves there once idle.
@@ -121,7 +121,7 @@ TEST_F(DrmSchedMove, PickBestChoosesTheLeastBusyScheduler) {
     drm_mock_sched_job_submit(j2);
     EXPECT_EQ(j2->base.sched, &s[0]->base);
     drm_mock_sched_advance(s[0], 5);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_EQ(drm_mock_sched_job_status(j2), 1);
     EXPECT_TRUE(all_finished(busy_jobs));
 }
@@ -151,7 +151,7 @@ TEST_F(DrmSchedMove, MovingEntitiesBetweenSchedulersWhileJobsFlowIsSafe) {
         drm_sched_entity_modify_sched(&e->base, e->sched_list, 2);
     }
     for (Task* t : tasks) kthread_stop(t);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     int on[2] = {0, 0};
     for (auto& v : jobs) {
         ASSERT_TRUE(all_finished(v));

@@ -95,7 +95,7 @@ TEST_F(DrmSchedReal, TimeoutKillAndFiniRacingRunningJobs) {
         EXPECT_TRUE(st == 1 || st == -ESRCH || st == -ETIMEDOUT || st == -ECANCELED) << st;
         dma_fence_put(f);
     }
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ protected:
 TEST_F(DrmSchedTimeout, FiresAtConfiguredTimeAfterJobStartsAndResets) {
     auto* j = drm_mock_sched_job_new(test, entity_);
     drm_mock_sched_job_submit(j);
-    ASSERT_TRUE(run_until_idle());  // the timer fires on the way to idle
+    ASSERT_TRUE(advance_until_idle());  // the timer fires on the way to idle
     EXPECT_EQ(sched_->timeouts.load(), 1u);
     EXPECT_TRUE(j->flags.load() & DRM_MOCK_SCHED_JOB_TIMEDOUT);
     EXPECT_EQ(drm_mock_sched_job_status(j), -ETIMEDOUT);
@@ -42,7 +42,7 @@ TEST_F(DrmSchedTimeout, FiresAtConfiguredTimeAfterJobStartsAndResets) {
 TEST_F(DrmSchedTimeout, DoesNotFireForAJobThatCompletesInTime) {
     auto* j = timed_job(entity_, 90 * 1000);
     drm_mock_sched_job_submit(j);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_EQ(drm_mock_sched_job_status(j), 1);
     advance(10 * kTimeout);
     EXPECT_EQ(sched_->timeouts.load(), 0u);
@@ -65,7 +65,7 @@ TEST_F(DrmSchedTimeout, NoHangKeepsJobAliveAndRearmsTheTimer) {
 
     // And it can still complete normally.
     EXPECT_EQ(drm_mock_sched_advance(sched_, 1), 1u);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_EQ(drm_mock_sched_job_status(j), 1);
     EXPECT_TRUE(j->flags.load() & DRM_MOCK_SCHED_JOB_FREED);
     const unsigned n = sched_->timeouts.load();
@@ -92,7 +92,7 @@ TEST_F(DrmSchedTimeout, TimerFollowsTheHeadOfThePendingList) {
     EXPECT_LE(fired - handoff, kTimeout);
     EXPECT_GT(fired - start, kTimeout);
     drm_mock_sched_advance(sched_, 1);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
 }
 
 TEST_F(DrmSchedTimeout, FaultRunsTheHandlerAtOnce) {
@@ -123,7 +123,7 @@ TEST_F(DrmSchedTimeout, SuspendAndResumeTimeout) {
     ASSERT_TRUE(run_until([&] { return sched_->timeouts.load() == 1; }, 10 * kTimeout));
     EXPECT_LE(ktime_get() - resumed, static_cast<ktime_t>(jiffies_to_nsecs(left)));
     drm_mock_sched_advance(sched_, 1);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
 }
 
 // A driver's reset handler in the upstream shape: stop, reset the hardware, start with an
@@ -148,7 +148,7 @@ TEST_F(DrmSchedTimeout, HandlerWithStopAndStartFinishesPendingJobsWithTheError) 
     drm_mock_sched_job_submit(bad);
     drm_mock_sched_job_submit(next);
     ASSERT_TRUE(run_until([&] { return dma_fence_is_signaled(bad->finished); }, NSEC_PER_SEC));
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_EQ(drm_mock_sched_job_status(bad), -EIO);
     EXPECT_EQ(drm_mock_sched_job_status(next), -EIO);
     EXPECT_TRUE(bad->flags.load() & DRM_MOCK_SCHED_JOB_FREED);
@@ -157,7 +157,7 @@ TEST_F(DrmSchedTimeout, HandlerWithStopAndStartFinishesPendingJobsWithTheError) 
 
     auto* after = timed_job(entity_, 1000);
     drm_mock_sched_job_submit(after);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_EQ(drm_mock_sched_job_status(after), 1);
     sched_->base.ops = mock_ops;
 }

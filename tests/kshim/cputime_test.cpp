@@ -50,7 +50,7 @@ TEST_F(Cputime, BusyTaskAccruesCpuWhileASleepingTaskAccruesNone) {
         while (!kthread_should_stop()) schedule();
         return 0;
     }, "sleeper");
-    run_until_idle();
+    advance_until_idle();
     EXPECT_GE(task_cputime_ns(busy), 16 * kMs);
     EXPECT_LT(task_cputime_ns(busy), 60 * kMs);
     EXPECT_LT(task_cputime_ns(sleeper), 2 * kMs);
@@ -97,7 +97,7 @@ TEST_F(Cputime, TimerCallbacksAreKernelAndHardwareEventsAreHardware) {
     const CpuTimes before = cputime_all();
     mod_timer(&timer, jiffies + 1);
     backend().timer_arm(&hw_event, ktime_get() + NSEC_PER_MSEC);
-    run_until_idle();
+    advance_until_idle();
     const CpuTimes d = delta(before, cputime_all());
     EXPECT_GE(d[CpuAccount::Hardware], 16 * kMs);
     EXPECT_LT(d[CpuAccount::Hardware], 40 * kMs);
@@ -176,7 +176,7 @@ TEST_F(Cputime, TaskAccountCanBeSetToHardware) {
         return 0;
     }, "device model");
     const CpuTimes before = cputime_all();
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(task_cpu_account(model), CpuAccount::Hardware);
     const CpuTimes d = delta(before, cputime_all());
     EXPECT_GE(d[CpuAccount::Hardware], 8 * kMs);
@@ -196,7 +196,7 @@ TEST_F(Cputime, AccountsSumToTheProcessCpuTime) {
         CpuAccountScope hw(CpuAccount::Hardware);
         burn(10 * kMs);
     }
-    run_until_idle();
+    advance_until_idle();
     const u64 c1 = cputime_total_ns();
     const u64 p1 = process_cputime_ns();
     // Simulated mode runs everything on this thread: the accounts are its CPU time, which is all

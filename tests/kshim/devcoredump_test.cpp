@@ -83,7 +83,7 @@ TEST_F(Devcoredump, ReadsAtOffsetsThenClearFreesIt) {
     EXPECT_FALSE(dev_coredump_pending(&dev_));
     EXPECT_EQ(devcd_read(&dev_, buf, 0, sizeof(buf)), -ENOENT);
     EXPECT_EQ(dev_coredump_clear(&dev_), -ENOENT);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(devcoredump_live_count(), 0u);
 }
 
@@ -99,7 +99,7 @@ TEST_F(Devcoredump, SecondDumpWhilePendingIsDroppedAndFreed) {
     ASSERT_EQ(dev_coredump_clear(&dev_), 0);
     dev_coredumpv(&dev_, kstrdup_text("third"), 5, GFP_KERNEL);
     EXPECT_EQ(read_all(&dev_), "third");
-    run_until_idle(NSEC_PER_SEC);
+    advance_until_idle(NSEC_PER_SEC);
 }
 
 TEST_F(Devcoredump, ExpiresAfterFiveMinutesOfVirtualTime) {
@@ -110,7 +110,7 @@ TEST_F(Devcoredump, ExpiresAfterFiveMinutesOfVirtualTime) {
     advance(2 * NSEC_PER_SEC);
     EXPECT_FALSE(dev_coredump_pending(&dev_));
     EXPECT_GE(jiffies - start, DEVCD_TIMEOUT);
-    run_until_idle(NSEC_PER_SEC);
+    advance_until_idle(NSEC_PER_SEC);
     EXPECT_EQ(devcoredump_live_count(), 0u);
     // The device may dump again.
     dev_coredumpv(&dev_, kstrdup_text("new"), 3, GFP_KERNEL);
@@ -122,7 +122,7 @@ TEST_F(Devcoredump, CustomTimeoutReaderAndDestructor) {
     dev_coredumpm_timeout(&dev_, kstrdup_text("abc"), 3, GFP_KERNEL, upper_read, counting_free, HZ);
     EXPECT_EQ(read_all(&dev_), "ABC");
     advance(2 * NSEC_PER_SEC);
-    run_until_idle(NSEC_PER_SEC);
+    advance_until_idle(NSEC_PER_SEC);
     EXPECT_FALSE(dev_coredump_pending(&dev_));
     EXPECT_EQ(custom_frees, 1);
     // A dropped dump goes through the driver's destructor too.
@@ -147,12 +147,12 @@ TEST_F(Devcoredump, ListenerIsToldFromAWorkItemAndMayReadAndClear) {
         dev_coredumpv(&dev_, kstrdup_text("one", GFP_ATOMIC), 3, GFP_ATOMIC);
     }
     EXPECT_TRUE(seen.empty());
-    run_until_idle(NSEC_PER_SEC);
+    advance_until_idle(NSEC_PER_SEC);
     ASSERT_EQ(seen, std::vector<std::string>{"one"});
     EXPECT_FALSE(dev_coredump_pending(&dev_));
     EXPECT_EQ(devcoredump_live_count(), 0u);
     dev_coredumpv(&dev_, kstrdup_text("two"), 3, GFP_KERNEL);
-    run_until_idle(NSEC_PER_SEC);
+    advance_until_idle(NSEC_PER_SEC);
     EXPECT_EQ(seen, (std::vector<std::string>{"one", "two"}));
 }
 

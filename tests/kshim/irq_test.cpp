@@ -82,7 +82,7 @@ TEST_F(Irq, ThreadedHandlerRunsWithTheLineMaskedThenUnmasks) {
                   IRQF_SHARED, "dev", &drv),
               0);
     d.raise(0x5);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(drv.hard_runs, 1);
     EXPECT_EQ(drv.thread_runs, 1);
     EXPECT_TRUE(drv.hard_in_hardirq);
@@ -92,7 +92,7 @@ TEST_F(Irq, ThreadedHandlerRunsWithTheLineMaskedThenUnmasks) {
     EXPECT_FALSE(d.line.masked());  // re-enabled afterwards
     EXPECT_FALSE(d.line.level());
     d.raise(0x8);  // and it fires again
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(drv.thread_runs, 2);
     EXPECT_EQ(drv.handled, 0xdu);
     free_irq(&d.line, &drv);
@@ -107,7 +107,7 @@ TEST_F(Irq, SleepingInTheHardHandlerIsReported) {
         return IRQ_HANDLED;
     }, 0, "sleepy", &d), 0);
     d.raise(1);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_TRUE(expect_report(ReportKind::MightSleep));
     free_irq(&d.line, &d);
 }
@@ -123,11 +123,11 @@ TEST_F(Irq, DisableIrqHoldsInterruptsUntilEnabled) {
     }, 0, "gated", &d);
     disable_irq(&d.line);
     d.raise(1);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(runs, 0);
     EXPECT_TRUE(d.line.masked());
     enable_irq(&d.line);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(runs, 1);
     free_irq(&d.line, &d);
 }
@@ -161,7 +161,7 @@ TEST_F(Irq, UnhandledStormDisablesTheLine) {
     d.set_mask(1);
     request_irq(&d.line, [](int, void*) { return IRQ_NONE; }, 0, "deaf", &d);
     d.raise(1);  // never cleared, never claimed
-    run_until_idle();
+    advance_until_idle();
     EXPECT_TRUE(expect_report(ReportKind::Irq));
     EXPECT_TRUE(d.line.masked());
     EXPECT_EQ(d.line.handled_count(), 100000u);
@@ -173,7 +173,7 @@ TEST_F(Irq, HandledButNeverDeassertedStormDisablesTheLine) {
     d.set_mask(1);
     request_irq(&d.line, [](int, void*) { return IRQ_HANDLED; }, 0, "stuck-high", &d);  // never clears
     d.raise(1);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_TRUE(expect_report(ReportKind::Irq));
     EXPECT_TRUE(d.line.masked());
     EXPECT_EQ(d.line.handled_count(), 1000001u);

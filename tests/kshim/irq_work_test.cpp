@@ -158,7 +158,7 @@ TEST_F(IrqWork, RaisedFromHardIrqHandlerRunsWhenItReturns) {
         return IRQ_HANDLED;
     }, 0, "irq_work_dev", nullptr), 0);
     line.set_level(true);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(runs_in_handler, 0);  // not inside the handler...
     EXPECT_EQ(c.runs, 1);           // ...but as soon as it returned
     free_irq(&line, nullptr);

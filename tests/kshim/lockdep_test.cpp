@@ -192,7 +192,7 @@ TEST_F(Lockdep, FlushingIdleWorkUnderALockIsNotReported) {
     work_struct w;
     INIT_WORK(&w, maybe_takes_lock);
     queue_work(system_wq(), &w);
-    run_until_idle();
+    advance_until_idle();
     {
         MutexGuard g(m);
         EXPECT_FALSE(flush_work(&w));  // nothing to wait for: no dependency

@@ -185,7 +185,7 @@ TEST_F(TracedRuntime, TraceFileHasATrackPerTaskAndSlicesForWork) {
     work_struct w;
     INIT_WORK(&w, [](work_struct*) { msleep(2); });
     queue_work(system_wq(), &w);
-    run_until_idle();
+    advance_until_idle();
     trace::counter("credits", 3);
     std::string json = trace::to_json();
     EXPECT_NE(json.find("\"thread_name\",\"args\":{\"name\":\"kworker/events:0\"}"), std::string::npos) << json;

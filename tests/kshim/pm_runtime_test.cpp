@@ -79,7 +79,7 @@ TEST_F(PmRuntime, PutSuspendsOnThePmWorkqueue) {
     enable_and_get();
     EXPECT_EQ(pm_runtime_put(dev), 0);
     EXPECT_EQ(pm_runtime_status(dev), RPM_ACTIVE);  // queued, not done
-    EXPECT_TRUE(run_until_idle());
+    EXPECT_TRUE(advance_until_idle());
     EXPECT_EQ(pm_runtime_status(dev), RPM_SUSPENDED);
     EXPECT_EQ(probe.suspends, 1);
     EXPECT_NE(probe.last_suspend_task.load(), current());
@@ -115,7 +115,7 @@ TEST_F(PmRuntime, MarkLastBusyPostponesTheAutosuspend) {
     pm_runtime_mark_last_busy(dev);  // busy again, without taking a reference
     advance(ms_to_ktime(40) + TICK_NSEC);
     EXPECT_EQ(pm_runtime_status(dev), RPM_ACTIVE);
-    EXPECT_TRUE(run_until_idle());
+    EXPECT_TRUE(advance_until_idle());
     EXPECT_EQ(pm_runtime_status(dev), RPM_SUSPENDED);
     EXPECT_EQ(probe.last_suspend_at.load(), t0 + ms_to_ktime(160));
     pm_runtime_disable(dev);
@@ -134,7 +134,7 @@ TEST_F(PmRuntime, ResumeCancelsThePendingAutosuspend) {
     EXPECT_EQ(probe.resumes, 1);
     pm_runtime_mark_last_busy(dev);
     pm_runtime_put_autosuspend(dev);
-    EXPECT_TRUE(run_until_idle());
+    EXPECT_TRUE(advance_until_idle());
     EXPECT_EQ(probe.suspends, 1);
     pm_runtime_disable(dev);
 }
@@ -156,7 +156,7 @@ TEST_F(PmRuntime, GetIfInUseAndIfActive) {
     EXPECT_EQ(pm_runtime_get_if_active(dev), 1);
     EXPECT_EQ(pm_runtime_usage_count(dev), 1);
     pm_runtime_put_autosuspend(dev);
-    EXPECT_TRUE(run_until_idle());
+    EXPECT_TRUE(advance_until_idle());
     EXPECT_EQ(pm_runtime_status(dev), RPM_SUSPENDED);
     pm_runtime_disable(dev);
 }
@@ -277,7 +277,7 @@ TEST_F(PmRuntime, BarrierCancelsRequestsAndWaitsForTransitions) {
     enable_and_get();
     pm_runtime_put(dev);
     pm_runtime_barrier(dev);  // the queued suspend request is dropped
-    EXPECT_TRUE(run_until_idle());
+    EXPECT_TRUE(advance_until_idle());
     EXPECT_EQ(pm_runtime_status(dev), RPM_ACTIVE);
     EXPECT_EQ(probe.suspends, 0);
 
@@ -310,7 +310,7 @@ TEST_F(PmRuntime, SystemSleepOfADeviceInUse) {
 
     pm_runtime_mark_last_busy(dev);
     pm_runtime_put_autosuspend(dev);
-    EXPECT_TRUE(run_until_idle());
+    EXPECT_TRUE(advance_until_idle());
     EXPECT_EQ(pm_runtime_status(dev), RPM_SUSPENDED);
     pm_runtime_disable(dev);
 }
@@ -327,7 +327,7 @@ TEST_F(PmRuntime, SystemSleepOfAnIdleDeviceLeavesItToRuntimePm) {
     EXPECT_EQ(pm_runtime_status(dev), RPM_SUSPENDED);
     EXPECT_TRUE(pm_runtime_enabled(dev));
     EXPECT_EQ(pm_runtime_usage_count(dev), 0);
-    EXPECT_TRUE(run_until_idle());
+    EXPECT_TRUE(advance_until_idle());
     EXPECT_EQ(probe.suspends, 1);
     pm_runtime_disable(dev);
 }

@@ -221,7 +221,7 @@ TEST_F(Real, CancelDelayedWorkSyncBeforeDeadline) {
     INIT_DELAYED_WORK(&dw, [](work_struct*) { runs++; });
     queue_delayed_work(system_wq(), &dw, HZ * 10);
     EXPECT_TRUE(cancel_delayed_work_sync(&dw));
-    EXPECT_TRUE(run_until_idle());
+    EXPECT_TRUE(advance_until_idle());
     EXPECT_EQ(runs.load(), 0);
 }
 
@@ -326,7 +326,7 @@ TEST_F(Real, RunUntilIdleWaitsForQueuedWork) {
         runs++;
     });
     queue_work(system_unbound_wq(), &w);
-    EXPECT_TRUE(run_until_idle());
+    EXPECT_TRUE(advance_until_idle());
     EXPECT_EQ(runs.load(), 1);
 }
 

@@ -67,7 +67,7 @@ TEST_F(Signal, InterruptibleFenceWaitEndsWithErestartsys) {
     advance(30 * NSEC_PER_MSEC);
     EXPECT_FALSE(w.done);
     signal_wake_up(w.task);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_TRUE(w.done);
     EXPECT_EQ(w.ret, -ERESTARTSYS);
     EXPECT_LT(ktime_get(), 100 * NSEC_PER_MSEC);  // ended by the signal, not the timeout
@@ -85,7 +85,7 @@ TEST_F(Signal, UninterruptibleFenceWaitIgnoresTheSignal) {
     advance(30 * NSEC_PER_MSEC);
     EXPECT_FALSE(w.done);
     dma_fence_signal(f);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_TRUE(w.done);
     EXPECT_GT(w.ret, 0);  // the fence, with time left
     kthread_stop(w.task);
@@ -101,7 +101,7 @@ TEST_F(Signal, WaitAnyInterruptibleEndsWithErestartsys) {
     }, "any_waiter");
     advance(10 * NSEC_PER_MSEC);
     signal_wake_up(t);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(ret, -ERESTARTSYS);
     kthread_stop(t);
     for (dma_fence* f : fs) {
@@ -131,7 +131,7 @@ TEST_F(Signal, UninterruptibleSleepsIgnoreSignals) {
     }, "sleeper");
     advance(10 * NSEC_PER_MSEC);
     signal_wake_up(t);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_GE(ktime_get(), 100 * NSEC_PER_MSEC);
     kthread_stop(t);
 }
@@ -153,12 +153,12 @@ TEST_F(Signal, MutexLockInterruptibleGivesEintrToAWaiterAndHandsTheWakeOn) {
     }, "waiter_b");
     advance(NSEC_PER_MSEC);
     signal_wake_up(a);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(first, -EINTR);
     EXPECT_EQ(second, 1234);  // still waiting
     EXPECT_EQ(m.owner(), current());
     mutex_unlock(&m);  // the first waiter is gone: the wake-up reaches the second
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(second, 0);
     kthread_stop(a);
     kthread_stop(b);
@@ -196,7 +196,7 @@ TEST_F(Signal, WwMutexLockInterruptibleGivesEintrAndTheContextStaysUsable) {
     }, "ww_waiter");
     advance(NSEC_PER_MSEC);
     signal_wake_up(t);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(ret, -EINTR);
     EXPECT_EQ(slow_ret, -EINTR);
     kthread_stop(t);
@@ -224,7 +224,7 @@ TEST_F(Signal, InterruptibleWaitEventCompletionAndVarWaitsGiveErestartsys) {
     ts.push_back(kthread_run([&] { var_ret = wait_var_event_interruptible(&var, var != 0); return 0; }, "var"));
     advance(10 * NSEC_PER_MSEC);
     for (Task* t : ts) signal_wake_up(t);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(ev, -ERESTARTSYS);
     EXPECT_EQ(ev_timeout, -ERESTARTSYS);
     EXPECT_EQ(comp, -ERESTARTSYS);

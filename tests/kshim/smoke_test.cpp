@@ -15,7 +15,7 @@ TEST_F(Smoke, WorkRunsAndTimePasses) {
     work_struct w;
     INIT_WORK(&w, [](work_struct*) { g_ran++; });
     EXPECT_TRUE(queue_work(system_wq(), &w));
-    EXPECT_TRUE(run_until_idle());
+    EXPECT_TRUE(advance_until_idle());
     EXPECT_EQ(g_ran, 1);
     ktime_t t0 = ktime_get();
     msleep(5000);

@@ -8,11 +8,39 @@
 #include "kernel_shim/sim_abort.h"
 #include "kernel_shim/time.h"
 #include "kernel_shim/wait.h"
+#include "kernel_shim/workqueue.h"
 #include "tests/support/kernel_test.h"
 
 using namespace kshim;
 
 class Time : public kshim::testing::SweepableKernelTest {};
+
+namespace {
+int g_ran_now = 0, g_ran_later = 0;
+void run_now(work_struct*) { g_ran_now++; }
+void run_later(work_struct*) { g_ran_later++; }
+}  // namespace
+
+// The two ways to drive the runtime say whether time passes: run_pending runs what is runnable
+// at the current instant and stops before the next timer; advance_until_idle lets time pass.
+TEST_F(Time, RunPendingDoesNotLetTimePassAdvanceUntilIdleDoes) {
+    g_ran_now = g_ran_later = 0;
+    work_struct now_work;
+    delayed_work later_work;
+    INIT_WORK(&now_work, run_now);
+    INIT_DELAYED_WORK(&later_work, run_later);
+    const ktime_t t0 = ktime_get();
+    schedule_work(&now_work);
+    schedule_delayed_work(&later_work, msecs_to_jiffies(10));
+    EXPECT_FALSE(run_pending()) << "the delayed work is still pending";
+    EXPECT_EQ(g_ran_now, 1);
+    EXPECT_EQ(g_ran_later, 0);
+    EXPECT_EQ(ktime_get(), t0) << "run_pending let time pass";
+    EXPECT_TRUE(advance_until_idle());
+    EXPECT_EQ(g_ran_later, 1);
+    EXPECT_GE(ktime_get() - t0, 10 * NSEC_PER_MSEC);
+    EXPECT_TRUE(run_pending()) << "nothing pending any more";
+}
 
 TEST_F(Time, JiffiesConversionsRoundUpAsTheKernel) {
     EXPECT_EQ(msecs_to_jiffies(0), 0u);
@@ -170,7 +198,7 @@ TEST_F(Time, SpinningWithNoTimerPendingIsReportedAsALivelock) {
     }, "spinner");
     bool aborted = false;
     try {
-        run_until_idle();
+        advance_until_idle();
     } catch (const SimAbort&) {
         aborted = true;
     }

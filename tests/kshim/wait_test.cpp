@@ -69,10 +69,10 @@ TEST_F(Wait, CompletionCountsAndCompleteAllReleasesEveryone) {
             woken++;
             return 0;
         }, "waiter"));
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(woken, 0);
     complete_all(&c);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(woken, 3);
     EXPECT_TRUE(completion_done(&c));
     reinit_completion(&c);

@@ -54,11 +54,11 @@ TEST_F(WorkqueueTest, QueueWorkOnPendingItemReturnsFalse) {
     EXPECT_TRUE(queue_work(system_wq(), &it.work));
     EXPECT_TRUE(work_pending(&it.work));
     EXPECT_FALSE(queue_work(system_wq(), &it.work));
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(it.runs, 1);
     EXPECT_FALSE(work_pending(&it.work));
     EXPECT_TRUE(queue_work(system_wq(), &it.work));  // queueable again once it ran
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(it.runs, 2);
 }
 
@@ -69,7 +69,7 @@ TEST_F(WorkqueueTest, DelayedWorkFiresExactlyAtItsVirtualDeadline) {
     EXPECT_TRUE(queue_delayed_work(system_wq(), &d.dw, 25));
     advance(jiffies_to_nsecs(24));
     EXPECT_TRUE(d.ran_at.empty());
-    run_until_idle();
+    advance_until_idle();
     ASSERT_EQ(d.ran_at.size(), 1u);
     // It ran as jiffies reached j0 + 25: at that tick's instant.
     EXPECT_EQ(d.ran_at[0], static_cast<ktime_t>(j0 + 25 - INITIAL_JIFFIES) * TICK_NSEC);
@@ -78,7 +78,7 @@ TEST_F(WorkqueueTest, DelayedWorkFiresExactlyAtItsVirtualDeadline) {
 TEST_F(WorkqueueTest, DelayedWorkWithZeroDelayRunsAtOnce) {
     DItem d;
     EXPECT_TRUE(queue_delayed_work(system_wq(), &d.dw, 0));
-    run_until_idle();
+    advance_until_idle();
     ASSERT_EQ(d.ran_at.size(), 1u);
     EXPECT_EQ(d.ran_at[0], 0);
 }
@@ -87,7 +87,7 @@ TEST_F(WorkqueueTest, ModDelayedWorkMovesTheDeadline) {
     DItem d;
     EXPECT_FALSE(mod_delayed_work(system_wq(), &d.dw, 100));  // was idle
     EXPECT_TRUE(mod_delayed_work(system_wq(), &d.dw, 10));    // was pending: rescheduled
-    run_until_idle();
+    advance_until_idle();
     ASSERT_EQ(d.ran_at.size(), 1u);
     EXPECT_EQ(d.ran_at[0], static_cast<ktime_t>(jiffies_to_nsecs(10)));
 }
@@ -97,7 +97,7 @@ TEST_F(WorkqueueTest, CancelDelayedWorkBeforeItFires) {
     queue_delayed_work(system_wq(), &d.dw, 10);
     EXPECT_TRUE(cancel_delayed_work_sync(&d.dw));
     EXPECT_FALSE(cancel_delayed_work(&d.dw));
-    run_until_idle();
+    advance_until_idle();
     EXPECT_TRUE(d.ran_at.empty());
 }
 
@@ -118,7 +118,7 @@ TEST_F(WorkqueueTest, CancelWorkSyncRemovesAPendingItem) {
     Item it;
     queue_work(system_wq(), &it.work);
     EXPECT_TRUE(cancel_work_sync(&it.work));
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(it.runs, 0);
 }
 
@@ -234,7 +234,7 @@ TEST_F(WorkqueueTest, CurrentWorkIsTheRunningItem) {
     work_struct w;
     INIT_WORK(&w, [](work_struct* self) { seen = current_work() == self ? self : nullptr; });
     queue_work(system_wq(), &w);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(seen, &w);
     EXPECT_EQ(current_work(), nullptr);
 }

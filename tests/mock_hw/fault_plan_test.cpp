@@ -148,7 +148,7 @@ TEST_F(Faults, GpuFaultOnNthCommand) {
     d.w(GPU_CMD, GPU_FLUSH_CACHES(3, 0, 0));
     EXPECT_EQ(d.r(GPU_FAULT_STATUS), 0x80u);
     EXPECT_TRUE(d.r(GPU_INT_RAWSTAT) & GPU_IRQ_FAULT);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
 }
 
 TEST_F(Faults, AsActiveStuckOnOneAddressSpace) {

@@ -78,7 +78,7 @@ TEST_F(Power, ZeroLatencyCompletesAtTheSameInstant) {
     const auto t0 = kshim::ktime_get();
     d.w64(L2_PWRON, 1);
     EXPECT_EQ(d.r64(L2_PWRTRANS), 1u);  // still goes through the runtime
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_EQ(d.r64(L2_READY), 1u);
     EXPECT_EQ(kshim::ktime_get(), t0);
 }

@@ -154,7 +154,7 @@ TEST_F(CoredumpTest, CsFatalDumpsTheGroupAndTheFaultingInstructions) {
     EXPECT_EQ(kshim::dev_coredump_clear(dev()), 0);
     EXPECT_FALSE(kshim::dev_coredump_pending(dev()));
     EXPECT_TRUE(read_devcoredump().empty());
-    run_until_idle(NSEC_PER_SEC);
+    advance_until_idle(NSEC_PER_SEC);
     EXPECT_EQ(kshim::devcoredump_live_count(), 0u);
 }
 
@@ -170,7 +170,7 @@ TEST_F(CoredumpTest, ASecondFaultWhileOneIsPendingDoesNotReplaceIt) {
 
     add_cs_fatal(0x58);  // DATA_INVALID_FAULT on the other group
     ASSERT_TRUE(wait_signalled(submit_stream(b, 0, compute_stream(8, 2, 1 * kMs), size_of(4)), 1000 * kMs));
-    run_until_idle(NSEC_PER_SEC);
+    advance_until_idle(NSEC_PER_SEC);
     EXPECT_TRUE(kshim::log_contains("CS_FATAL.EXCEPTION_TYPE: 0x58"));
     EXPECT_EQ(read_devcoredump(), first);
     EXPECT_EQ(kshim::devcoredump_live_count(), 1u);
@@ -242,7 +242,7 @@ TEST_F(CoredumpTest, FirmwareHangResetDumpsMcuStatus) {
     EXPECT_NE(d.find("MMU_INT_RAWSTAT "), std::string::npos);
     ASSERT_EQ(kshim::dev_coredump_clear(dev()), 0);
     // The reset brought the firmware back.
-    run_until_idle(NSEC_PER_SEC);
+    advance_until_idle(NSEC_PER_SEC);
     const u32 fresh = group_create();
     EXPECT_TRUE(wait_signalled(submit_stream(fresh, 0, compute_stream(8, 2, 1 * kMs), size_of(4)), 1000 * kMs));
     EXPECT_EQ(read_data(8), 2u);
@@ -348,7 +348,7 @@ TEST_F(CoredumpTest, DumpExpiresAfterFiveMinutes) {
     EXPECT_TRUE(kshim::dev_coredump_pending(dev()));
     EXPECT_TRUE(run_until([&] { return !kshim::dev_coredump_pending(dev()); }, 2 * NSEC_PER_SEC));
     EXPECT_GE(kshim::ktime_get() - taken, 300 * NSEC_PER_SEC - 10 * kMs);
-    run_until_idle(NSEC_PER_SEC);
+    advance_until_idle(NSEC_PER_SEC);
     EXPECT_EQ(kshim::devcoredump_live_count(), 0u);
 }
 

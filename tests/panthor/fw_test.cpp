@@ -421,7 +421,7 @@ TEST_F(FwRuntime, PingTimeoutResetsTheGpuAndTheFwAnswersAgain) {
     // The reset work: a soft reset, sections reloaded, the FW booted again.
     ASSERT_TRUE(run_until([&] { return !panthor_device_reset_is_pending(ptdev) && soft_resets_ > 0; },
                           ms_to_ktime(1000)));
-    run_until_idle(ms_to_ktime(10));
+    advance_until_idle(ms_to_ktime(10));
     EXPECT_EQ(soft_resets_, 1);
     EXPECT_EQ(gpu().mcu().boots(), boots + 1);
     EXPECT_EQ(mcu_status(), MCU_STATUS_ENABLED);
@@ -497,7 +497,7 @@ TEST_F(FwRuntime, ResetPendingAtSuspendMakesTheResumeASlowRestart) {
     expect_iface_intact();
 
     // The cancelled reset work does not run after all.
-    run_until_idle(ms_to_ktime(100));
+    advance_until_idle(ms_to_ktime(100));
     EXPECT_EQ(gpu().mcu().boots(), boots + 1);
     EXPECT_EQ(soft_resets_, 0);
 

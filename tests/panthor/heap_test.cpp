@@ -371,7 +371,7 @@ TEST_F(PanthorHeap, VmDestroyWithLiveHeapsFreesThem) {
     // The handles died with the VM: its id is unknown now.
     EXPECT_EQ(heap_destroy(h0.handle), -EINVAL);
     EXPECT_EQ(heap_destroy(h1.handle), -EINVAL);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(kshim::mem_counters_diff(before, kshim::mem_counters()), "");
 }
 
@@ -385,7 +385,7 @@ TEST_F(PanthorHeap, FileCloseWithLiveHeapsFreesThem) {
     heap_create(b.id, 1, SZ_2M, 4, 1, f2);
     heap_create(b.id, 1, SZ_128K, 4, 1, f2);
     drm::drm_release(f2);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(kshim::mem_counters_diff(before, kshim::mem_counters()), "");
 }
 

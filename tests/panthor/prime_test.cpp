@@ -178,7 +178,7 @@ TEST_F(PanthorPrime, ForeignDmaBufIsMappedByTheGpuAndTheCpu) {
     vm_destroy(vm_id);
     drm::uapi::drm_gem_close gc{bo, 0};
     EXPECT_EQ(ioctl(drm::uapi::DRM_IOCTL_GEM_CLOSE, &gc), 0);
-    run_until_idle();  // the VM's deferred cleanup drops its last BO reference
+    advance_until_idle();  // the VM's deferred cleanup drops its last BO reference
     EXPECT_EQ(kshim::dma_buf_attachments_live(), 0);
     EXPECT_EQ(kshim::dma_buf_live(), 0);
 }

@@ -295,7 +295,7 @@ protected:
     void warm_up() {
         ASSERT_EQ(probe(), 0);
         remove();
-        run_until_idle(ms_to_ktime(1000));
+        advance_until_idle(ms_to_ktime(1000));
         ASSERT_EQ(drain_reports(), "");
         expect_platform_released("after the warm-up");
     }
@@ -367,7 +367,7 @@ TEST_P(PanthorProbeAllocFailure, EachFailureUnwindsCleanly) {
             EXPECT_EQ(pdev()->dev.pm, nullptr) << "allocation " << n;
         }
         // Anything freed from a workqueue is freed by now.
-        run_until_idle(ms_to_ktime(1000));
+        advance_until_idle(ms_to_ktime(1000));
         const kshim::MemCounters after = kshim::mem_counters();
         EXPECT_EQ(kshim::mem_counters_diff(before, after), "") << "allocation " << n;
         EXPECT_EQ(after.pages_live, before.pages_live) << "allocation " << n;
@@ -413,7 +413,7 @@ TEST_F(PanthorProbeManual, ProbeFailsCleanlyWithoutVaIndexNodes) {
     kshim::fault_inject_disarm();
     EXPECT_EQ(ret, -ENOMEM);
     EXPECT_GE(failures, 2u) << "drm_gpuvm_init's reserve and the retry";
-    run_until_idle(ms_to_ktime(1000));
+    advance_until_idle(ms_to_ktime(1000));
     EXPECT_EQ(kshim::mem_counters_diff(before, kshim::mem_counters()), "");
     EXPECT_EQ(drain_reports(), "");
     expect_platform_released("after the failed probe");
@@ -502,7 +502,7 @@ TEST_P(PanthorProbeHwWait, EachStalledWaitFailsOrIsSurvivedCleanly) {
             EXPECT_FALSE(panthor_device_reset_is_pending(ptdev)) << where;
             use_and_remove(where + " (survived)");
         }
-        run_until_idle(ms_to_ktime(2000));
+        advance_until_idle(ms_to_ktime(2000));
         EXPECT_EQ(kshim::mem_counters_diff(before, kshim::mem_counters()), "") << where;
         EXPECT_EQ(panthor_mmu_pt_cache_live(), 0u) << where;
         EXPECT_EQ(drain_reports(), "") << where;
@@ -512,7 +512,7 @@ TEST_P(PanthorProbeHwWait, EachStalledWaitFailsOrIsSurvivedCleanly) {
             fresh_platform();
             ASSERT_EQ(panthor_probe(pdev()), 0) << "fresh platform after " << where;
             use_and_remove("fresh platform after " + where);
-            run_until_idle(ms_to_ktime(2000));
+            advance_until_idle(ms_to_ktime(2000));
             EXPECT_EQ(drain_reports(), "") << "fresh platform after " << where;
         }
         if (HasFailure())

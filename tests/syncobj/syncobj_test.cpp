@@ -373,11 +373,11 @@ TEST_F(Syncobj, QueryNeverJumpsOverAnUnsignalledPointAndNeverDecreases) {
     EXPECT_EQ(o.query(h, DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED), 3u);
     dma_fence_signal(f1);
     dma_fence_signal(f3);  // a later point signalled before point 2
-    run_until_idle();
+    advance_until_idle();
     u64 seen = o.query(h);
     EXPECT_EQ(seen, 1u);
     dma_fence_signal(f2);
-    run_until_idle();
+    advance_until_idle();
     u64 now = o.query(h);
     EXPECT_EQ(now, 3u);
     EXPECT_GE(now, seen);
@@ -391,7 +391,7 @@ TEST_F(Syncobj, QueryNeverJumpsOverAnUnsignalledPointAndNeverDecreases) {
     dma_fence_put(p4);  // the reference new_fence() gave us, which add_point did not consume
     dma_fence_put(head);
     drm_syncobj_put(s);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(o.query(h), 4u);
     for (dma_fence* f : {f1, f2, f3}) dma_fence_put(f);
 }
@@ -472,7 +472,7 @@ TEST_F(Syncobj, TransferBinaryToTimelineAndBack) {
     EXPECT_EQ(o.transfer(tl, 5, bin2, 0), 0);
     EXPECT_EQ(o.wait({bin2}, 0, 0), -ETIME);
     dma_fence_signal(f);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(o.query(tl), 5u);
     EXPECT_EQ(o.wait({bin2}, 0, 0), 0);
     // Between points: 5 -> 9 on the same timeline.
@@ -512,7 +512,7 @@ TEST_F(Syncobj, SyncFileExportImportMovesFencesBetweenFiles) {
     EXPECT_EQ(drm_syncobj_import_sync_file_obj(b.file, sf, hb, 3), 0);  // as timeline point 3
     EXPECT_EQ(b.wait({hb}, 0, 0), -ETIME);
     dma_fence_signal(f);
-    run_until_idle();
+    advance_until_idle();
     EXPECT_EQ(b.wait({hb}, 0, 0), 0);
     EXPECT_EQ(b.query(hb), 3u);
     sync_file_put(sf);
@@ -644,16 +644,16 @@ TEST_F(Syncobj, SchedJobWaitsForTheSyncobjFence) {
     ASSERT_EQ(drm_sched_job_add_syncobj_dependency(&job->base, o.file, tl, 3), 0);
     EXPECT_EQ(drm_sched_job_add_syncobj_dependency(&job->base, o.file, tl, 4), -EINVAL);  // not submitted
     drm_mock_sched_job_submit(job);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_FALSE(drm_mock_sched_job_is_scheduled(job));
     dma_fence_signal(fb);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_FALSE(drm_mock_sched_job_is_scheduled(job));  // the timeline point is still pending
     dma_fence_signal(ft);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_TRUE(drm_mock_sched_job_is_scheduled(job));
     EXPECT_EQ(drm_mock_sched_advance(sched, 1), 1u);
-    ASSERT_TRUE(run_until_idle());
+    ASSERT_TRUE(advance_until_idle());
     EXPECT_TRUE(drm_mock_sched_job_is_finished(job));
     dma_fence_put(fb);
     dma_fence_put(ft);
