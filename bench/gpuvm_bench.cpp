@@ -1,4 +1,4 @@
-// drm_gpuvm benchmarks (drm/gpuvm.cpp, drm/gpuvm_sm.cpp), release build.
+// drm_gpuvm benchmarks (drm/drm_gpuvm.cpp, drm/drm_gpuvm_sm.cpp), release build.
 //
 // One VM_BIND operation per iteration, the way panthor runs it (testkit/gpuvm_harness.h):
 // prepare (allocate the VAs a step may need, top up the index node reserve, obtain the vm_bo),
@@ -27,7 +27,7 @@ std::unique_ptr<Runtime> real_runtime() { return std::make_unique<Runtime>(Runti
 void BM_GpuvmMapUnmap(benchmark::State& state) {
     auto rt = real_runtime();
     const u64 n = static_cast<u64>(state.range(0));
-    DrmGemObject* bo = new_bo(16 * kPage);
+    drm_gem_object* bo = new_bo(16 * kPage);
     {
         TestVm vm;
         for (u64 i = 0; i < n; i++)
@@ -53,8 +53,8 @@ BENCHMARK(BM_GpuvmMapUnmap)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark:
 
 void BM_GpuvmSplit(benchmark::State& state) {
     auto rt = real_runtime();
-    DrmGemObject* a = new_bo(16 * kPage);
-    DrmGemObject* b = new_bo(16 * kPage);
+    drm_gem_object* a = new_bo(16 * kPage);
+    drm_gem_object* b = new_bo(16 * kPage);
     {
         TestVm vm;
         // A populated VM around the range we split.

@@ -56,7 +56,7 @@ struct LatencyProbe {
 // queue_work to the item running, on real threads; the iteration also includes waking main.
 static void BM_RealQueueWorkLatency(benchmark::State& state) {
     Runtime rt(RuntimeOptions{.mode = Mode::Real});
-    Workqueue* wq = alloc_workqueue("bench", WQ_UNBOUND, 1);
+    workqueue_struct* wq = alloc_workqueue("bench", WQ_UNBOUND, 1);
     LatencyProbe p;
     INIT_WORK(&p.work, LatencyProbe::fn);
     for (auto _ : state) {

@@ -19,7 +19,7 @@ struct Device {
     upanthor::host::Machine::Options opts;
     std::unique_ptr<upanthor::host::Machine> machine;
     panthor::panthor_device* ptdev = nullptr;
-    drm::File* file = nullptr;
+    drm::drm_file* file = nullptr;
 
     bool up() {
         if (upanthor::host::Machine::create(opts, &machine) || machine->probe()) return false;

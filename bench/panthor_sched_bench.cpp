@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "bench/panthor_bench_device.h"
-#include "drm/syncobj.h"
+#include "drm/drm_syncobj.h"
 #include "drm/uaccess.h"
 #include "kernel_shim/cputime.h"
 #include "kernel_shim/runtime.h"
@@ -50,13 +50,13 @@ constexpr u64 kTickNs = 10 * kshim::NSEC_PER_MSEC;
 
 // One client: a file with a VM and a BO mapped at kVa holding the streams, and its groups.
 struct Client {
-    drm::File* file = nullptr;
+    drm::drm_file* file = nullptr;
     u32 vm = 0, bo = 0;
     u8* cpu = nullptr;
     drm::VmArea* map = nullptr;
     std::vector<u32> groups;
 
-    bool init(upanthor_bench::Device& d, drm::File* f) {
+    bool init(upanthor_bench::Device& d, drm::drm_file* f) {
         file = f;
         drm_panthor_vm_create vc{};
         if (drm::ioctl(file, DRM_IOCTL_PANTHOR_VM_CREATE, &vc)) return false;
@@ -196,14 +196,14 @@ struct RotationRig {
     }
     upanthor_bench::Device d{config()};
     std::vector<Client> clients;
-    std::vector<drm::File*> files;
+    std::vector<drm::drm_file*> files;
 
     bool setup(u32 n) {
         if (!d.up()) return false;
         const u32 nfiles = (n + 127) / 128;
         clients.resize(nfiles);
         for (u32 f = 0; f < nfiles; f++) {
-            drm::File* file = f == 0 ? d.file : nullptr;
+            drm::drm_file* file = f == 0 ? d.file : nullptr;
             if (!file) {
                 if (drm::drm_open(&d.ptdev->base, &file)) return false;
                 files.push_back(file);
@@ -224,7 +224,7 @@ struct RotationRig {
     }
     void teardown() {
         for (Client& c : clients) c.fini();
-        for (drm::File* f : files) drm::drm_release(f);
+        for (drm::drm_file* f : files) drm::drm_release(f);
         files.clear();
     }
 };

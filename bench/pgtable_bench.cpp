@@ -1,4 +1,4 @@
-// Page-table and drm_mm benchmarks (kernel_shim/iommu/io_pgtable_arm.cpp, drm/mm.cpp).
+// Page-table and drm_mm benchmarks (kernel_shim/iommu/io_pgtable_arm.cpp, drm/drm_mm.cpp).
 //
 // Every case reports ns_per_page (ns_per_block for 2 MiB blocks, ns_per_call / ns_per_pair for
 // the small cases) as a user counter. The configuration is panthor's: 4 KiB pages + 2 MiB
@@ -19,7 +19,7 @@
 
 #include <vector>
 
-#include "drm/mm.h"
+#include "drm/drm_mm.h"
 #include "kernel_shim/iommu/io_pgtable.h"
 #include "kernel_shim/page_alloc.h"
 
@@ -217,18 +217,18 @@ void BM_Unmap256x4K(benchmark::State& state) {
 void BM_DrmMmInsertRemove(benchmark::State& state) {
     const unsigned mode = unsigned(state.range(0));
     constexpr unsigned kLive = 10000;
-    std::vector<drm::DrmMmNode> nodes(kLive + kLive / 8);
-    drm::DrmMm mm;
+    std::vector<drm::drm_mm_node> nodes(kLive + kLive / 8);
+    drm::drm_mm mm;
     drm::drm_mm_init(&mm, 0, 1ull << 40);
     for (auto& n : nodes)
         if (drm::drm_mm_insert_node_generic(&mm, &n, SZ_4K, 0, 0, drm::DRM_MM_INSERT_LOW)) std::abort();
     for (size_t i = 0; i < nodes.size(); i += 9) drm::drm_mm_remove_node(&nodes[i]);
-    drm::DrmMmNode node;
+    drm::drm_mm_node node;
     for (auto _ : state) {
         if (drm::drm_mm_insert_node_generic(&mm, &node, SZ_4K, SZ_4K, 0, mode)) std::abort();
         drm::drm_mm_remove_node(&node);
     }
-    drm::drm_mm_for_each_node_safe(&mm, [](drm::DrmMmNode* n) { drm::drm_mm_remove_node(n); });
+    drm::drm_mm_for_each_node_safe(&mm, [](drm::drm_mm_node* n) { drm::drm_mm_remove_node(n); });
     drm::drm_mm_takedown(&mm);
     state.counters["ns_per_pair"] = ns_per(1);
 }
@@ -248,8 +248,8 @@ void BM_DrmMmInsertFragmented(benchmark::State& state) {
     const u64 free_start = below * kPair, free_size = (kInserts + 1) * kPair;
     const u64 above_start = free_start + free_size;
 
-    std::vector<drm::DrmMmNode> fixed(holes), inserted(kInserts);
-    drm::DrmMm mm;
+    std::vector<drm::drm_mm_node> fixed(holes), inserted(kInserts);
+    drm::drm_mm mm;
     drm::drm_mm_init(&mm, 0, above_start + above * kPair);
     for (size_t i = 0; i < holes; i++) {
         fixed[i].start = i < below ? i * kPair : above_start + (i - below) * kPair;

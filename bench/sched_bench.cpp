@@ -35,7 +35,7 @@ struct JobPool {
     u64 submitted = 0;  // the submitter's
     alignas(SMP_CACHE_BYTES) std::atomic<u64> retired{0};
     alignas(SMP_CACHE_BYTES) std::atomic<u64> wake_at{~u64{0}};  // the submitter sleeps until retired reaches it
-    WaitQueueHead drained;
+    wait_queue_head drained;
 
     int in_flight() const { return static_cast<int>(submitted - retired.load(std::memory_order_seq_cst)); }
 };

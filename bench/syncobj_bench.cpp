@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "drm/drm_ioctl.h"
-#include "drm/syncobj.h"
+#include "drm/drm_syncobj.h"
 #include "drm/uaccess.h"
 #include "kernel_shim/runtime.h"
 #include "kernel_shim/slab.h"
@@ -25,8 +25,8 @@ const drm::DriverDesc bench_driver = {
 
 struct World {
     std::unique_ptr<Runtime> rt = std::make_unique<Runtime>(RuntimeOptions{.mode = Mode::Real});
-    drm::Device dev{bench_driver};
-    drm::File* file = nullptr;
+    drm::drm_device dev{bench_driver};
+    drm::drm_file* file = nullptr;
     World() { drm_open(&dev, &file); }
     ~World() { drm::drm_release(file); }
 

@@ -3,7 +3,7 @@
 //
 // DOC: A driver describes itself with a DriverDesc (name, version, features, the ioctl table
 // indexed like the kernel's: entry i serves nr DRM_COMMAND_BASE + i, and open/postclose hooks)
-// and creates one drm::Device from it. Files are opened on the device with drm_open() and
+// and creates one drm::drm_device from it. Files are opened on the device with drm_open() and
 // closed with drm_release() (drm/drm_file.h); ioctls enter through drm::drm_ioctl()
 // (drm/drm_ioctl.h).
 #pragma once
@@ -24,12 +24,12 @@ namespace drm {
 using kshim::u32;
 using kshim::u64;
 
-class Device;
-struct DrmGemObject;
-struct File;
+class drm_device;
+struct drm_gem_object;
+struct drm_file;
 struct VmArea;
-struct DrmPrinter;
-struct DrmVmaOffsetManager;
+struct drm_printer;
+struct drm_vma_offset_manager;
 
 // enum drm_driver_feature.
 enum DriverFeature : u32 {
@@ -53,7 +53,7 @@ enum IoctlFlags : u32 {
 
 // drm_ioctl_t: `data` is the kernel copy of the argument struct (zero-extended to the kernel's
 // size); returns 0 or a negative errno.
-using ioctl_t = int (*)(Device* dev, void* data, File* file);
+using ioctl_t = int (*)(drm_device* dev, void* data, drm_file* file);
 
 // struct drm_ioctl_desc. `cmd` carries the kernel's direction and struct size.
 struct IoctlDesc {
@@ -77,31 +77,31 @@ struct DriverDesc {
     // Driver ioctls: entry i serves nr DRM_COMMAND_BASE + i (holes have func == nullptr).
     std::span<const IoctlDesc> ioctls;
     // drm_driver.open: per-file driver setup; a non-zero return fails drm_open.
-    int (*open)(Device* dev, File* file) = nullptr;
+    int (*open)(drm_device* dev, drm_file* file) = nullptr;
     // drm_driver.postclose: per-file driver teardown, before the core drops GEM/syncobj handles.
-    void (*postclose)(Device* dev, File* file) = nullptr;
+    void (*postclose)(drm_device* dev, drm_file* file) = nullptr;
     // drm_driver.fops: the file operations of the device's files (drm_open_file). Null means the
     // DRM core's drm_fops (drm/drm_file.h), whose mmap calls `mmap` below.
     const kshim::file_operations* fops = nullptr;
     // What drm_fops' mmap does for this driver: null means drm_gem_mmap (drm/drm_mmap.h).
-    int (*mmap)(File* file, VmArea* vma) = nullptr;
+    int (*mmap)(drm_file* file, VmArea* vma) = nullptr;
     // drm_driver.show_fdinfo: the driver's fdinfo keys (drm/drm_fdinfo.h).
-    void (*show_fdinfo)(DrmPrinter* p, File* file) = nullptr;
-    // drm_driver.gem_create_object: the driver's object (wrapping a DrmGemShmemObject) for the
-    // shmem helpers to initialise, or ERR_PTR. Unset: a plain DrmGemShmemObject.
-    DrmGemObject* (*gem_create_object)(Device* dev, size_t size) = nullptr;
+    void (*show_fdinfo)(drm_printer* p, drm_file* file) = nullptr;
+    // drm_driver.gem_create_object: the driver's object (wrapping a drm_gem_shmem_object) for the
+    // shmem helpers to initialise, or ERR_PTR. Unset: a plain drm_gem_shmem_object.
+    drm_gem_object* (*gem_create_object)(drm_device* dev, size_t size) = nullptr;
     // drm_driver.gem_prime_import_sg_table: an object over another device's pages (PRIME import
     // of a foreign dma_buf), or ERR_PTR. Unset: such imports give -EINVAL (drm/drm_prime.h).
-    DrmGemObject* (*gem_prime_import_sg_table)(Device* dev, kshim::dma_buf_attachment* attach,
+    drm_gem_object* (*gem_prime_import_sg_table)(drm_device* dev, kshim::dma_buf_attachment* attach,
                                                kshim::sg_table* sgt) = nullptr;
 };
 
-class Device {
+class drm_device {
 public:
     // WARNs when a driver ioctl sits at the wrong index (its nr must be DRM_COMMAND_BASE + i).
-    explicit Device(const DriverDesc& driver, void* dev_private = nullptr);
-    Device(const Device&) = delete;
-    Device& operator=(const Device&) = delete;
+    explicit drm_device(const DriverDesc& driver, void* dev_private = nullptr);
+    drm_device(const drm_device&) = delete;
+    drm_device& operator=(const drm_device&) = delete;
 
     const DriverDesc& driver() const { return driver_; }
     bool check_feature(u32 feature) const { return (driver_.driver_features & feature) == feature; }
@@ -113,7 +113,7 @@ public:
     bool is_unplugged() const { return unplugged_.load(std::memory_order_acquire); }
 
     // drm_device.vma_offset_manager: where GEM mmap offsets come from (set by the driver).
-    DrmVmaOffsetManager* vma_offset_manager = nullptr;
+    drm_vma_offset_manager* vma_offset_manager = nullptr;
 
 private:
     DriverDesc driver_;
@@ -121,12 +121,12 @@ private:
     std::atomic<bool> unplugged_{false};
 };
 
-inline bool drm_core_check_feature(const Device* dev, u32 feature) { return dev->check_feature(feature); }
+inline bool drm_core_check_feature(const drm_device* dev, u32 feature) { return dev->check_feature(feature); }
 
 // drm_dev_enter/drm_dev_exit: a section that touches the hardware runs only while the device is
 // not unplugged. There is no SRCU here, so unplug does not wait for sections in progress; callers
 // that need that (panthor) cancel or flush their work after drm_dev_unplug.
-inline bool drm_dev_enter(const Device* dev, int* idx = nullptr) {
+inline bool drm_dev_enter(const drm_device* dev, int* idx = nullptr) {
     if (idx) *idx = 0;
     return !dev->is_unplugged();
 }

@@ -5,12 +5,12 @@
 #include <cstdio>
 
 #include "drm/drm_device.h"
-#include "drm/gem.h"
+#include "drm/drm_gem.h"
 #include "kernel_shim/dma-buf/dma-resv.h"
 
 namespace drm {
 
-void DrmPrinter::printf(const char* fmt, ...) {
+void drm_printer::printf(const char* fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     char buf[512];
@@ -20,7 +20,7 @@ void DrmPrinter::printf(const char* fmt, ...) {
         out.append(buf, static_cast<size_t>(std::min<int>(n, sizeof(buf) - 1)));
 }
 
-void drm_fdinfo_print_size(DrmPrinter* p, const char* prefix, const char* stat, const char* region, u64 sz) {
+void drm_fdinfo_print_size(drm_printer* p, const char* prefix, const char* stat, const char* region, u64 sz) {
     static const char* const units[] = {"", " KiB", " MiB"};
     unsigned u;
     for (u = 0; u < 2; u++) {
@@ -31,7 +31,7 @@ void drm_fdinfo_print_size(DrmPrinter* p, const char* prefix, const char* stat, 
     p->printf("%s-%s-%s:\t%llu%s\n", prefix, stat, region, static_cast<unsigned long long>(sz), units[u]);
 }
 
-void drm_print_memory_stats(DrmPrinter* p, const DrmMemoryStats* stats, unsigned supported_status, const char* region) {
+void drm_print_memory_stats(drm_printer* p, const drm_memory_stats* stats, unsigned supported_status, const char* region) {
     const char* prefix = "drm";
     drm_fdinfo_print_size(p, prefix, "total", region, stats->_private + stats->shared);
     drm_fdinfo_print_size(p, prefix, "shared", region, stats->shared);
@@ -43,10 +43,10 @@ void drm_print_memory_stats(DrmPrinter* p, const DrmMemoryStats* stats, unsigned
         drm_fdinfo_print_size(p, prefix, "purgeable", region, stats->purgeable);
 }
 
-void drm_show_memory_stats(DrmPrinter* p, File* file) {
-    DrmMemoryStats status;
+void drm_show_memory_stats(drm_printer* p, drm_file* file) {
+    drm_memory_stats status;
     unsigned supported_status = 0;
-    file->gem.for_each([&](u32, DrmGemObject* obj) {
+    file->gem.for_each([&](u32, drm_gem_object* obj) {
         unsigned s = 0;
         if (obj->funcs && obj->funcs->status) {
             s = obj->funcs->status(obj);
@@ -72,9 +72,9 @@ void drm_show_memory_stats(DrmPrinter* p, File* file) {
     drm_print_memory_stats(p, &status, supported_status, "memory");
 }
 
-std::string drm_show_fdinfo(File* file) {
-    DrmPrinter p;
-    Device* dev = file->dev;
+std::string drm_show_fdinfo(drm_file* file) {
+    drm_printer p;
+    drm_device* dev = file->dev;
     p.printf("drm-driver:\t%s\n", dev->driver().name);
     p.printf("drm-client-id:\t%llu\n", static_cast<unsigned long long>(file->client_id));
     if (dev->driver().show_fdinfo)

@@ -12,23 +12,23 @@
 namespace drm {
 
 // drm_printer writing into a string.
-struct DrmPrinter {
+struct drm_printer {
     std::string out;
     void printf(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 };
 
 // drm_memory_stats.
-struct DrmMemoryStats {
+struct drm_memory_stats {
     u64 shared = 0, _private = 0, resident = 0, purgeable = 0, active = 0;
 };
 
 // "<prefix>-<stat>-<region>:\t<size>[ KiB| MiB]": the largest unit that divides the size.
-void drm_fdinfo_print_size(DrmPrinter* p, const char* prefix, const char* stat, const char* region, u64 sz);
+void drm_fdinfo_print_size(drm_printer* p, const char* prefix, const char* stat, const char* region, u64 sz);
 // drm-total/shared/resident/purgeable/active-memory lines for `stats`, as drm_print_memory_stats.
-void drm_print_memory_stats(DrmPrinter* p, const DrmMemoryStats* stats, unsigned supported_status, const char* region);
+void drm_print_memory_stats(drm_printer* p, const drm_memory_stats* stats, unsigned supported_status, const char* region);
 // The GEM objects of the file's handle table, sorted into the stats above.
-void drm_show_memory_stats(DrmPrinter* p, File* file);
+void drm_show_memory_stats(drm_printer* p, drm_file* file);
 // The whole fdinfo text of `file`.
-std::string drm_show_fdinfo(File* file);
+std::string drm_show_fdinfo(drm_file* file);
 
 }  // namespace drm

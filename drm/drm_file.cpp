@@ -8,7 +8,7 @@
 
 #include "drm/drm_ioctl.h"
 #include "drm/drm_mmap.h"
-#include "drm/syncobj.h"
+#include "drm/drm_syncobj.h"
 #include "kernel_shim/dma-buf/dma-buf.h"
 #include "kernel_shim/dma-buf/sync_file.h"
 #include "kernel_shim/err.h"
@@ -20,9 +20,9 @@ namespace drm {
 
 using namespace kshim;
 
-int drm_open(Device* dev, File** out, bool render) {
+int drm_open(drm_device* dev, drm_file** out, bool render) {
     if (dev->is_unplugged()) return -ENODEV;
-    File* file = knew<File>(GFP_KERNEL);
+    drm_file* file = knew<drm_file>(GFP_KERNEL);
     if (!file) return -ENOMEM;
     file->dev = dev;
     file->is_render = render;
@@ -32,7 +32,7 @@ int drm_open(Device* dev, File** out, bool render) {
     drm_prime_init_file_private(&file->prime);
     file->gem.prime_ctx = file;
     file->gem.prime_remove = [](void* ctx, u32 handle) {
-        drm_prime_remove_buf_handle(&static_cast<File*>(ctx)->prime, handle);
+        drm_prime_remove_buf_handle(&static_cast<drm_file*>(ctx)->prime, handle);
     };
     if (dev->driver().open) {
         int ret = dev->driver().open(dev, file);
@@ -46,8 +46,8 @@ int drm_open(Device* dev, File** out, bool render) {
     return 0;
 }
 
-void drm_release(File* file) {
-    Device* dev = file->dev;
+void drm_release(drm_file* file) {
+    drm_device* dev = file->dev;
     if (dev->driver().postclose) dev->driver().postclose(dev, file);
     // drm_file_free: GEM handles first (drm_gem_release), then syncobjs (drm_syncobj_release).
     file->gem.release();
@@ -60,17 +60,17 @@ void drm_release(File* file) {
 namespace {
 
 int drm_fop_release(kshim::file* filp) {
-    drm_release(static_cast<File*>(filp->private_data));
+    drm_release(static_cast<drm_file*>(filp->private_data));
     return 0;
 }
 
 long drm_fop_ioctl(kshim::file* filp, unsigned int cmd, unsigned long arg) {
-    return drm_ioctl(static_cast<File*>(filp->private_data), cmd, arg);
+    return drm_ioctl(static_cast<drm_file*>(filp->private_data), cmd, arg);
 }
 
 // drm_poll: only DRM events make a file readable, and none is ever queued here.
 __poll_t drm_poll(kshim::file* filp, poll_table* wait) {
-    auto* file = static_cast<File*>(filp->private_data);
+    auto* file = static_cast<drm_file*>(filp->private_data);
     poll_wait(filp, &file->event_wait, wait);
     return 0;
 }
@@ -78,7 +78,7 @@ __poll_t drm_poll(kshim::file* filp, poll_table* wait) {
 // drm_read: waits for an event (none ever comes), -EAGAIN without blocking, -ERESTARTSYS on a
 // signal.
 long drm_read(kshim::file* filp, u64, size_t, kshim::loff_t*) {
-    auto* file = static_cast<File*>(filp->private_data);
+    auto* file = static_cast<drm_file*>(filp->private_data);
     if (filp->f_flags & O_NONBLOCK) return -EAGAIN;
     return wait_event_interruptible(file->event_wait, false);
 }
@@ -93,12 +93,12 @@ const kshim::file_operations drm_fops = {
     .read = drm_read,
 };
 
-kshim::file* drm_open_file(Device* dev, bool render, int flags) {
+kshim::file* drm_open_file(drm_device* dev, bool render, int flags) {
     const kshim::file_operations* fops = dev->driver().fops ? dev->driver().fops : &drm_fops;
     kshim::file* filp = alloc_file(fops, static_cast<unsigned int>(flags) & (O_ACCMODE | O_NONBLOCK), nullptr,
                                    render ? "renderD128" : "card0");
     if (!filp) return ERR_PTR<kshim::file>(-ENOMEM);
-    File* file = nullptr;
+    drm_file* file = nullptr;
     if (int ret = drm_open(dev, &file, render)) {
         // A failed open never reaches release: the bare file goes (its f_op->release is not run).
         filp->f_op = nullptr;
@@ -110,10 +110,10 @@ kshim::file* drm_open_file(Device* dev, bool render, int flags) {
     return filp;
 }
 
-File* drm_file_from(kshim::file* filp) {
+drm_file* drm_file_from(kshim::file* filp) {
     // A driver's own fops still release through drm_release (upstream's drivers all do).
     if (!filp->f_op || filp->f_op->release != drm_fops.release) return nullptr;
-    return static_cast<File*>(filp->private_data);
+    return static_cast<drm_file*>(filp->private_data);
 }
 
 // ---- descriptors ----

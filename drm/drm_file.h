@@ -13,7 +13,7 @@
 #pragma once
 #include "drm/drm_device.h"
 #include "drm/drm_prime.h"
-#include "drm/gem.h"
+#include "drm/drm_gem.h"
 #include "kernel_shim/fs/file.h"
 #include "kernel_shim/spinlock.h"
 #include "kernel_shim/xarray.h"
@@ -27,8 +27,8 @@ namespace drm {
 
 struct drm_syncobj;
 
-struct File {
-    Device* dev = nullptr;
+struct drm_file {
+    drm_device* dev = nullptr;
     bool is_render = true;  // opened on the render node: only DRM_RENDER_ALLOW ioctls
 
     // object_idr + table_lock.
@@ -46,17 +46,17 @@ struct File {
     kshim::file* filp = nullptr;
     // drm_file.event_wait: readers of DRM events. No event is ever queued here (no KMS, no
     // DRM_EVENT_*), so read(2) blocks or gives -EAGAIN, and poll reports nothing.
-    kshim::WaitQueueHead event_wait;
+    kshim::wait_queue_head event_wait;
     // drm_file.client_id: unique per open file, for fdinfo and scheduler job ownership.
     u64 client_id = 0;
 };
-using drm_file = File;
+using drm_file = drm_file;
 
 // drm_open_helper: a new File on dev (render node unless render == false), after the driver's
 // open hook accepted it. 0 or the hook's error / -ENOMEM / -ENODEV (unplugged).
-int drm_open(Device* dev, File** out, bool render = true);
+int drm_open(drm_device* dev, drm_file** out, bool render = true);
 // drm_release / drm_file_free: postclose, then the GEM and syncobj handles go, then the File.
-void drm_release(File* file);
+void drm_release(drm_file* file);
 
 // ---- files (drm_fops) ----
 // The DRM core's file operations: release (drm_release), unlocked_ioctl (drm_ioctl), mmap
@@ -65,9 +65,9 @@ extern const kshim::file_operations drm_fops;
 // open(2) of one of dev's nodes (render or primary): a file with dev's fops (DriverDesc::fops,
 // else drm_fops) whose private_data is a new File; `flags` are open(2)'s (O_ACCMODE,
 // O_NONBLOCK). One reference, or ERR_PTR(drm_open's errno).
-kshim::file* drm_open_file(Device* dev, bool render, int flags);
+kshim::file* drm_open_file(drm_device* dev, bool render, int flags);
 // The File of a DRM file, or nullptr for a file of another kind.
-File* drm_file_from(kshim::file* filp);
+drm_file* drm_file_from(kshim::file* filp);
 
 // ---- descriptors of the current table, for in-process callers and tests ----
 // Each installs a new descriptor holding its own reference; the fd or -errno.

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "drm/drm_prime.h"
-#include "drm/syncobj.h"
+#include "drm/drm_syncobj.h"
 #include "drm/uaccess.h"
 #include "kernel_shim/slab.h"
 
@@ -30,7 +30,7 @@ static int drm_copy_field(char* buf, size_t* buf_len, const char* value) {
     return 0;
 }
 
-int drm_version(Device* dev, void* data, File*) {
+int drm_version(drm_device* dev, void* data, drm_file*) {
     auto* v = static_cast<uapi::drm_version*>(data);
     const DriverDesc& d = dev->driver();
     v->version_major = d.major;
@@ -42,7 +42,7 @@ int drm_version(Device* dev, void* data, File*) {
     return err;
 }
 
-int drm_getcap(Device* dev, void* data, File*) {
+int drm_getcap(drm_device* dev, void* data, drm_file*) {
     auto* req = static_cast<drm_get_cap*>(data);
     req->value = 0;
     switch (req->capability) {
@@ -65,7 +65,7 @@ int drm_getcap(Device* dev, void* data, File*) {
     return -EINVAL;
 }
 
-int drm_gem_close_ioctl(Device* dev, void* data, File* file) {
+int drm_gem_close_ioctl(drm_device* dev, void* data, drm_file* file) {
     auto* args = static_cast<drm_gem_close*>(data);
     if (!drm_core_check_feature(dev, DRIVER_GEM)) return -EOPNOTSUPP;
     return file->gem.handle_delete(args->handle);
@@ -110,23 +110,23 @@ static_assert(DRM_IOCTL_NR(DRM_IOCTL_SYNCOBJ_EVENTFD) < DRM_CORE_IOCTL_COUNT);
 
 // drm_ioctl_permit. There is no DRM master or capability model: a primary-node file is treated
 // as an authenticated root master, so only the render-node rule can reject.
-int drm_ioctl_permit(u32 flags, File* file) {
+int drm_ioctl_permit(u32 flags, drm_file* file) {
     if (file->is_render && !(flags & DRM_RENDER_ALLOW)) return -EACCES;
     return 0;
 }
 
 }  // namespace
 
-int drm_ioctl_kernel(File* file, ioctl_t func, void* kdata, u32 flags) {
-    Device* dev = file->dev;
+int drm_ioctl_kernel(drm_file* file, ioctl_t func, void* kdata, u32 flags) {
+    drm_device* dev = file->dev;
     if (dev->is_unplugged()) return -ENODEV;
     int ret = drm_ioctl_permit(flags, file);
     if (ret) return ret;
     return func(dev, kdata, file);
 }
 
-int drm_ioctl(File* file, unsigned cmd, u64 arg) {
-    Device* dev = file->dev;
+int drm_ioctl(drm_file* file, unsigned cmd, u64 arg) {
+    drm_device* dev = file->dev;
     unsigned nr = DRM_IOCTL_NR(cmd);
     const IoctlDesc* ioctl = nullptr;
 

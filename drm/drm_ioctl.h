@@ -15,16 +15,16 @@
 namespace drm {
 
 // `arg` is the user pointer of the argument struct (see drm/uaccess.h). 0 or a negative errno.
-int drm_ioctl(File* file, unsigned cmd, u64 arg);
-inline int ioctl(File* file, unsigned cmd, void* arg) { return drm_ioctl(file, cmd, reinterpret_cast<u64>(arg)); }
+int drm_ioctl(drm_file* file, unsigned cmd, u64 arg);
+inline int ioctl(drm_file* file, unsigned cmd, void* arg) { return drm_ioctl(file, cmd, reinterpret_cast<u64>(arg)); }
 
 // drm_ioctl_kernel: the permission checks and the handler, on an argument already in kernel
 // memory (for in-kernel callers and the compat paths).
-int drm_ioctl_kernel(File* file, ioctl_t func, void* kdata, u32 flags);
+int drm_ioctl_kernel(drm_file* file, ioctl_t func, void* kdata, u32 flags);
 
 // Core handlers (exposed for in-kernel callers and tests).
-int drm_version(Device* dev, void* data, File* file);
-int drm_getcap(Device* dev, void* data, File* file);
-int drm_gem_close_ioctl(Device* dev, void* data, File* file);
+int drm_version(drm_device* dev, void* data, drm_file* file);
+int drm_getcap(drm_device* dev, void* data, drm_file* file);
+int drm_gem_close_ioctl(drm_device* dev, void* data, drm_file* file);
 
 }  // namespace drm

@@ -3,7 +3,7 @@
 // do_mmap that turns PROT_*/MAP_* into vm_flags.
 //
 // A GEM mapping keeps the object alive (one reference, as drm_gem_mmap_obj takes) and its pages
-// in place: the shmem backing is CPU-linear (drm/gem_shmem.h), so the mapping is the object's
+// in place: the shmem backing is CPU-linear (drm/drm_gem_shmem_helper.h), so the mapping is the object's
 // vmap plus the page offset into it, and a CPU store through `addr` lands at the physical
 // address the GPU reads. Upstream only counts the pages as used (get_pages) and lets faults
 // install them; holding a vmap instead pins them, which changes nothing here as nothing evicts.
@@ -11,8 +11,8 @@
 
 #include <atomic>
 
-#include "drm/gem.h"
-#include "drm/vma_manager.h"
+#include "drm/drm_gem.h"
+#include "drm/drm_vma_manager.h"
 #include "kernel_shim/fs/fdtable.h"
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/report.h"
@@ -27,12 +27,12 @@ namespace {
 std::atomic<long> g_mmap_live{0};
 
 // The offset of the mapping inside its object, in bytes.
-u64 drm_gem_mmap_obj_offset(const VmArea* vma, const DrmGemObject* obj) {
+u64 drm_gem_mmap_obj_offset(const VmArea* vma, const drm_gem_object* obj) {
     return (vma->vm_pgoff - drm_vma_node_start(&obj->vma_node)) << PAGE_SHIFT;
 }
 
 void drm_gem_vm_close(VmArea* vma) {
-    auto* obj = static_cast<DrmGemObject*>(vma->vm_private_data);
+    auto* obj = static_cast<drm_gem_object*>(vma->vm_private_data);
     IosysMap map{static_cast<char*>(vma->addr) - drm_gem_mmap_obj_offset(vma, obj)};
     dma_resv_lock(obj->resv, nullptr);
     drm_gem_vunmap_locked(obj, &map);
@@ -53,7 +53,7 @@ bool is_cow_mapping(unsigned long flags) { return (flags & (VM_SHARED | VM_MAYWR
 
 }  // namespace
 
-int drm_gem_mmap_obj(DrmGemObject* obj, u64 obj_size, VmArea* vma) {
+int drm_gem_mmap_obj(drm_gem_object* obj, u64 obj_size, VmArea* vma) {
     if (obj_size < vma->length)
         return -EINVAL;
     // Shmem pages cannot back a copy-on-write mapping (drm_gem_shmem_mmap); every GEM object
@@ -76,16 +76,16 @@ int drm_gem_mmap_obj(DrmGemObject* obj, u64 obj_size, VmArea* vma) {
 }
 
 int drm_gem_mmap(VmArea* vma) {
-    Device* dev = vma->file->dev;
+    drm_device* dev = vma->file->dev;
     if (dev->is_unplugged())
         return -ENODEV;
-    DrmVmaOffsetManager* mgr = dev->vma_offset_manager;
+    drm_vma_offset_manager* mgr = dev->vma_offset_manager;
     if (!mgr)
         return -EINVAL;
 
     // The lookup wants the whole range inside one object: a mapping overrunning its object
     // finds none, which upstream reports the same way.
-    DrmGemObject* obj = drm_gem_object_lookup_at_offset(mgr, vma->vm_pgoff << PAGE_SHIFT, vma->length);
+    drm_gem_object* obj = drm_gem_object_lookup_at_offset(mgr, vma->vm_pgoff << PAGE_SHIFT, vma->length);
     if (!obj)
         return -EINVAL;
 
@@ -106,7 +106,7 @@ int drm_gem_mmap(VmArea* vma) {
 namespace {
 
 template <class FopMmap>
-int do_mmap_common(kshim::file* filp, File* file, bool writable, u64 offset, size_t length, int prot, int flags,
+int do_mmap_common(kshim::file* filp, drm_file* file, bool writable, u64 offset, size_t length, int prot, int flags,
                    FopMmap&& f_op_mmap, VmArea** out) {
     *out = nullptr;
     if (length == 0 || (offset & ~PAGE_MASK) || (length & ~PAGE_MASK))
@@ -163,7 +163,7 @@ int do_mmap_common(kshim::file* filp, File* file, bool writable, u64 offset, siz
     return 0;
 }
 
-int drm_mmap_file(File* file, VmArea* vma) {
+int drm_mmap_file(drm_file* file, VmArea* vma) {
     const DriverDesc& drv = file->dev->driver();
     vma->file = file;
     return drv.mmap ? drv.mmap(file, vma) : drm_gem_mmap(vma);
@@ -188,12 +188,12 @@ int ksys_mmap(int fd, u64 offset, size_t length, int prot, int flags, VmArea** o
 }
 
 int drm_fop_mmap(kshim::file* filp, kshim::vm_area_struct* vma) {
-    auto* file = static_cast<File*>(filp->private_data);
+    auto* file = static_cast<drm_file*>(filp->private_data);
     if (file->dev->is_unplugged()) return -ENODEV;
     return drm_mmap_file(file, static_cast<VmArea*>(vma));
 }
 
-int drm_mmap(File* file, u64 offset, size_t length, int prot, int flags, VmArea** out) {
+int drm_mmap(drm_file* file, u64 offset, size_t length, int prot, int flags, VmArea** out) {
     *out = nullptr;
     if (file->dev->is_unplugged())
         return -ENODEV;

@@ -40,7 +40,7 @@ struct VmOperations {
 
 // vm_area_struct: the VFS's part (vm_file, vm_pgoff, length, vm_flags) and the mapping's.
 struct VmArea : kshim::vm_area_struct {
-    File* file = nullptr;  // the DRM file mapped through, if any (not a reference)
+    drm_file* file = nullptr;  // the DRM file mapped through, if any (not a reference)
     void* addr = nullptr;        // memory mappings: CPU address of byte 0
     void* vm_private_data = nullptr;
     const VmOperations* vm_ops = nullptr;
@@ -49,7 +49,7 @@ struct VmArea : kshim::vm_area_struct {
 // mmap(2) on a DRM file: `offset` and `length` page-aligned (else -EINVAL), `prot` PROT_*,
 // `flags` MAP_SHARED/MAP_PRIVATE. Runs the driver's mmap hook (DriverDesc::mmap) if any, else
 // drm_gem_mmap. 0 and *out, or -errno (-ENODEV when unplugged).
-int drm_mmap(File* file, u64 offset, size_t length, int prot, int flags, VmArea** out);
+int drm_mmap(drm_file* file, u64 offset, size_t length, int prot, int flags, VmArea** out);
 // mm's do_mmap for any file: checks and vm_flags as drm_mmap says, then filp->f_op->mmap
 // (-ENODEV without one). A file not open for writing gives -EACCES for PROT_WRITE with
 // MAP_SHARED, and its shared mappings get neither VM_SHARED nor VM_MAYWRITE. The mapping holds
@@ -72,7 +72,7 @@ int drm_gem_mmap(VmArea* vma);
 // drm_gem_mmap_obj: maps `obj` (the caller's reference, which the mapping keeps on success) at
 // byte (vm_pgoff - the object's offset node start) << PAGE_SHIFT of it. -EINVAL for a mapping
 // longer than obj_size or a private writable one (shmem), the vmap's error.
-int drm_gem_mmap_obj(DrmGemObject* obj, u64 obj_size, VmArea* vma);
+int drm_gem_mmap_obj(drm_gem_object* obj, u64 obj_size, VmArea* vma);
 // Number of live VmAreas (tests: munmap'ed everything).
 long drm_mmap_live();
 

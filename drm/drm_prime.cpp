@@ -20,23 +20,23 @@ using namespace drm::uapi;
 namespace {
 
 // drm_gem_dmabuf_release: the dma_buf's reference on its object goes with the last descriptor.
-void drm_gem_dmabuf_release(dma_buf* dmabuf) { drm_gem_object_put(static_cast<DrmGemObject*>(dmabuf->priv)); }
+void drm_gem_dmabuf_release(dma_buf* dmabuf) { drm_gem_object_put(static_cast<drm_gem_object*>(dmabuf->priv)); }
 
 // drm_gem_map_attach: another device's pages must stay where its page tables point while it is
 // attached.
 int drm_gem_map_attach(dma_buf* dmabuf, dma_buf_attachment*) {
-    auto* obj = static_cast<DrmGemObject*>(dmabuf->priv);
+    auto* obj = static_cast<drm_gem_object*>(dmabuf->priv);
     if (!obj->funcs || !obj->funcs->get_sg_table) return -ENOSYS;
     return drm_gem_pin(obj);
 }
 
-void drm_gem_map_detach(dma_buf* dmabuf, dma_buf_attachment*) { drm_gem_unpin(static_cast<DrmGemObject*>(dmabuf->priv)); }
+void drm_gem_map_detach(dma_buf* dmabuf, dma_buf_attachment*) { drm_gem_unpin(static_cast<drm_gem_object*>(dmabuf->priv)); }
 
 // drm_gem_map_dma_buf: the pinned pages; there is no IOMMU, so mapping them for the device is
 // the identity (dma_map_sgtable).
 sg_table* drm_gem_map_dma_buf(dma_buf_attachment* attach, dma_data_direction dir) {
     if (WARN_ON(dir == DMA_NONE)) return ERR_PTR<sg_table>(-EINVAL);
-    auto* obj = static_cast<DrmGemObject*>(attach->dmabuf->priv);
+    auto* obj = static_cast<drm_gem_object*>(attach->dmabuf->priv);
     return obj->funcs->get_sg_table(obj);
 }
 
@@ -47,19 +47,19 @@ void drm_gem_unmap_dma_buf(dma_buf_attachment*, sg_table* sgt, dma_data_directio
 
 int drm_gem_dmabuf_vmap(dma_buf* dmabuf, void** vaddr) {
     IosysMap map;
-    const int ret = drm_gem_vmap_locked(static_cast<DrmGemObject*>(dmabuf->priv), &map);
+    const int ret = drm_gem_vmap_locked(static_cast<drm_gem_object*>(dmabuf->priv), &map);
     *vaddr = map.vaddr;
     return ret;
 }
 
 void drm_gem_dmabuf_vunmap(dma_buf* dmabuf, void* vaddr) {
     IosysMap map{vaddr};
-    drm_gem_vunmap_locked(static_cast<DrmGemObject*>(dmabuf->priv), &map);
+    drm_gem_vunmap_locked(static_cast<drm_gem_object*>(dmabuf->priv), &map);
 }
 
 // drm_gem_prime_mmap: the object's own mapping, reached without a DRM file: the page offset
 // moves into the object's offset range, as a mapping through its fake offset would be.
-int drm_gem_prime_mmap(DrmGemObject* obj, VmArea* vma) {
+int drm_gem_prime_mmap(drm_gem_object* obj, VmArea* vma) {
     int ret = drm_gem_create_mmap_offset(obj);
     if (ret && ret != -ENODEV) return ret;
     vma->vm_pgoff += drm_vma_node_start(&obj->vma_node);
@@ -71,7 +71,7 @@ int drm_gem_prime_mmap(DrmGemObject* obj, VmArea* vma) {
 
 int drm_gem_dmabuf_mmap(dma_buf* dmabuf, vm_area_struct* vma) {
     // Every mapping of this tree is made by do_mmap (drm/drm_mmap.cpp): a VmArea.
-    return drm_gem_prime_mmap(static_cast<DrmGemObject*>(dmabuf->priv), static_cast<VmArea*>(vma));
+    return drm_gem_prime_mmap(static_cast<drm_gem_object*>(dmabuf->priv), static_cast<VmArea*>(vma));
 }
 
 const dma_buf_ops drm_gem_prime_dmabuf_ops = {
@@ -121,7 +121,7 @@ int drm_prime_lookup_buf_handle(drm_prime_file_private* prime_fpriv, dma_buf* dm
 
 // Drops the cached dma_buf of an object left without handles (an import whose handle could not
 // be created): otherwise object and dma_buf would hold each other forever.
-dma_buf* drm_gem_object_exported_dma_buf_take_locked(DrmGemObject* obj) {
+dma_buf* drm_gem_object_exported_dma_buf_take_locked(drm_gem_object* obj) {
     lockdep_assert_held(&drm_gem_object_name_lock());
     if (obj->handle_count.load(std::memory_order_relaxed) != 0) return nullptr;
     dma_buf* dmabuf = obj->dma_buf;
@@ -157,7 +157,7 @@ void drm_prime_remove_buf_handle(drm_prime_file_private* prime_fpriv, u32 handle
     kdelete(member);
 }
 
-dma_buf* drm_gem_prime_export(DrmGemObject* obj, int flags) {
+dma_buf* drm_gem_prime_export(drm_gem_object* obj, int flags) {
     dma_buf_export_info exp_info;
     exp_info.exp_name = "drm";
     exp_info.ops = &drm_gem_prime_dmabuf_ops;
@@ -171,25 +171,25 @@ dma_buf* drm_gem_prime_export(DrmGemObject* obj, int flags) {
     return dmabuf;
 }
 
-DrmGemObject* drm_gem_prime_import_dev(Device* dev, dma_buf* dmabuf, Device* attach_dev) {
+drm_gem_object* drm_gem_prime_import_dev(drm_device* dev, dma_buf* dmabuf, drm_device* attach_dev) {
     if (dmabuf->ops == &drm_gem_prime_dmabuf_ops) {
-        auto* obj = static_cast<DrmGemObject*>(dmabuf->priv);
+        auto* obj = static_cast<drm_gem_object*>(dmabuf->priv);
         // Our own export on this device: the same object, no attachment.
         if (obj->dev == dev) {
             drm_gem_object_get(obj);
             return obj;
         }
     }
-    if (!dev->driver().gem_prime_import_sg_table) return ERR_PTR<DrmGemObject>(-EINVAL);
+    if (!dev->driver().gem_prime_import_sg_table) return ERR_PTR<drm_gem_object>(-EINVAL);
 
     dma_buf_attachment* attach = dma_buf_attach(dmabuf, attach_dev);
-    if (IS_ERR(attach)) return ERR_PTR<DrmGemObject>(PTR_ERR(attach));
+    if (IS_ERR(attach)) return ERR_PTR<drm_gem_object>(PTR_ERR(attach));
     // The object's own reference, dropped by drm_prime_gem_destroy.
     get_dma_buf(dmabuf);
-    DrmGemObject* obj;
+    drm_gem_object* obj;
     sg_table* sgt = dma_buf_map_attachment_unlocked(attach, DMA_BIDIRECTIONAL);
     if (IS_ERR(sgt)) {
-        obj = ERR_PTR<DrmGemObject>(PTR_ERR(sgt));
+        obj = ERR_PTR<drm_gem_object>(PTR_ERR(sgt));
         goto fail_detach;
     }
     obj = dev->driver().gem_prime_import_sg_table(dev, attach, sgt);
@@ -206,12 +206,12 @@ fail_detach:
     return obj;
 }
 
-DrmGemObject* drm_gem_prime_import(Device* dev, dma_buf* dmabuf) { return drm_gem_prime_import_dev(dev, dmabuf, dev); }
+drm_gem_object* drm_gem_prime_import(drm_device* dev, dma_buf* dmabuf) { return drm_gem_prime_import_dev(dev, dmabuf, dev); }
 
 
-dma_buf* drm_gem_prime_handle_to_dmabuf(Device*, File* file, u32 handle, u32 flags) {
+dma_buf* drm_gem_prime_handle_to_dmabuf(drm_device*, drm_file* file, u32 handle, u32 flags) {
     MutexGuard g(file->prime.lock);
-    DrmGemObject* obj = file->gem.lookup(handle);
+    drm_gem_object* obj = file->gem.lookup(handle);
     if (!obj) return ERR_PTR<dma_buf>(-ENOENT);
 
     dma_buf* dmabuf = drm_prime_lookup_buf_by_handle(&file->prime, handle);
@@ -251,7 +251,7 @@ dma_buf* drm_gem_prime_handle_to_dmabuf(Device*, File* file, u32 handle, u32 fla
     return dmabuf;
 }
 
-int drm_gem_prime_handle_to_fd(Device* dev, File* file, u32 handle, u32 flags, int* prime_fd) {
+int drm_gem_prime_handle_to_fd(drm_device* dev, drm_file* file, u32 handle, u32 flags, int* prime_fd) {
     dma_buf* dmabuf = drm_gem_prime_handle_to_dmabuf(dev, file, handle, flags);
     if (IS_ERR(dmabuf)) return static_cast<int>(PTR_ERR(dmabuf));
     // DRM_CLOEXEC is O_CLOEXEC; the access mode was the export's.
@@ -264,7 +264,7 @@ int drm_gem_prime_handle_to_fd(Device* dev, File* file, u32 handle, u32 flags, i
     return 0;
 }
 
-int drm_gem_prime_fd_to_handle(Device* dev, File* file, int prime_fd, u32* handle) {
+int drm_gem_prime_fd_to_handle(drm_device* dev, drm_file* file, int prime_fd, u32* handle) {
     dma_buf* dmabuf = dma_buf_get(prime_fd);
     if (IS_ERR(dmabuf)) return static_cast<int>(PTR_ERR(dmabuf));
 
@@ -277,7 +277,7 @@ int drm_gem_prime_fd_to_handle(Device* dev, File* file, int prime_fd, u32* handl
             dma_buf* stale = nullptr;
             {
                 MutexGuard name_guard(drm_gem_object_name_lock());
-                DrmGemObject* obj = drm_gem_prime_import(dev, dmabuf);
+                drm_gem_object* obj = drm_gem_prime_import(dev, dmabuf);
                 if (IS_ERR(obj)) {
                     ret = static_cast<int>(PTR_ERR(obj));
                 } else {
@@ -310,14 +310,14 @@ int dma_buf_fd_mmap(int fd, u64 offset, size_t length, int prot, int flags, VmAr
     return ksys_mmap(fd, offset, length, prot, flags, out);
 }
 
-int drm_prime_handle_to_fd_ioctl(Device* dev, void* data, File* file) {
+int drm_prime_handle_to_fd_ioctl(drm_device* dev, void* data, drm_file* file) {
     auto* args = static_cast<drm_prime_handle*>(data);
     if (!drm_core_check_feature(dev, DRIVER_GEM)) return -EOPNOTSUPP;
     if (args->flags & ~(DRM_CLOEXEC | DRM_RDWR)) return -EINVAL;
     return drm_gem_prime_handle_to_fd(dev, file, args->handle, args->flags, &args->fd);
 }
 
-int drm_prime_fd_to_handle_ioctl(Device* dev, void* data, File* file) {
+int drm_prime_fd_to_handle_ioctl(drm_device* dev, void* data, drm_file* file) {
     auto* args = static_cast<drm_prime_handle*>(data);
     if (!drm_core_check_feature(dev, DRIVER_GEM)) return -EOPNOTSUPP;
     return drm_gem_prime_fd_to_handle(dev, file, args->fd, &args->handle);

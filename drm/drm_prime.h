@@ -2,7 +2,7 @@
 // dma_bufs (PRIME_HANDLE_TO_FD / PRIME_FD_TO_HANDLE).
 //
 // DOC: An export wraps a GEM object in a dma_buf that holds a reference on the object until its
-// last descriptor closes. The object caches its dma_buf (DrmGemObject::dma_buf) while it has
+// last descriptor closes. The object caches its dma_buf (drm_gem_object::dma_buf) while it has
 // handles, so exporting it again, from any file, gives the same dma_buf. Each file remembers
 // which dma_buf goes with which of its handles (drm_prime_file_private): exporting a handle twice
 // gives the same dma_buf, importing a dma_buf the file already has gives its existing handle.
@@ -30,9 +30,9 @@ namespace drm {
 
 using kshim::u32;
 
-class Device;
-struct File;
-struct DrmGemObject;
+class drm_device;
+struct drm_file;
+struct drm_gem_object;
 struct VmArea;
 
 namespace uapi {
@@ -67,25 +67,25 @@ void drm_prime_remove_buf_handle(drm_prime_file_private* prime_fpriv, u32 handle
 
 // The generic export: a dma_buf over obj (size, resv) holding a reference on obj.
 // ERR_PTR(-errno).
-kshim::dma_buf* drm_gem_prime_export(DrmGemObject* obj, int flags);
+kshim::dma_buf* drm_gem_prime_export(drm_gem_object* obj, int flags);
 // The generic import: our own export of a GEM object of `dev` gives that object (a new
 // reference); anything else is attached for `attach_dev` and mapped, and the driver's
 // gem_prime_import_sg_table makes the object (its resv is the dma_buf's). ERR_PTR: -EINVAL
 // without that hook, the exporter's attach / map error, the hook's.
-DrmGemObject* drm_gem_prime_import_dev(Device* dev, kshim::dma_buf* dma_buf, Device* attach_dev);
-DrmGemObject* drm_gem_prime_import(Device* dev, kshim::dma_buf* dma_buf);
+drm_gem_object* drm_gem_prime_import_dev(drm_device* dev, kshim::dma_buf* dma_buf, drm_device* attach_dev);
+drm_gem_object* drm_gem_prime_import(drm_device* dev, kshim::dma_buf* dma_buf);
 // The free of an imported object: unmaps `sg` (if any), detaches, drops the dma_buf reference.
 // (Defined in gem_shmem.cpp, in the drm_gem library, whose release calls it.)
-void drm_prime_gem_destroy(DrmGemObject* obj, kshim::sg_table* sg);
+void drm_prime_gem_destroy(drm_gem_object* obj, kshim::sg_table* sg);
 
 // The dma_buf of `handle` in `file` (a reference for the caller) or ERR_PTR: -ENOENT for an
 // unknown handle (or one deleted meanwhile), the driver's export error.
-kshim::dma_buf* drm_gem_prime_handle_to_dmabuf(Device* dev, File* file, u32 handle, u32 flags);
+kshim::dma_buf* drm_gem_prime_handle_to_dmabuf(drm_device* dev, drm_file* file, u32 handle, u32 flags);
 // ...installed as a descriptor: 0 and *prime_fd, or -errno.
-int drm_gem_prime_handle_to_fd(Device* dev, File* file, u32 handle, u32 flags, int* prime_fd);
+int drm_gem_prime_handle_to_fd(drm_device* dev, drm_file* file, u32 handle, u32 flags, int* prime_fd);
 // The handle of the dma_buf behind prime_fd in `file`: -EBADF for a closed descriptor, -EINVAL
 // for one that is not a dma_buf, drm_gem_prime_import_dev's errors for a foreign dma_buf.
-int drm_gem_prime_fd_to_handle(Device* dev, File* file, int prime_fd, u32* handle);
+int drm_gem_prime_fd_to_handle(drm_device* dev, drm_file* file, int prime_fd, u32* handle);
 
 // The dma-buf's file operations are kernel_shim/dma-buf/dma-buf.h's (dma_buf_fops).
 using kshim::dma_buf_ioctl;
@@ -94,7 +94,7 @@ int dma_buf_fd_mmap(int fd, kshim::u64 offset, size_t length, int prot, int flag
 
 // The ioctls (DRM_RENDER_ALLOW). -EOPNOTSUPP without DRIVER_GEM; HANDLE_TO_FD: -EINVAL for
 // flags other than DRM_CLOEXEC | DRM_RDWR.
-int drm_prime_handle_to_fd_ioctl(Device* dev, void* data, File* file);
-int drm_prime_fd_to_handle_ioctl(Device* dev, void* data, File* file);
+int drm_prime_handle_to_fd_ioctl(drm_device* dev, void* data, drm_file* file);
+int drm_prime_fd_to_handle_ioctl(drm_device* dev, void* data, drm_file* file);
 
 }  // namespace drm

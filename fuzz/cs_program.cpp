@@ -10,7 +10,7 @@
 #include "drm/drm_file.h"
 #include "drm/drm_ioctl.h"
 #include "drm/drm_mmap.h"
-#include "drm/syncobj.h"
+#include "drm/drm_syncobj.h"
 #include "drm/uaccess.h"
 #include "uapi/drm/panthor_drm.h"
 #include "kernel_shim/dma-buf/dma-fence.h"
@@ -36,14 +36,14 @@ constexpr u64 kScratch = 0x2000;     // where stores land
 constexpr u64 kHeapCtx = 0x3000;     // a (zeroed) heap context
 
 template <class T>
-int uioctl(drm::File* f, unsigned cmd, T* arg) {
+int uioctl(drm::drm_file* f, unsigned cmd, T* arg) {
     drm::UserRange r(arg, sizeof(T));
     return drm::ioctl(f, cmd, arg);
 }
 }  // namespace
 
 struct CsRunner::State {
-    drm::File* file = nullptr;
+    drm::drm_file* file = nullptr;
     u32 vm = 0, bo = 0;
     drm::VmArea* vma = nullptr;
     uint8_t* cpu = nullptr;

@@ -34,7 +34,7 @@ std::string run_gpuvm_program(PanthorWorld& world, const uint8_t* data, size_t s
     world.mark();
     FuzzInput in(data, size);
     std::string problem;
-    std::vector<drm::DrmGemObject*> bos;
+    std::vector<drm::drm_gem_object*> bos;
     for (int i = 0; i < kBos; i++) bos.push_back(gpuvm_test::new_bo(kBoPages * kPage));
     iommu::IoPgtableCfg cfg;
     cfg.pgsize_bitmap = iommu::SZ_4K | iommu::SZ_2M | iommu::SZ_1G;
@@ -56,7 +56,7 @@ std::string run_gpuvm_program(PanthorWorld& world, const uint8_t* data, size_t s
         };
         auto compare = [&](int step, u64 lo, u64 hi) {
             Model seen;
-            drm::drm_gpuvm_for_each_va(vm.vm(), [&](drm::DrmGpuva* va) {
+            drm::drm_gpuvm_for_each_va(vm.vm(), [&](drm::drm_gpuva* va) {
                 if (va == &vm.vm()->kernel_alloc_node) return;
                 int bo = -1;
                 for (int i = 0; i < kBos; i++)
@@ -131,7 +131,7 @@ std::string run_gpuvm_program(PanthorWorld& world, const uint8_t* data, size_t s
         pgt_unmap(0, kSpacePages);
     }
     iommu::free_io_pgtable_ops(pgt);
-    for (drm::DrmGemObject* bo : bos) drm::drm_gem_object_put(bo);
+    for (drm::drm_gem_object* bo : bos) drm::drm_gem_object_put(bo);
     return problem + world.check();
 }
 

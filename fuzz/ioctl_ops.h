@@ -21,7 +21,7 @@
 #include <span>
 
 namespace drm {
-struct File;
+struct drm_file;
 }
 
 namespace upanthor_fuzz {
@@ -113,7 +113,7 @@ const char* ioctl_op_family_name(IoctlOpFamily family);
 // One call as the handler gets it: the file it goes through (its index in the program's files)
 // and the op value, for the handlers that serve several.
 struct IoctlOpCall {
-    drm::File* file;
+    drm::drm_file* file;
     int file_idx;
     IoctlOp op;
 };

@@ -19,7 +19,7 @@ using kshim::u32;
 using kshim::u64;
 
 void IoctlProgram::op_gem_close(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     drm_gem_close a{};
     a.handle = pick(bos_);
     a.pad = in_.u8() < 250 ? 0 : 1;
@@ -27,7 +27,7 @@ void IoctlProgram::op_gem_close(const IoctlOpCall& c) {
 }
 
 void IoctlProgram::op_bo_create(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     const int fi = c.file_idx;
     drm_panthor_bo_create a{};
     a.size = in_.u8() < 200 ? 0x1000 * (1 + in_.u8() % 64) : in_.edge_u64();
@@ -42,7 +42,7 @@ void IoctlProgram::op_bo_create(const IoctlOpCall& c) {
 }
 
 void IoctlProgram::op_bo_mmap_offset(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     drm_panthor_bo_mmap_offset a{};
     a.handle = pick(bos_);
     a.pad = in_.u8() < 250 ? 0 : 1;
@@ -51,7 +51,7 @@ void IoctlProgram::op_bo_mmap_offset(const IoctlOpCall& c) {
 }
 
 void IoctlProgram::op_mmap_or_munmap(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     const uint8_t k = in_.u8();
     if (k < 170) {
         u64 off = !offsets_.empty() && k < 150 ? offsets_[k % offsets_.size()]

@@ -14,7 +14,7 @@ using kshim::u32;
 using kshim::u64;
 
 void IoctlProgram::op_version(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     drm::uapi::drm_version a{};
     uint8_t* host = nullptr;
     size_t cap = 0;
@@ -28,7 +28,7 @@ void IoctlProgram::op_version(const IoctlOpCall& c) {
 }
 
 void IoctlProgram::op_get_cap(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     drm_get_cap a{};
     a.capability = in_.pick<u64>({DRM_CAP_SYNCOBJ, DRM_CAP_SYNCOBJ_TIMELINE, DRM_CAP_TIMESTAMP_MONOTONIC,
                                   DRM_CAP_PRIME, 0, in_.edge_u64()});
@@ -37,7 +37,7 @@ void IoctlProgram::op_get_cap(const IoctlOpCall& c) {
 
 // Any command number, any direction and size, arbitrary bytes.
 void IoctlProgram::op_raw_ioctl(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     uint8_t raw[256];
     in_.bytes(raw, sizeof raw);
     const unsigned nr = in_.u8();
@@ -52,7 +52,7 @@ void IoctlProgram::op_raw_ioctl(const IoctlOpCall& c) {
 }
 
 void IoctlProgram::op_dev_query(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     drm_panthor_dev_query a{};
     a.type = in_.u8() < 230 ? in_.u8() % 5 : in_.edge_u32();
     static constexpr u32 sizes[] = {sizeof(drm_panthor_gpu_info), sizeof(drm_panthor_csif_info),

@@ -22,7 +22,7 @@ using kshim::u32;
 using kshim::u64;
 
 void IoctlProgram::op_prime_handle_to_fd(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     drm_prime_handle a{};
     a.handle = pick(bos_);
     a.flags = in_.pick<u32>({DRM_CLOEXEC | DRM_RDWR, DRM_CLOEXEC, 0, DRM_RDWR, in_.edge_u32()});
@@ -31,7 +31,7 @@ void IoctlProgram::op_prime_handle_to_fd(const IoctlOpCall& c) {
 }
 
 void IoctlProgram::op_prime_fd_to_handle(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     const int fi = c.file_idx;
     drm_prime_handle a{};
     a.fd = pick_fd();

@@ -16,7 +16,7 @@ using kshim::u32;
 using kshim::u64;
 
 void IoctlProgram::op_group_create(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     const int fi = c.file_idx;
     drm_panthor_group_create a{};
     const u64 shader = w_.ptdev()->gpu_info.shader_present;
@@ -41,14 +41,14 @@ void IoctlProgram::op_group_create(const IoctlOpCall& c) {
 }
 
 void IoctlProgram::op_group_destroy(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     drm_panthor_group_destroy a{};
     a.group_handle = pick(groups_);
     ioctl(f, DRM_IOCTL_PANTHOR_GROUP_DESTROY, a, "GROUP_DESTROY");
 }
 
 void IoctlProgram::op_group_submit(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     drm_panthor_group_submit a{};
     a.group_handle = pick(groups_);
     a.queue_submits = obj_array(sizeof(drm_panthor_queue_submit), 2, [&](u32, uint8_t* dst) {
@@ -73,14 +73,14 @@ void IoctlProgram::op_group_submit(const IoctlOpCall& c) {
 }
 
 void IoctlProgram::op_group_get_state(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     drm_panthor_group_get_state a{};
     a.group_handle = pick(groups_);
     ioctl(f, DRM_IOCTL_PANTHOR_GROUP_GET_STATE, a, "GROUP_GET_STATE");
 }
 
 void IoctlProgram::op_tiler_heap_create(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     const int fi = c.file_idx;
     drm_panthor_tiler_heap_create a{};
     a.vm_id = pick(vms_);
@@ -100,7 +100,7 @@ void IoctlProgram::op_tiler_heap_create(const IoctlOpCall& c) {
 
 // TILER_HEAP_DESTROY, BO_SET_LABEL or SET_USER_MMIO_OFFSET.
 void IoctlProgram::op_tiler_heap_destroy_or_bo_label(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     const uint8_t k = in_.u8();
     if (k < 128) {
         drm_panthor_tiler_heap_destroy a{};

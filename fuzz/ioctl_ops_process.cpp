@@ -13,7 +13,7 @@ using kshim::u64;
 
 // Close, or close and reopen, a file.
 void IoctlProgram::op_close_file(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     const int fi = c.file_idx;
     const uint8_t k = in_.u8();
     drm::drm_release(f);

@@ -12,7 +12,7 @@ using kshim::u32;
 using kshim::u64;
 
 void IoctlProgram::op_syncobj_create(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     const int fi = c.file_idx;
     drm_syncobj_create a{};
     a.flags = in_.pick<u32>({0, DRM_SYNCOBJ_CREATE_SIGNALED, 0, in_.edge_u32()});
@@ -20,7 +20,7 @@ void IoctlProgram::op_syncobj_create(const IoctlOpCall& c) {
 }
 
 void IoctlProgram::op_syncobj_destroy(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     drm_syncobj_destroy a{};
     a.handle = pick(syncobjs_);
     a.pad = in_.u8() < 250 ? 0 : 1;
@@ -28,7 +28,7 @@ void IoctlProgram::op_syncobj_destroy(const IoctlOpCall& c) {
 }
 
 void IoctlProgram::op_syncobj_handle_to_fd(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     drm_syncobj_handle a{};
     a.handle = pick(syncobjs_);
     a.flags = in_.pick<u32>({0, DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE,
@@ -40,7 +40,7 @@ void IoctlProgram::op_syncobj_handle_to_fd(const IoctlOpCall& c) {
 }
 
 void IoctlProgram::op_syncobj_fd_to_handle(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     const int fi = c.file_idx;
     drm_syncobj_handle a{};
     a.fd = !fds_.empty() && in_.u8() < 220 ? fds_[in_.below(static_cast<u32>(fds_.size()))]
@@ -56,7 +56,7 @@ void IoctlProgram::op_syncobj_fd_to_handle(const IoctlOpCall& c) {
 }
 
 void IoctlProgram::op_syncobj_wait(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     drm_syncobj_wait a{};
     a.count_handles = count_edge(4);
     a.handles = handle_array(a.count_handles, syncobjs_);
@@ -68,7 +68,7 @@ void IoctlProgram::op_syncobj_wait(const IoctlOpCall& c) {
 
 // SYNCOBJ_RESET and SYNCOBJ_SIGNAL: the same argument, told apart by the op value.
 void IoctlProgram::op_syncobj_array(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     drm_syncobj_array a{};
     a.count_handles = count_edge(4);
     a.handles = handle_array(a.count_handles, syncobjs_);
@@ -78,7 +78,7 @@ void IoctlProgram::op_syncobj_array(const IoctlOpCall& c) {
 }
 
 void IoctlProgram::op_syncobj_timeline_wait(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     drm_syncobj_timeline_wait a{};
     a.count_handles = count_edge(4);
     a.handles = handle_array(a.count_handles, syncobjs_);
@@ -91,7 +91,7 @@ void IoctlProgram::op_syncobj_timeline_wait(const IoctlOpCall& c) {
 
 // SYNCOBJ_QUERY and SYNCOBJ_TIMELINE_SIGNAL: the same argument, told apart by the op value.
 void IoctlProgram::op_syncobj_timeline_array(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     drm_syncobj_timeline_array a{};
     a.count_handles = count_edge(4);
     a.handles = handle_array(a.count_handles, syncobjs_);
@@ -102,7 +102,7 @@ void IoctlProgram::op_syncobj_timeline_array(const IoctlOpCall& c) {
 }
 
 void IoctlProgram::op_syncobj_transfer(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     drm_syncobj_transfer a{};
     a.src_handle = pick(syncobjs_);
     a.dst_handle = pick(syncobjs_);
@@ -113,7 +113,7 @@ void IoctlProgram::op_syncobj_transfer(const IoctlOpCall& c) {
 }
 
 void IoctlProgram::op_syncobj_eventfd(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     drm_syncobj_eventfd a{};
     a.handle = pick(syncobjs_);
     a.flags = in_.pick<u32>({0, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE, 0, in_.edge_u32()});

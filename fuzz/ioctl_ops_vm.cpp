@@ -13,7 +13,7 @@ using kshim::u32;
 using kshim::u64;
 
 void IoctlProgram::op_vm_create(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     const int fi = c.file_idx;
     drm_panthor_vm_create a{};
     a.flags = in_.u8() < 240 ? 0 : in_.edge_u32();
@@ -22,7 +22,7 @@ void IoctlProgram::op_vm_create(const IoctlOpCall& c) {
 }
 
 void IoctlProgram::op_vm_destroy(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     drm_panthor_vm_destroy a{};
     a.id = pick(vms_);
     a.pad = in_.u8() < 250 ? 0 : 1;
@@ -30,7 +30,7 @@ void IoctlProgram::op_vm_destroy(const IoctlOpCall& c) {
 }
 
 void IoctlProgram::op_vm_bind(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     drm_panthor_vm_bind a{};
     a.vm_id = pick(vms_);
     a.flags = in_.pick<u32>({0, 0, DRM_PANTHOR_VM_BIND_ASYNC, in_.edge_u32()});
@@ -65,7 +65,7 @@ void IoctlProgram::op_vm_bind(const IoctlOpCall& c) {
 }
 
 void IoctlProgram::op_vm_get_state(const IoctlOpCall& c) {
-    drm::File* f = c.file;
+    drm::drm_file* f = c.file;
     drm_panthor_vm_get_state a{};
     a.vm_id = pick(vms_);
     ioctl(f, DRM_IOCTL_PANTHOR_VM_GET_STATE, a, "VM_GET_STATE");

@@ -117,7 +117,7 @@ void IoctlProgram::note(const char* name, int ret) {
     *opts_.trace += line;
 }
 
-drm::File* IoctlProgram::file_for_call(int* idx) {
+drm::drm_file* IoctlProgram::file_for_call(int* idx) {
     int i = static_cast<int>(in_.below(kIoctlMaxFiles));
     for (int k = 0; k < kIoctlMaxFiles && !files_[i]; k++) i = (i + 1) % kIoctlMaxFiles;
     if (!files_[i]) {  // every file closed: reopen one
@@ -219,7 +219,7 @@ int IoctlProgram::pick_fd() {
 
 void IoctlProgram::call() {
     int fi = 0;
-    drm::File* f = file_for_call(&fi);
+    drm::drm_file* f = file_for_call(&fi);
     cur_file_ = fi;
     const IoctlOp op = ioctl_op_of_byte(in_.u8());
     if (opts_.ops) opts_.ops->push_back(static_cast<uint8_t>(op));
@@ -248,7 +248,7 @@ void IoctlProgram::teardown() {
     for (int fd = 3; drm::drm_fd_count() > fds_before_ && fd < 3 + 4096; fd++) drm::drm_fd_close(fd);
     for (int efd : eventfds_) kshim::eventfd_fd_close(efd);
     eventfds_.clear();
-    for (drm::File*& f : files_) {
+    for (drm::drm_file*& f : files_) {
         if (f) drm::drm_release(f);
         f = nullptr;
     }

@@ -149,7 +149,7 @@ public:
 
 private:
     // ---- choices (ioctl_program.cpp) ----
-    drm::File* file_for_call(int* idx);
+    drm::drm_file* file_for_call(int* idx);
     u32 pick(const std::vector<Obj>& pool);
     u64 pick_va();
     int pick_fd();
@@ -167,7 +167,7 @@ private:
 
     // The ioctl with the argument struct in user memory (usually registered, exact size).
     template <class T>
-    int ioctl(drm::File* f, unsigned cmd, T& arg, const char* name);
+    int ioctl(drm::drm_file* f, unsigned cmd, T& arg, const char* name);
     // The same for an ioctl of another descriptor kind: do(cmd, user address of the struct).
     template <class T, class Do>
     int user_ioctl(unsigned cmd, T& arg, const char* name, Do&& do_ioctl);
@@ -180,7 +180,7 @@ private:
     FuzzInput& in_;
     const IoctlProgramOptions& opts_;
     IoctlUserMem mem_;
-    drm::File* files_[kIoctlMaxFiles] = {};
+    drm::drm_file* files_[kIoctlMaxFiles] = {};
     bool render_[kIoctlMaxFiles] = {};
     int cur_file_ = 0;
     int call_no_ = 0;
@@ -233,7 +233,7 @@ drm_panthor_obj_array IoctlProgram::obj_array(size_t elem, u32 typical_max, Fill
 }
 
 template <class T>
-int IoctlProgram::ioctl(drm::File* f, unsigned cmd, T& arg, const char* name) {
+int IoctlProgram::ioctl(drm::drm_file* f, unsigned cmd, T& arg, const char* name) {
     return user_ioctl(cmd, arg, name, [&](unsigned c, void* host) { return drm::ioctl(f, c, host); });
 }
 

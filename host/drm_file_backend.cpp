@@ -1,4 +1,4 @@
-// The in-process Backend over a drm::File (drm_file_backend.h).
+// The in-process Backend over a drm::drm_file (drm_file_backend.h).
 #include "host/drm_file_backend.h"
 
 #include <cerrno>

@@ -1,4 +1,4 @@
-// The in-process Backend: a client's calls go straight to a drm::File of the modelled kernel.
+// The in-process Backend: a client's calls go straight to a drm::drm_file of the modelled kernel.
 //
 // DOC: There is no separate user address space in-process, so what a real kernel would reach
 // through the process's page tables is spelled out: the ioctl's argument struct (_IOC_SIZE(cmd)
@@ -24,7 +24,7 @@ namespace umd {
 class DrmFileBackend final : public Backend {
 public:
     // `file` must outlive the backend.
-    explicit DrmFileBackend(drm::File* file) : file_(file) {}
+    explicit DrmFileBackend(drm::drm_file* file) : file_(file) {}
     ~DrmFileBackend() override;
     DrmFileBackend(const DrmFileBackend&) = delete;
     DrmFileBackend& operator=(const DrmFileBackend&) = delete;
@@ -38,7 +38,7 @@ public:
     void user_memory_add(const void* addr, std::size_t len) override;
     void user_memory_remove(const void* addr, std::size_t len) override;
 
-    drm::File* file() const { return file_; }
+    drm::drm_file* file() const { return file_; }
     // Mappings made through this backend and not unmapped yet.
     std::size_t live_mappings();
 
@@ -49,7 +49,7 @@ private:
         drm::VmArea* vma;
     };
 
-    drm::File* file_;
+    drm::drm_file* file_;
     // Protects maps_ (never held across a call into the kernel).
     kshim::SpinLock lock_{"umd_drm_file_backend.lock"};
     std::vector<Mapping> maps_;

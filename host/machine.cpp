@@ -59,10 +59,10 @@ void Machine::new_device() {
     device_ = model_->create(cfg_);
 }
 
-drm::Device* Machine::drm_dev() { return device_ ? driver().drm_device(pdev()) : nullptr; }
+drm::drm_device* Machine::drm_dev() { return device_ ? driver().drm_device(pdev()) : nullptr; }
 
-int Machine::open_file(drm::File** out, bool render) {
-    drm::Device* ddev = drm_dev();
+int Machine::open_file(drm::drm_file** out, bool render) {
+    drm::drm_device* ddev = drm_dev();
     if (!ddev) return -ENODEV;
     return drm::drm_open(ddev, out, render);
 }
@@ -102,7 +102,7 @@ bool Machine::consume_devcoredump() {
 }
 
 bool Machine::device_lost() {
-    drm::Device* ddev = drm_dev();
+    drm::drm_device* ddev = drm_dev();
     return ddev && ddev->is_unplugged();
 }
 

@@ -21,8 +21,8 @@
 #include "kernel_shim/time.h"
 
 namespace drm {
-struct Device;
-struct File;
+struct drm_device;
+struct drm_file;
 }  // namespace drm
 
 namespace upanthor::host {
@@ -35,7 +35,7 @@ struct Client {
     Client(const Client&) = delete;
     Client& operator=(const Client&) = delete;
 
-    drm::File* file = nullptr;
+    drm::drm_file* file = nullptr;
     std::unique_ptr<umd::DrmFileBackend> backend;
 };
 
@@ -71,11 +71,11 @@ public:
     // The CSF mock of a CSF model; nullptr for another family.
     mock_hw::MockPlatform* csf() { return device_->csf(); }
     // The bound driver's DRM device (nullptr when not bound).
-    drm::Device* drm_dev();
+    drm::drm_device* drm_dev();
 
     // drm_open on the bound device: -ENODEV when none. The caller releases the file
     // (drm::drm_release) before remove().
-    int open_file(drm::File** out, bool render = true);
+    int open_file(drm::drm_file** out, bool render = true);
     // A file with the umd backend over it, owned by the machine (closed by close_client() or
     // remove()); nullptr plus *err on failure.
     Client* open_client(int* err = nullptr, bool render = true);

@@ -13,7 +13,7 @@ namespace kshim {
 // has complete() touch a dead wait queue.
 struct completion {
     std::atomic<unsigned> done{0};  // UINT_MAX after complete_all: every wait passes
-    WaitQueueHead wait;
+    wait_queue_head wait;
 
     // Takes one completion if there is one.
     bool try_consume() {

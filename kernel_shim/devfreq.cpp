@@ -25,7 +25,7 @@ struct Devfreq {
     Device* parent = nullptr;  // the device whose frequency is scaled (devfreq->dev.parent)
     devfreq_dev_profile* profile = nullptr;
     devfreq_simple_ondemand_data* data = nullptr;
-    Workqueue* wq = nullptr;   // devfreq_wq
+    workqueue_struct* wq = nullptr;   // devfreq_wq
     delayed_work work;         // devfreq_monitor
 
     // Protects everything below; held across the governor and the driver's target().

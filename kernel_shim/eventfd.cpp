@@ -84,7 +84,7 @@ void eventfd_signal_mask(eventfd_ctx* ctx, unsigned int) {
         if (ctx->count < ULLONG_MAX) ctx->count++;
     }
     // After the unlock: readers queue themselves before testing the count, so the wake-up cannot
-    // be lost, and WaitQueueHead's own lock must not nest inside ours. No preemption point here:
+    // be lost, and wait_queue_head's own lock must not nest inside ours. No preemption point here:
     // callers signal from fence callbacks with spinlocks held.
     if (ctx->wqh.has_sleepers()) ctx->wqh.wake_up_all();
 }

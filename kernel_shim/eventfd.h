@@ -35,7 +35,7 @@ struct eventfd_ctx {
     kref refcount;
     // The kernel's wqh.lock: protects count; readers sleep on wqh.
     SpinLock lock{"eventfd_ctx.wqh.lock"};
-    WaitQueueHead wqh;
+    wait_queue_head wqh;
     u64 count = 0;
     unsigned int flags = 0;  // EFD_SEMAPHORE / EFD_NONBLOCK, as given to the creator
     const eventfd_ctx_ops* ops = nullptr;

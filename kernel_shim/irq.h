@@ -67,7 +67,7 @@ private:
     irq_handler_t thread_fn_;
     void* dev_id_ = nullptr;
     Task* task_ = nullptr;
-    WaitQueueHead idle_wq_;  // synchronize_irq waits here
+    wait_queue_head idle_wq_;  // synchronize_irq waits here
 };
 
 // handler null: the default primary handler (wake the thread). thread_fn null: hard handler only.

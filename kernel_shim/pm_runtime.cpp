@@ -42,10 +42,10 @@ struct DevPmInfo {
     // dev->power.lock: protects the fields below that are not atomic, and every change of the
     // atomic ones but usage_count and last_busy. Callbacks run without it.
     SpinLock lock{"dev->power.lock"};
-    WaitQueueHead wait_queue;  // a transition or idle notification ended
+    wait_queue_head wait_queue;  // a transition or idle notification ended
     work_struct work;          // pm_runtime_work
     hrtimer suspend_timer;
-    Workqueue* wq = nullptr;   // the device's pm_wq
+    workqueue_struct* wq = nullptr;   // the device's pm_wq
 
     std::atomic<int> usage_count{0};
     // Read without the lock by waiters and by the pm_runtime_status/active/enabled queries.

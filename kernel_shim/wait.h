@@ -12,7 +12,7 @@
 
 namespace kshim {
 
-class WaitQueueHead {
+class wait_queue_head {
 public:
     // wait_queue_entry: a sleeping task, or (func set) a callback run by the wake-up with the
     // queue's lock held, in the waker's context (poll_table entries: kernel_shim/fs/file.h).
@@ -21,9 +21,9 @@ public:
         void (*func)(Entry* e) = nullptr;
     };
 
-    WaitQueueHead() = default;
-    WaitQueueHead(const WaitQueueHead&) = delete;
-    WaitQueueHead& operator=(const WaitQueueHead&) = delete;
+    wait_queue_head() = default;
+    wait_queue_head(const wait_queue_head&) = delete;
+    wait_queue_head& operator=(const wait_queue_head&) = delete;
 
     void add(Entry* e);
     void remove(Entry* e);
@@ -48,16 +48,16 @@ private:
     std::atomic<u32> nr_entries_{0};
 };
 
-using wait_queue_head_t = WaitQueueHead;
-inline void init_waitqueue_head(WaitQueueHead*) {}
+using wait_queue_head_t = wait_queue_head;
+inline void init_waitqueue_head(wait_queue_head*) {}
 // Every waiter here is non-exclusive, so wake_up wakes them all, as the kernel does for them.
-inline void wake_up(WaitQueueHead* wq) {
+inline void wake_up(wait_queue_head* wq) {
     wq->wake_up_all();
     preempt_point();
 }
-inline void wake_up_all(WaitQueueHead* wq) { wake_up(wq); }
-inline void wake_up_interruptible(WaitQueueHead* wq) { wake_up(wq); }
-inline void wake_up_interruptible_all(WaitQueueHead* wq) { wake_up(wq); }
+inline void wake_up_all(wait_queue_head* wq) { wake_up(wq); }
+inline void wake_up_interruptible(wait_queue_head* wq) { wake_up(wq); }
+inline void wake_up_interruptible_all(wait_queue_head* wq) { wake_up(wq); }
 
 // The loop of every wait_event-style wait: waits until cond() holds or `timeout` jiffies pass
 // (MAX_SCHEDULE_TIMEOUT: forever). `enqueue(task)` puts the task where its waker looks before
@@ -100,9 +100,9 @@ long wait_cond_timeout(Cond&& cond, long timeout, std::source_location loc, cons
 }
 
 template <class Cond>
-long wait_event_timeout_impl(WaitQueueHead& wq, Cond&& cond, long timeout, std::source_location loc,
+long wait_event_timeout_impl(wait_queue_head& wq, Cond&& cond, long timeout, std::source_location loc,
                              bool interruptible = false) {
-    WaitQueueHead::Entry e{nullptr};
+    wait_queue_head::Entry e{nullptr};
     return wait_cond_timeout(
         cond, timeout, loc, "wait_event",
         [&](Task* t) {

@@ -24,7 +24,7 @@
 
 namespace kshim {
 
-struct Workqueue {
+struct workqueue_struct {
     std::string name;
     unsigned flags = 0;
     int max_active = WQ_DFL_ACTIVE;
@@ -37,20 +37,20 @@ struct Workqueue {
     int flushers = 0;  // tasks waiting on done_wq: finishing an item wakes them only if any
     bool stopping = false;
 
-    WaitQueueHead done_wq;  // woken whenever an item of this workqueue finishes or is cancelled
+    wait_queue_head done_wq;  // woken whenever an item of this workqueue finishes or is cancelled
     LockdepMap lockdep_map;
 
-    Workqueue(std::string n) : name(std::move(n)), lockdep_map(nullptr) {}
+    workqueue_struct(std::string n) : name(std::move(n)), lockdep_map(nullptr) {}
 };
 
 namespace {
 std::mutex g_wq_lock;  // protects all of the above and work_struct queue state
 std::vector<Task*> g_busy;  // workers running an item
-Workqueue* g_system[4];
+workqueue_struct* g_system[4];
 
-void worker_loop(Workqueue* wq);
+void worker_loop(workqueue_struct* wq);
 
-void kick_locked(Workqueue* wq) {
+void kick_locked(workqueue_struct* wq) {
     if (!wq->idle.empty()) {
         Task* t = wq->idle.back();
         wq->idle.pop_back();
@@ -63,7 +63,7 @@ void kick_locked(Workqueue* wq) {
     }
 }
 
-void insert_locked(Workqueue* wq, work_struct* w) {
+void insert_locked(workqueue_struct* wq, work_struct* w) {
     w->wq = wq;
     w->queued = true;
     w->seq = ++wq->next_seq;
@@ -74,7 +74,7 @@ void insert_locked(Workqueue* wq, work_struct* w) {
 // Takes a queued instance off its list; true if there was one.
 bool unqueue_locked(work_struct* w) {
     if (!w->queued) return false;
-    Workqueue* wq = w->wq;
+    workqueue_struct* wq = w->wq;
     for (auto it = wq->list.begin(); it != wq->list.end(); ++it)
         if (*it == w) {
             wq->list.erase(it);
@@ -92,7 +92,7 @@ bool running_locked(const work_struct* w, u64 max_seq = ~u64{0}) {
 }
 
 // The first item of the list that is not running on another worker (items are non-reentrant).
-work_struct* pick_locked(Workqueue* wq) {
+work_struct* pick_locked(workqueue_struct* wq) {
     for (auto it = wq->list.begin(); it != wq->list.end(); ++it) {
         if (running_locked(*it)) continue;
         work_struct* w = *it;
@@ -102,7 +102,7 @@ work_struct* pick_locked(Workqueue* wq) {
     return nullptr;
 }
 
-void worker_loop(Workqueue* wq) {
+void worker_loop(workqueue_struct* wq) {
     Task* me = current();
     std::unique_lock l(g_wq_lock);
     for (;;) {
@@ -148,8 +148,8 @@ void worker_loop(Workqueue* wq) {
     }
 }
 
-Workqueue* make_wq(const std::string& name, unsigned flags, int max_active, bool system) {
-    Workqueue* wq = system ? new Workqueue(name) : knew<Workqueue>(GFP_KERNEL, name);
+workqueue_struct* make_wq(const std::string& name, unsigned flags, int max_active, bool system) {
+    workqueue_struct* wq = system ? new workqueue_struct(name) : knew<workqueue_struct>(GFP_KERNEL, name);
     if (!wq) return nullptr;
     wq->flags = flags;
     wq->max_active = max_active > 0 ? max_active : WQ_DFL_ACTIVE;
@@ -168,7 +168,7 @@ std::string format(const char* fmt, va_list ap) {
 
 // Waits on done_wq until pred() holds (evaluated under g_wq_lock).
 template <class Pred>
-void wait_wq(Workqueue* wq, Pred pred, std::source_location loc = std::source_location::current()) {
+void wait_wq(workqueue_struct* wq, Pred pred, std::source_location loc = std::source_location::current()) {
     {
         std::lock_guard g(g_wq_lock);
         wq->flushers++;
@@ -185,7 +185,7 @@ void wait_wq(Workqueue* wq, Pred pred, std::source_location loc = std::source_lo
 }
 
 // Whether instances of `wq` with a sequence up to `seq` are still queued or running.
-bool outstanding_locked(Workqueue* wq, u64 seq) {
+bool outstanding_locked(workqueue_struct* wq, u64 seq) {
     if (!wq->list.empty() && wq->list.front()->seq <= seq) return true;
     for (Task* t : wq->workers)
         if (t->current_work && t->current_work_seq <= seq) return true;
@@ -195,7 +195,7 @@ bool outstanding_locked(Workqueue* wq, u64 seq) {
 // Waits for a running instance; lockdep sees the wait as taking the work's map, but only when
 // there is something to wait for (as the kernel's start_flush_work).
 void wait_not_running(work_struct* w) {
-    Workqueue* wq;
+    workqueue_struct* wq;
     {
         std::lock_guard g(g_wq_lock);
         wq = w->wq;
@@ -220,7 +220,7 @@ ktime_t delay_deadline(unsigned long delay) {
 }
 
 // Arms or queues a delayed work whose pending bit the caller holds.
-void queue_delayed_locked(Workqueue* wq, delayed_work* dw, unsigned long delay) {
+void queue_delayed_locked(workqueue_struct* wq, delayed_work* dw, unsigned long delay) {
     dw->wq = wq;
     dw->work.wq = wq;
     if (delay == 0) {
@@ -266,7 +266,7 @@ void init_delayed_work(delayed_work* dw, work_func_t fn, const char* name, std::
     dw->wq = nullptr;
 }
 
-Workqueue* alloc_workqueue(const char* fmt, unsigned flags, int max_active, ...) {
+workqueue_struct* alloc_workqueue(const char* fmt, unsigned flags, int max_active, ...) {
     va_list ap;
     va_start(ap, max_active);
     std::string name = format(fmt, ap);
@@ -274,7 +274,7 @@ Workqueue* alloc_workqueue(const char* fmt, unsigned flags, int max_active, ...)
     return make_wq(name, flags, (flags & __WQ_ORDERED) ? 1 : max_active, false);
 }
 
-Workqueue* alloc_ordered_workqueue(const char* fmt, unsigned flags, ...) {
+workqueue_struct* alloc_ordered_workqueue(const char* fmt, unsigned flags, ...) {
     va_list ap;
     va_start(ap, flags);
     std::string name = format(fmt, ap);
@@ -282,7 +282,7 @@ Workqueue* alloc_ordered_workqueue(const char* fmt, unsigned flags, ...) {
     return make_wq(name, flags | __WQ_ORDERED | WQ_UNBOUND, 1, false);
 }
 
-bool queue_work(Workqueue* wq, work_struct* w) {
+bool queue_work(workqueue_struct* wq, work_struct* w) {
     preempt_point();
     std::lock_guard g(g_wq_lock);
     if (w->pending.load() || w->canceling || w->disabled) return false;
@@ -291,7 +291,7 @@ bool queue_work(Workqueue* wq, work_struct* w) {
     return true;
 }
 
-bool queue_delayed_work(Workqueue* wq, delayed_work* dw, unsigned long delay) {
+bool queue_delayed_work(workqueue_struct* wq, delayed_work* dw, unsigned long delay) {
     preempt_point();
     std::lock_guard g(g_wq_lock);
     if (dw->work.pending.load() || dw->work.canceling || dw->work.disabled) return false;
@@ -300,7 +300,7 @@ bool queue_delayed_work(Workqueue* wq, delayed_work* dw, unsigned long delay) {
     return true;
 }
 
-bool mod_delayed_work(Workqueue* wq, delayed_work* dw, unsigned long delay) {
+bool mod_delayed_work(workqueue_struct* wq, delayed_work* dw, unsigned long delay) {
     preempt_point();
     std::lock_guard g(g_wq_lock);
     if (dw->work.canceling || dw->work.disabled) return false;
@@ -391,7 +391,7 @@ bool enable_delayed_work(delayed_work* dw) { return enable_work(&dw->work); }
 
 bool flush_work(work_struct* w) {
     might_sleep();
-    Workqueue* wq;
+    workqueue_struct* wq;
     u64 target;
     {
         std::lock_guard g(g_wq_lock);
@@ -429,7 +429,7 @@ work_struct* current_work() {
     return t ? t->current_work : nullptr;
 }
 
-void flush_workqueue(Workqueue* wq) {
+void flush_workqueue(workqueue_struct* wq) {
     might_sleep();
     lock_map_acquire(&wq->lockdep_map);
     lock_map_release(&wq->lockdep_map);
@@ -441,7 +441,7 @@ void flush_workqueue(Workqueue* wq) {
     wait_wq(wq, [&] { return !outstanding_locked(wq, target); });
 }
 
-void drain_workqueue(Workqueue* wq) {
+void drain_workqueue(workqueue_struct* wq) {
     for (;;) {
         flush_workqueue(wq);
         std::lock_guard g(g_wq_lock);
@@ -449,7 +449,7 @@ void drain_workqueue(Workqueue* wq) {
     }
 }
 
-void destroy_workqueue(Workqueue* wq) {
+void destroy_workqueue(workqueue_struct* wq) {
     if (!wq) return;
     drain_workqueue(wq);
     std::vector<Task*> workers;
@@ -467,10 +467,10 @@ void destroy_workqueue(Workqueue* wq) {
         kdelete(wq);
 }
 
-Workqueue* system_wq() { return g_system[0]; }
-Workqueue* system_unbound_wq() { return g_system[1]; }
-Workqueue* system_highpri_wq() { return g_system[2]; }
-Workqueue* system_long_wq() { return g_system[3]; }
+workqueue_struct* system_wq() { return g_system[0]; }
+workqueue_struct* system_unbound_wq() { return g_system[1]; }
+workqueue_struct* system_highpri_wq() { return g_system[2]; }
+workqueue_struct* system_long_wq() { return g_system[3]; }
 
 void workqueue_runtime_init() {
     g_system[0] = make_wq("events", 0, 16, true);
@@ -480,7 +480,7 @@ void workqueue_runtime_init() {
 }
 
 void workqueue_runtime_exit() {
-    for (Workqueue*& wq : g_system) {
+    for (workqueue_struct*& wq : g_system) {
         destroy_workqueue(wq);
         wq = nullptr;
     }

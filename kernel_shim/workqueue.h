@@ -17,8 +17,7 @@
 
 namespace kshim {
 
-struct Workqueue;
-using workqueue_struct = Workqueue;
+struct workqueue_struct;
 
 struct work_struct;
 // A plain function, as in the kernel: the item may free itself inside it; use container_of.
@@ -31,7 +30,7 @@ struct work_struct {
 
     // Protected by the workqueue lock; `pending` is also read without it (work_pending).
     std::atomic<bool> pending{false};
-    Workqueue* wq = nullptr;  // where it was last queued
+    workqueue_struct* wq = nullptr;  // where it was last queued
     bool queued = false;      // on wq's list
     u64 seq = 0;              // sequence of the queued instance
     int canceling = 0;        // cancel_*_sync in progress: queueing is refused
@@ -41,7 +40,7 @@ struct work_struct {
 struct delayed_work {
     work_struct work;
     TimerEvent timer;
-    Workqueue* wq = nullptr;
+    workqueue_struct* wq = nullptr;
     bool timer_active = false;  // protected by the workqueue lock
 };
 
@@ -63,15 +62,15 @@ inline constexpr int WQ_UNBOUND_MAX_ACTIVE = WQ_MAX_ACTIVE;
 inline constexpr int WQ_DFL_ACTIVE = WQ_MAX_ACTIVE / 2;
 
 // max_active 0 means the default. Returns nullptr on allocation failure.
-Workqueue* alloc_workqueue(const char* fmt, unsigned flags, int max_active, ...) __attribute__((format(printf, 1, 4)));
-Workqueue* alloc_ordered_workqueue(const char* fmt, unsigned flags, ...) __attribute__((format(printf, 1, 3)));
-void destroy_workqueue(Workqueue* wq);
-void flush_workqueue(Workqueue* wq);
-void drain_workqueue(Workqueue* wq);
+workqueue_struct* alloc_workqueue(const char* fmt, unsigned flags, int max_active, ...) __attribute__((format(printf, 1, 4)));
+workqueue_struct* alloc_ordered_workqueue(const char* fmt, unsigned flags, ...) __attribute__((format(printf, 1, 3)));
+void destroy_workqueue(workqueue_struct* wq);
+void flush_workqueue(workqueue_struct* wq);
+void drain_workqueue(workqueue_struct* wq);
 
-bool queue_work(Workqueue* wq, work_struct* w);
-bool queue_delayed_work(Workqueue* wq, delayed_work* dw, unsigned long delay);
-bool mod_delayed_work(Workqueue* wq, delayed_work* dw, unsigned long delay);
+bool queue_work(workqueue_struct* wq, work_struct* w);
+bool queue_delayed_work(workqueue_struct* wq, delayed_work* dw, unsigned long delay);
+bool mod_delayed_work(workqueue_struct* wq, delayed_work* dw, unsigned long delay);
 bool cancel_work(work_struct* w);
 bool cancel_work_sync(work_struct* w);
 bool cancel_delayed_work(delayed_work* dw);
@@ -94,10 +93,10 @@ bool work_busy(const work_struct* w);
 work_struct* current_work();
 
 // The system workqueues (they live as long as the runtime).
-Workqueue* system_wq();
-Workqueue* system_unbound_wq();
-Workqueue* system_highpri_wq();
-Workqueue* system_long_wq();
+workqueue_struct* system_wq();
+workqueue_struct* system_unbound_wq();
+workqueue_struct* system_highpri_wq();
+workqueue_struct* system_long_wq();
 inline bool schedule_work(work_struct* w) { return queue_work(system_wq(), w); }
 inline bool schedule_delayed_work(delayed_work* dw, unsigned long delay) { return queue_delayed_work(system_wq(), dw, delay); }
 

@@ -9,7 +9,7 @@
 #include "drm/drm_device.h"
 #include "drm/drm_file.h"
 #include "uapi/drm/panthor_drm.h"
-#include "drm/vma_manager.h"
+#include "drm/drm_vma_manager.h"
 #include "kernel_shim/clk.h"
 #include "kernel_shim/completion.h"
 #include "kernel_shim/iopoll.h"
@@ -67,7 +67,7 @@ struct panthor_device {
     panthor_device(const panthor_device&) = delete;
     panthor_device& operator=(const panthor_device&) = delete;
 
-    drm::Device base;
+    drm::drm_device base;
     kshim::PlatformDevice* pdev = nullptr;
     kshim::Device* dev = nullptr;  // &pdev->dev, the dev_* log prefix
     phys_addr_t phys_addr = 0;
@@ -90,11 +90,11 @@ struct panthor_device {
     } clks;
 
     // The fake mmap offsets of this device's GEM objects (drm_device.vma_offset_manager).
-    drm::DrmVmaOffsetManager vma_offset_manager;
+    drm::drm_vma_offset_manager vma_offset_manager;
 
     struct {
         kshim::work_struct work;
-        kshim::Workqueue* wq = nullptr;   // reset work and the FW ping watchdog
+        kshim::workqueue_struct* wq = nullptr;   // reset work and the FW ping watchdog
         std::atomic<int> pending{0};
         // Why the pending reset was scheduled (a panthor_reset_reason, the first request's): the
         // devcoredump the reset work takes names it.
@@ -123,7 +123,7 @@ struct panthor_device {
     u32 profile_mask = 0;
 };
 
-inline panthor_device* to_panthor_device(drm::Device* ddev) { return container_of(ddev, panthor_device, base); }
+inline panthor_device* to_panthor_device(drm::drm_device* ddev) { return container_of(ddev, panthor_device, base); }
 
 // What the profiling slots of finished jobs add up to.
 struct panthor_gpu_usage {

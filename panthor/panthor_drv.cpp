@@ -25,10 +25,10 @@
 
 #include "drm/drm_fdinfo.h"
 #include "drm/drm_ioctl.h"
-#include "drm/exec.h"
-#include "drm/syncobj.h"
+#include "drm/drm_exec.h"
+#include "drm/drm_syncobj.h"
 #include "drm/uaccess.h"
-#include "drm/vma_manager.h"
+#include "drm/drm_vma_manager.h"
 #include "kernel_shim/devres.h"
 #include "kernel_shim/dma-buf/dma-fence-chain.h"
 #include "kernel_shim/err.h"
@@ -47,14 +47,14 @@
 namespace panthor {
 
 using namespace kshim;
-using drm::File;
+using drm::drm_file;
 using drm::VmArea;
 
-Workqueue* panthor_cleanup_wq = nullptr;
+workqueue_struct* panthor_cleanup_wq = nullptr;
 
 namespace {
 
-panthor_file* to_pfile(File* file) { return static_cast<panthor_file*>(file->driver_priv); }
+panthor_file* to_pfile(drm_file* file) { return static_cast<panthor_file*>(file->driver_priv); }
 
 // ---------------------------------------------------------------------------------------------
 // User <-> kernel object copies.
@@ -179,12 +179,12 @@ struct panthor_job_ctx {
 };
 
 struct panthor_submit_ctx {
-    File* file = nullptr;
+    drm_file* file = nullptr;
     // The signal targets of the batch; waits look here before asking the syncobj.
     panthor_sync_signal_list signals;
     panthor_job_ctx* jobs = nullptr;
     u32 job_count = 0;
-    drm::DrmExec exec;
+    drm::drm_exec exec;
 };
 
 constexpr u32 PANTHOR_SYNC_OP_FLAGS_MASK = DRM_PANTHOR_SYNC_OP_HANDLE_TYPE_MASK | DRM_PANTHOR_SYNC_OP_SIGNAL;
@@ -382,7 +382,7 @@ int panthor_submit_ctx_add_deps_and_arm_jobs(panthor_submit_ctx* ctx) {
     return 0;
 }
 
-void panthor_submit_ctx_push_jobs(panthor_submit_ctx* ctx, void (*upd_resvs)(drm::DrmExec*, drm::drm_sched_job*)) {
+void panthor_submit_ctx_push_jobs(panthor_submit_ctx* ctx, void (*upd_resvs)(drm::drm_exec*, drm::drm_sched_job*)) {
     for (u32 i = 0; i < ctx->job_count; i++) {
         upd_resvs(&ctx->exec, ctx->jobs[i].job);
         drm::drm_sched_entity_push_job(ctx->jobs[i].job);
@@ -391,7 +391,7 @@ void panthor_submit_ctx_push_jobs(panthor_submit_ctx* ctx, void (*upd_resvs)(drm
     panthor_submit_ctx_push_fences(ctx);
 }
 
-int panthor_submit_ctx_init(panthor_submit_ctx* ctx, File* file, u32 job_count) {
+int panthor_submit_ctx_init(panthor_submit_ctx* ctx, drm_file* file, u32 job_count) {
     ctx->jobs = static_cast<panthor_job_ctx*>(kcalloc(job_count, sizeof(*ctx->jobs), GFP_KERNEL));
     if (!ctx->jobs)
         return -ENOMEM;
@@ -432,10 +432,10 @@ int panthor_query_timestamp_info(panthor_device* ptdev, drm_panthor_timestamp_in
 
 // drm_is_current_master: there is no master model; a primary-node file is treated as the master
 // (docs/drm_core.md), a render-node file never is.
-bool drm_is_current_master(File* file) { return !file->is_render; }
+bool drm_is_current_master(drm_file* file) { return !file->is_render; }
 
 // Also the check of GROUP_CREATE's priority.
-int group_priority_permit(File* file, u8 priority) {
+int group_priority_permit(drm_file* file, u8 priority) {
     if (priority > PANTHOR_GROUP_PRIORITY_REALTIME)
         return -EINVAL;
     if (priority <= PANTHOR_GROUP_PRIORITY_MEDIUM)
@@ -445,14 +445,14 @@ int group_priority_permit(File* file, u8 priority) {
     return -EACCES;
 }
 
-void panthor_query_group_priorities_info(File* file, drm_panthor_group_priorities_info* arg) {
+void panthor_query_group_priorities_info(drm_file* file, drm_panthor_group_priorities_info* arg) {
     std::memset(arg, 0, sizeof(*arg));
     for (int prio = PANTHOR_GROUP_PRIORITY_REALTIME; prio >= 0; prio--)
         if (!group_priority_permit(file, static_cast<u8>(prio)))
             arg->allowed_mask |= static_cast<u8>(1u << prio);
 }
 
-int panthor_ioctl_dev_query(drm::Device* ddev, void* data, File* file) {
+int panthor_ioctl_dev_query(drm::drm_device* ddev, void* data, drm_file* file) {
     panthor_device* ptdev = to_panthor_device(ddev);
     auto* args = static_cast<drm_panthor_dev_query*>(data);
     drm_panthor_timestamp_info timestamp_info{};
@@ -498,7 +498,7 @@ int panthor_ioctl_dev_query(drm::Device* ddev, void* data, File* file) {
 
 constexpr u32 PANTHOR_VM_CREATE_FLAGS = 0;
 
-int panthor_ioctl_vm_create(drm::Device* ddev, void* data, File* file) {
+int panthor_ioctl_vm_create(drm::drm_device* ddev, void* data, drm_file* file) {
     panthor_device* ptdev = to_panthor_device(ddev);
     auto* args = static_cast<drm_panthor_vm_create*>(data);
 
@@ -515,7 +515,7 @@ int panthor_ioctl_vm_create(drm::Device* ddev, void* data, File* file) {
     return 0;
 }
 
-int panthor_ioctl_vm_destroy(drm::Device*, void* data, File* file) {
+int panthor_ioctl_vm_destroy(drm::drm_device*, void* data, drm_file* file) {
     auto* args = static_cast<drm_panthor_vm_destroy*>(data);
     if (args->pad)
         return -EINVAL;
@@ -524,7 +524,7 @@ int panthor_ioctl_vm_destroy(drm::Device*, void* data, File* file) {
 
 constexpr u32 PANTHOR_BO_FLAGS = DRM_PANTHOR_BO_NO_MMAP;
 
-int panthor_ioctl_bo_create(drm::Device* ddev, void* data, File* file) {
+int panthor_ioctl_bo_create(drm::drm_device* ddev, void* data, drm_file* file) {
     panthor_device* ptdev = to_panthor_device(ddev);
     auto* args = static_cast<drm_panthor_bo_create*>(data);
     panthor_vm* vm = nullptr;
@@ -550,12 +550,12 @@ int panthor_ioctl_bo_create(drm::Device* ddev, void* data, File* file) {
     return ret;
 }
 
-int panthor_ioctl_bo_mmap_offset(drm::Device*, void* data, File* file) {
+int panthor_ioctl_bo_mmap_offset(drm::drm_device*, void* data, drm_file* file) {
     auto* args = static_cast<drm_panthor_bo_mmap_offset*>(data);
     if (args->pad)
         return -EINVAL;
 
-    drm::DrmGemObject* obj = file->gem.lookup(args->handle);
+    drm::drm_gem_object* obj = file->gem.lookup(args->handle);
     if (!obj)
         return -ENOENT;
 
@@ -571,7 +571,7 @@ int panthor_ioctl_bo_mmap_offset(drm::Device*, void* data, File* file) {
     return ret;
 }
 
-int panthor_ioctl_vm_bind_async(drm::Device*, drm_panthor_vm_bind* args, File* file) {
+int panthor_ioctl_vm_bind_async(drm::drm_device*, drm_panthor_vm_bind* args, drm_file* file) {
     drm_panthor_vm_bind_op* jobs_args = nullptr;
     panthor_submit_ctx ctx;
     int ret;
@@ -629,7 +629,7 @@ out_put_vm:
     return ret;
 }
 
-int panthor_ioctl_vm_bind_sync(drm::Device*, drm_panthor_vm_bind* args, File* file) {
+int panthor_ioctl_vm_bind_sync(drm::drm_device*, drm_panthor_vm_bind* args, drm_file* file) {
     drm_panthor_vm_bind_op* jobs_args = nullptr;
 
     panthor_vm* vm = panthor_vm_pool_get_vm(to_pfile(file)->vms, args->vm_id);
@@ -655,7 +655,7 @@ int panthor_ioctl_vm_bind_sync(drm::Device*, drm_panthor_vm_bind* args, File* fi
     return ret;
 }
 
-int panthor_ioctl_vm_bind(drm::Device* ddev, void* data, File* file) {
+int panthor_ioctl_vm_bind(drm::drm_device* ddev, void* data, drm_file* file) {
     auto* args = static_cast<drm_panthor_vm_bind*>(data);
     if (!drm::drm_dev_enter(ddev))
         return -ENODEV;
@@ -665,7 +665,7 @@ int panthor_ioctl_vm_bind(drm::Device* ddev, void* data, File* file) {
     return panthor_ioctl_vm_bind_sync(ddev, args, file);
 }
 
-int panthor_ioctl_vm_get_state(drm::Device*, void* data, File* file) {
+int panthor_ioctl_vm_get_state(drm::drm_device*, void* data, drm_file* file) {
     auto* args = static_cast<drm_panthor_vm_get_state*>(data);
     panthor_vm* vm = panthor_vm_pool_get_vm(to_pfile(file)->vms, args->vm_id);
     if (!vm)
@@ -675,7 +675,7 @@ int panthor_ioctl_vm_get_state(drm::Device*, void* data, File* file) {
     return 0;
 }
 
-int panthor_ioctl_bo_set_label(drm::Device*, void* data, File* file) {
+int panthor_ioctl_bo_set_label(drm::drm_device*, void* data, drm_file* file) {
     auto* args = static_cast<drm_panthor_bo_set_label*>(data);
     const char* label = nullptr;
     int ret = 0;
@@ -683,7 +683,7 @@ int panthor_ioctl_bo_set_label(drm::Device*, void* data, File* file) {
     if (args->pad)
         return -EINVAL;
 
-    drm::DrmGemObject* obj = file->gem.lookup(args->handle);
+    drm::drm_gem_object* obj = file->gem.lookup(args->handle);
     if (!obj)
         return -ENOENT;
 
@@ -706,7 +706,7 @@ err_put_obj:
     return ret;
 }
 
-int panthor_ioctl_group_create(drm::Device*, void* data, File* file) {
+int panthor_ioctl_group_create(drm::drm_device*, void* data, drm_file* file) {
     auto* args = static_cast<drm_panthor_group_create*>(data);
     drm_panthor_queue_create* queue_args = nullptr;
 
@@ -729,18 +729,18 @@ int panthor_ioctl_group_create(drm::Device*, void* data, File* file) {
     return ret;
 }
 
-int panthor_ioctl_group_destroy(drm::Device*, void* data, File* file) {
+int panthor_ioctl_group_destroy(drm::drm_device*, void* data, drm_file* file) {
     auto* args = static_cast<drm_panthor_group_destroy*>(data);
     if (args->pad)
         return -EINVAL;
     return panthor_group_destroy(to_pfile(file), args->group_handle);
 }
 
-int panthor_ioctl_group_get_state(drm::Device*, void* data, File* file) {
+int panthor_ioctl_group_get_state(drm::drm_device*, void* data, drm_file* file) {
     return panthor_group_get_state(to_pfile(file), static_cast<drm_panthor_group_get_state*>(data));
 }
 
-int panthor_ioctl_group_submit(drm::Device* ddev, void* data, File* file) {
+int panthor_ioctl_group_submit(drm::drm_device* ddev, void* data, drm_file* file) {
     auto* args = static_cast<drm_panthor_group_submit*>(data);
     panthor_file* pfile = to_pfile(file);
     drm_panthor_queue_submit* jobs_args = nullptr;
@@ -808,7 +808,7 @@ out_dev_exit:
     return ret;
 }
 
-int panthor_ioctl_tiler_heap_create(drm::Device*, void* data, File* file) {
+int panthor_ioctl_tiler_heap_create(drm::drm_device*, void* data, drm_file* file) {
     auto* args = static_cast<drm_panthor_tiler_heap_create*>(data);
 
     panthor_vm* vm = panthor_vm_pool_get_vm(to_pfile(file)->vms, args->vm_id);
@@ -839,7 +839,7 @@ out_put_vm:
     return ret;
 }
 
-int panthor_ioctl_tiler_heap_destroy(drm::Device*, void* data, File* file) {
+int panthor_ioctl_tiler_heap_destroy(drm::drm_device*, void* data, drm_file* file) {
     auto* args = static_cast<drm_panthor_tiler_heap_destroy*>(data);
 
     if (args->pad)
@@ -861,7 +861,7 @@ int panthor_ioctl_tiler_heap_destroy(drm::Device*, void* data, File* file) {
     return ret;
 }
 
-int panthor_ioctl_set_user_mmio_offset(drm::Device*, void* data, File* file) {
+int panthor_ioctl_set_user_mmio_offset(drm::drm_device*, void* data, drm_file* file) {
     auto* args = static_cast<drm_panthor_set_user_mmio_offset*>(data);
     if (args->offset != DRM_PANTHOR_USER_MMIO_OFFSET_32BIT && args->offset != DRM_PANTHOR_USER_MMIO_OFFSET_64BIT)
         return -EINVAL;
@@ -870,7 +870,7 @@ int panthor_ioctl_set_user_mmio_offset(drm::Device*, void* data, File* file) {
     return 0;
 }
 
-int panthor_open(drm::Device* ddev, File* file) {
+int panthor_open(drm::drm_device* ddev, drm_file* file) {
     panthor_device* ptdev = to_panthor_device(ddev);
 
     auto* pfile = knew<panthor_file>(GFP_KERNEL);
@@ -897,7 +897,7 @@ int panthor_open(drm::Device* ddev, File* file) {
     return 0;
 }
 
-void panthor_postclose(drm::Device*, File* file) {
+void panthor_postclose(drm::drm_device*, drm_file* file) {
     panthor_file* pfile = to_pfile(file);
     // Groups first: they hold VM references.
     panthor_group_pool_destroy(pfile);
@@ -962,7 +962,7 @@ int panthor_device_mmap_io(panthor_device* ptdev, VmArea* vma) {
 
 // drm_gem_shmem_object_mmap behind panthor_gem_mmap's check: a NO_MMAP BO is never CPU-mapped.
 int panthor_gem_mmap(panthor_device* ptdev, VmArea* vma) {
-    drm::DrmGemObject* obj =
+    drm::drm_gem_object* obj =
         drm::drm_gem_object_lookup_at_offset(&ptdev->vma_offset_manager, vma->vm_pgoff << PAGE_SHIFT, vma->length);
     if (obj) {
         const bool no_mmap = to_panthor_bo(obj)->flags & DRM_PANTHOR_BO_NO_MMAP;
@@ -973,7 +973,7 @@ int panthor_gem_mmap(panthor_device* ptdev, VmArea* vma) {
     return drm::drm_gem_mmap(vma);
 }
 
-int panthor_mmap(File* file, VmArea* vma) {
+int panthor_mmap(drm_file* file, VmArea* vma) {
     panthor_file* pfile = to_pfile(file);
     panthor_device* ptdev = pfile->ptdev;
     u64 offset = vma->vm_pgoff << PAGE_SHIFT;
@@ -995,7 +995,7 @@ int panthor_mmap(File* file, VmArea* vma) {
 // ---------------------------------------------------------------------------------------------
 // fdinfo.
 
-void panthor_gpu_show_fdinfo(panthor_device* ptdev, panthor_file* pfile, drm::DrmPrinter* p) {
+void panthor_gpu_show_fdinfo(panthor_device* ptdev, panthor_file* pfile, drm::drm_printer* p) {
     if (ptdev->profile_mask & PANTHOR_DEVICE_PROFILING_ALL)
         panthor_fdinfo_gather_group_samples(pfile);
 
@@ -1017,7 +1017,7 @@ void panthor_gpu_show_fdinfo(panthor_device* ptdev, panthor_file* pfile, drm::Dr
 }
 
 // The kernel BOs the file's groups and heaps hold, which no GEM handle shows.
-void panthor_show_internal_memory_stats(drm::DrmPrinter* p, File* file) {
+void panthor_show_internal_memory_stats(drm::drm_printer* p, drm_file* file) {
     panthor_file* pfile = to_pfile(file);
     panthor_memory_stats stats;
     panthor_fdinfo_gather_group_mem_info(pfile, &stats);
@@ -1026,7 +1026,7 @@ void panthor_show_internal_memory_stats(drm::DrmPrinter* p, File* file) {
     drm::drm_fdinfo_print_size(p, "panthor", "active", "memory", stats.active);
 }
 
-void panthor_show_fdinfo(drm::DrmPrinter* p, File* file) {
+void panthor_show_fdinfo(drm::drm_printer* p, drm_file* file) {
     panthor_device* ptdev = to_panthor_device(file->dev);
     panthor_gpu_show_fdinfo(ptdev, to_pfile(file), p);
     panthor_show_internal_memory_stats(p, file);
@@ -1159,7 +1159,7 @@ const drm::PlatformDriverModule panthor_module = {
     .exit = panthor_exit,
     .probe = panthor_probe,
     .remove = panthor_remove,
-    .drm_device = [](PlatformDevice* pdev) -> drm::Device* {
+    .drm_device = [](PlatformDevice* pdev) -> drm::drm_device* {
         panthor_device* ptdev = panthor_from_pdev(pdev);
         return ptdev ? &ptdev->base : nullptr;
     },

@@ -20,7 +20,7 @@ void panthor_exit();
 
 // Where objects whose release may sleep are freed from (upstream's panthor_cleanup_wq), between
 // panthor_init() and the matching panthor_exit().
-extern kshim::Workqueue* panthor_cleanup_wq;
+extern kshim::workqueue_struct* panthor_cleanup_wq;
 
 // platform_driver.probe / .remove. probe leaves the device autosuspending with its drvdata set
 // to the panthor_device; on failure nothing stays allocated, mapped, requested or powered.

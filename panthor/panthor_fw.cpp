@@ -113,7 +113,7 @@ struct panthor_fw {
     } watchdog;
 
     // Woken by every JOB interrupt: the sleeping half of the ack waits and of the boot wait.
-    kshim::WaitQueueHead req_waitq;
+    kshim::wait_queue_head req_waitq;
 
     // Set by the JOB IRQ handler on the first GLB interrupt after panthor_fw_start.
     std::atomic<bool> booted{false};
@@ -821,7 +821,7 @@ void panthor_fw_stop(panthor_device* ptdev) {
         dev_err(ptdev->dev, "Failed to stop MCU");
 }
 
-int panthor_fw_wait_acks(const u32* req_ptr, const u32* ack_ptr, kshim::WaitQueueHead* wq, u32 req_mask, u32* acked,
+int panthor_fw_wait_acks(const u32* req_ptr, const u32* ack_ptr, kshim::wait_queue_head* wq, u32 req_mask, u32* acked,
                          u32 timeout_ms) {
     const u32 req = fw_read_once(*req_ptr) & req_mask;
     u32 ack;

@@ -20,9 +20,9 @@ using namespace kshim;
 
 namespace {
 
-void panthor_gem_free_object(drm::DrmGemObject* obj) {
+void panthor_gem_free_object(drm::drm_gem_object* obj) {
     panthor_gem_object* bo = to_panthor_bo(obj);
-    drm::DrmGemObject* vm_root_gem = bo->exclusive_vm_root_gem;
+    drm::drm_gem_object* vm_root_gem = bo->exclusive_vm_root_gem;
 
     if (bo->label.owned)
         kfree(bo->label.str);
@@ -35,20 +35,20 @@ void panthor_gem_free_object(drm::DrmGemObject* obj) {
     drm::drm_gem_object_put(vm_root_gem);
 }
 
-int panthor_gem_pin(drm::DrmGemObject* obj) { return drm::drm_gem_shmem_pin_locked(drm::to_drm_gem_shmem_obj(obj)); }
-void panthor_gem_unpin(drm::DrmGemObject* obj) { drm::drm_gem_shmem_unpin_locked(drm::to_drm_gem_shmem_obj(obj)); }
-kshim::sg_table* panthor_gem_get_sg_table(drm::DrmGemObject* obj) {
+int panthor_gem_pin(drm::drm_gem_object* obj) { return drm::drm_gem_shmem_pin_locked(drm::to_drm_gem_shmem_obj(obj)); }
+void panthor_gem_unpin(drm::drm_gem_object* obj) { drm::drm_gem_shmem_unpin_locked(drm::to_drm_gem_shmem_obj(obj)); }
+kshim::sg_table* panthor_gem_get_sg_table(drm::drm_gem_object* obj) {
     return drm::drm_gem_shmem_get_sg_table(drm::to_drm_gem_shmem_obj(obj));
 }
-int panthor_gem_vmap(drm::DrmGemObject* obj, drm::IosysMap* map) {
+int panthor_gem_vmap(drm::drm_gem_object* obj, drm::IosysMap* map) {
     return drm::drm_gem_shmem_vmap_locked(drm::to_drm_gem_shmem_obj(obj), map);
 }
-void panthor_gem_vunmap(drm::DrmGemObject* obj, drm::IosysMap* map) {
+void panthor_gem_vunmap(drm::drm_gem_object* obj, drm::IosysMap* map) {
     drm::drm_gem_shmem_vunmap_locked(drm::to_drm_gem_shmem_obj(obj), map);
 }
 
 // A BO sharing its VM's resv cannot leave that VM: importers would lock the whole VM.
-kshim::dma_buf* panthor_gem_prime_export(drm::DrmGemObject* obj, int flags) {
+kshim::dma_buf* panthor_gem_prime_export(drm::drm_gem_object* obj, int flags) {
     if (to_panthor_bo(obj)->exclusive_vm_root_gem)
         return ERR_PTR<kshim::dma_buf>(-EINVAL);
     return drm::drm_gem_prime_export(obj, flags);
@@ -97,7 +97,7 @@ void panthor_gem_swap_label(panthor_gem_object* bo, const char* label, bool owne
 
 }  // namespace
 
-const drm::DrmGemObjectFuncs panthor_gem_funcs = {
+const drm::drm_gem_object_funcs panthor_gem_funcs = {
     .free = panthor_gem_free_object,
     .pin = panthor_gem_pin,
     .unpin = panthor_gem_unpin,
@@ -108,11 +108,11 @@ const drm::DrmGemObjectFuncs panthor_gem_funcs = {
     .get_sg_table = panthor_gem_get_sg_table,
 };
 
-drm::DrmGemObject* panthor_gem_create_object(drm::Device* ddev, size_t) {
+drm::drm_gem_object* panthor_gem_create_object(drm::drm_device* ddev, size_t) {
     auto* ptdev = container_of(ddev, panthor_device, base);
     auto* bo = knew<panthor_gem_object>(GFP_KERNEL);
     if (!bo)
-        return ERR_PTR<drm::DrmGemObject>(-ENOMEM);
+        return ERR_PTR<drm::drm_gem_object>(-ENOMEM);
     bo->base.base.funcs = &panthor_gem_funcs;
     bo->base.map_wc = !ptdev->coherent;
     return &bo->base.base;
@@ -208,7 +208,7 @@ out_free_bo:
     kdelete(bo);
 }
 
-int panthor_gem_create_with_handle(drm::File* file, panthor_device* ptdev, panthor_vm* exclusive_vm, u64* size,
+int panthor_gem_create_with_handle(drm::drm_file* file, panthor_device* ptdev, panthor_vm* exclusive_vm, u64* size,
                                    u32 flags, u32* handle) {
     panthor_gem_object* bo = nullptr;
     int ret = panthor_gem_create(ptdev, *size, &bo);
@@ -228,7 +228,7 @@ int panthor_gem_create_with_handle(drm::File* file, panthor_device* ptdev, panth
     return ret;
 }
 
-void panthor_gem_bo_set_label(drm::DrmGemObject* obj, const char* label) {
+void panthor_gem_bo_set_label(drm::drm_gem_object* obj, const char* label) {
     panthor_gem_swap_label(to_panthor_bo(obj), label, true);
 }
 

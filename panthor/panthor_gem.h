@@ -3,16 +3,16 @@
 #pragma once
 #include <string>
 
-#include "drm/gem_shmem.h"
-#include "drm/mm.h"
+#include "drm/drm_gem_shmem_helper.h"
+#include "drm/drm_mm.h"
 #include "panthor/panthor_device.h"
 
 namespace panthor {
 
 struct panthor_gem_object {
-    drm::DrmGemShmemObject base;
+    drm::drm_gem_shmem_object base;
     // The root GEM of the VM this BO is exclusive to (its resv is shared), or nullptr.
-    drm::DrmGemObject* exclusive_vm_root_gem = nullptr;
+    drm::drm_gem_object* exclusive_vm_root_gem = nullptr;
     u32 flags = 0;  // DRM_PANTHOR_BO_* given at creation
     struct {
         kshim::Mutex lock{"panthor_gem.label.lock"};  // protects str
@@ -21,7 +21,7 @@ struct panthor_gem_object {
     } label;
 };
 
-inline panthor_gem_object* to_panthor_bo(drm::DrmGemObject* obj) {
+inline panthor_gem_object* to_panthor_bo(drm::drm_gem_object* obj) {
     return container_of(to_drm_gem_shmem_obj(obj), panthor_gem_object, base);
 }
 
@@ -32,9 +32,9 @@ inline constexpr u32 DRM_PANTHOR_BO_NO_MMAP_FLAG = DRM_PANTHOR_BO_NO_MMAP;
 inline constexpr u64 PANTHOR_VM_KERNEL_AUTO_VA = ~u64{0};
 
 struct panthor_kernel_bo {
-    drm::DrmGemObject* obj = nullptr;
+    drm::drm_gem_object* obj = nullptr;
     panthor_vm* vm = nullptr;
-    drm::DrmMmNode va_node;
+    drm::drm_mm_node va_node;
     void* kmap = nullptr;
 };
 
@@ -52,17 +52,17 @@ void panthor_kernel_bo_destroy(panthor_kernel_bo* bo);
 
 // BO_CREATE: a new user BO (size rounded up to pages, written back), exclusive to
 // `exclusive_vm` if non-null, and a handle for it in `file`.
-int panthor_gem_create_with_handle(drm::File* file, panthor_device* ptdev, panthor_vm* exclusive_vm, u64* size,
+int panthor_gem_create_with_handle(drm::drm_file* file, panthor_device* ptdev, panthor_vm* exclusive_vm, u64* size,
                                    u32 flags, u32* handle);
 // Takes ownership of `label` (kmalloc'ed, or nullptr to clear).
-void panthor_gem_bo_set_label(drm::DrmGemObject* obj, const char* label);
+void panthor_gem_bo_set_label(drm::drm_gem_object* obj, const char* label);
 void panthor_gem_kernel_bo_set_label(panthor_kernel_bo* bo, const char* label);
 
 // drm_driver.gem_create_object: an uninitialised BO for the shmem helpers (PRIME imports of
 // another device's dma_buf), or ERR_PTR(-ENOMEM).
-drm::DrmGemObject* panthor_gem_create_object(drm::Device* ddev, size_t size);
+drm::drm_gem_object* panthor_gem_create_object(drm::drm_device* ddev, size_t size);
 
 // The GEM functions of every panthor BO (free, pin/unpin, vmap/vunmap on the shmem backing).
-extern const drm::DrmGemObjectFuncs panthor_gem_funcs;
+extern const drm::drm_gem_object_funcs panthor_gem_funcs;
 
 }  // namespace panthor

@@ -26,7 +26,7 @@ struct panthor_gpu {
     // GPU_IRQ_* bits of commands issued and not completed yet. Changed under reqs_lock; atomic
     // because waiters test it without the lock (the kernel's plain read in wait_event).
     std::atomic<u32> pending_reqs{0};
-    kshim::WaitQueueHead reqs_acked;
+    kshim::wait_queue_head reqs_acked;
     // Serialises cache flushes (upstream e322a4844811): callers flush concurrently (a VM's unmap,
     // a reset, the FW's suspend), and without it the second one found the first one's request
     // pending, WARNed and was dropped (found by fuzz_ioctl's campaign).

@@ -1,8 +1,8 @@
 // Mirrors drivers/gpu/drm/panthor/panthor_mmu.h: address spaces, VMs and VM_BIND.
 #pragma once
-#include "drm/exec.h"
-#include "drm/gpuvm.h"
-#include "drm/mm.h"
+#include "drm/drm_exec.h"
+#include "drm/drm_gpuvm.h"
+#include "drm/drm_mm.h"
 #include "drm/sched/gpu_scheduler.h"
 #include "panthor/panthor_device.h"
 
@@ -36,12 +36,12 @@ void panthor_vm_put(panthor_vm* vm);
 panthor_vm* panthor_vm_create(panthor_device* ptdev, bool for_mcu, u64 kernel_va_start, u64 kernel_va_size,
                               u64 kernel_auto_va_start, u64 kernel_auto_va_size);
 
-int panthor_vm_prepare_mapped_bos_resvs(drm::DrmExec* exec, panthor_vm* vm, u32 slot_count);
+int panthor_vm_prepare_mapped_bos_resvs(drm::drm_exec* exec, panthor_vm* vm, u32 slot_count);
 int panthor_vm_add_bos_resvs_deps_to_job(panthor_vm* vm, drm::drm_sched_job* job);
 void panthor_vm_add_job_fence_to_bos_resvs(panthor_vm* vm, drm::drm_sched_job* job);
 
 kshim::dma_resv* panthor_vm_resv(panthor_vm* vm);
-drm::DrmGemObject* panthor_vm_root_gem(panthor_vm* vm);
+drm::drm_gem_object* panthor_vm_root_gem(panthor_vm* vm);
 
 void panthor_vm_pool_destroy(panthor_file* pfile);
 int panthor_vm_pool_create(panthor_file* pfile);
@@ -56,17 +56,17 @@ void panthor_vm_heaps_sizes(panthor_file* pfile, panthor_memory_stats* stats);
 bool panthor_vm_is_unusable(panthor_vm* vm);
 
 // Kernel VA allocation in the VM's kernel range: `va` PANTHOR_VM_KERNEL_AUTO_VA picks one.
-int panthor_vm_alloc_va(panthor_vm* vm, u64 va, u64 size, drm::DrmMmNode* va_node);
-void panthor_vm_free_va(panthor_vm* vm, drm::DrmMmNode* va_node);
+int panthor_vm_alloc_va(panthor_vm* vm, u64 va, u64 size, drm::drm_mm_node* va_node);
+void panthor_vm_free_va(panthor_vm* vm, drm::drm_mm_node* va_node);
 
-int panthor_vm_bind_exec_sync_op(drm::File* file, panthor_vm* vm, drm_panthor_vm_bind_op* op);
+int panthor_vm_bind_exec_sync_op(drm::drm_file* file, panthor_vm* vm, drm_panthor_vm_bind_op* op);
 
-drm::drm_sched_job* panthor_vm_bind_job_create(drm::File* file, panthor_vm* vm, const drm_panthor_vm_bind_op* op);
+drm::drm_sched_job* panthor_vm_bind_job_create(drm::drm_file* file, panthor_vm* vm, const drm_panthor_vm_bind_op* op);
 void panthor_vm_bind_job_put(drm::drm_sched_job* job);
-int panthor_vm_bind_job_prepare_resvs(drm::DrmExec* exec, drm::drm_sched_job* job);
-void panthor_vm_bind_job_update_resvs(drm::DrmExec* exec, drm::drm_sched_job* job);
+int panthor_vm_bind_job_prepare_resvs(drm::drm_exec* exec, drm::drm_sched_job* job);
+void panthor_vm_bind_job_update_resvs(drm::drm_exec* exec, drm::drm_sched_job* job);
 
-void panthor_vm_update_resvs(panthor_vm* vm, drm::DrmExec* exec, kshim::dma_fence* fence,
+void panthor_vm_update_resvs(panthor_vm* vm, drm::drm_exec* exec, kshim::dma_fence* fence,
                              kshim::dma_resv_usage private_usage, kshim::dma_resv_usage extobj_usage);
 
 // Read-only views for tests and dumps.

@@ -7,9 +7,9 @@
 
 #include <boost/intrusive/list.hpp>
 
-#include "drm/gem_shmem.h"
-#include "drm/gpuvm.h"
-#include "drm/mm.h"
+#include "drm/drm_gem_shmem_helper.h"
+#include "drm/drm_gpuvm.h"
+#include "drm/drm_mm.h"
 #include "drm/sched/gpu_scheduler.h"
 #include "kernel_shim/iommu/io_pgtable.h"
 #include "kernel_shim/kref.h"
@@ -33,7 +33,7 @@ using ListHook = bi::list_member_hook<bi::link_mode<bi::safe_link>>;
 // A GPU mapping of a GEM range (drm_gpuva plus the DRM_PANTHOR_VM_BIND_OP_MAP_* flags it was
 // made with, which a remap must reproduce on the pieces it keeps).
 struct panthor_vma {
-    drm::DrmGpuva base;
+    drm::drm_gpuva base;
     u32 flags = 0;
 };
 
@@ -53,7 +53,7 @@ struct panthor_vm_op_ctx {
         u64 range;
     } va;
     struct {
-        drm::DrmGpuvmBo* vm_bo;  // the <VM, BO> connection, referenced, linked to the BO
+        drm::drm_gpuvm_bo* vm_bo;  // the <VM, BO> connection, referenced, linked to the BO
         u64 bo_offset;
         drm::SgTable* sgt;  // the BO's pinned pages
     } map;
@@ -63,7 +63,7 @@ struct panthor_vm_op_ctx {
 
 struct panthor_vm {
     // We only implement the page-table hooks; the VA bookkeeping is drm_gpuvm's.
-    drm::DrmGpuvm base;
+    drm::drm_gpuvm base;
 
     // One bind queue per VM: the operations of a VM are serialised anyway.
     drm::drm_gpu_scheduler sched;
@@ -83,7 +83,7 @@ struct panthor_vm {
     panthor_vm_op_ctx* op_ctx = nullptr;  // the operation running, under op_lock
 
     // Kernel VA (heap chunks, rings, FW sections on the MCU VM).
-    drm::DrmMm mm;
+    drm::drm_mm mm;
     kshim::Mutex mm_lock{"panthor_vm.mm_lock"};  // protects mm
     struct {
         u64 start = 0;
@@ -128,7 +128,7 @@ struct panthor_vm {
     } index_reserve;
 };
 
-inline panthor_vm* to_panthor_vm(drm::DrmGpuvm* gpuvm) { return container_of(gpuvm, panthor_vm, base); }
+inline panthor_vm* to_panthor_vm(drm::drm_gpuvm* gpuvm) { return container_of(gpuvm, panthor_vm, base); }
 
 using PanthorVmLruList =
     mmu_detail::bi::list<panthor_vm, mmu_detail::bi::member_hook<panthor_vm, mmu_detail::ListHook, &panthor_vm::as_lru_node>,
@@ -161,10 +161,10 @@ struct panthor_mmu {
         kshim::Mutex lock{"panthor_mmu.vm.lock"};  // protects list and reset_in_progress
         PanthorVmList list;  // every VM of the device
         bool reset_in_progress = false;
-        kshim::Workqueue* wq = nullptr;  // runs the VM_BIND schedulers (submit_wq)
+        kshim::workqueue_struct* wq = nullptr;  // runs the VM_BIND schedulers (submit_wq)
         // Releases finished VM_BIND jobs out of the fence-signalling path (upstream's
         // module-wide panthor_cleanup_wq).
-        kshim::Workqueue* cleanup_wq = nullptr;
+        kshim::workqueue_struct* cleanup_wq = nullptr;
     } vm;
 };
 
@@ -189,12 +189,12 @@ int panthor_vm_flush_range(panthor_vm* vm, u64 iova, u64 size);
 u64 panthor_mmu_mair_to_memattr(u64 mair, bool coherent);
 
 // VM lifetime (panthor_vm.cpp).
-void panthor_vm_free(drm::DrmGpuvm* gpuvm);
+void panthor_vm_free(drm::drm_gpuvm* gpuvm);
 void panthor_vm_stop(panthor_vm* vm);
 void panthor_vm_start(panthor_vm* vm);
 
 // Operations (panthor_vm_bind.cpp).
-extern const drm::DrmGpuvmOps panthor_gpuvm_ops;
+extern const drm::drm_gpuvm_ops panthor_gpuvm_ops;
 extern const drm::drm_sched_backend_ops panthor_vm_bind_ops;
 void* panthor_vm_alloc_pt(void* cookie, size_t size, kshim::gfp_t gfp);
 void panthor_vm_free_pt(void* cookie, void* data, size_t size);

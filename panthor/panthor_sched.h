@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "drm/exec.h"
+#include "drm/drm_exec.h"
 #include "drm/sched/gpu_scheduler.h"
 #include "panthor/panthor_device.h"
 
@@ -30,7 +30,7 @@ drm::drm_sched_job* panthor_job_create(panthor_file* pfile, u16 group_handle, co
 drm::drm_sched_job* panthor_job_get(drm::drm_sched_job* job);
 panthor_vm* panthor_job_vm(drm::drm_sched_job* sched_job);
 void panthor_job_put(drm::drm_sched_job* job);
-void panthor_job_update_resvs(drm::DrmExec* exec, drm::drm_sched_job* job);
+void panthor_job_update_resvs(drm::drm_exec* exec, drm::drm_sched_job* job);
 
 int panthor_group_pool_create(panthor_file* pfile);
 void panthor_group_pool_destroy(panthor_file* pfile);

@@ -162,7 +162,7 @@ struct panthor_queue {
         // The BO holding it, mapped: made by sync_upd_work outside the scheduler lock (vmap
         // takes the BO's resv, which must not nest in the scheduler lock: run_job takes that lock
         // in the fence-signalling path). Kept until the queue waits elsewhere or goes.
-        drm::DrmGemObject* obj = nullptr;
+        drm::drm_gem_object* obj = nullptr;
         u64 offset = 0;
         void* kmap = nullptr;
         u64 mapped_va = 0;  // the gpu_va the mapping was made for
@@ -237,8 +237,8 @@ using panthor_group_wait_list = NodeList<panthor_group, &panthor_group::wait_nod
 
 struct panthor_scheduler {
     panthor_device* ptdev = nullptr;
-    kshim::Workqueue* wq = nullptr;             // tick, fw events, sync updates, the drm_scheds
-    kshim::Workqueue* heap_alloc_wq = nullptr;  // tiler OOM (allocates: not in the signalling path)
+    kshim::workqueue_struct* wq = nullptr;             // tick, fw events, sync updates, the drm_scheds
+    kshim::workqueue_struct* heap_alloc_wq = nullptr;  // tiler OOM (allocates: not in the signalling path)
     kshim::delayed_work tick_work;
     kshim::work_struct sync_upd_work;
     kshim::work_struct fw_events_work;
@@ -311,7 +311,7 @@ void queue_start(panthor_queue* queue);
 bool queue_check_job_completion(panthor_queue* queue);
 // A sync object's BO mapped for the CPU (a reference and a vmap).
 struct panthor_syncwait_map {
-    drm::DrmGemObject* obj = nullptr;
+    drm::drm_gem_object* obj = nullptr;
     void* kmap = nullptr;
     u64 offset = 0;
 };

@@ -725,7 +725,7 @@ err_put_job:
     return kshim::ERR_PTR<drm::drm_sched_job>(ret);
 }
 
-void panthor_job_update_resvs(drm::DrmExec* exec, drm::drm_sched_job* sched_job) {
+void panthor_job_update_resvs(drm::drm_exec* exec, drm::drm_sched_job* sched_job) {
     panthor_job* job = to_panthor_job(sched_job);
     // Kernel-mode queues: every BO of the VM may be touched, so the job's fence goes on all of
     // them as BOOKKEEP (no implicit sync).

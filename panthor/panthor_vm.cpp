@@ -66,7 +66,7 @@ u64 panthor_vm_memattr(panthor_vm* vm) { return vm->memattr; }
 // Lockless, as io-pgtable's iova_to_phys: a devcoredump reads the faulting stream through it.
 kshim::phys_addr_t panthor_vm_iova_to_phys(panthor_vm* vm, u64 va) { return vm->pgtbl_ops->iova_to_phys(va); }
 
-void panthor_vm_free(drm::DrmGpuvm* gpuvm) {
+void panthor_vm_free(drm::drm_gpuvm* gpuvm) {
     panthor_vm* vm = to_panthor_vm(gpuvm);
     panthor_device* ptdev = vm->ptdev;
     panthor_mmu* mmu = ptdev->mmu;
@@ -129,7 +129,7 @@ panthor_vm* panthor_vm_create(panthor_device* ptdev, bool for_mcu, u64 kernel_va
         return kshim::ERR_PTR<panthor_vm>(-ENOMEM);
 
     // The VM's resv, shared by the BOs private to it.
-    drm::DrmGemObject* dummy_gem = drm::drm_gpuvm_resv_object_alloc();
+    drm::drm_gem_object* dummy_gem = drm::drm_gpuvm_resv_object_alloc();
     if (!dummy_gem) {
         kshim::kdelete(vm);
         return kshim::ERR_PTR<panthor_vm>(-ENOMEM);
@@ -242,7 +242,7 @@ panthor_heap_pool* panthor_vm_get_heap_pool(panthor_vm* vm, bool create) {
 
 // ---- kernel VA ----
 
-int panthor_vm_alloc_va(panthor_vm* vm, u64 va, u64 size, drm::DrmMmNode* va_node) {
+int panthor_vm_alloc_va(panthor_vm* vm, u64 va, u64 size, drm::drm_mm_node* va_node) {
     const u64 vm_pgsz = panthor_vm_page_size(vm);
 
     if (!size || (size & (vm_pgsz - 1)))
@@ -262,7 +262,7 @@ int panthor_vm_alloc_va(panthor_vm* vm, u64 va, u64 size, drm::DrmMmNode* va_nod
                                             drm::DRM_MM_INSERT_BEST);
 }
 
-void panthor_vm_free_va(panthor_vm* vm, drm::DrmMmNode* va_node) {
+void panthor_vm_free_va(panthor_vm* vm, drm::drm_mm_node* va_node) {
     kshim::MutexGuard g(vm->mm_lock);
     drm::drm_mm_remove_node(va_node);
 }
@@ -274,7 +274,7 @@ panthor_gem_object* panthor_vm_get_bo_for_va(panthor_vm* vm, u64 va, u64* bo_off
 
     // No map/unmap may run meanwhile.
     kshim::MutexGuard g(vm->op_lock);
-    drm::DrmGpuva* gpuva = drm::drm_gpuva_find_first(&vm->base, va, 1);
+    drm::drm_gpuva* gpuva = drm::drm_gpuva_find_first(&vm->base, va, 1);
     if (gpuva && gpuva->gem.obj) {
         drm::drm_gem_object_get(gpuva->gem.obj);
         bo = to_panthor_bo(gpuva->gem.obj);
@@ -285,9 +285,9 @@ panthor_gem_object* panthor_vm_get_bo_for_va(panthor_vm* vm, u64 va, u64* bo_off
 
 kshim::dma_resv* panthor_vm_resv(panthor_vm* vm) { return drm::drm_gpuvm_resv(&vm->base); }
 
-drm::DrmGemObject* panthor_vm_root_gem(panthor_vm* vm) { return vm ? vm->base.r_obj : nullptr; }
+drm::drm_gem_object* panthor_vm_root_gem(panthor_vm* vm) { return vm ? vm->base.r_obj : nullptr; }
 
-int panthor_vm_prepare_mapped_bos_resvs(drm::DrmExec* exec, panthor_vm* vm, u32 slot_count) {
+int panthor_vm_prepare_mapped_bos_resvs(drm::drm_exec* exec, panthor_vm* vm, u32 slot_count) {
     // The VM resv (and with it every private BO), plus the external BOs mapped in the VM.
     int ret = drm::drm_gpuvm_prepare_vm(&vm->base, exec, slot_count);
     if (ret)
@@ -302,7 +302,7 @@ int panthor_vm_add_bos_resvs_deps_to_job(panthor_vm* vm, drm::drm_sched_job* job
     int ret = drm::drm_sched_job_add_resv_dependencies(job, panthor_vm_resv(vm), kshim::DMA_RESV_USAGE_KERNEL);
     if (ret)
         return ret;
-    for (drm::DrmGpuvmBo& vm_bo : vm->base.extobj.list) {
+    for (drm::drm_gpuvm_bo& vm_bo : vm->base.extobj.list) {
         ret = drm::drm_sched_job_add_resv_dependencies(job, vm_bo.obj->resv, kshim::DMA_RESV_USAGE_KERNEL);
         if (ret)
             return ret;
@@ -315,11 +315,11 @@ void panthor_vm_add_job_fence_to_bos_resvs(panthor_vm* vm, drm::drm_sched_job* j
     drm_gpuvm_resv_assert_held(&vm->base);
     kshim::dma_fence* fence = &job->s_fence->finished;
     kshim::dma_resv_add_fence(panthor_vm_resv(vm), fence, kshim::DMA_RESV_USAGE_BOOKKEEP);
-    for (drm::DrmGpuvmBo& vm_bo : vm->base.extobj.list)
+    for (drm::drm_gpuvm_bo& vm_bo : vm->base.extobj.list)
         kshim::dma_resv_add_fence(vm_bo.obj->resv, fence, kshim::DMA_RESV_USAGE_BOOKKEEP);
 }
 
-void panthor_vm_update_resvs(panthor_vm* vm, drm::DrmExec* exec, kshim::dma_fence* fence,
+void panthor_vm_update_resvs(panthor_vm* vm, drm::drm_exec* exec, kshim::dma_fence* fence,
                              kshim::dma_resv_usage private_usage, kshim::dma_resv_usage extobj_usage) {
     drm::drm_gpuvm_resv_add_fence(&vm->base, exec, fence, private_usage, extobj_usage);
 }

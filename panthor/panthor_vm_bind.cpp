@@ -308,7 +308,7 @@ int panthor_vm_prepare_map_op_ctx(panthor_vm_op_ctx* op_ctx, panthor_vm* vm, pan
     if ((flags & ~PANTHOR_VM_BIND_OP_MAP_FLAGS) || (flags & OP_TYPE_MASK) != DRM_PANTHOR_VM_BIND_OP_TYPE_MAP)
         return -EINVAL;
 
-    drm::DrmGemObject* obj = &bo->base.base;
+    drm::drm_gem_object* obj = &bo->base.base;
     // The BO range must exist.
     if (size > obj->size || offset > obj->size - size)
         return -EINVAL;
@@ -325,7 +325,7 @@ int panthor_vm_prepare_map_op_ctx(panthor_vm_op_ctx* op_ctx, panthor_vm* vm, pan
     op_ctx->va.range = size;
     op_ctx->va.addr = va;
 
-    drm::DrmGpuvmBo* preallocated_vm_bo;
+    drm::drm_gpuvm_bo* preallocated_vm_bo;
     int ret = panthor_vm_op_ctx_prealloc_vmas(op_ctx);
     if (ret)
         goto err_cleanup;
@@ -422,7 +422,7 @@ void panthor_vm_prepare_sync_only_op_ctx(panthor_vm_op_ctx* op_ctx, panthor_vm*)
 
 // ---- drm_gpuvm steps (op_lock held, possibly in the fence-signalling path) ----
 
-void panthor_vm_bo_free(drm::DrmGpuvmBo* vm_bo) {
+void panthor_vm_bo_free(drm::drm_gpuvm_bo* vm_bo) {
     panthor_gem_object* bo = to_panthor_bo(vm_bo->obj);
     // The pin taken when the vm_bo was prepared. Never in the signalling path: vm_bos are
     // freed by the deferred cleanup.
@@ -431,8 +431,8 @@ void panthor_vm_bo_free(drm::DrmGpuvmBo* vm_bo) {
     kshim::kdelete(vm_bo);
 }
 
-void panthor_vma_link(panthor_vma* vma, drm::DrmGpuvmBo* vm_bo) {
-    drm::DrmGemObject* obj = vma->base.gem.obj;
+void panthor_vma_link(panthor_vma* vma, drm::drm_gpuvm_bo* vm_bo) {
+    drm::drm_gem_object* obj = vma->base.gem.obj;
     kshim::MutexGuard g(obj->gpuva.lock);
     drm::drm_gpuva_link(&vma->base, vm_bo);
 }
@@ -445,7 +445,7 @@ void panthor_vma_unlink(panthor_vma* vma) {
 
 void panthor_vma_init(panthor_vma* vma, u32 flags) { vma->flags = flags; }
 
-int panthor_gpuva_sm_step_map(drm::DrmGpuvaOp* op, void* priv) {
+int panthor_gpuva_sm_step_map(drm::drm_gpuva_op* op, void* priv) {
     auto* vm = static_cast<panthor_vm*>(priv);
     panthor_vm_op_ctx* op_ctx = vm->op_ctx;
     panthor_vma* vma = panthor_vm_op_ctx_get_vma(op_ctx);
@@ -471,7 +471,7 @@ int panthor_gpuva_sm_step_map(drm::DrmGpuvaOp* op, void* priv) {
 // Whether the 2 MiB block at `block` was mapped as one block entry for mapping `va`: the map
 // uses a block wherever the whole block lies in the mapping and its physical range is one
 // contiguous, 2 MiB-aligned piece (the parts a remap maps back never hold a whole block).
-bool iova_mapped_as_huge_page(const drm::DrmGpuva* va, u64 block) {
+bool iova_mapped_as_huge_page(const drm::drm_gpuva* va, u64 block) {
     if (block < va->va.addr || block + SZ_2M > va->va.addr + va->va.range)
         return false;
     const drm::SgTable* sgt = to_drm_gem_shmem_obj(va->gem.obj)->sgt;
@@ -492,8 +492,8 @@ bool iova_mapped_as_huge_page(const drm::DrmGpuva* va, u64 block) {
 
 // io-pgtable cannot unmap part of a block: widen the unmap to the whole 2 MiB blocks it cuts
 // into, so the step can map back the parts that stay.
-void unmap_hugepage_align(const drm::DrmGpuvaOpRemap* op, u64* unmap_start, u64* unmap_range) {
-    const drm::DrmGpuva* va = op->unmap->va;
+void unmap_hugepage_align(const drm::drm_gpuva_op_remap* op, u64* unmap_start, u64* unmap_range) {
+    const drm::drm_gpuva* va = op->unmap->va;
     const u64 unmap_end = *unmap_start + *unmap_range;
     const u64 aligned_unmap_start = align_down(*unmap_start, SZ_2M);
     const u64 aligned_unmap_end = align_up(unmap_end, SZ_2M);
@@ -506,7 +506,7 @@ void unmap_hugepage_align(const drm::DrmGpuvaOpRemap* op, u64* unmap_start, u64*
         *unmap_range += aligned_unmap_end - unmap_end;
 }
 
-int panthor_gpuva_sm_step_remap(drm::DrmGpuvaOp* op, void* priv) {
+int panthor_gpuva_sm_step_remap(drm::drm_gpuva_op* op, void* priv) {
     auto* vm = static_cast<panthor_vm*>(priv);
     auto* unmap_vma = container_of(op->remap.unmap->va, panthor_vma, base);
     panthor_vm_op_ctx* op_ctx = vm->op_ctx;
@@ -527,7 +527,7 @@ int panthor_gpuva_sm_step_remap(drm::DrmGpuvaOp* op, void* priv) {
     if (ret)
         return ret;
 
-    if (const drm::DrmGpuvaOpMap* prev = op->remap.prev) {
+    if (const drm::drm_gpuva_op_map* prev = op->remap.prev) {
         // What the widening took from the end of prev.
         const u64 prev_end = prev->va.addr + prev->va.range;
         const u64 offset = prev->gem.offset + (unmap_start - prev->va.addr);
@@ -541,7 +541,7 @@ int panthor_gpuva_sm_step_remap(drm::DrmGpuvaOp* op, void* priv) {
         panthor_vma_init(prev_vma, unmap_vma->flags);
     }
 
-    if (const drm::DrmGpuvaOpMap* next = op->remap.next) {
+    if (const drm::drm_gpuva_op_map* next = op->remap.next) {
         // What the widening took from the start of next.
         ret = panthor_vm_map_pages(vm, next->va.addr, prot, to_drm_gem_shmem_obj(next->gem.obj)->sgt,
                                    next->gem.offset, unmap_start + unmap_range - next->va.addr);
@@ -559,7 +559,7 @@ int panthor_gpuva_sm_step_remap(drm::DrmGpuvaOp* op, void* priv) {
     drm::drm_gpuva_remap(prev_vma ? &prev_vma->base : nullptr, next_vma ? &next_vma->base : nullptr, &op->remap);
 
     // The pieces share the old mapping's vm_bo; link them before the old one lets go of it.
-    drm::DrmGpuvmBo* vm_bo = op->remap.unmap->va->vm_bo;
+    drm::drm_gpuvm_bo* vm_bo = op->remap.unmap->va->vm_bo;
     if (prev_vma)
         panthor_vma_link(prev_vma, vm_bo);
     if (next_vma)
@@ -569,7 +569,7 @@ int panthor_gpuva_sm_step_remap(drm::DrmGpuvaOp* op, void* priv) {
     return 0;
 }
 
-int panthor_gpuva_sm_step_unmap(drm::DrmGpuvaOp* op, void* priv) {
+int panthor_gpuva_sm_step_unmap(drm::drm_gpuva_op* op, void* priv) {
     auto* vm = static_cast<panthor_vm*>(priv);
     auto* unmap_vma = container_of(op->unmap.va, panthor_vma, base);
 
@@ -611,7 +611,7 @@ int panthor_vm_exec_op(panthor_vm* vm, panthor_vm_op_ctx* op, bool flag_vm_unusa
                 ret = -EINVAL;
                 break;
             }
-            drm::DrmGpuvmMapReq map_req{};
+            drm::drm_gpuvm_map_req map_req{};
             map_req.map.va.addr = op->va.addr;
             map_req.map.va.range = op->va.range;
             map_req.map.gem.obj = op->map.vm_bo->obj;
@@ -639,7 +639,7 @@ int panthor_vm_exec_op(panthor_vm* vm, panthor_vm_op_ctx* op, bool flag_vm_unusa
     return ret;
 }
 
-int panthor_vm_bind_prepare_op_ctx(drm::File* file, panthor_vm* vm, const drm_panthor_vm_bind_op* op,
+int panthor_vm_bind_prepare_op_ctx(drm::drm_file* file, panthor_vm* vm, const drm_panthor_vm_bind_op* op,
                                    panthor_vm_op_ctx* op_ctx) {
     const u64 vm_pgsz = panthor_vm_page_size(vm);
 
@@ -648,7 +648,7 @@ int panthor_vm_bind_prepare_op_ctx(drm::File* file, panthor_vm* vm, const drm_pa
 
     switch (op->flags & OP_TYPE_MASK) {
     case DRM_PANTHOR_VM_BIND_OP_TYPE_MAP: {
-        drm::DrmGemObject* gem = file->gem.lookup(op->bo_handle);
+        drm::drm_gem_object* gem = file->gem.lookup(op->bo_handle);
         int ret = panthor_vm_prepare_map_op_ctx(op_ctx, vm, gem ? to_panthor_bo(gem) : nullptr, op->bo_offset,
                                                 op->size, op->va, op->flags);
         drm::drm_gem_object_put(gem);
@@ -731,7 +731,7 @@ const drm::drm_sched_backend_ops panthor_vm_bind_ops = {
     .cancel_job = nullptr,
 };
 
-const drm::DrmGpuvmOps panthor_gpuvm_ops = {
+const drm::drm_gpuvm_ops panthor_gpuvm_ops = {
     .vm_free = panthor_vm_free,
     .op_alloc = nullptr,
     .op_free = nullptr,
@@ -807,7 +807,7 @@ int panthor_vm_unmap_range(panthor_vm* vm, u64 va, u64 size) {
     return ret;
 }
 
-int panthor_vm_bind_exec_sync_op(drm::File* file, panthor_vm* vm, drm_panthor_vm_bind_op* op) {
+int panthor_vm_bind_exec_sync_op(drm::drm_file* file, panthor_vm* vm, drm_panthor_vm_bind_op* op) {
     // No sync objects on synchronous operations.
     if (op->syncs.count)
         return -EINVAL;
@@ -823,7 +823,7 @@ int panthor_vm_bind_exec_sync_op(drm::File* file, panthor_vm* vm, drm_panthor_vm
     return ret;
 }
 
-drm::drm_sched_job* panthor_vm_bind_job_create(drm::File* file, panthor_vm* vm, const drm_panthor_vm_bind_op* op) {
+drm::drm_sched_job* panthor_vm_bind_job_create(drm::drm_file* file, panthor_vm* vm, const drm_panthor_vm_bind_op* op) {
     if (!vm)
         return kshim::ERR_PTR<drm::drm_sched_job>(-EINVAL);
     if (vm->destroyed.load() || vm->unusable.load())
@@ -863,7 +863,7 @@ void panthor_vm_bind_job_put(drm::drm_sched_job* sched_job) {
         kshim::kref_put(&to_bind_job(sched_job)->refcount, panthor_vm_bind_job_release);
 }
 
-int panthor_vm_bind_job_prepare_resvs(drm::DrmExec* exec, drm::drm_sched_job* sched_job) {
+int panthor_vm_bind_job_prepare_resvs(drm::drm_exec* exec, drm::drm_sched_job* sched_job) {
     panthor_vm_bind_job* job = to_bind_job(sched_job);
 
     // The VM resv, with a slot for this job's fence.
@@ -876,7 +876,7 @@ int panthor_vm_bind_job_prepare_resvs(drm::DrmExec* exec, drm::drm_sched_job* sc
     return 0;
 }
 
-void panthor_vm_bind_job_update_resvs(drm::DrmExec* exec, drm::drm_sched_job* sched_job) {
+void panthor_vm_bind_job_update_resvs(drm::drm_exec* exec, drm::drm_sched_job* sched_job) {
     panthor_vm_bind_job* job = to_bind_job(sched_job);
     // Explicit sync: the fence is only there for bookkeeping.
     drm::drm_gpuvm_resv_add_fence(&job->vm->base, exec, &sched_job->s_fence->finished, kshim::DMA_RESV_USAGE_BOOKKEEP,

@@ -279,8 +279,8 @@ using PendingList =
 
 struct drm_sched_init_args {
     const drm_sched_backend_ops* ops = nullptr;
-    kshim::Workqueue* submit_wq = nullptr;   // nullptr: an ordered workqueue is allocated
-    kshim::Workqueue* timeout_wq = nullptr;  // nullptr: system_wq
+    kshim::workqueue_struct* submit_wq = nullptr;   // nullptr: an ordered workqueue is allocated
+    kshim::workqueue_struct* timeout_wq = nullptr;  // nullptr: system_wq
     u32 num_rqs = DRM_SCHED_PRIORITY_COUNT;
     u32 credit_limit = 1;
     unsigned hang_limit = 0;  // deprecated upstream; kept for the argument set
@@ -309,8 +309,8 @@ struct drm_gpu_scheduler {
     u32 num_rqs = 0;
     int policy = DRM_SCHED_POLICY_FIFO;
     drm_sched_rq* sched_rq[DRM_SCHED_PRIORITY_COUNT] = {};  // high to low priority; null past num_rqs
-    kshim::Workqueue* submit_wq = nullptr;
-    kshim::Workqueue* timeout_wq = nullptr;
+    kshim::workqueue_struct* submit_wq = nullptr;
+    kshim::workqueue_struct* timeout_wq = nullptr;
     unsigned hang_limit = 0;
     // A score shared with other schedulers (args.score), or nullptr: then the scheduler keeps its
     // own in score_in / score_out. Read it with drm_sched_score().
@@ -339,7 +339,7 @@ struct drm_gpu_scheduler {
     bool tdr_suspended = false;    // under job_list_lock
     unsigned long tdr_expires = 0;  // jiffies the armed timer fires at; under job_list_lock
     drm_sched_stats stats;
-    kshim::WaitQueueHead job_scheduled;  // woken when jobs leave entities (entity flush waits on it)
+    kshim::wait_queue_head job_scheduled;  // woken when jobs leave entities (entity flush waits on it)
     kshim::work_struct work_run_job;
     kshim::work_struct work_free_job;
     kshim::delayed_work work_tdr;

@@ -9,7 +9,7 @@
 // attaches (dma_buf_attach) and maps the attachment (dma_buf_map_attachment), which gives an
 // sg_table of the exporter's pages: what it puts in its own page tables. Only static importers
 // are modelled (no move_notify: nothing here moves a buffer). `dev` of an attachment is opaque
-// (the importing drm::Device); `vma` of mmap too (a drm::VmArea).
+// (the importing drm::drm_device); `vma` of mmap too (a drm::VmArea).
 #pragma once
 #include <cstddef>
 

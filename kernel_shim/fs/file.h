@@ -115,12 +115,12 @@ long vfs_read(file* f, u64 buf, size_t count);
 long vfs_write(file* f, u64 buf, size_t count);
 
 // ---- poll (include/linux/poll.h) ----
-using poll_queue_proc = void (*)(file* filp, WaitQueueHead* wqh, poll_table* pt);
+using poll_queue_proc = void (*)(file* filp, wait_queue_head* wqh, poll_table* pt);
 struct poll_table_struct {
     poll_queue_proc _qproc = nullptr;
     __poll_t _key = ~0u;
 };
-inline void poll_wait(file* filp, WaitQueueHead* wqh, poll_table* p) {
+inline void poll_wait(file* filp, wait_queue_head* wqh, poll_table* p) {
     if (p && p->_qproc && wqh) p->_qproc(filp, wqh, p);
 }
 // f_op->poll, or DEFAULT_POLLMASK for a file without one.

@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "drm/gem_shmem.h"
+#include "drm/drm_gem_shmem_helper.h"
 #include "tests/support/kernel_test.h"
 #include "tests/syncobj/syncobj_helpers.h"
 
@@ -29,19 +29,19 @@ struct Seen {
     int ret = 0;
 } seen;
 
-int echo_ioctl(Device*, void* data, File*) {
+int echo_ioctl(Device*, void* data, drm_file*) {
     auto* a = static_cast<Arg16*>(data);
     seen.arg = *a;
     seen.calls++;
     a->out = a->in + 1;
     return seen.ret;
 }
-int big_ioctl(Device*, void* data, File*) {
+int big_ioctl(Device*, void* data, drm_file*) {
     auto* a = static_cast<Arg200*>(data);
     for (int i = 0; i < 200; i++) a->bytes[i] = static_cast<u8>(a->bytes[i] + 1);
     return 0;
 }
-int primary_only_ioctl(Device*, void*, File*) { return 0; }
+int primary_only_ioctl(Device*, void*, drm_file*) { return 0; }
 
 constexpr unsigned ECHO = DRM_IOWR<Arg16>(DRM_COMMAND_BASE + 0);
 constexpr unsigned BIG = DRM_IOWR<Arg200>(DRM_COMMAND_BASE + 2);
@@ -58,12 +58,12 @@ const IoctlDesc driver_ioctls[] = {
 };
 
 int opens = 0, postcloses = 0, open_ret = 0;
-int test_open(Device*, File* f) {
+int test_open(Device*, drm_file* f) {
     opens++;
     if (!open_ret) f->driver_priv = &opens;
     return open_ret;
 }
-void test_postclose(Device*, File* f) {
+void test_postclose(Device*, drm_file* f) {
     EXPECT_EQ(f->driver_priv, &opens);
     postcloses++;
 }
@@ -232,7 +232,7 @@ TEST_F(DrmIoctl, RenderFilesOnlyGetRenderAllowIoctls) {
     Opened render(&dev);
     Arg16 a{};
     EXPECT_EQ(call(render.file, PRIMARY, &a), -EACCES);
-    File* primary = nullptr;
+    drm_file* primary = nullptr;
     ASSERT_EQ(drm_open(&dev, &primary, /*render=*/false), 0);
     EXPECT_EQ(call(primary, PRIMARY, &a), 0);
     drm_release(primary);
@@ -245,7 +245,7 @@ TEST_F(DrmIoctl, UnpluggedDeviceIsEnodev) {
     dev.unplug();
     Arg16 a{};
     EXPECT_EQ(call(o.file, ECHO, &a), -ENODEV);
-    File* f = nullptr;
+    drm_file* f = nullptr;
     EXPECT_EQ(drm_open(&dev, &f), -ENODEV);
 }
 
@@ -259,7 +259,7 @@ TEST_F(DrmIoctl, OpenAndPostcloseHooksRun) {
     }
     EXPECT_EQ(postcloses, 1);
     open_ret = -ENOMEM;
-    File* f = nullptr;
+    drm_file* f = nullptr;
     EXPECT_EQ(drm_open(&dev, &f), -ENOMEM);
     EXPECT_EQ(f, nullptr);
     EXPECT_EQ(postcloses, 1);
@@ -372,7 +372,7 @@ TEST_F(DrmIoctl, GemCloseDropsTheHandleOnce) {
     DriverDesc d = test_driver();
     DrmDevice dev(d);
     Opened o(&dev);
-    DrmGemShmemObject* bo = nullptr;
+    drm_gem_shmem_object* bo = nullptr;
     ASSERT_EQ(drm_gem_shmem_create(nullptr, PAGE_SIZE, &bo), 0);
     u32 handle = 0;
     ASSERT_EQ(o.file->gem.handle_create(&bo->base, &handle), 0);
@@ -388,7 +388,7 @@ TEST_F(DrmIoctl, GemCloseDropsTheHandleOnce) {
 TEST_F(DrmIoctl, FileCloseDropsGemHandles) {
     DriverDesc d = test_driver();
     DrmDevice dev(d);
-    DrmGemShmemObject* bo = nullptr;
+    drm_gem_shmem_object* bo = nullptr;
     ASSERT_EQ(drm_gem_shmem_create(nullptr, PAGE_SIZE, &bo), 0);
     {
         Opened o(&dev);

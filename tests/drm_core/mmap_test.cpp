@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "drm/drm_mmap.h"
-#include "drm/gem_shmem.h"
+#include "drm/drm_gem_shmem_helper.h"
 #include "kernel_shim/fault_inject.h"
 #include "tests/support/kernel_test.h"
 #include "tests/syncobj/syncobj_helpers.h"
@@ -30,8 +30,8 @@ struct GemDevice {
     }
 
     // A shmem object of `size` bytes with a handle in `file` (the only reference) and an offset.
-    DrmGemShmemObject* create(u64 size, u64* offset, u32* handle = nullptr) {
-        DrmGemShmemObject* shmem = nullptr;
+    drm_gem_shmem_object* create(u64 size, u64* offset, u32* handle = nullptr) {
+        drm_gem_shmem_object* shmem = nullptr;
         EXPECT_EQ(drm_gem_shmem_create(&mgr, size, &shmem), 0);
         u32 h = 0;
         EXPECT_EQ(file->gem.handle_create(&shmem->base, &h), 0);
@@ -42,12 +42,12 @@ struct GemDevice {
         return shmem;
     }
 
-    DrmVmaOffsetManager mgr;
-    drm::Device dev;
-    File* file = nullptr;
+    drm_vma_offset_manager mgr;
+    drm::drm_device dev;
+    drm_file* file = nullptr;
 };
 
-u8* page_bytes(DrmGemShmemObject* shmem, u64 index) {
+u8* page_bytes(drm_gem_shmem_object* shmem, u64 index) {
     return static_cast<u8*>(page_address(shmem->pages[index]));
 }
 
@@ -65,7 +65,7 @@ protected:
 // its mmap offsets from the device's manager.
 TEST_F(DrmMmap, PrivateObjectInitTakesTheDevicesOffsetManager) {
     GemDevice g;
-    DrmGemObject obj;
+    drm_gem_object obj;
     drm_gem_private_object_init(&g.dev, &obj, 4 * kPage);
     EXPECT_EQ(obj.dev, &g.dev);
     EXPECT_EQ(obj.vma_offset_manager, &g.mgr);
@@ -78,7 +78,7 @@ TEST_F(DrmMmap, PrivateObjectInitTakesTheDevicesOffsetManager) {
 TEST_F(DrmMmap, MappingShowsTheObjectPages) {
     GemDevice g;
     u64 offset = 0;
-    DrmGemShmemObject* shmem = g.create(4 * kPage, &offset);
+    drm_gem_shmem_object* shmem = g.create(4 * kPage, &offset);
     ASSERT_GE(offset, DRM_FILE_PAGE_OFFSET_START << PAGE_SHIFT);
 
     VmArea* vma = nullptr;
@@ -109,7 +109,7 @@ TEST_F(DrmMmap, MappingShowsTheObjectPages) {
 TEST_F(DrmMmap, OffsetInsideTheObjectMapsFromThatPage) {
     GemDevice g;
     u64 offset = 0;
-    DrmGemShmemObject* shmem = g.create(4 * kPage, &offset);
+    drm_gem_shmem_object* shmem = g.create(4 * kPage, &offset);
 
     VmArea* vma = nullptr;
     ASSERT_EQ(drm_mmap(g.file, offset + 2 * kPage, 2 * kPage, PROT_READ, MAP_SHARED, &vma), 0);
@@ -121,7 +121,7 @@ TEST_F(DrmMmap, OffsetInsideTheObjectMapsFromThatPage) {
 TEST_F(DrmMmap, TwoMappingsShareThePages) {
     GemDevice g;
     u64 offset = 0;
-    DrmGemShmemObject* shmem = g.create(2 * kPage, &offset);
+    drm_gem_shmem_object* shmem = g.create(2 * kPage, &offset);
     VmArea* a = nullptr;
     VmArea* b = nullptr;
     ASSERT_EQ(drm_mmap(g.file, offset, 2 * kPage, PROT_READ | PROT_WRITE, MAP_SHARED, &a), 0);
@@ -145,7 +145,7 @@ TEST_F(DrmMmap, MappingKeepsTheObjectAliveAfterItsHandleIsClosed) {
     ASSERT_EQ(g.file->gem.handle_delete(handle), 0);  // the handle held the only other reference
 
     std::memset(vma->addr, 1, kPage);  // still ours: ASan would flag a freed backing
-    auto* obj = static_cast<DrmGemObject*>(vma->vm_private_data);
+    auto* obj = static_cast<drm_gem_object*>(vma->vm_private_data);
     EXPECT_EQ(kref_read(&obj->refcount), 1u);
     // The offset stays reserved while the object lives, but a new mapping needs a handle.
     VmArea* again = nullptr;
@@ -183,7 +183,7 @@ TEST_F(DrmMmap, RejectedRequestsHaveTheKernelErrno) {
 
 TEST_F(DrmMmap, ObjectWithoutAHandleCannotBeMapped) {
     GemDevice g;
-    DrmGemShmemObject* shmem = nullptr;
+    drm_gem_shmem_object* shmem = nullptr;
     ASSERT_EQ(drm_gem_shmem_create(&g.mgr, kPage, &shmem), 0);
     ASSERT_EQ(drm_gem_create_mmap_offset(&shmem->base), 0);
     VmArea* vma = nullptr;
@@ -196,7 +196,7 @@ TEST_F(DrmMmap, ObjectWithoutAHandleCannotBeMapped) {
 TEST_F(DrmMmap, AllocationFailureLeavesNothingBehind) {
     GemDevice g;
     u64 offset = 0;
-    DrmGemShmemObject* shmem = g.create(kPage, &offset);
+    drm_gem_shmem_object* shmem = g.create(kPage, &offset);
     // Fail each allocation of the path in turn (the VmArea, the page array, the backing...).
     for (u64 nth = 1;; nth++) {
         ASSERT_LT(nth, 10u);
@@ -231,7 +231,7 @@ u32 io_read32(VmArea* vma, u64 offset) { return static_cast<u32>(vma->vm_pgoff <
 void io_close(VmArea*) { io_closes++; }
 const VmOperations io_ops = {.open = nullptr, .close = io_close, .io_read32 = io_read32};
 
-int hook_mmap(File*, VmArea* vma) {
+int hook_mmap(drm_file*, VmArea* vma) {
     if ((vma->vm_pgoff << PAGE_SHIFT) < kIoOffset) return drm_gem_mmap(vma);
     if (vma->length != kPage || (vma->vm_flags & VM_WRITE)) return -EINVAL;
     vma->vm_flags = (vma->vm_flags & ~VM_MAYWRITE) | VM_IO | VM_PFNMAP;

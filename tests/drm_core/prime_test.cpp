@@ -11,7 +11,7 @@
 
 #include "drm/drm_mmap.h"
 #include "drm/drm_prime.h"
-#include "drm/gem_shmem.h"
+#include "drm/drm_gem_shmem_helper.h"
 #include "kernel_shim/dma-buf/dma-buf.h"
 #include "tests/support/kernel_test.h"
 #include "tests/syncobj/syncobj_helpers.h"
@@ -41,8 +41,8 @@ struct PrimeDevice {
     }
 
     // A shmem object of `size` bytes of this device with a handle in `f` (its only reference).
-    DrmGemShmemObject* create(File* f, u32* handle, u64 size = 2 * kPage) {
-        DrmGemShmemObject* shmem = nullptr;
+    drm_gem_shmem_object* create(drm_file* f, u32* handle, u64 size = 2 * kPage) {
+        drm_gem_shmem_object* shmem = nullptr;
         EXPECT_EQ(drm_gem_shmem_create(&mgr, size, &shmem), 0);
         shmem->base.dev = &dev;
         EXPECT_EQ(f->gem.handle_create(&shmem->base, handle), 0);
@@ -51,27 +51,27 @@ struct PrimeDevice {
         return shmem;
     }
 
-    DrmVmaOffsetManager mgr;
-    drm::Device dev;
-    File* a = nullptr;
-    File* b = nullptr;
+    drm_vma_offset_manager mgr;
+    drm::drm_device dev;
+    drm_file* a = nullptr;
+    drm_file* b = nullptr;
 };
 
-int handle_to_fd(File* f, u32 handle, int* fd, u32 flags = DRM_CLOEXEC | DRM_RDWR) {
+int handle_to_fd(drm_file* f, u32 handle, int* fd, u32 flags = DRM_CLOEXEC | DRM_RDWR) {
     uapi::drm_prime_handle args{handle, flags, -1};
     const int ret = call(f, DRM_IOCTL_PRIME_HANDLE_TO_FD, &args);
     *fd = args.fd;
     return ret;
 }
 
-int fd_to_handle(File* f, int fd, u32* handle) {
+int fd_to_handle(drm_file* f, int fd, u32* handle) {
     uapi::drm_prime_handle args{0, 0, fd};
     const int ret = call(f, DRM_IOCTL_PRIME_FD_TO_HANDLE, &args);
     *handle = args.handle;
     return ret;
 }
 
-u32 refs(DrmGemShmemObject* shmem) { return kref_read(&shmem->base.refcount); }
+u32 refs(drm_gem_shmem_object* shmem) { return kref_read(&shmem->base.refcount); }
 
 // A GEM driver that imports other devices' dma_bufs (drm_gem_shmem_prime_import_sg_table).
 const DriverDesc& importing_driver() {
@@ -84,7 +84,7 @@ const DriverDesc& importing_driver() {
     return d;
 }
 
-int uapi_gem_close(File* f, u32 handle) {
+int uapi_gem_close(drm_file* f, u32 handle) {
     uapi::drm_gem_close args{handle, 0};
     return call(f, DRM_IOCTL_GEM_CLOSE, &args);
 }
@@ -112,7 +112,7 @@ TEST_F(DrmPrime, CapAnswersImportAndExport) {
 TEST_F(DrmPrime, ExportThenImportInTheSameFileGivesTheSameHandle) {
     PrimeDevice p;
     u32 h = 0;
-    DrmGemShmemObject* shmem = p.create(p.a, &h);
+    drm_gem_shmem_object* shmem = p.create(p.a, &h);
     int fd = -1;
     ASSERT_EQ(handle_to_fd(p.a, h, &fd), 0);
     EXPECT_GE(fd, 0);
@@ -127,7 +127,7 @@ TEST_F(DrmPrime, ExportThenImportInTheSameFileGivesTheSameHandle) {
 TEST_F(DrmPrime, ReExportGivesTheSameDmaBuf) {
     PrimeDevice p;
     u32 h = 0;
-    DrmGemShmemObject* shmem = p.create(p.a, &h);
+    drm_gem_shmem_object* shmem = p.create(p.a, &h);
     dma_buf* first = drm_gem_prime_handle_to_dmabuf(&p.dev, p.a, h, 0);
     ASSERT_FALSE(IS_ERR(first));
     dma_buf* second = drm_gem_prime_handle_to_dmabuf(&p.dev, p.a, h, 0);
@@ -161,7 +161,7 @@ TEST_F(DrmPrime, ReExportGivesTheSameDmaBuf) {
 TEST_F(DrmPrime, ImportIntoAnotherFileSharesTheObjectAndItsPages) {
     PrimeDevice p;
     u32 ha = 0;
-    DrmGemShmemObject* shmem = p.create(p.a, &ha);
+    drm_gem_shmem_object* shmem = p.create(p.a, &ha);
     const u32 before = refs(shmem);
     int fd = -1;
     ASSERT_EQ(handle_to_fd(p.a, ha, &fd), 0);
@@ -170,7 +170,7 @@ TEST_F(DrmPrime, ImportIntoAnotherFileSharesTheObjectAndItsPages) {
 
     u32 hb = 0;
     ASSERT_EQ(fd_to_handle(p.b, fd, &hb), 0);
-    DrmGemObject* obj = p.b->gem.lookup(hb);
+    drm_gem_object* obj = p.b->gem.lookup(hb);
     EXPECT_EQ(obj, &shmem->base);  // the same object, not a copy
     drm_gem_object_put(obj);
     EXPECT_EQ(shmem->base.handle_count.load(), 2u);
@@ -206,14 +206,14 @@ TEST_F(DrmPrime, ImportIntoAnotherFileSharesTheObjectAndItsPages) {
 TEST_F(DrmPrime, ClosingTheExportingFileFirstKeepsTheObjectForTheImporter) {
     PrimeDevice p;
     u32 ha = 0;
-    DrmGemShmemObject* shmem = p.create(p.a, &ha);
+    drm_gem_shmem_object* shmem = p.create(p.a, &ha);
     int fd = -1;
     ASSERT_EQ(handle_to_fd(p.a, ha, &fd), 0);
     u32 hb = 0;
     ASSERT_EQ(fd_to_handle(p.b, fd, &hb), 0);
     p.close_a();
     EXPECT_EQ(shmem->base.handle_count.load(), 1u);
-    DrmGemObject* obj = p.b->gem.lookup(hb);
+    drm_gem_object* obj = p.b->gem.lookup(hb);
     ASSERT_EQ(obj, &shmem->base);
     drm_gem_object_put(obj);
     EXPECT_EQ(drm_fd_close(fd), 0);
@@ -226,7 +226,7 @@ TEST_F(DrmPrime, ClosingTheExportingFileFirstKeepsTheObjectForTheImporter) {
 TEST_F(DrmPrime, DescriptorKeepsTheObjectAfterItsLastHandle) {
     PrimeDevice p;
     u32 ha = 0;
-    DrmGemShmemObject* shmem = p.create(p.a, &ha);
+    drm_gem_shmem_object* shmem = p.create(p.a, &ha);
     int fd = -1;
     ASSERT_EQ(handle_to_fd(p.a, ha, &fd), 0);
     uapi::drm_gem_close close{ha, 0};
@@ -250,7 +250,7 @@ TEST_F(DrmPrime, DescriptorKeepsTheObjectAfterItsLastHandle) {
 TEST_F(DrmPrime, ClosingTheDescriptorFirstLeavesTheHandles) {
     PrimeDevice p;
     u32 ha = 0;
-    DrmGemShmemObject* shmem = p.create(p.a, &ha);
+    drm_gem_shmem_object* shmem = p.create(p.a, &ha);
     int fd = -1;
     ASSERT_EQ(handle_to_fd(p.a, ha, &fd), 0);
     u32 hb = 0;
@@ -281,7 +281,7 @@ TEST_F(DrmPrime, AHandleClosedAndReusedIsExportedAfresh) {
     ASSERT_EQ(call(p.a, DRM_IOCTL_GEM_CLOSE, &close), 0);
     // The file's pair went with the handle: the number reused by another object exports that one.
     u32 h2 = 0;
-    DrmGemShmemObject* other = p.create(p.a, &h2);
+    drm_gem_shmem_object* other = p.create(p.a, &h2);
     ASSERT_EQ(h2, h1);
     int fd2 = -1;
     ASSERT_EQ(handle_to_fd(p.a, h2, &fd2), 0);
@@ -324,8 +324,8 @@ TEST_F(DrmPrime, Errnos) {
 
 TEST_F(DrmPrime, DriverWithoutGemRefuses) {
     static const DriverDesc no_gem = {.name = "nogem", .desc = "no GEM", .driver_features = DRIVER_RENDER};
-    drm::Device dev(no_gem);
-    File* f = nullptr;
+    drm::drm_device dev(no_gem);
+    drm_file* f = nullptr;
     ASSERT_EQ(drm_open(&dev, &f), 0);
     int fd = -1;
     u32 h = 0;
@@ -354,14 +354,14 @@ TEST_F(DrmPrime, ForeignImportMapsTheExportersPages) {
     PrimeDevice p;
     PrimeDevice q(importing_driver());
     u32 ha = 0;
-    DrmGemShmemObject* exp = p.create(p.a, &ha, 3 * kPage);
+    drm_gem_shmem_object* exp = p.create(p.a, &ha, 3 * kPage);
     int fd = -1;
     ASSERT_EQ(handle_to_fd(p.a, ha, &fd), 0);
     EXPECT_EQ(exp->pages_pin_count, 0u);
 
     u32 hq = 0;
     ASSERT_EQ(fd_to_handle(q.a, fd, &hq), 0);
-    DrmGemObject* obj = q.a->gem.lookup(hq);
+    drm_gem_object* obj = q.a->gem.lookup(hq);
     ASSERT_NE(obj, nullptr);
     // A new object of the importer, over the exporter's pages, synchronised on its resv.
     EXPECT_NE(obj, &exp->base);
@@ -415,8 +415,8 @@ TEST_F(DrmPrime, ForeignImportOfAnObjectWithoutPagesToShareIsRefused) {
     PrimeDevice p;
     PrimeDevice q(importing_driver());
     u32 h = 0;
-    DrmGemShmemObject* shmem = p.create(p.a, &h);
-    static DrmGemObjectFuncs no_sg;
+    drm_gem_shmem_object* shmem = p.create(p.a, &h);
+    static drm_gem_object_funcs no_sg;
     no_sg = *shmem->base.funcs;
     no_sg.get_sg_table = nullptr;
     shmem->base.funcs = &no_sg;
@@ -462,7 +462,7 @@ TEST_F(DrmPrime, ForeignImportReExportedGivesTheSameDmaBuf) {
 TEST_F(DrmPrime, DmaBufDescriptorMapsTheObjectsPages) {
     PrimeDevice p;
     u32 h = 0;
-    DrmGemShmemObject* shmem = p.create(p.a, &h, 4 * kPage);
+    drm_gem_shmem_object* shmem = p.create(p.a, &h, 4 * kPage);
     int fd = -1;
     ASSERT_EQ(handle_to_fd(p.a, h, &fd), 0);
     VmArea* vd = nullptr;
@@ -551,10 +551,10 @@ TEST_F(DrmPrime, ExportHookDecides) {
     // A driver's export hook (panthor refuses BOs private to a VM) replaces the generic export.
     PrimeDevice p;
     u32 h = 0;
-    DrmGemShmemObject* shmem = p.create(p.a, &h);
-    static DrmGemObjectFuncs refusing;
+    drm_gem_shmem_object* shmem = p.create(p.a, &h);
+    static drm_gem_object_funcs refusing;
     refusing = *shmem->base.funcs;
-    refusing.export_ = [](DrmGemObject*, int) { return ERR_PTR<dma_buf>(-EINVAL); };
+    refusing.export_ = [](drm_gem_object*, int) { return ERR_PTR<dma_buf>(-EINVAL); };
     shmem->base.funcs = &refusing;
     int fd = -1;
     EXPECT_EQ(handle_to_fd(p.a, h, &fd), -EINVAL);
@@ -605,8 +605,8 @@ TEST_F(DrmPrimePreempt, ExportImportAndCloseRace) {
         PrimeDevice p;
         u32 h = 0;
         p.create(p.a, &h);
-        File* a = p.a;
-        File* b = p.b;
+        drm_file* a = p.a;
+        drm_file* b = p.b;
         int unexpected = 0;
         auto allowed = [&](int ret, std::initializer_list<int> errnos) { unexpected += !errno_allowed(ret, errnos); };
         std::vector<Task*> tasks;
@@ -661,18 +661,18 @@ TEST_F(DrmPrimePreempt, ForeignImportMapAndCloseRace) {
         p.create(p.a, &h);
         int fd = -1;
         ASSERT_EQ(handle_to_fd(p.a, h, &fd), 0);
-        File* a = p.a;
-        File* qa = q.a;
-        File* qb = q.b;
+        drm_file* a = p.a;
+        drm_file* qa = q.a;
+        drm_file* qb = q.b;
         int unexpected = 0;
         auto allowed = [&](int ret, std::initializer_list<int> errnos) { unexpected += !errno_allowed(ret, errnos); };
         std::vector<Task*> tasks;
-        for (File* f : {qa, qb}) {
+        for (drm_file* f : {qa, qb}) {
             tasks.push_back(kthread_run([&, f] {
                 for (int i = 0; i < 4; i++) {
                     u32 hq = 0;
                     allowed(fd_to_handle(f, fd, &hq), {});
-                    DrmGemObject* obj = f->gem.lookup(hq);
+                    drm_gem_object* obj = f->gem.lookup(hq);
                     if (obj) {
                         IosysMap map;
                         allowed(drm_gem_vmap(obj, &map), {});

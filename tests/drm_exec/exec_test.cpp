@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "drm/exec.h"
-#include "drm/gem_shmem.h"
+#include "drm/drm_exec.h"
+#include "drm/drm_gem_shmem_helper.h"
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/sched.h"
 #include "tests/support/kernel_test.h"
@@ -14,16 +14,16 @@ using namespace drm;
 using namespace kshim;
 
 namespace {
-std::vector<DrmGemObject*> make_bos(int n) {
-    std::vector<DrmGemObject*> v;
+std::vector<drm_gem_object*> make_bos(int n) {
+    std::vector<drm_gem_object*> v;
     for (int i = 0; i < n; i++) {
-        DrmGemShmemObject* s = nullptr;
+        drm_gem_shmem_object* s = nullptr;
         EXPECT_EQ(drm_gem_shmem_create(nullptr, PAGE_SIZE, &s), 0);
         v.push_back(&s->base);
     }
     return v;
 }
-void put_bos(std::vector<DrmGemObject*>& v) {
+void put_bos(std::vector<drm_gem_object*>& v) {
     for (auto* o : v) drm_gem_object_put(o);
     v.clear();
 }
@@ -33,7 +33,7 @@ class DrmExecTest : public kshim::testing::KernelTest {};
 
 TEST_F(DrmExecTest, LocksAndUnlocksEverything) {
     auto bos = make_bos(3);
-    DrmExec exec;
+    drm_exec exec;
     int passes = 0;
     drm_exec_init(&exec, DRM_EXEC_INTERRUPTIBLE_WAIT, 0);
     drm_exec_until_all_locked(&exec) {
@@ -64,7 +64,7 @@ TEST_F(DrmExecTest, LocksAndUnlocksEverything) {
 
 TEST_F(DrmExecTest, DuplicatesAreEalreadyUnlessIgnored) {
     auto bos = make_bos(1);
-    DrmExec exec;
+    drm_exec exec;
     drm_exec_init(&exec, 0, 0);
     int dup = 0;
     drm_exec_until_all_locked(&exec) {
@@ -93,7 +93,7 @@ TEST_F(DrmExecTest, DuplicatesAreEalreadyUnlessIgnored) {
 
 TEST_F(DrmExecTest, PrepareReservesFenceSlots) {
     auto bos = make_bos(4);
-    DrmExec exec;
+    drm_exec exec;
     drm_exec_init(&exec, DRM_EXEC_INTERRUPTIBLE_WAIT, 0);
     drm_exec_until_all_locked(&exec) {
         int ret = drm_exec_prepare_array(&exec, bos.data(), 4, 2);
@@ -103,7 +103,7 @@ TEST_F(DrmExecTest, PrepareReservesFenceSlots) {
     dma_fence* f1 = dma_fence_allocate_private_stub(0);
     dma_fence* f2 = dma_fence_allocate_private_stub(0);
     // Two reserved slots each: adding two fences WARNs nowhere (the fixture fails on a WARN).
-    drm_exec_for_each_locked_object(&exec, [&](unsigned, DrmGemObject* obj) {
+    drm_exec_for_each_locked_object(&exec, [&](unsigned, drm_gem_object* obj) {
         dma_resv_add_fence(obj->resv, f1, DMA_RESV_USAGE_READ);
         dma_resv_add_fence(obj->resv, f2, DMA_RESV_USAGE_WRITE);
     });
@@ -115,7 +115,7 @@ TEST_F(DrmExecTest, PrepareReservesFenceSlots) {
 
 TEST_F(DrmExecTest, ManyObjectsGrowTheArray) {
     auto bos = make_bos(600);  // more than the page-sized initial array
-    DrmExec exec;
+    drm_exec exec;
     drm_exec_init(&exec, 0, 0);
     drm_exec_until_all_locked(&exec) {
         int ret = drm_exec_prepare_array(&exec, bos.data(), static_cast<unsigned>(bos.size()), 0);
@@ -147,7 +147,7 @@ TEST_F(DrmExecTest, BackOffOnAHeldLockRetriesAfterTheHolderLetsGo) {
         "holder");
     while (!held) msleep(1);
     int passes = 0;
-    DrmExec exec;
+    drm_exec exec;
     drm_exec_init(&exec, 0, 0);
     drm_exec_until_all_locked(&exec) {
         passes++;
@@ -174,9 +174,9 @@ TEST(DrmExecContention, OppositeOrdersBothCompleteInEverySeed) {
             seed,
             [&] {
                 auto bos = make_bos(5);
-                auto worker = [&](std::vector<DrmGemObject*> order) {
+                auto worker = [&](std::vector<drm_gem_object*> order) {
                     for (int round = 0; round < 5; round++) {
-                        DrmExec exec;
+                        drm_exec exec;
                         int passes = 0;
                         drm_exec_init(&exec, DRM_EXEC_INTERRUPTIBLE_WAIT, 0);
                         drm_exec_until_all_locked(&exec) {
@@ -195,8 +195,8 @@ TEST(DrmExecContention, OppositeOrdersBothCompleteInEverySeed) {
                     done++;
                     return 0;
                 };
-                std::vector<DrmGemObject*> fwd = {bos[0], bos[1], bos[2], bos[3]};
-                std::vector<DrmGemObject*> rev = {bos[4], bos[3], bos[2], bos[1]};
+                std::vector<drm_gem_object*> fwd = {bos[0], bos[1], bos[2], bos[3]};
+                std::vector<drm_gem_object*> rev = {bos[4], bos[3], bos[2], bos[1]};
                 Task* t1 = kthread_run([&] { return worker(fwd); }, "exec-fwd");
                 Task* t2 = kthread_run([&] { return worker(rev); }, "exec-rev");
                 kthread_stop(t1);

@@ -1,4 +1,4 @@
-// Tests for drm/mm.cpp, covering the behaviours of upstream's drm_mm KUnit suite
+// Tests for drm/drm_mm.cpp, covering the behaviours of upstream's drm_mm KUnit suite
 // (drivers/gpu/drm/tests/drm_mm_test.c) with smaller counts, plus bad-input errnos.
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "drm/mm.h"
+#include "drm/drm_mm.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/slab.h"
 
@@ -56,23 +56,23 @@ std::vector<unsigned> primes_upto(unsigned max) {
     return out;
 }
 
-size_t count_holes(const DrmMm& mm) {
+size_t count_holes(const drm_mm& mm) {
     size_t n = 0;
-    drm_mm_for_each_hole(&mm, [&](const DrmMmNode*, u64, u64) { n++; });
+    drm_mm_for_each_hole(&mm, [&](const drm_mm_node*, u64, u64) { n++; });
     return n;
 }
 
-void remove_all(DrmMm& mm) {
-    drm_mm_for_each_node_safe(&mm, [](DrmMmNode* n) { drm_mm_remove_node(n); });
+void remove_all(drm_mm& mm) {
+    drm_mm_for_each_node_safe(&mm, [](drm_mm_node* n) { drm_mm_remove_node(n); });
 }
 
 // Nodes and holes tile the managed range exactly, in address order.
-void check_invariants(const DrmMm& mm, u64 start, u64 end) {
+void check_invariants(const drm_mm& mm, u64 start, u64 end) {
     u64 addr = start;
     size_t gaps = 0;
-    const DrmMmNode* prev = &mm.head_node_;
+    const drm_mm_node* prev = &mm.head_node_;
     bool ok = true;
-    drm_mm_for_each_node(&mm, [&](const DrmMmNode* n) {
+    drm_mm_for_each_node(&mm, [&](const drm_mm_node* n) {
         if (!ok) return;
         ok = n->start >= addr && drm_mm_node_allocated(n) && n->mm == &mm;
         EXPECT_TRUE(ok) << "node " << n->start << " overlaps or is out of order at " << addr;
@@ -86,21 +86,21 @@ void check_invariants(const DrmMm& mm, u64 start, u64 end) {
     if (addr < end) gaps++;
     EXPECT_EQ(count_holes(mm), gaps);
     u64 hole_bytes = 0, node_bytes = 0;
-    drm_mm_for_each_hole(&mm, [&](const DrmMmNode*, u64 s, u64 e) { hole_bytes += e - s; });
-    drm_mm_for_each_node(&mm, [&](const DrmMmNode* n) { node_bytes += n->size; });
+    drm_mm_for_each_hole(&mm, [&](const drm_mm_node*, u64 s, u64 e) { hole_bytes += e - s; });
+    drm_mm_for_each_node(&mm, [&](const drm_mm_node* n) { node_bytes += n->size; });
     EXPECT_EQ(hole_bytes + node_bytes, end - start);
 }
 
 // Back-to-back nodes of `size` from 0, no holes, each found by a range lookup.
-void assert_continuous(DrmMm& mm, u64 size) {
+void assert_continuous(drm_mm& mm, u64 size) {
     EXPECT_EQ(count_holes(mm), 0u);
     u64 addr = 0;
-    drm_mm_for_each_node(&mm, [&](const DrmMmNode* node) {
+    drm_mm_for_each_node(&mm, [&](const drm_mm_node* node) {
         EXPECT_EQ(node->start, addr);
         EXPECT_EQ(node->size, size);
         EXPECT_FALSE(drm_mm_hole_follows(node));
         int found = 0;
-        drm_mm_for_each_node_in_range(&mm, addr, addr + size, [&](DrmMmNode* check) {
+        drm_mm_for_each_node_in_range(&mm, addr, addr + size, [&](drm_mm_node* check) {
             EXPECT_EQ(check, node);
             found++;
         });
@@ -109,7 +109,7 @@ void assert_continuous(DrmMm& mm, u64 size) {
     });
 }
 
-void expect_node(const DrmMmNode& node, const DrmMm& mm, u64 size, u64 alignment, unsigned long color) {
+void expect_node(const drm_mm_node& node, const drm_mm& mm, u64 size, u64 alignment, unsigned long color) {
     EXPECT_TRUE(drm_mm_node_allocated(&node));
     EXPECT_EQ(node.mm, &mm);
     EXPECT_EQ(node.size, size);
@@ -122,17 +122,17 @@ void expect_node(const DrmMmNode& node, const DrmMm& mm, u64 size, u64 alignment
 TEST(DrmMm, Init) {
     LeakCheck leaks;
     const u64 size = 4096;
-    DrmMm mm;
+    drm_mm mm;
     EXPECT_FALSE(drm_mm_initialized(&mm));
     drm_mm_init(&mm, 0, size);
     ASSERT_TRUE(drm_mm_initialized(&mm));
     EXPECT_TRUE(drm_mm_clean(&mm));
     std::vector<std::pair<u64, u64>> holes;
-    drm_mm_for_each_hole(&mm, [&](const DrmMmNode*, u64 s, u64 e) { holes.push_back({s, e}); });
+    drm_mm_for_each_hole(&mm, [&](const drm_mm_node*, u64 s, u64 e) { holes.push_back({s, e}); });
     ASSERT_EQ(holes.size(), 1u);
     EXPECT_EQ(holes[0], std::make_pair(u64{0}, size));
 
-    DrmMmNode tmp;
+    drm_mm_node tmp;
     tmp.start = 0;
     tmp.size = size;
     ASSERT_EQ(drm_mm_reserve_node(&mm, &tmp), 0);
@@ -147,9 +147,9 @@ TEST(DrmMm, Init) {
 }
 
 TEST(DrmMm, Debug) {
-    DrmMm mm;
+    drm_mm mm;
     drm_mm_init(&mm, 0, 4096);
-    DrmMmNode nodes[2];
+    drm_mm_node nodes[2];
     nodes[0].start = 512;
     nodes[0].size = 1024;
     ASSERT_EQ(drm_mm_reserve_node(&mm, &nodes[0]), 0);
@@ -162,13 +162,13 @@ TEST(DrmMm, Debug) {
     drm_mm_takedown(&mm);
 }
 
-void expect_reserve_fail(DrmMm& mm, DrmMmNode& node) {
+void expect_reserve_fail(drm_mm& mm, drm_mm_node& node) {
     int err = drm_mm_reserve_node(&mm, &node);
     EXPECT_EQ(err, -ENOSPC) << "reserve " << node.start << " + " << node.size;
     if (!err) drm_mm_remove_node(&node);
 }
 
-void check_reserve_boundaries(DrmMm& mm, u64 count, u64 size) {
+void check_reserve_boundaries(drm_mm& mm, u64 count, u64 size) {
     const std::pair<u64, u64> boundaries[] = {
         {0, 0},
         {-size, 0},
@@ -189,7 +189,7 @@ void check_reserve_boundaries(DrmMm& mm, u64 count, u64 size) {
         {(count + 1) * size, -2 * size},
     };
     for (auto [start, sz] : boundaries) {
-        DrmMmNode tmp;
+        drm_mm_node tmp;
         tmp.start = start;
         tmp.size = sz;
         expect_reserve_fail(mm, tmp);
@@ -199,8 +199,8 @@ void check_reserve_boundaries(DrmMm& mm, u64 count, u64 size) {
 void do_reserve(unsigned count, u64 size, std::mt19937& rng) {
     SCOPED_TRACE("reserve count " + std::to_string(count) + " size " + std::to_string(size));
     std::vector<unsigned> order = random_order(count, rng);
-    auto nodes = std::make_unique<DrmMmNode[]>(count);
-    DrmMm mm;
+    auto nodes = std::make_unique<drm_mm_node[]>(count);
+    drm_mm mm;
     drm_mm_init(&mm, 0, count * size);
     check_reserve_boundaries(mm, count, size);
 
@@ -215,7 +215,7 @@ void do_reserve(unsigned count, u64 size, std::mt19937& rng) {
 
     std::shuffle(order.begin(), order.end(), rng);
     for (unsigned n = 0; n < count; n++) {
-        DrmMmNode tmp;
+        drm_mm_node tmp;
         tmp.start = order[n] * size;
         tmp.size = 1;
         expect_reserve_fail(mm, tmp);
@@ -225,7 +225,7 @@ void do_reserve(unsigned count, u64 size, std::mt19937& rng) {
     assert_continuous(mm, size);
 
     for (unsigned n = 0; n < count; n++) {
-        DrmMmNode tmp;
+        drm_mm_node tmp;
         tmp.start = size * n;
         tmp.size = size * (count - n);
         expect_reserve_fail(mm, tmp);
@@ -256,15 +256,15 @@ TEST(DrmMm, Reserve) {
 void do_insert(unsigned count, u64 size, bool replace, std::mt19937& rng) {
     SCOPED_TRACE("insert count " + std::to_string(count) + " size " + std::to_string(size));
     std::vector<unsigned> order = random_order(count, rng);
-    auto nodes = std::make_unique<DrmMmNode[]>(count);
-    DrmMm mm;
+    auto nodes = std::make_unique<drm_mm_node[]>(count);
+    drm_mm mm;
     drm_mm_init(&mm, 0, count * size);
 
     for (const InsertMode& mode : kInsertModes) {
         SCOPED_TRACE(mode.name);
         for (unsigned n = 0; n < count; n++) {
-            DrmMmNode tmp;
-            DrmMmNode* node = replace ? &tmp : &nodes[n];
+            drm_mm_node tmp;
+            drm_mm_node* node = replace ? &tmp : &nodes[n];
             ASSERT_EQ(drm_mm_insert_node_generic(&mm, node, size, 0, n, mode.mode), 0) << n;
             expect_node(*node, mm, size, 0, n);
             if (replace) {
@@ -275,7 +275,7 @@ void do_insert(unsigned count, u64 size, bool replace, std::mt19937& rng) {
             }
         }
         assert_continuous(mm, size);
-        DrmMmNode extra;
+        drm_mm_node extra;
         EXPECT_EQ(drm_mm_insert_node(&mm, &extra, size), -ENOSPC);
 
         // As the only hole, a removed node's place must be refilled exactly.
@@ -322,8 +322,8 @@ void do_insert_range(unsigned count, u64 size, u64 start, u64 end) {
     SCOPED_TRACE("range [" + std::to_string(start) + ", " + std::to_string(end) + ") size " + std::to_string(size));
     const u64 start_n = (start + size - 1) / size;
     const u64 end_n = (end - size) / size;
-    auto nodes = std::make_unique<DrmMmNode[]>(count);
-    DrmMm mm;
+    auto nodes = std::make_unique<drm_mm_node[]>(count);
+    drm_mm mm;
     drm_mm_init(&mm, 0, count * size);
 
     for (const InsertMode& mode : kInsertModes) {
@@ -333,12 +333,12 @@ void do_insert_range(unsigned count, u64 size, u64 start, u64 end) {
             EXPECT_GE(nodes[n].start, start);
             EXPECT_LE(nodes[n].start + size, end);
         }
-        DrmMmNode extra;
+        drm_mm_node extra;
         EXPECT_EQ(drm_mm_insert_node_in_range(&mm, &extra, size, 0, 0, start, end, mode.mode), -ENOSPC);
 
         // Every slot in range is used exactly once, and nothing outside it.
         u64 expect_addr = start_n * size;
-        drm_mm_for_each_node(&mm, [&](const DrmMmNode* node) {
+        drm_mm_for_each_node(&mm, [&](const drm_mm_node* node) {
             EXPECT_EQ(node->start, expect_addr);
             expect_addr += size;
         });
@@ -369,9 +369,9 @@ TEST(DrmMm, InsertRange) {
         if (HasFatalFailure()) return;
     }
     // Ranges that cannot hold the node.
-    DrmMm mm;
+    drm_mm mm;
     drm_mm_init(&mm, 0, 4096);
-    DrmMmNode node;
+    drm_mm_node node;
     EXPECT_EQ(drm_mm_insert_node_in_range(&mm, &node, 16, 0, 0, 100, 100, DRM_MM_INSERT_BEST), -ENOSPC);
     EXPECT_EQ(drm_mm_insert_node_in_range(&mm, &node, 16, 0, 0, 100, 115, DRM_MM_INSERT_BEST), -ENOSPC);
     EXPECT_EQ(drm_mm_insert_node_in_range(&mm, &node, 16, 0, 0, 200, 100, DRM_MM_INSERT_BEST), -ENOSPC);
@@ -384,10 +384,10 @@ TEST(DrmMm, InsertRange) {
 
 TEST(DrmMm, AlignPrimes) {
     const unsigned max_count = 128;
-    auto nodes = std::make_unique<DrmMmNode[]>(max_count);
+    auto nodes = std::make_unique<drm_mm_node[]>(max_count);
     for (const InsertMode& mode : kInsertModes) {
         SCOPED_TRACE(mode.name);
-        DrmMm mm;
+        drm_mm mm;
         drm_mm_init(&mm, 1, U64_MAX - 2);
         unsigned i = 0;
         for (unsigned prime : primes_upto(max_count * 4)) {
@@ -404,8 +404,8 @@ TEST(DrmMm, AlignPrimes) {
 }
 
 void align_pot(int max) {
-    auto nodes = std::make_unique<DrmMmNode[]>(max);
-    DrmMm mm;
+    auto nodes = std::make_unique<drm_mm_node[]>(max);
+    drm_mm mm;
     drm_mm_init(&mm, 1, U64_MAX - 2);
     for (int bit = max - 1; bit; bit--) {
         u64 align = u64{1} << bit;
@@ -421,9 +421,9 @@ TEST(DrmMm, Align64) { align_pot(64); }
 
 // Holes at [0,1), [2,5), [6,7): a 2-sized node fits only the middle one, whichever end we start.
 void insert_once(unsigned mode) {
-    DrmMm mm;
+    drm_mm mm;
     drm_mm_init(&mm, 0, 7);
-    DrmMmNode rsvd_lo, rsvd_hi, node;
+    drm_mm_node rsvd_lo, rsvd_hi, node;
     rsvd_lo.start = 1;
     rsvd_lo.size = 1;
     ASSERT_EQ(drm_mm_reserve_node(&mm, &rsvd_lo), 0);
@@ -448,8 +448,8 @@ void do_updown(unsigned mode, bool highest_first) {
     const unsigned count = 256;
     const u64 size = 8;
     std::mt19937 rng(mode + 7);
-    auto nodes = std::make_unique<DrmMmNode[]>(count);
-    DrmMm mm;
+    auto nodes = std::make_unique<drm_mm_node[]>(count);
+    drm_mm mm;
     drm_mm_init(&mm, 0, count * size);
     for (unsigned n = 0; n < count; n++) {
         ASSERT_EQ(drm_mm_insert_node_generic(&mm, &nodes[n], size, 0, 0, mode), 0);
@@ -460,12 +460,12 @@ void do_updown(unsigned mode, bool highest_first) {
     for (unsigned p : primes_upto(31)) {
         std::vector<bool> freed(count);
         for (unsigned m = 0; m < p; m++) {
-            DrmMmNode* node = &nodes[order[(o + m) % count]];
+            drm_mm_node* node = &nodes[order[(o + m) % count]];
             freed[node->start / size] = true;
             drm_mm_remove_node(node);
         }
         for (unsigned m = 0; m < p; m++) {
-            DrmMmNode* node = &nodes[order[(o + m) % count]];
+            drm_mm_node* node = &nodes[order[(o + m) % count]];
             ASSERT_EQ(drm_mm_insert_node_generic(&mm, node, size, 0, 0, mode), 0);
             unsigned slot = unsigned(node->start / size);
             unsigned want = 0;
@@ -491,12 +491,12 @@ TEST(DrmMm, Bottomup) { do_updown(DRM_MM_INSERT_LOW, false); }
 // --- eviction roster ---
 
 struct EvictNode {
-    DrmMmNode node;
+    drm_mm_node node;
     bool listed = false;
 };
 
 // Adds nodes in `order` until a hole is found, removes them again in reverse, evicts the chosen.
-bool evict_nodes(DrmMmScan* scan, std::vector<EvictNode>& nodes, const std::vector<unsigned>& order,
+bool evict_nodes(drm_mm_scan* scan, std::vector<EvictNode>& nodes, const std::vector<unsigned>& order,
                  std::vector<EvictNode*>* evicted, bool use_color) {
     std::vector<EvictNode*> roster;
     bool found = false;
@@ -516,7 +516,7 @@ bool evict_nodes(DrmMmScan* scan, std::vector<EvictNode>& nodes, const std::vect
     }
     for (EvictNode* e : *evicted) drm_mm_remove_node(&e->node);
     if (use_color) {
-        while (DrmMmNode* extra = drm_mm_scan_color_evict(scan)) {
+        while (drm_mm_node* extra = drm_mm_scan_color_evict(scan)) {
             EvictNode* e = nullptr;
             for (EvictNode& cand : nodes)
                 if (&cand.node == extra) e = &cand;
@@ -528,21 +528,21 @@ bool evict_nodes(DrmMmScan* scan, std::vector<EvictNode>& nodes, const std::vect
     return true;
 }
 
-void evict_something(DrmMm& mm, std::vector<EvictNode>& nodes, const std::vector<unsigned>& order, u64 range_start,
+void evict_something(drm_mm& mm, std::vector<EvictNode>& nodes, const std::vector<unsigned>& order, u64 range_start,
                      u64 range_end, u64 size, u64 alignment, unsigned long color, unsigned mode, bool use_color) {
     SCOPED_TRACE("evict size " + std::to_string(size) + " align " + std::to_string(alignment));
-    DrmMmScan scan;
+    drm_mm_scan scan;
     drm_mm_scan_init_with_range(&scan, &mm, size, alignment, color, range_start, range_end, mode);
     std::vector<EvictNode*> evicted;
     ASSERT_TRUE(evict_nodes(&scan, nodes, order, &evicted, use_color));
 
-    DrmMmNode tmp;
+    drm_mm_node tmp;
     ASSERT_EQ(drm_mm_insert_node_generic(&mm, &tmp, size, alignment, color, DRM_MM_INSERT_EVICT), 0);
     EXPECT_GE(tmp.start, range_start);
     EXPECT_LE(tmp.start + tmp.size, range_end);
     expect_node(tmp, mm, size, alignment, color);
     if (use_color) {
-        const DrmMmNode* next = drm_mm_next_node(&tmp);
+        const drm_mm_node* next = drm_mm_next_node(&tmp);
         EXPECT_TRUE(drm_mm_hole_follows(&tmp) || !drm_mm_node_allocated(next)) << "colors abutt";
     }
     drm_mm_remove_node(&tmp);
@@ -553,12 +553,12 @@ void do_evict(u64 range_start, u64 range_end) {
     const unsigned size = 1024;
     std::mt19937 rng(11);
     std::vector<EvictNode> nodes(size);
-    DrmMm mm;
+    drm_mm mm;
     drm_mm_init(&mm, 0, size);
     for (unsigned n = 0; n < size; n++) ASSERT_EQ(drm_mm_insert_node(&mm, &nodes[n].node, 1), 0);
 
     // Nothing fits without eviction.
-    DrmMmNode tmp;
+    drm_mm_node tmp;
     EXPECT_EQ(drm_mm_insert_node(&mm, &tmp, 1), -ENOSPC);
 
     const u64 range = range_end - range_start;
@@ -589,10 +589,10 @@ TEST(DrmMmEvict, SubRange) { do_evict(256, 768); }
 
 TEST(DrmMmEvict, ScanWithoutHitEvictsNothing) {
     std::vector<EvictNode> nodes(16);
-    DrmMm mm;
+    drm_mm mm;
     drm_mm_init(&mm, 0, 16);
     for (auto& e : nodes) ASSERT_EQ(drm_mm_insert_node(&mm, &e.node, 1), 0);
-    DrmMmScan scan;
+    drm_mm_scan scan;
     drm_mm_scan_init(&scan, &mm, 32, 0, 0, DRM_MM_INSERT_LOW);  // bigger than the whole mm
     std::vector<unsigned> order(16);
     std::iota(order.begin(), order.end(), 0u);
@@ -605,42 +605,42 @@ TEST(DrmMmEvict, ScanWithoutHitEvictsNothing) {
 
 // --- color ---
 
-void separate_adjacent_colors(const DrmMmNode* node, unsigned long color, u64* start, u64* end) {
+void separate_adjacent_colors(const drm_mm_node* node, unsigned long color, u64* start, u64* end) {
     if (drm_mm_node_allocated(node) && node->color != color) ++*start;
     node = drm_mm_next_node(node);
     if (drm_mm_node_allocated(node) && node->color != color) --*end;
 }
 
-bool colors_abutt(const DrmMmNode* node) {
+bool colors_abutt(const drm_mm_node* node) {
     return !drm_mm_hole_follows(node) && drm_mm_node_allocated(drm_mm_next_node(node));
 }
 
 TEST(DrmMm, Color) {
     LeakCheck leaks;
     const unsigned count = 256;
-    DrmMm mm;
+    drm_mm mm;
     drm_mm_init(&mm, 0, U64_MAX);
-    std::vector<std::unique_ptr<DrmMmNode>> owned;
+    std::vector<std::unique_ptr<drm_mm_node>> owned;
     for (unsigned n = 1; n <= count; n++) {
-        owned.push_back(std::make_unique<DrmMmNode>());
+        owned.push_back(std::make_unique<drm_mm_node>());
         ASSERT_EQ(drm_mm_insert_node_generic(&mm, owned.back().get(), n, 0, n, DRM_MM_INSERT_BEST), 0);
     }
-    drm_mm_for_each_node(&mm, [](const DrmMmNode* n) { EXPECT_EQ(n->color, n->size); });
+    drm_mm_for_each_node(&mm, [](const drm_mm_node* n) { EXPECT_EQ(n->color, n->size); });
     remove_all(mm);
     owned.clear();
 
     mm.color_adjust = separate_adjacent_colors;
     for (const InsertMode& mode : kInsertModes) {
         SCOPED_TRACE(mode.name);
-        owned.push_back(std::make_unique<DrmMmNode>());
-        DrmMmNode* node = owned.back().get();
+        owned.push_back(std::make_unique<drm_mm_node>());
+        drm_mm_node* node = owned.back().get();
         node->size = 1 + 2 * count;
         node->color = node->size;
         ASSERT_EQ(drm_mm_reserve_node(&mm, node), 0);
         u64 last = node->start + node->size;
 
         for (unsigned n = 1; n <= count; n++) {
-            owned.push_back(std::make_unique<DrmMmNode>());
+            owned.push_back(std::make_unique<drm_mm_node>());
             node = owned.back().get();
             node->start = last;
             node->size = n + count;
@@ -652,10 +652,10 @@ TEST(DrmMm, Color) {
             last = node->start + node->size;
         }
         for (unsigned n = 1; n <= count; n++) {
-            owned.push_back(std::make_unique<DrmMmNode>());
+            owned.push_back(std::make_unique<drm_mm_node>());
             ASSERT_EQ(drm_mm_insert_node_generic(&mm, owned.back().get(), n, n, n, mode.mode), 0) << n;
         }
-        drm_mm_for_each_node(&mm, [](const DrmMmNode* n) {
+        drm_mm_for_each_node(&mm, [](const drm_mm_node* n) {
             EXPECT_EQ(n->color, n->size);
             EXPECT_FALSE(colors_abutt(n)) << n->start;
             EXPECT_EQ(n->start % n->size, 0u);
@@ -671,7 +671,7 @@ void do_color_evict(u64 range_start, u64 range_end) {
     const unsigned total = 1024;
     std::mt19937 rng(23);
     std::vector<EvictNode> nodes(total);
-    DrmMm mm;
+    drm_mm mm;
     drm_mm_init(&mm, 0, 2 * total - 1);
     mm.color_adjust = separate_adjacent_colors;
     unsigned long color = 0;
@@ -701,9 +701,9 @@ TEST(DrmMmEvict, ColorRange) { do_color_evict(512, 1536); }
 // --- iteration and lookup ---
 
 TEST(DrmMm, NodesInRange) {
-    DrmMm mm;
+    drm_mm mm;
     drm_mm_init(&mm, 0, 1000);
-    DrmMmNode a, b, c;
+    drm_mm_node a, b, c;
     a.start = 100, a.size = 50;
     b.start = 150, b.size = 50;
     c.start = 400, c.size = 100;
@@ -711,32 +711,32 @@ TEST(DrmMm, NodesInRange) {
     ASSERT_EQ(drm_mm_reserve_node(&mm, &c), 0);
     ASSERT_EQ(drm_mm_reserve_node(&mm, &b), 0);
     auto in = [&](u64 s, u64 e) {
-        std::vector<DrmMmNode*> got;
-        drm_mm_for_each_node_in_range(&mm, s, e, [&](DrmMmNode* n) { got.push_back(n); });
+        std::vector<drm_mm_node*> got;
+        drm_mm_for_each_node_in_range(&mm, s, e, [&](drm_mm_node* n) { got.push_back(n); });
         return got;
     };
-    EXPECT_EQ(in(0, 100), std::vector<DrmMmNode*>{});
-    EXPECT_EQ(in(0, 101), std::vector<DrmMmNode*>{&a});
-    EXPECT_EQ(in(149, 151), (std::vector<DrmMmNode*>{&a, &b}));
-    EXPECT_EQ(in(199, 401), (std::vector<DrmMmNode*>{&b, &c}));
-    EXPECT_EQ(in(200, 400), std::vector<DrmMmNode*>{});
-    EXPECT_EQ(in(450, 1000), std::vector<DrmMmNode*>{&c});
+    EXPECT_EQ(in(0, 100), std::vector<drm_mm_node*>{});
+    EXPECT_EQ(in(0, 101), std::vector<drm_mm_node*>{&a});
+    EXPECT_EQ(in(149, 151), (std::vector<drm_mm_node*>{&a, &b}));
+    EXPECT_EQ(in(199, 401), (std::vector<drm_mm_node*>{&b, &c}));
+    EXPECT_EQ(in(200, 400), std::vector<drm_mm_node*>{});
+    EXPECT_EQ(in(450, 1000), std::vector<drm_mm_node*>{&c});
     EXPECT_EQ(__drm_mm_interval_first(&mm, 120, 120), &a);
     // Removing inside the walk is allowed.
-    drm_mm_for_each_node_in_range(&mm, 0, 1000, [](DrmMmNode* n) { drm_mm_remove_node(n); });
+    drm_mm_for_each_node_in_range(&mm, 0, 1000, [](drm_mm_node* n) { drm_mm_remove_node(n); });
     EXPECT_TRUE(drm_mm_clean(&mm));
     drm_mm_takedown(&mm);
 }
 
 TEST(DrmMm, HolesMostRecentFirstAndEvictModeUsesThem) {
-    DrmMm mm;
+    drm_mm mm;
     drm_mm_init(&mm, 0, 100);
-    DrmMmNode n[10];
+    drm_mm_node n[10];
     for (auto& x : n) ASSERT_EQ(drm_mm_insert_node(&mm, &x, 10), 0);
     drm_mm_remove_node(&n[2]);
     drm_mm_remove_node(&n[7]);
     std::vector<u64> starts;
-    drm_mm_for_each_hole(&mm, [&](const DrmMmNode*, u64 s, u64) { starts.push_back(s); });
+    drm_mm_for_each_hole(&mm, [&](const drm_mm_node*, u64 s, u64) { starts.push_back(s); });
     EXPECT_EQ(starts, (std::vector<u64>{70, 20}));
     ASSERT_EQ(drm_mm_insert_node_generic(&mm, &n[2], 10, 0, 0, DRM_MM_INSERT_EVICT), 0);
     EXPECT_EQ(n[2].start, 70u);
@@ -745,9 +745,9 @@ TEST(DrmMm, HolesMostRecentFirstAndEvictModeUsesThem) {
 }
 
 TEST(DrmMm, BestFitPrefersTheSmallestHole) {
-    DrmMm mm;
+    drm_mm mm;
     drm_mm_init(&mm, 0, 1000);
-    DrmMmNode r[3], node;
+    drm_mm_node r[3], node;
     r[0].start = 10, r[0].size = 90;    // hole [0,10)
     r[1].start = 130, r[1].size = 370;  // hole [100,130)
     r[2].start = 520, r[2].size = 480;  // hole [500,520)
@@ -764,9 +764,9 @@ TEST(DrmMm, BestFitPrefersTheSmallestHole) {
 // --- bad input ---
 
 TEST(DrmMm, BadInputIsRejectedWithTheKernelErrno) {
-    DrmMm mm;
+    drm_mm mm;
     drm_mm_init(&mm, 0x1000, 0x1000);
-    DrmMmNode node;
+    drm_mm_node node;
     EXPECT_EQ(drm_mm_insert_node(&mm, &node, 0), -ENOSPC);
     EXPECT_EQ(drm_mm_insert_node(&mm, &node, 0x1001), -ENOSPC);
     EXPECT_EQ(drm_mm_insert_node_in_range(&mm, &node, 0x10, 0, 0, 0x1800, 0x1808, DRM_MM_INSERT_BEST), -ENOSPC);
@@ -801,7 +801,7 @@ TEST(DrmMm, BadInputIsRejectedWithTheKernelErrno) {
     EXPECT_EQ(kshim::pending_report_count(), 0u);
 
     // An init whose range wraps is refused.
-    DrmMm bad;
+    drm_mm bad;
     drm_mm_init(&bad, 0x1000, U64_MAX);
     EXPECT_FALSE(drm_mm_initialized(&bad));
     EXPECT_EQ(drain_warns(), 1u);
@@ -812,13 +812,13 @@ TEST(DrmMm, RandomChurnKeepsNodesAndHolesConsistent) {
     std::mt19937_64 rng(99);
     const u64 start = 0x10000, size = 1 << 20;
     const unsigned kNodes = 256;
-    std::vector<DrmMmNode> nodes(kNodes);
-    DrmMm mm;
+    std::vector<drm_mm_node> nodes(kNodes);
+    drm_mm mm;
     drm_mm_init(&mm, start, size);
     const unsigned modes[] = {DRM_MM_INSERT_BEST, DRM_MM_INSERT_LOW, DRM_MM_INSERT_HIGH, DRM_MM_INSERT_EVICT,
                               DRM_MM_INSERT_LOWEST, DRM_MM_INSERT_HIGHEST};
     for (int op = 0; op < 20000; op++) {
-        DrmMmNode& n = nodes[rng() % kNodes];
+        drm_mm_node& n = nodes[rng() % kNodes];
         if (drm_mm_node_allocated(&n)) {
             drm_mm_remove_node(&n);
         } else {
@@ -857,7 +857,7 @@ HoleTreeStats check_hole_subtree(const mm_detail::HoleAddrLink* link, const mm_d
                                  u64* prev_start, bool* first) {
     if (!link) return {0, 1};
     EXPECT_EQ(link->hole_parent_, parent);
-    const auto* node = static_cast<const DrmMmNode*>(link);
+    const auto* node = static_cast<const drm_mm_node*>(link);
     HoleTreeStats l = check_hole_subtree(link->hole_left_, link, prev_start, first);
     u64 start = __drm_mm_hole_node_start(node);
     if (!*first) EXPECT_LT(*prev_start, start);
@@ -878,7 +878,7 @@ HoleTreeStats check_hole_subtree(const mm_detail::HoleAddrLink* link, const mm_d
     return {l.holes + r.holes + 1, l.black_height + (link->hole_red_ ? 0 : 1)};
 }
 
-void check_hole_tree(const DrmMm& mm) {
+void check_hole_tree(const drm_mm& mm) {
     u64 prev = 0;
     bool first = true;
     const mm_detail::HoleAddrLink* root = mm.holes_addr_.hole_parent_;
@@ -890,12 +890,12 @@ void check_hole_tree(const DrmMm& mm) {
 TEST(DrmMmHoleIndex, AugmentationSurvivesChurnAndReplace) {
     std::mt19937_64 rng(7);
     const u64 size = 1 << 16;
-    std::vector<DrmMmNode> nodes(512), spare(1);
-    DrmMm mm;
+    std::vector<drm_mm_node> nodes(512), spare(1);
+    drm_mm mm;
     drm_mm_init(&mm, 0, size);
     check_hole_tree(mm);
     for (int op = 0; op < 6000 && !HasFailure(); op++) {
-        DrmMmNode& n = nodes[rng() % nodes.size()];
+        drm_mm_node& n = nodes[rng() % nodes.size()];
         if (drm_mm_node_allocated(&n)) {
             if (rng() % 8 == 0) {
                 // replace moves the node's hole link to another object
@@ -922,9 +922,9 @@ struct ModelHole {
     u64 start, end;
 };
 
-std::vector<ModelHole> holes_by_address(const DrmMm& mm) {
+std::vector<ModelHole> holes_by_address(const drm_mm& mm) {
     std::vector<ModelHole> holes;
-    drm_mm_for_each_hole(&mm, [&](const DrmMmNode*, u64 s, u64 e) { holes.push_back({s, e}); });
+    drm_mm_for_each_hole(&mm, [&](const drm_mm_node*, u64 s, u64 e) { holes.push_back({s, e}); });
     std::sort(holes.begin(), holes.end(), [](const ModelHole& a, const ModelHole& b) { return a.start < b.start; });
     return holes;
 }
@@ -955,14 +955,14 @@ TEST(DrmMmHoleIndex, EveryModeMatchesAReferenceModel) {
     for (int layout = 0; layout < 12 && !HasFailure(); layout++) {
         const u64 size = u64{1} << 20;
         const unsigned kFill = 600;
-        std::vector<DrmMmNode> fill(kFill), probe(400);
-        DrmMm mm;
+        std::vector<drm_mm_node> fill(kFill), probe(400);
+        drm_mm mm;
         drm_mm_init(&mm, 0, size);
         // Fragment: reserve random blocks, leaving holes of many sizes.
         for (auto& f : fill) {
             f.start = rng() % size;
             f.size = 1 + rng() % (layout % 2 ? 64 : 2048);
-            if (drm_mm_reserve_node(&mm, &f)) f = DrmMmNode{};
+            if (drm_mm_reserve_node(&mm, &f)) f = drm_mm_node{};
         }
         for (auto& p : probe) {
             const unsigned mode = rng() % 4;
@@ -975,7 +975,7 @@ TEST(DrmMmHoleIndex, EveryModeMatchesAReferenceModel) {
             }
             std::vector<ModelHole> holes = holes_by_address(mm);
             std::vector<ModelHole> stack;  // most recent first, the EVICT order
-            drm_mm_for_each_hole(&mm, [&](const DrmMmNode*, u64 s, u64 e) { stack.push_back({s, e}); });
+            drm_mm_for_each_hole(&mm, [&](const drm_mm_node*, u64 s, u64 e) { stack.push_back({s, e}); });
 
             bool want_fit = false;
             u64 want_start = 0, best_size = ~u64{0};
@@ -1042,14 +1042,14 @@ TEST(DrmMmHoleIndex, EveryModeMatchesAReferenceModel) {
 // --- upstream's interval sentinel ---
 
 TEST(DrmMm, IntervalFirstReturnsTheHeadNodeWhenNothingMatches) {
-    DrmMm mm;
+    drm_mm mm;
     drm_mm_init(&mm, 0x1000, 0x1000);
-    DrmMmNode* none = __drm_mm_interval_first(&mm, 0x1000, 0x1fff);
+    drm_mm_node* none = __drm_mm_interval_first(&mm, 0x1000, 0x1fff);
     EXPECT_EQ(none, &mm.head_node_);
     EXPECT_FALSE(drm_mm_node_allocated(none));
     EXPECT_EQ(none->start, 0x2000u);  // the end of the range, so "node->start < end" loops stop
 
-    DrmMmNode a;
+    drm_mm_node a;
     a.start = 0x1400, a.size = 0x100;
     ASSERT_EQ(drm_mm_reserve_node(&mm, &a), 0);
     EXPECT_EQ(__drm_mm_interval_first(&mm, 0x1000, 0x13ff), &mm.head_node_);
@@ -1059,12 +1059,12 @@ TEST(DrmMm, IntervalFirstReturnsTheHeadNodeWhenNothingMatches) {
 
     // A range past the managed one visits the real nodes once and stops at the head.
     int visited = 0;
-    drm_mm_for_each_node_in_range(&mm, 0, ~u64{0}, [&](DrmMmNode* n) {
+    drm_mm_for_each_node_in_range(&mm, 0, ~u64{0}, [&](drm_mm_node* n) {
         EXPECT_EQ(n, &a);
         visited++;
     });
     EXPECT_EQ(visited, 1);
-    drm_mm_for_each_node_in_range(&mm, 0x1500, 0x1800, [&](DrmMmNode*) { ADD_FAILURE(); });
+    drm_mm_for_each_node_in_range(&mm, 0x1500, 0x1800, [&](drm_mm_node*) { ADD_FAILURE(); });
     drm_mm_remove_node(&a);
     drm_mm_takedown(&mm);
 }

@@ -160,7 +160,7 @@ TEST(FuzzRegression, GpuvmInputsReplayClean) {
 // A booted driver with one open file: where the ioctl regressions start.
 struct OpenDriver {
     PanthorWorld world{PanthorWorld::Kind::Driver};
-    drm::File* file = nullptr;
+    drm::drm_file* file = nullptr;
     OpenDriver() {
         if (world.probe_result() == 0) {
             EXPECT_EQ(drm::drm_open(&world.ptdev()->base, &file, true), 0);
@@ -187,7 +187,7 @@ struct OpenDriver {
 TEST(FuzzRegression, HugeSyncobjCountIsEnomemWithoutAllocating) {
     OpenDriver d;
     ASSERT_TRUE(d.file);
-    drm::File* file = d.file;
+    drm::drm_file* file = d.file;
     uint32_t handles[4] = {1, 2, 3, 4};
     uint64_t points[4] = {};
     drm::UserRange rh(handles, sizeof handles);

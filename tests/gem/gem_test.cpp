@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "drm/gem_shmem.h"
+#include "drm/drm_gem_shmem_helper.h"
 #include "kernel_shim/fault_inject.h"
 #include "kernel_shim/report.h"
 #include "tests/support/kernel_test.h"
@@ -15,8 +15,8 @@ using namespace kshim;
 namespace {
 constexpr u64 kPage = PAGE_SIZE;
 
-DrmGemShmemObject* create(u64 size, DrmVmaOffsetManager* mgr = nullptr) {
-    DrmGemShmemObject* shmem = nullptr;
+drm_gem_shmem_object* create(u64 size, drm_vma_offset_manager* mgr = nullptr) {
+    drm_gem_shmem_object* shmem = nullptr;
     EXPECT_EQ(drm_gem_shmem_create(mgr, size, &shmem), 0);
     return shmem;
 }
@@ -25,21 +25,21 @@ DrmGemShmemObject* create(u64 size, DrmVmaOffsetManager* mgr = nullptr) {
 class Gem : public kshim::testing::KernelTest {};
 
 TEST_F(Gem, SizeIsPageAlignedAndZeroIsRejected) {
-    DrmGemShmemObject* shmem = create(kPage + 1);
+    drm_gem_shmem_object* shmem = create(kPage + 1);
     EXPECT_EQ(shmem->base.size, 2 * kPage);
     drm_gem_object_put(&shmem->base);
-    DrmGemShmemObject* none = nullptr;
+    drm_gem_shmem_object* none = nullptr;
     EXPECT_EQ(drm_gem_shmem_create(nullptr, 0, &none), -EINVAL);
     EXPECT_EQ(drm_gem_shmem_create(nullptr, ~u64{0}, &none), -EINVAL);
     EXPECT_EQ(none, nullptr);
-    DrmGemObject raw;
+    drm_gem_object raw;
     EXPECT_EQ(drm_gem_object_init(nullptr, &raw, kPage + 8), -EINVAL);
 }
 
 // Upstream's private-object pair: init without backing storage, fini undoes only that (the
 // error path of a driver whose own setup failed after init).
 TEST_F(Gem, PrivateObjectInitAndFini) {
-    DrmGemObject obj;
+    drm_gem_object obj;
     drm_gem_private_object_init(nullptr, &obj, 2 * kPage);
     EXPECT_EQ(obj.dev, nullptr);
     EXPECT_EQ(obj.size, 2 * kPage);
@@ -57,10 +57,10 @@ TEST_F(Gem, PrivateObjectInitAndFini) {
 
     // Size 0 is fine (drm_gpuvm's resv object); a size that is not page-aligned is a caller
     // bug: upstream BUG()s, here it WARNs and leaves the object alone.
-    DrmGemObject dummy;
+    drm_gem_object dummy;
     drm_gem_private_object_init(nullptr, &dummy, 0);
     drm_gem_private_object_fini(&dummy);
-    DrmGemObject bad;
+    drm_gem_object bad;
     drm_gem_private_object_init(nullptr, &bad, kPage + 8);
     EXPECT_TRUE(consume_report(ReportKind::Warn));
     EXPECT_EQ(bad.size, 0u);
@@ -68,7 +68,7 @@ TEST_F(Gem, PrivateObjectInitAndFini) {
 }
 
 TEST_F(Gem, LastPutFreesTheObject) {
-    DrmGemShmemObject* shmem = create(4 * kPage);
+    drm_gem_shmem_object* shmem = create(4 * kPage);
     drm_gem_object_get(&shmem->base);
     EXPECT_EQ(kref_read(&shmem->base.refcount), 2u);
     drm_gem_object_put(&shmem->base);
@@ -77,8 +77,8 @@ TEST_F(Gem, LastPutFreesTheObject) {
 
 TEST_F(Gem, HandlesStartAtOneAndHoldAReference) {
     GemHandleTable table;
-    DrmGemShmemObject* a = create(kPage);
-    DrmGemShmemObject* b = create(kPage);
+    drm_gem_shmem_object* a = create(kPage);
+    drm_gem_shmem_object* b = create(kPage);
     u32 ha = 0, hb = 0, ha2 = 0;
     ASSERT_EQ(table.handle_create(&a->base, &ha), 0);
     ASSERT_EQ(table.handle_create(&b->base, &hb), 0);
@@ -90,7 +90,7 @@ TEST_F(Gem, HandlesStartAtOneAndHoldAReference) {
     drm_gem_object_put(&a->base);
     drm_gem_object_put(&b->base);
 
-    DrmGemObject* obj = table.lookup(ha);
+    drm_gem_object* obj = table.lookup(ha);
     ASSERT_EQ(obj, &a->base);
     EXPECT_EQ(kref_read(&obj->refcount), 3u);  // two handles + the lookup
     drm_gem_object_put(obj);
@@ -103,7 +103,7 @@ TEST_F(Gem, HandlesStartAtOneAndHoldAReference) {
     EXPECT_EQ(table.handle_delete(hb), 0);
     EXPECT_EQ(table.handle_delete(hb), -EINVAL);
     // The freed id is reused (lowest free, as idr_alloc).
-    DrmGemShmemObject* c = create(kPage);
+    drm_gem_shmem_object* c = create(kPage);
     u32 hc = 0;
     ASSERT_EQ(table.handle_create(&c->base, &hc), 0);
     EXPECT_EQ(hc, 2u);
@@ -115,7 +115,7 @@ TEST_F(Gem, HandlesStartAtOneAndHoldAReference) {
 
 TEST_F(Gem, HandleCreationFailureLeavesNoReference) {
     GemHandleTable table;
-    DrmGemShmemObject* a = create(kPage);
+    drm_gem_shmem_object* a = create(kPage);
     fault_inject_arm({.fail_nth = 1, .only_cache = "xarray"});
     u32 h = 0;
     EXPECT_EQ(table.handle_create(&a->base, &h), -ENOMEM);
@@ -126,10 +126,10 @@ TEST_F(Gem, HandleCreationFailureLeavesNoReference) {
 }
 
 TEST_F(Gem, FakeMmapOffsetsAreUniqueAbove4GiBAndFoundByLookup) {
-    DrmVmaOffsetManager mgr;
+    drm_vma_offset_manager mgr;
     drm_vma_offset_manager_init(&mgr, DRM_FILE_PAGE_OFFSET_START, DRM_FILE_PAGE_OFFSET_SIZE);
-    DrmGemShmemObject* a = create(3 * kPage, &mgr);
-    DrmGemShmemObject* b = create(kPage, &mgr);
+    drm_gem_shmem_object* a = create(3 * kPage, &mgr);
+    drm_gem_shmem_object* b = create(kPage, &mgr);
     EXPECT_EQ(drm_vma_node_offset_addr(&a->base.vma_node), 0u);
     ASSERT_EQ(drm_gem_create_mmap_offset(&a->base), 0);
     ASSERT_EQ(drm_gem_create_mmap_offset(&a->base), 0);  // idempotent
@@ -142,7 +142,7 @@ TEST_F(Gem, FakeMmapOffsetsAreUniqueAbove4GiBAndFoundByLookup) {
     EXPECT_TRUE(ob >= oa + 3 * kPage || ob + kPage <= oa);
     EXPECT_EQ(drm_vma_node_size(&a->base.vma_node), 3u);
 
-    DrmGemObject* found = drm_gem_object_lookup_at_offset(&mgr, oa + kPage, kPage);
+    drm_gem_object* found = drm_gem_object_lookup_at_offset(&mgr, oa + kPage, kPage);
     EXPECT_EQ(found, &a->base);
     drm_gem_object_put(found);
     EXPECT_EQ(drm_gem_object_lookup_at_offset(&mgr, oa + 2 * kPage, 2 * kPage), nullptr);  // runs past a
@@ -153,14 +153,14 @@ TEST_F(Gem, FakeMmapOffsetsAreUniqueAbove4GiBAndFoundByLookup) {
     drm_gem_object_put(&b->base);
     drm_vma_offset_manager_destroy(&mgr);
 
-    DrmGemShmemObject* c = create(kPage);
+    drm_gem_shmem_object* c = create(kPage);
     EXPECT_EQ(drm_gem_create_mmap_offset(&c->base), -ENODEV);  // no manager
     drm_gem_object_put(&c->base);
 }
 
 TEST_F(Gem, SharedResvLocksTogether) {
-    DrmGemShmemObject* owner = create(kPage);
-    DrmGemShmemObject* priv = create(kPage);
+    drm_gem_shmem_object* owner = create(kPage);
+    drm_gem_shmem_object* priv = create(kPage);
     priv->base.resv = owner->base.resv;  // what panthor does for a VM-private BO
     dma_resv_lock(owner->base.resv, nullptr);
     EXPECT_TRUE(dma_resv_is_locked(priv->base.resv));
@@ -171,7 +171,7 @@ TEST_F(Gem, SharedResvLocksTogether) {
 
 TEST_F(Gem, PagesAreAllocatedOnFirstNeedZeroedAndCounted) {
     const MemCounters before = mem_counters();
-    DrmGemShmemObject* shmem = create(5 * kPage);
+    drm_gem_shmem_object* shmem = create(5 * kPage);
     EXPECT_EQ(shmem->pages, nullptr);
     EXPECT_EQ(mem_counters().pages_live, before.pages_live);
     ASSERT_EQ(drm_gem_shmem_pin(shmem), 0);
@@ -199,7 +199,7 @@ TEST_F(Gem, PagesAreAllocatedOnFirstNeedZeroedAndCounted) {
 // Upstream's put_pages hands the pages back to the shmem file, not to the allocator: what was
 // written stays, and the next get_pages (a new pin, a new mmap) finds it.
 TEST_F(Gem, ContentsSurviveTheLastUnpinAndComeBackWithTheNextPin) {
-    DrmGemShmemObject* shmem = create(3 * kPage);
+    drm_gem_shmem_object* shmem = create(3 * kPage);
     ASSERT_EQ(drm_gem_shmem_pin(shmem), 0);
     const phys_addr_t phys = page_to_phys(shmem->pages[2]);
     static_cast<unsigned char*>(page_address(shmem->pages[2]))[7] = 0xA5;
@@ -214,7 +214,7 @@ TEST_F(Gem, ContentsSurviveTheLastUnpinAndComeBackWithTheNextPin) {
 }
 
 TEST_F(Gem, SgtIsOneSegmentAndVmapIsTheMemoryTheGpuSees) {
-    DrmGemShmemObject* shmem = create(7 * kPage);
+    drm_gem_shmem_object* shmem = create(7 * kPage);
     SgTable* sgt = nullptr;
     ASSERT_EQ(drm_gem_shmem_get_pages_sgt(shmem, &sgt), 0);
     ASSERT_NE(sgt, nullptr);
@@ -252,7 +252,7 @@ TEST_F(Gem, SgtIsOneSegmentAndVmapIsTheMemoryTheGpuSees) {
 TEST_F(Gem, SgtMergesOnlyContiguousPages) {
     // Hand-build a backing whose blocks are not adjacent, as an object larger than the largest
     // block gets: [p0 p1] [q0]. The sgt has two segments and vmap refuses (no linear view).
-    DrmGemShmemObject* shmem = create(3 * kPage);
+    drm_gem_shmem_object* shmem = create(3 * kPage);
     dma_resv_lock(shmem->base.resv, nullptr);
     ASSERT_EQ(drm_gem_shmem_get_pages_locked(shmem), 0);
     Page* extra = alloc_pages(GFP_KERNEL | __GFP_ZERO, 0);
@@ -280,7 +280,7 @@ TEST_F(Gem, SgtMergesOnlyContiguousPages) {
 }
 
 TEST_F(Gem, PageAllocationFailureIsEnomemAndLeavesNothing) {
-    DrmGemShmemObject* shmem = create(4 * kPage);
+    drm_gem_shmem_object* shmem = create(4 * kPage);
     fault_inject_arm({.fail_nth = 1, .only_cache = "pages"});
     EXPECT_EQ(drm_gem_shmem_pin(shmem), -ENOMEM);
     fault_inject_disarm();
@@ -300,7 +300,7 @@ TEST_F(Gem, PageAllocationFailureIsEnomemAndLeavesNothing) {
 TEST_F(Gem, PagesOfOddSizesComeBackWhole) {
     const MemCounters before = mem_counters();
     for (u64 pages : {1u, 2u, 3u, 17u, 100u, 513u}) {
-        DrmGemShmemObject* shmem = create(pages * kPage);
+        drm_gem_shmem_object* shmem = create(pages * kPage);
         ASSERT_EQ(drm_gem_shmem_pin(shmem), 0);
         EXPECT_EQ(mem_counters().pages_live, before.pages_live + static_cast<long>(pages));
         for (u64 i = 1; i < pages; i++)

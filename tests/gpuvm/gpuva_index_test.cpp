@@ -1,4 +1,4 @@
-// The B+tree address index of drm_gpuvm (drm/gpuva_index.h): a seeded differential test
+// The B+tree address index of drm_gpuvm (drm/drm_gpuva_index.h): a seeded differential test
 // against std::map (insert, erase, find, floor/ceil, order), splits and merges through every
 // level, the node reserve (its bound, the GFP_NOWAIT fallback with its WARN, -ENOMEM leaving
 // the index unchanged), and a VM big enough to split nodes mapping inside a fence-signalling
@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "drm/gpuva_index.h"
+#include "drm/drm_gpuva_index.h"
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/fault_inject.h"
 #include "kernel_shim/report.h"
@@ -26,7 +26,7 @@ namespace {
 class GpuvaIndexTest : public kshim::testing::KernelTest {};
 
 // The index never dereferences its values: a distinct fake pointer per key is enough.
-DrmGpuva* val(u64 key) { return reinterpret_cast<DrmGpuva*>(static_cast<uintptr_t>(key) * 16 + 16); }
+drm_gpuva* val(u64 key) { return reinterpret_cast<drm_gpuva*>(static_cast<uintptr_t>(key) * 16 + 16); }
 
 u64 seed_from_env(u64 dflt) {
     const char* s = std::getenv("KSHIM_SEED");
@@ -34,25 +34,25 @@ u64 seed_from_env(u64 dflt) {
 }
 
 // Compares everything the index answers with the model.
-void expect_same(const GpuvaIndex& idx, const std::map<u64, DrmGpuva*>& model) {
+void expect_same(const GpuvaIndex& idx, const std::map<u64, drm_gpuva*>& model) {
     ASSERT_STREQ(idx.check(), "");
     ASSERT_EQ(idx.size(), model.size());
     auto it = model.begin();
     bool same = true;
-    idx.for_each([&](u64 k, DrmGpuva* v) {
+    idx.for_each([&](u64 k, drm_gpuva* v) {
         if (it == model.end() || it->first != k || it->second != v) same = false;
         if (it != model.end()) ++it;
     });
     EXPECT_TRUE(same && it == model.end()) << "order differs";
 }
 
-void expect_bounds(const GpuvaIndex& idx, const std::map<u64, DrmGpuva*>& model, u64 addr) {
-    DrmGpuva* floor = val(12345);
-    DrmGpuva* ceil = val(12345);
+void expect_bounds(const GpuvaIndex& idx, const std::map<u64, drm_gpuva*>& model, u64 addr) {
+    drm_gpuva* floor = val(12345);
+    drm_gpuva* ceil = val(12345);
     idx.bounds(addr, &floor, &ceil);
     auto up = model.upper_bound(addr);
-    DrmGpuva* want_ceil = up == model.end() ? nullptr : up->second;
-    DrmGpuva* want_floor = up == model.begin() ? nullptr : std::prev(up)->second;
+    drm_gpuva* want_ceil = up == model.end() ? nullptr : up->second;
+    drm_gpuva* want_floor = up == model.begin() ? nullptr : std::prev(up)->second;
     EXPECT_EQ(floor, want_floor) << "floor of " << addr;
     EXPECT_EQ(ceil, want_ceil) << "ceil of " << addr;
     auto f = model.find(addr);
@@ -67,7 +67,7 @@ TEST_F(GpuvaIndexTest, RandomOpsMatchStdMap) {
         SCOPED_TRACE("seed " + std::to_string(seed));
         std::mt19937_64 rng(seed);
         GpuvaIndex idx;
-        std::map<u64, DrmGpuva*> model;
+        std::map<u64, drm_gpuva*> model;
         // Keys from a small space so that inserts collide and erases hit; one round with
         // keys near the top of the u64 range.
         const u64 space = round == 3 ? 20000 : 6000;
@@ -85,7 +85,7 @@ TEST_F(GpuvaIndexTest, RandomOpsMatchStdMap) {
                 ASSERT_EQ(ret, fresh ? 0 : -EEXIST);
             } else if (pick < 80) {
                 auto it = model.find(key);
-                DrmGpuva* got = idx.erase(key);
+                drm_gpuva* got = idx.erase(key);
                 if (it == model.end()) {
                     ASSERT_EQ(got, nullptr);
                 } else {
@@ -175,7 +175,7 @@ TEST_F(GpuvaIndexTest, SplitsAndMergesAtEveryLevel) {
 TEST_F(GpuvaIndexTest, ReserveCoversItsInserts) {
     std::mt19937_64 rng(seed_from_env(7));
     GpuvaIndex idx;
-    std::map<u64, DrmGpuva*> model;
+    std::map<u64, drm_gpuva*> model;
     for (int round = 0; round < 3000; round++) {
         const unsigned k = 1 + rng() % 4;
         ASSERT_EQ(idx.reserve(k), 0);
@@ -223,7 +223,7 @@ TEST_F(GpuvaIndexTest, EmptyReserveFallsBackToNowaitAndWarnsOnce) {
 // The fallback failing: -ENOMEM and the index exactly as before; reserve() failing: -ENOMEM.
 TEST_F(GpuvaIndexTest, ExhaustedReserveAndFailedAllocationGiveEnomem) {
     GpuvaIndex idx;
-    std::map<u64, DrmGpuva*> model;
+    std::map<u64, drm_gpuva*> model;
     for (u64 k = 0; k < 3000; k++) {
         ASSERT_EQ(idx.reserve(1), 0);
         ASSERT_EQ(idx.insert(k * 4, val(k * 4)), 0);
@@ -267,7 +267,7 @@ TEST_F(GpuvaIndexTest, ExhaustedReserveAndFailedAllocationGiveEnomem) {
 // WARN), and the index stays consistent with the address-ordered list.
 TEST_F(GpuvaIndexTest, VmMapsAndUnmapsInSignallingSectionWithoutReports) {
     using namespace gpuvm_test;
-    DrmGemObject* bo = new_bo(16 * kPage);
+    drm_gem_object* bo = new_bo(16 * kPage);
     {
         TestVm vm;
         std::mt19937_64 rng(seed_from_env(3));
@@ -283,7 +283,7 @@ TEST_F(GpuvaIndexTest, VmMapsAndUnmapsInSignallingSectionWithoutReports) {
             if (unmap) {
                 ret = drm_gpuvm_sm_unmap(vm.vm(), &ctx, 4 * slot * kPage, 2 * kPage);
             } else {
-                DrmGpuvmMapReq req{{{addr, kPage}, {0, bo}}};
+                drm_gpuvm_map_req req{{{addr, kPage}, {0, bo}}};
                 ret = drm_gpuvm_sm_map(vm.vm(), &ctx, &req);
             }
             dma_fence_end_signalling(cookie);
@@ -296,9 +296,9 @@ TEST_F(GpuvaIndexTest, VmMapsAndUnmapsInSignallingSectionWithoutReports) {
         EXPECT_FALSE(idx.warned());
         EXPECT_GE(idx.height(), 3u);
         // The index and the list hold the same mappings in the same order.
-        std::vector<DrmGpuva*> from_list, from_index;
-        drm_gpuvm_for_each_va(vm.vm(), [&](DrmGpuva* va) { from_list.push_back(va); });
-        idx.for_each([&](u64 k, DrmGpuva* va) {
+        std::vector<drm_gpuva*> from_list, from_index;
+        drm_gpuvm_for_each_va(vm.vm(), [&](drm_gpuva* va) { from_list.push_back(va); });
+        idx.for_each([&](u64 k, drm_gpuva* va) {
             EXPECT_EQ(k, va->va.addr);
             from_index.push_back(va);
         });

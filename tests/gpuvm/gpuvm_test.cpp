@@ -17,21 +17,21 @@ using namespace kshim;
 class Gpuvm : public kshim::testing::KernelTest {};
 
 TEST_F(Gpuvm, LookupsByAddressAndRange) {
-    DrmGemObject* bo = new_bo(64 * kPage);
+    drm_gem_object* bo = new_bo(64 * kPage);
     {
         TestVm vm;
         ASSERT_EQ(vm.map(0x10 * kPage, 4 * kPage, bo, 0), 0);
         ASSERT_EQ(vm.map(0x14 * kPage, 2 * kPage, bo, 8 * kPage), 0);
         ASSERT_EQ(vm.map(0x20 * kPage, 1 * kPage, bo, 0), 0);
-        DrmGpuvm* v = vm.vm();
+        drm_gpuvm* v = vm.vm();
 
-        DrmGpuva* a = drm_gpuva_find(v, 0x10 * kPage, 4 * kPage);
+        drm_gpuva* a = drm_gpuva_find(v, 0x10 * kPage, 4 * kPage);
         ASSERT_NE(a, nullptr);
         EXPECT_EQ(drm_gpuva_find(v, 0x10 * kPage, 3 * kPage), nullptr);  // exact range only
         EXPECT_EQ(drm_gpuva_find_first(v, 0x12 * kPage, 0x10 * kPage), a);
         EXPECT_EQ(drm_gpuva_find_first(v, 0x13 * kPage + 0x800, 1), a);
         EXPECT_EQ(drm_gpuva_find_first(v, 0x16 * kPage, 0xa * kPage), nullptr);  // the gap
-        DrmGpuva* b = drm_gpuva_find_first(v, 0x15 * kPage, kPage);
+        drm_gpuva* b = drm_gpuva_find_first(v, 0x15 * kPage, kPage);
         ASSERT_NE(b, nullptr);
         EXPECT_EQ(b->va.addr, 0x14 * kPage);
         EXPECT_EQ(drm_gpuva_find_prev(v, 0x14 * kPage), a);
@@ -44,10 +44,10 @@ TEST_F(Gpuvm, LookupsByAddressAndRange) {
         EXPECT_FALSE(drm_gpuvm_interval_empty(v, 0x16 * kPage, 0xb * kPage));
 
         std::vector<u64> seen;
-        drm_gpuvm_for_each_va_range(v, 0x11 * kPage, 0x21 * kPage, [&](DrmGpuva* va) { seen.push_back(va->va.addr / kPage); });
+        drm_gpuvm_for_each_va_range(v, 0x11 * kPage, 0x21 * kPage, [&](drm_gpuva* va) { seen.push_back(va->va.addr / kPage); });
         EXPECT_EQ(seen, (std::vector<u64>{0x10, 0x14, 0x20}));
         seen.clear();
-        drm_gpuvm_for_each_va_range(v, 0x15 * kPage, 0x20 * kPage, [&](DrmGpuva* va) { seen.push_back(va->va.addr / kPage); });
+        drm_gpuvm_for_each_va_range(v, 0x15 * kPage, 0x20 * kPage, [&](drm_gpuva* va) { seen.push_back(va->va.addr / kPage); });
         EXPECT_EQ(seen, (std::vector<u64>{0x14}));
     }
     drm_gem_object_put(bo);
@@ -57,10 +57,10 @@ TEST_F(Gpuvm, LookupsByAddressAndRange) {
 // check it at the edges (empty tree, before the first and after the last mapping, a range
 // ending where a mapping starts, the last byte of a mapping) and against a linear scan.
 TEST_F(Gpuvm, FindFirstAtTheEdgesAndAgainstAScan) {
-    DrmGemObject* bo = new_bo(16 * kPage);
+    drm_gem_object* bo = new_bo(16 * kPage);
     {
         TestVm vm;
-        DrmGpuvm* v = vm.vm();
+        drm_gpuvm* v = vm.vm();
         EXPECT_EQ(drm_gpuva_find_first(v, 0, u64{1} << 40), nullptr);  // empty tree
         // Mappings of 1-3 pages with 0-2 page gaps from page 0x100.
         std::mt19937_64 rng(7);
@@ -86,7 +86,7 @@ TEST_F(Gpuvm, FindFirstAtTheEdgesAndAgainstAScan) {
                     want = &m;
                     break;
                 }
-            DrmGpuva* got = drm_gpuva_find_first(v, a, r);
+            drm_gpuva* got = drm_gpuva_find_first(v, a, r);
             ASSERT_EQ(got ? got->va.addr : 0, want ? want->first : 0) << "addr " << a << " range " << r;
         }
     }
@@ -94,12 +94,12 @@ TEST_F(Gpuvm, FindFirstAtTheEdgesAndAgainstAScan) {
 }
 
 TEST_F(Gpuvm, RejectedInputGetsEinval) {
-    DrmGemObject* bo = new_bo(16 * kPage);
+    drm_gem_object* bo = new_bo(16 * kPage);
     {
         // VA space [1 MiB, 1 MiB + 1 GiB), kernel node [512 MiB, 513 MiB).
         const u64 start = 1 << 20, range = 1 << 30, kstart = 512 << 20, krange = 1 << 20;
         TestVm vm(DRM_GPUVM_IMMEDIATE_MODE, start, range, kstart, krange);
-        DrmGpuvm* v = vm.vm();
+        drm_gpuvm* v = vm.vm();
         struct Bad {
             const char* what;
             u64 addr, range, offset;
@@ -116,11 +116,11 @@ TEST_F(Gpuvm, RejectedInputGetsEinval) {
         };
         for (const Bad& b : bad) {
             SCOPED_TRACE(b.what);
-            DrmGpuvmMapReq req{{{b.addr, b.range}, {b.offset, bo}}};
+            drm_gpuvm_map_req req{{{b.addr, b.range}, {b.offset, bo}}};
             std::vector<std::string> log;
             EXPECT_EQ(vm.map(b.addr, b.range, bo, b.offset, &log), -EINVAL);
             EXPECT_TRUE(log.empty());
-            DrmGpuvaOps* ops = nullptr;
+            drm_gpuva_ops* ops = nullptr;
             EXPECT_EQ(drm_gpuvm_sm_map_ops_create(v, &req, &ops), -EINVAL);
             if (b.offset == 0) {
                 EXPECT_EQ(vm.unmap(b.addr, b.range), -EINVAL);
@@ -131,7 +131,7 @@ TEST_F(Gpuvm, RejectedInputGetsEinval) {
         EXPECT_EQ(vm.count(), 0u);
 
         // Direct inserts: invalid range, overlap.
-        DrmGpuva va, va2;
+        drm_gpuva va, va2;
         va.va = {kstart, kPage};
         EXPECT_EQ(drm_gpuva_insert(v, &va), -EINVAL);
         va.va = {start, 2 * kPage};
@@ -146,9 +146,9 @@ TEST_F(Gpuvm, RejectedInputGetsEinval) {
         EXPECT_EQ(drm_gpuva_find(v, kstart, krange), &v->kernel_alloc_node);
 
         // Without step callbacks sm_map/sm_unmap refuse to run.
-        DrmGpuvmOps saved = vm.ops();
+        drm_gpuvm_ops saved = vm.ops();
         vm.ops().sm_step_map = nullptr;
-        DrmGpuvmMapReq ok{{{start, kPage}, {0, bo}}};
+        drm_gpuvm_map_req ok{{{start, kPage}, {0, bo}}};
         EXPECT_EQ(drm_gpuvm_sm_map(v, nullptr, &ok), -EINVAL);
         vm.ops().sm_step_unmap = nullptr;
         EXPECT_EQ(drm_gpuvm_sm_unmap(v, nullptr, start, kPage), -EINVAL);
@@ -158,21 +158,21 @@ TEST_F(Gpuvm, RejectedInputGetsEinval) {
 }
 
 TEST_F(Gpuvm, StepErrorStopsTheWalkAndIsReturned) {
-    DrmGemObject* bo = new_bo(16 * kPage);
+    drm_gem_object* bo = new_bo(16 * kPage);
     {
         TestVm vm;
         ASSERT_EQ(vm.map(0, kPage, bo, 0), 0);
         ASSERT_EQ(vm.map(kPage, kPage, bo, 0), 0);
-        DrmGpuvmOps ops = vm.ops();
+        drm_gpuvm_ops ops = vm.ops();
         int calls = 0;
         static int* calls_p;
         calls_p = &calls;
-        ops.sm_step_unmap = [](DrmGpuvaOp*, void*) {
+        ops.sm_step_unmap = [](drm_gpuva_op*, void*) {
             ++*calls_p;
             return -EIO;
         };
-        DrmGpuvm* v = vm.vm();
-        const DrmGpuvmOps* orig = v->ops;
+        drm_gpuvm* v = vm.vm();
+        const drm_gpuvm_ops* orig = v->ops;
         v->ops = &ops;
         EXPECT_EQ(drm_gpuvm_sm_unmap(v, nullptr, 0, 2 * kPage), -EIO);
         v->ops = orig;
@@ -183,20 +183,20 @@ TEST_F(Gpuvm, StepErrorStopsTheWalkAndIsReturned) {
 }
 
 TEST_F(Gpuvm, OneVmBoPerVmAndObject) {
-    DrmGemObject* bo = new_bo(16 * kPage);
+    drm_gem_object* bo = new_bo(16 * kPage);
     {
         TestVm vm1, vm2;
         TestVm::lock_gpuva(bo);
-        DrmGpuvmBo* a = drm_gpuvm_bo_obtain(vm1.vm(), bo);
-        DrmGpuvmBo* b = drm_gpuvm_bo_obtain(vm1.vm(), bo);
-        DrmGpuvmBo* c = drm_gpuvm_bo_obtain(vm2.vm(), bo);
+        drm_gpuvm_bo* a = drm_gpuvm_bo_obtain(vm1.vm(), bo);
+        drm_gpuvm_bo* b = drm_gpuvm_bo_obtain(vm1.vm(), bo);
+        drm_gpuvm_bo* c = drm_gpuvm_bo_obtain(vm2.vm(), bo);
         TestVm::unlock_gpuva(bo);
         EXPECT_EQ(a, b);
         EXPECT_NE(a, c);
         EXPECT_EQ(kref_read(&a->kref), 2u);
 
         // obtain_prealloc drops the preallocated one when the pair exists.
-        DrmGpuvmBo* pre = drm_gpuvm_bo_create(vm1.vm(), bo);
+        drm_gpuvm_bo* pre = drm_gpuvm_bo_create(vm1.vm(), bo);
         TestVm::lock_gpuva(bo);
         EXPECT_EQ(drm_gpuvm_bo_obtain_prealloc(pre), a);
         EXPECT_EQ(drm_gpuvm_bo_find(vm2.vm(), bo), c);
@@ -213,14 +213,14 @@ TEST_F(Gpuvm, OneVmBoPerVmAndObject) {
 
 TEST_F(Gpuvm, ABoStaysAliveWhileMappedAfterItsHandleIsClosed) {
     GemHandleTable handles;
-    DrmGemObject* bo = new_bo(16 * kPage);
+    drm_gem_object* bo = new_bo(16 * kPage);
     u32 handle = 0;
     ASSERT_EQ(handles.handle_create(bo, &handle), 0);
     drm_gem_object_put(bo);  // the handle's reference is the only one now
     EXPECT_EQ(handle, 1u);
     {
         TestVm vm;
-        DrmGemObject* obj = handles.lookup(handle);
+        drm_gem_object* obj = handles.lookup(handle);
         ASSERT_EQ(obj, bo);
         ASSERT_EQ(vm.map(0, 4 * kPage, obj, 0), 0);
         drm_gem_object_put(obj);
@@ -230,7 +230,7 @@ TEST_F(Gpuvm, ABoStaysAliveWhileMappedAfterItsHandleIsClosed) {
         // Still alive: the mapping's vm_bo holds it. Touch it to let ASan prove it.
         EXPECT_EQ(kref_read(&bo->refcount), 1u);
         EXPECT_EQ(bo->size, 16 * kPage);
-        DrmGpuva* va = drm_gpuva_find(vm.vm(), 0, 4 * kPage);
+        drm_gpuva* va = drm_gpuva_find(vm.vm(), 0, 4 * kPage);
         ASSERT_NE(va, nullptr);
         EXPECT_EQ(va->gem.obj, bo);
         // Unmapping drops the last reference: the leak check at teardown proves it was freed.
@@ -240,19 +240,19 @@ TEST_F(Gpuvm, ABoStaysAliveWhileMappedAfterItsHandleIsClosed) {
 
 TEST_F(Gpuvm, ExtobjListTracksBosNotSharingTheVmResv) {
     TestVm vm;
-    DrmGemObject* priv = new_bo(16 * kPage, drm_gpuvm_resv(vm.vm()));
-    DrmGemObject* ext = new_bo(16 * kPage);
+    drm_gem_object* priv = new_bo(16 * kPage, drm_gpuvm_resv(vm.vm()));
+    drm_gem_object* ext = new_bo(16 * kPage);
     EXPECT_FALSE(drm_gpuvm_is_extobj(vm.vm(), priv));
     EXPECT_TRUE(drm_gpuvm_is_extobj(vm.vm(), ext));
     ASSERT_EQ(vm.map(0, kPage, priv, 0), 0);
     ASSERT_EQ(vm.map(kPage, kPage, ext, 0), 0);
     ASSERT_EQ(vm.map(2 * kPage, kPage, ext, kPage), 0);
-    std::vector<DrmGemObject*> on_list;
+    std::vector<drm_gem_object*> on_list;
     for (auto& vm_bo : vm.vm()->extobj.list) on_list.push_back(vm_bo.obj);
-    EXPECT_EQ(on_list, std::vector<DrmGemObject*>{ext});
+    EXPECT_EQ(on_list, std::vector<drm_gem_object*>{ext});
 
     // prepare_objects locks the VM resv (prepare_vm) and every extobj.
-    DrmGpuvmExec vm_exec;
+    drm_gpuvm_exec vm_exec;
     vm_exec.vm = vm.vm();
     vm_exec.num_fences = 1;
     ASSERT_EQ(drm_gpuvm_exec_lock(&vm_exec), 0);
@@ -280,7 +280,7 @@ TEST_F(Gpuvm, ExtobjListTracksBosNotSharingTheVmResv) {
 
     // prepare_range locks only what is mapped in the range; ext is mapped twice there, which
     // is -EALREADY unless duplicates are ignored (as upstream).
-    DrmGpuvmExec range_exec;
+    drm_gpuvm_exec range_exec;
     range_exec.vm = vm.vm();
     EXPECT_EQ(drm_gpuvm_exec_lock_range(&range_exec, kPage, 2 * kPage), -EALREADY);
     range_exec.flags = DRM_EXEC_IGNORE_DUPLICATES;
@@ -299,8 +299,8 @@ TEST_F(Gpuvm, ExtobjListTracksBosNotSharingTheVmResv) {
 
 TEST_F(Gpuvm, EvictListAndValidate) {
     TestVm vm;
-    DrmGemObject* priv = new_bo(16 * kPage, drm_gpuvm_resv(vm.vm()));
-    DrmGemObject* ext = new_bo(16 * kPage);
+    drm_gem_object* priv = new_bo(16 * kPage, drm_gpuvm_resv(vm.vm()));
+    drm_gem_object* ext = new_bo(16 * kPage);
     ASSERT_EQ(vm.map(0, kPage, priv, 0), 0);
     ASSERT_EQ(vm.map(kPage, kPage, ext, 0), 0);
 
@@ -315,7 +315,7 @@ TEST_F(Gpuvm, EvictListAndValidate) {
     for (auto& vm_bo : vm.vm()->evict.list) evicted += vm_bo.evicted;
     EXPECT_EQ(evicted, 2u);
 
-    DrmGpuvmExec vm_exec;
+    drm_gpuvm_exec vm_exec;
     vm_exec.vm = vm.vm();
     ASSERT_EQ(drm_gpuvm_exec_lock(&vm_exec), 0);
     EXPECT_EQ(drm_gpuvm_exec_validate(&vm_exec), 0);
@@ -323,9 +323,9 @@ TEST_F(Gpuvm, EvictListAndValidate) {
     EXPECT_TRUE(vm.vm()->evict.list.empty());
 
     // No validate op: -EOPNOTSUPP.
-    DrmGpuvmOps saved = vm.ops();
+    drm_gpuvm_ops saved = vm.ops();
     vm.ops().vm_bo_validate = nullptr;
-    DrmExec exec;
+    drm_exec exec;
     EXPECT_EQ(drm_gpuvm_validate(vm.vm(), &exec), -EOPNOTSUPP);
     vm.ops() = saved;
 
@@ -343,12 +343,12 @@ TEST_F(Gpuvm, EvictListAndValidate) {
 
 TEST_F(Gpuvm, ResvProtectedVmTracksEvictedExtobjsWhenPreparing) {
     TestVm vm(DRM_GPUVM_RESV_PROTECTED | DRM_GPUVM_IMMEDIATE_MODE);
-    DrmGemObject* ext = new_bo(16 * kPage);
+    drm_gem_object* ext = new_bo(16 * kPage);
     // Protected lists: the VM resv is held while adding the extobj.
     dma_resv_lock(drm_gpuvm_resv(vm.vm()), nullptr);
-    DrmGpuvmBo* pre = drm_gpuvm_bo_create(vm.vm(), ext);
+    drm_gpuvm_bo* pre = drm_gpuvm_bo_create(vm.vm(), ext);
     TestVm::lock_gpuva(ext);
-    DrmGpuvmBo* vm_bo = drm_gpuvm_bo_obtain_prealloc(pre);
+    drm_gpuvm_bo* vm_bo = drm_gpuvm_bo_obtain_prealloc(pre);
     TestVm::unlock_gpuva(ext);
     drm_gpuvm_bo_extobj_add(vm_bo);
     dma_resv_unlock(drm_gpuvm_resv(vm.vm()));
@@ -359,7 +359,7 @@ TEST_F(Gpuvm, ResvProtectedVmTracksEvictedExtobjsWhenPreparing) {
     dma_resv_unlock(ext->resv);
     EXPECT_TRUE(vm.vm()->evict.list.empty());
 
-    DrmGpuvmExec vm_exec;
+    drm_gpuvm_exec vm_exec;
     vm_exec.vm = vm.vm();
     ASSERT_EQ(drm_gpuvm_exec_lock(&vm_exec), 0);
     EXPECT_FALSE(vm.vm()->evict.list.empty());
@@ -380,15 +380,15 @@ TEST_F(Gpuvm, ResvProtectedVmTracksEvictedExtobjsWhenPreparing) {
 // reported: no allocation, no resv, no sleeping lock that is held around an allocation or wait.
 TEST_F(Gpuvm, StepsRunInsideAFenceSignallingSectionWithoutReports) {
     TestVm vm;
-    DrmGemObject* a = new_bo(64 * kPage);
-    DrmGemObject* b = new_bo(64 * kPage);
+    drm_gem_object* a = new_bo(64 * kPage);
+    drm_gem_object* b = new_bo(64 * kPage);
     ASSERT_EQ(vm.map(0, 8 * kPage, a, 0), 0);
     ASSERT_EQ(vm.map(8 * kPage, 8 * kPage, b, 0), 0);
 
     TestVm::OpCtx ctx;
     ASSERT_EQ(vm.prepare_map(&ctx, b), 0);
     bool cookie = dma_fence_begin_signalling();
-    DrmGpuvmMapReq req{{{4 * kPage, 6 * kPage}, {0, b}}};  // splits a, eats part of b
+    drm_gpuvm_map_req req{{{4 * kPage, 6 * kPage}, {0, b}}};  // splits a, eats part of b
     EXPECT_EQ(drm_gpuvm_sm_map(vm.vm(), &ctx, &req), 0);
     dma_fence_end_signalling(cookie);
     vm.cleanup(&ctx);
@@ -413,10 +413,10 @@ TEST_F(Gpuvm, StepsRunInsideAFenceSignallingSectionWithoutReports) {
 // The control for the test above: the same section does report an allocation that may sleep.
 TEST_F(Gpuvm, AllocatingStepInsideASignallingSectionIsReported) {
     TestVm vm;
-    DrmGemObject* a = new_bo(16 * kPage);
+    drm_gem_object* a = new_bo(16 * kPage);
     ASSERT_EQ(vm.map(0, 8 * kPage, a, 0), 0);
     bool cookie = dma_fence_begin_signalling();
-    DrmGpuvaOps* ops = nullptr;  // the list variant allocates: it belongs in the prepare step
+    drm_gpuva_ops* ops = nullptr;  // the list variant allocates: it belongs in the prepare step
     EXPECT_EQ(drm_gpuvm_sm_unmap_ops_create(vm.vm(), 0, 4 * kPage, &ops), 0);
     dma_fence_end_signalling(cookie);
     EXPECT_TRUE(expect_report(ReportKind::FenceSignalling));
@@ -428,13 +428,13 @@ TEST_F(Gpuvm, AllocatingStepInsideASignallingSectionIsReported) {
 
 TEST_F(Gpuvm, PrefetchAndBoUnmapOpLists) {
     TestVm vm;
-    DrmGemObject* a = new_bo(16 * kPage);
-    DrmGemObject* b = new_bo(16 * kPage);
-    std::vector<DrmGemObject*> names = {a, b};
+    drm_gem_object* a = new_bo(16 * kPage);
+    drm_gem_object* b = new_bo(16 * kPage);
+    std::vector<drm_gem_object*> names = {a, b};
     ASSERT_EQ(vm.map(0, 2 * kPage, a, 0), 0);
     ASSERT_EQ(vm.map(2 * kPage, 2 * kPage, b, 0), 0);
     ASSERT_EQ(vm.map(6 * kPage, 2 * kPage, a, 4 * kPage), 0);
-    DrmGpuvaOps* ops = nullptr;
+    drm_gpuva_ops* ops = nullptr;
     ASSERT_EQ(drm_gpuvm_prefetch_ops_create(vm.vm(), kPage, 6 * kPage, &ops), 0);
     std::vector<std::string> got;
     for (auto& op : ops->list) got.push_back(fmt_op(&op, names));
@@ -442,7 +442,7 @@ TEST_F(Gpuvm, PrefetchAndBoUnmapOpLists) {
     EXPECT_EQ(got, (std::vector<std::string>{"prefetch 0+2 a@0", "prefetch 2+2 b@0", "prefetch 6+2 a@4"}));
 
     TestVm::lock_gpuva(a);
-    DrmGpuvmBo* vm_bo = drm_gpuvm_bo_find(vm.vm(), a);
+    drm_gpuvm_bo* vm_bo = drm_gpuvm_bo_find(vm.vm(), a);
     ASSERT_NE(vm_bo, nullptr);
     ASSERT_EQ(drm_gpuvm_bo_unmap_ops_create(vm_bo, &ops), 0);
     EXPECT_FALSE(drm_gpuvm_bo_put(vm_bo));
@@ -458,15 +458,15 @@ TEST_F(Gpuvm, PrefetchAndBoUnmapOpLists) {
 
 TEST_F(Gpuvm, OpListCreationFailsCleanlyUnderAllocationFailure) {
     TestVm vm;
-    DrmGemObject* a = new_bo(16 * kPage);
-    DrmGemObject* b = new_bo(16 * kPage);
+    drm_gem_object* a = new_bo(16 * kPage);
+    drm_gem_object* b = new_bo(16 * kPage);
     ASSERT_EQ(vm.map(0, 4 * kPage, a, 0), 0);
     ASSERT_EQ(vm.map(8 * kPage, 4 * kPage, a, 0), 0);
-    DrmGpuvmMapReq req{{{2 * kPage, 8 * kPage}, {0, b}}};  // remap, remap, map: 1 + 2*(1+2) + 1 allocs
+    drm_gpuvm_map_req req{{{2 * kPage, 8 * kPage}, {0, b}}};  // remap, remap, map: 1 + 2*(1+2) + 1 allocs
     int failures = 0;
     for (u64 nth = 1; nth <= 12; nth++) {
         fault_inject_arm({.fail_nth = nth, .only_cache = "kmalloc"});
-        DrmGpuvaOps* ops = nullptr;
+        drm_gpuva_ops* ops = nullptr;
         int ret = drm_gpuvm_sm_map_ops_create(vm.vm(), &req, &ops);
         fault_inject_disarm();
         if (ret == 0) {
@@ -487,9 +487,9 @@ TEST_F(Gpuvm, OpListCreationFailsCleanlyUnderAllocationFailure) {
 namespace {
 struct Checker {
     Model* model;
-    const std::vector<DrmGemObject*>* bos;
+    const std::vector<drm_gem_object*>* bos;
     u64 req_addr;
-    DrmGemObject* req_obj;
+    drm_gem_object* req_obj;
     u64 req_offset;
     bool is_map;
     int maps = 0, remaps = 0, errors = 0;
@@ -501,20 +501,20 @@ TEST_F(Gpuvm, DifferentialAgainstIntervalModel_100kRandomOps) {
     constexpr int kOps = 100000;
     const u64 seed = seed_from_env(20240611);
     std::mt19937_64 rng(seed);
-    std::vector<DrmGemObject*> bos;
+    std::vector<drm_gem_object*> bos;
     for (int i = 0; i < 4; i++) bos.push_back(new_bo(256 * kPage));
     Model model;
     {
         // Declared before the VM so they outlive it, whatever way the test leaves.
         Checker c{};
-        DrmGpuvmOps wrapped;
+        drm_gpuvm_ops wrapped;
         TestVm vm(DRM_GPUVM_IMMEDIATE_MODE, 0, kSpacePages * kPage);
         // Wrap the harness steps with a checker of the "keep" flag and the step-count rules.
         static Checker* chk;
-        static const DrmGpuvmOps* inner;
+        static const drm_gpuvm_ops* inner;
         wrapped = vm.ops();
         inner = &vm.ops();
-        auto check_keep = [](DrmGpuva* old, bool keep) {
+        auto check_keep = [](drm_gpuva* old, bool keep) {
             if (!chk->is_map) {
                 if (keep) chk->errors++;
                 return;
@@ -526,16 +526,16 @@ TEST_F(Gpuvm, DifferentialAgainstIntervalModel_100kRandomOps) {
         };
         static decltype(check_keep)* ck;
         ck = &check_keep;
-        wrapped.sm_step_map = [](DrmGpuvaOp* op, void* priv) {
+        wrapped.sm_step_map = [](drm_gpuva_op* op, void* priv) {
             chk->maps++;
             return inner->sm_step_map(op, priv);
         };
-        wrapped.sm_step_remap = [](DrmGpuvaOp* op, void* priv) {
+        wrapped.sm_step_remap = [](drm_gpuva_op* op, void* priv) {
             chk->remaps++;
             (*ck)(op->remap.unmap->va, op->remap.unmap->keep);
             return inner->sm_step_remap(op, priv);
         };
-        wrapped.sm_step_unmap = [](DrmGpuvaOp* op, void* priv) {
+        wrapped.sm_step_unmap = [](drm_gpuva_op* op, void* priv) {
             (*ck)(op->unmap.va, op->unmap.keep);
             return inner->sm_step_unmap(op, priv);
         };
@@ -543,7 +543,7 @@ TEST_F(Gpuvm, DifferentialAgainstIntervalModel_100kRandomOps) {
 
         auto full_compare = [&](int step) {
             Model seen;
-            drm_gpuvm_for_each_va(vm.vm(), [&](DrmGpuva* va) {
+            drm_gpuvm_for_each_va(vm.vm(), [&](drm_gpuva* va) {
                 int bo = -1;
                 for (int i = 0; i < 4; i++)
                     if (bos[i] == va->gem.obj) bo = i;
@@ -561,8 +561,8 @@ TEST_F(Gpuvm, DifferentialAgainstIntervalModel_100kRandomOps) {
             for (int i = 0; i < 4; i++) {
                 size_t linked = 0, expected = 0;
                 TestVm::lock_gpuva(bos[i]);
-                drm_gem_for_each_gpuvm_bo(bos[i], [&](DrmGpuvmBo* vm_bo) {
-                    drm_gpuvm_bo_for_each_va(vm_bo, [&](DrmGpuva*) { linked++; });
+                drm_gem_for_each_gpuvm_bo(bos[i], [&](drm_gpuvm_bo* vm_bo) {
+                    drm_gpuvm_bo_for_each_va(vm_bo, [&](drm_gpuva*) { linked++; });
                 });
                 TestVm::unlock_gpuva(bos[i]);
                 for (auto& [s, mm] : model) expected += mm.bo == i;
@@ -600,5 +600,5 @@ TEST_F(Gpuvm, DifferentialAgainstIntervalModel_100kRandomOps) {
         }
         vm.vm()->ops = inner;
     }
-    for (DrmGemObject* bo : bos) drm_gem_object_put(bo);
+    for (drm_gem_object* bo : bos) drm_gem_object_put(bo);
 }

@@ -104,9 +104,9 @@ std::vector<SmCase> cases() {
 
 class GpuvmSplitMerge : public kshim::testing::KernelTest, public ::testing::WithParamInterface<SmCase> {};
 
-std::vector<M> snapshot(TestVm& vm, const std::vector<DrmGemObject*>& bos) {
+std::vector<M> snapshot(TestVm& vm, const std::vector<drm_gem_object*>& bos) {
     std::vector<M> out;
-    drm_gpuvm_for_each_va(vm.vm(), [&](DrmGpuva* va) {
+    drm_gpuvm_for_each_va(vm.vm(), [&](drm_gpuva* va) {
         char name = 0;
         for (size_t i = 0; i < bos.size(); i++)
             if (bos[i] == va->gem.obj) name = static_cast<char>('a' + i);
@@ -126,16 +126,16 @@ std::ostream& operator<<(std::ostream& os, const M& x) {
 
 TEST_P(GpuvmSplitMerge, StepsAndResult) {
     const SmCase& c = GetParam();
-    std::vector<DrmGemObject*> bos = {new_bo(64 * kPage), new_bo(64 * kPage)};
+    std::vector<drm_gem_object*> bos = {new_bo(64 * kPage), new_bo(64 * kPage)};
     auto bo = [&](char name) { return name ? bos[name - 'a'] : nullptr; };
     {
         TestVm vm;
         for (const M& x : c.before) ASSERT_EQ(vm.map(x.addr * kPage, x.range * kPage, bo(x.bo), x.offset * kPage), 0);
 
         // The list-building variant first: it must not change anything.
-        DrmGpuvaOps* ops = nullptr;
+        drm_gpuva_ops* ops = nullptr;
         int ret = c.is_map ? [&] {
-            DrmGpuvmMapReq req{{{c.req.addr * kPage, c.req.range * kPage}, {c.req.offset * kPage, bo(c.req.bo)}}};
+            drm_gpuvm_map_req req{{{c.req.addr * kPage, c.req.range * kPage}, {c.req.offset * kPage, bo(c.req.bo)}}};
             return drm_gpuvm_sm_map_ops_create(vm.vm(), &req, &ops);
         }()
                            : drm_gpuvm_sm_unmap_ops_create(vm.vm(), c.req.addr * kPage, c.req.range * kPage, &ops);
@@ -156,11 +156,11 @@ TEST_P(GpuvmSplitMerge, StepsAndResult) {
         EXPECT_EQ(snapshot(vm, bos), c.after);
 
         // Every mapping of a BO is on that BO's vm_bo list, and nothing else is.
-        for (DrmGemObject* obj : bos) {
+        for (drm_gem_object* obj : bos) {
             size_t linked = 0, expected = 0;
             TestVm::lock_gpuva(obj);
-            drm_gem_for_each_gpuvm_bo(obj, [&](DrmGpuvmBo* vm_bo) {
-                drm_gpuvm_bo_for_each_va(vm_bo, [&](DrmGpuva* va) {
+            drm_gem_for_each_gpuvm_bo(obj, [&](drm_gpuvm_bo* vm_bo) {
+                drm_gpuvm_bo_for_each_va(vm_bo, [&](drm_gpuva* va) {
                     EXPECT_EQ(va->gem.obj, obj);
                     EXPECT_EQ(va->vm_bo, vm_bo);
                     linked++;
@@ -171,7 +171,7 @@ TEST_P(GpuvmSplitMerge, StepsAndResult) {
             EXPECT_EQ(linked, expected);
         }
     }
-    for (DrmGemObject* obj : bos) drm_gem_object_put(obj);
+    for (drm_gem_object* obj : bos) drm_gem_object_put(obj);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, GpuvmSplitMerge, ::testing::ValuesIn(cases()),

@@ -157,7 +157,7 @@ TEST_F(Lockdep, FlushingWorkUnderALockTheWorkTakesIsReported) {
     g_work_takes_lock = true;
     work_struct w;
     INIT_WORK(&w, maybe_takes_lock);
-    Workqueue* wq = alloc_ordered_workqueue("flush-order", 0);
+    workqueue_struct* wq = alloc_ordered_workqueue("flush-order", 0);
     queue_work(wq, &w);
     flush_workqueue(wq);  // ran once, under its map: work -> flush.lock recorded
     g_work_takes_lock = false;  // so the next run cannot really deadlock

@@ -196,7 +196,7 @@ TEST_F(Real, KmemCacheDestroyCountsLeaksAcrossThreadMagazines) {
 TEST_F(Real, WorkqueueFlushAndDelayedWork) {
     static std::atomic<int> runs;
     runs = 0;
-    Workqueue* wq = alloc_workqueue("real-wq", WQ_UNBOUND, 4);
+    workqueue_struct* wq = alloc_workqueue("real-wq", WQ_UNBOUND, 4);
     work_struct w[16];
     for (auto& x : w) {
         INIT_WORK(&x, [](work_struct*) { runs++; });

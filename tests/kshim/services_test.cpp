@@ -162,7 +162,7 @@ TEST_F(Services, TimerOnStackFiresAndIsCheckedAtDestroy) {
 TEST_F(Services, CpusAndWorkqueueLimits) {
     EXPECT_EQ(num_online_cpus(), 8u);  // fixed in simulated mode
     static_assert(WQ_UNBOUND_MAX_ACTIVE == 512);
-    Workqueue* wq = alloc_workqueue("unbound", WQ_UNBOUND, WQ_UNBOUND_MAX_ACTIVE);
+    workqueue_struct* wq = alloc_workqueue("unbound", WQ_UNBOUND, WQ_UNBOUND_MAX_ACTIVE);
     ASSERT_NE(wq, nullptr);
     destroy_workqueue(wq);
 }

@@ -205,7 +205,7 @@ TEST_F(Signal, WwMutexLockInterruptibleGivesEintrAndTheContextStaysUsable) {
 }
 
 TEST_F(Signal, InterruptibleWaitEventCompletionAndVarWaitsGiveErestartsys) {
-    WaitQueueHead wq;
+    wait_queue_head wq;
     completion c;
     init_completion(&c);
     int var = 0;
@@ -241,7 +241,7 @@ TEST_F(Signal, ASatisfiedInterruptibleWaitReturnsZeroDespiteASignal) {
     complete(&c);
     signal_wake_up(current());
     EXPECT_EQ(wait_for_completion_interruptible(&c), 0);
-    WaitQueueHead wq;
+    wait_queue_head wq;
     EXPECT_GT(wait_event_interruptible_timeout(wq, true, 10), 0);
     clear_signal_pending(current());
 }

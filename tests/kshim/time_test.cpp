@@ -70,7 +70,7 @@ TEST_F(Time, MsleepAdvancesVirtualTimeExactly) {
 }
 
 TEST_F(Time, FiveSecondTimeoutCostsAlmostNoWallTime) {
-    WaitQueueHead wq;
+    wait_queue_head wq;
     auto wall0 = std::chrono::steady_clock::now();
     long left = wait_event_timeout(wq, false, msecs_to_jiffies(5000));
     auto wall = std::chrono::steady_clock::now() - wall0;

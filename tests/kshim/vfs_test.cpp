@@ -234,7 +234,7 @@ TEST_F(Vfs, OperationsAFileLacksGiveTheKernelsErrnos) {
 // poll_wait reaches the table's queue proc with the file's queue, and a wake-up of that queue
 // runs an entry with a callback instead of waking a task.
 struct PollProbe {
-    WaitQueueHead wq;
+    wait_queue_head wq;
     bool ready = false;
 };
 __poll_t probe_poll(file* f, poll_table* pt) {
@@ -246,8 +246,8 @@ const file_operations poll_fops = {.poll = probe_poll};
 
 struct Watch {
     poll_table pt;
-    WaitQueueHead::Entry entry{nullptr};
-    WaitQueueHead* wqh = nullptr;
+    wait_queue_head::Entry entry{nullptr};
+    wait_queue_head* wqh = nullptr;
     int woken = 0;
 };
 
@@ -255,10 +255,10 @@ TEST_F(Vfs, PollWaitArmsACallbackOnTheFilesQueue) {
     PollProbe pp;
     file* f = anon_inode_getfile("[poll]", &poll_fops, &pp, O_RDWR);
     Watch w;
-    w.pt._qproc = [](file*, WaitQueueHead* wqh, poll_table* pt) {
+    w.pt._qproc = [](file*, wait_queue_head* wqh, poll_table* pt) {
         Watch* w = container_of(pt, Watch, pt);
         w->wqh = wqh;
-        w->entry.func = [](WaitQueueHead::Entry* e) { container_of(e, Watch, entry)->woken++; };
+        w->entry.func = [](wait_queue_head::Entry* e) { container_of(e, Watch, entry)->woken++; };
         wqh->add(&w->entry);
     };
     EXPECT_EQ(vfs_poll(f, &w.pt), 0u);

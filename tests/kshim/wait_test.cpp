@@ -12,7 +12,7 @@ using namespace kshim;
 class Wait : public kshim::testing::SweepableKernelTest {};
 
 TEST_F(Wait, WaitEventTimeoutReturnsRemainingJiffies) {
-    WaitQueueHead wq;
+    wait_queue_head wq;
     bool flag = false;
     Task* t = kthread_run([&] {
         msleep(40);  // 10 jiffies
@@ -26,20 +26,20 @@ TEST_F(Wait, WaitEventTimeoutReturnsRemainingJiffies) {
 }
 
 TEST_F(Wait, WaitEventTimeoutReturnsZeroOnTimeoutAfterTheFullTime) {
-    WaitQueueHead wq;
+    wait_queue_head wq;
     ktime_t t0 = ktime_get();
     EXPECT_EQ(wait_event_timeout(wq, false, 25), 0);
     EXPECT_EQ(ktime_get() - t0, jiffies_to_nsecs(25));
 }
 
 TEST_F(Wait, WaitEventTimeoutReturnsAtLeastOneWhenTrueAtOnce) {
-    WaitQueueHead wq;
+    wait_queue_head wq;
     EXPECT_EQ(wait_event_timeout(wq, true, 0), 1);
     EXPECT_EQ(wait_event_timeout(wq, true, 7), 7);
 }
 
 TEST_F(Wait, ConditionIsRecheckedAfterEveryWakeUp) {
-    WaitQueueHead wq;
+    wait_queue_head wq;
     int value = 0;
     Task* t = kthread_run([&] {
         for (int i = 1; i <= 5; i++) {
@@ -107,7 +107,7 @@ TEST_F(Wait, KthreadShouldStopEndsALoop) {
 }
 
 TEST_F(Wait, DeadlockIsReportedAndUnwindsTheWaiter) {
-    WaitQueueHead wq;
+    wait_queue_head wq;
     EXPECT_THROW(wait_event(wq, false), SimAbort);
     auto reports = take_reports();
     ASSERT_EQ(reports.size(), 1u);

@@ -127,7 +127,7 @@ struct Requeuer {
     work_struct work;
     int runs = 0;
     int limit = 0;
-    kshim::Workqueue* wq = nullptr;
+    kshim::workqueue_struct* wq = nullptr;
     static void fn(work_struct* w) {
         Requeuer* r = container_of(w, Requeuer, work);
         r->runs++;
@@ -152,7 +152,7 @@ TEST_F(WorkqueueTest, AnItemMayRequeueItselfAndCancelSyncStopsIt) {
 }
 
 TEST_F(WorkqueueTest, OrderedWorkqueueRunsOneAtATimeInOrder) {
-    Workqueue* wq = alloc_ordered_workqueue("ordered-test", 0);
+    workqueue_struct* wq = alloc_ordered_workqueue("ordered-test", 0);
     ASSERT_NE(wq, nullptr);
     std::vector<unsigned long> log;
     int concurrent = 0, max_concurrent = 0;
@@ -175,7 +175,7 @@ TEST_F(WorkqueueTest, OrderedWorkqueueRunsOneAtATimeInOrder) {
 }
 
 TEST_F(WorkqueueTest, UnboundWorkqueueRunsUpToMaxActiveAtOnce) {
-    Workqueue* wq = alloc_workqueue("wide", WQ_UNBOUND, 3);
+    workqueue_struct* wq = alloc_workqueue("wide", WQ_UNBOUND, 3);
     int concurrent = 0, max_concurrent = 0;
     std::vector<std::unique_ptr<Item>> items;
     for (int i = 0; i < 9; i++) {
@@ -193,7 +193,7 @@ TEST_F(WorkqueueTest, UnboundWorkqueueRunsUpToMaxActiveAtOnce) {
 }
 
 TEST_F(WorkqueueTest, AnItemNeverRunsOnTwoWorkersAtOnce) {
-    Workqueue* wq = alloc_workqueue("reentrant", WQ_UNBOUND, 4);
+    workqueue_struct* wq = alloc_workqueue("reentrant", WQ_UNBOUND, 4);
     Item it;
     int concurrent = 0, max_concurrent = 0;
     it.sleep = ms_to_ktime(5);
@@ -240,7 +240,7 @@ TEST_F(WorkqueueTest, CurrentWorkIsTheRunningItem) {
 }
 
 TEST_F(WorkqueueTest, DrainRunsSelfRequeueingChainsToTheEnd) {
-    Workqueue* wq = alloc_workqueue("drain", 0, 1);
+    workqueue_struct* wq = alloc_workqueue("drain", 0, 1);
     Requeuer r;
     r.wq = wq;
     r.limit = 5;
@@ -255,7 +255,7 @@ TEST_F(WorkqueueTest, ForgottenWorkqueueIsALeak) {
     // The workqueue object is accounted like any kernel allocation: allocate and free it here,
     // and check the accounting saw it.
     long before = mem_counters().kmalloc_live;
-    Workqueue* wq = alloc_workqueue("counted", 0, 0);
+    workqueue_struct* wq = alloc_workqueue("counted", 0, 0);
     EXPECT_EQ(mem_counters().kmalloc_live, before + 1);
     destroy_workqueue(wq);
     EXPECT_EQ(mem_counters().kmalloc_live, before);

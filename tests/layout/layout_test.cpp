@@ -29,7 +29,7 @@ TEST(Layering, TheForbiddenDirectionsTheIssueNames) {
     EXPECT_FALSE(allowed("tools/upanthor/main.cpp", "tests/x.h"));
     EXPECT_FALSE(allowed("hw/csf/fw_iface.h", "kernel_shim/types.h")) << "the contract depends on nothing";
     EXPECT_FALSE(allowed("umd/panthor_client.cpp", "drm/drm_file.h")) << "userspace sees the uAPI only";
-    EXPECT_FALSE(allowed("drm/gem.cpp", "host/machine.h")) << "a lower layer including a higher one";
+    EXPECT_FALSE(allowed("drm/drm_gem.cpp", "host/machine.h")) << "a lower layer including a higher one";
     EXPECT_FALSE(allowed("host/machine.cpp", "testkit/csf_rig.h"));
 }
 
@@ -39,7 +39,7 @@ TEST(Layering, TheAllowedDirections) {
     EXPECT_TRUE(allowed("panthor/panthor_drv.cpp", "uapi/drm/panthor_drm.h"));
     EXPECT_TRUE(allowed("umd/panthor_client.h", "uapi/drm/panthor_drm.h"));
     EXPECT_TRUE(allowed("kernel_shim/dma-buf/sync_file.cpp", "uapi/linux/sync_file.h")) << "the kernel implements the uAPI";
-    EXPECT_TRUE(allowed("drm/gem.cpp", "kernel_shim/slab.h"));
+    EXPECT_TRUE(allowed("drm/drm_gem.cpp", "kernel_shim/slab.h"));
     EXPECT_TRUE(allowed("host/machine.cpp", "panthor/panthor_drv.h"));
     EXPECT_TRUE(allowed("host/machine.cpp", "mock_hw/platform.h"));
     EXPECT_TRUE(allowed("fuzz/gpuvm_program.cpp", "testkit/gpuvm_harness.h"));
@@ -51,7 +51,7 @@ TEST(Layering, TheAllowedDirections) {
 TEST(Layering, RelativePathsAreResolvedAsTheCompilerWould) {
     EXPECT_FALSE(allowed("panthor/panthor_gpu.cpp", "../mock_hw/gpu.h"));
     EXPECT_FALSE(allowed("fuzz/x.cpp", "../tests/gpuvm/gpuvm_harness.h"));
-    EXPECT_EQ(resolve_include("drm/sched/sched_main.cpp", "../gem.h"), "drm/gem.h");
+    EXPECT_EQ(resolve_include("drm/sched/sched_main.cpp", "../gem.h"), "drm/drm_gem.h");
     EXPECT_EQ(resolve_include("drm/sched/sched_main.cpp", "gpu_scheduler.h"), "drm/sched/gpu_scheduler.h");
     EXPECT_EQ(resolve_include("drm/x.cpp", "../../etc/passwd"), std::nullopt) << "outside the repository";
 }
@@ -59,7 +59,7 @@ TEST(Layering, RelativePathsAreResolvedAsTheCompilerWould) {
 TEST(Layering, IncludeDirectivesAreFoundInEveryForm) {
     const std::string text =
         "// #include \"mock_hw/gpu.h\" in a comment is not an include\n"
-        "#include \"drm/gem.h\"\n"
+        "#include \"drm/drm_gem.h\"\n"
         "  #  include <mock_hw/gpu.h>\n"
         "#include \"mock_hw/mmu.h\"  // trailing comment\n";
     const std::vector<Violation> v = check_file("panthor/x.cpp", text);

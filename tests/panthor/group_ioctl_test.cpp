@@ -38,7 +38,7 @@ std::vector<u8> pack(const std::vector<T>& v, u32 stride, u8 tail) {
 
 class GroupIoctlTest : public SchedTest {
 public:
-    panthor_file* pfile(drm::File* f = nullptr) { return static_cast<panthor_file*>((f ? f : file)->driver_priv); }
+    panthor_file* pfile(drm::drm_file* f = nullptr) { return static_cast<panthor_file*>((f ? f : file)->driver_priv); }
 
     // ---- GROUP_CREATE with full control of the queue array ----
     struct CreateReq {
@@ -58,7 +58,7 @@ public:
         r.queues = {q};
         return r;
     }
-    int create(CreateReq& r, u32* handle = nullptr, drm::File* f = nullptr) {
+    int create(CreateReq& r, u32* handle = nullptr, drm::drm_file* f = nullptr) {
         std::vector<u8> bytes = pack(r.queues, r.stride, r.tail);
         std::vector<u8> unregistered(bytes.size());
         std::unique_ptr<UserRange> range;
@@ -85,7 +85,7 @@ public:
         u8 s_tail = 0;
         bool bad_q_array = false, bad_s_array = false;
     };
-    int submit_raw(SubmitReq& r, drm::File* f = nullptr) {
+    int submit_raw(SubmitReq& r, drm::drm_file* f = nullptr) {
         std::vector<std::vector<u8>> sync_bytes;
         std::vector<std::unique_ptr<UserRange>> ranges;
         std::vector<u8> unregistered(4096);
@@ -114,7 +114,7 @@ public:
         return drm::drm_syncobj_find_fence(file, handle, point, 0, &f) ? nullptr : f;
     }
 
-    drm_panthor_group_priorities_info priorities(drm::File* f = nullptr) {
+    drm_panthor_group_priorities_info priorities(drm::drm_file* f = nullptr) {
         drm_panthor_group_priorities_info info{};
         std::memset(&info, 0xFF, sizeof(info));
         UserRange r(info);
@@ -516,7 +516,7 @@ TEST_F(GroupIoctlTest, HandlesStartAtOneAndTheLowestFreeIsReused) {
 
 TEST_F(GroupIoctlTest, HandlesArePerFile) {
     const u32 g = group_create();
-    drm::File* f2 = nullptr;
+    drm::drm_file* f2 = nullptr;
     ASSERT_EQ(open_file(&f2), 0);
     const u32 vm2 = vm_create(0, f2);
 
@@ -561,7 +561,7 @@ class GroupPriorities : public GroupIoctlTest, public ::testing::WithParamInterf
 
 TEST_P(GroupPriorities, QueryMatchesWhatGroupCreateAccepts) {
     const PrioRow& row = GetParam();
-    drm::File* f = nullptr;
+    drm::drm_file* f = nullptr;
     ASSERT_EQ(open_file(&f, row.render), 0);
     pfile(f)->cap_sys_nice = row.cap_sys_nice;
     const u32 vm = vm_create(0, f);

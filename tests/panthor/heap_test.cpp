@@ -78,17 +78,17 @@ public:
         PanthorTest::TearDown();
     }
 
-    panthor_file* pfile(drm::File* f = nullptr) { return static_cast<panthor_file*>((f ? f : file)->driver_priv); }
+    panthor_file* pfile(drm::drm_file* f = nullptr) { return static_cast<panthor_file*>((f ? f : file)->driver_priv); }
     u64 va_end() const { return u64{1} << GPU_MMU_FEATURES_VA_BITS(ptdev->gpu_info.mmu_features); }
 
-    Vm make_vm(drm::File* f = nullptr) {
+    Vm make_vm(drm::drm_file* f = nullptr) {
         drm_panthor_vm_create args{};
         EXPECT_EQ(ioctl(DRM_IOCTL_PANTHOR_VM_CREATE, &args, f), 0);
         return {args.id, args.user_va_range};
     }
 
     int heap_create_ret(u32 vm_id, u32 initial, u32 chunk_size, u32 max_chunks, u32 target_in_flight,
-                        drm_panthor_tiler_heap_create* out = nullptr, drm::File* f = nullptr) {
+                        drm_panthor_tiler_heap_create* out = nullptr, drm::drm_file* f = nullptr) {
         drm_panthor_tiler_heap_create args{};
         args.vm_id = vm_id;
         args.initial_chunk_count = initial;
@@ -102,12 +102,12 @@ public:
     }
     // A heap the test expects to be created.
     drm_panthor_tiler_heap_create heap_create(u32 vm_id, u32 initial = 2, u32 chunk_size = SZ_128K,
-                                              u32 max_chunks = 8, u32 target_in_flight = 4, drm::File* f = nullptr) {
+                                              u32 max_chunks = 8, u32 target_in_flight = 4, drm::drm_file* f = nullptr) {
         drm_panthor_tiler_heap_create args{};
         EXPECT_EQ(heap_create_ret(vm_id, initial, chunk_size, max_chunks, target_in_flight, &args, f), 0);
         return args;
     }
-    int heap_destroy(u32 handle, u32 pad = 0, drm::File* f = nullptr) {
+    int heap_destroy(u32 handle, u32 pad = 0, drm::drm_file* f = nullptr) {
         drm_panthor_tiler_heap_destroy args{handle, pad};
         return ioctl(DRM_IOCTL_PANTHOR_TILER_HEAP_DESTROY, &args, f);
     }
@@ -377,7 +377,7 @@ TEST_F(PanthorHeap, VmDestroyWithLiveHeapsFreesThem) {
 
 TEST_F(PanthorHeap, FileCloseWithLiveHeapsFreesThem) {
     const kshim::MemCounters before = kshim::mem_counters();
-    drm::File* f2 = nullptr;
+    drm::drm_file* f2 = nullptr;
     ASSERT_EQ(open_file(&f2), 0);
     const Vm a = make_vm(f2);
     const Vm b = make_vm(f2);
@@ -431,7 +431,7 @@ INSTANTIATE_TEST_SUITE_P(
                  }},
         ErrnoRow{"VmOfAnotherFile", -EINVAL,
                  [](PanthorHeap& t) {
-                     drm::File* f2 = nullptr;
+                     drm::drm_file* f2 = nullptr;
                      if (t.open_file(&f2))
                          return 1;
                      const u32 id = t.make_vm(f2).id;
@@ -523,7 +523,7 @@ INSTANTIATE_TEST_SUITE_P(
                  }},
         ErrnoRow{"HandleOfAnotherFile", -EINVAL,
                  [](PanthorHeap& t) {
-                     drm::File* f2 = nullptr;
+                     drm::drm_file* f2 = nullptr;
                      if (t.open_file(&f2))
                          return 1;
                      const u32 handle = t.heap_create(t.make_vm(f2).id, 2, SZ_128K, 8, 4, f2).handle;
@@ -691,7 +691,7 @@ void grow_work(kshim::work_struct* w) {
 TEST_F(PanthorHeapGrow, ParallelGrowsNeverPassMaxChunks) {
     constexpr u32 kMax = 5;
     make_heap(1, kMax, 8);
-    kshim::Workqueue* wq = kshim::alloc_workqueue("heap-test", kshim::WQ_UNBOUND, 0);
+    kshim::workqueue_struct* wq = kshim::alloc_workqueue("heap-test", kshim::WQ_UNBOUND, 0);
     ASSERT_NE(wq, nullptr);
     std::vector<GrowWork> works(8);
     for (GrowWork& g : works) {

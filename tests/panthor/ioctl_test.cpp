@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "drm/gem.h"
+#include "drm/drm_gem.h"
 #include "uapi/drm/drm.h"
 #include "kernel_shim/err.h"
 #include "mock_hw/lpae_walker.h"
@@ -179,7 +179,7 @@ public:
     }
     // A BO's label as the driver holds it ("<none>" when unset).
     std::string bo_label(u32 handle) {
-        drm::DrmGemObject* obj = file->gem.lookup(handle);
+        drm::drm_gem_object* obj = file->gem.lookup(handle);
         if (!obj)
             return "<no bo>";
         panthor_gem_object* bo = to_panthor_bo(obj);

@@ -3,7 +3,7 @@
 
 #include "drm/drm_file.h"
 #include "drm/drm_mmap.h"
-#include "drm/syncobj.h"
+#include "drm/drm_syncobj.h"
 #include "kernel_shim/devcoredump.h"
 #include "kernel_shim/time.h"
 
@@ -72,22 +72,22 @@ void PanthorTest::remove() {
     ptdev = nullptr;
 }
 
-int PanthorTest::open_file(drm::File** out, bool render) { return machine_->open_file(out, render); }
+int PanthorTest::open_file(drm::drm_file** out, bool render) { return machine_->open_file(out, render); }
 
-u32 PanthorTest::vm_create(u64 user_va_range, drm::File* f) {
+u32 PanthorTest::vm_create(u64 user_va_range, drm::drm_file* f) {
     drm_panthor_vm_create args{};
     args.user_va_range = user_va_range;
     EXPECT_EQ(ioctl(DRM_IOCTL_PANTHOR_VM_CREATE, &args, f), 0);
     return args.id;
 }
 
-void PanthorTest::vm_destroy(u32 id, drm::File* f) {
+void PanthorTest::vm_destroy(u32 id, drm::drm_file* f) {
     drm_panthor_vm_destroy args{};
     args.id = id;
     EXPECT_EQ(ioctl(DRM_IOCTL_PANTHOR_VM_DESTROY, &args, f), 0);
 }
 
-u32 PanthorTest::bo_create(u64 size, u32 flags, u32 exclusive_vm_id, drm::File* f) {
+u32 PanthorTest::bo_create(u64 size, u32 flags, u32 exclusive_vm_id, drm::drm_file* f) {
     drm_panthor_bo_create args{};
     args.size = size;
     args.flags = flags;
@@ -96,7 +96,7 @@ u32 PanthorTest::bo_create(u64 size, u32 flags, u32 exclusive_vm_id, drm::File* 
     return args.handle;
 }
 
-int PanthorTest::vm_bind(u32 vm_id, u32 flags, u32 bo, u64 bo_offset, u64 va, u64 size, drm::File* f) {
+int PanthorTest::vm_bind(u32 vm_id, u32 flags, u32 bo, u64 bo_offset, u64 va, u64 size, drm::drm_file* f) {
     drm_panthor_vm_bind_op op = map_op(bo, va, size, bo_offset);
     op.flags = flags;
     drm_panthor_vm_bind args{};

@@ -44,7 +44,7 @@ protected:
     void new_device() { machine_->new_device(); }
     // Closes the file (if open) and removes the driver.
     void remove();
-    int open_file(drm::File** out, bool render = true);
+    int open_file(drm::drm_file** out, bool render = true);
 
     mock_hw::Gpu& gpu() { return machine_->csf()->gpu(); }
     kshim::PlatformDevice* pdev() { return machine_->pdev(); }
@@ -52,17 +52,17 @@ protected:
 
     // An ioctl on `file` (default: the fixture's) with `arg` registered as user memory.
     template <class T>
-    int ioctl(unsigned cmd, T* arg, drm::File* f = nullptr) {
+    int ioctl(unsigned cmd, T* arg, drm::drm_file* f = nullptr) {
         drm::UserRange r(arg, sizeof(T));
         return drm::ioctl(f ? f : file, cmd, arg);
     }
 
     // ---- client-side helpers (gtest failures on unexpected errors) ----
-    u32 vm_create(u64 user_va_range = 0, drm::File* f = nullptr);
-    void vm_destroy(u32 id, drm::File* f = nullptr);
-    u32 bo_create(u64 size, u32 flags = 0, u32 exclusive_vm_id = 0, drm::File* f = nullptr);
+    u32 vm_create(u64 user_va_range = 0, drm::drm_file* f = nullptr);
+    void vm_destroy(u32 id, drm::drm_file* f = nullptr);
+    u32 bo_create(u64 size, u32 flags = 0, u32 exclusive_vm_id = 0, drm::drm_file* f = nullptr);
     // One synchronous VM_BIND op; returns the ioctl's result.
-    int vm_bind(u32 vm_id, u32 flags, u32 bo, u64 bo_offset, u64 va, u64 size, drm::File* f = nullptr);
+    int vm_bind(u32 vm_id, u32 flags, u32 bo, u64 bo_offset, u64 va, u64 size, drm::drm_file* f = nullptr);
     int vm_map(u32 vm_id, u32 bo, u64 va, u64 size, u32 map_flags = 0, u64 bo_offset = 0) {
         return vm_bind(vm_id, DRM_PANTHOR_VM_BIND_OP_TYPE_MAP | map_flags, bo, bo_offset, va, size);
     }
@@ -96,7 +96,7 @@ protected:
     // The host's machine: the G610 model's device and the panthor module, loaded in SetUp.
     std::unique_ptr<upanthor::host::Machine> machine_;
     panthor_device* ptdev = nullptr;
-    drm::File* file = nullptr;
+    drm::drm_file* file = nullptr;
 
 private:
     std::vector<drm::VmArea*> maps_;  // bo_cpu mappings, unmapped at teardown

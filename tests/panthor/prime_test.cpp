@@ -9,7 +9,7 @@
 #include "drm/drm_file.h"
 #include "drm/drm_mmap.h"
 #include "drm/drm_prime.h"
-#include "drm/gem_shmem.h"
+#include "drm/drm_gem_shmem_helper.h"
 #include "uapi/drm/drm.h"
 #include "kernel_shim/dma-buf/dma-buf.h"
 #include "panthor/panthor_gem.h"
@@ -45,8 +45,8 @@ struct OtherDevice {
         drm::drm_vma_offset_manager_destroy(&mgr);
     }
     // A BO with a handle in `file` (its only reference).
-    drm::DrmGemShmemObject* create(u64 size, u32* handle) {
-        drm::DrmGemShmemObject* shmem = nullptr;
+    drm::drm_gem_shmem_object* create(u64 size, u32* handle) {
+        drm::drm_gem_shmem_object* shmem = nullptr;
         EXPECT_EQ(drm::drm_gem_shmem_create(&mgr, size, &shmem), 0);
         shmem->base.dev = &dev;
         EXPECT_EQ(file->gem.handle_create(&shmem->base, handle), 0);
@@ -58,9 +58,9 @@ struct OtherDevice {
         return drm::ioctl(file, cmd, args);
     }
 
-    drm::DrmVmaOffsetManager mgr;
-    drm::Device dev;
-    drm::File* file = nullptr;
+    drm::drm_vma_offset_manager mgr;
+    drm::drm_device dev;
+    drm::drm_file* file = nullptr;
 };
 
 class PanthorPrime : public PanthorTest {
@@ -71,13 +71,13 @@ protected:
         EXPECT_EQ(kshim::dma_buf_live(), 0);
     }
 
-    int handle_to_fd(u32 handle, int* fd, drm::File* f = nullptr) {
+    int handle_to_fd(u32 handle, int* fd, drm::drm_file* f = nullptr) {
         drm::uapi::drm_prime_handle args{handle, drm::uapi::DRM_CLOEXEC | drm::uapi::DRM_RDWR, -1};
         const int ret = ioctl(drm::uapi::DRM_IOCTL_PRIME_HANDLE_TO_FD, &args, f);
         *fd = args.fd;
         return ret;
     }
-    int fd_to_handle(int fd, u32* handle, drm::File* f = nullptr) {
+    int fd_to_handle(int fd, u32* handle, drm::drm_file* f = nullptr) {
         drm::uapi::drm_prime_handle args{0, 0, fd};
         const int ret = ioctl(drm::uapi::DRM_IOCTL_PRIME_FD_TO_HANDLE, &args, f);
         *handle = args.handle;
@@ -100,7 +100,7 @@ TEST_F(PanthorPrime, ExclusiveVmBoIsNotExported) {
 }
 
 TEST_F(PanthorPrime, SharedBoMovesToAnotherFile) {
-    drm::File* other = nullptr;
+    drm::drm_file* other = nullptr;
     ASSERT_EQ(open_file(&other), 0);
     const u32 bo = bo_create(SZ_4K);
     auto* cpu = static_cast<u32*>(bo_cpu(bo, SZ_4K));
@@ -134,7 +134,7 @@ TEST_F(PanthorPrime, SharedBoMovesToAnotherFile) {
 TEST_F(PanthorPrime, ForeignDmaBufIsMappedByTheGpuAndTheCpu) {
     OtherDevice other;
     u32 oh = 0;
-    drm::DrmGemShmemObject* exp = other.create(2 * SZ_4K, &oh);
+    drm::drm_gem_shmem_object* exp = other.create(2 * SZ_4K, &oh);
     drm::uapi::drm_prime_handle ex{oh, drm::uapi::DRM_CLOEXEC | drm::uapi::DRM_RDWR, -1};
     ASSERT_EQ(other.prime(drm::uapi::DRM_IOCTL_PRIME_HANDLE_TO_FD, &ex), 0);
 
@@ -144,7 +144,7 @@ TEST_F(PanthorPrime, ForeignDmaBufIsMappedByTheGpuAndTheCpu) {
     ASSERT_EQ(fd_to_handle(ex.fd, &again), 0);
     EXPECT_EQ(again, bo);  // one handle per dma_buf and file
     EXPECT_EQ(kshim::dma_buf_attachments_live(), 1);
-    drm::DrmGemObject* obj = file->gem.lookup(bo);
+    drm::drm_gem_object* obj = file->gem.lookup(bo);
     ASSERT_NE(obj, nullptr);
     EXPECT_EQ(obj->funcs, &panthor_gem_funcs);  // a panthor BO (gem_create_object)
     EXPECT_TRUE(drm::drm_gem_is_imported(obj));
@@ -191,7 +191,7 @@ TEST_F(PanthorPrime, BoExportedToAnotherDeviceIsPinnedWhileAttached) {
     int fd = -1;
     ASSERT_EQ(handle_to_fd(bo, &fd), 0);
     auto* pbo = [&] {
-        drm::DrmGemObject* obj = file->gem.lookup(bo);
+        drm::drm_gem_object* obj = file->gem.lookup(bo);
         drm::drm_gem_object_put(obj);
         return to_panthor_bo(obj);
     }();
@@ -202,7 +202,7 @@ TEST_F(PanthorPrime, BoExportedToAnotherDeviceIsPinnedWhileAttached) {
         drm::uapi::drm_prime_handle im{0, 0, fd};
         ASSERT_EQ(other.prime(drm::uapi::DRM_IOCTL_PRIME_FD_TO_HANDLE, &im), 0);
         EXPECT_EQ(pbo->base.pages_pin_count, pins + 1);
-        drm::DrmGemObject* obj = other.file->gem.lookup(im.handle);
+        drm::drm_gem_object* obj = other.file->gem.lookup(im.handle);
         ASSERT_NE(obj, nullptr);
         drm::SgTable* sgt = nullptr;
         ASSERT_EQ(drm::drm_gem_shmem_get_pages_sgt(drm::to_drm_gem_shmem_obj(obj), &sgt), 0);

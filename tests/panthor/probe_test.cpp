@@ -93,7 +93,7 @@ protected:
             out += std::string(kshim::report_kind_name(r.kind)) + ": " + r.title + "\n";
         return out;
     }
-    panthor_file* pfile(drm::File* f = nullptr) { return static_cast<panthor_file*>((f ? f : file)->driver_priv); }
+    panthor_file* pfile(drm::drm_file* f = nullptr) { return static_cast<panthor_file*>((f ? f : file)->driver_priv); }
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -631,7 +631,7 @@ TEST_F(PanthorProbeManual, GlbConfigAckDroppedIsOnlyWarnedAbout) {
 
 class PanthorDevQuery : public ProbeTestBase {
 protected:
-    int dev_query(u32 type, void* ptr, u32 size, u32* size_out = nullptr, drm::File* f = nullptr) {
+    int dev_query(u32 type, void* ptr, u32 size, u32* size_out = nullptr, drm::drm_file* f = nullptr) {
         drm_panthor_dev_query q{};
         q.type = type;
         q.size = size;
@@ -642,7 +642,7 @@ protected:
         return ret;
     }
     template <class T>
-    T query(u32 type, drm::File* f = nullptr) {
+    T query(u32 type, drm::drm_file* f = nullptr) {
         T out{};
         drm::UserRange r(out);
         EXPECT_EQ(dev_query(type, &out, sizeof(out), nullptr, f), 0) << "type " << type;
@@ -741,12 +741,12 @@ TEST_F(PanthorDevQuery, GroupPrioritiesFollowCapSysNice) {
 
     // Another render file without the capability is not affected; a primary-node file (the DRM
     // master here) gets every priority.
-    drm::File* other = nullptr;
+    drm::drm_file* other = nullptr;
     ASSERT_EQ(open_file(&other), 0);
     EXPECT_EQ(query<drm_panthor_group_priorities_info>(DRM_PANTHOR_DEV_QUERY_GROUP_PRIORITIES_INFO, other).allowed_mask,
               kLowMedium);
     drm::drm_release(other);
-    drm::File* primary = nullptr;
+    drm::drm_file* primary = nullptr;
     ASSERT_EQ(open_file(&primary, false), 0);
     EXPECT_EQ(
         query<drm_panthor_group_priorities_info>(DRM_PANTHOR_DEV_QUERY_GROUP_PRIORITIES_INFO, primary).allowed_mask,

@@ -1,7 +1,7 @@
 // The driver on the real-thread runtime (label real; the tsan preset runs it under
 // ThreadSanitizer): IRQ threads, workqueues, the PM workqueue and the mock GPU's timers run on OS
 // threads while the test thread probes, binds, maps and removes.
-#include "drm/syncobj.h"
+#include "drm/drm_syncobj.h"
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/time.h"
 #include "panthor/panthor_mmu.h"

@@ -101,7 +101,7 @@ drm_panthor_group_create SchedTest::group_args(u8 priority) const {
     return a;
 }
 
-int SchedTest::group_create_ret(u32* handle, std::vector<QueueSpec> queues, u8 priority, drm::File* f, u32 vm) {
+int SchedTest::group_create_ret(u32* handle, std::vector<QueueSpec> queues, u8 priority, drm::drm_file* f, u32 vm) {
     std::vector<drm_panthor_queue_create> qs;
     for (const QueueSpec& q : queues) {
         drm_panthor_queue_create c{};
@@ -126,7 +126,7 @@ u32 SchedTest::group_create(u32 queue_count, u8 priority) {
     return h;
 }
 
-int SchedTest::group_destroy(u32 handle, drm::File* f) {
+int SchedTest::group_destroy(u32 handle, drm::drm_file* f) {
     drm_panthor_group_destroy a{};
     a.group_handle = handle;
     return ioctl(DRM_IOCTL_PANTHOR_GROUP_DESTROY, &a, f);
@@ -139,7 +139,7 @@ drm_panthor_group_get_state SchedTest::group_state(u32 handle) {
     return a;
 }
 
-int SchedTest::submit(u32 group, std::vector<Submit> submits, drm::File* f) {
+int SchedTest::submit(u32 group, std::vector<Submit> submits, drm::drm_file* f) {
     std::vector<drm_panthor_queue_submit> qs;
     std::deque<drm::UserRange> ranges;  // not copyable: a deque never moves them
     for (Submit& s : submits) {
@@ -167,12 +167,12 @@ u32 SchedTest::submit_stream(u32 group, u32 queue, u64 stream, u32 size) {
     return s;
 }
 
-kshim::dma_fence* SchedTest::fence_of(u32 handle, drm::File* f) {
+kshim::dma_fence* SchedTest::fence_of(u32 handle, drm::drm_file* f) {
     kshim::dma_fence* fence = nullptr;
     return drm::drm_syncobj_find_fence(f ? f : file, handle, 0, 0, &fence) ? nullptr : fence;
 }
 
-SchedTest::Done SchedTest::wait_done(u32 handle, kshim::ktime_t timeout, drm::File* f) {
+SchedTest::Done SchedTest::wait_done(u32 handle, kshim::ktime_t timeout, drm::drm_file* f) {
     Done d;
     kshim::dma_fence* fence = fence_of(handle, f);
     if (!fence)

@@ -84,7 +84,7 @@ protected:
 
     // ---- a second client: its own file, VM and CPU-mapped BO at the same VA ----
     struct Client {
-        drm::File* f = nullptr;
+        drm::drm_file* f = nullptr;
         u32 vm = 0, bo = 0;
         drm::VmArea* vma = nullptr;
         u8* cpu = nullptr;

@@ -81,7 +81,7 @@ protected:
         append_compute(ins, pieces, piece, result_off(i), value);
         return make_job(ins);
     }
-    u32 submit_job(u32 group, const Job& j, drm::File* f = nullptr) {
+    u32 submit_job(u32 group, const Job& j, drm::drm_file* f = nullptr) {
         const u32 s = syncobj_create();
         EXPECT_EQ(submit(group, {{.queue = 0, .stream = j.stream, .size = j.size, .syncs = {signal_op(s)}}}, f), 0);
         return s;

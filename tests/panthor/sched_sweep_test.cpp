@@ -93,7 +93,7 @@ protected:
     u64 seed() const { return kshim::seed_from_env(GetParam()); }
 
     // One job on (group, queue) signalling the new syncobj *out, waiting on `wait` (0: none).
-    int submit_one(u32 group, u32 queue, std::pair<u64, u32> stream, u32 wait, u32* out, drm::File* f = nullptr) {
+    int submit_one(u32 group, u32 queue, std::pair<u64, u32> stream, u32 wait, u32* out, drm::drm_file* f = nullptr) {
         drm_syncobj_create c{};
         const int r = ioctl(DRM_IOCTL_SYNCOBJ_CREATE, &c, f);
         if (r)
@@ -249,7 +249,7 @@ TEST_P(SchedSweep, GroupDestroyRacesSubmission) {
 // cancelled (a completed one with its result written); the first client's jobs all complete.
 TEST_P(SchedSweep, FileCloseRacesInFlightJobs) {
     std::mt19937_64 rng(seed());
-    drm::File* f2 = nullptr;
+    drm::drm_file* f2 = nullptr;
     ASSERT_EQ(open_file(&f2), 0);
     static_cast<panthor_file*>(f2->driver_priv)->cap_sys_nice = true;
     const u32 vm2 = vm_create(0, f2);

@@ -5,7 +5,7 @@
 #include <initializer_list>
 #include <vector>
 
-#include "drm/syncobj.h"
+#include "drm/drm_syncobj.h"
 #include "hw/csf/mock_fw_formats.h"
 #include "hw/csf/cs_isa.h"
 #include "panthor/panthor_sched.h"
@@ -74,9 +74,9 @@ protected:
     drm_panthor_group_create group_args(u8 priority = PANTHOR_GROUP_PRIORITY_MEDIUM) const;
     // 0 and *handle, or the ioctl's errno.
     int group_create_ret(u32* handle, std::vector<QueueSpec> queues = {{}}, u8 priority = PANTHOR_GROUP_PRIORITY_MEDIUM,
-                         drm::File* f = nullptr, u32 vm = 0);
+                         drm::drm_file* f = nullptr, u32 vm = 0);
     u32 group_create(u32 queue_count = 1, u8 priority = PANTHOR_GROUP_PRIORITY_MEDIUM);
-    int group_destroy(u32 handle, drm::File* f = nullptr);
+    int group_destroy(u32 handle, drm::drm_file* f = nullptr);
     drm_panthor_group_get_state group_state(u32 handle);
 
     // ---- submission ----
@@ -101,20 +101,20 @@ protected:
         std::vector<drm_panthor_sync_op> syncs;
     };
     // GROUP_SUBMIT; returns the ioctl's result.
-    int submit(u32 group, std::vector<Submit> submits, drm::File* f = nullptr);
+    int submit(u32 group, std::vector<Submit> submits, drm::drm_file* f = nullptr);
     // One stream on `queue` signalling a new binary syncobj, whose handle is returned.
     u32 submit_stream(u32 group, u32 queue, u64 stream, u32 size);
 
     // ---- waiting for jobs ----
     // A reference to the fence of binary syncobj `handle` (nullptr if it has none).
-    kshim::dma_fence* fence_of(u32 handle, drm::File* f = nullptr);
+    kshim::dma_fence* fence_of(u32 handle, drm::drm_file* f = nullptr);
     // Runs until `handle`'s fence signals; its status and when it signalled.
     struct Done {
         bool signalled = false;
         int status = 0;
         kshim::ktime_t at = 0;
     };
-    Done wait_done(u32 handle, kshim::ktime_t timeout, drm::File* f = nullptr);
+    Done wait_done(u32 handle, kshim::ktime_t timeout, drm::drm_file* f = nullptr);
 
     u32 vm_ = 0;
     u32 bo_ = 0;

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "drm/syncobj.h"
+#include "drm/drm_syncobj.h"
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/err.h"
 #include "kernel_shim/log.h"

@@ -4,7 +4,7 @@
 // SYNCOBJ_EVENTFD), as the syncobj conformance suites do.
 #include <gtest/gtest.h>
 
-#include "drm/syncobj.h"
+#include "drm/drm_syncobj.h"
 #include "kernel_shim/eventfd.h"
 #include "kernel_shim/fault_inject.h"
 #include "kernel_shim/sched.h"
@@ -229,7 +229,7 @@ TEST_F(SwSyncSyncobj, WaitForSubmitWaitsForTheImportThenTheInc) {
     Opened o(&dev);
     Timeline tl;
     u32 h = o.create();
-    File* file = o.file;
+    drm_file* file = o.file;
     sync_timeline* obj = tl.obj;
     int efd = eventfd_fd_create(0, 0);
     drm_syncobj_eventfd ev{h, 0, 0, efd, 0};

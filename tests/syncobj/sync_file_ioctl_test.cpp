@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "drm/syncobj.h"
+#include "drm/drm_syncobj.h"
 #include "kernel_shim/eventfd.h"
 #include "kernel_shim/sched.h"
 #include "tests/support/kernel_test.h"

@@ -4,7 +4,7 @@
 
 #include <atomic>
 
-#include "drm/syncobj.h"
+#include "drm/drm_syncobj.h"
 #include "kernel_shim/eventfd.h"
 #include "kernel_shim/sched.h"
 #include "tests/support/kernel_test.h"
@@ -24,7 +24,7 @@ TEST_F(SyncReal, IncFromAnotherThreadWakesEventfdAndSyncobjWaiters) {
     int efd = eventfd_fd_create(0, 0);
     drm_syncobj_eventfd ev{h, 0, 0, efd, 0};
     ASSERT_EQ(call(o.file, DRM_IOCTL_SYNCOBJ_EVENTFD, &ev), 0);
-    File* file = o.file;
+    drm_file* file = o.file;
     sync_timeline* obj = tl.obj;
     Task* t = kthread_run([file, obj, h] {
         msleep(5);

@@ -23,7 +23,7 @@ namespace {
 
 constexpr u32 WAIT_AVAILABLE = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE;
 
-int eventfd_ioctl(File* f, u32 handle, u64 point, int fd, u32 flags = 0, u32 pad = 0) {
+int eventfd_ioctl(drm_file* f, u32 handle, u64 point, int fd, u32 flags = 0, u32 pad = 0) {
     drm_syncobj_eventfd a{handle, flags, point, fd, pad};
     return call(f, DRM_IOCTL_SYNCOBJ_EVENTFD, &a);
 }
@@ -297,7 +297,7 @@ TEST_F(SyncobjEventfd, NeedsTheTimelineFeature) {
 
 TEST_F(SyncobjEventfd, ServedOnRenderAndPrimaryNodes) {
     DrmDevice dev(full_driver());
-    File* primary;
+    drm_file* primary;
     ASSERT_EQ(drm_open(&dev, &primary, false), 0);
     uapi::drm_syncobj_create c{0, DRM_SYNCOBJ_CREATE_SIGNALED};
     ASSERT_EQ(call(primary, DRM_IOCTL_SYNCOBJ_CREATE, &c), 0);

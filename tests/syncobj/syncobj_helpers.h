@@ -6,14 +6,14 @@
 #include <vector>
 
 #include "drm/drm_ioctl.h"
-#include "drm/syncobj.h"
+#include "drm/drm_syncobj.h"
 #include "drm/uaccess.h"
 #include "kernel_shim/slab.h"
 
 namespace syncobj_test {
 
 using namespace kshim;
-using DrmDevice = drm::Device;
+using DrmDevice = drm::drm_device;
 using namespace drm;
 using namespace drm::uapi;
 
@@ -50,18 +50,18 @@ inline const DriverDesc& full_driver() {
 
 // Calls an ioctl with `args` registered as user memory of sizeof(T) bytes.
 template <class T>
-int call(File* f, unsigned cmd, T* args) {
+int call(drm_file* f, unsigned cmd, T* args) {
     UserRange r(*args);
     return drm::ioctl(f, cmd, args);
 }
 
 // A File on a device, closed at the end of the test body scope.
 struct Opened {
-    explicit Opened(drm::Device* dev) { EXPECT_EQ(drm_open(dev, &file), 0); }
+    explicit Opened(drm::drm_device* dev) { EXPECT_EQ(drm_open(dev, &file), 0); }
     ~Opened() {
         if (file) drm_release(file);
     }
-    File* file = nullptr;
+    drm_file* file = nullptr;
 
     u32 create(u32 flags = 0) {
         uapi::drm_syncobj_create c{0, flags};

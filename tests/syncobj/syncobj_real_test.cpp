@@ -39,7 +39,7 @@ TEST_F(SyncobjReal, WaitForSubmitSeesAFenceFromAnotherThread) {
     DrmDevice dev(full_driver());
     Opened o(&dev);
     u32 h = o.create();
-    File* file = o.file;
+    drm_file* file = o.file;
     Task* t = kthread_run([file, h] {
         msleep(10);
         u32 handle = h;
@@ -55,7 +55,7 @@ TEST_F(SyncobjReal, TimelinePointsSignalledConcurrentlyWithAWait) {
     DrmDevice dev(full_driver());
     Opened o(&dev);
     u32 h = o.create();
-    File* file = o.file;
+    drm_file* file = o.file;
     Task* t = kthread_run([file, h] {
         for (u64 p = 1; p <= 50; p++) {
             u32 handle = h;

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "drm/sched/testing/mock_scheduler.h"
-#include "drm/syncobj_sched.h"
+#include "drm/drm_syncobj_sched.h"
 #include "kernel_shim/fault_inject.h"
 #include "kernel_shim/dma-buf/sync_file.h"
 #include "kernel_shim/sched.h"
@@ -196,7 +196,7 @@ TEST_F(Syncobj, WaitForSubmitWaitsForAFenceToAppear) {
     u32 h = o.create();
     EXPECT_EQ(o.wait({h}, WAIT_FOR_SUBMIT, 0), -ETIME);  // poll: no fence yet
     dma_fence* f = new_fence();
-    File* file = o.file;
+    drm_file* file = o.file;
     Task* t = kthread_run([file, h, f] {
         msleep(10);
         drm_syncobj* s = drm_syncobj_find(file, h);
@@ -424,7 +424,7 @@ TEST_F(Syncobj, TimelineWaitForSubmitAndWaitAvailable) {
     Opened o(&dev);
     u32 h = o.create();
     dma_fence* f = new_fence();
-    File* file = o.file;
+    drm_file* file = o.file;
     Task* t = kthread_run([file, h, f] {
         msleep(10);
         drm_syncobj* s = drm_syncobj_find(file, h);

@@ -28,7 +28,7 @@
 
 #include "drm/drm_fdinfo.h"
 #include "drm/drm_mmap.h"
-#include "drm/syncobj.h"
+#include "drm/drm_syncobj.h"
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/pm_runtime.h"
 #include "kernel_shim/time.h"

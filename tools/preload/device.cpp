@@ -28,7 +28,7 @@ namespace {
 
 struct World {
     upanthor::host::World* host = nullptr;
-    drm::Device* ddev = nullptr;
+    drm::drm_device* ddev = nullptr;
     long long mono_offset = 0;
     pid_t pid = 0;  // a forked child has none of the driver's threads: it leaves the driver alone
 };
@@ -125,7 +125,7 @@ bool boot_locked() {
 
 }  // namespace
 
-drm::Device* device_get() {
+drm::drm_device* device_get() {
     if (World* w = __atomic_load_n(&g_world, __ATOMIC_ACQUIRE)) return w->ddev;
     pthread_mutex_lock(&g_boot_lock);
     if (!g_world && !g_boot_failed) g_boot_failed = !boot_locked();

@@ -3,13 +3,13 @@
 #pragma once
 
 namespace drm {
-struct Device;
+struct drm_device;
 }
 
 namespace upanthor::preload {
 
 // Boots on first call (thread-safe); nullptr if the probe failed (the reason is on stderr).
-drm::Device* device_get();
+drm::drm_device* device_get();
 // Makes the calling thread a kernel task of the runtime (once per thread), so kernel code it
 // runs (ioctl, mmap) can lock, sleep and be woken. Requires a booted device.
 void attach_thread();

@@ -39,8 +39,8 @@ namespace {
 // every file whose poll reports anything here: a sync_file's fence stays signalled).
 struct Watch {
     kshim::poll_table pt;
-    kshim::WaitQueueHead::Entry entry{nullptr};
-    kshim::WaitQueueHead* wqh = nullptr;
+    kshim::wait_queue_head::Entry entry{nullptr};
+    kshim::wait_queue_head* wqh = nullptr;
     int host_fd = -1;  // a dup of the first descriptor's eventfd, owned by the watch
     int ndesc = 0;     // descriptors of ours naming the file
 };
@@ -69,12 +69,12 @@ void host_ready(int host_fd) {
     (void)!syscall(SYS_write, host_fd, &one, sizeof one);
 }
 
-void watch_woken(kshim::WaitQueueHead::Entry* e) {
+void watch_woken(kshim::wait_queue_head::Entry* e) {
     Watch* w = reinterpret_cast<Watch*>(reinterpret_cast<char*>(e) - offsetof(Watch, entry));
     host_ready(w->host_fd);
 }
 
-void watch_queue(file*, kshim::WaitQueueHead* wqh, kshim::poll_table* pt) {
+void watch_queue(file*, kshim::wait_queue_head* wqh, kshim::poll_table* pt) {
     Watch* w = reinterpret_cast<Watch*>(reinterpret_cast<char*>(pt) - offsetof(Watch, pt));
     if (w->wqh) return;
     w->wqh = wqh;
@@ -189,7 +189,7 @@ file* files_get(int fd) {
 }
 
 int file_minor(file* f) {
-    drm::File* df = drm::drm_file_from(f);
+    drm::drm_file* df = drm::drm_file_from(f);
     return df ? (df->is_render ? 128 : 0) : -1;
 }
 

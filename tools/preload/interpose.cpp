@@ -68,7 +68,7 @@ int open_path(int dirfd, const char* path, int flags, mode_t mode) {
     const int minor = node_minor(path);
     if (minor >= 0) {
         const int fd = deferring_signals([&] {
-            drm::Device* dev = device_get();
+            drm::drm_device* dev = device_get();
             if (!dev) return -ENODEV;
             attach_thread();
             kshim::file* f = drm::drm_open_file(dev, minor >= 128, flags);
@@ -100,7 +100,7 @@ bool drm_fd_stat(int fd, struct stat* st) {
 
 // DRM timeouts are absolute CLOCK_MONOTONIC; the runtime's clock starts at 0 (device.h).
 template <class T>
-int wait_with_host_clock(drm::File* f, unsigned cmd, void* arg) {
+int wait_with_host_clock(drm::drm_file* f, unsigned cmd, void* arg) {
     // Older clients pass the struct without deadline_nsec (40 bytes): only what they pass.
     const size_t n = drm::uapi::_IOC_SIZE(cmd);
     if (n > sizeof(T) || n < offsetof(T, timeout_nsec) + sizeof(s64_t)) return drm::ioctl(f, cmd, arg);
@@ -158,7 +158,7 @@ int empty_kms_ioctl(unsigned cmd, void* arg, bool* handled) {
 
 constexpr int ENOIOCTLCMD = 515;
 // What the DRM file of the fake node answers before its own ioctl: -ENOIOCTLCMD when nothing.
-int drm_file_ioctl(drm::File* f, unsigned cmd, void* arg) {
+int drm_file_ioctl(drm::drm_file* f, unsigned cmd, void* arg) {
     using namespace drm::uapi;
     if (!f->is_render) {
         bool handled;
@@ -250,7 +250,7 @@ int open_drm_fdinfo(const char* path, int flags) {
     if (fd < 0) return -1;
     kshim::file* filp = files_get(fd);
     if (!filp) return -1;
-    drm::File* f = drm::drm_file_from(filp);
+    drm::drm_file* f = drm::drm_file_from(filp);
     if (!f) {
         kshim::fput(filp);
         return -1;
@@ -463,7 +463,7 @@ int ioctl(int fd, unsigned long request, ...) {
         }
         attach_thread();
         int r = -ENOIOCTLCMD;
-        if (drm::File* df = drm::drm_file_from(f)) r = drm_file_ioctl(df, cmd, arg);
+        if (drm::drm_file* df = drm::drm_file_from(f)) r = drm_file_ioctl(df, cmd, arg);
         if (r == -ENOIOCTLCMD) r = static_cast<int>(kshim::vfs_ioctl(f, cmd, reinterpret_cast<unsigned long>(arg)));
         kshim::fput(f);
         return r;

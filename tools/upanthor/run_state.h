@@ -76,7 +76,7 @@ inline void on_job_done(kshim::dma_fence*, kshim::dma_fence_cb* cb) {
 }
 
 struct ClientRt {
-    drm::File* file = nullptr;
+    drm::drm_file* file = nullptr;
     std::unique_ptr<umd::DrmFileBackend> be;
     std::unique_ptr<umd::PanthorClient> c;
 };

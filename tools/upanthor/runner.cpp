@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <vector>
 
-#include "drm/syncobj.h"
+#include "drm/drm_syncobj.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/runtime.h"
 #include "kernel_shim/sim_abort.h"

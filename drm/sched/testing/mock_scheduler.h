@@ -101,7 +101,7 @@ struct drm_mock_sched_args {
     u32 credit_limit = UINT_MAX;
     u32 num_rqs = DRM_SCHED_PRIORITY_COUNT;
     int policy = DRM_SCHED_POLICY_UNSET;
-    kshim::Workqueue* submit_wq = nullptr;
+    kshim::workqueue_struct* submit_wq = nullptr;
     std::atomic<int>* score = nullptr;
     const char* name = "drm-mock-scheduler";
 };

@@ -1,5 +1,5 @@
 // Mirrors drivers/gpu/drm/drm_gem.c.
-#include "drm/gem.h"
+#include "drm/drm_gem.h"
 
 #include "drm/drm_device.h"
 
@@ -11,7 +11,7 @@ namespace drm {
 
 using namespace kshim;
 
-void drm_gem_private_object_init(Device* dev, DrmGemObject* obj, size_t size) {
+void drm_gem_private_object_init(drm_device* dev, drm_gem_object* obj, size_t size) {
     // Size 0 is allowed, as for upstream's dummy objects (drm_gpuvm's resv object).
     if (WARN_ON(size & ~PAGE_MASK)) return;
     obj->dev = dev;
@@ -23,16 +23,16 @@ void drm_gem_private_object_init(Device* dev, DrmGemObject* obj, size_t size) {
     if (!obj->resv) obj->resv = &obj->_resv;
 }
 
-void drm_gem_private_object_fini(DrmGemObject* obj) { dma_resv_fini(&obj->_resv); }
+void drm_gem_private_object_fini(drm_gem_object* obj) { dma_resv_fini(&obj->_resv); }
 
-int drm_gem_object_init(DrmVmaOffsetManager* mgr, DrmGemObject* obj, u64 size) {
+int drm_gem_object_init(drm_vma_offset_manager* mgr, drm_gem_object* obj, u64 size) {
     if (size & ~PAGE_MASK) return -EINVAL;
     drm_gem_private_object_init(nullptr, obj, size);
     obj->vma_offset_manager = mgr;
     return 0;
 }
 
-void drm_gem_object_release(DrmGemObject* obj) {
+void drm_gem_object_release(drm_gem_object* obj) {
     WARN_ON(obj->handle_count.load(std::memory_order_relaxed) != 0);
     // A BO still connected to a VM would leave a dangling drm_gpuvm_bo: each one holds a
     // reference, so this can only happen through a refcounting bug.
@@ -42,7 +42,7 @@ void drm_gem_object_release(DrmGemObject* obj) {
 }
 
 void drm_gem_object_free(kref* kref) {
-    DrmGemObject* obj = container_of(kref, DrmGemObject, refcount);
+    drm_gem_object* obj = container_of(kref, drm_gem_object, refcount);
     if (WARN_ON(!obj->funcs || !obj->funcs->free)) return;
     obj->funcs->free(obj);
 }
@@ -52,24 +52,24 @@ Mutex& drm_gem_object_name_lock() {
     return *lock;
 }
 
-int drm_gem_create_mmap_offset_size(DrmGemObject* obj, u64 size) {
+int drm_gem_create_mmap_offset_size(drm_gem_object* obj, u64 size) {
     if (!obj->vma_offset_manager) return -ENODEV;
     return drm_vma_offset_add(obj->vma_offset_manager, &obj->vma_node, size >> PAGE_SHIFT);
 }
 
-int drm_gem_create_mmap_offset(DrmGemObject* obj) { return drm_gem_create_mmap_offset_size(obj, obj->size); }
+int drm_gem_create_mmap_offset(drm_gem_object* obj) { return drm_gem_create_mmap_offset_size(obj, obj->size); }
 
-void drm_gem_free_mmap_offset(DrmGemObject* obj) {
+void drm_gem_free_mmap_offset(drm_gem_object* obj) {
     if (obj->vma_offset_manager) drm_vma_offset_remove(obj->vma_offset_manager, &obj->vma_node);
 }
 
-DrmGemObject* drm_gem_object_lookup_at_offset(DrmVmaOffsetManager* mgr, u64 offset, u64 size) {
+drm_gem_object* drm_gem_object_lookup_at_offset(drm_vma_offset_manager* mgr, u64 offset, u64 size) {
     u64 pages = (size + PAGE_SIZE - 1) >> PAGE_SHIFT;
-    DrmGemObject* obj = nullptr;
+    drm_gem_object* obj = nullptr;
     drm_vma_offset_lock_lookup(mgr);
-    DrmVmaOffsetNode* node = drm_vma_offset_lookup_locked(mgr, offset >> PAGE_SHIFT, pages);
+    drm_vma_offset_node* node = drm_vma_offset_lookup_locked(mgr, offset >> PAGE_SHIFT, pages);
     if (node) {
-        obj = container_of(node, DrmGemObject, vma_node);
+        obj = container_of(node, drm_gem_object, vma_node);
         // Racing with the last put: an object on its way out is not found (drm_gem_mmap does the same).
         if (!kref_get_unless_zero(&obj->refcount)) obj = nullptr;
     }
@@ -77,30 +77,30 @@ DrmGemObject* drm_gem_object_lookup_at_offset(DrmVmaOffsetManager* mgr, u64 offs
     return obj;
 }
 
-int drm_gem_pin_locked(DrmGemObject* obj) {
+int drm_gem_pin_locked(drm_gem_object* obj) {
     dma_resv_assert_held(obj->resv);
     return obj->funcs->pin ? obj->funcs->pin(obj) : 0;
 }
 
-void drm_gem_unpin_locked(DrmGemObject* obj) {
+void drm_gem_unpin_locked(drm_gem_object* obj) {
     dma_resv_assert_held(obj->resv);
     if (obj->funcs->unpin) obj->funcs->unpin(obj);
 }
 
-int drm_gem_pin(DrmGemObject* obj) {
+int drm_gem_pin(drm_gem_object* obj) {
     dma_resv_lock(obj->resv, nullptr);
     int ret = drm_gem_pin_locked(obj);
     dma_resv_unlock(obj->resv);
     return ret;
 }
 
-void drm_gem_unpin(DrmGemObject* obj) {
+void drm_gem_unpin(drm_gem_object* obj) {
     dma_resv_lock(obj->resv, nullptr);
     drm_gem_unpin_locked(obj);
     dma_resv_unlock(obj->resv);
 }
 
-int drm_gem_vmap_locked(DrmGemObject* obj, IosysMap* map) {
+int drm_gem_vmap_locked(drm_gem_object* obj, IosysMap* map) {
     dma_resv_assert_held(obj->resv);
     if (!obj->funcs->vmap) return -EOPNOTSUPP;
     int ret = obj->funcs->vmap(obj, map);
@@ -109,27 +109,27 @@ int drm_gem_vmap_locked(DrmGemObject* obj, IosysMap* map) {
     return 0;
 }
 
-void drm_gem_vunmap_locked(DrmGemObject* obj, IosysMap* map) {
+void drm_gem_vunmap_locked(drm_gem_object* obj, IosysMap* map) {
     dma_resv_assert_held(obj->resv);
     if (map->is_null()) return;
     if (obj->funcs->vunmap) obj->funcs->vunmap(obj, map);
     map->vaddr = nullptr;
 }
 
-int drm_gem_vmap(DrmGemObject* obj, IosysMap* map) {
+int drm_gem_vmap(drm_gem_object* obj, IosysMap* map) {
     dma_resv_lock(obj->resv, nullptr);
     int ret = drm_gem_vmap_locked(obj, map);
     dma_resv_unlock(obj->resv);
     return ret;
 }
 
-void drm_gem_vunmap(DrmGemObject* obj, IosysMap* map) {
+void drm_gem_vunmap(drm_gem_object* obj, IosysMap* map) {
     dma_resv_lock(obj->resv, nullptr);
     drm_gem_vunmap_locked(obj, map);
     dma_resv_unlock(obj->resv);
 }
 
-int drm_gem_lock_reservations(DrmGemObject** objs, int count, WwAcquireCtx* acquire_ctx) {
+int drm_gem_lock_reservations(drm_gem_object** objs, int count, WwAcquireCtx* acquire_ctx) {
     int contended = -1;
     ww_acquire_init(acquire_ctx, &reservation_ww_class);
 retry:
@@ -154,7 +154,7 @@ retry:
     return 0;
 }
 
-void drm_gem_unlock_reservations(DrmGemObject** objs, int count, WwAcquireCtx* acquire_ctx) {
+void drm_gem_unlock_reservations(drm_gem_object** objs, int count, WwAcquireCtx* acquire_ctx) {
     for (int i = 0; i < count; i++) dma_resv_unlock(objs[i]->resv);
     ww_acquire_fini(acquire_ctx);
 }
@@ -165,7 +165,7 @@ GemHandleTable::~GemHandleTable() {
     if (WARN_ON(!handles_.empty())) release();
 }
 
-int GemHandleTable::handle_create(DrmGemObject* obj, u32* handlep) {
+int GemHandleTable::handle_create(drm_gem_object* obj, u32* handlep) {
     // The handle holds a reference from the moment it is visible.
     drm_gem_object_get(obj);
     obj->handle_count.fetch_add(1, std::memory_order_relaxed);
@@ -184,15 +184,15 @@ int GemHandleTable::handle_create(DrmGemObject* obj, u32* handlep) {
     return 0;
 }
 
-DrmGemObject* GemHandleTable::lookup(u32 handle) {
+drm_gem_object* GemHandleTable::lookup(u32 handle) {
     SpinGuard g(table_lock_);
-    DrmGemObject* obj = handles_.load(handle);
+    drm_gem_object* obj = handles_.load(handle);
     if (obj) drm_gem_object_get(obj);
     return obj;
 }
 
 int GemHandleTable::handle_delete(u32 handle) {
-    DrmGemObject* obj;
+    drm_gem_object* obj;
     {
         SpinGuard g(table_lock_);
         obj = handles_.erase(handle);
@@ -215,7 +215,7 @@ int GemHandleTable::handle_delete(u32 handle) {
 }
 
 void GemHandleTable::release() {
-    handles_.for_each([this](u32 id, DrmGemObject*) { handle_delete(id); });
+    handles_.for_each([this](u32 id, drm_gem_object*) { handle_delete(id); });
 }
 
 }  // namespace drm

@@ -1,22 +1,22 @@
 // Mirrors include/drm/drm_gem.h: GEM buffer objects and the per-file handle table.
 //
-// DOC: GEM objects. A DrmGemObject is refcounted (kref); the last drm_gem_object_put() calls
+// DOC: GEM objects. A drm_gem_object is refcounted (kref); the last drm_gem_object_put() calls
 // funcs->free, which releases what the object type added and then drm_gem_object_release().
 // The size is page-aligned. Each object has a reservation object: its own (`_resv`) unless
 // the owner points `resv` at a shared one before first use (panthor makes a BO private to a VM
 // share the VM's resv, so locking the VM locks all its private BOs). An object may get a fake
-// mmap offset from a DrmVmaOffsetManager. The object also keeps the list of drm_gpuvm_bo
+// mmap offset from a drm_vma_offset_manager. The object also keeps the list of drm_gpuvm_bo
 // connections to the VMs it is mapped in (`gpuva.list`), protected by `gpuva.lock` for VMs in
-// immediate mode, by the resv otherwise (see drm/gpuvm.h).
+// immediate mode, by the resv otherwise (see drm/drm_gpuvm.h).
 //
-// drm_gem_private_object_init/_fini take the drm::Device as upstream does (its
+// drm_gem_private_object_init/_fini take the drm::drm_device as upstream does (its
 // vma_offset_manager is where mmap offsets come from). drm_gem_object_init still takes the
-// DrmVmaOffsetManager directly (an older signature); its callers pass
+// drm_vma_offset_manager directly (an older signature); its callers pass
 // what the device owns.
 #pragma once
 #include <boost/intrusive/list.hpp>
 
-#include "drm/vma_manager.h"
+#include "drm/drm_vma_manager.h"
 #include "kernel_shim/dma-buf/dma-resv.h"
 #include "kernel_shim/kref.h"
 #include "kernel_shim/mutex.h"
@@ -34,12 +34,12 @@ namespace drm {
 using kshim::u32;
 using kshim::u64;
 
-class Device;
-struct DrmGemObject;
+class drm_device;
+struct drm_gem_object;
 struct IosysMap;
 
 // What a drm_gpuvm_bo embeds to sit on its object's gpuva list (the kernel's
-// drm_gpuvm_bo.list.entry.gem); DrmGpuvmBo derives from it.
+// drm_gpuvm_bo.list.entry.gem); drm_gpuvm_bo derives from it.
 struct DrmGemGpuvaEntry : boost::intrusive::list_base_hook<boost::intrusive::link_mode<boost::intrusive::safe_link>> {};
 using DrmGemGpuvaList = boost::intrusive::list<DrmGemGpuvaEntry, boost::intrusive::constant_time_size<false>>;
 
@@ -49,35 +49,35 @@ struct IosysMap {
     bool is_null() const { return vaddr == nullptr; }
 };
 
-struct DrmGemObjectFuncs {
+struct drm_gem_object_funcs {
     // Called when the last reference goes; must end with drm_gem_object_release() and free.
-    void (*free)(DrmGemObject* obj) = nullptr;
-    int (*pin)(DrmGemObject* obj) = nullptr;  // resv held
-    void (*unpin)(DrmGemObject* obj) = nullptr;
-    int (*vmap)(DrmGemObject* obj, IosysMap* map) = nullptr;  // resv held
-    void (*vunmap)(DrmGemObject* obj, IosysMap* map) = nullptr;
+    void (*free)(drm_gem_object* obj) = nullptr;
+    int (*pin)(drm_gem_object* obj) = nullptr;  // resv held
+    void (*unpin)(drm_gem_object* obj) = nullptr;
+    int (*vmap)(drm_gem_object* obj, IosysMap* map) = nullptr;  // resv held
+    void (*vunmap)(drm_gem_object* obj, IosysMap* map) = nullptr;
     // DRM_GEM_OBJECT_* bits for fdinfo's memory stats (resident, purgeable, active); unset: 0.
-    unsigned (*status)(DrmGemObject* obj) = nullptr;
+    unsigned (*status)(drm_gem_object* obj) = nullptr;
     // drm_gem_object_funcs.export (a keyword here): PRIME export; unset: drm_gem_prime_export.
     // The dma_buf (one reference) or ERR_PTR(-errno).
-    kshim::dma_buf* (*export_)(DrmGemObject* obj, int flags) = nullptr;
+    kshim::dma_buf* (*export_)(drm_gem_object* obj, int flags) = nullptr;
     // PRIME export to another device: a new sg table of the (pinned) pages, which the caller
     // frees. Unset: attaching to the export gives -ENOSYS.
-    kshim::sg_table* (*get_sg_table)(DrmGemObject* obj) = nullptr;
+    kshim::sg_table* (*get_sg_table)(drm_gem_object* obj) = nullptr;
 };
 inline constexpr unsigned DRM_GEM_OBJECT_RESIDENT = 1u << 0;
 inline constexpr unsigned DRM_GEM_OBJECT_PURGEABLE = 1u << 1;
 inline constexpr unsigned DRM_GEM_OBJECT_ACTIVE = 1u << 2;
 
-struct DrmGemObject {
+struct drm_gem_object {
     kshim::kref refcount;
     // Handles pointing at the object from all handle tables (drm_gem_object.handle_count).
     std::atomic<unsigned> handle_count{0};
     u64 size = 0;
-    Device* dev = nullptr;  // set by drm_gem_private_object_init; may be null
-    const DrmGemObjectFuncs* funcs = nullptr;
-    DrmVmaOffsetManager* vma_offset_manager = nullptr;  // the device's; may be null
-    DrmVmaOffsetNode vma_node;
+    drm_device* dev = nullptr;  // set by drm_gem_private_object_init; may be null
+    const drm_gem_object_funcs* funcs = nullptr;
+    drm_vma_offset_manager* vma_offset_manager = nullptr;  // the device's; may be null
+    drm_vma_offset_node vma_node;
     // The reservation object in use: &_resv or a shared one set by the owner before first use.
     kshim::dma_resv* resv = nullptr;
     kshim::dma_resv _resv;
@@ -94,65 +94,65 @@ struct DrmGemObject {
         DrmGemGpuvaList list;  // drm_gpuvm_bo of this object, one per VM
     } gpuva;
 
-    DrmGemObject() = default;
-    DrmGemObject(const DrmGemObject&) = delete;
-    DrmGemObject& operator=(const DrmGemObject&) = delete;
+    drm_gem_object() = default;
+    drm_gem_object(const drm_gem_object&) = delete;
+    drm_gem_object& operator=(const drm_gem_object&) = delete;
 };
 
 // Initialises an object of `size` bytes (page-aligned): -EINVAL otherwise. `mgr`
 // (may be null) is where drm_gem_create_mmap_offset() will take the offset from. Upstream this
 // also sets up the shmem file; here gem_shmem allocates its pages itself, so it is
 // drm_gem_private_object_init() plus the offset manager.
-int drm_gem_object_init(DrmVmaOffsetManager* mgr, DrmGemObject* obj, u64 size);
+int drm_gem_object_init(drm_vma_offset_manager* mgr, drm_gem_object* obj, u64 size);
 // Upstream's: initialises an object without backing storage (refcount, size, own resv) for
 // device `dev` (may be null; its vma_offset_manager becomes the object's). A size that is not
 // page-aligned WARNs (upstream BUG()s) and leaves the object uninitialised.
-void drm_gem_private_object_init(Device* dev, DrmGemObject* obj, size_t size);
+void drm_gem_private_object_init(drm_device* dev, drm_gem_object* obj, size_t size);
 // Undoes drm_gem_private_object_init() only: finalises the own resv. For an object whose
 // init failed part-way; a fully set-up object goes through drm_gem_object_release().
-void drm_gem_private_object_fini(DrmGemObject* obj);
+void drm_gem_private_object_fini(drm_gem_object* obj);
 // Undoes init: frees the mmap offset, then drm_gem_private_object_fini(). WARNs if the object
 // still has handles or is still mapped in a VM.
-void drm_gem_object_release(DrmGemObject* obj);
+void drm_gem_object_release(drm_gem_object* obj);
 
 // An object whose pages are another device's (a foreign PRIME import).
-inline bool drm_gem_is_imported(const DrmGemObject* obj) { return obj->import_attach != nullptr; }
+inline bool drm_gem_is_imported(const drm_gem_object* obj) { return obj->import_attach != nullptr; }
 
-inline void drm_gem_object_get(DrmGemObject* obj) { kshim::kref_get(&obj->refcount); }
+inline void drm_gem_object_get(drm_gem_object* obj) { kshim::kref_get(&obj->refcount); }
 void drm_gem_object_free(kshim::kref* kref);
-inline void drm_gem_object_put(DrmGemObject* obj) {
+inline void drm_gem_object_put(drm_gem_object* obj) {
     if (obj) kshim::kref_put(&obj->refcount, drm_gem_object_free);
 }
 
 // drm_device.object_name_lock (one for all devices here): serialises handle_count reaching 0
-// against PRIME export/import, and protects DrmGemObject::dma_buf.
+// against PRIME export/import, and protects drm_gem_object::dma_buf.
 kshim::Mutex& drm_gem_object_name_lock();
 
-int drm_gem_create_mmap_offset(DrmGemObject* obj);
-int drm_gem_create_mmap_offset_size(DrmGemObject* obj, u64 size);
-void drm_gem_free_mmap_offset(DrmGemObject* obj);
+int drm_gem_create_mmap_offset(drm_gem_object* obj);
+int drm_gem_create_mmap_offset_size(drm_gem_object* obj, u64 size);
+void drm_gem_free_mmap_offset(drm_gem_object* obj);
 // The object owning the fake offset `offset` (bytes) for `size` bytes, referenced; or nullptr.
-DrmGemObject* drm_gem_object_lookup_at_offset(DrmVmaOffsetManager* mgr, u64 offset, u64 size);
+drm_gem_object* drm_gem_object_lookup_at_offset(drm_vma_offset_manager* mgr, u64 offset, u64 size);
 
 // Pin / vmap through the object's funcs (drm_gem.c's drm_gem_pin & co).
-int drm_gem_pin_locked(DrmGemObject* obj);
-void drm_gem_unpin_locked(DrmGemObject* obj);
-int drm_gem_pin(DrmGemObject* obj);
-void drm_gem_unpin(DrmGemObject* obj);
-int drm_gem_vmap_locked(DrmGemObject* obj, IosysMap* map);
-void drm_gem_vunmap_locked(DrmGemObject* obj, IosysMap* map);
-int drm_gem_vmap(DrmGemObject* obj, IosysMap* map);
-void drm_gem_vunmap(DrmGemObject* obj, IosysMap* map);
+int drm_gem_pin_locked(drm_gem_object* obj);
+void drm_gem_unpin_locked(drm_gem_object* obj);
+int drm_gem_pin(drm_gem_object* obj);
+void drm_gem_unpin(drm_gem_object* obj);
+int drm_gem_vmap_locked(drm_gem_object* obj, IosysMap* map);
+void drm_gem_vunmap_locked(drm_gem_object* obj, IosysMap* map);
+int drm_gem_vmap(drm_gem_object* obj, IosysMap* map);
+void drm_gem_vunmap(drm_gem_object* obj, IosysMap* map);
 
 // Locks the resvs of `objs` (a ww_acquire_ctx loop; drm_gem_lock_reservations).
-int drm_gem_lock_reservations(DrmGemObject** objs, int count, kshim::WwAcquireCtx* acquire_ctx);
-void drm_gem_unlock_reservations(DrmGemObject** objs, int count, kshim::WwAcquireCtx* acquire_ctx);
+int drm_gem_lock_reservations(drm_gem_object** objs, int count, kshim::WwAcquireCtx* acquire_ctx);
+void drm_gem_unlock_reservations(drm_gem_object** objs, int count, kshim::WwAcquireCtx* acquire_ctx);
 
 #define drm_gem_gpuva_assert_resv_held(obj) dma_resv_assert_held((obj)->resv)
 
 // ---- handles (drm_gem.c: drm_gem_handle_create & co, the per-file object_idr) ----
 //
-// One per open file (embedded in drm::File). Handles start at 1; each handle holds
+// One per open file (embedded in drm::drm_file). Handles start at 1; each handle holds
 // a reference on its object, so an object lives while a handle or any other user (a VM
 // mapping) holds it.
 class GemHandleTable {
@@ -163,9 +163,9 @@ public:
     GemHandleTable& operator=(const GemHandleTable&) = delete;
 
     // drm_gem_handle_create: a new handle for obj (takes a reference). 0, or -ENOMEM/-ENOSPC.
-    int handle_create(DrmGemObject* obj, u32* handlep);
+    int handle_create(drm_gem_object* obj, u32* handlep);
     // drm_gem_object_lookup: the object, with a reference the caller must put; nullptr if none.
-    DrmGemObject* lookup(u32 handle);
+    drm_gem_object* lookup(u32 handle);
     // drm_gem_handle_delete (DRM_IOCTL_GEM_CLOSE): 0, or -EINVAL for an unknown handle.
     int handle_delete(u32 handle);
     // drm_gem_release: drops every handle (file close).
@@ -185,7 +185,7 @@ public:
 private:
     // Protects the lookup-then-get against a concurrent delete (the kernel's table_lock).
     kshim::SpinLock table_lock_{"drm_file.table_lock"};
-    kshim::XArray<DrmGemObject> handles_{kshim::XA_FLAGS_ALLOC1};
+    kshim::XArray<drm_gem_object> handles_{kshim::XA_FLAGS_ALLOC1};
 };
 
 }  // namespace drm

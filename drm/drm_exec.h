@@ -1,6 +1,6 @@
 // Mirrors include/drm/drm_exec.h: locking many GEM objects' reservations at once.
 //
-// DOC: Overview. A DrmExec holds a ww_acquire_ctx and the array of objects it has locked (each
+// DOC: Overview. A drm_exec holds a ww_acquire_ctx and the array of objects it has locked (each
 // with a reference). Lock calls that hit a wound/wait back-off (-EDEADLK) remember the
 // contended object and return -EDEADLK; drm_exec_retry_on_contention() then jumps back to the
 // top of drm_exec_until_all_locked(), which drops every lock, takes the contended one first
@@ -20,51 +20,51 @@
 // nested loops of the body (g++ and clang++ accept it in C++); leaving the body by the retry
 // jump runs the destructors of locals declared inside it, as any goto does.
 #pragma once
-#include "drm/gem.h"
+#include "drm/drm_gem.h"
 
 namespace drm {
 
 inline constexpr u32 DRM_EXEC_INTERRUPTIBLE_WAIT = 1u << 0;
 inline constexpr u32 DRM_EXEC_IGNORE_DUPLICATES = 1u << 1;
 
-struct DrmExec {
+struct drm_exec {
     u32 flags = 0;
     kshim::WwAcquireCtx ticket;
     unsigned num_objects = 0;
     unsigned max_objects = 0;
-    DrmGemObject** objects = nullptr;  // locked objects, each referenced; kmalloc'ed
+    drm_gem_object** objects = nullptr;  // locked objects, each referenced; kmalloc'ed
     // The object that made us back off (referenced), null, or kDummy before the first pass.
-    DrmGemObject* contended = nullptr;
+    drm_gem_object* contended = nullptr;
     // Locked by the slow path at the top of a pass, waiting for the body to ask for it again.
-    DrmGemObject* prelocked = nullptr;
+    drm_gem_object* prelocked = nullptr;
 };
 
-// Marks "the loop has not started" in DrmExec::contended (upstream DRM_EXEC_DUMMY).
-inline DrmGemObject* const DRM_EXEC_DUMMY = reinterpret_cast<DrmGemObject*>(~uintptr_t{0});
+// Marks "the loop has not started" in drm_exec::contended (upstream DRM_EXEC_DUMMY).
+inline drm_gem_object* const DRM_EXEC_DUMMY = reinterpret_cast<drm_gem_object*>(~uintptr_t{0});
 
 // nr: expected number of objects (0: a page worth).
-void drm_exec_init(DrmExec* exec, u32 flags, unsigned nr);
-void drm_exec_fini(DrmExec* exec);
+void drm_exec_init(drm_exec* exec, u32 flags, unsigned nr);
+void drm_exec_fini(drm_exec* exec);
 // Loop condition of drm_exec_until_all_locked: true to run (again) the body.
-bool drm_exec_cleanup(DrmExec* exec);
+bool drm_exec_cleanup(drm_exec* exec);
 // 0; -EDEADLK (retry); -EALREADY for an object already locked in this context unless
 // DRM_EXEC_IGNORE_DUPLICATES; -ENOMEM.
-int drm_exec_lock_obj(DrmExec* exec, DrmGemObject* obj);
-void drm_exec_unlock_obj(DrmExec* exec, DrmGemObject* obj);
+int drm_exec_lock_obj(drm_exec* exec, drm_gem_object* obj);
+void drm_exec_unlock_obj(drm_exec* exec, drm_gem_object* obj);
 // Locks and reserves num_fences fence slots.
-int drm_exec_prepare_obj(DrmExec* exec, DrmGemObject* obj, unsigned num_fences);
-int drm_exec_prepare_array(DrmExec* exec, DrmGemObject** objects, unsigned num_objects, unsigned num_fences);
+int drm_exec_prepare_obj(drm_exec* exec, drm_gem_object* obj, unsigned num_fences);
+int drm_exec_prepare_array(drm_exec* exec, drm_gem_object** objects, unsigned num_objects, unsigned num_fences);
 
-inline bool drm_exec_is_contended(const DrmExec* exec) { return exec->contended != nullptr; }
-inline kshim::WwAcquireCtx* drm_exec_ticket(DrmExec* exec) { return &exec->ticket; }
+inline bool drm_exec_is_contended(const drm_exec* exec) { return exec->contended != nullptr; }
+inline kshim::WwAcquireCtx* drm_exec_ticket(drm_exec* exec) { return &exec->ticket; }
 
 // drm_exec_for_each_locked_object(exec, index, obj) as a call: f(index, obj) in lock order.
 template <class F>
-void drm_exec_for_each_locked_object(DrmExec* exec, F&& f) {
+void drm_exec_for_each_locked_object(drm_exec* exec, F&& f) {
     for (unsigned i = 0; i < exec->num_objects; i++) f(i, exec->objects[i]);
 }
 template <class F>
-void drm_exec_for_each_locked_object_reverse(DrmExec* exec, F&& f) {
+void drm_exec_for_each_locked_object_reverse(drm_exec* exec, F&& f) {
     for (unsigned i = exec->num_objects; i-- > 0;) f(i, exec->objects[i]);
 }
 

@@ -2,12 +2,12 @@
 // its own library (drm_syncobj_sched) so drm_syncobj does not depend on drm_sched.
 #pragma once
 #include "drm/sched/gpu_scheduler.h"
-#include "drm/syncobj.h"
+#include "drm/drm_syncobj.h"
 
 namespace drm {
 
 // Adds the fence of syncobj (handle, point) in `file` as a dependency of `job`: 0, or the errno
 // of drm_syncobj_find_fence / drm_sched_job_add_dependency.
-int drm_sched_job_add_syncobj_dependency(drm_sched_job* job, File* file, u32 handle, u32 point);
+int drm_sched_job_add_syncobj_dependency(drm_sched_job* job, drm_file* file, u32 handle, u32 point);
 
 }  // namespace drm

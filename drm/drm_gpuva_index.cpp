@@ -1,5 +1,5 @@
 // The B+tree address index of drm_gpuvm (see gpuva_index.h for the why).
-#include "drm/gpuva_index.h"
+#include "drm/drm_gpuva_index.h"
 
 #include <cerrno>
 #include <new>
@@ -162,7 +162,7 @@ GpuvaIndexNode* GpuvaIndex::leaf_for(u64 key) const {
     return descend(key, nullptr, nullptr);
 }
 
-int GpuvaIndex::insert(u64 key, DrmGpuva* va) {
+int GpuvaIndex::insert(u64 key, drm_gpuva* va) {
     if (key == kGpuvaIndexNoKey) return -EINVAL;
     if (!root_) {
         GpuvaIndexNode* leaf = take_node();
@@ -310,7 +310,7 @@ void GpuvaIndex::rebalance(GpuvaIndexNode** path, unsigned* idx, unsigned level)
     }
 }
 
-DrmGpuva* GpuvaIndex::erase(u64 key) {
+drm_gpuva* GpuvaIndex::erase(u64 key) {
     if (!root_ || key == kGpuvaIndexNoKey) return nullptr;
     GpuvaIndexNode* path[kMaxHeight];
     unsigned idx[kMaxHeight];
@@ -320,7 +320,7 @@ DrmGpuva* GpuvaIndex::erase(u64 key) {
     if (need_path) node = descend(key, path, idx);
     const unsigned pos = leaf_upper(node, key);
     if (pos == 0 || node->keys[pos - 1] != key) return nullptr;
-    auto* va = static_cast<DrmGpuva*>(node->ptrs[pos - 1]);
+    auto* va = static_cast<drm_gpuva*>(node->ptrs[pos - 1]);
     remove_at(node, pos - 1);
     size_--;
     if (need_path) {
@@ -330,7 +330,7 @@ DrmGpuva* GpuvaIndex::erase(u64 key) {
     return va;
 }
 
-void GpuvaIndex::bounds(u64 addr, DrmGpuva** floor, DrmGpuva** ceil) const {
+void GpuvaIndex::bounds(u64 addr, drm_gpuva** floor, drm_gpuva** ceil) const {
     *floor = *ceil = nullptr;
     const GpuvaIndexNode* node = root_;
     if (!node) return;
@@ -342,21 +342,21 @@ void GpuvaIndex::bounds(u64 addr, DrmGpuva** floor, DrmGpuva** ceil) const {
     // Routing sent addr here, so the keys of the leaves before are all < addr and those of
     // the leaves after are all > addr: at an edge the answer is the neighbour's end entry.
     if (pos > 0)
-        *floor = static_cast<DrmGpuva*>(node->ptrs[pos - 1]);
+        *floor = static_cast<drm_gpuva*>(node->ptrs[pos - 1]);
     else if (node->prev)
-        *floor = static_cast<DrmGpuva*>(node->prev->ptrs[node->prev->n - 1]);
+        *floor = static_cast<drm_gpuva*>(node->prev->ptrs[node->prev->n - 1]);
     if (pos < node->n)
-        *ceil = static_cast<DrmGpuva*>(node->ptrs[pos]);
+        *ceil = static_cast<drm_gpuva*>(node->ptrs[pos]);
     else if (node->next)
-        *ceil = static_cast<DrmGpuva*>(node->next->ptrs[0]);
+        *ceil = static_cast<drm_gpuva*>(node->next->ptrs[0]);
 }
 
-DrmGpuva* GpuvaIndex::find(u64 key) const {
+drm_gpuva* GpuvaIndex::find(u64 key) const {
     const GpuvaIndexNode* node = root_;
     if (!node || key == kGpuvaIndexNoKey) return nullptr;
     node = leaf_for(key);
     const unsigned pos = leaf_upper(node, key);
-    return pos > 0 && node->keys[pos - 1] == key ? static_cast<DrmGpuva*>(node->ptrs[pos - 1]) : nullptr;
+    return pos > 0 && node->keys[pos - 1] == key ? static_cast<drm_gpuva*>(node->ptrs[pos - 1]) : nullptr;
 }
 
 void GpuvaIndex::clear_subtree(GpuvaIndexNode* node, unsigned level) {

@@ -21,7 +21,7 @@ struct eventfd_ctx;
 namespace drm {
 
 struct drm_syncobj;
-struct File;
+struct drm_file;
 
 struct syncobj_eventfd_entry {
     boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::safe_link>> node;
@@ -48,6 +48,6 @@ void syncobj_eventfd_entry_free(syncobj_eventfd_entry* entry);
 // DRM_IOCTL_SYNCOBJ_EVENTFD: -EOPNOTSUPP without DRIVER_SYNCOBJ_TIMELINE, -EINVAL for flags other
 // than WAIT_AVAILABLE or a non-zero pad, -ENOENT for an unknown handle, then eventfd_ctx_fdget's
 // -EBADF / -EINVAL, -ENOMEM.
-int drm_syncobj_eventfd_ioctl(Device* dev, void* data, File* file);
+int drm_syncobj_eventfd_ioctl(drm_device* dev, void* data, drm_file* file);
 
 }  // namespace drm

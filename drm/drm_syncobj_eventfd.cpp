@@ -1,9 +1,9 @@
 // Mirrors the DRM_IOCTL_SYNCOBJ_EVENTFD part of drivers/gpu/drm/drm_syncobj.c (see
-// drm/syncobj_eventfd.h).
-#include "drm/syncobj_eventfd.h"
+// drm/drm_syncobj_eventfd.h).
+#include "drm/drm_syncobj_eventfd.h"
 
 #include "drm/drm_file.h"
-#include "drm/syncobj.h"
+#include "drm/drm_syncobj.h"
 #include "kernel_shim/eventfd.h"
 #include "kernel_shim/lockdep.h"
 #include "kernel_shim/slab.h"
@@ -60,7 +60,7 @@ static void drm_syncobj_add_eventfd(drm_syncobj* syncobj, syncobj_eventfd_entry*
     syncobj_eventfd_entry_func(syncobj, entry);
 }
 
-int drm_syncobj_eventfd_ioctl(Device* dev, void* data, File* file) {
+int drm_syncobj_eventfd_ioctl(drm_device* dev, void* data, drm_file* file) {
     auto* args = static_cast<uapi::drm_syncobj_eventfd*>(data);
     if (!drm_core_check_feature(dev, DRIVER_SYNCOBJ_TIMELINE)) return -EOPNOTSUPP;
     if (args->flags & ~DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE) return -EINVAL;

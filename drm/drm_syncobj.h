@@ -15,7 +15,7 @@
 #include <boost/intrusive/list.hpp>
 
 #include "drm/drm_device.h"
-#include "drm/syncobj_eventfd.h"
+#include "drm/drm_syncobj_eventfd.h"
 #include "kernel_shim/dma-buf/dma-fence-chain.h"
 #include "kernel_shim/dma-buf/sync_file.h"
 #include "kernel_shim/kref.h"
@@ -27,7 +27,7 @@ using kshim::dma_fence;
 using kshim::dma_fence_chain;
 using kshim::s64;
 
-struct File;
+struct drm_file;
 
 // One waiter's interest in one syncobj (struct syncobj_wait_entry).
 struct syncobj_wait_entry {
@@ -72,11 +72,11 @@ drm_syncobj* drm_syncobj_fdget(int fd);
 // A new reference to the current fence (nullptr when none).
 dma_fence* drm_syncobj_fence_get(drm_syncobj* syncobj);
 // Looks a handle up in file; a new reference or nullptr.
-drm_syncobj* drm_syncobj_find(File* file, u32 handle);
+drm_syncobj* drm_syncobj_find(drm_file* file, u32 handle);
 // A new handle in file for syncobj (takes its own reference). 0, -ENOMEM, -ENOSPC.
-int drm_syncobj_get_handle(File* file, drm_syncobj* syncobj, u32* handle);
+int drm_syncobj_get_handle(drm_file* file, drm_syncobj* syncobj, u32* handle);
 // Drops the file's handle: 0 or -EINVAL for an unknown handle.
-int drm_syncobj_destroy(File* file, u32 handle);
+int drm_syncobj_destroy(drm_file* file, u32 handle);
 // Replaces the fence (binary slot); a null fence resets. Wakes waiters that can now proceed.
 void drm_syncobj_replace_fence(drm_syncobj* syncobj, dma_fence* fence);
 // Adds `fence` as timeline point `point` using the preallocated `chain` (which it consumes).
@@ -85,9 +85,9 @@ void drm_syncobj_add_point(drm_syncobj* syncobj, dma_fence_chain* chain, dma_fen
 // 5 s for the point to get a fence). 0 with a reference in *fence (a signalled stub when the
 // point already signalled); -ENOENT (handle), -EINVAL (no fence / point past the head, or bad
 // flags), -ETIME (WAIT_FOR_SUBMIT timed out).
-int drm_syncobj_find_fence(File* file, u32 handle, u64 point, u64 flags, dma_fence** fence);
+int drm_syncobj_find_fence(drm_file* file, u32 handle, u64 point, u64 flags, dma_fence** fence);
 // Closing a file: drops all of its syncobj handles.
-void drm_syncobj_release(File* file);
+void drm_syncobj_release(drm_file* file);
 
 // Waits on syncobjs[0..count) at points (nullptr: all 0) with the ioctl semantics: returns the
 // jiffies left (>= 0), or -ETIME, -EINVAL, -ENOMEM. *idx gets the first signalled index.
@@ -98,22 +98,22 @@ long drm_timeout_abs_to_jiffies(s64 timeout_nsec);
 
 // ---- sync_file export/import (the fd-less half of HANDLE_TO_FD / FD_TO_HANDLE) ----
 // A new sync_file with the fence of (handle, point): 0, -ENOENT, -EINVAL, -ENOMEM.
-int drm_syncobj_export_sync_file_obj(File* file, u32 handle, u64 point, kshim::sync_file** out);
+int drm_syncobj_export_sync_file_obj(drm_file* file, u32 handle, u64 point, kshim::sync_file** out);
 // Puts the sync_file's fence into (handle, point): point 0 replaces, else adds a point.
-int drm_syncobj_import_sync_file_obj(File* file, kshim::sync_file* sfile, u32 handle, u64 point);
+int drm_syncobj_import_sync_file_obj(drm_file* file, kshim::sync_file* sfile, u32 handle, u64 point);
 
 // ---- ioctls (drm_ioctl.cpp's core table points here) ----
-int drm_syncobj_create_ioctl(Device* dev, void* data, File* file);
-int drm_syncobj_destroy_ioctl(Device* dev, void* data, File* file);
-int drm_syncobj_handle_to_fd_ioctl(Device* dev, void* data, File* file);
-int drm_syncobj_fd_to_handle_ioctl(Device* dev, void* data, File* file);
-int drm_syncobj_transfer_ioctl(Device* dev, void* data, File* file);
-int drm_syncobj_wait_ioctl(Device* dev, void* data, File* file);
-int drm_syncobj_timeline_wait_ioctl(Device* dev, void* data, File* file);
-int drm_syncobj_reset_ioctl(Device* dev, void* data, File* file);
-int drm_syncobj_signal_ioctl(Device* dev, void* data, File* file);
-int drm_syncobj_timeline_signal_ioctl(Device* dev, void* data, File* file);
-int drm_syncobj_query_ioctl(Device* dev, void* data, File* file);
-// drm_syncobj_eventfd_ioctl: drm/syncobj_eventfd.h
+int drm_syncobj_create_ioctl(drm_device* dev, void* data, drm_file* file);
+int drm_syncobj_destroy_ioctl(drm_device* dev, void* data, drm_file* file);
+int drm_syncobj_handle_to_fd_ioctl(drm_device* dev, void* data, drm_file* file);
+int drm_syncobj_fd_to_handle_ioctl(drm_device* dev, void* data, drm_file* file);
+int drm_syncobj_transfer_ioctl(drm_device* dev, void* data, drm_file* file);
+int drm_syncobj_wait_ioctl(drm_device* dev, void* data, drm_file* file);
+int drm_syncobj_timeline_wait_ioctl(drm_device* dev, void* data, drm_file* file);
+int drm_syncobj_reset_ioctl(drm_device* dev, void* data, drm_file* file);
+int drm_syncobj_signal_ioctl(drm_device* dev, void* data, drm_file* file);
+int drm_syncobj_timeline_signal_ioctl(drm_device* dev, void* data, drm_file* file);
+int drm_syncobj_query_ioctl(drm_device* dev, void* data, drm_file* file);
+// drm_syncobj_eventfd_ioctl: drm/drm_syncobj_eventfd.h
 
 }  // namespace drm

@@ -6,7 +6,7 @@
 // link or unlink, refresh_subtree_max() recomputes the augmentation along the rebalanced path.
 // LOW/HIGH then find the nearest hole big enough by descending only into subtrees whose
 // largest hole fits: O(log holes) per candidate, however fragmented the range.
-#include "drm/mm.h"
+#include "drm/drm_mm.h"
 
 #include <algorithm>
 #include <bit>
@@ -38,12 +38,12 @@ struct HoleAddrTraits {
 };
 using HoleAddrAlgo = boost::intrusive::rbtree_algorithms<HoleAddrTraits>;
 
-// Only ever applied to tree members, never to the header (which is not a DrmMmNode).
-DrmMmNode* hole_node(HoleAddrLink* link) { return static_cast<DrmMmNode*>(link); }
+// Only ever applied to tree members, never to the header (which is not a drm_mm_node).
+drm_mm_node* hole_node(HoleAddrLink* link) { return static_cast<drm_mm_node*>(link); }
 u64 hole_start(HoleAddrLink* link) { return __drm_mm_hole_node_start(hole_node(link)); }
 u64 hole_size(HoleAddrLink* link) { return hole_node(link)->hole_size_; }
 u64 subtree_max(const HoleAddrLink* link) { return link ? link->subtree_max_hole_ : 0; }
-HoleAddrLink* hole_root(DrmMm* mm) { return mm->holes_addr_.hole_parent_; }
+HoleAddrLink* hole_root(drm_mm* mm) { return mm->holes_addr_.hole_parent_; }
 
 void recompute_subtree_max(HoleAddrLink* link) {
     link->subtree_max_hole_ =
@@ -54,7 +54,7 @@ void recompute_subtree_max(HoleAddrLink* link) {
 // changed) to the root and their immediate children, and a node rotated off the path keeps
 // unchanged subtrees under it. So recomputing, bottom-up, each path node after its off-path
 // children restores every subtree_max_hole_ (tests/drm_mm checks the whole tree after churn).
-void refresh_subtree_max(DrmMm* mm, HoleAddrLink* bottom) {
+void refresh_subtree_max(drm_mm* mm, HoleAddrLink* bottom) {
     HoleAddrLink* header = &mm->holes_addr_;
     HoleAddrLink* below = nullptr;
     for (HoleAddrLink* n = bottom; n != header; below = n, n = n->hole_parent_) {
@@ -64,7 +64,7 @@ void refresh_subtree_max(DrmMm* mm, HoleAddrLink* bottom) {
     }
 }
 
-void hole_addr_insert(DrmMm* mm, DrmMmNode* node) {
+void hole_addr_insert(drm_mm* mm, drm_mm_node* node) {
     HoleAddrLink* link = node;
     link->subtree_max_hole_ = node->hole_size_;
     HoleAddrAlgo::insert_equal_upper_bound(&mm->holes_addr_, link, [](HoleAddrLink* a, HoleAddrLink* b) {
@@ -73,7 +73,7 @@ void hole_addr_insert(DrmMm* mm, DrmMmNode* node) {
     refresh_subtree_max(mm, link);
 }
 
-void hole_addr_erase(DrmMm* mm, DrmMmNode* node) {
+void hole_addr_erase(drm_mm* mm, drm_mm_node* node) {
     HoleAddrLink* z = node;
     // The node whose child changes when z goes: its in-order successor's parent (or the
     // successor itself when it is z's right child) if z has two children, else z's parent.
@@ -114,7 +114,7 @@ HoleAddrLink* rightmost_fit(HoleAddrLink* t, u64 size) {
 
 // The next hole above `link` in address order that has at least `size` (upstream's
 // next_hole_low_addr), or nullptr.
-DrmMmNode* next_hole_low_addr(DrmMm* mm, HoleAddrLink* link, u64 size) {
+drm_mm_node* next_hole_low_addr(drm_mm* mm, HoleAddrLink* link, u64 size) {
     if (subtree_max(link->hole_right_) >= size) return hole_node(leftmost_fit(link->hole_right_, size));
     for (HoleAddrLink* p = link->hole_parent_; p != &mm->holes_addr_; link = p, p = p->hole_parent_) {
         if (p->hole_left_ != link) continue;
@@ -125,7 +125,7 @@ DrmMmNode* next_hole_low_addr(DrmMm* mm, HoleAddrLink* link, u64 size) {
 }
 
 // The next hole below `link` that has at least `size` (next_hole_high_addr), or nullptr.
-DrmMmNode* next_hole_high_addr(DrmMm* mm, HoleAddrLink* link, u64 size) {
+drm_mm_node* next_hole_high_addr(drm_mm* mm, HoleAddrLink* link, u64 size) {
     if (subtree_max(link->hole_left_) >= size) return hole_node(rightmost_fit(link->hole_left_, size));
     for (HoleAddrLink* p = link->hole_parent_; p != &mm->holes_addr_; link = p, p = p->hole_parent_) {
         if (p->hole_right_ != link) continue;
@@ -135,14 +135,14 @@ DrmMmNode* next_hole_high_addr(DrmMm* mm, HoleAddrLink* link, u64 size) {
     return nullptr;
 }
 
-const DrmMmNode* next_in_list(const DrmMm* mm, const DrmMmNode* node) {
+const drm_mm_node* next_in_list(const drm_mm* mm, const drm_mm_node* node) {
     auto it = mm->node_list_.iterator_to(*node);
     ++it;
     return it == mm->node_list_.end() ? &*mm->node_list_.begin() : &*it;
 }
 
-void add_hole(DrmMmNode* node) {
-    DrmMm* mm = node->mm;
+void add_hole(drm_mm_node* node) {
+    drm_mm* mm = node->mm;
     node->hole_size_ = __drm_mm_hole_node_end(node) - __drm_mm_hole_node_start(node);
     node->hole_seq_ = ++mm->hole_seq_;
     BUG_ON(!drm_mm_hole_follows(node));
@@ -151,8 +151,8 @@ void add_hole(DrmMmNode* node) {
     mm->hole_stack_.push_front(*node);
 }
 
-void rm_hole(DrmMmNode* node) {
-    DrmMm* mm = node->mm;
+void rm_hole(drm_mm_node* node) {
+    drm_mm* mm = node->mm;
     BUG_ON(!drm_mm_hole_follows(node));
     mm->hole_stack_.erase(mm->hole_stack_.iterator_to(*node));
     mm->holes_size_.erase(mm->holes_size_.iterator_to(*node));
@@ -161,7 +161,7 @@ void rm_hole(DrmMmNode* node) {
 }
 
 // The hole containing addr (either end inclusive, as upstream), or nullptr.
-DrmMmNode* find_hole(DrmMm* mm, u64 addr) {
+drm_mm_node* find_hole(drm_mm* mm, u64 addr) {
     HoleAddrLink* best = nullptr;  // the last hole starting at or below addr
     for (HoleAddrLink* n = hole_root(mm); n;) {
         if (hole_start(n) <= addr) {
@@ -176,13 +176,13 @@ DrmMmNode* find_hole(DrmMm* mm, u64 addr) {
 }
 
 // The smallest hole of at least `size`; the newest among equals (upstream: best_hole).
-DrmMmNode* best_hole(DrmMm* mm, u64 size) {
+drm_mm_node* best_hole(drm_mm* mm, u64 size) {
     auto it = mm->holes_size_.lower_bound(std::pair<u64, u64>{size, 0});
     return it == mm->holes_size_.end() ? nullptr : &*it;
 }
 
 // LOW: the lowest hole of at least `size` among those containing or above `start`.
-DrmMmNode* first_hole_low(DrmMm* mm, u64 start, u64 size) {
+drm_mm_node* first_hole_low(drm_mm* mm, u64 start, u64 size) {
     HoleAddrLink* first = nullptr;  // the lowest hole ending above start (holes never overlap)
     for (HoleAddrLink* n = hole_root(mm); n;) {
         if (hole_start(n) + hole_size(n) > start) {
@@ -197,7 +197,7 @@ DrmMmNode* first_hole_low(DrmMm* mm, u64 start, u64 size) {
 }
 
 // HIGH: the highest hole of at least `size` among those starting below `end`.
-DrmMmNode* first_hole_high(DrmMm* mm, u64 end, u64 size) {
+drm_mm_node* first_hole_high(drm_mm* mm, u64 end, u64 size) {
     HoleAddrLink* last = nullptr;
     for (HoleAddrLink* n = hole_root(mm); n;) {
         if (hole_start(n) < end) {
@@ -211,7 +211,7 @@ DrmMmNode* first_hole_high(DrmMm* mm, u64 end, u64 size) {
     return next_hole_high_addr(mm, last, size);
 }
 
-DrmMmNode* first_hole(DrmMm* mm, u64 start, u64 end, u64 size, unsigned mode) {
+drm_mm_node* first_hole(drm_mm* mm, u64 start, u64 end, u64 size, unsigned mode) {
     switch (mode) {
     default:
     case DRM_MM_INSERT_BEST:
@@ -227,7 +227,7 @@ DrmMmNode* first_hole(DrmMm* mm, u64 start, u64 end, u64 size, unsigned mode) {
 
 // The candidate after `node` in the mode's order. BEST and EVICT walk their index one by one
 // (a hole there is skipped only for alignment, color or range, as upstream).
-DrmMmNode* next_hole(DrmMm* mm, DrmMmNode* node, u64 size, unsigned mode) {
+drm_mm_node* next_hole(drm_mm* mm, drm_mm_node* node, u64 size, unsigned mode) {
     switch (mode) {
     default:
     case DRM_MM_INSERT_BEST: {
@@ -269,7 +269,7 @@ bool place_in_hole(u64 col_start, u64 col_end, u64 range_start, u64 range_end, u
 }
 
 // Links an already-placed node in after `hole`, splitting the hole around it.
-void insert_into_hole(DrmMm* mm, DrmMmNode* hole, DrmMmNode* node) {
+void insert_into_hole(drm_mm* mm, drm_mm_node* hole, drm_mm_node* node) {
     u64 hole_start = __drm_mm_hole_node_start(hole);
     u64 hole_end = hole_start + hole->hole_size_;
 
@@ -286,7 +286,7 @@ void insert_into_hole(DrmMm* mm, DrmMmNode* hole, DrmMmNode* node) {
 
 }  // namespace
 
-DrmMm::~DrmMm() {
+drm_mm::~drm_mm() {
     // Boost's safe-mode hooks insist on being unlinked before the nodes that own them go away.
     hole_stack_.clear();
     HoleAddrAlgo::init_header(&holes_addr_);
@@ -295,18 +295,18 @@ DrmMm::~DrmMm() {
     node_list_.clear();
 }
 
-u64 __drm_mm_hole_node_end(const DrmMmNode* node) { return next_in_list(node->mm, node)->start; }
+u64 __drm_mm_hole_node_end(const drm_mm_node* node) { return next_in_list(node->mm, node)->start; }
 
-const DrmMmNode* drm_mm_next_node(const DrmMmNode* node) { return next_in_list(node->mm, node); }
+const drm_mm_node* drm_mm_next_node(const drm_mm_node* node) { return next_in_list(node->mm, node); }
 
-const DrmMmNode* drm_mm_prev_node(const DrmMmNode* node) {
-    const DrmMm* mm = node->mm;
+const drm_mm_node* drm_mm_prev_node(const drm_mm_node* node) {
+    const drm_mm* mm = node->mm;
     auto it = mm->node_list_.iterator_to(*node);
     if (it == mm->node_list_.begin()) return &mm->node_list_.back();
     return &*std::prev(it);
 }
 
-void drm_mm_init(DrmMm* mm, u64 start, u64 size) {
+void drm_mm_init(drm_mm* mm, u64 start, u64 size) {
     if (WARN_ON(start + size <= start)) return;
     if (WARN_ON(mm->initialized_ && !drm_mm_clean(mm))) return;
 
@@ -320,8 +320,8 @@ void drm_mm_init(DrmMm* mm, u64 start, u64 size) {
 
     // The head node sits at the end of the range with a wrapped negative size, so the hole that
     // "follows" it is the free space at the start: no special case for the first hole.
-    DrmMmNode& head = mm->head_node_;
-    head = DrmMmNode{};
+    drm_mm_node& head = mm->head_node_;
+    head = drm_mm_node{};
     head.mm = mm;
     head.start = start + size;
     head.size = u64{0} - size;
@@ -330,20 +330,20 @@ void drm_mm_init(DrmMm* mm, u64 start, u64 size) {
     mm->initialized_ = true;
 }
 
-bool drm_mm_clean(const DrmMm* mm) {
+bool drm_mm_clean(const drm_mm* mm) {
     auto it = mm->node_list_.begin();
     return it == mm->node_list_.end() || ++it == mm->node_list_.end();
 }
 
-void drm_mm_takedown(DrmMm* mm) {
+void drm_mm_takedown(drm_mm* mm) {
     if (WARN(!drm_mm_clean(mm), "Memory manager not clean during takedown.\n")) {
-        drm_mm_for_each_node(mm, [](const DrmMmNode* n) {
+        drm_mm_for_each_node(mm, [](const drm_mm_node* n) {
             WARN(true, "node [%08llx + %08llx]: leaked\n", (unsigned long long)n->start, (unsigned long long)n->size);
         });
     }
 }
 
-int drm_mm_reserve_node(DrmMm* mm, DrmMmNode* node) {
+int drm_mm_reserve_node(drm_mm* mm, drm_mm_node* node) {
     if (WARN_ON(mm->scan_active_)) return -EBUSY;
     // An allocated node occupies its own range, so the kernel answers -ENOSPC here too.
     if (node->allocated_) return -ENOSPC;
@@ -351,7 +351,7 @@ int drm_mm_reserve_node(DrmMm* mm, DrmMmNode* node) {
     u64 end = node->start + node->size;
     if (end <= node->start) return -ENOSPC;  // zero size or wrap-around
 
-    DrmMmNode* hole = find_hole(mm, node->start);
+    drm_mm_node* hole = find_hole(mm, node->start);
     if (!hole) return -ENOSPC;
 
     u64 adj_start = __drm_mm_hole_node_start(hole);
@@ -363,7 +363,7 @@ int drm_mm_reserve_node(DrmMm* mm, DrmMmNode* node) {
     return 0;
 }
 
-int drm_mm_insert_node_in_range(DrmMm* mm, DrmMmNode* node, u64 size, u64 alignment, unsigned long color,
+int drm_mm_insert_node_in_range(drm_mm* mm, drm_mm_node* node, u64 size, u64 alignment, unsigned long color,
                                 u64 range_start, u64 range_end, unsigned mode) {
     if (WARN_ON(node->allocated_)) return -EINVAL;
     if (WARN_ON(mm->scan_active_)) return -EBUSY;
@@ -375,7 +375,7 @@ int drm_mm_insert_node_in_range(DrmMm* mm, DrmMmNode* node, u64 size, u64 alignm
     mode &= ~unsigned{DRM_MM_INSERT_ONCE};
     const u64 remainder_mask = std::has_single_bit(alignment) ? alignment - 1 : 0;
 
-    for (DrmMmNode* hole = first_hole(mm, range_start, range_end, size, mode); hole;
+    for (drm_mm_node* hole = first_hole(mm, range_start, range_end, size, mode); hole;
          hole = once ? nullptr : next_hole(mm, hole, size, mode)) {
         u64 hole_start = __drm_mm_hole_node_start(hole);
         u64 hole_end = hole_start + hole->hole_size_;
@@ -399,12 +399,12 @@ int drm_mm_insert_node_in_range(DrmMm* mm, DrmMmNode* node, u64 size, u64 alignm
     return -ENOSPC;
 }
 
-void drm_mm_remove_node(DrmMmNode* node) {
+void drm_mm_remove_node(drm_mm_node* node) {
     if (WARN_ON(!node->allocated_)) return;
-    DrmMm* mm = node->mm;
+    drm_mm* mm = node->mm;
     if (WARN_ON(node->scanned_block_ || mm->scan_active_)) return;
 
-    DrmMmNode* prev = const_cast<DrmMmNode*>(drm_mm_prev_node(node));
+    drm_mm_node* prev = const_cast<drm_mm_node*>(drm_mm_prev_node(node));
     if (drm_mm_hole_follows(node)) rm_hole(node);
     mm->nodes_.erase(mm->nodes_.iterator_to(*node));
     mm->node_list_.erase(mm->node_list_.iterator_to(*node));
@@ -414,7 +414,7 @@ void drm_mm_remove_node(DrmMmNode* node) {
     add_hole(prev);
 }
 
-void drm_mm_replace_node(DrmMmNode* old_node, DrmMmNode* new_node) {
+void drm_mm_replace_node(drm_mm_node* old_node, drm_mm_node* new_node) {
     if (WARN_ON(!old_node->allocated_) || WARN_ON(new_node->allocated_)) return;
 
     new_node->color = old_node->color;
@@ -440,21 +440,21 @@ void drm_mm_replace_node(DrmMmNode* old_node, DrmMmNode* new_node) {
     new_node->allocated_ = true;
 }
 
-DrmMmNode* __drm_mm_interval_first(const DrmMm* mm, u64 start, u64 last) {
+drm_mm_node* __drm_mm_interval_first(const drm_mm* mm, u64 start, u64 last) {
     // Nodes never overlap, so the only candidate below `start` is its immediate predecessor.
     auto it = mm->nodes_.upper_bound(start);
     if (it != mm->nodes_.begin()) {
         auto prev = std::prev(it);
         if (prev->start + prev->size - 1 >= start) it = prev;
     }
-    if (it == mm->nodes_.end() || it->start > last) return const_cast<DrmMmNode*>(&mm->head_node_);
-    return const_cast<DrmMmNode*>(&*it);
+    if (it == mm->nodes_.end() || it->start > last) return const_cast<drm_mm_node*>(&mm->head_node_);
+    return const_cast<drm_mm_node*>(&*it);
 }
 
-void drm_mm_scan_init_with_range(DrmMmScan* scan, DrmMm* mm, u64 size, u64 alignment, unsigned long color,
+void drm_mm_scan_init_with_range(drm_mm_scan* scan, drm_mm* mm, u64 size, u64 alignment, unsigned long color,
                                  u64 start, u64 end, unsigned mode) {
     WARN_ON(start >= end || !size || size > end - start || mm->scan_active_);
-    *scan = DrmMmScan{};
+    *scan = drm_mm_scan{};
     scan->mm = mm;
     if (alignment <= 1) alignment = 0;
     scan->color = color;
@@ -468,15 +468,15 @@ void drm_mm_scan_init_with_range(DrmMmScan* scan, DrmMm* mm, u64 size, u64 align
     scan->hit_end = 0;
 }
 
-bool drm_mm_scan_add_block(DrmMmScan* scan, DrmMmNode* node) {
-    DrmMm* mm = scan->mm;
+bool drm_mm_scan_add_block(drm_mm_scan* scan, drm_mm_node* node) {
+    drm_mm* mm = scan->mm;
     BUG_ON(node->mm != mm || !node->allocated_ || node->scanned_block_);
     node->scanned_block_ = true;
     mm->scan_active_++;
 
     // Take the node out of the address list so the hole before it grows over it; its old
     // neighbour is remembered so drm_mm_scan_remove_block can put it back.
-    DrmMmNode* hole = const_cast<DrmMmNode*>(drm_mm_prev_node(node));
+    drm_mm_node* hole = const_cast<drm_mm_node*>(drm_mm_prev_node(node));
     node->scan_prev_ = hole;
     mm->node_list_.erase(mm->node_list_.iterator_to(*node));
 
@@ -496,15 +496,15 @@ bool drm_mm_scan_add_block(DrmMmScan* scan, DrmMmNode* node) {
     return true;
 }
 
-bool drm_mm_scan_remove_block(DrmMmScan* scan, DrmMmNode* node) {
-    DrmMm* mm = scan->mm;
+bool drm_mm_scan_remove_block(drm_mm_scan* scan, drm_mm_node* node) {
+    drm_mm* mm = scan->mm;
     BUG_ON(node->mm != mm || !node->scanned_block_ || !mm->scan_active_);
     node->scanned_block_ = false;
     mm->scan_active_--;
 
     // Reverse order guarantees the remembered neighbour is back in the list and that the node
     // belongs right after it.
-    DrmMmNode* prev = node->scan_prev_;
+    drm_mm_node* prev = node->scan_prev_;
     BUG_ON(!static_cast<mm_detail::NodeListHook*>(prev)->is_linked());
     mm->node_list_.insert(std::next(mm->node_list_.iterator_to(*prev)), *node);
     node->scan_prev_ = nullptr;
@@ -512,19 +512,19 @@ bool drm_mm_scan_remove_block(DrmMmScan* scan, DrmMmNode* node) {
     return node->start + node->size > scan->hit_start && node->start < scan->hit_end;
 }
 
-DrmMmNode* drm_mm_scan_color_evict(DrmMmScan* scan) {
-    DrmMm* mm = scan->mm;
+drm_mm_node* drm_mm_scan_color_evict(drm_mm_scan* scan) {
+    drm_mm* mm = scan->mm;
     if (WARN_ON(mm->hole_stack_.empty())) return nullptr;
     if (!mm->color_adjust) return nullptr;
 
-    DrmMmNode* hole = &mm->hole_stack_.front();
+    drm_mm_node* hole = &mm->hole_stack_.front();
     u64 hole_start = __drm_mm_hole_node_start(hole);
     u64 hole_end = hole_start + hole->hole_size_;
     WARN_ON(hole_start > scan->hit_start || hole_end < scan->hit_end);
 
     mm->color_adjust(hole, scan->color, &hole_start, &hole_end);
     if (hole_start > scan->hit_start) return hole;
-    if (hole_end < scan->hit_end) return const_cast<DrmMmNode*>(drm_mm_next_node(hole));
+    if (hole_end < scan->hit_end) return const_cast<drm_mm_node*>(drm_mm_next_node(hole));
     return nullptr;
 }
 

@@ -12,7 +12,7 @@
 // driver may leave those PTEs alone. There are at most two REMAPs (the ends) and one MAP.
 // An unmap request yields UNMAP for covered mappings and REMAP (prev and/or next) for the
 // ones crossing an end, never a MAP. The list-building variants record the same steps.
-#include "drm/gpuvm.h"
+#include "drm/drm_gpuvm.h"
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/slab.h"
@@ -25,34 +25,34 @@ namespace {
 
 // Upstream checks only overflow, bounds and the kernel node; we also reject empty and
 // non-page-aligned requests here (drivers did it themselves upstream).
-bool drm_gpuvm_req_valid(DrmGpuvm* gpuvm, u64 addr, u64 range) {
+bool drm_gpuvm_req_valid(drm_gpuvm* gpuvm, u64 addr, u64 range) {
     if (!range || (addr & ~PAGE_MASK) || (range & ~PAGE_MASK)) return false;
     return drm_gpuvm_range_valid(gpuvm, addr, range);
 }
 
-int op_map_cb(const DrmGpuvmOps* fn, void* priv, const DrmGpuvmMapReq* req) {
-    DrmGpuvaOp op;
+int op_map_cb(const drm_gpuvm_ops* fn, void* priv, const drm_gpuvm_map_req* req) {
+    drm_gpuva_op op;
     op.op = DRM_GPUVA_OP_MAP;
     op.map = req->map;
     return fn->sm_step_map(&op, priv);
 }
 
-int op_remap_cb(const DrmGpuvmOps* fn, void* priv, DrmGpuvaOpMap* prev, DrmGpuvaOpMap* next, DrmGpuvaOpUnmap* unmap) {
-    DrmGpuvaOp op;
+int op_remap_cb(const drm_gpuvm_ops* fn, void* priv, drm_gpuva_op_map* prev, drm_gpuva_op_map* next, drm_gpuva_op_unmap* unmap) {
+    drm_gpuva_op op;
     op.op = DRM_GPUVA_OP_REMAP;
     op.remap = {prev, next, unmap};
     return fn->sm_step_remap(&op, priv);
 }
 
-int op_unmap_cb(const DrmGpuvmOps* fn, void* priv, DrmGpuva* va, bool merge) {
-    DrmGpuvaOp op;
+int op_unmap_cb(const drm_gpuvm_ops* fn, void* priv, drm_gpuva* va, bool merge) {
+    drm_gpuva_op op;
     op.op = DRM_GPUVA_OP_UNMAP;
     op.unmap = {va, merge};
     return fn->sm_step_unmap(&op, priv);
 }
 
-int __drm_gpuvm_sm_map(DrmGpuvm* gpuvm, const DrmGpuvmOps* ops, void* priv, const DrmGpuvmMapReq* req) {
-    DrmGemObject* req_obj = req->map.gem.obj;
+int __drm_gpuvm_sm_map(drm_gpuvm* gpuvm, const drm_gpuvm_ops* ops, void* priv, const drm_gpuvm_map_req* req) {
+    drm_gem_object* req_obj = req->map.gem.obj;
     const u64 req_offset = req->map.gem.offset;
     const u64 req_range = req->map.va.range;
     const u64 req_addr = req->map.va.addr;
@@ -60,11 +60,11 @@ int __drm_gpuvm_sm_map(DrmGpuvm* gpuvm, const DrmGpuvmOps* ops, void* priv, cons
 
     if (!drm_gpuvm_req_valid(gpuvm, req_addr, req_range) || (req_offset & ~PAGE_MASK)) return -EINVAL;
 
-    DrmGpuva* next_va = nullptr;
-    for (DrmGpuva* va = drm_gpuva_find_first(gpuvm, req_addr, req_range); va && va->va.addr < req_end; va = next_va) {
+    drm_gpuva* next_va = nullptr;
+    for (drm_gpuva* va = drm_gpuva_find_first(gpuvm, req_addr, req_range); va && va->va.addr < req_end; va = next_va) {
         // The step may remove va (and insert the remainders after it): fetch the next first.
         next_va = drm_gpuva_next(va);
-        DrmGemObject* obj = va->gem.obj;
+        drm_gem_object* obj = va->gem.obj;
         const u64 offset = va->gem.offset;
         const u64 addr = va->va.addr;
         const u64 range = va->va.range;
@@ -80,24 +80,24 @@ int __drm_gpuvm_sm_map(DrmGpuvm* gpuvm, const DrmGpuvmOps* ops, void* priv, cons
                 if (end == req_end) break;
                 continue;
             }
-            DrmGpuvaOpMap n = {{req_end, range - req_range}, {offset + req_range, obj}};
-            DrmGpuvaOpUnmap u = {va, merge};
+            drm_gpuva_op_map n = {{req_end, range - req_range}, {offset + req_range, obj}};
+            drm_gpuva_op_unmap u = {va, merge};
             ret = op_remap_cb(ops, priv, nullptr, &n, &u);
             if (ret) return ret;
             break;
         }
         if (addr < req_addr) {
             const u64 ls_range = req_addr - addr;
-            DrmGpuvaOpMap p = {{addr, ls_range}, {offset, obj}};
+            drm_gpuva_op_map p = {{addr, ls_range}, {offset, obj}};
             merge &= obj == req_obj && offset + ls_range == req_offset;
-            DrmGpuvaOpUnmap u = {va, merge};
+            drm_gpuva_op_unmap u = {va, merge};
             if (end <= req_end) {
                 ret = op_remap_cb(ops, priv, &p, nullptr, &u);
                 if (ret) return ret;
                 if (end == req_end) break;
                 continue;
             }
-            DrmGpuvaOpMap n = {{req_end, end - req_end}, {offset + ls_range + req_range, obj}};
+            drm_gpuva_op_map n = {{req_end, end - req_end}, {offset + ls_range + req_range, obj}};
             ret = op_remap_cb(ops, priv, &p, &n, &u);
             if (ret) return ret;
             break;
@@ -110,8 +110,8 @@ int __drm_gpuvm_sm_map(DrmGpuvm* gpuvm, const DrmGpuvmOps* ops, void* priv, cons
             if (end == req_end) break;
             continue;
         }
-        DrmGpuvaOpMap n = {{req_end, end - req_end}, {offset + req_end - addr, obj}};
-        DrmGpuvaOpUnmap u = {va, merge};
+        drm_gpuva_op_map n = {{req_end, end - req_end}, {offset + req_end - addr, obj}};
+        drm_gpuva_op_unmap u = {va, merge};
         ret = op_remap_cb(ops, priv, nullptr, &n, &u);
         if (ret) return ret;
         break;
@@ -119,18 +119,18 @@ int __drm_gpuvm_sm_map(DrmGpuvm* gpuvm, const DrmGpuvmOps* ops, void* priv, cons
     return op_map_cb(ops, priv, req);
 }
 
-int __drm_gpuvm_sm_unmap(DrmGpuvm* gpuvm, const DrmGpuvmOps* ops, void* priv, u64 req_addr, u64 req_range) {
+int __drm_gpuvm_sm_unmap(drm_gpuvm* gpuvm, const drm_gpuvm_ops* ops, void* priv, u64 req_addr, u64 req_range) {
     const u64 req_end = req_addr + req_range;
     if (!drm_gpuvm_req_valid(gpuvm, req_addr, req_range)) return -EINVAL;
 
-    DrmGpuva* next_va = nullptr;
-    for (DrmGpuva* va = drm_gpuva_find_first(gpuvm, req_addr, req_range); va && va->va.addr < req_end; va = next_va) {
+    drm_gpuva* next_va = nullptr;
+    for (drm_gpuva* va = drm_gpuva_find_first(gpuvm, req_addr, req_range); va && va->va.addr < req_end; va = next_va) {
         next_va = drm_gpuva_next(va);
-        DrmGemObject* obj = va->gem.obj;
+        drm_gem_object* obj = va->gem.obj;
         const u64 offset = va->gem.offset;
         const u64 addr = va->va.addr;
         const u64 end = addr + va->va.range;
-        DrmGpuvaOpMap prev = {}, next = {};
+        drm_gpuva_op_map prev = {}, next = {};
         bool prev_split = false, next_split = false;
         if (addr < req_addr) {
             prev = {{addr, req_addr - addr}, {offset, obj}};
@@ -142,7 +142,7 @@ int __drm_gpuvm_sm_unmap(DrmGpuvm* gpuvm, const DrmGpuvmOps* ops, void* priv, u6
         }
         int ret;
         if (prev_split || next_split) {
-            DrmGpuvaOpUnmap unmap = {va, false};
+            drm_gpuva_op_unmap unmap = {va, false};
             ret = op_remap_cb(ops, priv, prev_split ? &prev : nullptr, next_split ? &next : nullptr, &unmap);
         } else {
             ret = op_unmap_cb(ops, priv, va, false);
@@ -152,8 +152,8 @@ int __drm_gpuvm_sm_unmap(DrmGpuvm* gpuvm, const DrmGpuvmOps* ops, void* priv, u6
     return 0;
 }
 
-int drm_gpuva_sm_step_lock(DrmGpuvaOp* op, void* priv) {
-    auto* exec = static_cast<DrmExec*>(priv);
+int drm_gpuva_sm_step_lock(drm_gpuva_op* op, void* priv) {
+    auto* exec = static_cast<drm_exec*>(priv);
     switch (op->op) {
         case DRM_GPUVA_OP_REMAP:
             return op->remap.unmap->va->gem.obj ? drm_exec_lock_obj(exec, op->remap.unmap->va->gem.obj) : 0;
@@ -164,19 +164,19 @@ int drm_gpuva_sm_step_lock(DrmGpuvaOp* op, void* priv) {
     }
 }
 
-const DrmGpuvmOps lock_ops = {
+const drm_gpuvm_ops lock_ops = {
     .sm_step_map = drm_gpuva_sm_step_lock,
     .sm_step_remap = drm_gpuva_sm_step_lock,
     .sm_step_unmap = drm_gpuva_sm_step_lock,
 };
 
-DrmGpuvaOp* gpuva_op_alloc(DrmGpuvm* gpuvm) {
-    const DrmGpuvmOps* fn = gpuvm->ops;
-    return fn && fn->op_alloc ? fn->op_alloc() : knew<DrmGpuvaOp>(GFP_KERNEL);
+drm_gpuva_op* gpuva_op_alloc(drm_gpuvm* gpuvm) {
+    const drm_gpuvm_ops* fn = gpuvm->ops;
+    return fn && fn->op_alloc ? fn->op_alloc() : knew<drm_gpuva_op>(GFP_KERNEL);
 }
 
-void gpuva_op_free(DrmGpuvm* gpuvm, DrmGpuvaOp* op) {
-    const DrmGpuvmOps* fn = gpuvm->ops;
+void gpuva_op_free(drm_gpuvm* gpuvm, drm_gpuva_op* op) {
+    const drm_gpuvm_ops* fn = gpuvm->ops;
     if (fn && fn->op_free)
         fn->op_free(op);
     else
@@ -189,14 +189,14 @@ T* kmemdup_obj(const T* src) {
 }
 
 struct ListArgs {
-    DrmGpuvm* vm;
-    DrmGpuvaOps* ops;
+    drm_gpuvm* vm;
+    drm_gpuva_ops* ops;
 };
 
 // Records a step (the remap parts are copied: the originals live on the walker's stack).
-int drm_gpuva_sm_step(DrmGpuvaOp* src, void* priv) {
+int drm_gpuva_sm_step(drm_gpuva_op* src, void* priv) {
     auto* args = static_cast<ListArgs*>(priv);
-    DrmGpuvaOp* op = gpuva_op_alloc(args->vm);
+    drm_gpuva_op* op = gpuva_op_alloc(args->vm);
     if (!op) return -ENOMEM;
     op->op = src->op;
     if (src->op == DRM_GPUVA_OP_REMAP) {
@@ -222,15 +222,15 @@ int drm_gpuva_sm_step(DrmGpuvaOp* src, void* priv) {
     return 0;
 }
 
-const DrmGpuvmOps gpuvm_list_ops = {
+const drm_gpuvm_ops gpuvm_list_ops = {
     .sm_step_map = drm_gpuva_sm_step,
     .sm_step_remap = drm_gpuva_sm_step,
     .sm_step_unmap = drm_gpuva_sm_step,
 };
 
 template <class Walk>
-int ops_create(DrmGpuvm* gpuvm, DrmGpuvaOps** out, Walk&& walk) {
-    auto* ops = knew<DrmGpuvaOps>(GFP_KERNEL);
+int ops_create(drm_gpuvm* gpuvm, drm_gpuva_ops** out, Walk&& walk) {
+    auto* ops = knew<drm_gpuva_ops>(GFP_KERNEL);
     if (!ops) return -ENOMEM;
     ListArgs args{gpuvm, ops};
     int ret = walk(&args);
@@ -244,47 +244,47 @@ int ops_create(DrmGpuvm* gpuvm, DrmGpuvaOps** out, Walk&& walk) {
 
 }  // namespace
 
-int drm_gpuvm_sm_map(DrmGpuvm* gpuvm, void* priv, const DrmGpuvmMapReq* req) {
-    const DrmGpuvmOps* ops = gpuvm->ops;
+int drm_gpuvm_sm_map(drm_gpuvm* gpuvm, void* priv, const drm_gpuvm_map_req* req) {
+    const drm_gpuvm_ops* ops = gpuvm->ops;
     if (!(ops && ops->sm_step_map && ops->sm_step_remap && ops->sm_step_unmap)) return -EINVAL;
     return __drm_gpuvm_sm_map(gpuvm, ops, priv, req);
 }
 
-int drm_gpuvm_sm_unmap(DrmGpuvm* gpuvm, void* priv, u64 req_addr, u64 req_range) {
-    const DrmGpuvmOps* ops = gpuvm->ops;
+int drm_gpuvm_sm_unmap(drm_gpuvm* gpuvm, void* priv, u64 req_addr, u64 req_range) {
+    const drm_gpuvm_ops* ops = gpuvm->ops;
     if (!(ops && ops->sm_step_remap && ops->sm_step_unmap)) return -EINVAL;
     return __drm_gpuvm_sm_unmap(gpuvm, ops, priv, req_addr, req_range);
 }
 
-int drm_gpuvm_sm_map_exec_lock(DrmGpuvm* gpuvm, DrmExec* exec, unsigned num_fences, const DrmGpuvmMapReq* req) {
-    if (DrmGemObject* req_obj = req->map.gem.obj) {
+int drm_gpuvm_sm_map_exec_lock(drm_gpuvm* gpuvm, drm_exec* exec, unsigned num_fences, const drm_gpuvm_map_req* req) {
+    if (drm_gem_object* req_obj = req->map.gem.obj) {
         int ret = drm_exec_prepare_obj(exec, req_obj, num_fences);
         if (ret) return ret;
     }
     return __drm_gpuvm_sm_map(gpuvm, &lock_ops, exec, req);
 }
 
-int drm_gpuvm_sm_unmap_exec_lock(DrmGpuvm* gpuvm, DrmExec* exec, u64 req_addr, u64 req_range) {
+int drm_gpuvm_sm_unmap_exec_lock(drm_gpuvm* gpuvm, drm_exec* exec, u64 req_addr, u64 req_range) {
     return __drm_gpuvm_sm_unmap(gpuvm, &lock_ops, exec, req_addr, req_range);
 }
 
-int drm_gpuvm_sm_map_ops_create(DrmGpuvm* gpuvm, const DrmGpuvmMapReq* req, DrmGpuvaOps** out) {
+int drm_gpuvm_sm_map_ops_create(drm_gpuvm* gpuvm, const drm_gpuvm_map_req* req, drm_gpuva_ops** out) {
     return ops_create(gpuvm, out, [&](ListArgs* args) { return __drm_gpuvm_sm_map(gpuvm, &gpuvm_list_ops, args, req); });
 }
 
-int drm_gpuvm_sm_unmap_ops_create(DrmGpuvm* gpuvm, u64 req_addr, u64 req_range, DrmGpuvaOps** out) {
+int drm_gpuvm_sm_unmap_ops_create(drm_gpuvm* gpuvm, u64 req_addr, u64 req_range, drm_gpuva_ops** out) {
     return ops_create(gpuvm, out, [&](ListArgs* args) {
         return __drm_gpuvm_sm_unmap(gpuvm, &gpuvm_list_ops, args, req_addr, req_range);
     });
 }
 
-int drm_gpuvm_prefetch_ops_create(DrmGpuvm* gpuvm, u64 addr, u64 range, DrmGpuvaOps** out) {
+int drm_gpuvm_prefetch_ops_create(drm_gpuvm* gpuvm, u64 addr, u64 range, drm_gpuva_ops** out) {
     if (!drm_gpuvm_req_valid(gpuvm, addr, range)) return -EINVAL;
     return ops_create(gpuvm, out, [&](ListArgs* args) {
         int ret = 0;
-        drm_gpuvm_for_each_va_range(gpuvm, addr, addr + range, [&](DrmGpuva* va) {
+        drm_gpuvm_for_each_va_range(gpuvm, addr, addr + range, [&](drm_gpuva* va) {
             if (ret) return;
-            DrmGpuvaOp op;
+            drm_gpuva_op op;
             op.op = DRM_GPUVA_OP_PREFETCH;
             op.prefetch.va = va;
             ret = drm_gpuva_sm_step(&op, args);
@@ -293,13 +293,13 @@ int drm_gpuvm_prefetch_ops_create(DrmGpuvm* gpuvm, u64 addr, u64 range, DrmGpuva
     });
 }
 
-int drm_gpuvm_bo_unmap_ops_create(DrmGpuvmBo* vm_bo, DrmGpuvaOps** out) {
+int drm_gpuvm_bo_unmap_ops_create(drm_gpuvm_bo* vm_bo, drm_gpuva_ops** out) {
     drm_gem_gpuva_assert_lock_held(vm_bo->vm, vm_bo->obj);
     return ops_create(vm_bo->vm, out, [&](ListArgs* args) {
         int ret = 0;
-        drm_gpuvm_bo_for_each_va(vm_bo, [&](DrmGpuva* va) {
+        drm_gpuvm_bo_for_each_va(vm_bo, [&](drm_gpuva* va) {
             if (ret) return;
-            DrmGpuvaOp op;
+            drm_gpuva_op op;
             op.op = DRM_GPUVA_OP_UNMAP;
             op.unmap = {va, false};
             ret = drm_gpuva_sm_step(&op, args);
@@ -308,9 +308,9 @@ int drm_gpuvm_bo_unmap_ops_create(DrmGpuvmBo* vm_bo, DrmGpuvaOps** out) {
     });
 }
 
-void drm_gpuva_ops_free(DrmGpuvm* gpuvm, DrmGpuvaOps* ops) {
+void drm_gpuva_ops_free(drm_gpuvm* gpuvm, drm_gpuva_ops* ops) {
     while (!ops->list.empty()) {
-        DrmGpuvaOp& op = ops->list.front();
+        drm_gpuva_op& op = ops->list.front();
         ops->list.pop_front();
         if (op.op == DRM_GPUVA_OP_REMAP) {
             kdelete(op.remap.prev);
@@ -322,14 +322,14 @@ void drm_gpuva_ops_free(DrmGpuvm* gpuvm, DrmGpuvaOps* ops) {
     kdelete(ops);
 }
 
-void drm_gpuva_map(DrmGpuvm* gpuvm, DrmGpuva* va, const DrmGpuvaOpMap* op) {
+void drm_gpuva_map(drm_gpuvm* gpuvm, drm_gpuva* va, const drm_gpuva_op_map* op) {
     drm_gpuva_init_from_op(va, op);
     WARN_ON(drm_gpuva_insert(gpuvm, va));
 }
 
-void drm_gpuva_remap(DrmGpuva* prev, DrmGpuva* next, const DrmGpuvaOpRemap* op) {
-    DrmGpuva* va = op->unmap->va;
-    DrmGpuvm* gpuvm = va->vm;
+void drm_gpuva_remap(drm_gpuva* prev, drm_gpuva* next, const drm_gpuva_op_remap* op) {
+    drm_gpuva* va = op->unmap->va;
+    drm_gpuvm* gpuvm = va->vm;
     // Keep the VM alive across the remove: the old mapping may hold its last reference.
     drm_gpuvm_get(gpuvm);
     drm_gpuva_remove(va);
@@ -344,9 +344,9 @@ void drm_gpuva_remap(DrmGpuva* prev, DrmGpuva* next, const DrmGpuvaOpRemap* op) 
     drm_gpuvm_put(gpuvm);
 }
 
-void drm_gpuva_unmap(const DrmGpuvaOpUnmap* op) { drm_gpuva_remove(op->va); }
+void drm_gpuva_unmap(const drm_gpuva_op_unmap* op) { drm_gpuva_remove(op->va); }
 
-void drm_gpuva_op_remap_to_unmap_range(const DrmGpuvaOpRemap* op, u64* start_addr, u64* range) {
+void drm_gpuva_op_remap_to_unmap_range(const drm_gpuva_op_remap* op, u64* start_addr, u64* range) {
     const u64 va_start = op->prev ? op->prev->va.addr + op->prev->va.range : op->unmap->va->va.addr;
     const u64 va_end = op->next ? op->next->va.addr : op->unmap->va->va.addr + op->unmap->va->va.range;
     if (start_addr) *start_addr = va_start;

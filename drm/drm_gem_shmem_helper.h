@@ -28,15 +28,15 @@
 // Locking: everything is under the object's resv (as upstream since 6.x); the `_locked`
 // variants assert it.
 #pragma once
-#include "drm/gem.h"
+#include "drm/drm_gem.h"
 #include "kernel_shim/dma-buf/scatterlist.h"
 #include "kernel_shim/page_alloc.h"
 
 namespace drm {
 
-struct DrmGemObject;
+struct drm_gem_object;
 // drm_gem_shmem_object_status: resident once the pages exist.
-unsigned drm_gem_shmem_object_status(DrmGemObject* obj);
+unsigned drm_gem_shmem_object_status(drm_gem_object* obj);
 
 // A DMA-mapped scatter list (kernel_shim/dma-buf/scatterlist.h): physically contiguous segments
 // in object order.
@@ -45,8 +45,8 @@ using kshim::sg_dma_address;
 using kshim::sg_dma_len;
 using kshim::sg_free_table;
 
-struct DrmGemShmemObject {
-    DrmGemObject base;
+struct drm_gem_shmem_object {
+    drm_gem_object base;
 
     kshim::Page** pages = nullptr;  // one per page, null until get_pages; kmalloc'ed
     u32 pages_use_count = 0;        // get_pages users (pins included); resv
@@ -72,41 +72,41 @@ struct DrmGemShmemObject {
     u32 kept_num_blocks = 0;
 };
 
-inline DrmGemShmemObject* to_drm_gem_shmem_obj(DrmGemObject* obj) {
-    return container_of(obj, DrmGemShmemObject, base);
+inline drm_gem_shmem_object* to_drm_gem_shmem_obj(drm_gem_object* obj) {
+    return container_of(obj, drm_gem_shmem_object, base);
 }
 
 // Allocates a shmem object of `size` bytes (rounded up to pages); no pages yet. -EINVAL for
 // size 0 or overflow, -ENOMEM. The object has a reference the caller owns.
-int drm_gem_shmem_create(DrmVmaOffsetManager* mgr, u64 size, DrmGemShmemObject** out);
+int drm_gem_shmem_create(drm_vma_offset_manager* mgr, u64 size, drm_gem_shmem_object** out);
 // Initialises an embedded shmem object (drivers that wrap it: panthor_gem_object). The
 // object's funcs must be set by the caller to something whose free calls drm_gem_shmem_free.
-int drm_gem_shmem_init(DrmVmaOffsetManager* mgr, DrmGemShmemObject* shmem, u64 size);
+int drm_gem_shmem_init(drm_vma_offset_manager* mgr, drm_gem_shmem_object* shmem, u64 size);
 // Releases pages, sgt, mapping state and the GEM part; does not free `shmem` itself.
-void drm_gem_shmem_release(DrmGemShmemObject* shmem);
+void drm_gem_shmem_release(drm_gem_shmem_object* shmem);
 // release + kfree: the free callback of objects made by drm_gem_shmem_create.
-void drm_gem_shmem_free(DrmGemShmemObject* shmem);
+void drm_gem_shmem_free(drm_gem_shmem_object* shmem);
 
-int drm_gem_shmem_get_pages_locked(DrmGemShmemObject* shmem);
-void drm_gem_shmem_put_pages_locked(DrmGemShmemObject* shmem);
-int drm_gem_shmem_pin_locked(DrmGemShmemObject* shmem);
-void drm_gem_shmem_unpin_locked(DrmGemShmemObject* shmem);
-int drm_gem_shmem_pin(DrmGemShmemObject* shmem);
-void drm_gem_shmem_unpin(DrmGemShmemObject* shmem);
+int drm_gem_shmem_get_pages_locked(drm_gem_shmem_object* shmem);
+void drm_gem_shmem_put_pages_locked(drm_gem_shmem_object* shmem);
+int drm_gem_shmem_pin_locked(drm_gem_shmem_object* shmem);
+void drm_gem_shmem_unpin_locked(drm_gem_shmem_object* shmem);
+int drm_gem_shmem_pin(drm_gem_shmem_object* shmem);
+void drm_gem_shmem_unpin(drm_gem_shmem_object* shmem);
 // Pins the pages (until the object is freed, as upstream) and returns the cached sg table.
-int drm_gem_shmem_get_pages_sgt(DrmGemShmemObject* shmem, SgTable** out);
-int drm_gem_shmem_vmap_locked(DrmGemShmemObject* shmem, IosysMap* map);
-void drm_gem_shmem_vunmap_locked(DrmGemShmemObject* shmem, IosysMap* map);
+int drm_gem_shmem_get_pages_sgt(drm_gem_shmem_object* shmem, SgTable** out);
+int drm_gem_shmem_vmap_locked(drm_gem_shmem_object* shmem, IosysMap* map);
+void drm_gem_shmem_vunmap_locked(drm_gem_shmem_object* shmem, IosysMap* map);
 
 // drm_gem_shmem_get_sg_table: a new table of the object's pages (which must be pinned: PRIME
 // export to another device pins at attach), for the caller to free (sg_free_table + kfree).
 // ERR_PTR(-EINVAL) for an import or an object without pages, -ENOMEM.
-kshim::sg_table* drm_gem_shmem_get_sg_table(DrmGemShmemObject* shmem);
+kshim::sg_table* drm_gem_shmem_get_sg_table(drm_gem_shmem_object* shmem);
 // drm_driver.gem_prime_import_sg_table: an object of `dev` (the driver's gem_create_object, else
 // a plain shmem object) of the dma_buf's size over `sgt`. ERR_PTR(-EINVAL) for a size that is
 // not a page multiple, -ENOMEM. The caller sets import_attach and resv (drm_gem_prime_import_dev).
-DrmGemObject* drm_gem_shmem_prime_import_sg_table(Device* dev, kshim::dma_buf_attachment* attach, SgTable* sgt);
+drm_gem_object* drm_gem_shmem_prime_import_sg_table(drm_device* dev, kshim::dma_buf_attachment* attach, SgTable* sgt);
 
-extern const DrmGemObjectFuncs drm_gem_shmem_funcs;
+extern const drm_gem_object_funcs drm_gem_shmem_funcs;
 
 }  // namespace drm

@@ -1,5 +1,5 @@
 // Mirrors drivers/gpu/drm/drm_gem_shmem_helper.c (see gem_shmem.h for the backing design).
-#include "drm/gem_shmem.h"
+#include "drm/drm_gem_shmem_helper.h"
 
 #include <bit>
 #include <climits>
@@ -18,17 +18,17 @@ using namespace kshim;
 
 namespace {
 
-void shmem_free_obj(DrmGemObject* obj) { drm_gem_shmem_free(to_drm_gem_shmem_obj(obj)); }
-int shmem_pin(DrmGemObject* obj) { return drm_gem_shmem_pin_locked(to_drm_gem_shmem_obj(obj)); }
-void shmem_unpin(DrmGemObject* obj) { drm_gem_shmem_unpin_locked(to_drm_gem_shmem_obj(obj)); }
-int shmem_vmap(DrmGemObject* obj, IosysMap* map) { return drm_gem_shmem_vmap_locked(to_drm_gem_shmem_obj(obj), map); }
-void shmem_vunmap(DrmGemObject* obj, IosysMap* map) { drm_gem_shmem_vunmap_locked(to_drm_gem_shmem_obj(obj), map); }
-sg_table* shmem_get_sg_table(DrmGemObject* obj) { return drm_gem_shmem_get_sg_table(to_drm_gem_shmem_obj(obj)); }
+void shmem_free_obj(drm_gem_object* obj) { drm_gem_shmem_free(to_drm_gem_shmem_obj(obj)); }
+int shmem_pin(drm_gem_object* obj) { return drm_gem_shmem_pin_locked(to_drm_gem_shmem_obj(obj)); }
+void shmem_unpin(drm_gem_object* obj) { drm_gem_shmem_unpin_locked(to_drm_gem_shmem_obj(obj)); }
+int shmem_vmap(drm_gem_object* obj, IosysMap* map) { return drm_gem_shmem_vmap_locked(to_drm_gem_shmem_obj(obj), map); }
+void shmem_vunmap(drm_gem_object* obj, IosysMap* map) { drm_gem_shmem_vunmap_locked(to_drm_gem_shmem_obj(obj), map); }
+sg_table* shmem_get_sg_table(drm_gem_object* obj) { return drm_gem_shmem_get_sg_table(to_drm_gem_shmem_obj(obj)); }
 
 // The page at `index` of a contiguous block.
 Page* page_at(void* base, u64 index) { return virt_to_page(static_cast<char*>(base) + index * PAGE_SIZE); }
 
-void free_blocks(DrmGemShmemObject::Block* blocks, u32 n, Page** pages) {
+void free_blocks(drm_gem_shmem_object::Block* blocks, u32 n, Page** pages) {
     for (u32 i = 0; i < n; i++) free_pages_exact(page_address(pages[blocks[i].first]), u64{blocks[i].npages} * PAGE_SIZE);
 }
 
@@ -61,14 +61,14 @@ sg_table* pages_to_sg(Page** pages, u64 npages) {
 
 }  // namespace
 
-unsigned drm_gem_shmem_object_status(DrmGemObject* obj) {
+unsigned drm_gem_shmem_object_status(drm_gem_object* obj) {
     // Read without the resv, as upstream: a statistic.
     return std::atomic_ref<Page**>(to_drm_gem_shmem_obj(obj)->pages).load(std::memory_order_relaxed)
                ? DRM_GEM_OBJECT_RESIDENT
                : 0;
 }
 
-const DrmGemObjectFuncs drm_gem_shmem_funcs = {
+const drm_gem_object_funcs drm_gem_shmem_funcs = {
     .free = shmem_free_obj,
     .pin = shmem_pin,
     .unpin = shmem_unpin,
@@ -78,7 +78,7 @@ const DrmGemObjectFuncs drm_gem_shmem_funcs = {
     .get_sg_table = shmem_get_sg_table,
 };
 
-int drm_gem_shmem_init(DrmVmaOffsetManager* mgr, DrmGemShmemObject* shmem, u64 size) {
+int drm_gem_shmem_init(drm_vma_offset_manager* mgr, drm_gem_shmem_object* shmem, u64 size) {
     if (size == 0 || size > ~u64{0} - PAGE_SIZE) return -EINVAL;
     size = (size + PAGE_SIZE - 1) & PAGE_MASK;
     if ((size >> PAGE_SHIFT) > UINT32_MAX) return -EINVAL;
@@ -86,9 +86,9 @@ int drm_gem_shmem_init(DrmVmaOffsetManager* mgr, DrmGemShmemObject* shmem, u64 s
     return drm_gem_object_init(mgr, &shmem->base, size);
 }
 
-int drm_gem_shmem_create(DrmVmaOffsetManager* mgr, u64 size, DrmGemShmemObject** out) {
+int drm_gem_shmem_create(drm_vma_offset_manager* mgr, u64 size, drm_gem_shmem_object** out) {
     if (size == 0 || size > ~u64{0} - PAGE_SIZE) return -EINVAL;
-    DrmGemShmemObject* shmem = knew<DrmGemShmemObject>(GFP_KERNEL);
+    drm_gem_shmem_object* shmem = knew<drm_gem_shmem_object>(GFP_KERNEL);
     if (!shmem) return -ENOMEM;
     shmem->base.funcs = &drm_gem_shmem_funcs;
     int ret = drm_gem_shmem_init(mgr, shmem, size);
@@ -100,8 +100,8 @@ int drm_gem_shmem_create(DrmVmaOffsetManager* mgr, u64 size, DrmGemShmemObject**
     return 0;
 }
 
-void drm_gem_shmem_release(DrmGemShmemObject* shmem) {
-    DrmGemObject* obj = &shmem->base;
+void drm_gem_shmem_release(drm_gem_shmem_object* shmem) {
+    drm_gem_object* obj = &shmem->base;
     if (drm_gem_is_imported(obj)) {
         // The resv is the exporter's, and may go with the last dma_buf reference dropped here:
         // it is neither held across nor touched after.
@@ -136,13 +136,13 @@ void drm_gem_shmem_release(DrmGemShmemObject* shmem) {
     drm_gem_object_release(obj);
 }
 
-void drm_gem_shmem_free(DrmGemShmemObject* shmem) {
+void drm_gem_shmem_free(drm_gem_shmem_object* shmem) {
     drm_gem_shmem_release(shmem);
     kdelete(shmem);
 }
 
-int drm_gem_shmem_get_pages_locked(DrmGemShmemObject* shmem) {
-    DrmGemObject* obj = &shmem->base;
+int drm_gem_shmem_get_pages_locked(drm_gem_shmem_object* shmem) {
+    drm_gem_object* obj = &shmem->base;
     dma_resv_assert_held(obj->resv);
     // An import's pages are the exporter's, pinned by its attachment.
     if (WARN_ON(drm_gem_is_imported(obj))) return -EINVAL;
@@ -169,7 +169,7 @@ int drm_gem_shmem_get_pages_locked(DrmGemShmemObject* shmem) {
         return -ENOMEM;
     }
     auto** pages = static_cast<Page**>(kcalloc(npages, sizeof(Page*), GFP_KERNEL));
-    auto* blocks = static_cast<DrmGemShmemObject::Block*>(kcalloc(nblocks ? nblocks : 1, sizeof(DrmGemShmemObject::Block), GFP_KERNEL));
+    auto* blocks = static_cast<drm_gem_shmem_object::Block*>(kcalloc(nblocks ? nblocks : 1, sizeof(drm_gem_shmem_object::Block), GFP_KERNEL));
     if (!pages || !blocks) {
         kfree(pages);
         kfree(blocks);
@@ -203,7 +203,7 @@ int drm_gem_shmem_get_pages_locked(DrmGemShmemObject* shmem) {
     return 0;
 }
 
-void drm_gem_shmem_put_pages_locked(DrmGemShmemObject* shmem) {
+void drm_gem_shmem_put_pages_locked(drm_gem_shmem_object* shmem) {
     dma_resv_assert_held(shmem->base.resv);
     if (WARN_ON(shmem->pages_use_count == 0)) return;
     if (--shmem->pages_use_count > 0) return;
@@ -215,7 +215,7 @@ void drm_gem_shmem_put_pages_locked(DrmGemShmemObject* shmem) {
     shmem->num_blocks = 0;
 }
 
-int drm_gem_shmem_pin_locked(DrmGemShmemObject* shmem) {
+int drm_gem_shmem_pin_locked(drm_gem_shmem_object* shmem) {
     dma_resv_assert_held(shmem->base.resv);
     int ret = drm_gem_shmem_get_pages_locked(shmem);
     if (ret) return ret;
@@ -223,28 +223,28 @@ int drm_gem_shmem_pin_locked(DrmGemShmemObject* shmem) {
     return 0;
 }
 
-void drm_gem_shmem_unpin_locked(DrmGemShmemObject* shmem) {
+void drm_gem_shmem_unpin_locked(drm_gem_shmem_object* shmem) {
     dma_resv_assert_held(shmem->base.resv);
     if (WARN_ON(shmem->pages_pin_count == 0)) return;
     shmem->pages_pin_count--;
     drm_gem_shmem_put_pages_locked(shmem);
 }
 
-int drm_gem_shmem_pin(DrmGemShmemObject* shmem) {
+int drm_gem_shmem_pin(drm_gem_shmem_object* shmem) {
     dma_resv_lock(shmem->base.resv, nullptr);
     int ret = drm_gem_shmem_pin_locked(shmem);
     dma_resv_unlock(shmem->base.resv);
     return ret;
 }
 
-void drm_gem_shmem_unpin(DrmGemShmemObject* shmem) {
+void drm_gem_shmem_unpin(drm_gem_shmem_object* shmem) {
     dma_resv_lock(shmem->base.resv, nullptr);
     drm_gem_shmem_unpin_locked(shmem);
     dma_resv_unlock(shmem->base.resv);
 }
 
-int drm_gem_shmem_get_pages_sgt(DrmGemShmemObject* shmem, SgTable** out) {
-    DrmGemObject* obj = &shmem->base;
+int drm_gem_shmem_get_pages_sgt(drm_gem_shmem_object* shmem, SgTable** out) {
+    drm_gem_object* obj = &shmem->base;
     dma_resv_lock(obj->resv, nullptr);
     int ret = 0;
     if (!shmem->sgt) {
@@ -262,7 +262,7 @@ int drm_gem_shmem_get_pages_sgt(DrmGemShmemObject* shmem, SgTable** out) {
     return ret;
 }
 
-int drm_gem_shmem_vmap_locked(DrmGemShmemObject* shmem, IosysMap* map) {
+int drm_gem_shmem_vmap_locked(drm_gem_shmem_object* shmem, IosysMap* map) {
     dma_resv_assert_held(shmem->base.resv);
     if (drm_gem_is_imported(&shmem->base)) {
         // The exporter's mapping (its own count): the same pages the GPU maps here.
@@ -297,7 +297,7 @@ int drm_gem_shmem_vmap_locked(DrmGemShmemObject* shmem, IosysMap* map) {
     return 0;
 }
 
-void drm_gem_shmem_vunmap_locked(DrmGemShmemObject* shmem, IosysMap* map) {
+void drm_gem_shmem_vunmap_locked(drm_gem_shmem_object* shmem, IosysMap* map) {
     dma_resv_assert_held(shmem->base.resv);
     if (drm_gem_is_imported(&shmem->base)) {
         if (WARN_ON(shmem->vmap_use_count == 0)) return;
@@ -317,7 +317,7 @@ namespace drm {
 
 // drm_prime.c's, defined here: the shmem release (library drm_gem) is its caller, and drm_core,
 // where the rest of PRIME lives, links drm_gem rather than the other way round.
-void drm_prime_gem_destroy(DrmGemObject* obj, sg_table* sg) {
+void drm_prime_gem_destroy(drm_gem_object* obj, sg_table* sg) {
     dma_buf_attachment* attach = obj->import_attach;
     dma_buf* dmabuf = attach->dmabuf;
     if (sg) dma_buf_unmap_attachment_unlocked(attach, sg, DMA_BIDIRECTIONAL);
@@ -325,8 +325,8 @@ void drm_prime_gem_destroy(DrmGemObject* obj, sg_table* sg) {
     dma_buf_put(dmabuf);
 }
 
-sg_table* drm_gem_shmem_get_sg_table(DrmGemShmemObject* shmem) {
-    DrmGemObject* obj = &shmem->base;
+sg_table* drm_gem_shmem_get_sg_table(drm_gem_shmem_object* shmem) {
+    drm_gem_object* obj = &shmem->base;
     if (WARN_ON(drm_gem_is_imported(obj))) return ERR_PTR<sg_table>(-EINVAL);
     // Read without the resv, as upstream: the caller's pin keeps the pages.
     if (WARN_ON(!shmem->pages)) return ERR_PTR<sg_table>(-EINVAL);
@@ -334,17 +334,17 @@ sg_table* drm_gem_shmem_get_sg_table(DrmGemShmemObject* shmem) {
     return sgt ? sgt : ERR_PTR<sg_table>(-ENOMEM);
 }
 
-DrmGemObject* drm_gem_shmem_prime_import_sg_table(Device* dev, dma_buf_attachment* attach, SgTable* sgt) {
+drm_gem_object* drm_gem_shmem_prime_import_sg_table(drm_device* dev, dma_buf_attachment* attach, SgTable* sgt) {
     const size_t size = attach->dmabuf->size;
-    if (size == 0 || (size & ~PAGE_MASK)) return ERR_PTR<DrmGemObject>(-EINVAL);
-    DrmGemShmemObject* shmem;
+    if (size == 0 || (size & ~PAGE_MASK)) return ERR_PTR<drm_gem_object>(-EINVAL);
+    drm_gem_shmem_object* shmem;
     if (dev->driver().gem_create_object) {
-        DrmGemObject* obj = dev->driver().gem_create_object(dev, size);
+        drm_gem_object* obj = dev->driver().gem_create_object(dev, size);
         if (IS_ERR(obj)) return obj;
         shmem = to_drm_gem_shmem_obj(obj);
     } else {
-        shmem = knew<DrmGemShmemObject>(GFP_KERNEL);
-        if (!shmem) return ERR_PTR<DrmGemObject>(-ENOMEM);
+        shmem = knew<drm_gem_shmem_object>(GFP_KERNEL);
+        if (!shmem) return ERR_PTR<drm_gem_object>(-ENOMEM);
         shmem->base.funcs = &drm_gem_shmem_funcs;
     }
     // Cannot fail for a page-multiple size: a private object (no pages of its own).

@@ -1,4 +1,4 @@
-// The address index of drm_gpuvm: a B+tree from a mapping's start address to its DrmGpuva.
+// The address index of drm_gpuvm: a B+tree from a mapping's start address to its drm_gpuva.
 //
 // Why not the rbtree upstream uses: a lookup in a VM with 100,000 mappings walks ~17 rbtree
 // nodes, each a dependent cache miss once the tree no longer fits in the cache (see
@@ -7,7 +7,7 @@
 //
 // Mappings never overlap, so the index only needs ordered keys: bounds() gives the mapping
 // with the greatest start <= addr and the one with the smallest start > addr, which is all
-// drm_gpuva_find_first() needs. Ordered iteration is not the index's job: DrmGpuva keeps an
+// drm_gpuva_find_first() needs. Ordered iteration is not the index's job: drm_gpuva keeps an
 // address-ordered list (upstream's rb.list) next to it.
 //
 // Node memory. Upstream's tree needs no allocation (the node is embedded in the preallocated
@@ -27,11 +27,11 @@
 
 namespace drm {
 
-struct DrmGpuva;
+struct drm_gpuva;
 
 inline constexpr unsigned kGpuvaIndexFanout = 16;
 
-// One node. Leaves: keys[i] -> vals (DrmGpuva*), leaves chained through prev/next in key order.
+// One node. Leaves: keys[i] -> vals (drm_gpuva*), leaves chained through prev/next in key order.
 // Internal nodes: child[i] holds the keys k with sep[i] <= k < sep[i + 1]; sep[0] is not used
 // for routing (everything below the first separator goes to child 0). A separator is a lower
 // bound of its subtree, not necessarily its smallest key: erase does not fix separators up.
@@ -44,7 +44,7 @@ inline constexpr kshim::u64 kGpuvaIndexNoKey = ~kshim::u64{0};
 
 struct alignas(64) GpuvaIndexNode {
     kshim::u64 keys[kGpuvaIndexFanout];
-    void* ptrs[kGpuvaIndexFanout];  // GpuvaIndexNode* (internal) or DrmGpuva* (leaf)
+    void* ptrs[kGpuvaIndexFanout];  // GpuvaIndexNode* (internal) or drm_gpuva* (leaf)
     kshim::u32 n = 0;      // entries used
     kshim::u32 leaf = 0;   // 1 for a leaf
     GpuvaIndexNode* prev = nullptr;  // leaves: neighbours; free nodes: the reserve's link (next)
@@ -72,13 +72,13 @@ public:
     // 0, -EEXIST if key is present, -EINVAL for kGpuvaIndexNoKey (no mapping can start
     // there: its range would overflow), -ENOMEM if a node was needed and none could be had (the
     // index is then unchanged).
-    int insert(kshim::u64 key, DrmGpuva* va);
+    int insert(kshim::u64 key, drm_gpuva* va);
     // Removes key; returns its value, or nullptr if absent.
-    DrmGpuva* erase(kshim::u64 key);
+    drm_gpuva* erase(kshim::u64 key);
     // *floor: the value with the greatest key <= addr; *ceil: the smallest key > addr; nullptr
     // when there is none. One descent (plus a neighbour leaf at a leaf's edge).
-    void bounds(kshim::u64 addr, DrmGpuva** floor, DrmGpuva** ceil) const;
-    DrmGpuva* find(kshim::u64 key) const;
+    void bounds(kshim::u64 addr, drm_gpuva** floor, drm_gpuva** ceil) const;
+    drm_gpuva* find(kshim::u64 key) const;
     // Frees every node, the reserve included (the values are not touched).
     void clear();
 
@@ -96,7 +96,7 @@ public:
     template <class F>
     void for_each(F&& f) const {
         for (GpuvaIndexNode* l = first_leaf(); l; l = l->next)
-            for (kshim::u32 i = 0; i < l->n; i++) f(l->keys[i], static_cast<DrmGpuva*>(l->ptrs[i]));
+            for (kshim::u32 i = 0; i < l->n; i++) f(l->keys[i], static_cast<drm_gpuva*>(l->ptrs[i]));
     }
 
 private:

@@ -1,5 +1,5 @@
 // Mirrors drivers/gpu/drm/drm_exec.c.
-#include "drm/exec.h"
+#include "drm/drm_exec.h"
 
 #include <cstring>
 
@@ -13,8 +13,8 @@ using namespace kshim;
 
 namespace {
 
-void drm_exec_unlock_all(DrmExec* exec) {
-    drm_exec_for_each_locked_object_reverse(exec, [](unsigned, DrmGemObject* obj) {
+void drm_exec_unlock_all(drm_exec* exec) {
+    drm_exec_for_each_locked_object_reverse(exec, [](unsigned, drm_gem_object* obj) {
         dma_resv_unlock(obj->resv);
         drm_gem_object_put(obj);
     });
@@ -24,10 +24,10 @@ void drm_exec_unlock_all(DrmExec* exec) {
 }
 
 // Records a freshly locked object (takes a reference), growing the array by a page.
-int drm_exec_obj_locked(DrmExec* exec, DrmGemObject* obj) {
+int drm_exec_obj_locked(drm_exec* exec, drm_gem_object* obj) {
     if (exec->num_objects == exec->max_objects) {
         unsigned grow = PAGE_SIZE / sizeof(void*);
-        auto** tmp = static_cast<DrmGemObject**>(kmalloc((exec->max_objects + grow) * sizeof(void*), GFP_KERNEL));
+        auto** tmp = static_cast<drm_gem_object**>(kmalloc((exec->max_objects + grow) * sizeof(void*), GFP_KERNEL));
         if (!tmp) return -ENOMEM;
         if (exec->num_objects) std::memcpy(tmp, exec->objects, exec->num_objects * sizeof(void*));
         kfree(exec->objects);
@@ -40,8 +40,8 @@ int drm_exec_obj_locked(DrmExec* exec, DrmGemObject* obj) {
 }
 
 // Takes the object we backed off on, waiting for it, before the body runs again.
-int drm_exec_lock_contended(DrmExec* exec) {
-    DrmGemObject* obj = exec->contended;
+int drm_exec_lock_contended(drm_exec* exec) {
+    drm_gem_object* obj = exec->contended;
     if (!obj) return 0;
     exec->contended = nullptr;  // its reference moves to prelocked
     if (exec->flags & DRM_EXEC_INTERRUPTIBLE_WAIT) {
@@ -65,10 +65,10 @@ int drm_exec_lock_contended(DrmExec* exec) {
 
 }  // namespace
 
-void drm_exec_init(DrmExec* exec, u32 flags, unsigned nr) {
+void drm_exec_init(drm_exec* exec, u32 flags, unsigned nr) {
     if (!nr) nr = PAGE_SIZE / sizeof(void*);
     exec->flags = flags;
-    exec->objects = static_cast<DrmGemObject**>(kmalloc(nr * sizeof(void*), GFP_KERNEL));
+    exec->objects = static_cast<drm_gem_object**>(kmalloc(nr * sizeof(void*), GFP_KERNEL));
     // A failed allocation is retried (and reported) by the first drm_exec_obj_locked.
     exec->max_objects = exec->objects ? nr : 0;
     exec->num_objects = 0;
@@ -76,7 +76,7 @@ void drm_exec_init(DrmExec* exec, u32 flags, unsigned nr) {
     exec->prelocked = nullptr;
 }
 
-void drm_exec_fini(DrmExec* exec) {
+void drm_exec_fini(drm_exec* exec) {
     drm_exec_unlock_all(exec);
     kfree(exec->objects);
     exec->objects = nullptr;
@@ -88,7 +88,7 @@ void drm_exec_fini(DrmExec* exec) {
     exec->contended = DRM_EXEC_DUMMY;
 }
 
-bool drm_exec_cleanup(DrmExec* exec) {
+bool drm_exec_cleanup(drm_exec* exec) {
     if (__builtin_expect(!exec->contended, 1)) {
         ww_acquire_done(&exec->ticket);
         return false;
@@ -102,7 +102,7 @@ bool drm_exec_cleanup(DrmExec* exec) {
     return true;
 }
 
-int drm_exec_lock_obj(DrmExec* exec, DrmGemObject* obj) {
+int drm_exec_lock_obj(drm_exec* exec, drm_gem_object* obj) {
     int ret = drm_exec_lock_contended(exec);
     if (ret) return ret;
 
@@ -133,7 +133,7 @@ int drm_exec_lock_obj(DrmExec* exec, DrmGemObject* obj) {
     return 0;
 }
 
-void drm_exec_unlock_obj(DrmExec* exec, DrmGemObject* obj) {
+void drm_exec_unlock_obj(drm_exec* exec, drm_gem_object* obj) {
     for (unsigned i = exec->num_objects; i-- > 0;) {
         if (exec->objects[i] == obj) {
             dma_resv_unlock(obj->resv);
@@ -145,13 +145,13 @@ void drm_exec_unlock_obj(DrmExec* exec, DrmGemObject* obj) {
     }
 }
 
-int drm_exec_prepare_obj(DrmExec* exec, DrmGemObject* obj, unsigned num_fences) {
+int drm_exec_prepare_obj(drm_exec* exec, drm_gem_object* obj, unsigned num_fences) {
     int ret = drm_exec_lock_obj(exec, obj);
     if (ret) return ret;
     return dma_resv_reserve_fences(obj->resv, num_fences);
 }
 
-int drm_exec_prepare_array(DrmExec* exec, DrmGemObject** objects, unsigned num_objects, unsigned num_fences) {
+int drm_exec_prepare_array(drm_exec* exec, drm_gem_object** objects, unsigned num_objects, unsigned num_fences) {
     for (unsigned i = 0; i < num_objects; i++) {
         int ret = drm_exec_prepare_obj(exec, objects[i], num_fences);
         if (ret) return ret;

@@ -1,5 +1,5 @@
-// Mirrors drivers/gpu/drm/drm_syncobj.c (see drm/syncobj.h for the design).
-#include "drm/syncobj.h"
+// Mirrors drivers/gpu/drm/drm_syncobj.c (see drm/drm_syncobj.h for the design).
+#include "drm/drm_syncobj.h"
 
 #include <fcntl.h>
 
@@ -27,7 +27,7 @@ static constexpr u64 DRM_SYNCOBJ_WAIT_FOR_SUBMIT_TIMEOUT = 5000000000ULL;
 
 // ---- handles and lifetime ----
 
-drm_syncobj* drm_syncobj_find(File* file, u32 handle) {
+drm_syncobj* drm_syncobj_find(drm_file* file, u32 handle) {
     SpinGuard g(file->syncobj_table_lock);
     drm_syncobj* s = file->syncobj_idr.load(handle);
     return s ? drm_syncobj_get(s) : nullptr;
@@ -130,7 +130,7 @@ static int drm_syncobj_assign_null_handle(drm_syncobj* syncobj) {
     return 0;
 }
 
-int drm_syncobj_find_fence(File* file, u32 handle, u64 point, u64 flags, dma_fence** fence) {
+int drm_syncobj_find_fence(drm_file* file, u32 handle, u64 point, u64 flags, dma_fence** fence) {
     if (flags & ~static_cast<u64>(DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT)) return -EINVAL;
     drm_syncobj* syncobj = drm_syncobj_find(file, handle);
     if (!syncobj) return -ENOENT;
@@ -206,7 +206,7 @@ int drm_syncobj_create(drm_syncobj** out, u32 flags, dma_fence* fence) {
     return 0;
 }
 
-int drm_syncobj_get_handle(File* file, drm_syncobj* syncobj, u32* handle) {
+int drm_syncobj_get_handle(drm_file* file, drm_syncobj* syncobj, u32* handle) {
     drm_syncobj_get(syncobj);
     int ret;
     {
@@ -221,7 +221,7 @@ int drm_syncobj_get_handle(File* file, drm_syncobj* syncobj, u32* handle) {
     return 0;
 }
 
-int drm_syncobj_destroy(File* file, u32 handle) {
+int drm_syncobj_destroy(drm_file* file, u32 handle) {
     drm_syncobj* syncobj;
     {
         SpinGuard g(file->syncobj_table_lock);
@@ -232,7 +232,7 @@ int drm_syncobj_destroy(File* file, u32 handle) {
     return 0;
 }
 
-void drm_syncobj_release(File* file) {
+void drm_syncobj_release(drm_file* file) {
     file->syncobj_idr.for_each([&](u32 id, drm_syncobj* s) {
         file->syncobj_idr.erase(id);
         drm_syncobj_put(s);
@@ -241,7 +241,7 @@ void drm_syncobj_release(File* file) {
 
 // ---- sync_file export/import ----
 
-int drm_syncobj_export_sync_file_obj(File* file, u32 handle, u64 point, sync_file** out) {
+int drm_syncobj_export_sync_file_obj(drm_file* file, u32 handle, u64 point, sync_file** out) {
     dma_fence* fence;
     int ret = drm_syncobj_find_fence(file, handle, point, 0, &fence);
     if (ret) return ret;
@@ -252,7 +252,7 @@ int drm_syncobj_export_sync_file_obj(File* file, u32 handle, u64 point, sync_fil
     return 0;
 }
 
-int drm_syncobj_import_sync_file_obj(File* file, sync_file* sfile, u32 handle, u64 point) {
+int drm_syncobj_import_sync_file_obj(drm_file* file, sync_file* sfile, u32 handle, u64 point) {
     dma_fence* fence = sfile ? sync_file_get_fence(sfile) : nullptr;
     if (!fence) return -EINVAL;
     drm_syncobj* syncobj = drm_syncobj_find(file, handle);
@@ -283,7 +283,7 @@ int drm_syncobj_import_sync_file_obj(File* file, sync_file* sfile, u32 handle, u
 
 // ---- ioctls ----
 
-int drm_syncobj_create_ioctl(Device* dev, void* data, File* file) {
+int drm_syncobj_create_ioctl(drm_device* dev, void* data, drm_file* file) {
     auto* args = static_cast<uapi::drm_syncobj_create*>(data);
     if (!drm_core_check_feature(dev, DRIVER_SYNCOBJ)) return -EOPNOTSUPP;
     // No valid flags beyond CREATE_SIGNALED.
@@ -296,7 +296,7 @@ int drm_syncobj_create_ioctl(Device* dev, void* data, File* file) {
     return ret;
 }
 
-int drm_syncobj_destroy_ioctl(Device* dev, void* data, File* file) {
+int drm_syncobj_destroy_ioctl(drm_device* dev, void* data, drm_file* file) {
     auto* args = static_cast<uapi::drm_syncobj_destroy*>(data);
     if (!drm_core_check_feature(dev, DRIVER_SYNCOBJ)) return -EOPNOTSUPP;
     if (args->pad) return -EINVAL;
@@ -336,7 +336,7 @@ drm_syncobj* drm_syncobj_fdget(int fd) {
     return syncobj;
 }
 
-int drm_syncobj_handle_to_fd_ioctl(Device* dev, void* data, File* file) {
+int drm_syncobj_handle_to_fd_ioctl(drm_device* dev, void* data, drm_file* file) {
     auto* args = static_cast<drm_syncobj_handle*>(data);
     if (!drm_core_check_feature(dev, DRIVER_SYNCOBJ)) return -EOPNOTSUPP;
     if (args->pad) return -EINVAL;
@@ -369,7 +369,7 @@ int drm_syncobj_handle_to_fd_ioctl(Device* dev, void* data, File* file) {
     return 0;
 }
 
-int drm_syncobj_fd_to_handle_ioctl(Device* dev, void* data, File* file) {
+int drm_syncobj_fd_to_handle_ioctl(drm_device* dev, void* data, drm_file* file) {
     auto* args = static_cast<drm_syncobj_handle*>(data);
     if (!drm_core_check_feature(dev, DRIVER_SYNCOBJ)) return -EOPNOTSUPP;
     if (args->pad) return -EINVAL;
@@ -392,7 +392,7 @@ int drm_syncobj_fd_to_handle_ioctl(Device* dev, void* data, File* file) {
     return ret;
 }
 
-static int drm_syncobj_transfer_to_timeline(File* file, drm_syncobj_transfer* args) {
+static int drm_syncobj_transfer_to_timeline(drm_file* file, drm_syncobj_transfer* args) {
     drm_syncobj* timeline = drm_syncobj_find(file, args->dst_handle);
     if (!timeline) return -ENOENT;
     dma_fence* tmp;
@@ -417,7 +417,7 @@ static int drm_syncobj_transfer_to_timeline(File* file, drm_syncobj_transfer* ar
     return ret;
 }
 
-static int drm_syncobj_transfer_to_binary(File* file, drm_syncobj_transfer* args) {
+static int drm_syncobj_transfer_to_binary(drm_file* file, drm_syncobj_transfer* args) {
     drm_syncobj* binary = drm_syncobj_find(file, args->dst_handle);
     if (!binary) return -ENOENT;
     dma_fence* fence;
@@ -430,7 +430,7 @@ static int drm_syncobj_transfer_to_binary(File* file, drm_syncobj_transfer* args
     return ret;
 }
 
-int drm_syncobj_transfer_ioctl(Device* dev, void* data, File* file) {
+int drm_syncobj_transfer_ioctl(drm_device* dev, void* data, drm_file* file) {
     auto* args = static_cast<drm_syncobj_transfer*>(data);
     if (!drm_core_check_feature(dev, DRIVER_SYNCOBJ_TIMELINE)) return -EOPNOTSUPP;
     if (args->pad) return -EINVAL;
@@ -447,7 +447,7 @@ static void* kmalloc_user_array(u64 count, size_t size) {
 }
 
 // drm_syncobj_array_find: copies the handles and looks every one up before anything changes.
-static int drm_syncobj_array_find(File* file, u64 user_handles, u32 count, drm_syncobj*** out) {
+static int drm_syncobj_array_find(drm_file* file, u64 user_handles, u32 count, drm_syncobj*** out) {
     u32* handles = static_cast<u32*>(kmalloc_user_array(count, sizeof(u32)));
     if (!handles) return -ENOMEM;
     if (copy_from_user(handles, user_handles, sizeof(u32) * count)) {
@@ -600,7 +600,7 @@ static int drm_syncobj_array_wait(drm_syncobj** syncobjs, u64 user_points, u32 c
     return 0;
 }
 
-int drm_syncobj_wait_ioctl(Device* dev, void* data, File* file) {
+int drm_syncobj_wait_ioctl(drm_device* dev, void* data, drm_file* file) {
     auto* args = static_cast<drm_syncobj_wait*>(data);
     if (!drm_core_check_feature(dev, DRIVER_SYNCOBJ)) return -EOPNOTSUPP;
     if (args->flags & ~(DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL | DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT |
@@ -618,7 +618,7 @@ int drm_syncobj_wait_ioctl(Device* dev, void* data, File* file) {
     return ret;
 }
 
-int drm_syncobj_timeline_wait_ioctl(Device* dev, void* data, File* file) {
+int drm_syncobj_timeline_wait_ioctl(drm_device* dev, void* data, drm_file* file) {
     auto* args = static_cast<drm_syncobj_timeline_wait*>(data);
     if (!drm_core_check_feature(dev, DRIVER_SYNCOBJ_TIMELINE)) return -EOPNOTSUPP;
     if (args->flags & ~(DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL | DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT |
@@ -636,7 +636,7 @@ int drm_syncobj_timeline_wait_ioctl(Device* dev, void* data, File* file) {
     return ret;
 }
 
-int drm_syncobj_reset_ioctl(Device* dev, void* data, File* file) {
+int drm_syncobj_reset_ioctl(drm_device* dev, void* data, drm_file* file) {
     auto* args = static_cast<drm_syncobj_array*>(data);
     if (!drm_core_check_feature(dev, DRIVER_SYNCOBJ)) return -EOPNOTSUPP;
     if (args->pad) return -EINVAL;
@@ -649,7 +649,7 @@ int drm_syncobj_reset_ioctl(Device* dev, void* data, File* file) {
     return 0;
 }
 
-int drm_syncobj_signal_ioctl(Device* dev, void* data, File* file) {
+int drm_syncobj_signal_ioctl(drm_device* dev, void* data, drm_file* file) {
     auto* args = static_cast<drm_syncobj_array*>(data);
     if (!drm_core_check_feature(dev, DRIVER_SYNCOBJ)) return -EOPNOTSUPP;
     if (args->pad) return -EINVAL;
@@ -665,7 +665,7 @@ int drm_syncobj_signal_ioctl(Device* dev, void* data, File* file) {
     return ret;
 }
 
-int drm_syncobj_timeline_signal_ioctl(Device* dev, void* data, File* file) {
+int drm_syncobj_timeline_signal_ioctl(drm_device* dev, void* data, drm_file* file) {
     auto* args = static_cast<drm_syncobj_timeline_array*>(data);
     if (!drm_core_check_feature(dev, DRIVER_SYNCOBJ_TIMELINE)) return -EOPNOTSUPP;
     if (args->flags != 0) return -EINVAL;
@@ -707,7 +707,7 @@ out:
     return ret;
 }
 
-int drm_syncobj_query_ioctl(Device* dev, void* data, File* file) {
+int drm_syncobj_query_ioctl(drm_device* dev, void* data, drm_file* file) {
     auto* args = static_cast<drm_syncobj_timeline_array*>(data);
     if (!drm_core_check_feature(dev, DRIVER_SYNCOBJ_TIMELINE)) return -EOPNOTSUPP;
     if (args->flags & ~DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED) return -EINVAL;
