@@ -25,6 +25,7 @@
 #include <memory>
 #include <vector>
 
+#include "kernel_shim/spinlock.h"
 #include "mock_hw/cs_formats.h"
 #include "mock_hw/csf_engine.h"
 #include "mock_hw/hw_event.h"
@@ -54,7 +55,7 @@ public:
     // Observability for tests and benchmarks.
     u64 instructions_executed() const { return instrs_; }
     u32 cores_total_locked() const;
-    u32 cores_busy_locked() const { return cores_busy_; }
+    u32 cores_busy_locked() const { lockdep_assert_held(&lock_); return cores_busy_; }
     // Virtual time during which at least one shader core was busy (what "GPU busy" means to a
     // user of the simulator), since the GPU was created.
     u64 busy_ns_locked() const;
@@ -260,6 +261,7 @@ private:
     }
 
     Gpu& gpu_;
+    kshim::SpinLock& lock_;  // gpu_.lock(): every _locked method asserts it
     u32 nregs_ = 96;
     u32 nsb_ = 8;
     std::vector<std::unique_ptr<Group>> groups_;

@@ -3,6 +3,7 @@
 // halt, disable, fatal, and the GLB interface's req/ack protocol on doorbell 0 (glb.cpp).
 // CSG/CS slots are handed to a CsfEngine (part 2) through csf_engine.h.
 #pragma once
+#include "kernel_shim/spinlock.h"
 #include "mock_hw/csf_engine.h"
 #include "mock_hw/hw_event.h"
 #include "mock_hw/mcu_layout.h"
@@ -18,7 +19,7 @@ public:
 
     // MCU_CONTROL / MCU_STATUS.
     void control_write_locked(u32 value);
-    u32 status_locked() const { return status_; }
+    u32 status_locked() const { lockdep_assert_held(&lock_); return status_; }
     // Doorbell 0.
     void glb_doorbell_locked();
     void user_doorbell_locked(u32 index);
@@ -28,13 +29,13 @@ public:
     u32 shared_va(u32 offset) const { return McuLayout::kShared + offset; }
 
     // What the FW latched from the GLB input block (on the matching request).
-    u32 progress_timer_locked() const { return progress_timer_; }
-    u32 poweroff_timer_locked() const { return poweroff_timer_; }
-    u64 core_en_mask_locked() const { return core_en_mask_; }
-    u32 idle_timer_locked() const { return idle_timer_; }
-    bool idle_enabled_locked() const { return idle_en_; }
-    bool counter_enabled_locked() const { return counter_en_; }
-    bool hung_locked() const { return hung_; }
+    u32 progress_timer_locked() const { lockdep_assert_held(&lock_); return progress_timer_; }
+    u32 poweroff_timer_locked() const { lockdep_assert_held(&lock_); return poweroff_timer_; }
+    u64 core_en_mask_locked() const { lockdep_assert_held(&lock_); return core_en_mask_; }
+    u32 idle_timer_locked() const { lockdep_assert_held(&lock_); return idle_timer_; }
+    bool idle_enabled_locked() const { lockdep_assert_held(&lock_); return idle_en_; }
+    bool counter_enabled_locked() const { lockdep_assert_held(&lock_); return counter_en_; }
+    bool hung_locked() const { lockdep_assert_held(&lock_); return hung_; }
     u64 glb_scans() const { return glb_scans_; }
     u64 boots() const { return boots_; }
 
@@ -42,7 +43,7 @@ public:
     // powers the shader cores (within core_en_mask) and the tiler on; idle re-arms the idle
     // timer (IDLE event) and the power-off timer.
     void set_busy_locked(bool busy);
-    bool busy_locked() const { return busy_; }
+    bool busy_locked() const { lockdep_assert_held(&lock_); return busy_; }
 
     // Timer encoding of poweroff_timer/idle_timer -> nanoseconds.
     ktime_t decode_timer_locked(u32 value) const;
@@ -74,6 +75,7 @@ private:
     void rearm_idle_locked();
 
     Gpu& gpu_;
+    kshim::SpinLock& lock_;  // gpu_.lock(): every _locked method asserts it
     McuLayout layout_;
     CsfEngine* engine_ = nullptr;
 

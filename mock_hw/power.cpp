@@ -17,7 +17,7 @@ const char* Power::domain_name(Domain d) {
     return "?";
 }
 
-Power::Power(Gpu& gpu, RegisterBank& bank) : gpu_(gpu) {
+Power::Power(Gpu& gpu, RegisterBank& bank) : gpu_(gpu), lock_(gpu.lock()) {
     const GpuIdentity& id = gpu.config().id;
     const u64 present[3] = {id.shader_present, id.tiler_present, id.l2_present};
     const u32 doff[3] = {PWR_DOMAIN_SHADER, PWR_DOMAIN_TILER, PWR_DOMAIN_L2};
@@ -51,12 +51,14 @@ Power::Power(Gpu& gpu, RegisterBank& bank) : gpu_(gpu) {
 }
 
 bool Power::any_transition_locked() const {
+    lockdep_assert_held(&lock_);
     for (const auto& d : dom_)
         if (d.on | d.off) return true;
     return false;
 }
 
 void Power::power_on_locked(Domain d, u64 mask) {
+    lockdep_assert_held(&lock_);
     Dom& dm = dom_[d];
     mask &= dm.present;
     // Cores already on (and not going off) need no transition.
@@ -65,6 +67,7 @@ void Power::power_on_locked(Domain d, u64 mask) {
 }
 
 void Power::power_off_locked(Domain d, u64 mask) {
+    lockdep_assert_held(&lock_);
     Dom& dm = dom_[d];
     mask &= dm.present;
     mask &= (dm.ready | dm.on);
@@ -72,6 +75,7 @@ void Power::power_off_locked(Domain d, u64 mask) {
 }
 
 void Power::start_locked(Domain d, u64 on, u64 off) {
+    lockdep_assert_held(&lock_);
     Dom& dm = dom_[d];
     dm.on = (dm.on & ~off) | on;
     dm.off = (dm.off & ~on) | off;
@@ -83,6 +87,7 @@ void Power::start_locked(Domain d, u64 on, u64 off) {
 }
 
 void Power::complete_locked(Domain d) {
+    lockdep_assert_held(&lock_);
     Dom& dm = dom_[d];
     dm.ready = (dm.ready | dm.on) & ~dm.off;
     dm.on = dm.off = 0;
@@ -92,6 +97,7 @@ void Power::complete_locked(Domain d) {
 }
 
 void Power::reset_locked() {
+    lockdep_assert_held(&lock_);
     for (auto& dm : dom_) {
         dm.done->cancel_locked();
         dm.ready = dm.on = dm.off = 0;
