@@ -33,8 +33,10 @@ int drm_vma_offset_add(DrmVmaOffsetManager* mgr, DrmVmaOffsetNode* node, u64 pag
 void drm_vma_offset_remove(DrmVmaOffsetManager* mgr, DrmVmaOffsetNode* node);
 // The node whose range contains [start, start + pages) (in pages), or nullptr.
 DrmVmaOffsetNode* drm_vma_offset_lookup_locked(DrmVmaOffsetManager* mgr, u64 start, u64 pages);
-inline void drm_vma_offset_lock_lookup(DrmVmaOffsetManager* mgr) { kshim::spin_lock(&mgr->vm_lock); }
-inline void drm_vma_offset_unlock_lookup(DrmVmaOffsetManager* mgr) { kshim::spin_unlock(&mgr->vm_lock); }
+inline void drm_vma_offset_lock_lookup(DrmVmaOffsetManager* mgr) ACQUIRE(mgr->vm_lock) { kshim::spin_lock(&mgr->vm_lock); }
+inline void drm_vma_offset_unlock_lookup(DrmVmaOffsetManager* mgr) RELEASE(mgr->vm_lock) {
+    kshim::spin_unlock(&mgr->vm_lock);
+}
 DrmVmaOffsetNode* drm_vma_offset_exact_lookup_locked(DrmVmaOffsetManager* mgr, u64 start, u64 pages);
 
 inline bool drm_vma_node_has_offset(const DrmVmaOffsetNode* node) { return drm_mm_node_allocated(&node->vm_node); }

@@ -171,8 +171,8 @@ public:
         return n;
     }
 
-    static void lock_gpuva(DrmGemObject* obj) { kshim::mutex_lock(&obj->gpuva.lock); }
-    static void unlock_gpuva(DrmGemObject* obj) { kshim::mutex_unlock(&obj->gpuva.lock); }
+    static void lock_gpuva(DrmGemObject* obj) ACQUIRE(obj->gpuva.lock) { kshim::mutex_lock(&obj->gpuva.lock); }
+    static void unlock_gpuva(DrmGemObject* obj) RELEASE(obj->gpuva.lock) { kshim::mutex_unlock(&obj->gpuva.lock); }
 
 private:
     static DrmGpuva* take(OpCtx* ctx) {
