@@ -335,7 +335,7 @@ void CsEngine::sync_written_locked(Group& g, bool system_scope) {
 
 CsEngine::Step CsEngine::exec_one_locked(Group& g, Stream& s, const Instr& in, u64 next_pc) {
     lockdep_assert_held(&lock_);
-    auto invalid = [&] {
+    auto invalid = [&]() REQUIRES(lock_) {
         const u64 va = pc_va(s);
         fatal_locked(g, s, DRM_PANTHOR_EXCEPTION_CS_INSTR_INVALID, va, va);
         return Step::Block;

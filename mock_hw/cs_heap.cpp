@@ -34,7 +34,7 @@ bool CsEngine::heap_take_chunks_locked(Group& g, Stream& s, u32 chunks, Step* st
     if (!mem_read_locked(g, s, s.heap_ctx, &hc, sizeof(hc))) return false;
     // Links `chunk` behind the pass's previous one so FINISH_FRAGMENT can walk the pass. Rewriting
     // a link that is already there is harmless, which keeps a re-execution after a stall correct.
-    auto take = [&](u64 chunk) {
+    auto take = [&](u64 chunk) REQUIRES(lock_) {
         if (hc.pass_first && (hc.last_chunk & kChunkVaMask) != (chunk & kChunkVaMask)) {
             if (!mem_write_locked(g, s, hc.last_chunk & kChunkVaMask, &chunk, 8)) return false;
         }

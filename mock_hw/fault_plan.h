@@ -132,8 +132,8 @@ private:
         return s.kind == FaultKind::FwHang || s.kind == FaultKind::McuFatal || s.kind == FaultKind::GpuFault || cs_exception(s.kind);
     }
     // One occurrence counted against e; true if its trigger fires for it.
-    bool fires_locked(Entry& e);
-    double next_random_locked();
+    bool fires_locked(Entry& e) REQUIRES(lock_);
+    double next_random_locked() REQUIRES(lock_);
 
     Gpu& gpu_;
     kshim::SpinLock& lock_;  // gpu_.lock(): every _locked method asserts it

@@ -50,7 +50,7 @@ public:
 private:
     void command_locked(u32 cmd);
     void flush_done_locked();
-    void update_cycle_counter_locked();
+    void update_cycle_counter_locked() REQUIRES(lock_);
     u32 status_locked() const;
 
     Gpu& gpu_;

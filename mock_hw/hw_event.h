@@ -37,9 +37,9 @@ private:
     kshim::TimerEvent ev_;
     // Under lock_. The callback checks both, so a stale firing (real mode: the timer thread had
     // already picked the event when it was cancelled or moved) does nothing.
-    bool armed_ = false;
-    ktime_t due_ = 0;
-    bool dead_ = false;
+    bool armed_ GUARDED_BY(lock_) = false;
+    ktime_t due_ GUARDED_BY(lock_) = 0;
+    bool dead_ GUARDED_BY(lock_) = false;
 };
 
 }  // namespace mock_hw

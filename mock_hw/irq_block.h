@@ -37,7 +37,7 @@ private:
     std::string names_[4];  // the bank keeps pointers to these
     kshim::IrqLine& line_;
     kshim::SpinLock& lock_;
-    bool level_ = false;
+    bool level_ GUARDED_BY(lock_) = false;
     u64 toggles_ = 0;
 };
 

@@ -83,9 +83,9 @@ private:
     };
     void command_locked(AddressSpace& a, u32 cmd);
     void command_done_locked(AddressSpace& a);
-    void latch_fault_locked(AddressSpace& a, u8 exception, Access acc, u64 va, u32 source, bool stall);
-    const Tlb::Entry* translate_entry_locked(u32 as, u64 va, Access acc, u32 source, MemResult& r);
-    MemResult access_locked(u32 as, u64 va, u8* buf, size_t len, Access acc, u32 source, bool write);
+    void latch_fault_locked(AddressSpace& a, u8 exception, Access acc, u64 va, u32 source, bool stall) REQUIRES(lock_);
+    const Tlb::Entry* translate_entry_locked(u32 as, u64 va, Access acc, u32 source, MemResult& r) REQUIRES(lock_);
+    MemResult access_locked(u32 as, u64 va, u8* buf, size_t len, Access acc, u32 source, bool write) REQUIRES(lock_);
     static const char* command_name(u32 cmd);
 
     Gpu& gpu_;

@@ -35,7 +35,7 @@ Power::Power(Gpu& gpu, RegisterBank& bank) : gpu_(gpu), lock_(gpu.lock()) {
         for (u32 half = 0; half < 2; half++) {
             const unsigned sh = 32 * half;
             bank.add(SHADER_READY + o + 4 * half,
-                     RegDecl{.name = names[i][0], .on_read = [this, d, sh] { return static_cast<u32>(dom_[d].ready >> sh); }});
+                     RegDecl{.name = names[i][0], .on_read = [this, d, sh] { return static_cast<u32>(ready_locked(d) >> sh); }});
             bank.add(SHADER_PWRON + o + 4 * half,
                      RegDecl{.name = names[i][1], .write_only = true,
                              .on_write = [this, d, sh](u32 v) { power_on_locked(d, u64{v} << sh); }});

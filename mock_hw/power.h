@@ -37,12 +37,12 @@ private:
         u64 off = 0;  // bits going off
         std::unique_ptr<HwEvent> done;
     };
-    void start_locked(Domain d, u64 on, u64 off);
+    void start_locked(Domain d, u64 on, u64 off) REQUIRES(lock_);
     void complete_locked(Domain d);
 
     Gpu& gpu_;
     kshim::SpinLock& lock_;  // gpu_.lock(): every _locked method asserts it
-    std::array<Dom, 3> dom_;
+    std::array<Dom, 3> dom_ GUARDED_BY(lock_);
 };
 
 }  // namespace mock_hw
