@@ -78,15 +78,17 @@ bool on_list(drm_gpuvm_bo* vm_bo) {
                List::value_traits::to_node_ptr(*vm_bo));
 }
 
+// Outside the thread-safety analysis (here and in vm_bo_list_del): `lock` is optional (null when
+// the list is protected by the resv), and the analysis cannot follow conditional locking.
 template <class List>
-void vm_bo_list_add(SpinLock* lock, List* list, drm_gpuvm_bo* vm_bo) {
+void vm_bo_list_add(SpinLock* lock, List* list, drm_gpuvm_bo* vm_bo) NO_THREAD_SAFETY_ANALYSIS {
     if (lock) spin_lock(lock);
     if (!on_list<List>(vm_bo)) list->push_back(*vm_bo);
     if (lock) spin_unlock(lock);
 }
 
 template <class List>
-void vm_bo_list_del(SpinLock* lock, drm_gpuvm_bo* vm_bo) {
+void vm_bo_list_del(SpinLock* lock, drm_gpuvm_bo* vm_bo) NO_THREAD_SAFETY_ANALYSIS {
     if (lock) spin_lock(lock);
     list_del_init<List>(*vm_bo);
     if (lock) spin_unlock(lock);
@@ -405,7 +407,8 @@ bool drm_gpuvm_bo_put_deferred(drm_gpuvm_bo* vm_bo) {
     Mutex* lock = &vm_bo->obj->gpuva.lock;
     return kref_put_mutex(
         &vm_bo->kref,
-        [&](kref*) {
+        // Outside the analysis: it drops the lock kref_put_mutex took for it.
+        [&](kref*) NO_THREAD_SAFETY_ANALYSIS {
             drm_gpuvm_bo_into_zombie(vm_bo);
             mutex_unlock(lock);
             drm_gpuvm_bo_defer_zombie_cleanup(vm_bo);

@@ -37,8 +37,10 @@ int kref_put(kref* k, Release&& release) {
 
 // Drops a reference; the last one is dropped with `lock` taken, and release(k) runs with it
 // held and must unlock it (the kernel's kref_put_mutex). Returns 1 if released.
+// Outside the thread-safety analysis: on the last reference it returns with `lock` handed to
+// release(), which drops it; the analysis cannot follow a lock released by a callback.
 template <class Release>
-int kref_put_mutex(kref* k, Release&& release, Mutex* lock) {
+int kref_put_mutex(kref* k, Release&& release, Mutex* lock) NO_THREAD_SAFETY_ANALYSIS {
     unsigned c = k->refcount.load(std::memory_order_relaxed);
     while (c > 1)
         if (k->refcount.compare_exchange_weak(c, c - 1, std::memory_order_acq_rel)) return 0;

@@ -11,6 +11,7 @@
 
 #include "kernel_shim/gfp.h"
 #include "kernel_shim/task.h"
+#include "kernel_shim/thread_safety.h"
 
 namespace kshim {
 
@@ -88,13 +89,22 @@ std::string lockdep_held_locks_text(const Task* t);
 
 void lockdep_assert_held_impl(const LockdepMap* m, bool want_held, std::source_location loc);
 
+// What lockdep_assert_held expands to: a run-time owner check (with the debug checks), and for
+// clang's thread-safety analysis an assertion that the lock is held from here on.
+template <class L>
+inline void lockdep_assert_held_checked(L* l, std::source_location loc) ASSERT_CAPABILITY(l) {
+#if KSHIM_DEBUG_CHECKS
+    lockdep_assert_held_impl(l->dep_map(), true, loc);
+#else
+    (void)l, (void)loc;
+#endif
+}
 }  // namespace kshim
 
 // lockdep_assert_held(&lock): works for every kshim lock type (they expose dep_map()).
+#define lockdep_assert_held(l) ::kshim::lockdep_assert_held_checked((l), std::source_location::current())
 #if KSHIM_DEBUG_CHECKS
-#define lockdep_assert_held(l) ::kshim::lockdep_assert_held_impl((l)->dep_map(), true, std::source_location::current())
 #define lockdep_assert_not_held(l) ::kshim::lockdep_assert_held_impl((l)->dep_map(), false, std::source_location::current())
 #else
-#define lockdep_assert_held(l) ((void)(l))
 #define lockdep_assert_not_held(l) ((void)(l))
 #endif

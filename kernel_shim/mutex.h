@@ -7,10 +7,11 @@
 
 #include "kernel_shim/lockdep.h"
 #include "kernel_shim/sched.h"
+#include "kernel_shim/thread_safety.h"
 
 namespace kshim {
 
-class Mutex {
+class CAPABILITY("mutex") Mutex {
 public:
     explicit Mutex(const char* name = nullptr, std::source_location site = std::source_location::current())
         : dep_map_(name, site) {}
@@ -22,17 +23,20 @@ public:
     Mutex(const Mutex&) = delete;
     Mutex& operator=(const Mutex&) = delete;
 
-    void lock(std::source_location loc = std::source_location::current()) { lock_nested(0, loc); }
-    void lock_nested(u32 subclass, std::source_location loc = std::source_location::current());
+    void lock(std::source_location loc = std::source_location::current()) ACQUIRE() { lock_nested(0, loc); }
+    // The primitives themselves are outside the analysis (it cannot see the owner_ atomic).
+    void lock_nested(u32 subclass, std::source_location loc = std::source_location::current()) ACQUIRE()
+        NO_THREAD_SAFETY_ANALYSIS;
     // 0, or -EINTR when a signal is pending (kernel_shim/signal.h) while it would wait.
-    int lock_interruptible(std::source_location loc = std::source_location::current());
+    int lock_interruptible(std::source_location loc = std::source_location::current()) TRY_ACQUIRE(0)
+        NO_THREAD_SAFETY_ANALYSIS;
     // No fatal signals are modelled: never fails.
-    int lock_killable(std::source_location loc = std::source_location::current()) {
+    int lock_killable(std::source_location loc = std::source_location::current()) ACQUIRE() {
         lock(loc);
         return 0;
     }
-    bool try_lock(std::source_location loc = std::source_location::current());
-    void unlock(std::source_location loc = std::source_location::current());
+    bool try_lock(std::source_location loc = std::source_location::current()) TRY_ACQUIRE(true) NO_THREAD_SAFETY_ANALYSIS;
+    void unlock(std::source_location loc = std::source_location::current()) RELEASE() NO_THREAD_SAFETY_ANALYSIS;
 
     bool is_locked() const { return owner_.load(std::memory_order_relaxed) != nullptr; }
     // The owner is only meaningful to debugging and the tests.
@@ -52,10 +56,12 @@ private:
 
 // RAII guard that records the caller's location for lockdep (std::lock_guard would record the
 // standard library's).
-class MutexGuard {
+class SCOPED_CAPABILITY MutexGuard {
 public:
-    explicit MutexGuard(Mutex& m, std::source_location loc = std::source_location::current()) : m_(m) { m_.lock(loc); }
-    ~MutexGuard() { m_.unlock(); }
+    explicit MutexGuard(Mutex& m, std::source_location loc = std::source_location::current()) ACQUIRE(m) : m_(m) {
+        m_.lock(loc);
+    }
+    ~MutexGuard() RELEASE() { m_.unlock(); }
     MutexGuard(const MutexGuard&) = delete;
     MutexGuard& operator=(const MutexGuard&) = delete;
 
@@ -63,15 +69,17 @@ private:
     Mutex& m_;
 };
 
-inline void mutex_lock(Mutex* m, std::source_location loc = std::source_location::current()) { m->lock(loc); }
-inline void mutex_lock_nested(Mutex* m, u32 sub, std::source_location loc = std::source_location::current()) {
+inline void mutex_lock(Mutex* m, std::source_location loc = std::source_location::current()) ACQUIRE(m) { m->lock(loc); }
+inline void mutex_lock_nested(Mutex* m, u32 sub, std::source_location loc = std::source_location::current()) ACQUIRE(m) {
     m->lock_nested(sub, loc);
 }
-inline int mutex_lock_interruptible(Mutex* m, std::source_location loc = std::source_location::current()) {
+inline int mutex_lock_interruptible(Mutex* m, std::source_location loc = std::source_location::current()) TRY_ACQUIRE(0, m) {
     return m->lock_interruptible(loc);
 }
-inline int mutex_trylock(Mutex* m, std::source_location loc = std::source_location::current()) { return m->try_lock(loc); }
-inline void mutex_unlock(Mutex* m, std::source_location loc = std::source_location::current()) { m->unlock(loc); }
+inline int mutex_trylock(Mutex* m, std::source_location loc = std::source_location::current()) TRY_ACQUIRE(1, m) {
+    return m->try_lock(loc);
+}
+inline void mutex_unlock(Mutex* m, std::source_location loc = std::source_location::current()) RELEASE(m) { m->unlock(loc); }
 inline bool mutex_is_locked(const Mutex* m) { return m->is_locked(); }
 
 }  // namespace kshim

@@ -79,13 +79,14 @@ void update_runtime_status(DevPmInfo* p, rpm_status s) { p->runtime_status.store
 
 pm_callback_t get_callback(Device* dev, pm_callback_t DevPmOps::*cb) { return dev->pm ? dev->pm->*cb : nullptr; }
 
-int rpm_idle(Device* dev, int rpmflags);
-int rpm_suspend(Device* dev, int rpmflags);
-int rpm_resume(Device* dev, int rpmflags);
+// Called with the device's power lock held, like the kernel's (which drop it around callbacks).
+int rpm_idle(Device* dev, int rpmflags) REQUIRES(pm(dev)->lock);
+int rpm_suspend(Device* dev, int rpmflags) REQUIRES(pm(dev)->lock);
+int rpm_resume(Device* dev, int rpmflags) REQUIRES(pm(dev)->lock);
 
 // Sleeps until busy() turns false; the lock is dropped meanwhile (prepare_to_wait/schedule).
 template <class Busy>
-void rpm_wait_locked(DevPmInfo* p, Busy busy) {
+void rpm_wait_locked(DevPmInfo* p, Busy busy) REQUIRES(p->lock) {
     lockdep_assert_held(&p->lock);
     p->lock.unlock();
     wait_event(p->wait_queue, !busy());
@@ -132,15 +133,14 @@ int rpm_check_suspend_allowed(DevPmInfo* p) {
     return 0;
 }
 
-int __rpm_callback(pm_callback_t cb, Device* dev) {
-    DevPmInfo* p = pm(dev);
-    p->lock.unlock();
+int __rpm_callback(pm_callback_t cb, Device* dev) REQUIRES(pm(dev)->lock) {
+    pm(dev)->lock.unlock();
     int retval = cb ? cb(dev) : 0;
-    p->lock.lock();
+    pm(dev)->lock.lock();
     return retval;
 }
 
-int rpm_callback(pm_callback_t cb, Device* dev) {
+int rpm_callback(pm_callback_t cb, Device* dev) REQUIRES(pm(dev)->lock) {
     int retval = __rpm_callback(cb, dev);
     // -EACCES means "runtime PM disabled" to callers; a callback returning it asks for a retry.
     if (retval == -EACCES) retval = -EAGAIN;
@@ -400,14 +400,14 @@ int __pm_runtime_set_status(Device* dev, rpm_status new_status) {
 }
 
 // Cancels the pending request and waits for the transition in progress. Lock held.
-void __pm_runtime_barrier(Device* dev) {
+void __pm_runtime_barrier(Device* dev) REQUIRES(pm(dev)->lock) {
     DevPmInfo* p = pm(dev);
     pm_runtime_deactivate_timer(p);
     if (p->request_pending) {
         p->request = RPM_REQ_NONE;
-        p->lock.unlock();
+        pm(dev)->lock.unlock();
         cancel_work_sync(&p->work);
-        p->lock.lock();
+        pm(dev)->lock.lock();
         p->request_pending = false;
     }
     rpm_wait_locked(p, [p] {
@@ -437,7 +437,7 @@ void __pm_runtime_disable(Device* dev, bool check_resume) {
 
 // Lock held. A negative delay with autosuspend in use forbids runtime suspend (holding a
 // usage reference); otherwise the device may suspend now.
-void update_autosuspend(Device* dev, int old_delay, bool old_use) {
+void update_autosuspend(Device* dev, int old_delay, bool old_use) REQUIRES(pm(dev)->lock) {
     DevPmInfo* p = pm(dev);
     const int delay = p->autosuspend_delay.load();
     if (p->use_autosuspend.load() && delay < 0) {

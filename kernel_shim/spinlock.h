@@ -6,10 +6,11 @@
 
 #include "kernel_shim/lockdep.h"
 #include "kernel_shim/sched.h"
+#include "kernel_shim/thread_safety.h"
 
 namespace kshim {
 
-class SpinLock {
+class CAPABILITY("spinlock") SpinLock {
 public:
     explicit SpinLock(const char* name = nullptr, std::source_location site = std::source_location::current())
         : dep_map_(name, site) {}
@@ -21,12 +22,13 @@ public:
     SpinLock(const SpinLock&) = delete;
     SpinLock& operator=(const SpinLock&) = delete;
 
-    void lock(std::source_location loc = std::source_location::current()) {
+    // The primitives themselves are outside the analysis (it cannot see locked_).
+    void lock(std::source_location loc = std::source_location::current()) ACQUIRE() NO_THREAD_SAFETY_ANALYSIS {
         preempt_disable();
         lockdep_acquire(&dep_map_, 0, false, 0, nullptr, loc);
         if (locked_.exchange(true, std::memory_order_acquire)) lock_slow();
     }
-    bool try_lock(std::source_location loc = std::source_location::current()) {
+    bool try_lock(std::source_location loc = std::source_location::current()) TRY_ACQUIRE(true) NO_THREAD_SAFETY_ANALYSIS {
         preempt_disable();
         if (locked_.exchange(true, std::memory_order_acquire)) {
             preempt_enable();
@@ -35,7 +37,7 @@ public:
         lockdep_acquire(&dep_map_, 0, true, 0, nullptr, loc);
         return true;
     }
-    void unlock(std::source_location loc = std::source_location::current()) {
+    void unlock(std::source_location loc = std::source_location::current()) RELEASE() NO_THREAD_SAFETY_ANALYSIS {
         lockdep_release(&dep_map_, loc);
         locked_.store(false, std::memory_order_release);
         preempt_enable();
@@ -50,10 +52,12 @@ private:
     LockdepMap dep_map_;
 };
 
-class SpinGuard {
+class SCOPED_CAPABILITY SpinGuard {
 public:
-    explicit SpinGuard(SpinLock& l, std::source_location loc = std::source_location::current()) : l_(l) { l_.lock(loc); }
-    ~SpinGuard() { l_.unlock(); }
+    explicit SpinGuard(SpinLock& l, std::source_location loc = std::source_location::current()) ACQUIRE(l) : l_(l) {
+        l_.lock(loc);
+    }
+    ~SpinGuard() RELEASE() { l_.unlock(); }
     SpinGuard(const SpinGuard&) = delete;
     SpinGuard& operator=(const SpinGuard&) = delete;
 
@@ -61,9 +65,9 @@ private:
     SpinLock& l_;
 };
 
-inline void spin_lock(SpinLock* l, std::source_location loc = std::source_location::current()) { l->lock(loc); }
-inline void spin_unlock(SpinLock* l, std::source_location loc = std::source_location::current()) { l->unlock(loc); }
-inline bool spin_trylock(SpinLock* l, std::source_location loc = std::source_location::current()) { return l->try_lock(loc); }
+inline void spin_lock(SpinLock* l, std::source_location loc = std::source_location::current()) ACQUIRE(l) { l->lock(loc); }
+inline void spin_unlock(SpinLock* l, std::source_location loc = std::source_location::current()) RELEASE(l) { l->unlock(loc); }
+inline bool spin_trylock(SpinLock* l, std::source_location loc = std::source_location::current()) TRY_ACQUIRE(true, l) { return l->try_lock(loc); }
 // IRQ-disabling forms: the shim has no interrupts to disable beyond the atomic section, so
 // `flags` only keeps the kernel's calling shape.
 #define spin_lock_irqsave(l, flags) \
@@ -76,8 +80,8 @@ inline bool spin_trylock(SpinLock* l, std::source_location loc = std::source_loc
         (void)(flags);                   \
         (l)->unlock();                   \
     } while (0)
-inline void spin_lock_irq(SpinLock* l, std::source_location loc = std::source_location::current()) { l->lock(loc); }
-inline void spin_unlock_irq(SpinLock* l, std::source_location loc = std::source_location::current()) { l->unlock(loc); }
+inline void spin_lock_irq(SpinLock* l, std::source_location loc = std::source_location::current()) ACQUIRE(l) { l->lock(loc); }
+inline void spin_unlock_irq(SpinLock* l, std::source_location loc = std::source_location::current()) RELEASE(l) { l->unlock(loc); }
 inline bool spin_is_locked(const SpinLock* l) { return l->is_locked(); }
 
 }  // namespace kshim

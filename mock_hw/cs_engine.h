@@ -26,6 +26,7 @@
 #include <memory>
 #include <vector>
 
+#include "kernel_shim/spinlock.h"
 #include "hw/csf/mock_fw_formats.h"
 #include "mock_hw/csf_engine.h"
 #include "mock_hw/hw_event.h"
@@ -55,7 +56,7 @@ public:
     // Observability for tests and benchmarks.
     u64 instructions_executed() const { return instrs_; }
     u32 cores_total_locked() const;
-    u32 cores_busy_locked() const { return cores_busy_; }
+    u32 cores_busy_locked() const { lockdep_assert_held(&lock_); return cores_busy_; }
     // Virtual time during which at least one shader core was busy (what "GPU busy" means to a
     // user of the simulator), since the GPU was created.
     u64 busy_ns_locked() const;
@@ -168,26 +169,26 @@ private:
 
     // csg.cpp
     void csg_scan_locked(Group& g);
-    void csg_apply_state_locked(Group& g, u32 state);
+    void csg_apply_state_locked(Group& g, u32 state) REQUIRES(lock_);
     void csg_state_done_locked(Group& g);
-    void csg_raise_event_locked(Group& g, u32 bit);
-    void csg_status_update_locked(Group& g);
-    void cs_scan_locked(Group& g, Stream& s);
-    void cs_start_locked(Group& g, Stream& s, bool fresh);
-    void cs_raise_event_locked(Group& g, Stream& s, u32 bit);
-    void cs_publish_status_locked(Stream& s);
-    void cs_write_extract_locked(Stream& s, bool active);
+    void csg_raise_event_locked(Group& g, u32 bit) REQUIRES(lock_);
+    void csg_status_update_locked(Group& g) REQUIRES(lock_);
+    void cs_scan_locked(Group& g, Stream& s) REQUIRES(lock_);
+    void cs_start_locked(Group& g, Stream& s, bool fresh) REQUIRES(lock_);
+    void cs_raise_event_locked(Group& g, Stream& s, u32 bit) REQUIRES(lock_);
+    void cs_publish_status_locked(Stream& s) REQUIRES(lock_);
+    void cs_write_extract_locked(Stream& s, bool active) REQUIRES(lock_);
     void reset_stream(Group& g, Stream& s);
-    void update_idle_locked();
+    void update_idle_locked() REQUIRES(lock_);
     void delayed_ack_locked(Group& g);
     void progress_timer_fired_locked(Group& g);
-    void rearm_progress_locked(Group& g);
-    ktime_t progress_timeout_locked() const;  // 0: no progress timer
+    void rearm_progress_locked(Group& g) REQUIRES(lock_);
+    ktime_t progress_timeout_locked() const REQUIRES(lock_);  // 0: no progress timer
     // A pass in which streams of `g` ran whole slices: charges the slice's time to the group's
     // no-progress time and raises PROGRESS_TIMER_EVENT once it reaches the timeout. Returns
     // when the group's spinning streams run next.
-    ktime_t progress_spin_locked(Group& g, ktime_t now);
-    void progress_made_locked(Group& g);
+    ktime_t progress_spin_locked(Group& g, ktime_t now) REQUIRES(lock_);
+    void progress_made_locked(Group& g) REQUIRES(lock_);
     void poll_locked();
     u64 csg_in(u32 slot) const;
     u64 csg_out(u32 slot) const;
@@ -195,64 +196,64 @@ private:
     u64 cs_out(u32 slot, u32 cs) const;
 
     // cs_suspend.cpp
-    void preempt_group_jobs_locked(Group& g);
-    bool suspend_drained_locked(const Group& g) const;
-    void save_group_locked(Group& g);
-    bool restore_group_locked(Group& g);
-    bool read_saved_stream_locked(u32 rec, SavedStream& sv);
-    bool restore_stream_locked(Group& g, Stream& s, const SavedStream& sv, std::vector<Job>& jobs);
+    void preempt_group_jobs_locked(Group& g) REQUIRES(lock_);
+    bool suspend_drained_locked(const Group& g) const REQUIRES(lock_);
+    void save_group_locked(Group& g) REQUIRES(lock_);
+    bool restore_group_locked(Group& g) REQUIRES(lock_);
+    bool read_saved_stream_locked(u32 rec, SavedStream& sv) REQUIRES(lock_);
+    bool restore_stream_locked(Group& g, Stream& s, const SavedStream& sv, std::vector<Job>& jobs) REQUIRES(lock_);
 
     // cs_exec.cpp
-    void kick_locked();
+    void kick_locked() REQUIRES(lock_);
     void run_locked();
-    bool runnable_locked(const Group& g, const Stream& s) const;
+    bool runnable_locked(const Group& g, const Stream& s) const REQUIRES(lock_);
     // Executes up to `budget` instructions; returns how many ran.
-    u32 exec_stream_locked(Group& g, Stream& s, u32 budget, bool count_instrs);
+    u32 exec_stream_locked(Group& g, Stream& s, u32 budget, bool count_instrs) REQUIRES(lock_);
     enum class Step : u8 { Next, Block };
-    Step exec_one_locked(Group& g, Stream& s, const panthor::cs::Instr& in, u64 next_pc);
-    bool inject_at_instruction_locked(Group& g, Stream& s, u64 next_pc);
-    bool fetch_locked(Group& g, Stream& s, u64* instr);
-    bool refresh_insert_locked(Stream& s);
-    bool stream_idle_locked(const Stream& s) const;
+    Step exec_one_locked(Group& g, Stream& s, const panthor::cs::Instr& in, u64 next_pc) REQUIRES(lock_);
+    bool inject_at_instruction_locked(Group& g, Stream& s, u64 next_pc) REQUIRES(lock_);
+    bool fetch_locked(Group& g, Stream& s, u64* instr) REQUIRES(lock_);
+    bool refresh_insert_locked(Stream& s) REQUIRES(lock_);
+    bool stream_idle_locked(const Stream& s) const REQUIRES(lock_);
     bool sb_busy(const Stream& s, uint16_t mask) const;
-    bool mem_read_locked(Group& g, Stream& s, u64 va, void* dst, size_t len);
-    bool mem_write_locked(Group& g, Stream& s, u64 va, const void* src, size_t len);
-    void mem_fail_locked(Group& g, Stream& s, const MemResult& r);
+    bool mem_read_locked(Group& g, Stream& s, u64 va, void* dst, size_t len) REQUIRES(lock_);
+    bool mem_write_locked(Group& g, Stream& s, u64 va, const void* src, size_t len) REQUIRES(lock_);
+    void mem_fail_locked(Group& g, Stream& s, const MemResult& r) REQUIRES(lock_);
     // `exc_va`: the instruction that raised it when that instruction retired (Stream::exc_va).
-    void fatal_locked(Group& g, Stream& s, u32 exception, u64 info, u64 exc_va = 0);
-    void fault_locked(Group& g, Stream& s, u32 exception, u64 info, u64 exc_va = 0);
+    void fatal_locked(Group& g, Stream& s, u32 exception, u64 info, u64 exc_va = 0) REQUIRES(lock_);
+    void fault_locked(Group& g, Stream& s, u32 exception, u64 info, u64 exc_va = 0) REQUIRES(lock_);
     u64 pc_va(const Stream& s) const {
         return s.depth == 0 ? s.ring_base + (s.ring_size ? s.frames[0].pc % s.ring_size : 0) : s.frames[s.depth].pc;
     }
-    void bus_fault_locked(Group& g, Stream& s, u64 va);
+    void bus_fault_locked(Group& g, Stream& s, u64 va) REQUIRES(lock_);
     bool sync_satisfied(u64 v, u64 ref, u8 cond) const;
-    Step sync_wait_locked(Group& g, Stream& s, const panthor::cs::Instr& in);
-    void sync_written_locked(Group& g, bool system_scope);
-    void reeval_sync_waits_locked();
-    Step issue_job_locked(Group& g, Stream& s, const panthor::cs::Instr& in);
-    Step retire_with_locked(Group& g, Stream& s, bool fatal, u32 exception, u64 info);
+    Step sync_wait_locked(Group& g, Stream& s, const panthor::cs::Instr& in) REQUIRES(lock_);
+    void sync_written_locked(Group& g, bool system_scope) REQUIRES(lock_);
+    void reeval_sync_waits_locked() REQUIRES(lock_);
+    Step issue_job_locked(Group& g, Stream& s, const panthor::cs::Instr& in) REQUIRES(lock_);
+    Step retire_with_locked(Group& g, Stream& s, bool fatal, u32 exception, u64 info) REQUIRES(lock_);
 
     // cs_heap.cpp
     // Takes the chunks a tiling job needs; false: the RUN returns *step instead of queueing it
     // (blocked on OOM or a stall, or redirected to the exception handler, or retired with a fault).
-    bool heap_take_chunks_locked(Group& g, Stream& s, u32 chunks, Step* step);
-    Step heap_operation_locked(Group& g, Stream& s, const panthor::cs::Instr& in);
-    Step finish_fragment_locked(Group& g, Stream& s, const panthor::cs::Instr& in);
+    bool heap_take_chunks_locked(Group& g, Stream& s, u32 chunks, Step* step) REQUIRES(lock_);
+    Step heap_operation_locked(Group& g, Stream& s, const panthor::cs::Instr& in) REQUIRES(lock_);
+    Step finish_fragment_locked(Group& g, Stream& s, const panthor::cs::Instr& in) REQUIRES(lock_);
 
     // cs_jobs.cpp
-    void queue_job_locked(Job j);
-    void dispatch_locked();
-    bool may_start_locked(const Job& j, bool* reserve) const;
-    void start_job_locked(Job& j);
-    void release_core_locked(Job& j);
-    void trace_job_begin_locked(Job& j);
-    void trace_job_end_locked(Job& j);
+    void queue_job_locked(Job j) REQUIRES(lock_);
+    void dispatch_locked() REQUIRES(lock_);
+    bool may_start_locked(const Job& j, bool* reserve) const REQUIRES(lock_);
+    void start_job_locked(Job& j) REQUIRES(lock_);
+    void release_core_locked(Job& j) REQUIRES(lock_);
+    void trace_job_begin_locked(Job& j) REQUIRES(lock_);
+    void trace_job_end_locked(Job& j) REQUIRES(lock_);
     static u32 trace_job_track(const Job& j);
     void jobs_fired_locked();
-    void rearm_jobs_locked();
-    void complete_job_locked(size_t idx);
-    void drop_jobs_locked(u32 csg, u32 cs);  // cs = ~0u: the whole group
-    void stream_jobs_changed_locked(Group& g, Stream& s);
+    void rearm_jobs_locked() REQUIRES(lock_);
+    void complete_job_locked(size_t idx) REQUIRES(lock_);
+    void drop_jobs_locked(u32 csg, u32 cs) REQUIRES(lock_);  // cs = ~0u: the whole group
+    void stream_jobs_changed_locked(Group& g, Stream& s) REQUIRES(lock_);
 
     u64 reg64(const Stream& s, u8 r) const { return s.regs[r & 127] | (u64{s.regs[(r + 1) & 127]} << 32); }
     void set_reg64(Stream& s, u8 r, u64 v) {
@@ -261,19 +262,20 @@ private:
     }
 
     Gpu& gpu_;
+    kshim::SpinLock& lock_;  // gpu_.lock(): every _locked method asserts it
     u32 nregs_ = 96;
     u32 nsb_ = 8;
-    std::vector<std::unique_ptr<Group>> groups_;
-    std::vector<Job> jobs_;  // on the GPU (queued or holding a core), in issue order
+    std::vector<std::unique_ptr<Group>> groups_ GUARDED_BY(lock_);
+    std::vector<Job> jobs_ GUARDED_BY(lock_);  // on the GPU (queued or holding a core), in issue order
     std::vector<Job*> dispatch_order_;  // dispatch_locked's scratch list
-    u64 job_seq_ = 0;
-    u32 cores_busy_ = 0;
-    u64 busy_ns_ = 0;           // closed busy intervals (cores_busy_ > 0)
-    ktime_t busy_since_ = 0;    // start of the open one, when cores_busy_ > 0
-    void set_cores_busy_locked(u32 n);
+    u64 job_seq_ GUARDED_BY(lock_) = 0;
+    u32 cores_busy_ GUARDED_BY(lock_) = 0;
+    u64 busy_ns_ GUARDED_BY(lock_) = 0;         // closed busy intervals (cores_busy_ > 0)
+    ktime_t busy_since_ GUARDED_BY(lock_) = 0;  // start of the open one, when cores_busy_ > 0
+    void set_cores_busy_locked(u32 n) REQUIRES(lock_);
     std::unique_ptr<HwEvent> run_ev_, jobs_ev_, poll_ev_;
-    bool running_ = false;  // MCU up
-    bool pc_set_ = false;   // the executing instruction moved the pc itself
+    bool running_ GUARDED_BY(lock_) = false;  // MCU up
+    bool pc_set_ GUARDED_BY(lock_) = false;   // the executing instruction moved the pc itself
     u64 instrs_ = 0, jobs_done_ = 0;
     // One suspend-buffer record being built or checked (3.4 KiB: kept rather than constructed per
     // stream).

@@ -15,6 +15,7 @@ using namespace panthor;
 using cs::Instr;
 
 u32 CsEngine::cores_total_locked() const {
+    lockdep_assert_held(&lock_);
     u64 mask = gpu_.config().id.shader_present;
     const u64 en = gpu_.mcu().core_en_mask_locked();
     if (en) mask &= en;
@@ -22,10 +23,12 @@ u32 CsEngine::cores_total_locked() const {
 }
 
 void CsEngine::kick_locked() {
+    lockdep_assert_held(&lock_);
     if (running_ && !run_ev_->pending_locked()) run_ev_->arm_locked(0);
 }
 
 bool CsEngine::runnable_locked(const Group& g, const Stream& s) const {
+    lockdep_assert_held(&lock_);
     return g.state == GState::Running && s.started && s.block == Block::None;
 }
 
@@ -36,6 +39,7 @@ bool CsEngine::sb_busy(const Stream& s, uint16_t mask) const {
 }
 
 bool CsEngine::stream_idle_locked(const Stream& s) const {
+    lockdep_assert_held(&lock_);
     if (!s.started || s.block == Block::Fatal) return true;
     if (s.jobs) return false;
     if (s.block == Block::SyncWait) return (s.cs_req_cfg & CS_IDLE_SYNC_WAIT) != 0;
@@ -45,6 +49,7 @@ bool CsEngine::stream_idle_locked(const Stream& s) const {
 }
 
 bool CsEngine::refresh_insert_locked(Stream& s) {
+    lockdep_assert_held(&lock_);
     if (!s.io_in) return false;
     u64 insert = 0;
     if (!gpu_.mcu().read_locked(static_cast<u32>(s.io_in), &insert, 8).ok()) return false;
@@ -57,6 +62,7 @@ constexpr ktime_t kNever = INT64_MAX;
 }  // namespace
 
 void CsEngine::run_locked() {
+    lockdep_assert_held(&lock_);
     if (!running_) return;
     const GpuLatencies& lat = gpu_.config().lat;
     const ktime_t now = kshim::ktime_get();
@@ -96,11 +102,13 @@ void CsEngine::run_locked() {
 }
 
 void CsEngine::poll_locked() {
+    lockdep_assert_held(&lock_);
     if (!running_) return;
     reeval_sync_waits_locked();
 }
 
 void CsEngine::reeval_sync_waits_locked() {
+    lockdep_assert_held(&lock_);
     bool any = false;
     for (auto& g : groups_)
         for (auto& s : g->cs)
@@ -109,6 +117,7 @@ void CsEngine::reeval_sync_waits_locked() {
 }
 
 u32 CsEngine::exec_stream_locked(Group& g, Stream& s, u32 budget, bool count_instrs) {
+    lockdep_assert_held(&lock_);
     u32 n = 0;
     s.fetch_n = 0;  // the fetch buffer lives for one slice (the host may rewrite a ring it has consumed)
     while (n < budget && s.block == Block::None && s.started) {
@@ -145,6 +154,7 @@ u32 CsEngine::exec_stream_locked(Group& g, Stream& s, u32 budget, bool count_ins
 }
 
 bool CsEngine::inject_at_instruction_locked(Group& g, Stream& s, u64 next_pc) {
+    lockdep_assert_held(&lock_);
     const FaultSpec* f = gpu_.faults().cs_instruction_locked(static_cast<int>(g.slot), static_cast<int>(s.idx));
     if (!f) return false;
     // The exception takes the instruction's place: it retires without running, and the report
@@ -158,6 +168,7 @@ bool CsEngine::inject_at_instruction_locked(Group& g, Stream& s, u64 next_pc) {
 }
 
 bool CsEngine::fetch_locked(Group& g, Stream& s, u64* instr) {
+    lockdep_assert_held(&lock_);
     const Frame& f = s.frames[s.depth];
     const u64 key = f.pc;
     if (s.fetch_n && key >= s.fetch_va && key < s.fetch_va + s.fetch_n * 8ull) {
@@ -179,6 +190,7 @@ bool CsEngine::fetch_locked(Group& g, Stream& s, u64* instr) {
 }
 
 bool CsEngine::mem_read_locked(Group& g, Stream& s, u64 va, void* dst, size_t len) {
+    lockdep_assert_held(&lock_);
     const MemResult r = gpu_.mmu().read_locked(g.as, va, dst, len, Access::Read, kSourceCs);
     if (r.ok()) return true;
     mem_fail_locked(g, s, r);
@@ -186,6 +198,7 @@ bool CsEngine::mem_read_locked(Group& g, Stream& s, u64 va, void* dst, size_t le
 }
 
 bool CsEngine::mem_write_locked(Group& g, Stream& s, u64 va, const void* src, size_t len) {
+    lockdep_assert_held(&lock_);
     const MemResult r = gpu_.mmu().write_locked(g.as, va, src, len, kSourceCs);
     if (r.ok()) return true;
     mem_fail_locked(g, s, r);
@@ -193,6 +206,7 @@ bool CsEngine::mem_write_locked(Group& g, Stream& s, u64 va, const void* src, si
 }
 
 void CsEngine::mem_fail_locked(Group& g, Stream& s, const MemResult& r) {
+    lockdep_assert_held(&lock_);
     switch (r.status) {
     case MemResult::Status::Fault:
     case MemResult::Status::Stalled:
@@ -207,12 +221,14 @@ void CsEngine::mem_fail_locked(Group& g, Stream& s, const MemResult& r) {
 }
 
 void CsEngine::bus_fault_locked(Group& g, Stream& s, u64 va) {
+    lockdep_assert_held(&lock_);
     fatal_locked(g, s, DRM_PANTHOR_EXCEPTION_CS_BUS_FAULT, va);
     for (auto& o : g.cs)
         if (&o != &s && o.started && o.block != Block::Fatal) fault_locked(g, o, DRM_PANTHOR_EXCEPTION_CS_RES_TERM, 0);
 }
 
 void CsEngine::fatal_locked(Group& g, Stream& s, u32 exception, u64 info, u64 exc_va) {
+    lockdep_assert_held(&lock_);
     s.block = Block::Fatal;
     s.exc_va = exc_va;
     const u64 out = cs_out(g.slot, s.idx);
@@ -224,6 +240,7 @@ void CsEngine::fatal_locked(Group& g, Stream& s, u32 exception, u64 info, u64 ex
 }
 
 void CsEngine::fault_locked(Group& g, Stream& s, u32 exception, u64 info, u64 exc_va) {
+    lockdep_assert_held(&lock_);
     s.in_error = true;
     s.last_error = exception;
     if (s.block != Block::Fatal) s.block = Block::FaultAck, s.exc_va = exc_va;
@@ -236,6 +253,7 @@ void CsEngine::fault_locked(Group& g, Stream& s, u32 exception, u64 info, u64 ex
 }
 
 void CsEngine::inject_locked(u32 csg, u32 cs, bool fatal, u32 exception) {
+    lockdep_assert_held(&lock_);
     if (csg >= groups_.size()) return;
     Group& g = *groups_[csg];
     if (g.state != GState::Running || cs >= g.cs.size() || !g.cs[cs].started) return;
@@ -245,6 +263,7 @@ void CsEngine::inject_locked(u32 csg, u32 cs, bool fatal, u32 exception) {
 }
 
 void CsEngine::as_updated_locked(u32 as) {
+    lockdep_assert_held(&lock_);
     bool any = false;
     for (auto& g : groups_) {
         for (auto& s : g->cs)
@@ -271,6 +290,7 @@ bool CsEngine::sync_satisfied(u64 v, u64 ref, u8 cond) const {
 }
 
 CsEngine::Step CsEngine::sync_wait_locked(Group& g, Stream& s, const Instr& in) {
+    lockdep_assert_held(&lock_);
     const bool is64 = in.opcode == cs::SYNC_WAIT64;
     const u64 addr = reg64(s, in.addr);
     u64 v = 0;
@@ -308,12 +328,14 @@ CsEngine::Step CsEngine::sync_wait_locked(Group& g, Stream& s, const Instr& in) 
 }
 
 void CsEngine::sync_written_locked(Group& g, bool system_scope) {
+    lockdep_assert_held(&lock_);
     if (system_scope) csg_raise_event_locked(g, CSG_SYNC_UPDATE);
     reeval_sync_waits_locked();
 }
 
 CsEngine::Step CsEngine::exec_one_locked(Group& g, Stream& s, const Instr& in, u64 next_pc) {
-    auto invalid = [&] {
+    lockdep_assert_held(&lock_);
+    auto invalid = [&]() REQUIRES(lock_) {
         const u64 va = pc_va(s);
         fatal_locked(g, s, DRM_PANTHOR_EXCEPTION_CS_INSTR_INVALID, va, va);
         return Step::Block;
@@ -532,6 +554,7 @@ CsEngine::Step CsEngine::exec_one_locked(Group& g, Stream& s, const Instr& in, u
 }
 
 CsEngine::Step CsEngine::retire_with_locked(Group& g, Stream& s, bool fatal, u32 exception, u64 info) {
+    lockdep_assert_held(&lock_);
     // The instruction is done (it does not run again after the host's ack); the exception is
     // reported against it: CS_STATUS_CMD_PTR names it while the exception is pending.
     const u64 va = pc_va(s);
@@ -543,6 +566,7 @@ CsEngine::Step CsEngine::retire_with_locked(Group& g, Stream& s, bool fatal, u32
 }
 
 CsEngine::Step CsEngine::issue_job_locked(Group& g, Stream& s, const Instr& in) {
+    lockdep_assert_held(&lock_);
     if (s.in_error) {
         if (in.progress_inc) s.progress++;
         return Step::Next;  // RUN_* are no-ops until ERROR_BARRIER

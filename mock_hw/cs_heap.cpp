@@ -24,6 +24,7 @@ constexpr u32 kMaxChunksPerRange = 4096;
 }  // namespace
 
 bool CsEngine::heap_take_chunks_locked(Group& g, Stream& s, u32 chunks, Step* step) {
+    lockdep_assert_held(&lock_);
     if (!s.heap_ctx) {
         *step = retire_with_locked(g, s, false, DRM_PANTHOR_EXCEPTION_DATA_INVALID_FAULT, 0);
         return false;
@@ -33,7 +34,7 @@ bool CsEngine::heap_take_chunks_locked(Group& g, Stream& s, u32 chunks, Step* st
     if (!mem_read_locked(g, s, s.heap_ctx, &hc, sizeof(hc))) return false;
     // Links `chunk` behind the pass's previous one so FINISH_FRAGMENT can walk the pass. Rewriting
     // a link that is already there is harmless, which keeps a re-execution after a stall correct.
-    auto take = [&](u64 chunk) {
+    auto take = [&](u64 chunk) REQUIRES(lock_) {
         if (hc.pass_first && (hc.last_chunk & kChunkVaMask) != (chunk & kChunkVaMask)) {
             if (!mem_write_locked(g, s, hc.last_chunk & kChunkVaMask, &chunk, 8)) return false;
         }
@@ -88,6 +89,7 @@ bool CsEngine::heap_take_chunks_locked(Group& g, Stream& s, u32 chunks, Step* st
 }
 
 CsEngine::Step CsEngine::heap_operation_locked(Group& g, Stream& s, const Instr& in) {
+    lockdep_assert_held(&lock_);
     if (sb_busy(s, in.wait_mask)) {
         s.block = Block::SbWait;
         s.wait_mask = in.wait_mask;
@@ -114,6 +116,7 @@ CsEngine::Step CsEngine::heap_operation_locked(Group& g, Stream& s, const Instr&
 }
 
 CsEngine::Step CsEngine::finish_fragment_locked(Group& g, Stream& s, const Instr& in) {
+    lockdep_assert_held(&lock_);
     if (in.first_chunk + 2u > nregs_ || in.last_chunk + 2u > nregs_) {
         const u64 pc_va = s.depth == 0 ? s.ring_base + (s.frames[0].pc % s.ring_size) : s.frames[s.depth].pc;
         fatal_locked(g, s, DRM_PANTHOR_EXCEPTION_CS_INSTR_INVALID, pc_va);

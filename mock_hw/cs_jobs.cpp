@@ -21,6 +21,7 @@ namespace mock_hw {
 using namespace panthor;
 
 void CsEngine::queue_job_locked(Job j) {
+    lockdep_assert_held(&lock_);
     Stream& s = groups_[j.csg]->cs[j.cs];
     j.seq = job_seq_++;
     s.sb[j.slot]++;
@@ -31,6 +32,7 @@ void CsEngine::queue_job_locked(Job j) {
 }
 
 bool CsEngine::may_start_locked(const Job& j, bool* reserve) const {
+    lockdep_assert_held(&lock_);
     const Group& g = *groups_[j.csg];
     if (g.ep_limit[j.ep] && g.running[j.ep] >= g.ep_limit[j.ep]) return false;
     bool others_running = false, other_exclusive = false;
@@ -48,6 +50,7 @@ bool CsEngine::may_start_locked(const Job& j, bool* reserve) const {
 }
 
 void CsEngine::set_cores_busy_locked(u32 n) {
+    lockdep_assert_held(&lock_);
     const ktime_t now = kshim::ktime_get();
     if (!cores_busy_ && n)
         busy_since_ = now;
@@ -57,10 +60,12 @@ void CsEngine::set_cores_busy_locked(u32 n) {
 }
 
 u64 CsEngine::busy_ns_locked() const {
+    lockdep_assert_held(&lock_);
     return busy_ns_ + (cores_busy_ ? static_cast<u64>(kshim::ktime_get() - busy_since_) : 0);
 }
 
 void CsEngine::dispatch_locked() {
+    lockdep_assert_held(&lock_);
     const u32 total = cores_total_locked();
     if (cores_busy_ >= total) return;
     dispatch_order_.clear();
@@ -79,6 +84,7 @@ void CsEngine::dispatch_locked() {
 }
 
 void CsEngine::start_job_locked(Job& j) {
+    lockdep_assert_held(&lock_);
     j.started = true;
     j.end = kshim::ktime_get() + static_cast<ktime_t>(j.shader.duration_ns);
     if (j.uses_core) {
@@ -97,6 +103,7 @@ void CsEngine::start_job_locked(Job& j) {
 }
 
 void CsEngine::release_core_locked(Job& j) {
+    lockdep_assert_held(&lock_);
     if (!j.started || !j.uses_core) return;
     set_cores_busy_locked(cores_busy_ - 1);
     groups_[j.csg]->running[j.ep]--;
@@ -111,6 +118,7 @@ void CsEngine::release_core_locked(Job& j) {
 // overlap (one per core), so each takes the first free track of its stream: "csg0 cs1", then
 // "csg0 cs1 #2", ...; slices on one track never overlap.
 void CsEngine::trace_job_begin_locked(Job& j) {
+    lockdep_assert_held(&lock_);
     Stream& s = groups_[j.csg]->cs[j.cs];
     const u32 lane = static_cast<u32>(std::countr_one(s.trace_lanes));
     if (lane >= 32) return;
@@ -120,6 +128,7 @@ void CsEngine::trace_job_begin_locked(Job& j) {
 }
 
 void CsEngine::trace_job_end_locked(Job& j) {
+    lockdep_assert_held(&lock_);
     if (j.trace_lane == kNoTraceLane) return;
     groups_[j.csg]->cs[j.cs].trace_lanes &= ~(1u << j.trace_lane);
     kshim::trace::end_on(trace_job_track(j), j.ep == kEpFragment ? "fragment job" : "compute job", "mock_hw");
@@ -133,6 +142,7 @@ u32 CsEngine::trace_job_track(const Job& j) {
 }
 
 void CsEngine::rearm_jobs_locked() {
+    lockdep_assert_held(&lock_);
     ktime_t due = 0;
     bool any = false;
     for (auto& j : jobs_) {
@@ -144,6 +154,7 @@ void CsEngine::rearm_jobs_locked() {
 }
 
 void CsEngine::jobs_fired_locked() {
+    lockdep_assert_held(&lock_);
     if (!running_) return;
     const ktime_t now = kshim::ktime_get();
     for (size_t i = 0; i < jobs_.size();) {
@@ -164,6 +175,7 @@ void CsEngine::jobs_fired_locked() {
 }
 
 void CsEngine::complete_job_locked(size_t idx) {
+    lockdep_assert_held(&lock_);
     Job j = jobs_[idx];
     Group& g = *groups_[j.csg];
     Stream& s = g.cs[j.cs];
@@ -197,6 +209,7 @@ void CsEngine::complete_job_locked(size_t idx) {
 }
 
 void CsEngine::drop_jobs_locked(u32 csg, u32 cs) {
+    lockdep_assert_held(&lock_);
     Group& g = *groups_[csg];
     for (size_t i = jobs_.size(); i-- > 0;) {
         if (jobs_[i].csg != csg || (cs != ~0u && jobs_[i].cs != cs)) continue;
@@ -215,6 +228,7 @@ void CsEngine::drop_jobs_locked(u32 csg, u32 cs) {
 }
 
 void CsEngine::stream_jobs_changed_locked(Group& g, Stream& s) {
+    lockdep_assert_held(&lock_);
     if (s.block == Block::SbWait && !sb_busy(s, s.wait_mask)) s.block = Block::None;
     if (s.block == Block::Resource && s.jobs < kMaxJobsPerStream) s.block = Block::None;
     // A SUSPEND waiting for the group's jobs that cannot be preempted completes csg_suspend

@@ -24,6 +24,7 @@ namespace mock_hw {
 using namespace panthor;
 
 void CsEngine::preempt_group_jobs_locked(Group& g) {
+    lockdep_assert_held(&lock_);
     const ktime_t now = kshim::ktime_get();
     for (size_t i = 0; i < jobs_.size();) {
         Job& j = jobs_[i];
@@ -46,10 +47,12 @@ void CsEngine::preempt_group_jobs_locked(Group& g) {
 }
 
 bool CsEngine::suspend_drained_locked(const Group& g) const {
+    lockdep_assert_held(&lock_);
     return std::none_of(jobs_.begin(), jobs_.end(), [&](const Job& j) { return j.csg == g.slot; });
 }
 
 void CsEngine::save_group_locked(Group& g) {
+    lockdep_assert_held(&lock_);
     SavedStream& sv = saved_scratch_;  // only the part a suspend writes is filled in
     for (auto& s : g.cs) {
         // The header is zeroed (no stale bytes between fields), then filled in; the registers are
@@ -110,6 +113,7 @@ void CsEngine::save_group_locked(Group& g) {
 // Reads what a suspend wrote: the fixed part, then the job entries it claims (a count past the
 // limit fails the checks without reading them), then the checksum.
 bool CsEngine::read_saved_stream_locked(u32 rec, SavedStream& sv) {
+    lockdep_assert_held(&lock_);
     Mcu& mcu = gpu_.mcu();
     if (!mcu.read_locked(rec, &sv, kSavedFixedSize).ok()) return false;
     if (sv.njobs > kMaxJobsPerStream) return true;
@@ -118,6 +122,7 @@ bool CsEngine::read_saved_stream_locked(u32 rec, SavedStream& sv) {
 }
 
 bool CsEngine::restore_group_locked(Group& g) {
+    lockdep_assert_held(&lock_);
     bool ok = true;
     std::vector<Job> jobs;
     SavedStream& sv = saved_scratch_;  // each read fills what its checks look at
@@ -144,6 +149,7 @@ bool CsEngine::restore_group_locked(Group& g) {
 }
 
 bool CsEngine::restore_stream_locked(Group& g, Stream& s, const SavedStream& sv, std::vector<Job>& jobs) {
+    lockdep_assert_held(&lock_);
     if (sv.magic != kSaveMagic || sv.version != kSaveVersion || sv.checksum != saved_stream_checksum(sv) ||
         sv.depth >= cs::kCallStackDepth || sv.njobs > kMaxJobsPerStream)
         return false;

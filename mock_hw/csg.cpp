@@ -14,7 +14,7 @@ namespace mock_hw {
 
 using namespace panthor;
 
-CsEngine::CsEngine(Gpu& gpu) : gpu_(gpu) {
+CsEngine::CsEngine(Gpu& gpu) : gpu_(gpu), lock_(gpu.lock()) {
     const McuConfig& mc = gpu.config().mcu;
     nregs_ = std::min<u32>(mc.work_regs, 128);
     nsb_ = std::min<u32>(mc.scoreboards, 16);
@@ -46,12 +46,14 @@ u64 CsEngine::cs_out(u32 slot, u32 cs) const { return gpu_.mcu().shared_va(gpu_.
 // ---- CsfEngine seam ------------------------------------------------------------------------------
 
 void CsEngine::csg_doorbell_locked(u32 slot_mask) {
+    lockdep_assert_held(&lock_);
     if (!running_) return;
     for (auto& g : groups_)
         if ((slot_mask & (1u << g->slot)) && !g->scan_ev->pending_locked()) g->scan_ev->arm_locked(gpu_.config().lat.csg_request);
 }
 
 void CsEngine::user_doorbell_locked(u32 doorbell) {
+    lockdep_assert_held(&lock_);
     if (!running_) return;
     // A user doorbell wakes the streams configured with it (CS config[15:8]); they re-read
     // CS_INSERT and re-evaluate a blocked SYNC_WAIT when they run.
@@ -64,6 +66,7 @@ void CsEngine::user_doorbell_locked(u32 doorbell) {
 }
 
 void CsEngine::mcu_started_locked(bool cold) {
+    lockdep_assert_held(&lock_);
     running_ = true;
     if (cold) {
         jobs_.clear();
@@ -84,6 +87,7 @@ void CsEngine::mcu_started_locked(bool cold) {
 }
 
 void CsEngine::mcu_stopped_locked() {
+    lockdep_assert_held(&lock_);
     running_ = false;
     run_ev_->cancel_locked();
     jobs_ev_->cancel_locked();
@@ -111,6 +115,7 @@ void CsEngine::mcu_stopped_locked() {
 // ---- CSG requests --------------------------------------------------------------------------------
 
 void CsEngine::csg_scan_locked(Group& g) {
+    lockdep_assert_held(&lock_);
     if (!running_) return;
     Mcu& mcu = gpu_.mcu();
     panthor_fw_csg_input_iface in{};
@@ -185,6 +190,7 @@ void CsEngine::csg_scan_locked(Group& g) {
 }
 
 void CsEngine::delayed_ack_locked(Group& g) {
+    lockdep_assert_held(&lock_);
     if (!running_) return;
     const u32 bits = g.delayed_bits & ~CSG_STATE_MASK;
     g.delayed_bits = 0;
@@ -199,6 +205,7 @@ void CsEngine::delayed_ack_locked(Group& g) {
 }
 
 void CsEngine::csg_apply_state_locked(Group& g, u32 state) {
+    lockdep_assert_held(&lock_);
     const GpuLatencies& lat = gpu_.config().lat;
     if (kshim::trace::enabled()) {
         static const char* names[] = {"TERMINATE", "START", "SUSPEND", "RESUME"};
@@ -230,6 +237,7 @@ void CsEngine::csg_apply_state_locked(Group& g, u32 state) {
 }
 
 void CsEngine::csg_state_done_locked(Group& g) {
+    lockdep_assert_held(&lock_);
     if (!running_) return;
     const u32 st = g.pending_state;
     Mcu& mcu = gpu_.mcu();
@@ -311,6 +319,7 @@ void CsEngine::reset_stream(Group& g, Stream& s) {
 }
 
 void CsEngine::csg_raise_event_locked(Group& g, u32 bit) {
+    lockdep_assert_held(&lock_);
     u32 ack = 0, req = 0, mask = 0;
     gpu_.mcu().read_locked(csg_out(g.slot), &ack, 4);
     gpu_.mcu().read_locked(csg_in(g.slot), &req, 4);
@@ -324,6 +333,7 @@ void CsEngine::csg_raise_event_locked(Group& g, u32 bit) {
 }
 
 void CsEngine::csg_status_update_locked(Group& g) {
+    lockdep_assert_held(&lock_);
     for (auto& s : g.cs) cs_publish_status_locked(s);
     u32 st = g.idle ? CSG_STATUS_STATE_IS_IDLE : 0;
     gpu_.mcu().write_locked(csg_out(g.slot) + offsetof(panthor_fw_csg_output_iface, status_state), &st, 4);
@@ -332,6 +342,7 @@ void CsEngine::csg_status_update_locked(Group& g) {
 // ---- CS requests ---------------------------------------------------------------------------------
 
 void CsEngine::cs_scan_locked(Group& g, Stream& s) {
+    lockdep_assert_held(&lock_);
     Mcu& mcu = gpu_.mcu();
     panthor_fw_cs_input_iface in{};
     u32 ack = 0;
@@ -366,6 +377,7 @@ void CsEngine::cs_scan_locked(Group& g, Stream& s) {
 }
 
 void CsEngine::cs_start_locked(Group& g, Stream& s, bool fresh) {
+    lockdep_assert_held(&lock_);
     panthor_fw_cs_input_iface in{};
     if (!gpu_.mcu().read_locked(cs_in(g.slot, s.idx), &in, sizeof(in)).ok()) return;
     if (fresh) reset_stream(g, s);
@@ -390,6 +402,7 @@ void CsEngine::cs_start_locked(Group& g, Stream& s, bool fresh) {
 }
 
 void CsEngine::cs_raise_event_locked(Group& g, Stream& s, u32 bit) {
+    lockdep_assert_held(&lock_);
     Mcu& mcu = gpu_.mcu();
     u32 ack = 0, req = 0, irq_req = 0, irq_ack = 0, mask = 0;
     mcu.read_locked(cs_out(g.slot, s.idx), &ack, 4);
@@ -409,6 +422,7 @@ void CsEngine::cs_raise_event_locked(Group& g, Stream& s, u32 bit) {
 }
 
 void CsEngine::cs_publish_status_locked(Stream& s) {
+    lockdep_assert_held(&lock_);
     panthor_fw_cs_output_iface o{};
     const Frame& f = s.frames[s.depth];
     // The program pointer: the next instruction, or the one that blocked or faulted where it stands.
@@ -450,6 +464,7 @@ void CsEngine::cs_publish_status_locked(Stream& s) {
 }
 
 void CsEngine::cs_write_extract_locked(Stream& s, bool active) {
+    lockdep_assert_held(&lock_);
     if (!s.io_out) return;
     panthor_fw_ringbuf_output_iface o{};
     o.extract = s.frames[0].pc;
@@ -460,6 +475,7 @@ void CsEngine::cs_write_extract_locked(Stream& s, bool active) {
 // ---- Idle, busy, progress ------------------------------------------------------------------------
 
 void CsEngine::update_idle_locked() {
+    lockdep_assert_held(&lock_);
     bool busy = false;
     for (auto& g : groups_) {
         if (g->state != GState::Running && g->state != GState::Suspending) continue;
@@ -489,11 +505,13 @@ void CsEngine::update_idle_locked() {
 }
 
 ktime_t CsEngine::progress_timeout_locked() const {
+    lockdep_assert_held(&lock_);
     const u64 cycles = u64{gpu_.mcu().progress_timer_locked()} * 1024;  // GLB progress_timer: units of 1024 cycles
     return static_cast<ktime_t>(static_cast<unsigned __int128>(cycles) * 1'000'000'000u / gpu_.config().gpu_clock_hz);
 }
 
 void CsEngine::rearm_progress_locked(Group& g) {
+    lockdep_assert_held(&lock_);
     bool running_jobs = false;
     for (auto& j : jobs_) running_jobs |= j.csg == g.slot && j.started && j.uses_core;
     const ktime_t timeout = progress_timeout_locked();
@@ -509,6 +527,7 @@ void CsEngine::rearm_progress_locked(Group& g) {
 // The time counts at the modelled instruction rate, one cs_slice per whole slice; the event is
 // raised at the first slice that starts with the timeout reached, so never early.
 ktime_t CsEngine::progress_spin_locked(Group& g, ktime_t now) {
+    lockdep_assert_held(&lock_);
     const GpuLatencies& lat = gpu_.config().lat;
     const ktime_t timeout = progress_timeout_locked();
     if (timeout && g.spin_ns >= timeout) progress_timer_fired_locked(g);
@@ -520,6 +539,7 @@ ktime_t CsEngine::progress_spin_locked(Group& g, ktime_t now) {
 }
 
 void CsEngine::progress_made_locked(Group& g) {
+    lockdep_assert_held(&lock_);
     g.spin_ns = 0;
     if (g.spin_next) {
         // Its spinning streams were waiting for a throttled slice: they run at the normal rate again.
@@ -529,6 +549,7 @@ void CsEngine::progress_made_locked(Group& g) {
 }
 
 void CsEngine::progress_timer_fired_locked(Group& g) {
+    lockdep_assert_held(&lock_);
     if (!running_ || g.state != GState::Running || g.progress_reported) return;
     g.progress_reported = true;
     // Where each stream stands (a spinning stream never blocks, so its status would be stale): the

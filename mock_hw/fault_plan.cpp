@@ -32,7 +32,7 @@ const char* fault_kind_name(FaultKind k) {
     return "?";
 }
 
-FaultPlan::FaultPlan(Gpu& gpu) : gpu_(gpu) {
+FaultPlan::FaultPlan(Gpu& gpu) : gpu_(gpu), lock_(gpu.lock()) {
     u64 seed = gpu.config().fault_seed;
     if (!seed && kshim::Runtime::get()) seed = kshim::Runtime::get()->seed();
     rng_state_ = seed ^ 0x9E3779B97F4A7C15ull;
@@ -80,6 +80,7 @@ u64 FaultPlan::fired(int id) const {
 }
 
 double FaultPlan::next_random_locked() {
+    lockdep_assert_held(&lock_);
     // splitmix64: small, seeded, the same sequence on every run.
     u64 z = (rng_state_ += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -89,6 +90,7 @@ double FaultPlan::next_random_locked() {
 }
 
 bool FaultPlan::fires_locked(Entry& e) {
+    lockdep_assert_held(&lock_);
     const FaultSpec& s = e.spec;
     if (s.max_fires && e.fired >= s.max_fires) return false;
     e.seen++;
@@ -106,6 +108,7 @@ bool FaultPlan::fires_locked(Entry& e) {
 }
 
 const FaultSpec* FaultPlan::occurrence_locked(FaultKind kind, u32 bits, int as, int csg, int cs) {
+    lockdep_assert_held(&lock_);
     for (auto& e : entries_) {
         const FaultSpec& s = e->spec;
         if (s.kind != kind) continue;
@@ -122,6 +125,7 @@ const FaultSpec* FaultPlan::occurrence_locked(FaultKind kind, u32 bits, int as, 
 }
 
 const FaultSpec* FaultPlan::cs_instruction_locked(int csg, int cs) {
+    lockdep_assert_held(&lock_);
     for (auto& e : entries_) {
         const FaultSpec& s = e->spec;
         if (!counts_instructions(s)) continue;

@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "kernel_shim/spinlock.h"
 #include "kernel_shim/types.h"
 #include "mock_hw/hw_event.h"
 
@@ -111,7 +112,7 @@ public:
     // cs_event = Instruction that fires for it, or nullptr.
     const FaultSpec* cs_instruction_locked(int csg, int cs);
     // Whether any spec counts instructions (the engine skips the per-instruction call otherwise).
-    bool counts_instructions_locked() const { return instr_specs_ != 0; }
+    bool counts_instructions_locked() const { lockdep_assert_held(&lock_); return instr_specs_ != 0; }
     // Stops the timers (Gpu destructor, without the lock).
     void shutdown();
 
@@ -131,10 +132,11 @@ private:
         return s.kind == FaultKind::FwHang || s.kind == FaultKind::McuFatal || s.kind == FaultKind::GpuFault || cs_exception(s.kind);
     }
     // One occurrence counted against e; true if its trigger fires for it.
-    bool fires_locked(Entry& e);
-    double next_random_locked();
+    bool fires_locked(Entry& e) REQUIRES(lock_);
+    double next_random_locked() REQUIRES(lock_);
 
     Gpu& gpu_;
+    kshim::SpinLock& lock_;  // gpu_.lock(): every _locked method asserts it
     std::vector<std::unique_ptr<Entry>> entries_;  // under the Gpu lock
     u32 instr_specs_ = 0;                          // entries that count instructions (Gpu lock)
     u64 rng_state_;

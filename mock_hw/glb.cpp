@@ -21,6 +21,7 @@ constexpr u32 kDoorbellAckOff = offsetof(panthor_fw_global_output_iface, doorbel
 }  // namespace
 
 void Mcu::glb_scan_locked() {
+    lockdep_assert_held(&lock_);
     glb_scans_++;
     panthor_fw_global_input_iface in{};
     panthor_fw_global_output_iface out{};
@@ -76,6 +77,7 @@ void Mcu::glb_scan_locked() {
 }
 
 void Mcu::glb_apply_locked(u32 bit, const panthor_fw_global_input_iface& in) {
+    lockdep_assert_held(&lock_);
     switch (bit) {
     case GLB_CFG_PROGRESS_TIMER:
         progress_timer_ = in.progress_timer;
@@ -104,6 +106,7 @@ void Mcu::glb_apply_locked(u32 bit, const panthor_fw_global_input_iface& in) {
 }
 
 void Mcu::delayed_ack_locked() {
+    lockdep_assert_held(&lock_);
     if (status_ != MCU_STATUS_ENABLED || hung_) return;
     panthor_fw_global_input_iface in{};
     panthor_fw_global_output_iface out{};
@@ -120,12 +123,14 @@ void Mcu::delayed_ack_locked() {
 }
 
 void Mcu::rearm_idle_locked() {
+    lockdep_assert_held(&lock_);
     idle_ev_->cancel_locked();
     if (idle_en_ && !busy_ && !idle_reported_ && status_ == MCU_STATUS_ENABLED && !hung_)
         idle_ev_->arm_locked(decode_timer_locked(idle_timer_));
 }
 
 void Mcu::idle_timer_fired_locked() {
+    lockdep_assert_held(&lock_);
     if (!idle_en_ || busy_ || hung_ || status_ != MCU_STATUS_ENABLED) return;
     const u32 out_va = shared_va(McuLayout::kGlbOutput);
     u32 ack = 0, mask = 0;

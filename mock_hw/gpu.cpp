@@ -16,7 +16,7 @@ namespace mock_hw {
 using namespace panthor;
 
 Gpu::Gpu(GpuConfig cfg) : cfg_(std::move(cfg)) {
-    job_irq_ = std::make_unique<IrqBlock>(job_bank_, JOB_INT_BASE, irq_job_, "JOB_INT");
+    job_irq_ = std::make_unique<IrqBlock>(job_bank_, JOB_INT_BASE, irq_job_, lock_, "JOB_INT");
     control_ = std::make_unique<GpuControl>(*this, irq_gpu_);
     power_ = std::make_unique<Power>(*this, control_->bank());
     mmu_ = std::make_unique<Mmu>(*this, irq_mmu_);
@@ -103,6 +103,7 @@ bool Gpu::poke32(u32 off, u32 value) {
 }
 
 void Gpu::reset_locked() {
+    lockdep_assert_held(&lock_);
     control_->reset_locked();
     power_->reset_locked();
     mmu_->reset_locked();
@@ -116,6 +117,7 @@ void Gpu::reset_locked() {
 }
 
 void Gpu::inject_locked(const FaultSpec& spec) {
+    lockdep_assert_held(&lock_);
     trace_instant_locked("fault_injected", fault_kind_name(spec.kind));
     switch (spec.kind) {
     case FaultKind::GpuFault: control_->raise_gpu_fault_locked(spec.fault_status, spec.fault_addr); break;
@@ -133,6 +135,7 @@ void Gpu::inject_locked(const FaultSpec& spec) {
 }
 
 void Gpu::log_once_locked(u32 key, const char* fmt, ...) {
+    lockdep_assert_held(&lock_);
     if (!logged_.insert(key).second) return;
     char buf[256];
     va_list ap;
@@ -143,6 +146,7 @@ void Gpu::log_once_locked(u32 key, const char* fmt, ...) {
 }
 
 void Gpu::trace_instant_locked(const char* name, const char* what) {
+    lockdep_assert_held(&lock_);
     if (!kshim::trace::enabled()) return;
     kshim::trace::instant(name, "mock_hw", std::string("{\"what\":\"") + what + "\"}");
 }

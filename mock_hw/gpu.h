@@ -48,7 +48,7 @@ public:
     kshim::IrqLine& irq_gpu() { return irq_gpu_; }
 
     const GpuConfig& config() const { return cfg_; }
-    kshim::SpinLock& lock() { return lock_; }
+    kshim::SpinLock& lock() RETURN_CAPABILITY(lock_) { return lock_; }
     const kshim::Device* dev() const { return &dev_; }
 
     GpuControl& control() { return *control_; }
@@ -84,7 +84,7 @@ private:
     kshim::IrqLine irq_mmu_{"mmu", 2};
     kshim::IrqLine irq_gpu_{"gpu", 3};
     std::vector<HwEvent*> events_;  // every HwEvent made by make_event
-    std::set<u32> logged_;          // log_once keys
+    std::set<u32> logged_ GUARDED_BY(lock_);  // log_once keys
     std::atomic<u64> ro_writes_{0}, unknown_{0};
 
     RegisterBank job_bank_{"JOB_CONTROL"};

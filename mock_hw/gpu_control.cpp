@@ -17,7 +17,7 @@ u64 ns_to_ticks(ktime_t ns, u64 hz) {
 }
 }  // namespace
 
-GpuControl::GpuControl(Gpu& gpu, kshim::IrqLine& line) : gpu_(gpu), irq_(bank_, GPU_INT_BASE, line, "GPU_INT") {
+GpuControl::GpuControl(Gpu& gpu, kshim::IrqLine& line) : gpu_(gpu), lock_(gpu.lock()), irq_(bank_, GPU_INT_BASE, line, gpu.lock(), "GPU_INT") {
     const GpuIdentity& id = gpu.config().id;
     auto ro = [this](u32 off, const char* name, u32 v) { bank_.add(off, RegDecl{.name = name, .reset = v}); };
     auto ro64 = [this](u32 off, const char* name, u64 v) { bank_.add64(off, name, v); };
@@ -65,6 +65,7 @@ GpuControl::GpuControl(Gpu& gpu, kshim::IrqLine& line) : gpu_(gpu), irq_(bank_, 
 }
 
 u32 GpuControl::status_locked() const {
+    lockdep_assert_held(&lock_);
     u32 s = 0;
     if (gpu_.mcu().busy_locked()) s |= GPU_STATUS_ACTIVE;
     if (gpu_.power().any_transition_locked()) s |= GPU_STATUS_PWR_ACTIVE;
@@ -73,6 +74,7 @@ u32 GpuControl::status_locked() const {
 }
 
 void GpuControl::command_locked(u32 cmd) {
+    lockdep_assert_held(&lock_);
     if (const FaultSpec* f = gpu_.faults().occurrence_locked(FaultKind::GpuFault))
         raise_gpu_fault_locked(f->fault_status, f->fault_addr);
 
@@ -117,6 +119,7 @@ void GpuControl::command_locked(u32 cmd) {
 }
 
 void GpuControl::flush_done_locked() {
+    lockdep_assert_held(&lock_);
     // No cache is modelled (the GPU reads and writes memory directly); a flush is a delay, and
     // a full L2 clean+invalidate advances the flush ID userspace compares against.
     if (GPU_FLUSH_L2_MODE(pending_flush_) == (CACHE_CLEAN | CACHE_INV))
@@ -126,6 +129,7 @@ void GpuControl::flush_done_locked() {
 }
 
 void GpuControl::raise_gpu_fault_locked(u32 status, u64 addr) {
+    lockdep_assert_held(&lock_);
     if (bank_.get(GPU_FAULT_STATUS) == 0) {
         bank_.set(GPU_FAULT_STATUS, status);
         bank_.set64(GPU_FAULT_ADDR, addr);
@@ -134,16 +138,19 @@ void GpuControl::raise_gpu_fault_locked(u32 status, u64 addr) {
 }
 
 void GpuControl::set_fw_counter_enable_locked(bool on) {
+    lockdep_assert_held(&lock_);
     cc_fw_ = on;
     update_cycle_counter_locked();
 }
 
 void GpuControl::set_mcu_running_locked(bool on) {
+    lockdep_assert_held(&lock_);
     cc_mcu_ = on;
     update_cycle_counter_locked();
 }
 
 void GpuControl::update_cycle_counter_locked() {
+    lockdep_assert_held(&lock_);
     bool run = cc_cmd_ || cc_fw_ || cc_mcu_;
     if (run == cc_running_) return;
     cc_base_ = cycle_count_locked();
@@ -152,15 +159,18 @@ void GpuControl::update_cycle_counter_locked() {
 }
 
 u64 GpuControl::cycle_count_locked() const {
+    lockdep_assert_held(&lock_);
     if (!cc_running_) return cc_base_;
     return cc_base_ + ns_to_ticks(kshim::ktime_get() - cc_since_, gpu_.config().gpu_clock_hz);
 }
 
 u64 GpuControl::timestamp_locked() const {
+    lockdep_assert_held(&lock_);
     return ns_to_ticks(kshim::ktime_get(), gpu_.config().timestamp_hz) + bank_.get64(GPU_TIMESTAMP_OFFSET);
 }
 
 void GpuControl::reset_locked() {
+    lockdep_assert_held(&lock_);
     reset_ev_->cancel_locked();
     flush_ev_->cancel_locked();
     reset_stuck_ = flush_stuck_ = false;

@@ -3,6 +3,7 @@
 // timestamp and cycle counters, coherency, MCU_CONTROL/MCU_STATUS (behaviour in mcu.cpp) and the
 // power-domain registers (power.cpp). Also serves the USER page's LATEST_FLUSH_ID.
 #pragma once
+#include "kernel_shim/spinlock.h"
 #include "mock_hw/hw_event.h"
 #include "mock_hw/irq_block.h"
 #include "mock_hw/register_bank.h"
@@ -28,13 +29,20 @@ public:
     void set_mcu_running_locked(bool on);
     u64 cycle_count_locked() const;
     u64 timestamp_locked() const;
-    u32 latest_flush_id_locked() const { return flush_id_; }
+    u32 latest_flush_id_locked() const { lockdep_assert_held(&lock_); return flush_id_; }
     // A command stream's FLUSH_CACHE2 completed; an L2 clean+invalidate advances the flush ID.
     void cs_flush_done_locked(bool l2_clean_invalidate) {
+        lockdep_assert_held(&lock_);
         if (l2_clean_invalidate) flush_id_ = (flush_id_ + 1) & 0xFFFFFF;
     }
-    bool reset_pending_locked() const { return reset_ev_->pending_locked() || reset_stuck_; }
-    bool flush_pending_locked() const { return flush_ev_->pending_locked() || flush_stuck_; }
+    bool reset_pending_locked() const {
+        lockdep_assert_held(&lock_);
+        return reset_ev_->pending_locked() || reset_stuck_;
+    }
+    bool flush_pending_locked() const {
+        lockdep_assert_held(&lock_);
+        return flush_ev_->pending_locked() || flush_stuck_;
+    }
 
     // Back to power-on state (called by Gpu::reset_locked at the end of a reset).
     void reset_locked();
@@ -42,10 +50,11 @@ public:
 private:
     void command_locked(u32 cmd);
     void flush_done_locked();
-    void update_cycle_counter_locked();
+    void update_cycle_counter_locked() REQUIRES(lock_);
     u32 status_locked() const;
 
     Gpu& gpu_;
+    kshim::SpinLock& lock_;  // gpu_.lock(): every _locked method asserts it
     RegisterBank bank_{"GPU_CONTROL"};
     IrqBlock irq_;
     std::unique_ptr<HwEvent> reset_ev_;

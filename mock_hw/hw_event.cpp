@@ -13,9 +13,13 @@ HwEvent::HwEvent(kshim::SpinLock& lock, const char* name, std::function<void()> 
 
 HwEvent::~HwEvent() { shutdown(); }
 
-void HwEvent::arm_locked(ktime_t delay) { arm_at_locked(kshim::ktime_get() + (delay < 0 ? 0 : delay)); }
+void HwEvent::arm_locked(ktime_t delay) {
+    lockdep_assert_held(&lock_);
+    arm_at_locked(kshim::ktime_get() + (delay < 0 ? 0 : delay));
+}
 
 void HwEvent::arm_at_locked(ktime_t when) {
+    lockdep_assert_held(&lock_);
     if (dead_) return;
     armed_ = true;
     due_ = when;
@@ -23,6 +27,7 @@ void HwEvent::arm_at_locked(ktime_t when) {
 }
 
 void HwEvent::cancel_locked() {
+    lockdep_assert_held(&lock_);
     if (!armed_) return;
     armed_ = false;
     kshim::backend().timer_cancel(&ev_);

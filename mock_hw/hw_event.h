@@ -23,8 +23,8 @@ public:
     void arm_locked(ktime_t delay);
     void arm_at_locked(ktime_t when);
     void cancel_locked();
-    bool pending_locked() const { return armed_; }
-    ktime_t due_locked() const { return due_; }
+    bool pending_locked() const { lockdep_assert_held(&lock_); return armed_; }
+    ktime_t due_locked() const { lockdep_assert_held(&lock_); return due_; }
     // Without the lock held: cancels and waits until a concurrently running callback is done
     // (real mode). Called from the Gpu's destructor.
     void shutdown();
@@ -37,9 +37,9 @@ private:
     kshim::TimerEvent ev_;
     // Under lock_. The callback checks both, so a stale firing (real mode: the timer thread had
     // already picked the event when it was cancelled or moved) does nothing.
-    bool armed_ = false;
-    ktime_t due_ = 0;
-    bool dead_ = false;
+    bool armed_ GUARDED_BY(lock_) = false;
+    ktime_t due_ GUARDED_BY(lock_) = 0;
+    bool dead_ GUARDED_BY(lock_) = false;
 };
 
 }  // namespace mock_hw

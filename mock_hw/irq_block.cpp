@@ -3,8 +3,8 @@
 
 namespace mock_hw {
 
-IrqBlock::IrqBlock(RegisterBank& bank, u32 base, kshim::IrqLine& line, const char* prefix)
-    : bank_(bank), base_(base), line_(line) {
+IrqBlock::IrqBlock(RegisterBank& bank, u32 base, kshim::IrqLine& line, kshim::SpinLock& lock, const char* prefix)
+    : bank_(bank), base_(base), line_(line), lock_(lock) {
     const char* suffix[4] = {"_RAWSTAT", "_CLEAR", "_MASK", "_STAT"};
     for (int i = 0; i < 4; i++) names_[i] = std::string(prefix) + suffix[i];
     bank_.add(base_ + 0x0, RegDecl{.name = names_[0].c_str()});
@@ -17,16 +17,19 @@ IrqBlock::IrqBlock(RegisterBank& bank, u32 base, kshim::IrqLine& line, const cha
 }
 
 void IrqBlock::raise_locked(u32 bits) {
+    lockdep_assert_held(&lock_);
     bank_.set(base_, rawstat_locked() | bits);
     update_line_locked();
 }
 
 void IrqBlock::clear_locked(u32 bits) {
+    lockdep_assert_held(&lock_);
     bank_.set(base_, rawstat_locked() & ~bits);
     update_line_locked();
 }
 
 void IrqBlock::update_line_locked() {
+    lockdep_assert_held(&lock_);
     bool level = stat_locked() != 0;
     if (level == level_) return;
     level_ = level;

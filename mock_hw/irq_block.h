@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kernel_shim/irq.h"
+#include "kernel_shim/spinlock.h"
 #include "mock_hw/register_bank.h"
 
 namespace mock_hw {
@@ -12,18 +13,19 @@ namespace mock_hw {
 class IrqBlock {
 public:
     // Declares RAWSTAT (+0), CLEAR (+4), MASK (+8) and STAT (+0xC) at `base` in `bank`.
-    IrqBlock(RegisterBank& bank, u32 base, kshim::IrqLine& line, const char* prefix);
+    // `lock` is the Gpu lock the _locked methods expect held.
+    IrqBlock(RegisterBank& bank, u32 base, kshim::IrqLine& line, kshim::SpinLock& lock, const char* prefix);
 
     // Hardware side (Gpu lock held). Calling IrqLine::set_level under the Gpu lock is safe: it
     // only records the level and unparks the line's IRQ task; the handler runs later on that task
     // and takes the Gpu lock itself, so nothing re-enters.
     void raise_locked(u32 bits);
     void clear_locked(u32 bits);
-    u32 rawstat_locked() const { return bank_.get(base_); }
-    u32 mask_locked() const { return bank_.get(base_ + 8); }
-    u32 stat_locked() const { return rawstat_locked() & mask_locked(); }
+    u32 rawstat_locked() const { lockdep_assert_held(&lock_); return bank_.get(base_); }
+    u32 mask_locked() const { lockdep_assert_held(&lock_); return bank_.get(base_ + 8); }
+    u32 stat_locked() const { lockdep_assert_held(&lock_); return rawstat_locked() & mask_locked(); }
     // After a reset (RAWSTAT cleared by the bank reset) or a poke: drive the line to match.
-    void resync_locked() { update_line_locked(); }
+    void resync_locked() { lockdep_assert_held(&lock_); update_line_locked(); }
     // How many times the line changed level (asserted + deasserted).
     u64 line_toggles() const { return toggles_; }
 
@@ -34,7 +36,8 @@ private:
     u32 base_;
     std::string names_[4];  // the bank keeps pointers to these
     kshim::IrqLine& line_;
-    bool level_ = false;
+    kshim::SpinLock& lock_;
+    bool level_ GUARDED_BY(lock_) = false;
     u64 toggles_ = 0;
 };
 

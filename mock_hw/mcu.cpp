@@ -21,7 +21,7 @@ namespace mock_hw {
 
 using namespace panthor;
 
-Mcu::Mcu(Gpu& gpu) : gpu_(gpu) {
+Mcu::Mcu(Gpu& gpu) : gpu_(gpu), lock_(gpu.lock()) {
     layout_.group_num = gpu.config().mcu.group_num;
     layout_.stream_num = gpu.config().mcu.stream_num;
     boot_ev_ = gpu.make_event("mock_hw MCU boot", [this] { boot_locked(); });
@@ -35,14 +35,17 @@ Mcu::Mcu(Gpu& gpu) : gpu_(gpu) {
 }
 
 MemResult Mcu::read_locked(u32 va, void* dst, size_t len) {
+    lockdep_assert_held(&lock_);
     return gpu_.mmu().read_locked(0, va, dst, len, Access::Read, kSourceMcu);
 }
 
 MemResult Mcu::write_locked(u32 va, const void* src, size_t len) {
+    lockdep_assert_held(&lock_);
     return gpu_.mmu().write_locked(0, va, src, len, kSourceMcu);
 }
 
 void Mcu::set_status_locked(u32 s) {
+    lockdep_assert_held(&lock_);
     if (s == status_) return;
     status_ = s;
     gpu_.control().set_mcu_running_locked(s == MCU_STATUS_ENABLED);
@@ -52,6 +55,7 @@ void Mcu::set_status_locked(u32 s) {
 }
 
 void Mcu::control_write_locked(u32 value) {
+    lockdep_assert_held(&lock_);
     switch (value) {
     case MCU_CONTROL_ENABLE:
     case MCU_CONTROL_AUTO:
@@ -77,6 +81,7 @@ void Mcu::control_write_locked(u32 value) {
 }
 
 void Mcu::boot_locked() {
+    lockdep_assert_held(&lock_);
     boots_++;
     if (kshim::trace::enabled()) kshim::trace::end_on(track_, "mcu_boot", "mock_hw");
     if (gpu_.faults().occurrence_locked(FaultKind::BootFail)) {
@@ -115,6 +120,7 @@ void Mcu::boot_locked() {
 }
 
 bool Mcu::build_interface_locked() {
+    lockdep_assert_held(&lock_);
     const McuConfig& mc = gpu_.config().mcu;
     const McuLayout& L = layout_;
     panthor_fw_global_control_iface glb{};
@@ -156,11 +162,13 @@ bool Mcu::build_interface_locked() {
 }
 
 void Mcu::halt_done_locked() {
+    lockdep_assert_held(&lock_);
     halting_ = false;
     set_status_locked(MCU_STATUS_HALT);
 }
 
 void Mcu::disable_done_locked() {
+    lockdep_assert_held(&lock_);
     set_status_locked(MCU_STATUS_DISABLED);
     // The firmware restarts from its reset vector next time and rebuilds the interface.
     iface_built_ = false;
@@ -168,6 +176,7 @@ void Mcu::disable_done_locked() {
 }
 
 void Mcu::stop_locked() {
+    lockdep_assert_held(&lock_);
     glb_ev_->cancel_locked();
     delayed_ack_ev_->cancel_locked();
     idle_ev_->cancel_locked();
@@ -177,6 +186,7 @@ void Mcu::stop_locked() {
 }
 
 void Mcu::fatal_locked(u32 halt_status) {
+    lockdep_assert_held(&lock_);
     if (status_ != MCU_STATUS_ENABLED) return;
     u32 hs = halt_status;
     write_locked(shared_va(McuLayout::kGlbOutput) + offsetof(panthor_fw_global_output_iface, halt_status), &hs, 4);
@@ -185,6 +195,7 @@ void Mcu::fatal_locked(u32 halt_status) {
 }
 
 void Mcu::hang_locked() {
+    lockdep_assert_held(&lock_);
     if (hung_) return;
     hung_ = true;
     gpu_.trace_instant_locked("mcu_hang", "injected");
@@ -192,6 +203,7 @@ void Mcu::hang_locked() {
 }
 
 void Mcu::glb_doorbell_locked() {
+    lockdep_assert_held(&lock_);
     if (status_ != MCU_STATUS_ENABLED || hung_ || halting_) return;
     if (gpu_.faults().occurrence_locked(FaultKind::FwHang)) {
         hang_locked();
@@ -205,12 +217,14 @@ void Mcu::glb_doorbell_locked() {
 }
 
 void Mcu::user_doorbell_locked(u32 index) {
+    lockdep_assert_held(&lock_);
     if (status_ != MCU_STATUS_ENABLED || hung_) return;
     if (engine_) engine_->user_doorbell_locked(index);
     else gpu_.log_once_locked(0x41000, "user doorbell %u rung; no CSF engine attached (part 2)", index);
 }
 
 void Mcu::reset_locked() {
+    lockdep_assert_held(&lock_);
     boot_ev_->cancel_locked();
     halt_ev_->cancel_locked();
     disable_ev_->cancel_locked();
@@ -225,12 +239,14 @@ void Mcu::reset_locked() {
 }
 
 ktime_t Mcu::decode_timer_locked(u32 value) const {
+    lockdep_assert_held(&lock_);
     const u64 ticks = u64{GLB_TIMER_VAL(value)} * 1024;
     const u64 hz = (value & GLB_TIMER_SOURCE_GPU_COUNTER) ? gpu_.config().gpu_clock_hz : gpu_.config().timestamp_hz;
     return static_cast<ktime_t>(static_cast<unsigned __int128>(ticks) * 1'000'000'000u / hz);
 }
 
 void Mcu::set_busy_locked(bool busy) {
+    lockdep_assert_held(&lock_);
     if (busy == busy_) return;
     busy_ = busy;
     if (busy) {
@@ -247,6 +263,7 @@ void Mcu::set_busy_locked(bool busy) {
 }
 
 void Mcu::poweroff_timer_fired_locked() {
+    lockdep_assert_held(&lock_);
     if (busy_) return;
     gpu_.power().power_off_locked(Power::kShader, ~0ull);
     gpu_.power().power_off_locked(Power::kTiler, ~0ull);

@@ -29,7 +29,7 @@ const char* Mmu::command_name(u32 cmd) {
     return "AS_UNKNOWN";
 }
 
-Mmu::Mmu(Gpu& gpu, kshim::IrqLine& line) : gpu_(gpu), irq_(bank_, MMU_INT_BASE, line, "MMU_INT") {
+Mmu::Mmu(Gpu& gpu, kshim::IrqLine& line) : gpu_(gpu), lock_(gpu.lock()), irq_(bank_, MMU_INT_BASE, line, gpu.lock(), "MMU_INT") {
     const u32 present = gpu.config().id.as_present;
     const u32 pa_bits = GPU_MMU_FEATURES_PA_BITS(gpu.config().id.mmu_features);
     for (u32 n = 0; n < kMaxAs; n++) {
@@ -57,12 +57,14 @@ Mmu::Mmu(Gpu& gpu, kshim::IrqLine& line) : gpu_(gpu), irq_(bank_, MMU_INT_BASE, 
 }
 
 bool Mmu::active_locked(u32 as) const {
+    lockdep_assert_held(&lock_);
     if (!present(as)) return false;
     const AddressSpace& a = *as_[as];
     return a.cmd_ev->pending_locked() || a.stuck;
 }
 
 void Mmu::command_locked(AddressSpace& a, u32 cmd) {
+    lockdep_assert_held(&lock_);
     if (active_locked(a.id)) {
         // The driver must wait for AS_ACTIVE to clear before writing a command.
         ignored_cmds_++;
@@ -79,6 +81,7 @@ void Mmu::command_locked(AddressSpace& a, u32 cmd) {
 }
 
 void Mmu::command_done_locked(AddressSpace& a) {
+    lockdep_assert_held(&lock_);
     switch (a.cmd) {
     case AS_COMMAND_NOP:
         break;
@@ -121,6 +124,7 @@ void Mmu::command_done_locked(AddressSpace& a) {
 }
 
 void Mmu::latch_fault_locked(AddressSpace& a, u8 exception, Access acc, u64 va, u32 source, bool stall) {
+    lockdep_assert_held(&lock_);
     // The first fault is kept until software clears the interrupt.
     if (!(irq_.rawstat_locked() & MMU_INT_PAGE_FAULT(a.id))) {
         bank_.set(AS_FAULTSTATUS(a.id), exception | (static_cast<u32>(acc) << AS_FAULTSTATUS_ACCESS_TYPE_SHIFT) |
@@ -135,6 +139,7 @@ void Mmu::latch_fault_locked(AddressSpace& a, u8 exception, Access acc, u64 va, 
 }
 
 MemResult Mmu::translate_locked(u32 as, u64 va, Access acc, u32 source, u64* pa) {
+    lockdep_assert_held(&lock_);
     MemResult r;
     if (const Tlb::Entry* e = translate_entry_locked(as, va, acc, source, r)) *pa = e->t.pa_base + (va - e->t.va_base);
     return r;
@@ -143,6 +148,7 @@ MemResult Mmu::translate_locked(u32 as, u64 va, Access acc, u32 source, u64* pa)
 // The TLB entry (after a walk on a miss) that translates va for acc, or nullptr with r set to
 // the fault. The entry is valid until the next TLB insert.
 const Tlb::Entry* Mmu::translate_entry_locked(u32 as, u64 va, Access acc, u32 source, MemResult& r) {
+    lockdep_assert_held(&lock_);
     r = MemResult{};
     r.va = va;
     if (!present(as)) {
@@ -222,6 +228,7 @@ inline void copy_bytes(u8* dst, const u8* src, size_t n) {
 }  // namespace
 
 MemResult Mmu::access_locked(u32 as, u64 va, u8* buf, size_t len, Access acc, u32 source, bool write) {
+    lockdep_assert_held(&lock_);
     MemResult r;
     r.va = va;
     while (len) {
@@ -255,10 +262,12 @@ MemResult Mmu::access_locked(u32 as, u64 va, u8* buf, size_t len, Access acc, u3
 }
 
 MemResult Mmu::read_locked(u32 as, u64 va, void* dst, size_t len, Access acc, u32 source) {
+    lockdep_assert_held(&lock_);
     return access_locked(as, va, static_cast<u8*>(dst), len, acc, source, false);
 }
 
 MemResult Mmu::write_locked(u32 as, u64 va, const void* src, size_t len, u32 source) {
+    lockdep_assert_held(&lock_);
     return access_locked(as, va, static_cast<u8*>(const_cast<void*>(src)), len, Access::Write, source, true);
 }
 
@@ -275,6 +284,7 @@ MemResult Mmu::write(u32 as, u64 va, const void* src, size_t len, u32 source) {
 }
 
 void Mmu::reset_locked() {
+    lockdep_assert_held(&lock_);
     for (auto& a : as_) {
         if (!a) continue;
         a->cmd_ev->cancel_locked();

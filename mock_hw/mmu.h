@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "kernel_shim/spinlock.h"
 #include "mock_hw/hw_event.h"
 #include "mock_hw/irq_block.h"
 #include "mock_hw/lpae_walker.h"
@@ -55,10 +56,10 @@ public:
     MemResult translate_locked(u32 as, u64 va, Access acc, u32 source, u64* pa);
 
     bool present(u32 as) const { return as < kMaxAs && as_[as] != nullptr; }
-    bool stalled_locked(u32 as) const { return present(as) && as_[as]->stalled; }
+    bool stalled_locked(u32 as) const { lockdep_assert_held(&lock_); return present(as) && as_[as]->stalled; }
     bool active_locked(u32 as) const;
-    const AsConfig& config_locked(u32 as) const { return as_[as]->cfg; }
-    const Tlb& tlb_locked(u32 as) const { return as_[as]->tlb; }
+    const AsConfig& config_locked(u32 as) const { lockdep_assert_held(&lock_); return as_[as]->cfg; }
+    const Tlb& tlb_locked(u32 as) const { lockdep_assert_held(&lock_); return as_[as]->tlb; }
     u64 ignored_commands() const { return ignored_cmds_; }
 
     // For the CS engine: called (lock held) after an UPDATE of `as` completes, so stalled
@@ -82,12 +83,13 @@ private:
     };
     void command_locked(AddressSpace& a, u32 cmd);
     void command_done_locked(AddressSpace& a);
-    void latch_fault_locked(AddressSpace& a, u8 exception, Access acc, u64 va, u32 source, bool stall);
-    const Tlb::Entry* translate_entry_locked(u32 as, u64 va, Access acc, u32 source, MemResult& r);
-    MemResult access_locked(u32 as, u64 va, u8* buf, size_t len, Access acc, u32 source, bool write);
+    void latch_fault_locked(AddressSpace& a, u8 exception, Access acc, u64 va, u32 source, bool stall) REQUIRES(lock_);
+    const Tlb::Entry* translate_entry_locked(u32 as, u64 va, Access acc, u32 source, MemResult& r) REQUIRES(lock_);
+    MemResult access_locked(u32 as, u64 va, u8* buf, size_t len, Access acc, u32 source, bool write) REQUIRES(lock_);
     static const char* command_name(u32 cmd);
 
     Gpu& gpu_;
+    kshim::SpinLock& lock_;  // gpu_.lock(): every _locked method asserts it
     RegisterBank bank_{"MMU_CONTROL"};
     IrqBlock irq_;
     std::unique_ptr<AddressSpace> as_[kMaxAs];

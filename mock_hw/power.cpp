@@ -17,7 +17,7 @@ const char* Power::domain_name(Domain d) {
     return "?";
 }
 
-Power::Power(Gpu& gpu, RegisterBank& bank) : gpu_(gpu) {
+Power::Power(Gpu& gpu, RegisterBank& bank) : gpu_(gpu), lock_(gpu.lock()) {
     const GpuIdentity& id = gpu.config().id;
     const u64 present[3] = {id.shader_present, id.tiler_present, id.l2_present};
     const u32 doff[3] = {PWR_DOMAIN_SHADER, PWR_DOMAIN_TILER, PWR_DOMAIN_L2};
@@ -35,7 +35,7 @@ Power::Power(Gpu& gpu, RegisterBank& bank) : gpu_(gpu) {
         for (u32 half = 0; half < 2; half++) {
             const unsigned sh = 32 * half;
             bank.add(SHADER_READY + o + 4 * half,
-                     RegDecl{.name = names[i][0], .on_read = [this, d, sh] { return static_cast<u32>(dom_[d].ready >> sh); }});
+                     RegDecl{.name = names[i][0], .on_read = [this, d, sh] { return static_cast<u32>(ready_locked(d) >> sh); }});
             bank.add(SHADER_PWRON + o + 4 * half,
                      RegDecl{.name = names[i][1], .write_only = true,
                              .on_write = [this, d, sh](u32 v) { power_on_locked(d, u64{v} << sh); }});
@@ -52,12 +52,14 @@ Power::Power(Gpu& gpu, RegisterBank& bank) : gpu_(gpu) {
 }
 
 bool Power::any_transition_locked() const {
+    lockdep_assert_held(&lock_);
     for (const auto& d : dom_)
         if (d.on | d.off) return true;
     return false;
 }
 
 void Power::power_on_locked(Domain d, u64 mask) {
+    lockdep_assert_held(&lock_);
     Dom& dm = dom_[d];
     mask &= dm.present;
     // Cores already on (and not going off) need no transition.
@@ -66,6 +68,7 @@ void Power::power_on_locked(Domain d, u64 mask) {
 }
 
 void Power::power_off_locked(Domain d, u64 mask) {
+    lockdep_assert_held(&lock_);
     Dom& dm = dom_[d];
     mask &= dm.present;
     mask &= (dm.ready | dm.on);
@@ -73,6 +76,7 @@ void Power::power_off_locked(Domain d, u64 mask) {
 }
 
 void Power::start_locked(Domain d, u64 on, u64 off) {
+    lockdep_assert_held(&lock_);
     Dom& dm = dom_[d];
     dm.on = (dm.on & ~off) | on;
     dm.off = (dm.off & ~on) | off;
@@ -84,6 +88,7 @@ void Power::start_locked(Domain d, u64 on, u64 off) {
 }
 
 void Power::complete_locked(Domain d) {
+    lockdep_assert_held(&lock_);
     Dom& dm = dom_[d];
     dm.ready = (dm.ready | dm.on) & ~dm.off;
     dm.on = dm.off = 0;
@@ -93,6 +98,7 @@ void Power::complete_locked(Domain d) {
 }
 
 void Power::reset_locked() {
+    lockdep_assert_held(&lock_);
     for (auto& dm : dom_) {
         dm.done->cancel_locked();
         dm.ready = dm.on = dm.off = 0;

@@ -5,6 +5,7 @@
 #pragma once
 #include <array>
 
+#include "kernel_shim/spinlock.h"
 #include "mock_hw/hw_event.h"
 #include "mock_hw/register_bank.h"
 
@@ -21,8 +22,8 @@ public:
 
     void power_on_locked(Domain d, u64 mask);
     void power_off_locked(Domain d, u64 mask);
-    u64 ready_locked(Domain d) const { return dom_[d].ready; }
-    u64 trans_locked(Domain d) const { return dom_[d].on | dom_[d].off; }
+    u64 ready_locked(Domain d) const { lockdep_assert_held(&lock_); return dom_[d].ready; }
+    u64 trans_locked(Domain d) const { lockdep_assert_held(&lock_); return dom_[d].on | dom_[d].off; }
     bool any_transition_locked() const;
     // Back to power-on state (all off, nothing in transition).
     void reset_locked();
@@ -36,11 +37,12 @@ private:
         u64 off = 0;  // bits going off
         std::unique_ptr<HwEvent> done;
     };
-    void start_locked(Domain d, u64 on, u64 off);
+    void start_locked(Domain d, u64 on, u64 off) REQUIRES(lock_);
     void complete_locked(Domain d);
 
     Gpu& gpu_;
-    std::array<Dom, 3> dom_;
+    kshim::SpinLock& lock_;  // gpu_.lock(): every _locked method asserts it
+    std::array<Dom, 3> dom_ GUARDED_BY(lock_);
 };
 
 }  // namespace mock_hw

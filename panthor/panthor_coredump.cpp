@@ -212,7 +212,7 @@ void dump_exception(panthor_device* ptdev, coredump_buf* b, const char* name, u3
 }
 
 void dump_queue_locked(panthor_device* ptdev, coredump_buf* b, panthor_group* group, u32 csg_id, u32 cs_id,
-                       bool faulting) {
+                       bool faulting) REQUIRES(ptdev->scheduler->lock) {
     lockdep_assert_held(&ptdev->scheduler->lock);
     panthor_queue* queue = group->queues[cs_id];
     panthor_fw_cs_iface* cs = panthor_fw_get_cs_iface(ptdev, csg_id, cs_id);
@@ -258,7 +258,7 @@ void dump_queue_locked(panthor_device* ptdev, coredump_buf* b, panthor_group* gr
 }
 
 // `faulting_cs` < 0: no particular queue.
-void dump_group_locked(panthor_device* ptdev, coredump_buf* b, u32 csg_id, int faulting_cs) {
+void dump_group_locked(panthor_device* ptdev, coredump_buf* b, u32 csg_id, int faulting_cs) REQUIRES(ptdev->scheduler->lock) {
     lockdep_assert_held(&ptdev->scheduler->lock);
     panthor_group* group = ptdev->scheduler->csg_slots[csg_id].group;
     cd_printf(b, "\n[group on CSG slot %u]\n", csg_id);

@@ -87,8 +87,8 @@ using panthor_heap_chunk_list =
 
 struct panthor_heap {
     kshim::Mutex lock{"panthor_heap.lock"};  // protects chunks and chunk_count
-    panthor_heap_chunk_list chunks;  // newest first
-    u32 chunk_count = 0;
+    panthor_heap_chunk_list chunks GUARDED_BY(lock);  // newest first
+    u32 chunk_count GUARDED_BY(lock) = 0;
 
     // Fixed at creation.
     u32 chunk_size = 0;
@@ -144,7 +144,7 @@ void panthor_free_heap_chunk(panthor_heap_pool* pool, panthor_heap* heap, pantho
 // links it where it uses it. The heap lock is held across the allocation so that concurrent grows
 // cannot both pass the max_chunks check.
 int panthor_alloc_heap_chunk_locked(panthor_heap_pool* pool, panthor_vm* vm, panthor_heap* heap, bool initial_chunk,
-                                    u64* chunk_gpu_va) {
+                                    u64* chunk_gpu_va) REQUIRES(heap->lock) {
     lockdep_assert_held(&heap->lock);
 
     auto* chunk = knew<panthor_heap_chunk>(GFP_KERNEL);
@@ -185,7 +185,9 @@ int panthor_alloc_heap_chunk_locked(panthor_heap_pool* pool, panthor_vm* vm, pan
     return 0;
 }
 
-void panthor_free_heap_chunks(panthor_heap_pool* pool, panthor_heap* heap) {
+// Outside the thread-safety analysis: it reads heap->chunks unlocked because the heap is
+// unreachable (unpublished or being destroyed); panthor_free_heap_chunk takes the lock to unlink.
+void panthor_free_heap_chunks(panthor_heap_pool* pool, panthor_heap* heap) NO_THREAD_SAFETY_ANALYSIS {
     while (!heap->chunks.empty()) panthor_free_heap_chunk(pool, heap, &heap->chunks.front());
 }
 
@@ -269,7 +271,10 @@ int panthor_heap_create(panthor_heap_pool* pool, u32 initial_chunk_count, u32 ch
     if (ret)
         goto err_free_heap;
 
-    *first_chunk_gpu_va = panthor_kernel_bo_gpuva(heap->chunks.front().bo);
+    {
+        kshim::MutexGuard g(heap->lock);  // uncontended (unpublished); chunks is GUARDED_BY it
+        *first_chunk_gpu_va = panthor_kernel_bo_gpuva(heap->chunks.front().bo);
+    }
 
     down_write(&pool->lock);
     if (!pool->vm) {

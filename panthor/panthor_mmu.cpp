@@ -155,7 +155,8 @@ u64 pack_region_range(panthor_device*, u64* start, u64* size) {
 // LOCK the range, clean+invalidate the caches through GPU_CONTROL, UNLOCK: the AS is not
 // unlocked by the GPU_CONTROL flush (unlike AS_COMMAND FLUSH_PT/FLUSH_MEM), and the TLB entries
 // of the locked region only go at UNLOCK.
-int mmu_hw_flush_region_locked(panthor_device* ptdev, int as_nr, u64 start, u64 size) {
+int mmu_hw_flush_region_locked(panthor_device* ptdev, int as_nr, u64 start, u64 size)
+    REQUIRES(ptdev->mmu->as.slots_lock) {
     lockdep_assert_held(&ptdev->mmu->as.slots_lock);
     if (as_nr < 0 || !size)
         return 0;
@@ -613,7 +614,9 @@ void panthor_mmu_unplug(panthor_device* ptdev) {
 namespace {
 
 // What upstream ties to the DRM device's lifetime (drmm): released with the device's resources.
-void panthor_mmu_release(panthor_device* ptdev) {
+// Outside the thread-safety analysis: it empties the slot LRU without slots_lock, which nothing
+// else can take any more.
+void panthor_mmu_release(panthor_device* ptdev) NO_THREAD_SAFETY_ANALYSIS {
     panthor_mmu* mmu = ptdev->mmu;
     if (!mmu)
         return;

@@ -149,12 +149,12 @@ struct panthor_mmu {
         // Protects everything in `as`, every vm->as.id and vm->as_lru_node, and serialises the
         // AS commands and the cache flushes issued for them.
         kshim::Mutex slots_lock{"panthor_mmu.as.slots_lock"};
-        unsigned long alloc_mask = 0;
-        unsigned long faulty_mask = 0;
-        panthor_as_slot slots[MAX_AS_SLOTS];
+        unsigned long alloc_mask GUARDED_BY(slots_lock) = 0;
+        unsigned long faulty_mask GUARDED_BY(slots_lock) = 0;
+        panthor_as_slot slots[MAX_AS_SLOTS] GUARDED_BY(slots_lock);
         // Bound but idle VMs, least recently used first: evicted when a slot is needed, so an
         // idle VM keeps its slot (no TLB/cache flush) until somebody else needs one.
-        PanthorVmLruList lru_list;
+        PanthorVmLruList lru_list GUARDED_BY(slots_lock);
     } as;
 
     struct {
@@ -179,7 +179,7 @@ void panthor_pt_cache_free(void* page);
 // AS/MMU hardware (panthor_mmu.cpp).
 u32 panthor_mmu_fault_mask(panthor_device* ptdev, u32 value);
 int panthor_mmu_as_disable(panthor_device* ptdev, u32 as_nr);
-void panthor_vm_release_as_locked(panthor_vm* vm);
+void panthor_vm_release_as_locked(panthor_vm* vm) REQUIRES(vm->ptdev->mmu->as.slots_lock);
 // LOCK [start, start + size) of the VM's AS around an update (widening an already locked
 // region to cover both), then flush + UNLOCK. op_lock held.
 int panthor_vm_lock_region(panthor_vm* vm, u64 start, u64 size);

@@ -240,7 +240,9 @@ panthor_sched_stats panthor_sched_get_stats(panthor_device* ptdev) {
 
 namespace {
 
-void panthor_sched_fini(panthor_scheduler* sched) {
+// Outside the thread-safety analysis: it reads the group lists without sched->lock, which is
+// right only because nothing can reach the scheduler any more (its workqueues are gone).
+void panthor_sched_fini(panthor_scheduler* sched) NO_THREAD_SAFETY_ANALYSIS {
     if (!sched)
         return;
     // Groups destroyed after an unplug (files closed after a failed reset lost the device) queue

@@ -18,7 +18,7 @@ using kshim::SpinGuard;
 
 namespace {
 
-void cs_slot_process_fatal_event_locked(panthor_device* ptdev, u32 csg_id, u32 cs_id) {
+void cs_slot_process_fatal_event_locked(panthor_device* ptdev, u32 csg_id, u32 cs_id) REQUIRES(ptdev->scheduler->lock) {
     panthor_scheduler* sched = ptdev->scheduler;
     lockdep_assert_held(&sched->lock);
     panthor_group* group = sched->csg_slots[csg_id].group;
@@ -47,7 +47,7 @@ void cs_slot_process_fatal_event_locked(panthor_device* ptdev, u32 csg_id, u32 c
     panthor_coredump_capture_group_locked(ptdev, PANTHOR_COREDUMP_CS_FATAL, csg_id, static_cast<int>(cs_id));
 }
 
-void cs_slot_process_fault_event_locked(panthor_device* ptdev, u32 csg_id, u32 cs_id) {
+void cs_slot_process_fault_event_locked(panthor_device* ptdev, u32 csg_id, u32 cs_id) REQUIRES(ptdev->scheduler->lock) {
     panthor_scheduler* sched = ptdev->scheduler;
     lockdep_assert_held(&sched->lock);
     panthor_group* group = sched->csg_slots[csg_id].group;
@@ -81,7 +81,7 @@ void cs_slot_process_fault_event_locked(panthor_device* ptdev, u32 csg_id, u32 c
     panthor_coredump_capture_group_locked(ptdev, PANTHOR_COREDUMP_CS_FAULT, csg_id, static_cast<int>(cs_id));
 }
 
-void cs_slot_process_tiler_oom_event_locked(panthor_device* ptdev, u32 csg_id, u32 cs_id) {
+void cs_slot_process_tiler_oom_event_locked(panthor_device* ptdev, u32 csg_id, u32 cs_id) REQUIRES(ptdev->scheduler->lock) {
     panthor_scheduler* sched = ptdev->scheduler;
     lockdep_assert_held(&sched->lock);
     panthor_group* group = sched->csg_slots[csg_id].group;
@@ -96,7 +96,7 @@ void cs_slot_process_tiler_oom_event_locked(panthor_device* ptdev, u32 csg_id, u
 }
 
 // Returns whether the CS needs its doorbell rung (a FAULT to recover from, an OOM to re-try).
-bool cs_slot_process_irq_locked(panthor_device* ptdev, u32 csg_id, u32 cs_id) {
+bool cs_slot_process_irq_locked(panthor_device* ptdev, u32 csg_id, u32 cs_id) REQUIRES(ptdev->scheduler->lock) {
     lockdep_assert_held(&ptdev->scheduler->lock);
     panthor_fw_cs_iface* cs_iface = panthor_fw_get_cs_iface(ptdev, csg_id, cs_id);
     const u32 req = fw_read_once(cs_iface->input->req);
@@ -115,7 +115,7 @@ bool cs_slot_process_irq_locked(panthor_device* ptdev, u32 csg_id, u32 cs_id) {
     return (events & (CS_FAULT | CS_TILER_OOM)) != 0;
 }
 
-void csg_slot_process_idle_event_locked(panthor_device* ptdev, u32) {
+void csg_slot_process_idle_event_locked(panthor_device* ptdev, u32) REQUIRES(ptdev->scheduler->lock) {
     panthor_scheduler* sched = ptdev->scheduler;
     lockdep_assert_held(&sched->lock);
     sched->might_have_idle_groups = true;
@@ -123,7 +123,7 @@ void csg_slot_process_idle_event_locked(panthor_device* ptdev, u32) {
     sched_queue_tick(sched, 0);
 }
 
-void csg_slot_process_progress_timer_event_locked(panthor_device* ptdev, u32 csg_id) {
+void csg_slot_process_progress_timer_event_locked(panthor_device* ptdev, u32 csg_id) REQUIRES(ptdev->scheduler->lock) {
     panthor_scheduler* sched = ptdev->scheduler;
     lockdep_assert_held(&sched->lock);
     panthor_group* group = sched->csg_slots[csg_id].group;
@@ -136,14 +136,14 @@ void csg_slot_process_progress_timer_event_locked(panthor_device* ptdev, u32 csg
     sched_queue_tick(sched, 0);
 }
 
-void sched_process_idle_event_locked(panthor_device* ptdev) {
+void sched_process_idle_event_locked(panthor_device* ptdev) REQUIRES(ptdev->scheduler->lock) {
     lockdep_assert_held(&ptdev->scheduler->lock);
     panthor_fw_global_iface* glb_iface = panthor_fw_get_glb_iface(ptdev);
     panthor_fw_update_reqs(glb_iface, req, fw_read_once(glb_iface->output->ack), GLB_IDLE);
     sched_queue_tick(ptdev->scheduler, 0);
 }
 
-void sched_process_global_irq_locked(panthor_device* ptdev) {
+void sched_process_global_irq_locked(panthor_device* ptdev) REQUIRES(ptdev->scheduler->lock) {
     lockdep_assert_held(&ptdev->scheduler->lock);
     panthor_fw_global_iface* glb_iface = panthor_fw_get_glb_iface(ptdev);
     const u32 req = fw_read_once(glb_iface->input->req);

@@ -251,21 +251,21 @@ struct panthor_scheduler {
         panthor_group_run_list runnable[PANTHOR_CSG_PRIORITY_COUNT];
         panthor_group_run_list idle[PANTHOR_CSG_PRIORITY_COUNT];
         panthor_group_wait_list waiting;
-    } groups;
-    panthor_csg_slot csg_slots[MAX_CSGS];
+    } groups GUARDED_BY(lock);
+    panthor_csg_slot csg_slots[MAX_CSGS] GUARDED_BY(lock);
     u32 csg_slot_count = 0;
     u32 cs_slot_count = 0;
     u32 as_slot_count = 0;
-    u32 used_csg_slot_count = 0;
+    u32 used_csg_slot_count GUARDED_BY(lock) = 0;
     u32 sb_slot_count = 0;
-    bool might_have_idle_groups = false;
+    bool might_have_idle_groups GUARDED_BY(lock) = false;
     struct {
         bool has_ref = false;
     } pm;
     struct {
         kshim::Mutex lock{"panthor_scheduler.reset.lock"};  // protects stopped_groups
         std::atomic<bool> in_progress{false};
-        panthor_group_run_list stopped_groups;
+        panthor_group_run_list stopped_groups GUARDED_BY(lock);
     } reset;
     panthor_sched_stats stats;  // under lock
 };
@@ -291,11 +291,11 @@ panthor_group* group_get(panthor_group* group);
 void group_put(panthor_group* group);
 // group_queue_work(group, name): a reference travels with the work.
 void group_queue_work(panthor_group* group, kshim::work_struct* work);
-int group_bind_locked(panthor_group* group, u32 csg_id);
-int group_unbind_locked(panthor_group* group);
+int group_bind_locked(panthor_group* group, u32 csg_id) REQUIRES(group->ptdev->scheduler->lock);
+int group_unbind_locked(panthor_group* group) REQUIRES(group->ptdev->scheduler->lock);
 bool group_is_idle(const panthor_group* group);
 bool group_can_run(const panthor_group* group);
-void group_schedule_locked(panthor_group* group, u32 queue_mask);
+void group_schedule_locked(panthor_group* group, u32 queue_mask) REQUIRES(group->ptdev->scheduler->lock);
 void panthor_group_stop(panthor_group* group);
 void panthor_group_start(panthor_group* group);
 void group_term_work(kshim::work_struct* work);
@@ -337,14 +337,18 @@ struct panthor_csg_slots_upd_ctx {
 };
 void csgs_upd_ctx_init(panthor_csg_slots_upd_ctx* ctx);
 void csgs_upd_ctx_queue_reqs(panthor_device* ptdev, panthor_csg_slots_upd_ctx* ctx, u32 csg_id, u32 value, u32 mask);
-int csgs_upd_ctx_apply_locked(panthor_device* ptdev, panthor_csg_slots_upd_ctx* ctx);
-int cs_slot_reset_locked(panthor_device* ptdev, u32 csg_id, u32 cs_id);
-void csg_slot_sync_update_locked(panthor_device* ptdev, u32 csg_id);
-void sched_resume_tick(panthor_device* ptdev);
+int csgs_upd_ctx_apply_locked(panthor_device* ptdev, panthor_csg_slots_upd_ctx* ctx)
+    REQUIRES(ptdev->scheduler->lock);
+int cs_slot_reset_locked(panthor_device* ptdev, u32 csg_id, u32 cs_id)
+    REQUIRES(ptdev->scheduler->lock);
+void csg_slot_sync_update_locked(panthor_device* ptdev, u32 csg_id)
+    REQUIRES(ptdev->scheduler->lock);
+void sched_resume_tick(panthor_device* ptdev) REQUIRES(ptdev->scheduler->lock);
 void tick_work(kshim::work_struct* work);
 
 // ---- FW events (panthor_sched_fw_events.cpp) ----
-void sched_process_csg_irq_locked(panthor_device* ptdev, u32 csg_id);
+void sched_process_csg_irq_locked(panthor_device* ptdev, u32 csg_id)
+    REQUIRES(ptdev->scheduler->lock);
 void process_fw_events_work(kshim::work_struct* work);
 void sync_upd_work(kshim::work_struct* work);
 void group_tiler_oom_work(kshim::work_struct* work);

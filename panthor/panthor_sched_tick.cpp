@@ -49,14 +49,14 @@ void panthor_fw_csg_endpoint_req_update(panthor_fw_csg_iface* csg_iface, u32 val
 }
 
 // The FW acked an endpoint config: the slot's priority is what it now runs with.
-void csg_slot_sync_priority_locked(panthor_device* ptdev, u32 csg_id) {
+void csg_slot_sync_priority_locked(panthor_device* ptdev, u32 csg_id) REQUIRES(ptdev->scheduler->lock) {
     lockdep_assert_held(&ptdev->scheduler->lock);
     panthor_fw_csg_iface* csg_iface = panthor_fw_get_csg_iface(ptdev, csg_id);
     const u32 endpoint_req = panthor_fw_csg_endpoint_req_get(csg_iface);
     ptdev->scheduler->csg_slots[csg_id].priority = static_cast<u8>((endpoint_req & CSG_EP_REQ_PRIORITY_MASK) >> 28);
 }
 
-void cs_slot_sync_queue_state_locked(panthor_device* ptdev, u32 csg_id, u32 cs_id) {
+void cs_slot_sync_queue_state_locked(panthor_device* ptdev, u32 csg_id, u32 cs_id) REQUIRES(ptdev->scheduler->lock) {
     panthor_group* group = ptdev->scheduler->csg_slots[csg_id].group;
     panthor_queue* queue = group->queues[cs_id];
     panthor_fw_cs_iface* cs_iface = panthor_fw_get_cs_iface(ptdev, csg_id, cs_id);
@@ -94,7 +94,7 @@ void cs_slot_sync_queue_state_locked(panthor_device* ptdev, u32 csg_id, u32 cs_i
     }
 }
 
-void csg_slot_sync_queues_state_locked(panthor_device* ptdev, u32 csg_id) {
+void csg_slot_sync_queues_state_locked(panthor_device* ptdev, u32 csg_id) REQUIRES(ptdev->scheduler->lock) {
     lockdep_assert_held(&ptdev->scheduler->lock);
     panthor_group* group = ptdev->scheduler->csg_slots[csg_id].group;
     group->idle_queues = 0;
@@ -105,7 +105,7 @@ void csg_slot_sync_queues_state_locked(panthor_device* ptdev, u32 csg_id) {
     }
 }
 
-void csg_slot_sync_state_locked(panthor_device* ptdev, u32 csg_id) {
+void csg_slot_sync_state_locked(panthor_device* ptdev, u32 csg_id) REQUIRES(ptdev->scheduler->lock) {
     lockdep_assert_held(&ptdev->scheduler->lock);
     panthor_fw_csg_iface* csg_iface = panthor_fw_get_csg_iface(ptdev, csg_id);
     panthor_group* group = ptdev->scheduler->csg_slots[csg_id].group;
@@ -152,7 +152,7 @@ void csg_slot_sync_state_locked(panthor_device* ptdev, u32 csg_id) {
     group->state = new_state;
 }
 
-void cs_slot_prog_locked(panthor_device* ptdev, u32 csg_id, u32 cs_id) {
+void cs_slot_prog_locked(panthor_device* ptdev, u32 csg_id, u32 cs_id) REQUIRES(ptdev->scheduler->lock) {
     lockdep_assert_held(&ptdev->scheduler->lock);
     panthor_queue* queue = ptdev->scheduler->csg_slots[csg_id].group->queues[cs_id];
     panthor_fw_cs_iface* cs_iface = panthor_fw_get_cs_iface(ptdev, csg_id, cs_id);
@@ -173,7 +173,7 @@ void cs_slot_prog_locked(panthor_device* ptdev, u32 csg_id, u32 cs_id) {
         queue_resume_timeout(queue);
 }
 
-int csg_slot_prog_locked(panthor_device* ptdev, u32 csg_id, u32 priority) {
+int csg_slot_prog_locked(panthor_device* ptdev, u32 csg_id, u32 priority) REQUIRES(ptdev->scheduler->lock) {
     lockdep_assert_held(&ptdev->scheduler->lock);
     if (priority > MAX_CSG_PRIO)
         return -EINVAL;
@@ -331,7 +331,7 @@ void tick_ctx_pick_groups_from_list(const panthor_scheduler* sched, panthor_sche
 
 // Old groups sorted by decreasing CSG priority within their group priority, so rotation is a
 // matter of moving the first one behind the others.
-void tick_ctx_insert_old_group(panthor_scheduler* sched, panthor_sched_tick_ctx* ctx, panthor_group* group) {
+void tick_ctx_insert_old_group(panthor_scheduler* sched, panthor_sched_tick_ctx* ctx, panthor_group* group) REQUIRES(sched->lock) {
     const panthor_csg_slot* csg_slot = &sched->csg_slots[group->csg_id];
     auto& list = ctx->old_groups[group->priority];
     for (auto it = list.begin(); it != list.end(); ++it) {
@@ -343,7 +343,7 @@ void tick_ctx_insert_old_group(panthor_scheduler* sched, panthor_sched_tick_ctx*
     list.push_back(*group);
 }
 
-void tick_ctx_init(panthor_scheduler* sched, panthor_sched_tick_ctx* ctx) {
+void tick_ctx_init(panthor_scheduler* sched, panthor_sched_tick_ctx* ctx) REQUIRES(sched->lock) {
     panthor_device* ptdev = sched->ptdev;
     panthor_csg_slots_upd_ctx upd_ctx;
     csgs_upd_ctx_init(&upd_ctx);
@@ -374,7 +374,7 @@ void tick_ctx_init(panthor_scheduler* sched, panthor_sched_tick_ctx* ctx) {
     }
 }
 
-void tick_ctx_cleanup(panthor_scheduler* sched, panthor_sched_tick_ctx* ctx) {
+void tick_ctx_cleanup(panthor_scheduler* sched, panthor_sched_tick_ctx* ctx) REQUIRES(sched->lock) {
     for (auto& list : ctx->old_groups) {
         while (!list.empty()) {
             panthor_group& group = list.front();
@@ -412,7 +412,7 @@ void tick_ctx_cleanup(panthor_scheduler* sched, panthor_sched_tick_ctx* ctx) {
     }
 }
 
-void tick_ctx_apply(panthor_scheduler* sched, panthor_sched_tick_ctx* ctx) {
+void tick_ctx_apply(panthor_scheduler* sched, panthor_sched_tick_ctx* ctx) REQUIRES(sched->lock) {
     panthor_device* ptdev = sched->ptdev;
     int new_csg_prio = MAX_CSG_PRIO;
     panthor_csg_slots_upd_ctx upd_ctx;
@@ -531,7 +531,7 @@ void tick_ctx_apply(panthor_scheduler* sched, panthor_sched_tick_ctx* ctx) {
     sched->might_have_idle_groups = ctx->idle_group_count > 0;
 }
 
-u64 tick_ctx_update_resched_target(panthor_scheduler* sched, const panthor_sched_tick_ctx* ctx) {
+u64 tick_ctx_update_resched_target(panthor_scheduler* sched, const panthor_sched_tick_ctx* ctx) REQUIRES(sched->lock) {
     if (ctx->stop_tick) {
         sched->resched_target = U64_MAX;
         return U64_MAX;

@@ -171,8 +171,8 @@ public:
         return n;
     }
 
-    static void lock_gpuva(drm_gem_object* obj) { kshim::mutex_lock(&obj->gpuva.lock); }
-    static void unlock_gpuva(drm_gem_object* obj) { kshim::mutex_unlock(&obj->gpuva.lock); }
+    static void lock_gpuva(drm_gem_object* obj) ACQUIRE(obj->gpuva.lock) { kshim::mutex_lock(&obj->gpuva.lock); }
+    static void unlock_gpuva(drm_gem_object* obj) RELEASE(obj->gpuva.lock) { kshim::mutex_unlock(&obj->gpuva.lock); }
 
 private:
     static drm_gpuva* take(OpCtx* ctx) {

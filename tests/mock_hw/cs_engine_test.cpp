@@ -284,7 +284,7 @@ TEST_F(CsEngineTest, ProgressTimerEventOnHungShader) {
     ASSERT_TRUE(wait([&] { return r.state_acked(0); }));
     EXPECT_EQ(r.csg_out(0)->ack & CSG_STATE_MASK, CSG_STATE_TERMINATE);
     EXPECT_EQ(q.out->active, 0u);
-    EXPECT_EQ(r.gpu.engine().cores_busy_locked(), 0u);
+    EXPECT_EQ(r.locked([&] { return r.gpu.engine().cores_busy_locked(); }), 0u);
 }
 
 // Runs: job(write a=1); SYNC_WAIT obj > 0; job(write b=2); SYNC_ADD64 seq; optionally suspending
@@ -425,7 +425,7 @@ TEST_F(CsEngineTest, SyncWaitWithErrorRejectInheritsFault) {
 TEST_F(CsEngineTest, HigherPriorityGroupGetsTheOnlyCoreFirst) {
     CsfRig r(rt());
     ASSERT_TRUE(r.boot(0x271000, /*core_mask=*/1));  // one shader core
-    EXPECT_EQ(r.gpu.engine().cores_total_locked(), 1u);
+    EXPECT_EQ(r.locked([&] { return r.gpu.engine().cores_total_locked(); }), 1u);
     u8* m;
     const u64 order = r.gpu_alloc(64, &m);
     CsfRig::Queue lo = r.make_queue(), hi = r.make_queue();

@@ -218,5 +218,23 @@ TEST_F(Regs, JobAndMmuIrqBlocksAreIndependent) {
     EXPECT_FALSE(gpu.irq_job().level());
 }
 
+// Every _locked method of the mock asserts the Gpu lock on its first line: called without it,
+// lockdep-lite reports (which fails a test), inline accessors and out-of-line methods alike.
+TEST_F(Regs, LockedMethodWithoutTheGpuLockIsReported) {
+    Gpu gpu;
+    {
+        kshim::SpinGuard g(gpu.lock());
+        EXPECT_EQ(gpu.mcu().status_locked(), 0u);
+        EXPECT_FALSE(gpu.power().any_transition_locked());
+    }
+    EXPECT_FALSE(expect_report(kshim::ReportKind::LockUsage));
+
+    (void)gpu.mcu().status_locked();
+    EXPECT_TRUE(expect_report(kshim::ReportKind::LockUsage));
+    (void)gpu.power().any_transition_locked();
+    EXPECT_TRUE(expect_report(kshim::ReportKind::LockUsage));
+    EXPECT_FALSE(expect_report(kshim::ReportKind::LockUsage));
+}
+
 }  // namespace
 }  // namespace mock_hw::testing
