@@ -13,9 +13,9 @@
 // The driver side is the tests' CsfRig (testkit/csf_rig.h): boot, queues, slots.
 #include <benchmark/benchmark.h>
 
+#include "hw/csf/cs_isa.h"
 #include "kernel_shim/runtime.h"
 #include "mock_hw/cs_engine.h"
-#include "hw/csf/cs_isa.h"
 #include "testkit/csf_rig.h"
 
 using namespace mock_hw;
@@ -33,17 +33,20 @@ void BM_CsInterpreter(benchmark::State& state) {
     u64 executed = 0;
     {
         CsfRig drv(rt);
-        if (!drv.boot()) return state.SkipWithError("MCU boot failed");
+        if (!drv.boot())
+            return state.SkipWithError("MCU boot failed");
         auto q = drv.make_queue(4096);
         drv.program_cs(0, 0, q);
         drv.start_group(0);
-        if (!drv.wait([&] { return drv.state_acked(0); })) return state.SkipWithError("CSG START not acked");
+        if (!drv.wait([&] { return drv.state_acked(0); }))
+            return state.SkipWithError("CSG START not acked");
         const u64 before = drv.gpu.engine().instructions_executed();
         for (auto _ : state) {
             drv.push(q, {cs::move32(2, kLoops), cs::move32(3, 0x1234), cs::move48(4, 0xABCD0000ull),
                          cs::add_imm32(2, 2, -1), cs::branch(cs::NEQUAL, 2, -4)});
             drv.d.w(CSF_DOORBELL(1), 1);
-            if (!drv.wait([&] { return drv.locked([&] { return q.out->extract == q.in->insert; }); }, kshim::NSEC_PER_SEC)) {
+            if (!drv.wait([&] { return drv.locked([&] { return q.out->extract == q.in->insert; }); },
+                          kshim::NSEC_PER_SEC)) {
                 state.SkipWithError("stream did not complete");
                 break;
             }
@@ -63,7 +66,8 @@ void BM_CsgStartSuspend(benchmark::State& state) {
     kshim::ktime_t virt = 0;
     {
         CsfRig drv(rt);
-        if (!drv.boot()) return state.SkipWithError("MCU boot failed");
+        if (!drv.boot())
+            return state.SkipWithError("MCU boot failed");
         auto q = drv.make_queue(4096);
         u32 sb = 0;  // allocated by the first start, reused after
         for (auto _ : state) {
@@ -91,7 +95,8 @@ void BM_CsgSuspendResume(benchmark::State& state) {
     kshim::ktime_t virt = 0;
     {
         CsfRig drv(rt);
-        if (!drv.boot()) return state.SkipWithError("MCU boot failed");
+        if (!drv.boot())
+            return state.SkipWithError("MCU boot failed");
         std::vector<CsfRig::Queue> qs;
         for (u32 c = 0; c < kQueues; c++) {
             qs.push_back(drv.make_queue(4096));
@@ -100,7 +105,8 @@ void BM_CsgSuspendResume(benchmark::State& state) {
         u8* sbh;
         const u32 sb = drv.mcu_alloc(drv.locked([&] { return drv.csg_ctrl(0)->suspend_size; }), &sbh);
         drv.start_group(0, 15, CSG_STATE_START, sb);
-        if (!drv.wait([&] { return drv.state_acked(0); })) return state.SkipWithError("CSG START not acked");
+        if (!drv.wait([&] { return drv.state_acked(0); }))
+            return state.SkipWithError("CSG START not acked");
         // Each stream: a few registers, a job that outlives the benchmark on SB entry c, and a WAIT
         // on it. Every SUSPEND preempts the jobs and saves them with the streams; every RESUME
         // checks the records and queues the jobs again.
@@ -111,7 +117,8 @@ void BM_CsgSuspendResume(benchmark::State& state) {
         }
         drv.d.w(CSF_DOORBELL(1), 1);
         auto cores_busy = [&] { return drv.locked([&] { return drv.gpu.engine().cores_busy_locked(); }); };
-        if (!drv.wait([&] { return cores_busy() == kQueues; })) return state.SkipWithError("jobs did not start");
+        if (!drv.wait([&] { return cores_busy() == kQueues; }))
+            return state.SkipWithError("jobs did not start");
         for (auto _ : state) {
             const kshim::ktime_t t0 = kshim::ktime_get();
             drv.set_state(0, CSG_STATE_SUSPEND);
@@ -131,7 +138,8 @@ void BM_CsgSuspendResume(benchmark::State& state) {
         // The last round trip saved one job per stream and brought all of them back.
         const bool saved = drv.locked([&] {
             for (u32 c = 0; c < kQueues; c++)
-                if (reinterpret_cast<const SavedStream*>(sbh + c * kSaveStride)->njobs != 1) return false;
+                if (reinterpret_cast<const SavedStream*>(sbh + c * kSaveStride)->njobs != 1)
+                    return false;
             return true;
         });
         if (!state.error_occurred() && (!saved || !drv.wait([&] { return cores_busy() == kQueues; })))

@@ -19,7 +19,9 @@ struct BenchFence {
     SpinLock lock{"bench_fence"};
 };
 
-const char* bench_name(dma_fence*) { return "bench"; }
+const char* bench_name(dma_fence*) {
+    return "bench";
+}
 // Embedded fences (a job's fence lives in the job): the release has nothing to free.
 const dma_fence_ops embedded_ops = {
     .get_driver_name = bench_name,
@@ -34,14 +36,17 @@ const dma_fence_ops slab_ops = {
     .release = [](dma_fence* f) { kmem_cache_free(g_cache, container_of(f, BenchFence, base)); },
 };
 
-std::unique_ptr<Runtime> real_runtime() { return std::make_unique<Runtime>(RuntimeOptions{.mode = Mode::Real}); }
+std::unique_ptr<Runtime> real_runtime() {
+    return std::make_unique<Runtime>(RuntimeOptions{.mode = Mode::Real});
+}
 
 // A batch of initialised fences, re-armed outside the timed region.
 constexpr int kBatch = 1024;
 
 void BM_ClockRead(benchmark::State& state) {
     auto rt = real_runtime();
-    for (auto _ : state) benchmark::DoNotOptimize(ktime_get());
+    for (auto _ : state)
+        benchmark::DoNotOptimize(ktime_get());
 }
 BENCHMARK(BM_ClockRead);
 
@@ -52,7 +57,8 @@ void signal_bench(benchmark::State& state) {
     ktime_t ts = 1;
     while (state.KeepRunningBatch(kBatch)) {
         state.PauseTiming();
-        for (auto& f : fences) dma_fence_init(&f.base, &embedded_ops, &f.lock, 1, 1);
+        for (auto& f : fences)
+            dma_fence_init(&f.base, &embedded_ops, &f.lock, 1, 1);
         state.ResumeTiming();
         for (auto& f : fences) {
             if constexpr (kTimestamp)
@@ -64,11 +70,15 @@ void signal_bench(benchmark::State& state) {
     benchmark::DoNotOptimize(fences.data());
 }
 
-void BM_FenceSignal(benchmark::State& state) { signal_bench<true>(state); }
+void BM_FenceSignal(benchmark::State& state) {
+    signal_bench<true>(state);
+}
 BENCHMARK(BM_FenceSignal);
 
 // The caller supplies the timestamp (it often has one already, e.g. from the IRQ handler).
-void BM_FenceSignalNoTimestamp(benchmark::State& state) { signal_bench<false>(state); }
+void BM_FenceSignalNoTimestamp(benchmark::State& state) {
+    signal_bench<false>(state);
+}
 BENCHMARK(BM_FenceSignalNoTimestamp);
 
 void BM_FenceIsSignaled(benchmark::State& state) {
@@ -123,10 +133,12 @@ void BM_FenceCallback(benchmark::State& state) {
         state.PauseTiming();
         for (int i = 0; i < kFences; i++) {
             dma_fence_init(&fences[i].base, &embedded_ops, &fences[i].lock, 1, 1);
-            for (int j = 0; j < kCallbacks; j++) dma_fence_add_callback(&fences[i].base, &cbs[i * kCallbacks + j], fn);
+            for (int j = 0; j < kCallbacks; j++)
+                dma_fence_add_callback(&fences[i].base, &cbs[i * kCallbacks + j], fn);
         }
         state.ResumeTiming();
-        for (auto& f : fences) dma_fence_signal(&f.base);
+        for (auto& f : fences)
+            dma_fence_signal(&f.base);
     }
     benchmark::DoNotOptimize(ran);
 }
@@ -140,7 +152,8 @@ void BM_FenceAddCallbackAndRun(benchmark::State& state) {
     auto fn = [](dma_fence*, dma_fence_cb*) {};
     while (state.KeepRunningBatch(kBatch)) {
         dma_fence_init(&f.base, &embedded_ops, &f.lock, 1, 1);
-        for (auto& cb : cbs) dma_fence_add_callback(&f.base, &cb, fn);
+        for (auto& cb : cbs)
+            dma_fence_add_callback(&f.base, &cb, fn);
         dma_fence_signal(&f.base);
     }
 }
@@ -171,12 +184,14 @@ void chain_burst_bench(benchmark::State& state) {
         }
         u64 steps0 = dma_fence_chain_walk_steps(), runs0 = irq_work_run_count();
         state.ResumeTiming();
-        for (unsigned n = 0; n < kChainLinks; n++) dma_fence_signal(&fences[kBackward ? kChainLinks - 1 - n : n].base);
+        for (unsigned n = 0; n < kChainLinks; n++)
+            dma_fence_signal(&fences[kBackward ? kChainLinks - 1 - n : n].base);
         state.PauseTiming();
         steps += dma_fence_chain_walk_steps() - steps0;
         runs += irq_work_run_count() - runs0;
         for (dma_fence* c : chains) {
-            if (!dma_fence_test_signaled_flag(c)) state.SkipWithError("a link did not signal");
+            if (!dma_fence_test_signaled_flag(c))
+                state.SkipWithError("a link did not signal");
             dma_fence_put(c);
         }
         state.ResumeTiming();
@@ -186,13 +201,21 @@ void chain_burst_bench(benchmark::State& state) {
     state.counters["irq_work_per_link"] = static_cast<double>(runs) / links;
 }
 
-void BM_ChainBurstForwardSim(benchmark::State& state) { chain_burst_bench<Mode::Simulated, false>(state); }
+void BM_ChainBurstForwardSim(benchmark::State& state) {
+    chain_burst_bench<Mode::Simulated, false>(state);
+}
 BENCHMARK(BM_ChainBurstForwardSim);
-void BM_ChainBurstBackwardSim(benchmark::State& state) { chain_burst_bench<Mode::Simulated, true>(state); }
+void BM_ChainBurstBackwardSim(benchmark::State& state) {
+    chain_burst_bench<Mode::Simulated, true>(state);
+}
 BENCHMARK(BM_ChainBurstBackwardSim);
-void BM_ChainBurstForwardReal(benchmark::State& state) { chain_burst_bench<Mode::Real, false>(state); }
+void BM_ChainBurstForwardReal(benchmark::State& state) {
+    chain_burst_bench<Mode::Real, false>(state);
+}
 BENCHMARK(BM_ChainBurstForwardReal);
-void BM_ChainBurstBackwardReal(benchmark::State& state) { chain_burst_bench<Mode::Real, true>(state); }
+void BM_ChainBurstBackwardReal(benchmark::State& state) {
+    chain_burst_bench<Mode::Real, true>(state);
+}
 BENCHMARK(BM_ChainBurstBackwardReal);
 }  // namespace
 

@@ -22,7 +22,9 @@ using namespace kshim;
 
 namespace {
 
-std::unique_ptr<Runtime> real_runtime() { return std::make_unique<Runtime>(RuntimeOptions{.mode = Mode::Real}); }
+std::unique_ptr<Runtime> real_runtime() {
+    return std::make_unique<Runtime>(RuntimeOptions{.mode = Mode::Real});
+}
 
 void BM_GpuvmMapUnmap(benchmark::State& state) {
     auto rt = real_runtime();
@@ -31,18 +33,22 @@ void BM_GpuvmMapUnmap(benchmark::State& state) {
     {
         TestVm vm;
         for (u64 i = 0; i < n; i++)
-            if (vm.map(2 * i * kPage, kPage, bo, 0)) state.SkipWithError("setup map failed");
+            if (vm.map(2 * i * kPage, kPage, bo, 0))
+                state.SkipWithError("setup map failed");
         // Gaps visited in a scattered order (a multiplicative walk over the gap indices).
         u64 gap = 0;
         bool mapped = false;
         for (auto _ : state) {
             const u64 addr = (2 * gap + 1) * kPage;
             int ret = mapped ? vm.unmap(addr, kPage) : vm.map(addr, kPage, bo, kPage);
-            if (ret) state.SkipWithError("bind failed");
-            if (mapped) gap = (gap + 7919) % n;
+            if (ret)
+                state.SkipWithError("bind failed");
+            if (mapped)
+                gap = (gap + 7919) % n;
             mapped = !mapped;
         }
-        if (mapped) vm.unmap((2 * gap + 1) * kPage, kPage);
+        if (mapped)
+            vm.unmap((2 * gap + 1) * kPage, kPage);
         state.counters["ns_per_op"] = benchmark::Counter(static_cast<double>(state.iterations()),
                                                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
         vm.unmap_all();
@@ -58,11 +64,13 @@ void BM_GpuvmSplit(benchmark::State& state) {
     {
         TestVm vm;
         // A populated VM around the range we split.
-        for (u64 i = 0; i < 1000; i++) vm.map((1 << 20) + 2 * i * kPage, kPage, a, 0);
+        for (u64 i = 0; i < 1000; i++)
+            vm.map((1 << 20) + 2 * i * kPage, kPage, a, 0);
         const u64 base = 0x100 * kPage;
         vm.map(base, 16 * kPage, a, 0);
         for (auto _ : state) {
-            if (vm.map(base + 7 * kPage, kPage, b, 0)) state.SkipWithError("split failed");
+            if (vm.map(base + 7 * kPage, kPage, b, 0))
+                state.SkipWithError("split failed");
             state.PauseTiming();
             vm.unmap(base, 16 * kPage);
             vm.map(base, 16 * kPage, a, 0);

@@ -16,13 +16,16 @@ static void BM_SimTaskSwitch(benchmark::State& state) {
     Runtime rt(RuntimeOptions{.mode = Mode::Simulated});
     Task* main = current();
     bool stop = false;
-    Task* peer = kthread_run([&] {
-        for (;;) {
-            backend().park(KTIME_MAX);
-            if (stop) return 0;
-            backend().unpark(main);
-        }
-    }, "peer");
+    Task* peer = kthread_run(
+        [&] {
+            for (;;) {
+                backend().park(KTIME_MAX);
+                if (stop)
+                    return 0;
+                backend().unpark(main);
+            }
+        },
+        "peer");
     rt.advance_until_idle();
     u64 switches0 = rt.context_switches();
     for (auto _ : state) {
@@ -64,8 +67,7 @@ static void BM_RealQueueWorkLatency(benchmark::State& state) {
         queue_work(wq, &p.work);
         wait_for_completion(&p.done);
     }
-    state.counters["queue_to_run_us"] =
-        static_cast<double>(p.total) / static_cast<double>(state.iterations()) / 1000.0;
+    state.counters["queue_to_run_us"] = static_cast<double>(p.total) / static_cast<double>(state.iterations()) / 1000.0;
     destroy_workqueue(wq);
 }
 BENCHMARK(BM_RealQueueWorkLatency)->UseRealTime();

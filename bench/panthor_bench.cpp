@@ -14,9 +14,9 @@
 //   BM_IoPgtableMap1GiB    the bare io-pgtable map_pages of the same 1 GiB range, 4 KiB pages.
 #include <benchmark/benchmark.h>
 
+#include "bench/panthor_bench_device.h"
 #include "drm/drm_ioctl.h"
 #include "drm/uaccess.h"
-#include "uapi/drm/panthor_drm.h"
 #include "kernel_shim/iommu/io_pgtable.h"
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/pm_runtime.h"
@@ -24,7 +24,7 @@
 #include "mock_hw/platform.h"
 #include "panthor/panthor_drv.h"
 #include "panthor/panthor_mmu.h"
-#include "bench/panthor_bench_device.h"
+#include "uapi/drm/panthor_drm.h"
 
 using namespace drm::uapi;
 
@@ -40,7 +40,8 @@ void BM_PanthorProbe(benchmark::State& state) {
     drm::uaccess_set_trust_all(true);
     {
         std::unique_ptr<upanthor::host::Machine> machine;
-        if (upanthor::host::Machine::create({}, &machine)) state.SkipWithError("module init failed");
+        if (upanthor::host::Machine::create({}, &machine))
+            state.SkipWithError("module init failed");
         for (auto _ : state) {
             if (!machine || machine->probe()) {
                 state.SkipWithError("probe failed");
@@ -59,11 +60,13 @@ void BM_VmBindMapUnmap4K(benchmark::State& state) {
     drm::uaccess_set_trust_all(true);
     {
         Device d;
-        if (!d.up()) return state.SkipWithError("probe failed");
+        if (!d.up())
+            return state.SkipWithError("probe failed");
         const kshim::u32 vm = d.vm_create();
         const kshim::u32 bo = d.bo_create(kSz4K);
         const bool on_as = state.range(0) != 0;
-        if (!vm || !bo || (on_as && !d.activate(vm))) return state.SkipWithError("setup failed");
+        if (!vm || !bo || (on_as && !d.activate(vm)))
+            return state.SkipWithError("setup failed");
         const kshim::u64 switches = rt.context_switches();
         for (auto _ : state) {
             if (d.bind(vm, DRM_PANTHOR_VM_BIND_OP_TYPE_MAP, bo, 0, 0x100000, kSz4K) ||
@@ -88,12 +91,14 @@ void BM_VmBindMap1GiB(benchmark::State& state) {
     kshim::pt_pool_prefault(1024);
     {
         Device d;
-        if (!d.up()) return state.SkipWithError("probe failed");
+        if (!d.up())
+            return state.SkipWithError("probe failed");
         const kshim::u32 vm = d.vm_create();
         // One page more than 1 GiB, mapped from offset 4 KiB: physically contiguous but never
         // 2 MiB aligned against the VA, so every page is a 4 KiB PTE.
         const kshim::u32 bo = d.bo_create(kSz1G + kSz4K);
-        if (!vm || !bo || !d.activate(vm)) return state.SkipWithError("setup failed");
+        if (!vm || !bo || !d.activate(vm))
+            return state.SkipWithError("setup failed");
         // The first bind pins the BO: 1 GiB of pages allocated and zeroed, once. Not what is measured.
         if (d.bind(vm, DRM_PANTHOR_VM_BIND_OP_TYPE_MAP, bo, kSz4K, kSz1G, kSz1G) ||
             d.bind(vm, DRM_PANTHOR_VM_BIND_OP_TYPE_UNMAP, 0, 0, kSz1G, kSz1G))

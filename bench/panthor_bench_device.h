@@ -3,11 +3,11 @@
 // and one open render-node file, with the ioctls a client issues. The benchmark owns the runtime.
 #pragma once
 #include "drm/drm_ioctl.h"
-#include "uapi/drm/panthor_drm.h"
 #include "host/machine.h"
 #include "kernel_shim/pm_runtime.h"
 #include "panthor/panthor_drv.h"
 #include "panthor/panthor_mmu.h"
+#include "uapi/drm/panthor_drm.h"
 
 namespace upanthor_bench {
 
@@ -22,12 +22,14 @@ struct Device {
     drm::drm_file* file = nullptr;
 
     bool up() {
-        if (upanthor::host::Machine::create(opts, &machine) || machine->probe()) return false;
+        if (upanthor::host::Machine::create(opts, &machine) || machine->probe())
+            return false;
         ptdev = panthor::panthor_from_pdev(machine->pdev());
         return machine->open_file(&file) == 0;
     }
     ~Device() {
-        if (file) drm::drm_release(file);
+        if (file)
+            drm::drm_release(file);
     }
     kshim::PlatformDevice* pdev() { return machine->pdev(); }
     kshim::u32 vm_create() {
@@ -53,16 +55,18 @@ struct Device {
     }
     // Keeps the VM on an address space so every bind pays for the TLB flush, as on a busy GPU.
     bool activate(kshim::u32 vm_id) {
-        panthor::panthor_vm* vm = panthor::panthor_vm_pool_get_vm(
-            static_cast<panthor::panthor_file*>(file->driver_priv)->vms, vm_id);
-        if (!vm) return false;
+        panthor::panthor_vm* vm =
+            panthor::panthor_vm_pool_get_vm(static_cast<panthor::panthor_file*>(file->driver_priv)->vms, vm_id);
+        if (!vm)
+            return false;
         kshim::pm_runtime_resume_and_get(&pdev()->dev);
         int ret = panthor::panthor_vm_active(vm);
         active_vm = vm;
         return ret == 0;
     }
     void deactivate() {
-        if (!active_vm) return;
+        if (!active_vm)
+            return;
         panthor::panthor_vm_idle(active_vm);
         panthor::panthor_vm_put(active_vm);
         kshim::pm_runtime_put_autosuspend(&pdev()->dev);
@@ -70,6 +74,5 @@ struct Device {
     }
     panthor::panthor_vm* active_vm = nullptr;
 };
-
 
 }  // namespace upanthor_bench

@@ -29,10 +29,10 @@
 #include "bench/panthor_bench_device.h"
 #include "drm/drm_syncobj.h"
 #include "drm/uaccess.h"
+#include "hw/csf/cs_isa.h"
+#include "hw/csf/mock_fw_formats.h"
 #include "kernel_shim/cputime.h"
 #include "kernel_shim/runtime.h"
-#include "hw/csf/mock_fw_formats.h"
-#include "hw/csf/cs_isa.h"
 #include "panthor/panthor_sched.h"
 
 using namespace drm::uapi;
@@ -59,11 +59,13 @@ struct Client {
     bool init(upanthor_bench::Device& d, drm::drm_file* f) {
         file = f;
         drm_panthor_vm_create vc{};
-        if (drm::ioctl(file, DRM_IOCTL_PANTHOR_VM_CREATE, &vc)) return false;
+        if (drm::ioctl(file, DRM_IOCTL_PANTHOR_VM_CREATE, &vc))
+            return false;
         vm = vc.id;
         drm_panthor_bo_create bc{};
         bc.size = kBoSize;
-        if (drm::ioctl(file, DRM_IOCTL_PANTHOR_BO_CREATE, &bc)) return false;
+        if (drm::ioctl(file, DRM_IOCTL_PANTHOR_BO_CREATE, &bc))
+            return false;
         bo = bc.handle;
         drm_panthor_vm_bind_op op{};
         op.flags = DRM_PANTHOR_VM_BIND_OP_TYPE_MAP;
@@ -73,17 +75,21 @@ struct Client {
         drm_panthor_vm_bind b{};
         b.vm_id = vm;
         b.ops = DRM_PANTHOR_OBJ_ARRAY(1, &op);
-        if (drm::ioctl(file, DRM_IOCTL_PANTHOR_VM_BIND, &b)) return false;
+        if (drm::ioctl(file, DRM_IOCTL_PANTHOR_VM_BIND, &b))
+            return false;
         drm_panthor_bo_mmap_offset mo{};
         mo.handle = bo;
-        if (drm::ioctl(file, DRM_IOCTL_PANTHOR_BO_MMAP_OFFSET, &mo)) return false;
-        if (drm::drm_mmap(file, mo.offset, kBoSize, PROT_READ | PROT_WRITE, MAP_SHARED, &map)) return false;
+        if (drm::ioctl(file, DRM_IOCTL_PANTHOR_BO_MMAP_OFFSET, &mo))
+            return false;
+        if (drm::drm_mmap(file, mo.offset, kBoSize, PROT_READ | PROT_WRITE, MAP_SHARED, &map))
+            return false;
         cpu = static_cast<u8*>(map->addr);
         (void)d;
         return true;
     }
     void fini() {
-        if (map) drm::drm_munmap(map);
+        if (map)
+            drm::drm_munmap(map);
         map = nullptr;
     }
     u64 put(u64 off, const void* p, size_t n) {
@@ -103,7 +109,8 @@ struct Client {
         a.max_tiler_cores = 1;
         a.vm_id = vm;
         const int ret = drm::ioctl(file, DRM_IOCTL_PANTHOR_GROUP_CREATE, &a);
-        if (!ret) groups.push_back(a.group_handle);
+        if (!ret)
+            groups.push_back(a.group_handle);
         return ret;
     }
     int submit(u32 group, u64 stream, u32 size, u32 signal_syncobj) {
@@ -113,7 +120,8 @@ struct Client {
         drm_panthor_queue_submit qs{};
         qs.stream_addr = stream;
         qs.stream_size = size;
-        if (signal_syncobj) qs.syncs = DRM_PANTHOR_OBJ_ARRAY(1, &sig);
+        if (signal_syncobj)
+            qs.syncs = DRM_PANTHOR_OBJ_ARRAY(1, &sig);
         drm_panthor_group_submit gs{};
         gs.group_handle = group;
         gs.queue_submits = DRM_PANTHOR_OBJ_ARRAY(1, &qs);
@@ -143,7 +151,8 @@ void set_cpu_counters(benchmark::State& state, const kshim::CpuTimes& a, const k
 // Submits a NOP stream and waits for it, `n` times; false on an error.
 bool submit_and_wait(Client& c, u32 group, u64 stream, u32 syncobj, int n) {
     for (int i = 0; i < n; i++) {
-        if (c.submit(group, stream, 8, syncobj) || c.syncobj_wait(syncobj, kshim::NSEC_PER_SEC)) return false;
+        if (c.submit(group, stream, 8, syncobj) || c.syncobj_wait(syncobj, kshim::NSEC_PER_SEC))
+            return false;
     }
     return true;
 }
@@ -154,12 +163,14 @@ void BM_GroupSubmitEmpty(benchmark::State& state) {
     {
         upanthor_bench::Device d;
         Client c;
-        if (!d.up() || !c.init(d, d.file) || c.group_create(d.ptdev, 65536)) return state.SkipWithError("setup failed");
+        if (!d.up() || !c.init(d, d.file) || c.group_create(d.ptdev, 65536))
+            return state.SkipWithError("setup failed");
         const u64 nop = 0;
         const u64 stream = c.put(0, &nop, sizeof(nop));
         const u32 syncobj = c.syncobj_create();
         // The first job brings the group onto a slot; later ones find it there.
-        if (!submit_and_wait(c, c.groups[0], stream, syncobj, 2)) return state.SkipWithError("warm-up failed");
+        if (!submit_and_wait(c, c.groups[0], stream, syncobj, 2))
+            return state.SkipWithError("warm-up failed");
         const kshim::CpuTimes before = kshim::cputime_all();
         const panthor::panthor_sched_stats s0 = panthor::panthor_sched_get_stats(d.ptdev);
         const u64 switches = rt.context_switches();
@@ -199,16 +210,19 @@ struct RotationRig {
     std::vector<drm::drm_file*> files;
 
     bool setup(u32 n) {
-        if (!d.up()) return false;
+        if (!d.up())
+            return false;
         const u32 nfiles = (n + 127) / 128;
         clients.resize(nfiles);
         for (u32 f = 0; f < nfiles; f++) {
             drm::drm_file* file = f == 0 ? d.file : nullptr;
             if (!file) {
-                if (drm::drm_open(&d.ptdev->base, &file)) return false;
+                if (drm::drm_open(&d.ptdev->base, &file))
+                    return false;
                 files.push_back(file);
             }
-            if (!clients[f].init(d, file)) return false;
+            if (!clients[f].init(d, file))
+                return false;
             mock_hw::MockShader sh;
             sh.kind = mock_hw::MockShader::Run;
             sh.duration_ns = 3600ull * kshim::NSEC_PER_SEC;
@@ -216,15 +230,19 @@ struct RotationRig {
             const u64 instrs[] = {cs::move48(16, spd), cs::run_compute(1)};
             const u64 stream = clients[f].put(0, instrs, sizeof(instrs));
             for (u32 g = f * 128; g < std::min(n, (f + 1) * 128); g++) {
-                if (clients[f].group_create(d.ptdev)) return false;
-                if (clients[f].submit(clients[f].groups.back(), stream, sizeof(instrs), 0)) return false;
+                if (clients[f].group_create(d.ptdev))
+                    return false;
+                if (clients[f].submit(clients[f].groups.back(), stream, sizeof(instrs), 0))
+                    return false;
             }
         }
         return true;
     }
     void teardown() {
-        for (Client& c : clients) c.fini();
-        for (drm::drm_file* f : files) drm::drm_release(f);
+        for (Client& c : clients)
+            c.fini();
+        for (drm::drm_file* f : files)
+            drm::drm_release(f);
         files.clear();
     }
 };
@@ -234,14 +252,17 @@ void BM_SchedTick(benchmark::State& state) {
     drm::uaccess_set_trust_all(true);
     {
         RotationRig rig;
-        if (!rig.setup(static_cast<u32>(state.range(0)))) return state.SkipWithError("setup failed");
+        if (!rig.setup(static_cast<u32>(state.range(0))))
+            return state.SkipWithError("setup failed");
         // Everything submitted and the rotation going.
         rt.advance(3 * kTickNs);
         const panthor::panthor_sched_stats s0 = panthor::panthor_sched_get_stats(rig.d.ptdev);
         const kshim::CpuTimes before = kshim::cputime_all();
         const kshim::ktime_t t0 = kshim::ktime_get();
-        for (auto _ : state) rt.advance(kTickNs);
-        state.counters["virt_ms_per_iter"] = static_cast<double>(kshim::ktime_get() - t0) / 1e6 / static_cast<double>(state.iterations());
+        for (auto _ : state)
+            rt.advance(kTickNs);
+        state.counters["virt_ms_per_iter"] =
+            static_cast<double>(kshim::ktime_get() - t0) / 1e6 / static_cast<double>(state.iterations());
         const kshim::CpuTimes after = kshim::cputime_all();
         const panthor::panthor_sched_stats s1 = panthor::panthor_sched_get_stats(rig.d.ptdev);
         const double ticks = static_cast<double>(s1.ticks - s0.ticks);
@@ -266,7 +287,8 @@ void BM_SchedTickNoop(benchmark::State& state) {
     drm::uaccess_set_trust_all(true);
     {
         RotationRig rig;
-        if (!rig.setup(8)) return state.SkipWithError("setup failed");
+        if (!rig.setup(8))
+            return state.SkipWithError("setup failed");
         rt.advance(3 * kTickNs);
         const panthor::panthor_sched_stats s0 = panthor::panthor_sched_get_stats(rig.d.ptdev);
         const kshim::CpuTimes before = kshim::cputime_all();
@@ -296,11 +318,13 @@ void BM_SubmitToRunLatency(benchmark::State& state) {
     {
         upanthor_bench::Device d;
         Client c;
-        if (!d.up() || !c.init(d, d.file) || c.group_create(d.ptdev, 65536)) return state.SkipWithError("setup failed");
+        if (!d.up() || !c.init(d, d.file) || c.group_create(d.ptdev, 65536))
+            return state.SkipWithError("setup failed");
         const u64 nop = 0;
         const u64 stream = c.put(0, &nop, sizeof(nop));
         const u32 syncobj = c.syncobj_create();
-        if (!submit_and_wait(c, c.groups[0], stream, syncobj, 2)) return state.SkipWithError("warm-up failed");
+        if (!submit_and_wait(c, c.groups[0], stream, syncobj, 2))
+            return state.SkipWithError("warm-up failed");
         for (auto _ : state) {
             if (!submit_and_wait(c, c.groups[0], stream, syncobj, 1)) {
                 state.SkipWithError("submit failed");

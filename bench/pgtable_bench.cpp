@@ -29,7 +29,7 @@ namespace {
 
 constexpr u64 kIova = 1ull << 32;  // 1 GiB aligned
 constexpr u64 kPa = 0x100000000ull;
-constexpr size_t kPages1G = SZ_1G / SZ_4K;  // 262,144
+constexpr size_t kPages1G = SZ_1G / SZ_4K;   // 262,144
 constexpr size_t kBlocks1G = SZ_1G / SZ_2M;  // 512
 constexpr int kRW = IOMMU_READ | IOMMU_WRITE;
 
@@ -56,10 +56,12 @@ public:
     IoPgtableOps* operator->() { return ops_; }
     void map(u64 iova, u64 pa, size_t pgsize, size_t count) {
         size_t mapped = 0;
-        if (ops_->map_pages(iova, pa, pgsize, count, kRW, kshim::GFP_KERNEL, &mapped)) std::abort();
+        if (ops_->map_pages(iova, pa, pgsize, count, kRW, kshim::GFP_KERNEL, &mapped))
+            std::abort();
     }
     void unmap(u64 iova, size_t pgsize, size_t count) {
-        if (ops_->unmap_pages(iova, pgsize, count, nullptr) != pgsize * count) std::abort();
+        if (ops_->unmap_pages(iova, pgsize, count, nullptr) != pgsize * count)
+            std::abort();
     }
 
 private:
@@ -68,23 +70,27 @@ private:
 
 // Counter that reports elapsed nanoseconds per `units` processed in one iteration.
 benchmark::Counter ns_per(double units) {
-    return benchmark::Counter(units * 1e-9, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+    return benchmark::Counter(units * 1e-9,
+                              benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
 void BM_PteStoreFloor(benchmark::State& state) {
     static PoolPrefault prefault;
     std::vector<u64*> tables;
-    for (size_t t = 0; t < 512; t++) tables.push_back(static_cast<u64*>(kshim::page_address(kshim::pt_pool_alloc(kshim::GFP_KERNEL))));
+    for (size_t t = 0; t < 512; t++)
+        tables.push_back(static_cast<u64*>(kshim::page_address(kshim::pt_pool_alloc(kshim::GFP_KERNEL))));
     const u64 attrs = 0x0060000000000743ull;
     for (auto _ : state) {
         u64 pa = kPa;
         for (u64* table : tables) {
-            for (size_t i = 0; i < 512; i++) table[i] = (pa + i * SZ_4K) | attrs;
+            for (size_t i = 0; i < 512; i++)
+                table[i] = (pa + i * SZ_4K) | attrs;
             pa += SZ_2M;
         }
         benchmark::ClobberMemory();
     }
-    for (u64* table : tables) kshim::pt_pool_free(kshim::virt_to_page(table));
+    for (u64* table : tables)
+        kshim::pt_pool_free(kshim::virt_to_page(table));
     state.counters["ns_per_page"] = ns_per(kPages1G);
 }
 
@@ -119,14 +125,17 @@ void BM_Map1GiB_4K_Cold(benchmark::State& state) {
 void BM_Map1GiB_2M(benchmark::State& state) {
     constexpr int kRegions = 64;
     Pgtable pt;
-    for (int r = 0; r < kRegions; r++) pt.map(kIova + r * SZ_1G, kPa, SZ_2M, kBlocks1G);
-    for (int r = 0; r < kRegions; r++) pt.unmap(kIova + r * SZ_1G, SZ_2M, kBlocks1G);
+    for (int r = 0; r < kRegions; r++)
+        pt.map(kIova + r * SZ_1G, kPa, SZ_2M, kBlocks1G);
+    for (int r = 0; r < kRegions; r++)
+        pt.unmap(kIova + r * SZ_1G, SZ_2M, kBlocks1G);
     int r = 0;
     for (auto _ : state) {
         pt.map(kIova + r * SZ_1G, kPa, SZ_2M, kBlocks1G);
         if (++r == kRegions) {
             state.PauseTiming();
-            for (r = 0; r < kRegions; r++) pt.unmap(kIova + r * SZ_1G, SZ_2M, kBlocks1G);
+            for (r = 0; r < kRegions; r++)
+                pt.unmap(kIova + r * SZ_1G, SZ_2M, kBlocks1G);
             r = 0;
             state.ResumeTiming();
         }
@@ -149,13 +158,15 @@ void BM_Unmap1GiB_4K_KeepTables(benchmark::State& state) {
 void BM_Unmap1GiB_4K_FreeTables(benchmark::State& state) {
     constexpr int kRegions = 16;
     Pgtable pt;
-    for (int r = 0; r < kRegions; r++) pt.map(kIova + r * SZ_1G, kPa, SZ_4K, kPages1G);
+    for (int r = 0; r < kRegions; r++)
+        pt.map(kIova + r * SZ_1G, kPa, SZ_4K, kPages1G);
     int r = 0;
     for (auto _ : state) {
         pt.unmap(kIova + r * SZ_1G, SZ_2M, kBlocks1G);
         if (++r == kRegions) {
             state.PauseTiming();
-            for (r = 0; r < kRegions; r++) pt.map(kIova + r * SZ_1G, kPa, SZ_4K, kPages1G);
+            for (r = 0; r < kRegions; r++)
+                pt.map(kIova + r * SZ_1G, kPa, SZ_4K, kPages1G);
             r = 0;
             state.ResumeTiming();
         }
@@ -180,14 +191,17 @@ constexpr u64 kRingStride = 1ull << 20;  // 256 pages per region, two regions pe
 
 void BM_Map256x4K(benchmark::State& state) {
     Pgtable pt;
-    for (int r = 0; r < kRing; r++) pt.map(kIova + r * kRingStride, kPa, SZ_4K, 256);
-    for (int r = 0; r < kRing; r++) pt.unmap(kIova + r * kRingStride, SZ_4K, 256);
+    for (int r = 0; r < kRing; r++)
+        pt.map(kIova + r * kRingStride, kPa, SZ_4K, 256);
+    for (int r = 0; r < kRing; r++)
+        pt.unmap(kIova + r * kRingStride, SZ_4K, 256);
     int r = 0;
     for (auto _ : state) {
         pt.map(kIova + r * kRingStride, kPa, SZ_4K, 256);
         if (++r == kRing) {
             state.PauseTiming();
-            for (r = 0; r < kRing; r++) pt.unmap(kIova + r * kRingStride, SZ_4K, 256);
+            for (r = 0; r < kRing; r++)
+                pt.unmap(kIova + r * kRingStride, SZ_4K, 256);
             r = 0;
             state.ResumeTiming();
         }
@@ -198,13 +212,15 @@ void BM_Map256x4K(benchmark::State& state) {
 
 void BM_Unmap256x4K(benchmark::State& state) {
     Pgtable pt;
-    for (int r = 0; r < kRing; r++) pt.map(kIova + r * kRingStride, kPa, SZ_4K, 256);
+    for (int r = 0; r < kRing; r++)
+        pt.map(kIova + r * kRingStride, kPa, SZ_4K, 256);
     int r = 0;
     for (auto _ : state) {
         pt.unmap(kIova + r * kRingStride, SZ_4K, 256);
         if (++r == kRing) {
             state.PauseTiming();
-            for (r = 0; r < kRing; r++) pt.map(kIova + r * kRingStride, kPa, SZ_4K, 256);
+            for (r = 0; r < kRing; r++)
+                pt.map(kIova + r * kRingStride, kPa, SZ_4K, 256);
             r = 0;
             state.ResumeTiming();
         }
@@ -221,11 +237,14 @@ void BM_DrmMmInsertRemove(benchmark::State& state) {
     drm::drm_mm mm;
     drm::drm_mm_init(&mm, 0, 1ull << 40);
     for (auto& n : nodes)
-        if (drm::drm_mm_insert_node_generic(&mm, &n, SZ_4K, 0, 0, drm::DRM_MM_INSERT_LOW)) std::abort();
-    for (size_t i = 0; i < nodes.size(); i += 9) drm::drm_mm_remove_node(&nodes[i]);
+        if (drm::drm_mm_insert_node_generic(&mm, &n, SZ_4K, 0, 0, drm::DRM_MM_INSERT_LOW))
+            std::abort();
+    for (size_t i = 0; i < nodes.size(); i += 9)
+        drm::drm_mm_remove_node(&nodes[i]);
     drm::drm_mm_node node;
     for (auto _ : state) {
-        if (drm::drm_mm_insert_node_generic(&mm, &node, SZ_4K, SZ_4K, 0, mode)) std::abort();
+        if (drm::drm_mm_insert_node_generic(&mm, &node, SZ_4K, SZ_4K, 0, mode))
+            std::abort();
         drm::drm_mm_remove_node(&node);
     }
     drm::drm_mm_for_each_node_safe(&mm, [](drm::drm_mm_node* n) { drm::drm_mm_remove_node(n); });
@@ -254,16 +273,20 @@ void BM_DrmMmInsertFragmented(benchmark::State& state) {
     for (size_t i = 0; i < holes; i++) {
         fixed[i].start = i < below ? i * kPair : above_start + (i - below) * kPair;
         fixed[i].size = SZ_4K;
-        if (drm::drm_mm_reserve_node(&mm, &fixed[i])) std::abort();
+        if (drm::drm_mm_reserve_node(&mm, &fixed[i]))
+            std::abort();
     }
     for (auto _ : state) {
         for (auto& n : inserted)
-            if (drm::drm_mm_insert_node_generic(&mm, &n, kPair, SZ_4K, 0, mode)) std::abort();
+            if (drm::drm_mm_insert_node_generic(&mm, &n, kPair, SZ_4K, 0, mode))
+                std::abort();
         state.PauseTiming();
-        for (auto& n : inserted) drm::drm_mm_remove_node(&n);
+        for (auto& n : inserted)
+            drm::drm_mm_remove_node(&n);
         state.ResumeTiming();
     }
-    for (auto& n : fixed) drm::drm_mm_remove_node(&n);
+    for (auto& n : fixed)
+        drm::drm_mm_remove_node(&n);
     drm::drm_mm_takedown(&mm);
     state.counters["ns_per_insert"] = ns_per(kInserts);
 }
@@ -285,8 +308,7 @@ BENCHMARK(BM_DrmMmInsertRemove)
     ->Arg(drm::DRM_MM_INSERT_EVICT);
 BENCHMARK(BM_DrmMmInsertFragmented)
     ->ArgNames({"mode", "holes"})
-    ->ArgsProduct({{drm::DRM_MM_INSERT_BEST, drm::DRM_MM_INSERT_LOW, drm::DRM_MM_INSERT_HIGH,
-                    drm::DRM_MM_INSERT_EVICT},
+    ->ArgsProduct({{drm::DRM_MM_INSERT_BEST, drm::DRM_MM_INSERT_LOW, drm::DRM_MM_INSERT_HIGH, drm::DRM_MM_INSERT_EVICT},
                    {500, 5000, 50000}})
     ->Unit(benchmark::kMicrosecond);
 

@@ -23,7 +23,8 @@ using namespace drm::uapi;
 
 int open_render() {
     const int fd = open("/dev/dri/renderD128", O_RDWR | O_CLOEXEC);
-    if (fd < 0) std::perror("open /dev/dri/renderD128");
+    if (fd < 0)
+        std::perror("open /dev/dri/renderD128");
     return fd;
 }
 
@@ -42,7 +43,8 @@ void BM_PreloadVersion(benchmark::State& state) {
         v.date = date;
         v.desc_len = sizeof(desc);
         v.desc = desc;
-        if (ioctl(fd, DRM_IOCTL_VERSION, &v) != 0) state.SkipWithError("VERSION failed");
+        if (ioctl(fd, DRM_IOCTL_VERSION, &v) != 0)
+            state.SkipWithError("VERSION failed");
         benchmark::DoNotOptimize(v);
     }
     close(fd);
@@ -59,7 +61,8 @@ void BM_PreloadMap64MiB(benchmark::State& state) {
     drm_panthor_bo_create bo{};
     bo.size = kSize;
     drm_panthor_bo_mmap_offset mo{};
-    if (ioctl(fd, DRM_IOCTL_PANTHOR_BO_CREATE, &bo) != 0 || (mo.handle = bo.handle, ioctl(fd, DRM_IOCTL_PANTHOR_BO_MMAP_OFFSET, &mo)) != 0) {
+    if (ioctl(fd, DRM_IOCTL_PANTHOR_BO_CREATE, &bo) != 0 ||
+        (mo.handle = bo.handle, ioctl(fd, DRM_IOCTL_PANTHOR_BO_MMAP_OFFSET, &mo)) != 0) {
         state.SkipWithError("BO_CREATE/MMAP_OFFSET failed");
         close(fd);
         return;
@@ -77,7 +80,8 @@ void BM_PreloadMap64MiB(benchmark::State& state) {
         benchmark::DoNotOptimize(p);
         munmap(p, kSize);
     }
-    if (warm != MAP_FAILED) munmap(warm, kSize);
+    if (warm != MAP_FAILED)
+        munmap(warm, kSize);
     drm_gem_close gc{};
     gc.handle = bo.handle;
     ioctl(fd, DRM_IOCTL_GEM_CLOSE, &gc);
@@ -92,7 +96,8 @@ int main(int argc, char** argv) {
     const char* pre = std::getenv("LD_PRELOAD");
     if (!pre || !std::strstr(pre, "libupanthor_preload")) {
         std::string env = UPANTHOR_PRELOAD_ENV;
-        if (pre && *pre) env += std::string(" ") + pre;
+        if (pre && *pre)
+            env += std::string(" ") + pre;
         setenv("LD_PRELOAD", env.c_str(), 1);
         execv("/proc/self/exe", argv);
         std::perror("re-executing with LD_PRELOAD");

@@ -52,7 +52,8 @@ u64 g_hw_context;
 std::atomic<u64> g_hw_seqno{0};
 
 void unpin(NullJob* j) {
-    if (j->pins.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    if (j->pins.fetch_sub(1, std::memory_order_acq_rel) != 1)
+        return;
     JobPool* p = j->pool;
     kmem_cache_delete(p->cache, j);
     // One freeing thread at a time (the scheduler's ordered workqueue): a plain increment.
@@ -60,10 +61,13 @@ void unpin(NullJob* j) {
     // Sequentially consistent against wait_in_flight's store of wake_at and load of retired:
     // one of the two sides sees the other's write, so the last wake-up is never lost.
     p->retired.store(retired, std::memory_order_seq_cst);
-    if (retired == p->wake_at.load(std::memory_order_seq_cst)) wake_up(&p->drained);
+    if (retired == p->wake_at.load(std::memory_order_seq_cst))
+        wake_up(&p->drained);
 }
 
-const char* hw_name(dma_fence*) { return "null_hw"; }
+const char* hw_name(dma_fence*) {
+    return "null_hw";
+}
 const dma_fence_ops hw_ops = {
     .get_driver_name = hw_name,
     .get_timeline_name = hw_name,
@@ -76,7 +80,9 @@ dma_fence* null_run_job(drm_sched_job* sj) {
     dma_fence_signal(&j->hw);
     return &j->hw;  // the reference dma_fence_init gave
 }
-drm_gpu_sched_stat null_timedout(drm_sched_job*) { return DRM_GPU_SCHED_STAT_NO_HANG; }
+drm_gpu_sched_stat null_timedout(drm_sched_job*) {
+    return DRM_GPU_SCHED_STAT_NO_HANG;
+}
 void null_free_job(drm_sched_job* sj) {
     drm_sched_job_cleanup(sj);
     unpin(container_of(sj, NullJob, base));
@@ -110,7 +116,8 @@ struct Bench {
     }
     ~Bench() {
         // Each entity's last_scheduled pins its last job until the entity goes away.
-        for (auto& e : entities) drm_sched_entity_destroy(e.get());
+        for (auto& e : entities)
+            drm_sched_entity_destroy(e.get());
         wait_in_flight(0);
         drm_sched_fini(&sched);
         kmem_cache_destroy(pool.cache);
@@ -120,19 +127,22 @@ struct Bench {
     // `finished`, when given, receives a reference taken before the push (the job may be gone
     // right after it).
     NullJob* submit(drm_sched_entity* e, dma_fence** finished = nullptr) {
-        if (pool.in_flight() >= max_in_flight) wait_in_flight(max_in_flight - 1);
+        if (pool.in_flight() >= max_in_flight)
+            wait_in_flight(max_in_flight - 1);
         auto* j = kmem_cache_new<NullJob>(pool.cache, GFP_KERNEL);
         j->pool = &pool;
         pool.submitted++;
         drm_sched_job_init(&j->base, e, 1, nullptr);
         drm_sched_job_arm(&j->base);
-        if (finished) *finished = dma_fence_get(&j->base.s_fence->finished);
+        if (finished)
+            *finished = dma_fence_get(&j->base.s_fence->finished);
         drm_sched_entity_push_job(&j->base);
         return j;
     }
 
     void wait_in_flight(int at_most) {
-        if (pool.in_flight() <= at_most) return;
+        if (pool.in_flight() <= at_most)
+            return;
         pool.wake_at.store(pool.submitted - static_cast<u64>(at_most), std::memory_order_seq_cst);
         wait_event(pool.drained, pool.in_flight() <= at_most);
         pool.wake_at.store(~u64{0}, std::memory_order_release);
@@ -147,7 +157,8 @@ std::vector<int> allowed_cpus() {
     sched_getaffinity(0, sizeof(set), &set);
     std::vector<int> cpus;
     for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
-        if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+        if (CPU_ISSET(cpu, &set))
+            cpus.push_back(cpu);
     return cpus;
 }
 
@@ -194,15 +205,19 @@ void throughput(benchmark::State& state, int num_entities, Placement placement) 
         Bench b(num_entities, kInFlight);
         // One job per entity through the scheduler before timing: starts the workers where the
         // placement wants them and leaves each entity's last_scheduled pinning one job.
-        for (auto& e : b.entities) b.submit(e.get());
+        for (auto& e : b.entities)
+            b.submit(e.get());
         b.wait_in_flight(num_entities);
         pin.workers_started();
-        if (placement == Placement::TwoCpus && !pin.cross_core()) state.SkipWithError("needs two CPUs");
+        if (placement == Placement::TwoCpus && !pin.cross_core())
+            state.SkipWithError("needs two CPUs");
         size_t next = 0;
         for (auto _ : state) {
-            if (b.pool.in_flight() >= kInFlight) b.wait_in_flight(kInFlight / 2);
+            if (b.pool.in_flight() >= kInFlight)
+                b.wait_in_flight(kInFlight / 2);
             b.submit(b.entities[next].get());
-            if (++next == b.entities.size()) next = 0;
+            if (++next == b.entities.size())
+                next = 0;
         }
         b.wait_in_flight(num_entities);  // the entities' last_scheduled pin one job each
         state.SetItemsProcessed(state.iterations());
@@ -213,13 +228,19 @@ void throughput(benchmark::State& state, int num_entities, Placement placement) 
     }
 }
 
-void BM_SchedThroughputReal(benchmark::State& state) { throughput(state, 1, Placement::TwoCpus); }
+void BM_SchedThroughputReal(benchmark::State& state) {
+    throughput(state, 1, Placement::TwoCpus);
+}
 BENCHMARK(BM_SchedThroughputReal)->UseRealTime();
 
-void BM_SchedThroughputRealOneCpu(benchmark::State& state) { throughput(state, 1, Placement::OneCpu); }
+void BM_SchedThroughputRealOneCpu(benchmark::State& state) {
+    throughput(state, 1, Placement::OneCpu);
+}
 BENCHMARK(BM_SchedThroughputRealOneCpu)->UseRealTime();
 
-void BM_SchedThroughput64Entities(benchmark::State& state) { throughput(state, 64, Placement::TwoCpus); }
+void BM_SchedThroughput64Entities(benchmark::State& state) {
+    throughput(state, 64, Placement::TwoCpus);
+}
 BENCHMARK(BM_SchedThroughput64Entities)->UseRealTime();
 
 void BM_SchedCpuPerJob(benchmark::State& state) {

@@ -48,7 +48,8 @@ void BM_SyncobjSignalWait(benchmark::State& state) {
     World w;
     const u32 n = static_cast<u32>(state.range(0));
     std::vector<u32> handles(n);
-    for (auto& h : handles) h = w.create();
+    for (auto& h : handles)
+        h = w.create();
     drm::UserRange r(handles.data(), handles.size() * sizeof(u32));
     drm_syncobj_array sig{drm::user_ptr(handles.data()), n, 0};
     drm_syncobj_wait wait{};
@@ -56,9 +57,11 @@ void BM_SyncobjSignalWait(benchmark::State& state) {
     wait.count_handles = n;
     wait.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL;
     for (auto _ : state) {
-        if (w.call(DRM_IOCTL_SYNCOBJ_SIGNAL, &sig)) state.SkipWithError("signal failed");
+        if (w.call(DRM_IOCTL_SYNCOBJ_SIGNAL, &sig))
+            state.SkipWithError("signal failed");
         wait.timeout_nsec = 0;
-        if (w.call(DRM_IOCTL_SYNCOBJ_WAIT, &wait)) state.SkipWithError("wait failed");
+        if (w.call(DRM_IOCTL_SYNCOBJ_WAIT, &wait))
+            state.SkipWithError("wait failed");
     }
     state.SetItemsProcessed(state.iterations() * n);
 }
@@ -69,7 +72,8 @@ void BM_SyncobjWaitSignalled(benchmark::State& state) {
     World w;
     const u32 n = static_cast<u32>(state.range(0));
     std::vector<u32> handles(n);
-    for (auto& h : handles) h = w.create();
+    for (auto& h : handles)
+        h = w.create();
     drm::UserRange r(handles.data(), handles.size() * sizeof(u32));
     drm_syncobj_array sig{drm::user_ptr(handles.data()), n, 0};
     w.call(DRM_IOCTL_SYNCOBJ_SIGNAL, &sig);
@@ -78,7 +82,8 @@ void BM_SyncobjWaitSignalled(benchmark::State& state) {
     wait.count_handles = n;
     wait.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL;
     for (auto _ : state) {
-        if (w.call(DRM_IOCTL_SYNCOBJ_WAIT, &wait)) state.SkipWithError("wait failed");
+        if (w.call(DRM_IOCTL_SYNCOBJ_WAIT, &wait))
+            state.SkipWithError("wait failed");
     }
     state.SetItemsProcessed(state.iterations() * n);
 }
@@ -88,7 +93,9 @@ struct PendingFence {
     dma_fence base;
     SpinLock lock{"bench_fence"};
 };
-const char* bench_name(dma_fence*) { return "bench"; }
+const char* bench_name(dma_fence*) {
+    return "bench";
+}
 const dma_fence_ops pending_ops = {
     .use_64bit_seqno = true,
     .get_driver_name = bench_name,
@@ -109,7 +116,8 @@ void BM_TimelineQuery(benchmark::State& state) {
     for (u64 p = 1; p <= n; p++) {
         auto* f = knew<PendingFence>(GFP_KERNEL);
         dma_fence_init(&f->base, &pending_ops, &f->lock, dma_fence_context_alloc(1), p);
-        if (signalled || p == 1) dma_fence_signal(&f->base);
+        if (signalled || p == 1)
+            dma_fence_signal(&f->base);
         drm::drm_syncobj_add_point(s, dma_fence_chain_alloc(), &f->base, p);
         fences.push_back(&f->base);
     }
@@ -117,12 +125,15 @@ void BM_TimelineQuery(benchmark::State& state) {
     drm::UserRange rh(&h, sizeof h), rp(&point, sizeof point);
     drm_syncobj_timeline_array q{drm::user_ptr(&h), drm::user_ptr(&point), 1, 0};
     for (auto _ : state) {
-        if (w.call(DRM_IOCTL_SYNCOBJ_QUERY, &q)) state.SkipWithError("query failed");
+        if (w.call(DRM_IOCTL_SYNCOBJ_QUERY, &q))
+            state.SkipWithError("query failed");
         benchmark::DoNotOptimize(point);
     }
-    if (point != (signalled ? n : 1)) state.SkipWithError("wrong point");
+    if (point != (signalled ? n : 1))
+        state.SkipWithError("wrong point");
     for (dma_fence* f : fences) {
-        if (!dma_fence_is_signaled(f)) dma_fence_signal(f);
+        if (!dma_fence_is_signaled(f))
+            dma_fence_signal(f);
         dma_fence_put(f);
     }
     drm::drm_syncobj_put(s);

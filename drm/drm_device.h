@@ -10,14 +10,14 @@
 #include <atomic>
 #include <span>
 
-#include "uapi/drm/drm.h"
 #include "kernel_shim/types.h"
+#include "uapi/drm/drm.h"
 
 namespace kshim {
 struct file_operations;
 struct dma_buf_attachment;
 struct sg_table;
-}
+}  // namespace kshim
 
 namespace drm {
 
@@ -62,8 +62,10 @@ struct IoctlDesc {
     ioctl_t func = nullptr;
     const char* name = nullptr;
 };
-#define DRM_IOCTL_DEF_DRV(ioctl, _func, _flags) \
-    ::drm::IoctlDesc { DRM_IOCTL_##ioctl, (_flags), (_func), "DRM_IOCTL_" #ioctl }
+#define DRM_IOCTL_DEF_DRV(ioctl, _func, _flags)                   \
+    ::drm::IoctlDesc {                                            \
+        DRM_IOCTL_##ioctl, (_flags), (_func), "DRM_IOCTL_" #ioctl \
+    }
 
 // struct drm_driver (the parts we model).
 struct DriverDesc {
@@ -93,7 +95,7 @@ struct DriverDesc {
     // drm_driver.gem_prime_import_sg_table: an object over another device's pages (PRIME import
     // of a foreign dma_buf), or ERR_PTR. Unset: such imports give -EINVAL (drm/drm_prime.h).
     drm_gem_object* (*gem_prime_import_sg_table)(drm_device* dev, kshim::dma_buf_attachment* attach,
-                                               kshim::sg_table* sgt) = nullptr;
+                                                 kshim::sg_table* sgt) = nullptr;
 };
 
 class drm_device {
@@ -121,13 +123,16 @@ private:
     std::atomic<bool> unplugged_{false};
 };
 
-inline bool drm_core_check_feature(const drm_device* dev, u32 feature) { return dev->check_feature(feature); }
+inline bool drm_core_check_feature(const drm_device* dev, u32 feature) {
+    return dev->check_feature(feature);
+}
 
 // drm_dev_enter/drm_dev_exit: a section that touches the hardware runs only while the device is
 // not unplugged. There is no SRCU here, so unplug does not wait for sections in progress; callers
 // that need that (panthor) cancel or flush their work after drm_dev_unplug.
 inline bool drm_dev_enter(const drm_device* dev, int* idx = nullptr) {
-    if (idx) *idx = 0;
+    if (idx)
+        *idx = 0;
     return !dev->is_unplugged();
 }
 inline void drm_dev_exit(int) {}

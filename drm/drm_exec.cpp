@@ -28,8 +28,10 @@ int drm_exec_obj_locked(drm_exec* exec, drm_gem_object* obj) {
     if (exec->num_objects == exec->max_objects) {
         unsigned grow = PAGE_SIZE / sizeof(void*);
         auto** tmp = static_cast<drm_gem_object**>(kmalloc((exec->max_objects + grow) * sizeof(void*), GFP_KERNEL));
-        if (!tmp) return -ENOMEM;
-        if (exec->num_objects) std::memcpy(tmp, exec->objects, exec->num_objects * sizeof(void*));
+        if (!tmp)
+            return -ENOMEM;
+        if (exec->num_objects)
+            std::memcpy(tmp, exec->objects, exec->num_objects * sizeof(void*));
         kfree(exec->objects);
         exec->objects = tmp;
         exec->max_objects += grow;
@@ -42,7 +44,8 @@ int drm_exec_obj_locked(drm_exec* exec, drm_gem_object* obj) {
 // Takes the object we backed off on, waiting for it, before the body runs again.
 int drm_exec_lock_contended(drm_exec* exec) {
     drm_gem_object* obj = exec->contended;
-    if (!obj) return 0;
+    if (!obj)
+        return 0;
     exec->contended = nullptr;  // its reference moves to prelocked
     if (exec->flags & DRM_EXEC_INTERRUPTIBLE_WAIT) {
         int ret = dma_resv_lock_slow_interruptible(obj->resv, &exec->ticket);
@@ -66,7 +69,8 @@ int drm_exec_lock_contended(drm_exec* exec) {
 }  // namespace
 
 void drm_exec_init(drm_exec* exec, u32 flags, unsigned nr) {
-    if (!nr) nr = PAGE_SIZE / sizeof(void*);
+    if (!nr)
+        nr = PAGE_SIZE / sizeof(void*);
     exec->flags = flags;
     exec->objects = static_cast<drm_gem_object**>(kmalloc(nr * sizeof(void*), GFP_KERNEL));
     // A failed allocation is retried (and reported) by the first drm_exec_obj_locked.
@@ -104,7 +108,8 @@ bool drm_exec_cleanup(drm_exec* exec) {
 
 int drm_exec_lock_obj(drm_exec* exec, drm_gem_object* obj) {
     int ret = drm_exec_lock_contended(exec);
-    if (ret) return ret;
+    if (ret)
+        return ret;
 
     if (exec->prelocked == obj) {
         drm_gem_object_put(exec->prelocked);
@@ -122,8 +127,10 @@ int drm_exec_lock_obj(drm_exec* exec, drm_gem_object* obj) {
         exec->contended = obj;
         return -EDEADLK;
     }
-    if (__builtin_expect(ret == -EALREADY, 0) && (exec->flags & DRM_EXEC_IGNORE_DUPLICATES)) return 0;
-    if (ret) return ret;
+    if (__builtin_expect(ret == -EALREADY, 0) && (exec->flags & DRM_EXEC_IGNORE_DUPLICATES))
+        return 0;
+    if (ret)
+        return ret;
 
     ret = drm_exec_obj_locked(exec, obj);
     if (ret) {
@@ -137,7 +144,8 @@ void drm_exec_unlock_obj(drm_exec* exec, drm_gem_object* obj) {
     for (unsigned i = exec->num_objects; i-- > 0;) {
         if (exec->objects[i] == obj) {
             dma_resv_unlock(obj->resv);
-            for (++i; i < exec->num_objects; ++i) exec->objects[i - 1] = exec->objects[i];
+            for (++i; i < exec->num_objects; ++i)
+                exec->objects[i - 1] = exec->objects[i];
             --exec->num_objects;
             drm_gem_object_put(obj);
             return;
@@ -147,14 +155,16 @@ void drm_exec_unlock_obj(drm_exec* exec, drm_gem_object* obj) {
 
 int drm_exec_prepare_obj(drm_exec* exec, drm_gem_object* obj, unsigned num_fences) {
     int ret = drm_exec_lock_obj(exec, obj);
-    if (ret) return ret;
+    if (ret)
+        return ret;
     return dma_resv_reserve_fences(obj->resv, num_fences);
 }
 
 int drm_exec_prepare_array(drm_exec* exec, drm_gem_object** objects, unsigned num_objects, unsigned num_fences) {
     for (unsigned i = 0; i < num_objects; i++) {
         int ret = drm_exec_prepare_obj(exec, objects[i], num_fences);
-        if (ret) return ret;
+        if (ret)
+            return ret;
     }
     return 0;
 }

@@ -55,31 +55,37 @@ void drm_exec_unlock_obj(drm_exec* exec, drm_gem_object* obj);
 int drm_exec_prepare_obj(drm_exec* exec, drm_gem_object* obj, unsigned num_fences);
 int drm_exec_prepare_array(drm_exec* exec, drm_gem_object** objects, unsigned num_objects, unsigned num_fences);
 
-inline bool drm_exec_is_contended(const drm_exec* exec) { return exec->contended != nullptr; }
-inline kshim::WwAcquireCtx* drm_exec_ticket(drm_exec* exec) { return &exec->ticket; }
+inline bool drm_exec_is_contended(const drm_exec* exec) {
+    return exec->contended != nullptr;
+}
+inline kshim::WwAcquireCtx* drm_exec_ticket(drm_exec* exec) {
+    return &exec->ticket;
+}
 
 // drm_exec_for_each_locked_object(exec, index, obj) as a call: f(index, obj) in lock order.
 template <class F>
 void drm_exec_for_each_locked_object(drm_exec* exec, F&& f) {
-    for (unsigned i = 0; i < exec->num_objects; i++) f(i, exec->objects[i]);
+    for (unsigned i = 0; i < exec->num_objects; i++)
+        f(i, exec->objects[i]);
 }
 template <class F>
 void drm_exec_for_each_locked_object_reverse(drm_exec* exec, F&& f) {
-    for (unsigned i = exec->num_objects; i-- > 0;) f(i, exec->objects[i]);
+    for (unsigned i = exec->num_objects; i-- > 0;)
+        f(i, exec->objects[i]);
 }
 
 }  // namespace drm
 
-#define __drm_exec_until_all_locked(exec, label)                                        \
-    label:                                                                               \
+#define __drm_exec_until_all_locked(exec, label) \
+    label:                                       \
     for (void* __drm_exec_retry_ptr = &&label; ((void)__drm_exec_retry_ptr, ::drm::drm_exec_cleanup(exec));)
 
 // Runs the following block until every lock in it was taken without a back-off.
-#define drm_exec_until_all_locked(exec) \
-    __drm_exec_until_all_locked(exec, KSHIM_CONCAT(__drm_exec_retry_, __COUNTER__))
+#define drm_exec_until_all_locked(exec) __drm_exec_until_all_locked(exec, KSHIM_CONCAT(__drm_exec_retry_, __COUNTER__))
 
 // Inside drm_exec_until_all_locked: after a back-off, start the block over.
-#define drm_exec_retry_on_contention(exec)                                   \
-    do {                                                                     \
-        if (__builtin_expect(::drm::drm_exec_is_contended(exec), 0)) goto* __drm_exec_retry_ptr; \
+#define drm_exec_retry_on_contention(exec)                           \
+    do {                                                             \
+        if (__builtin_expect(::drm::drm_exec_is_contended(exec), 0)) \
+            goto* __drm_exec_retry_ptr;                              \
     } while (0)

@@ -31,7 +31,8 @@ void drm_fdinfo_print_size(drm_printer* p, const char* prefix, const char* stat,
     p->printf("%s-%s-%s:\t%llu%s\n", prefix, stat, region, static_cast<unsigned long long>(sz), units[u]);
 }
 
-void drm_print_memory_stats(drm_printer* p, const drm_memory_stats* stats, unsigned supported_status, const char* region) {
+void drm_print_memory_stats(drm_printer* p, const drm_memory_stats* stats, unsigned supported_status,
+                            const char* region) {
     const char* prefix = "drm";
     drm_fdinfo_print_size(p, prefix, "total", region, stats->_private + stats->shared);
     drm_fdinfo_print_size(p, prefix, "shared", region, stats->shared);

@@ -25,7 +25,8 @@ struct drm_memory_stats {
 // "<prefix>-<stat>-<region>:\t<size>[ KiB| MiB]": the largest unit that divides the size.
 void drm_fdinfo_print_size(drm_printer* p, const char* prefix, const char* stat, const char* region, u64 sz);
 // drm-total/shared/resident/purgeable/active-memory lines for `stats`, as drm_print_memory_stats.
-void drm_print_memory_stats(drm_printer* p, const drm_memory_stats* stats, unsigned supported_status, const char* region);
+void drm_print_memory_stats(drm_printer* p, const drm_memory_stats* stats, unsigned supported_status,
+                            const char* region);
 // The GEM objects of the file's handle table, sorted into the stats above.
 void drm_show_memory_stats(drm_printer* p, drm_file* file);
 // The whole fdinfo text of `file`.

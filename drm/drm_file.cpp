@@ -21,9 +21,11 @@ namespace drm {
 using namespace kshim;
 
 int drm_open(drm_device* dev, drm_file** out, bool render) {
-    if (dev->is_unplugged()) return -ENODEV;
+    if (dev->is_unplugged())
+        return -ENODEV;
     drm_file* file = knew<drm_file>(GFP_KERNEL);
-    if (!file) return -ENOMEM;
+    if (!file)
+        return -ENOMEM;
     file->dev = dev;
     file->is_render = render;
     // drm_file_alloc: a process-wide counter, so ids are never reused.
@@ -48,7 +50,8 @@ int drm_open(drm_device* dev, drm_file** out, bool render) {
 
 void drm_release(drm_file* file) {
     drm_device* dev = file->dev;
-    if (dev->driver().postclose) dev->driver().postclose(dev, file);
+    if (dev->driver().postclose)
+        dev->driver().postclose(dev, file);
     // drm_file_free: GEM handles first (drm_gem_release), then syncobjs (drm_syncobj_release).
     file->gem.release();
     drm_syncobj_release(file);
@@ -79,7 +82,8 @@ __poll_t drm_poll(kshim::file* filp, poll_table* wait) {
 // signal.
 long drm_read(kshim::file* filp, u64, size_t, kshim::loff_t*) {
     auto* file = static_cast<drm_file*>(filp->private_data);
-    if (filp->f_flags & O_NONBLOCK) return -EAGAIN;
+    if (filp->f_flags & O_NONBLOCK)
+        return -EAGAIN;
     return wait_event_interruptible(file->event_wait, false);
 }
 
@@ -97,7 +101,8 @@ kshim::file* drm_open_file(drm_device* dev, bool render, int flags) {
     const kshim::file_operations* fops = dev->driver().fops ? dev->driver().fops : &drm_fops;
     kshim::file* filp = alloc_file(fops, static_cast<unsigned int>(flags) & (O_ACCMODE | O_NONBLOCK), nullptr,
                                    render ? "renderD128" : "card0");
-    if (!filp) return ERR_PTR<kshim::file>(-ENOMEM);
+    if (!filp)
+        return ERR_PTR<kshim::file>(-ENOMEM);
     drm_file* file = nullptr;
     if (int ret = drm_open(dev, &file, render)) {
         // A failed open never reaches release: the bare file goes (its f_op->release is not run).
@@ -112,17 +117,21 @@ kshim::file* drm_open_file(drm_device* dev, bool render, int flags) {
 
 drm_file* drm_file_from(kshim::file* filp) {
     // A driver's own fops still release through drm_release (upstream's drivers all do).
-    if (!filp->f_op || filp->f_op->release != drm_fops.release) return nullptr;
+    if (!filp->f_op || filp->f_op->release != drm_fops.release)
+        return nullptr;
     return static_cast<drm_file*>(filp->private_data);
 }
 
 // ---- descriptors ----
 
-int drm_fd_install_syncobj(drm_syncobj* syncobj) { return drm_syncobj_fd_install(syncobj); }
+int drm_fd_install_syncobj(drm_syncobj* syncobj) {
+    return drm_syncobj_fd_install(syncobj);
+}
 
 int drm_fd_install_sync_file(sync_file* file) {
     const int fd = get_unused_fd_flags(O_CLOEXEC);
-    if (fd < 0) return fd;
+    if (fd < 0)
+        return fd;
     fd_install(fd, get_file(file->file));
     return fd;
 }
@@ -130,14 +139,25 @@ int drm_fd_install_sync_file(sync_file* file) {
 int drm_fd_install_dma_buf(dma_buf* dmabuf) {
     get_dma_buf(dmabuf);
     const int fd = dma_buf_fd(dmabuf, O_CLOEXEC);
-    if (fd < 0) dma_buf_put(dmabuf);
+    if (fd < 0)
+        dma_buf_put(dmabuf);
     return fd;
 }
 
-drm_syncobj* drm_fd_get_syncobj(int fd) { return drm_syncobj_fdget(fd); }
-sync_file* drm_fd_get_sync_file(int fd) { return sync_file_fdget(fd); }
-dma_buf* drm_fd_get_dma_buf(int fd) { return dma_buf_get(fd); }
-int drm_fd_close(int fd) { return close_fd(fd); }
-size_t drm_fd_count() { return fd_count(); }
+drm_syncobj* drm_fd_get_syncobj(int fd) {
+    return drm_syncobj_fdget(fd);
+}
+sync_file* drm_fd_get_sync_file(int fd) {
+    return sync_file_fdget(fd);
+}
+dma_buf* drm_fd_get_dma_buf(int fd) {
+    return dma_buf_get(fd);
+}
+int drm_fd_close(int fd) {
+    return close_fd(fd);
+}
+size_t drm_fd_count() {
+    return fd_count();
+}
 
 }  // namespace drm

@@ -12,8 +12,8 @@
 // descriptor table (kernel_shim/fs/fdtable.h).
 #pragma once
 #include "drm/drm_device.h"
-#include "drm/drm_prime.h"
 #include "drm/drm_gem.h"
+#include "drm/drm_prime.h"
 #include "kernel_shim/fs/file.h"
 #include "kernel_shim/spinlock.h"
 #include "kernel_shim/xarray.h"
@@ -21,7 +21,7 @@
 namespace kshim {
 struct sync_file;
 struct dma_buf;
-}
+}  // namespace kshim
 
 namespace drm {
 

@@ -13,20 +13,25 @@ using namespace kshim;
 
 void drm_gem_private_object_init(drm_device* dev, drm_gem_object* obj, size_t size) {
     // Size 0 is allowed, as for upstream's dummy objects (drm_gpuvm's resv object).
-    if (WARN_ON(size & ~PAGE_MASK)) return;
+    if (WARN_ON(size & ~PAGE_MASK))
+        return;
     obj->dev = dev;
     kref_init(&obj->refcount);
     obj->handle_count.store(0, std::memory_order_relaxed);
     obj->size = size;
     obj->vma_offset_manager = dev ? dev->vma_offset_manager : nullptr;
     dma_resv_init(&obj->_resv);
-    if (!obj->resv) obj->resv = &obj->_resv;
+    if (!obj->resv)
+        obj->resv = &obj->_resv;
 }
 
-void drm_gem_private_object_fini(drm_gem_object* obj) { dma_resv_fini(&obj->_resv); }
+void drm_gem_private_object_fini(drm_gem_object* obj) {
+    dma_resv_fini(&obj->_resv);
+}
 
 int drm_gem_object_init(drm_vma_offset_manager* mgr, drm_gem_object* obj, u64 size) {
-    if (size & ~PAGE_MASK) return -EINVAL;
+    if (size & ~PAGE_MASK)
+        return -EINVAL;
     drm_gem_private_object_init(nullptr, obj, size);
     obj->vma_offset_manager = mgr;
     return 0;
@@ -43,7 +48,8 @@ void drm_gem_object_release(drm_gem_object* obj) {
 
 void drm_gem_object_free(kref* kref) {
     drm_gem_object* obj = container_of(kref, drm_gem_object, refcount);
-    if (WARN_ON(!obj->funcs || !obj->funcs->free)) return;
+    if (WARN_ON(!obj->funcs || !obj->funcs->free))
+        return;
     obj->funcs->free(obj);
 }
 
@@ -53,14 +59,18 @@ Mutex& drm_gem_object_name_lock() {
 }
 
 int drm_gem_create_mmap_offset_size(drm_gem_object* obj, u64 size) {
-    if (!obj->vma_offset_manager) return -ENODEV;
+    if (!obj->vma_offset_manager)
+        return -ENODEV;
     return drm_vma_offset_add(obj->vma_offset_manager, &obj->vma_node, size >> PAGE_SHIFT);
 }
 
-int drm_gem_create_mmap_offset(drm_gem_object* obj) { return drm_gem_create_mmap_offset_size(obj, obj->size); }
+int drm_gem_create_mmap_offset(drm_gem_object* obj) {
+    return drm_gem_create_mmap_offset_size(obj, obj->size);
+}
 
 void drm_gem_free_mmap_offset(drm_gem_object* obj) {
-    if (obj->vma_offset_manager) drm_vma_offset_remove(obj->vma_offset_manager, &obj->vma_node);
+    if (obj->vma_offset_manager)
+        drm_vma_offset_remove(obj->vma_offset_manager, &obj->vma_node);
 }
 
 drm_gem_object* drm_gem_object_lookup_at_offset(drm_vma_offset_manager* mgr, u64 offset, u64 size) {
@@ -71,7 +81,8 @@ drm_gem_object* drm_gem_object_lookup_at_offset(drm_vma_offset_manager* mgr, u64
     if (node) {
         obj = container_of(node, drm_gem_object, vma_node);
         // Racing with the last put: an object on its way out is not found (drm_gem_mmap does the same).
-        if (!kref_get_unless_zero(&obj->refcount)) obj = nullptr;
+        if (!kref_get_unless_zero(&obj->refcount))
+            obj = nullptr;
     }
     drm_vma_offset_unlock_lookup(mgr);
     return obj;
@@ -84,7 +95,8 @@ int drm_gem_pin_locked(drm_gem_object* obj) {
 
 void drm_gem_unpin_locked(drm_gem_object* obj) {
     dma_resv_assert_held(obj->resv);
-    if (obj->funcs->unpin) obj->funcs->unpin(obj);
+    if (obj->funcs->unpin)
+        obj->funcs->unpin(obj);
 }
 
 int drm_gem_pin(drm_gem_object* obj) {
@@ -102,17 +114,22 @@ void drm_gem_unpin(drm_gem_object* obj) {
 
 int drm_gem_vmap_locked(drm_gem_object* obj, IosysMap* map) {
     dma_resv_assert_held(obj->resv);
-    if (!obj->funcs->vmap) return -EOPNOTSUPP;
+    if (!obj->funcs->vmap)
+        return -EOPNOTSUPP;
     int ret = obj->funcs->vmap(obj, map);
-    if (ret) return ret;
-    if (map->is_null()) return -ENOMEM;
+    if (ret)
+        return ret;
+    if (map->is_null())
+        return -ENOMEM;
     return 0;
 }
 
 void drm_gem_vunmap_locked(drm_gem_object* obj, IosysMap* map) {
     dma_resv_assert_held(obj->resv);
-    if (map->is_null()) return;
-    if (obj->funcs->vunmap) obj->funcs->vunmap(obj, map);
+    if (map->is_null())
+        return;
+    if (obj->funcs->vunmap)
+        obj->funcs->vunmap(obj, map);
     map->vaddr = nullptr;
 }
 
@@ -137,11 +154,14 @@ retry:
         dma_resv_lock_slow(objs[contended]->resv, acquire_ctx);
     }
     for (int i = 0; i < count; i++) {
-        if (i == contended) continue;
+        if (i == contended)
+            continue;
         int ret = dma_resv_lock(objs[i]->resv, acquire_ctx);
         if (ret) {
-            for (int j = 0; j < i; j++) dma_resv_unlock(objs[j]->resv);
-            if (contended != -1 && contended >= i) dma_resv_unlock(objs[contended]->resv);
+            for (int j = 0; j < i; j++)
+                dma_resv_unlock(objs[j]->resv);
+            if (contended != -1 && contended >= i)
+                dma_resv_unlock(objs[contended]->resv);
             if (ret == -EDEADLK) {
                 contended = i;
                 goto retry;
@@ -155,14 +175,16 @@ retry:
 }
 
 void drm_gem_unlock_reservations(drm_gem_object** objs, int count, WwAcquireCtx* acquire_ctx) {
-    for (int i = 0; i < count; i++) dma_resv_unlock(objs[i]->resv);
+    for (int i = 0; i < count; i++)
+        dma_resv_unlock(objs[i]->resv);
     ww_acquire_fini(acquire_ctx);
 }
 
 // ---- handles ----
 
 GemHandleTable::~GemHandleTable() {
-    if (WARN_ON(!handles_.empty())) release();
+    if (WARN_ON(!handles_.empty()))
+        release();
 }
 
 int GemHandleTable::handle_create(drm_gem_object* obj, u32* handlep) {
@@ -187,7 +209,8 @@ int GemHandleTable::handle_create(drm_gem_object* obj, u32* handlep) {
 drm_gem_object* GemHandleTable::lookup(u32 handle) {
     SpinGuard g(table_lock_);
     drm_gem_object* obj = handles_.load(handle);
-    if (obj) drm_gem_object_get(obj);
+    if (obj)
+        drm_gem_object_get(obj);
     return obj;
 }
 
@@ -197,8 +220,10 @@ int GemHandleTable::handle_delete(u32 handle) {
         SpinGuard g(table_lock_);
         obj = handles_.erase(handle);
     }
-    if (!obj) return -EINVAL;
-    if (prime_remove) prime_remove(prime_ctx, handle);
+    if (!obj)
+        return -EINVAL;
+    if (prime_remove)
+        prime_remove(prime_ctx, handle);
     // drm_gem_object_handle_put_unlocked: the last handle drops the export's cached dma_buf,
     // which breaks the object <-> dma_buf reference cycle.
     kshim::dma_buf* dmabuf = nullptr;

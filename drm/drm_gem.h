@@ -27,7 +27,7 @@ namespace kshim {
 struct dma_buf;
 struct dma_buf_attachment;
 struct sg_table;
-}
+}  // namespace kshim
 
 namespace drm {
 
@@ -116,12 +116,17 @@ void drm_gem_private_object_fini(drm_gem_object* obj);
 void drm_gem_object_release(drm_gem_object* obj);
 
 // An object whose pages are another device's (a foreign PRIME import).
-inline bool drm_gem_is_imported(const drm_gem_object* obj) { return obj->import_attach != nullptr; }
+inline bool drm_gem_is_imported(const drm_gem_object* obj) {
+    return obj->import_attach != nullptr;
+}
 
-inline void drm_gem_object_get(drm_gem_object* obj) { kshim::kref_get(&obj->refcount); }
+inline void drm_gem_object_get(drm_gem_object* obj) {
+    kshim::kref_get(&obj->refcount);
+}
 void drm_gem_object_free(kshim::kref* kref);
 inline void drm_gem_object_put(drm_gem_object* obj) {
-    if (obj) kshim::kref_put(&obj->refcount, drm_gem_object_free);
+    if (obj)
+        kshim::kref_put(&obj->refcount, drm_gem_object_free);
 }
 
 // drm_device.object_name_lock (one for all devices here): serialises handle_count reaching 0

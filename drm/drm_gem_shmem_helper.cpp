@@ -18,18 +18,33 @@ using namespace kshim;
 
 namespace {
 
-void shmem_free_obj(drm_gem_object* obj) { drm_gem_shmem_free(to_drm_gem_shmem_obj(obj)); }
-int shmem_pin(drm_gem_object* obj) { return drm_gem_shmem_pin_locked(to_drm_gem_shmem_obj(obj)); }
-void shmem_unpin(drm_gem_object* obj) { drm_gem_shmem_unpin_locked(to_drm_gem_shmem_obj(obj)); }
-int shmem_vmap(drm_gem_object* obj, IosysMap* map) { return drm_gem_shmem_vmap_locked(to_drm_gem_shmem_obj(obj), map); }
-void shmem_vunmap(drm_gem_object* obj, IosysMap* map) { drm_gem_shmem_vunmap_locked(to_drm_gem_shmem_obj(obj), map); }
-sg_table* shmem_get_sg_table(drm_gem_object* obj) { return drm_gem_shmem_get_sg_table(to_drm_gem_shmem_obj(obj)); }
+void shmem_free_obj(drm_gem_object* obj) {
+    drm_gem_shmem_free(to_drm_gem_shmem_obj(obj));
+}
+int shmem_pin(drm_gem_object* obj) {
+    return drm_gem_shmem_pin_locked(to_drm_gem_shmem_obj(obj));
+}
+void shmem_unpin(drm_gem_object* obj) {
+    drm_gem_shmem_unpin_locked(to_drm_gem_shmem_obj(obj));
+}
+int shmem_vmap(drm_gem_object* obj, IosysMap* map) {
+    return drm_gem_shmem_vmap_locked(to_drm_gem_shmem_obj(obj), map);
+}
+void shmem_vunmap(drm_gem_object* obj, IosysMap* map) {
+    drm_gem_shmem_vunmap_locked(to_drm_gem_shmem_obj(obj), map);
+}
+sg_table* shmem_get_sg_table(drm_gem_object* obj) {
+    return drm_gem_shmem_get_sg_table(to_drm_gem_shmem_obj(obj));
+}
 
 // The page at `index` of a contiguous block.
-Page* page_at(void* base, u64 index) { return virt_to_page(static_cast<char*>(base) + index * PAGE_SIZE); }
+Page* page_at(void* base, u64 index) {
+    return virt_to_page(static_cast<char*>(base) + index * PAGE_SIZE);
+}
 
 void free_blocks(drm_gem_shmem_object::Block* blocks, u32 n, Page** pages) {
-    for (u32 i = 0; i < n; i++) free_pages_exact(page_address(pages[blocks[i].first]), u64{blocks[i].npages} * PAGE_SIZE);
+    for (u32 i = 0; i < n; i++)
+        free_pages_exact(page_address(pages[blocks[i].first]), u64{blocks[i].npages} * PAGE_SIZE);
 }
 
 // drm_prime_pages_to_sg: the pages as a table, physically contiguous runs merged. nullptr for
@@ -37,7 +52,8 @@ void free_blocks(drm_gem_shmem_object::Block* blocks, u32 n, Page** pages) {
 sg_table* pages_to_sg(Page** pages, u64 npages) {
     u32 nents = 1;
     for (u64 i = 1; i < npages; i++)
-        if (page_to_phys(pages[i]) != page_to_phys(pages[i - 1]) + PAGE_SIZE) nents++;
+        if (page_to_phys(pages[i]) != page_to_phys(pages[i - 1]) + PAGE_SIZE)
+            nents++;
     auto* sgt = knew<sg_table>(GFP_KERNEL);
     auto* sgl = static_cast<sg_table::Segment*>(kcalloc(nents, sizeof(sg_table::Segment), GFP_KERNEL));
     if (!sgt || !sgl) {
@@ -79,17 +95,22 @@ const drm_gem_object_funcs drm_gem_shmem_funcs = {
 };
 
 int drm_gem_shmem_init(drm_vma_offset_manager* mgr, drm_gem_shmem_object* shmem, u64 size) {
-    if (size == 0 || size > ~u64{0} - PAGE_SIZE) return -EINVAL;
+    if (size == 0 || size > ~u64{0} - PAGE_SIZE)
+        return -EINVAL;
     size = (size + PAGE_SIZE - 1) & PAGE_MASK;
-    if ((size >> PAGE_SHIFT) > UINT32_MAX) return -EINVAL;
-    if (!shmem->base.funcs) shmem->base.funcs = &drm_gem_shmem_funcs;
+    if ((size >> PAGE_SHIFT) > UINT32_MAX)
+        return -EINVAL;
+    if (!shmem->base.funcs)
+        shmem->base.funcs = &drm_gem_shmem_funcs;
     return drm_gem_object_init(mgr, &shmem->base, size);
 }
 
 int drm_gem_shmem_create(drm_vma_offset_manager* mgr, u64 size, drm_gem_shmem_object** out) {
-    if (size == 0 || size > ~u64{0} - PAGE_SIZE) return -EINVAL;
+    if (size == 0 || size > ~u64{0} - PAGE_SIZE)
+        return -EINVAL;
     drm_gem_shmem_object* shmem = knew<drm_gem_shmem_object>(GFP_KERNEL);
-    if (!shmem) return -ENOMEM;
+    if (!shmem)
+        return -ENOMEM;
     shmem->base.funcs = &drm_gem_shmem_funcs;
     int ret = drm_gem_shmem_init(mgr, shmem, size);
     if (ret) {
@@ -145,8 +166,10 @@ int drm_gem_shmem_get_pages_locked(drm_gem_shmem_object* shmem) {
     drm_gem_object* obj = &shmem->base;
     dma_resv_assert_held(obj->resv);
     // An import's pages are the exporter's, pinned by its attachment.
-    if (WARN_ON(drm_gem_is_imported(obj))) return -EINVAL;
-    if (shmem->pages_use_count++ > 0) return 0;
+    if (WARN_ON(drm_gem_is_imported(obj)))
+        return -EINVAL;
+    if (shmem->pages_use_count++ > 0)
+        return 0;
     if (shmem->kept_pages) {
         // The shmem file still holds them: same pages, same contents.
         shmem->pages = shmem->kept_pages;
@@ -169,7 +192,8 @@ int drm_gem_shmem_get_pages_locked(drm_gem_shmem_object* shmem) {
         return -ENOMEM;
     }
     auto** pages = static_cast<Page**>(kcalloc(npages, sizeof(Page*), GFP_KERNEL));
-    auto* blocks = static_cast<drm_gem_shmem_object::Block*>(kcalloc(nblocks ? nblocks : 1, sizeof(drm_gem_shmem_object::Block), GFP_KERNEL));
+    auto* blocks = static_cast<drm_gem_shmem_object::Block*>(
+        kcalloc(nblocks ? nblocks : 1, sizeof(drm_gem_shmem_object::Block), GFP_KERNEL));
     if (!pages || !blocks) {
         kfree(pages);
         kfree(blocks);
@@ -187,7 +211,8 @@ int drm_gem_shmem_get_pages_locked(drm_gem_shmem_object* shmem) {
             break;
         }
         blocks[nb++] = {static_cast<u32>(done), static_cast<u32>(want)};
-        for (u64 i = 0; i < want; i++) pages[done + i] = page_at(block, i);
+        for (u64 i = 0; i < want; i++)
+            pages[done + i] = page_at(block, i);
         done += want;
     }
     if (ret) {
@@ -205,8 +230,10 @@ int drm_gem_shmem_get_pages_locked(drm_gem_shmem_object* shmem) {
 
 void drm_gem_shmem_put_pages_locked(drm_gem_shmem_object* shmem) {
     dma_resv_assert_held(shmem->base.resv);
-    if (WARN_ON(shmem->pages_use_count == 0)) return;
-    if (--shmem->pages_use_count > 0) return;
+    if (WARN_ON(shmem->pages_use_count == 0))
+        return;
+    if (--shmem->pages_use_count > 0)
+        return;
     shmem->kept_pages = shmem->pages;
     shmem->kept_blocks = shmem->blocks;
     shmem->kept_num_blocks = shmem->num_blocks;
@@ -218,14 +245,16 @@ void drm_gem_shmem_put_pages_locked(drm_gem_shmem_object* shmem) {
 int drm_gem_shmem_pin_locked(drm_gem_shmem_object* shmem) {
     dma_resv_assert_held(shmem->base.resv);
     int ret = drm_gem_shmem_get_pages_locked(shmem);
-    if (ret) return ret;
+    if (ret)
+        return ret;
     shmem->pages_pin_count++;
     return 0;
 }
 
 void drm_gem_shmem_unpin_locked(drm_gem_shmem_object* shmem) {
     dma_resv_assert_held(shmem->base.resv);
-    if (WARN_ON(shmem->pages_pin_count == 0)) return;
+    if (WARN_ON(shmem->pages_pin_count == 0))
+        return;
     shmem->pages_pin_count--;
     drm_gem_shmem_put_pages_locked(shmem);
 }
@@ -257,7 +286,8 @@ int drm_gem_shmem_get_pages_sgt(drm_gem_shmem_object* shmem, SgTable** out) {
             }
         }
     }
-    if (!ret) *out = shmem->sgt;
+    if (!ret)
+        *out = shmem->sgt;
     dma_resv_unlock(obj->resv);
     return ret;
 }
@@ -268,7 +298,8 @@ int drm_gem_shmem_vmap_locked(drm_gem_shmem_object* shmem, IosysMap* map) {
         // The exporter's mapping (its own count): the same pages the GPU maps here.
         void* vaddr = nullptr;
         const int ret = dma_buf_vmap(shmem->base.import_attach->dmabuf, &vaddr);
-        if (ret) return ret;
+        if (ret)
+            return ret;
         shmem->vmap_use_count++;
         map->vaddr = vaddr;
         return 0;
@@ -300,13 +331,16 @@ int drm_gem_shmem_vmap_locked(drm_gem_shmem_object* shmem, IosysMap* map) {
 void drm_gem_shmem_vunmap_locked(drm_gem_shmem_object* shmem, IosysMap* map) {
     dma_resv_assert_held(shmem->base.resv);
     if (drm_gem_is_imported(&shmem->base)) {
-        if (WARN_ON(shmem->vmap_use_count == 0)) return;
+        if (WARN_ON(shmem->vmap_use_count == 0))
+            return;
         shmem->vmap_use_count--;
         dma_buf_vunmap(shmem->base.import_attach->dmabuf, map->vaddr);
         return;
     }
-    if (WARN_ON(shmem->vmap_use_count == 0)) return;
-    if (--shmem->vmap_use_count > 0) return;
+    if (WARN_ON(shmem->vmap_use_count == 0))
+        return;
+    if (--shmem->vmap_use_count > 0)
+        return;
     drm_gem_shmem_unpin_locked(shmem);
     shmem->vaddr = nullptr;
 }
@@ -320,31 +354,37 @@ namespace drm {
 void drm_prime_gem_destroy(drm_gem_object* obj, sg_table* sg) {
     dma_buf_attachment* attach = obj->import_attach;
     dma_buf* dmabuf = attach->dmabuf;
-    if (sg) dma_buf_unmap_attachment_unlocked(attach, sg, DMA_BIDIRECTIONAL);
+    if (sg)
+        dma_buf_unmap_attachment_unlocked(attach, sg, DMA_BIDIRECTIONAL);
     dma_buf_detach(dmabuf, attach);
     dma_buf_put(dmabuf);
 }
 
 sg_table* drm_gem_shmem_get_sg_table(drm_gem_shmem_object* shmem) {
     drm_gem_object* obj = &shmem->base;
-    if (WARN_ON(drm_gem_is_imported(obj))) return ERR_PTR<sg_table>(-EINVAL);
+    if (WARN_ON(drm_gem_is_imported(obj)))
+        return ERR_PTR<sg_table>(-EINVAL);
     // Read without the resv, as upstream: the caller's pin keeps the pages.
-    if (WARN_ON(!shmem->pages)) return ERR_PTR<sg_table>(-EINVAL);
+    if (WARN_ON(!shmem->pages))
+        return ERR_PTR<sg_table>(-EINVAL);
     sg_table* sgt = pages_to_sg(shmem->pages, obj->size >> PAGE_SHIFT);
     return sgt ? sgt : ERR_PTR<sg_table>(-ENOMEM);
 }
 
 drm_gem_object* drm_gem_shmem_prime_import_sg_table(drm_device* dev, dma_buf_attachment* attach, SgTable* sgt) {
     const size_t size = attach->dmabuf->size;
-    if (size == 0 || (size & ~PAGE_MASK)) return ERR_PTR<drm_gem_object>(-EINVAL);
+    if (size == 0 || (size & ~PAGE_MASK))
+        return ERR_PTR<drm_gem_object>(-EINVAL);
     drm_gem_shmem_object* shmem;
     if (dev->driver().gem_create_object) {
         drm_gem_object* obj = dev->driver().gem_create_object(dev, size);
-        if (IS_ERR(obj)) return obj;
+        if (IS_ERR(obj))
+            return obj;
         shmem = to_drm_gem_shmem_obj(obj);
     } else {
         shmem = knew<drm_gem_shmem_object>(GFP_KERNEL);
-        if (!shmem) return ERR_PTR<drm_gem_object>(-ENOMEM);
+        if (!shmem)
+            return ERR_PTR<drm_gem_object>(-ENOMEM);
         shmem->base.funcs = &drm_gem_shmem_funcs;
     }
     // Cannot fail for a page-multiple size: a private object (no pages of its own).

@@ -21,27 +21,33 @@ constexpr unsigned kMin = F / 2 - 2;
 static_assert(kMin >= 2 && 2 * kMin < F, "fanout too small");
 
 KmemCache* node_cache() {
-    static KmemCache* cache = kmem_cache_create("drm_gpuva_index", sizeof(GpuvaIndexNode), alignof(GpuvaIndexNode),
-                                                SLAB_HWCACHE_ALIGN);
+    static KmemCache* cache =
+        kmem_cache_create("drm_gpuva_index", sizeof(GpuvaIndexNode), alignof(GpuvaIndexNode), SLAB_HWCACHE_ALIGN);
     return cache;
 }
 
-GpuvaIndexNode* alloc_node(gfp_t gfp) { return kmem_cache_new<GpuvaIndexNode>(node_cache(), gfp); }
+GpuvaIndexNode* alloc_node(gfp_t gfp) {
+    return kmem_cache_new<GpuvaIndexNode>(node_cache(), gfp);
+}
 
-GpuvaIndexNode* child(const GpuvaIndexNode* node, unsigned i) { return static_cast<GpuvaIndexNode*>(node->ptrs[i]); }
+GpuvaIndexNode* child(const GpuvaIndexNode* node, unsigned i) {
+    return static_cast<GpuvaIndexNode*>(node->ptrs[i]);
+}
 
 // Internal node: the child whose range holds key (separator 0 is not consulted). The unused
 // slots hold kGpuvaIndexNoKey, above every key, so they never count; key itself is below it.
 unsigned route(const GpuvaIndexNode* node, u64 key) {
     unsigned c = 0;
-    for (unsigned i = 1; i < F; i++) c += node->keys[i] <= key;
+    for (unsigned i = 1; i < F; i++)
+        c += node->keys[i] <= key;
     return c;
 }
 
 // Leaf: the number of keys <= key (key below kGpuvaIndexNoKey).
 unsigned leaf_upper(const GpuvaIndexNode* node, u64 key) {
     unsigned c = 0;
-    for (unsigned i = 0; i < F; i++) c += node->keys[i] <= key;
+    for (unsigned i = 0; i < F; i++)
+        c += node->keys[i] <= key;
     return c;
 }
 
@@ -84,9 +90,13 @@ void split_insert(GpuvaIndexNode* node, GpuvaIndexNode* right, unsigned pos, u64
 
 }  // namespace
 
-GpuvaIndex::~GpuvaIndex() { clear(); }
+GpuvaIndex::~GpuvaIndex() {
+    clear();
+}
 
-void GpuvaIndex::free_node(GpuvaIndexNode* node) { kmem_cache_delete(node_cache(), node); }
+void GpuvaIndex::free_node(GpuvaIndexNode* node) {
+    kmem_cache_delete(node_cache(), node);
+}
 
 GpuvaIndexNode* GpuvaIndex::take_node() {
     GpuvaIndexNode* node = reserve_;
@@ -101,9 +111,11 @@ GpuvaIndexNode* GpuvaIndex::take_node() {
             WARN(true, "drm_gpuva index: node reserve empty, allocating with GFP_NOWAIT\n");
         }
         node = alloc_node(GFP_NOWAIT);
-        if (!node) return nullptr;
+        if (!node)
+            return nullptr;
     }
-    for (u64& k : node->keys) k = kGpuvaIndexNoKey;
+    for (u64& k : node->keys)
+        k = kGpuvaIndexNoKey;
     node->n = 0;
     node->leaf = 0;
     node->prev = node->next = nullptr;
@@ -122,10 +134,12 @@ void GpuvaIndex::put_node(GpuvaIndexNode* node) {
 
 int GpuvaIndex::reserve(unsigned nr_inserts, gfp_t gfp) {
     const unsigned need = nr_inserts * nodes_per_insert();
-    if (need > reserve_cap_) reserve_cap_ = need;
+    if (need > reserve_cap_)
+        reserve_cap_ = need;
     while (reserve_count_ < need) {
         GpuvaIndexNode* node = alloc_node(gfp);
-        if (!node) return -ENOMEM;
+        if (!node)
+            return -ENOMEM;
         node->next = reserve_;
         reserve_ = node;
         reserve_count_++;
@@ -141,10 +155,13 @@ GpuvaIndexNode* GpuvaIndex::descend(u64 key, GpuvaIndexNode** path, unsigned* id
         // The pointer lines do not depend on the keys: fetch them alongside.
         __builtin_prefetch(&node->ptrs[0]);
         __builtin_prefetch(&node->ptrs[kGpuvaIndexFanout / 2]);
-        if (l + 1 >= height_) break;
+        if (l + 1 >= height_)
+            break;
         const unsigned i = route(node, key);
-        if (i > 0) lo = node->keys[i];
-        if (i + 1 < node->n) hi = node->keys[i + 1];
+        if (i > 0)
+            lo = node->keys[i];
+        if (i + 1 < node->n)
+            hi = node->keys[i + 1];
         if (path) {
             path[l] = node;
             idx[l] = i;
@@ -158,27 +175,33 @@ GpuvaIndexNode* GpuvaIndex::descend(u64 key, GpuvaIndexNode** path, unsigned* id
 }
 
 GpuvaIndexNode* GpuvaIndex::leaf_for(u64 key) const {
-    if (finger_ && key >= finger_lo_ && key < finger_hi_) return finger_;
+    if (finger_ && key >= finger_lo_ && key < finger_hi_)
+        return finger_;
     return descend(key, nullptr, nullptr);
 }
 
 int GpuvaIndex::insert(u64 key, drm_gpuva* va) {
-    if (key == kGpuvaIndexNoKey) return -EINVAL;
+    if (key == kGpuvaIndexNoKey)
+        return -EINVAL;
     if (!root_) {
         GpuvaIndexNode* leaf = take_node();
-        if (!leaf) return -ENOMEM;
+        if (!leaf)
+            return -ENOMEM;
         leaf->leaf = 1;
         root_ = leaf;
         height_ = 1;
         nodes_ = 1;
     }
     GpuvaIndexNode* node = leaf_for(key);
-    if (node->n == F) node = nullptr;  // a split needs the path
+    if (node->n == F)
+        node = nullptr;  // a split needs the path
     GpuvaIndexNode* path[kMaxHeight];
     unsigned idx[kMaxHeight];
-    if (!node) node = descend(key, path, idx);
+    if (!node)
+        node = descend(key, path, idx);
     const unsigned pos = leaf_upper(node, key);
-    if (pos > 0 && node->keys[pos - 1] == key) return -EEXIST;
+    if (pos > 0 && node->keys[pos - 1] == key)
+        return -EEXIST;
     if (node->n < F) {
         insert_at(node, pos, key, va);
         size_++;
@@ -188,8 +211,10 @@ int GpuvaIndex::insert(u64 key, drm_gpuva* va) {
     // Every full node from the leaf up splits; if the root splits too, a new root is needed.
     // Take them all before touching the tree, so that -ENOMEM leaves it as it was.
     unsigned need = 1;
-    for (int l = static_cast<int>(height_) - 2; l >= 0 && path[l]->n == F; l--) need++;
-    if (need == height_) need++;
+    for (int l = static_cast<int>(height_) - 2; l >= 0 && path[l]->n == F; l--)
+        need++;
+    if (need == height_)
+        need++;
     GpuvaIndexNode* spare[kMaxHeight + 1];
     for (unsigned i = 0; i < need; i++) {
         spare[i] = take_node();
@@ -209,7 +234,8 @@ int GpuvaIndex::insert(u64 key, drm_gpuva* va) {
     split_insert(node, right, pos, key, va);
     right->prev = node;
     right->next = node->next;
-    if (node->next) node->next->prev = right;
+    if (node->next)
+        node->next->prev = right;
     node->next = right;
     u64 up_key = right->keys[0];
     GpuvaIndexNode* up = right;
@@ -250,7 +276,8 @@ int GpuvaIndex::insert(u64 key, drm_gpuva* va) {
 void GpuvaIndex::rebalance(GpuvaIndexNode** path, unsigned* idx, unsigned level) {
     while (level > 0) {
         GpuvaIndexNode* node = path[level];
-        if (node->n >= kMin) return;
+        if (node->n >= kMin)
+            return;
         finger_ = nullptr;
         GpuvaIndexNode* p = path[level - 1];
         const unsigned ci = idx[level - 1];
@@ -260,7 +287,8 @@ void GpuvaIndex::rebalance(GpuvaIndexNode** path, unsigned* idx, unsigned level)
         if (left->n + right->n <= F) {
             // Merge right into left. An internal right's first child gets the separator the
             // parent held for right (its own first separator is not maintained).
-            if (!right->leaf) right->keys[0] = p->keys[ri];
+            if (!right->leaf)
+                right->keys[0] = p->keys[ri];
             for (unsigned i = 0; i < right->n; i++) {
                 left->keys[left->n + i] = right->keys[i];
                 left->ptrs[left->n + i] = right->ptrs[i];
@@ -268,7 +296,8 @@ void GpuvaIndex::rebalance(GpuvaIndexNode** path, unsigned* idx, unsigned level)
             left->n += right->n;
             if (right->leaf) {
                 left->next = right->next;
-                if (right->next) right->next->prev = left;
+                if (right->next)
+                    right->next->prev = left;
             }
             remove_at(p, ri);
             put_node(right);
@@ -311,15 +340,18 @@ void GpuvaIndex::rebalance(GpuvaIndexNode** path, unsigned* idx, unsigned level)
 }
 
 drm_gpuva* GpuvaIndex::erase(u64 key) {
-    if (!root_ || key == kGpuvaIndexNoKey) return nullptr;
+    if (!root_ || key == kGpuvaIndexNoKey)
+        return nullptr;
     GpuvaIndexNode* path[kMaxHeight];
     unsigned idx[kMaxHeight];
     GpuvaIndexNode* node = leaf_for(key);
     // Only a leaf that would fall below kMin (and is not the root) needs the path.
     const bool need_path = height_ > 1 && node->n <= kMin;
-    if (need_path) node = descend(key, path, idx);
+    if (need_path)
+        node = descend(key, path, idx);
     const unsigned pos = leaf_upper(node, key);
-    if (pos == 0 || node->keys[pos - 1] != key) return nullptr;
+    if (pos == 0 || node->keys[pos - 1] != key)
+        return nullptr;
     auto* va = static_cast<drm_gpuva*>(node->ptrs[pos - 1]);
     remove_at(node, pos - 1);
     size_--;
@@ -333,10 +365,12 @@ drm_gpuva* GpuvaIndex::erase(u64 key) {
 void GpuvaIndex::bounds(u64 addr, drm_gpuva** floor, drm_gpuva** ceil) const {
     *floor = *ceil = nullptr;
     const GpuvaIndexNode* node = root_;
-    if (!node) return;
+    if (!node)
+        return;
     // No key is kGpuvaIndexNoKey: addr - 1 has the same floor and ceil, and keeps the unused
     // slots out of the count.
-    if (addr == kGpuvaIndexNoKey) addr--;
+    if (addr == kGpuvaIndexNoKey)
+        addr--;
     node = leaf_for(addr);
     const unsigned pos = leaf_upper(node, addr);
     // Routing sent addr here, so the keys of the leaves before are all < addr and those of
@@ -353,7 +387,8 @@ void GpuvaIndex::bounds(u64 addr, drm_gpuva** floor, drm_gpuva** ceil) const {
 
 drm_gpuva* GpuvaIndex::find(u64 key) const {
     const GpuvaIndexNode* node = root_;
-    if (!node || key == kGpuvaIndexNoKey) return nullptr;
+    if (!node || key == kGpuvaIndexNoKey)
+        return nullptr;
     node = leaf_for(key);
     const unsigned pos = leaf_upper(node, key);
     return pos > 0 && node->keys[pos - 1] == key ? static_cast<drm_gpuva*>(node->ptrs[pos - 1]) : nullptr;
@@ -361,13 +396,15 @@ drm_gpuva* GpuvaIndex::find(u64 key) const {
 
 void GpuvaIndex::clear_subtree(GpuvaIndexNode* node, unsigned level) {
     if (level + 1 < height_)
-        for (unsigned i = 0; i < node->n; i++) clear_subtree(child(node, i), level + 1);
+        for (unsigned i = 0; i < node->n; i++)
+            clear_subtree(child(node, i), level + 1);
     free_node(node);
 }
 
 void GpuvaIndex::clear() {
     finger_ = nullptr;
-    if (root_) clear_subtree(root_, 0);
+    if (root_)
+        clear_subtree(root_, 0);
     root_ = nullptr;
     height_ = 0;
     size_ = 0;
@@ -383,8 +420,10 @@ void GpuvaIndex::clear() {
 
 GpuvaIndexNode* GpuvaIndex::first_leaf() const {
     GpuvaIndexNode* node = root_;
-    if (!node) return nullptr;
-    for (unsigned l = 0; l + 1 < height_; l++) node = child(node, 0);
+    if (!node)
+        return nullptr;
+    for (unsigned l = 0; l + 1 < height_; l++)
+        node = child(node, 0);
     return node;
 }
 
@@ -398,7 +437,8 @@ struct Checker {
 
     // Keys of this subtree must lie in [lo, hi) (has_hi false: no upper bound).
     void walk(const GpuvaIndexNode* node, unsigned level, bool is_root, u64 lo, bool has_lo, u64 hi, bool has_hi) {
-        if (*err) return;
+        if (*err)
+            return;
         nodes++;
         const bool leaf = level + 1 == height;
         if (leaf != static_cast<bool>(node->leaf)) {
@@ -457,16 +497,23 @@ struct Checker {
 }  // namespace
 
 const char* GpuvaIndex::check() const {
-    if (!root_) return height_ || size_ || nodes_ ? "no root but counts are set" : "";
+    if (!root_)
+        return height_ || size_ || nodes_ ? "no root but counts are set" : "";
     Checker c{height_};
     c.walk(root_, 0, true, 0, false, 0, false);
-    if (*c.err) return c.err;
-    if (c.last_leaf && c.last_leaf->next) return "last leaf has a next";
-    if (c.entries != size_) return "entry count mismatch";
-    if (c.nodes != nodes_) return "node count mismatch";
+    if (*c.err)
+        return c.err;
+    if (c.last_leaf && c.last_leaf->next)
+        return "last leaf has a next";
+    if (c.entries != size_)
+        return "entry count mismatch";
+    if (c.nodes != nodes_)
+        return "node count mismatch";
     u64 r = 0;
-    for (const GpuvaIndexNode* n = reserve_; n; n = n->next) r++;
-    if (r != reserve_count_) return "reserve count mismatch";
+    for (const GpuvaIndexNode* n = reserve_; n; n = n->next)
+        r++;
+    if (r != reserve_count_)
+        return "reserve count mismatch";
     return "";
 }
 

@@ -44,9 +44,9 @@ inline constexpr kshim::u64 kGpuvaIndexNoKey = ~kshim::u64{0};
 
 struct alignas(64) GpuvaIndexNode {
     kshim::u64 keys[kGpuvaIndexFanout];
-    void* ptrs[kGpuvaIndexFanout];  // GpuvaIndexNode* (internal) or drm_gpuva* (leaf)
-    kshim::u32 n = 0;      // entries used
-    kshim::u32 leaf = 0;   // 1 for a leaf
+    void* ptrs[kGpuvaIndexFanout];   // GpuvaIndexNode* (internal) or drm_gpuva* (leaf)
+    kshim::u32 n = 0;                // entries used
+    kshim::u32 leaf = 0;             // 1 for a leaf
     GpuvaIndexNode* prev = nullptr;  // leaves: neighbours; free nodes: the reserve's link (next)
     GpuvaIndexNode* next = nullptr;
 };
@@ -96,7 +96,8 @@ public:
     template <class F>
     void for_each(F&& f) const {
         for (GpuvaIndexNode* l = first_leaf(); l; l = l->next)
-            for (kshim::u32 i = 0; i < l->n; i++) f(l->keys[i], static_cast<drm_gpuva*>(l->ptrs[i]));
+            for (kshim::u32 i = 0; i < l->n; i++)
+                f(l->keys[i], static_cast<drm_gpuva*>(l->ptrs[i]));
     }
 
 private:
@@ -105,7 +106,7 @@ private:
     // (recording the path in path/idx when given) that caches the leaf it reaches.
     GpuvaIndexNode* leaf_for(kshim::u64 key) const;
     GpuvaIndexNode* descend(kshim::u64 key, GpuvaIndexNode** path, unsigned* idx) const;
-    GpuvaIndexNode* take_node();  // from the reserve, or GFP_NOWAIT; nullptr if none
+    GpuvaIndexNode* take_node();          // from the reserve, or GFP_NOWAIT; nullptr if none
     void put_node(GpuvaIndexNode* node);  // to the reserve, or freed above the cap
     void free_node(GpuvaIndexNode* node);
     void clear_subtree(GpuvaIndexNode* node, unsigned level);

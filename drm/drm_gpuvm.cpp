@@ -45,9 +45,11 @@ int __drm_gpuva_insert(drm_gpuvm* gpuvm, drm_gpuva* va) {
     drm_gpuva* floor = nullptr;
     drm_gpuva* ceil = nullptr;
     gpuvm->rb.index.bounds(va->va.addr, &floor, &ceil);
-    if ((floor && overlaps(*va, *floor)) || (ceil && overlaps(*va, *ceil))) return -EEXIST;
+    if ((floor && overlaps(*va, *floor)) || (ceil && overlaps(*va, *ceil)))
+        return -EEXIST;
     int ret = gpuvm->rb.index.insert(va->va.addr, va);
-    if (ret) return ret;
+    if (ret)
+        return ret;
     auto& list = gpuvm->rb.list;
     if (floor)
         list.insert(std::next(list.iterator_to(*floor)), *va);
@@ -82,16 +84,21 @@ bool on_list(drm_gpuvm_bo* vm_bo) {
 // the list is protected by the resv), and the analysis cannot follow conditional locking.
 template <class List>
 void vm_bo_list_add(SpinLock* lock, List* list, drm_gpuvm_bo* vm_bo) NO_THREAD_SAFETY_ANALYSIS {
-    if (lock) spin_lock(lock);
-    if (!on_list<List>(vm_bo)) list->push_back(*vm_bo);
-    if (lock) spin_unlock(lock);
+    if (lock)
+        spin_lock(lock);
+    if (!on_list<List>(vm_bo))
+        list->push_back(*vm_bo);
+    if (lock)
+        spin_unlock(lock);
 }
 
 template <class List>
 void vm_bo_list_del(SpinLock* lock, drm_gpuvm_bo* vm_bo) NO_THREAD_SAFETY_ANALYSIS {
-    if (lock) spin_lock(lock);
+    if (lock)
+        spin_lock(lock);
     list_del_init<List>(*vm_bo);
-    if (lock) spin_unlock(lock);
+    if (lock)
+        spin_unlock(lock);
 }
 
 template <class Holder, class List>
@@ -131,7 +138,8 @@ int exec_prepare_obj(drm_exec* exec, drm_gem_object* obj, unsigned num_fences) {
 
 void drm_gpuvm_free(kref* kref) {
     drm_gpuvm* gpuvm = container_of(kref, drm_gpuvm, kref);
-    if (gpuvm->kernel_alloc_node.va.range) __drm_gpuva_remove(&gpuvm->kernel_alloc_node);
+    if (gpuvm->kernel_alloc_node.va.range)
+        __drm_gpuva_remove(&gpuvm->kernel_alloc_node);
     WARN(!gpuvm->rb.list.empty(), "GPUVA tree is not empty, potentially leaking memory.\n");
     gpuvm->rb.index.clear();
     WARN(!gpuvm->extobj.list.empty(), "Extobj list should be empty.\n");
@@ -139,7 +147,8 @@ void drm_gpuvm_free(kref* kref) {
     WARN_ON(!gpuvm->bo_defer.empty());
     drm_gem_object_put(gpuvm->r_obj);
     gpuvm->name = nullptr;
-    if (WARN_ON(!gpuvm->ops || !gpuvm->ops->vm_free)) return;
+    if (WARN_ON(!gpuvm->ops || !gpuvm->ops->vm_free))
+        return;
     gpuvm->ops->vm_free(gpuvm);
 }
 
@@ -160,7 +169,8 @@ void drm_gpuvm_bo_destroy(kref* kref) {
     drm_gpuvm* gpuvm = vm_bo->vm;
     drm_gem_object* obj = vm_bo->obj;
     const bool lock = !drm_gpuvm_resv_protected(gpuvm);
-    if (!lock) drm_gpuvm_resv_assert_held(gpuvm);
+    if (!lock)
+        drm_gpuvm_resv_assert_held(gpuvm);
     vm_bo_list_del<ExtobjList>(lock ? &gpuvm->extobj.lock : nullptr, vm_bo);
     vm_bo_list_del<EvictList>(lock ? &gpuvm->evict.lock : nullptr, vm_bo);
     if (vm_bo->DrmGemGpuvaEntry::is_linked()) {
@@ -175,7 +185,8 @@ void drm_gpuvm_bo_destroy(kref* kref) {
 void drm_gpuvm_bo_into_zombie(drm_gpuvm_bo* vm_bo) {
     drm_gem_object* obj = vm_bo->obj;
     lockdep_assert_held(&obj->gpuva.lock);
-    if (vm_bo->DrmGemGpuvaEntry::is_linked()) obj->gpuva.list.erase(obj->gpuva.list.iterator_to(*vm_bo));
+    if (vm_bo->DrmGemGpuvaEntry::is_linked())
+        obj->gpuva.list.erase(obj->gpuva.list.iterator_to(*vm_bo));
 }
 
 void drm_gpuvm_bo_defer_zombie_cleanup(drm_gpuvm_bo* vm_bo) {
@@ -216,7 +227,8 @@ void drm_gpuvm_init(drm_gpuvm* gpuvm, const char* name, u32 flags, drm_gem_objec
 }
 
 void drm_gpuvm_put(drm_gpuvm* gpuvm) {
-    if (gpuvm) kref_put(&gpuvm->kref, drm_gpuvm_free);
+    if (gpuvm)
+        kref_put(&gpuvm->kref, drm_gpuvm_free);
 }
 
 drm_gem_object* drm_gpuvm_resv_object_alloc() {
@@ -225,7 +237,8 @@ drm_gem_object* drm_gpuvm_resv_object_alloc() {
         kdelete(obj);
     }};
     drm_gem_object* obj = knew<drm_gem_object>(GFP_KERNEL);
-    if (!obj) return nullptr;
+    if (!obj)
+        return nullptr;
     obj->funcs = &funcs;
     drm_gem_private_object_init(nullptr, obj, 0);
     return obj;
@@ -236,7 +249,9 @@ bool drm_gpuvm_range_valid(drm_gpuvm* gpuvm, u64 addr, u64 range) {
            !drm_gpuvm_in_kernel_node(gpuvm, addr, range);
 }
 
-bool drm_gpuvm_interval_empty(drm_gpuvm* gpuvm, u64 addr, u64 range) { return !drm_gpuva_find_first(gpuvm, addr, range); }
+bool drm_gpuvm_interval_empty(drm_gpuvm* gpuvm, u64 addr, u64 range) {
+    return !drm_gpuva_find_first(gpuvm, addr, range);
+}
 
 void drm_gem_gpuva_assert_lock_held(drm_gpuvm* gpuvm, drm_gem_object* obj) {
     if (drm_gpuvm_immediate_mode(gpuvm))
@@ -253,23 +268,27 @@ int drm_gpuvm_prealloc_index(drm_gpuvm* gpuvm, unsigned nr_inserts) {
 }
 
 int drm_gpuva_insert(drm_gpuvm* gpuvm, drm_gpuva* va) {
-    if (!va->va.range || !drm_gpuvm_range_valid(gpuvm, va->va.addr, va->va.range)) return -EINVAL;
+    if (!va->va.range || !drm_gpuvm_range_valid(gpuvm, va->va.addr, va->va.range))
+        return -EINVAL;
     int ret = __drm_gpuva_insert(gpuvm, va);
     // The kernel node holds no reference; every other mapping does.
-    if (!ret) drm_gpuvm_get(gpuvm);
+    if (!ret)
+        drm_gpuvm_get(gpuvm);
     return ret;
 }
 
 void drm_gpuva_remove(drm_gpuva* va) {
     drm_gpuvm* gpuvm = va->vm;
-    if (WARN(va == &gpuvm->kernel_alloc_node, "Can't destroy kernel reserved node.\n")) return;
+    if (WARN(va == &gpuvm->kernel_alloc_node, "Can't destroy kernel reserved node.\n"))
+        return;
     __drm_gpuva_remove(va);
     drm_gpuvm_put(gpuvm);
 }
 
 void drm_gpuva_link(drm_gpuva* va, drm_gpuvm_bo* vm_bo) {
     drm_gem_object* obj = va->gem.obj;
-    if (!obj) return;
+    if (!obj)
+        return;
     WARN_ON(obj != vm_bo->obj);
     va->vm_bo = drm_gpuvm_bo_get(vm_bo);
     drm_gem_gpuva_assert_lock_held(vm_bo->vm, obj);
@@ -279,7 +298,8 @@ void drm_gpuva_link(drm_gpuva* va, drm_gpuvm_bo* vm_bo) {
 void drm_gpuva_unlink(drm_gpuva* va) {
     drm_gem_object* obj = va->gem.obj;
     drm_gpuvm_bo* vm_bo = va->vm_bo;
-    if (!obj) return;
+    if (!obj)
+        return;
     drm_gem_gpuva_assert_lock_held(vm_bo->vm, obj);
     vm_bo->list.gpuva.erase(vm_bo->list.gpuva.iterator_to(*va));
     va->vm_bo = nullptr;
@@ -289,15 +309,18 @@ void drm_gpuva_unlink(drm_gpuva* va) {
 void drm_gpuva_unlink_defer(drm_gpuva* va) {
     drm_gem_object* obj = va->gem.obj;
     drm_gpuvm_bo* vm_bo = va->vm_bo;
-    if (!obj) return;
+    if (!obj)
+        return;
     WARN_ON(!drm_gpuvm_immediate_mode(vm_bo->vm));
     mutex_lock(&obj->gpuva.lock);
     vm_bo->list.gpuva.erase(vm_bo->list.gpuva.iterator_to(*va));
     // drm_gpuvm_bo_put_deferred with the lock already held.
     bool zombie = kref_put(&vm_bo->kref, [](kref*) {});
-    if (zombie) drm_gpuvm_bo_into_zombie(vm_bo);
+    if (zombie)
+        drm_gpuvm_bo_into_zombie(vm_bo);
     mutex_unlock(&obj->gpuva.lock);
-    if (zombie) drm_gpuvm_bo_defer_zombie_cleanup(vm_bo);
+    if (zombie)
+        drm_gpuvm_bo_defer_zombie_cleanup(vm_bo);
     va->vm_bo = nullptr;
 }
 
@@ -309,15 +332,18 @@ void drm_gpuva_init_from_op(drm_gpuva* va, const drm_gpuva_op_map* op) {
 }
 
 drm_gpuva* drm_gpuva_find_first(drm_gpuvm* gpuvm, u64 addr, u64 range) {
-    if (!range) return nullptr;
+    if (!range)
+        return nullptr;
     const u64 last = addr + (range - 1);
     drm_gpuva* floor;
     drm_gpuva* ceil;
     gpuvm->rb.index.bounds(addr, &floor, &ceil);
     // Mappings do not overlap: only the one starting at or before addr can cover addr, and
     // otherwise the first one starting after it is the first that can start inside the range.
-    if (floor && floor->va.addr + (floor->va.range - 1) >= addr) return floor;
-    if (ceil && ceil->va.addr <= last) return ceil;
+    if (floor && floor->va.addr + (floor->va.range - 1) >= addr)
+        return floor;
+    if (ceil && ceil->va.addr <= last)
+        return ceil;
     return nullptr;
 }
 
@@ -327,12 +353,14 @@ drm_gpuva* drm_gpuva_find(drm_gpuvm* gpuvm, u64 addr, u64 range) {
 }
 
 drm_gpuva* drm_gpuva_find_prev(drm_gpuvm* gpuvm, u64 start) {
-    if (!drm_gpuvm_range_valid(gpuvm, start - 1, 1)) return nullptr;
+    if (!drm_gpuvm_range_valid(gpuvm, start - 1, 1))
+        return nullptr;
     return drm_gpuva_find_first(gpuvm, start - 1, 1);
 }
 
 drm_gpuva* drm_gpuva_find_next(drm_gpuvm* gpuvm, u64 end) {
-    if (!drm_gpuvm_range_valid(gpuvm, end, 1)) return nullptr;
+    if (!drm_gpuvm_range_valid(gpuvm, end, 1))
+        return nullptr;
     return drm_gpuva_find_first(gpuvm, end, 1);
 }
 
@@ -353,7 +381,8 @@ drm_gpuva* drm_gpuva_prev(drm_gpuva* va) {
 drm_gpuvm_bo* drm_gpuvm_bo_create(drm_gpuvm* gpuvm, drm_gem_object* obj) {
     const drm_gpuvm_ops* ops = gpuvm->ops;
     drm_gpuvm_bo* vm_bo = ops && ops->vm_bo_alloc ? ops->vm_bo_alloc() : knew<drm_gpuvm_bo>(GFP_KERNEL);
-    if (!vm_bo) return nullptr;
+    if (!vm_bo)
+        return nullptr;
     vm_bo->vm = drm_gpuvm_get(gpuvm);
     vm_bo->obj = obj;
     drm_gem_object_get(obj);
@@ -377,9 +406,11 @@ drm_gpuvm_bo* drm_gpuvm_bo_find(drm_gpuvm* gpuvm, drm_gem_object* obj) {
 
 drm_gpuvm_bo* drm_gpuvm_bo_obtain(drm_gpuvm* gpuvm, drm_gem_object* obj) {
     drm_gpuvm_bo* vm_bo = drm_gpuvm_bo_find(gpuvm, obj);
-    if (vm_bo) return vm_bo;
+    if (vm_bo)
+        return vm_bo;
     vm_bo = drm_gpuvm_bo_create(gpuvm, obj);
-    if (!vm_bo) return nullptr;
+    if (!vm_bo)
+        return nullptr;
     obj->gpuva.list.push_back(*vm_bo);
     return vm_bo;
 }
@@ -402,7 +433,8 @@ bool drm_gpuvm_bo_put(drm_gpuvm_bo* vm_bo) {
 }
 
 bool drm_gpuvm_bo_put_deferred(drm_gpuvm_bo* vm_bo) {
-    if (!vm_bo) return false;
+    if (!vm_bo)
+        return false;
     WARN_ON(!drm_gpuvm_immediate_mode(vm_bo->vm));
     Mutex* lock = &vm_bo->obj->gpuva.lock;
     return kref_put_mutex(
@@ -416,7 +448,9 @@ bool drm_gpuvm_bo_put_deferred(drm_gpuvm_bo* vm_bo) {
         lock);
 }
 
-bool drm_gpuvm_bo_is_zombie(drm_gpuvm_bo* vm_bo) { return kref_read(&vm_bo->kref) == 0; }
+bool drm_gpuvm_bo_is_zombie(drm_gpuvm_bo* vm_bo) {
+    return kref_read(&vm_bo->kref) == 0;
+}
 
 void drm_gpuvm_bo_deferred_cleanup(drm_gpuvm* gpuvm) {
     DeferList local;
@@ -424,15 +458,18 @@ void drm_gpuvm_bo_deferred_cleanup(drm_gpuvm* gpuvm) {
         SpinGuard g(gpuvm->bo_defer_lock);
         local.splice(local.end(), gpuvm->bo_defer);
     }
-    if (local.empty()) return;
+    if (local.empty())
+        return;
     const bool lock = !drm_gpuvm_resv_protected(gpuvm);
     // The zombies hold VM references: gpuvm stays valid until the last one is freed.
-    if (!lock) dma_resv_lock(drm_gpuvm_resv(gpuvm), nullptr);
+    if (!lock)
+        dma_resv_lock(drm_gpuvm_resv(gpuvm), nullptr);
     for (auto& vm_bo : local) {
         vm_bo_list_del<ExtobjList>(lock ? &gpuvm->extobj.lock : nullptr, &vm_bo);
         vm_bo_list_del<EvictList>(lock ? &gpuvm->evict.lock : nullptr, &vm_bo);
     }
-    if (!lock) dma_resv_unlock(drm_gpuvm_resv(gpuvm));
+    if (!lock)
+        dma_resv_unlock(drm_gpuvm_resv(gpuvm));
     while (!local.empty()) {
         drm_gpuvm_bo& vm_bo = local.front();
         local.pop_front();
@@ -443,8 +480,10 @@ void drm_gpuvm_bo_deferred_cleanup(drm_gpuvm* gpuvm) {
 void drm_gpuvm_bo_extobj_add(drm_gpuvm_bo* vm_bo) {
     drm_gpuvm* gpuvm = vm_bo->vm;
     const bool lock = !drm_gpuvm_resv_protected(gpuvm);
-    if (!lock) drm_gpuvm_resv_assert_held(gpuvm);
-    if (drm_gpuvm_is_extobj(gpuvm, vm_bo->obj)) vm_bo_list_add(lock ? &gpuvm->extobj.lock : nullptr, &gpuvm->extobj.list, vm_bo);
+    if (!lock)
+        drm_gpuvm_resv_assert_held(gpuvm);
+    if (drm_gpuvm_is_extobj(gpuvm, vm_bo->obj))
+        vm_bo_list_add(lock ? &gpuvm->extobj.lock : nullptr, &gpuvm->extobj.list, vm_bo);
 }
 
 void drm_gpuvm_bo_evict(drm_gpuvm_bo* vm_bo, bool evict) {
@@ -455,7 +494,8 @@ void drm_gpuvm_bo_evict(drm_gpuvm_bo* vm_bo, bool evict) {
     vm_bo->evicted = evict;
     // With the lists under the VM's resv, an external object (another resv) cannot touch them
     // here: drm_gpuvm_prepare_objects() picks evicted extobjs up once the VM resv is held.
-    if (drm_gpuvm_is_extobj(gpuvm, obj) && !lock) return;
+    if (drm_gpuvm_is_extobj(gpuvm, obj) && !lock)
+        return;
     if (evict)
         vm_bo_list_add(lock ? &gpuvm->evict.lock : nullptr, &gpuvm->evict.list, vm_bo);
     else
@@ -482,8 +522,10 @@ int drm_gpuvm_prepare_objects(drm_gpuvm* gpuvm, drm_exec* exec, unsigned num_fen
         drm_gpuvm_resv_assert_held(gpuvm);
         for (auto& vm_bo : gpuvm->extobj.list) {
             ret = exec_prepare_obj(exec, vm_bo.obj, num_fences);
-            if (ret) break;
-            if (vm_bo.evicted) vm_bo_list_add(nullptr, &gpuvm->evict.list, &vm_bo);
+            if (ret)
+                break;
+            if (vm_bo.evicted)
+                vm_bo_list_add(nullptr, &gpuvm->evict.list, &vm_bo);
         }
         return ret;
     }
@@ -491,7 +533,8 @@ int drm_gpuvm_prepare_objects(drm_gpuvm* gpuvm, drm_exec* exec, unsigned num_fen
     drm_gpuvm_bo* vm_bo = nullptr;
     while ((vm_bo = get_next_vm_bo_from_list(&gpuvm->extobj, &extobjs, vm_bo))) {
         ret = exec_prepare_obj(exec, vm_bo->obj, num_fences);
-        if (ret) break;
+        if (ret)
+            break;
     }
     drm_gpuvm_bo_put(vm_bo);  // the reference of the element we broke out on
     restore_vm_bo_list(&gpuvm->extobj);
@@ -502,9 +545,11 @@ int drm_gpuvm_prepare_range(drm_gpuvm* gpuvm, drm_exec* exec, u64 addr, u64 rang
     int ret = 0;
     u64 end = addr + range;
     for (drm_gpuva* va = drm_gpuva_find_first(gpuvm, addr, range); va && va->va.addr < end; va = drm_gpuva_next(va)) {
-        if (!va->gem.obj) continue;
+        if (!va->gem.obj)
+            continue;
         ret = exec_prepare_obj(exec, va->gem.obj, num_fences);
-        if (ret) return ret;
+        if (ret)
+            return ret;
     }
     return 0;
 }
@@ -518,14 +563,17 @@ int drm_gpuvm_exec_lock(drm_gpuvm_exec* vm_exec) {
     drm_exec_until_all_locked(exec) {
         ret = drm_gpuvm_prepare_vm(gpuvm, exec, num_fences);
         drm_exec_retry_on_contention(exec);
-        if (ret) goto err;
+        if (ret)
+            goto err;
         ret = drm_gpuvm_prepare_objects(gpuvm, exec, num_fences);
         drm_exec_retry_on_contention(exec);
-        if (ret) goto err;
+        if (ret)
+            goto err;
         if (vm_exec->extra.fn) {
             ret = vm_exec->extra.fn(vm_exec);
             drm_exec_retry_on_contention(exec);
-            if (ret) goto err;
+            if (ret)
+                goto err;
         }
     }
     return 0;
@@ -572,16 +620,19 @@ int drm_gpuvm_exec_lock_range(drm_gpuvm_exec* vm_exec, u64 addr, u64 range) {
 
 int drm_gpuvm_validate(drm_gpuvm* gpuvm, drm_exec* exec) {
     const drm_gpuvm_ops* ops = gpuvm->ops;
-    if (!ops || !ops->vm_bo_validate) return -EOPNOTSUPP;
+    if (!ops || !ops->vm_bo_validate)
+        return -EOPNOTSUPP;
     int ret = 0;
     if (drm_gpuvm_resv_protected(gpuvm)) {
         drm_gpuvm_resv_assert_held(gpuvm);
         for (auto it = gpuvm->evict.list.begin(); it != gpuvm->evict.list.end();) {
             drm_gpuvm_bo& vm_bo = *it++;
             ret = ops->vm_bo_validate(&vm_bo, exec);
-            if (ret) break;
+            if (ret)
+                break;
             dma_resv_assert_held(vm_bo.obj->resv);
-            if (!vm_bo.evicted) vm_bo_list_del<EvictList>(nullptr, &vm_bo);
+            if (!vm_bo.evicted)
+                vm_bo_list_del<EvictList>(nullptr, &vm_bo);
         }
         return ret;
     }
@@ -589,7 +640,8 @@ int drm_gpuvm_validate(drm_gpuvm* gpuvm, drm_exec* exec) {
     drm_gpuvm_bo* vm_bo = nullptr;
     while ((vm_bo = get_next_vm_bo_from_list(&gpuvm->evict, &evict, vm_bo))) {
         ret = ops->vm_bo_validate(vm_bo, exec);
-        if (ret) break;
+        if (ret)
+            break;
     }
     drm_gpuvm_bo_put(vm_bo);
     restore_vm_bo_list(&gpuvm->evict);

@@ -104,17 +104,19 @@ struct VaListHookAt {
     using value_type = drm_gpuva;
     using pointer = drm_gpuva*;
     using const_pointer = const drm_gpuva*;
-    static hook_ptr to_hook_ptr(value_type& va) { return reinterpret_cast<hook_ptr>(reinterpret_cast<char*>(&va) + Offset); }
+    static hook_ptr to_hook_ptr(value_type& va) {
+        return reinterpret_cast<hook_ptr>(reinterpret_cast<char*>(&va) + Offset);
+    }
     static const_hook_ptr to_hook_ptr(const value_type& va) { return to_hook_ptr(const_cast<value_type&>(va)); }
     static pointer to_value_ptr(hook_ptr h) { return reinterpret_cast<pointer>(reinterpret_cast<char*>(h) - Offset); }
     static const_pointer to_value_ptr(const_hook_ptr h) { return to_value_ptr(const_cast<hook_ptr>(h)); }
 };
 // Every VA of the VM in address order (upstream: rb.list).
-using VaAddrList = bi::list<drm_gpuva, bi::function_hook<VaListHookAt<offsetof(drm_gpuva, rb.list)>>,
-                            bi::constant_time_size<false>>;
+using VaAddrList =
+    bi::list<drm_gpuva, bi::function_hook<VaListHookAt<offsetof(drm_gpuva, rb.list)>>, bi::constant_time_size<false>>;
 // The VAs of one vm_bo (upstream: gem.entry).
-using VaList = bi::list<drm_gpuva, bi::function_hook<VaListHookAt<offsetof(drm_gpuva, gem.entry)>>,
-                        bi::constant_time_size<false>>;
+using VaList =
+    bi::list<drm_gpuva, bi::function_hook<VaListHookAt<offsetof(drm_gpuva, gem.entry)>>, bi::constant_time_size<false>>;
 }  // namespace gpuvm_detail
 
 enum drm_gpuvm_flags : u32 {
@@ -195,7 +197,8 @@ struct drm_gpuva_op {
 };
 
 struct drm_gpuva_ops {
-    boost::intrusive::list<drm_gpuva_op, boost::intrusive::member_hook<drm_gpuva_op, gpuvm_detail::ListHook, &drm_gpuva_op::entry>,
+    boost::intrusive::list<drm_gpuva_op,
+                           boost::intrusive::member_hook<drm_gpuva_op, gpuvm_detail::ListHook, &drm_gpuva_op::entry>,
                            boost::intrusive::constant_time_size<false>>
         list;
 };
@@ -227,7 +230,7 @@ struct drm_gpuvm {
     u64 mm_start = 0;
     u64 mm_range = 0;
     struct {
-        GpuvaIndex index;           // start address -> mapping, the kernel node included
+        GpuvaIndex index;               // start address -> mapping, the kernel node included
         gpuvm_detail::VaAddrList list;  // the same mappings in address order
     } rb;
     drm_gpuva kernel_alloc_node;
@@ -236,7 +239,7 @@ struct drm_gpuvm {
     struct {
         gpuvm_detail::ExtobjList list;
         gpuvm_detail::ExtobjList* local_list = nullptr;  // set while an iteration runs
-        kshim::SpinLock lock{"drm_gpuvm.extobj.lock"};  // protects list, local_list (not RESV_PROTECTED)
+        kshim::SpinLock lock{"drm_gpuvm.extobj.lock"};   // protects list, local_list (not RESV_PROTECTED)
     } extobj;
     struct {
         gpuvm_detail::EvictList list;
@@ -258,7 +261,8 @@ struct drm_gpuvm {
 void drm_gpuvm_init(drm_gpuvm* gpuvm, const char* name, u32 flags, drm_gem_object* r_obj, u64 start_offset, u64 range,
                     u64 reserve_offset, u64 reserve_range, const drm_gpuvm_ops* ops);
 inline drm_gpuvm* drm_gpuvm_get(drm_gpuvm* gpuvm) {
-    if (gpuvm) kshim::kref_get(&gpuvm->kref);
+    if (gpuvm)
+        kshim::kref_get(&gpuvm->kref);
     return gpuvm;
 }
 void drm_gpuvm_put(drm_gpuvm* gpuvm);
@@ -267,10 +271,18 @@ drm_gem_object* drm_gpuvm_resv_object_alloc();
 
 bool drm_gpuvm_range_valid(drm_gpuvm* gpuvm, u64 addr, u64 range);
 bool drm_gpuvm_interval_empty(drm_gpuvm* gpuvm, u64 addr, u64 range);
-inline bool drm_gpuvm_resv_protected(const drm_gpuvm* gpuvm) { return gpuvm->flags & DRM_GPUVM_RESV_PROTECTED; }
-inline bool drm_gpuvm_immediate_mode(const drm_gpuvm* gpuvm) { return gpuvm->flags & DRM_GPUVM_IMMEDIATE_MODE; }
-inline kshim::dma_resv* drm_gpuvm_resv(drm_gpuvm* gpuvm) { return gpuvm->r_obj->resv; }
-inline drm_gem_object* drm_gpuvm_resv_obj(drm_gpuvm* gpuvm) { return gpuvm->r_obj; }
+inline bool drm_gpuvm_resv_protected(const drm_gpuvm* gpuvm) {
+    return gpuvm->flags & DRM_GPUVM_RESV_PROTECTED;
+}
+inline bool drm_gpuvm_immediate_mode(const drm_gpuvm* gpuvm) {
+    return gpuvm->flags & DRM_GPUVM_IMMEDIATE_MODE;
+}
+inline kshim::dma_resv* drm_gpuvm_resv(drm_gpuvm* gpuvm) {
+    return gpuvm->r_obj->resv;
+}
+inline drm_gem_object* drm_gpuvm_resv_obj(drm_gpuvm* gpuvm) {
+    return gpuvm->r_obj;
+}
 #define drm_gpuvm_resv_assert_held(gpuvm) dma_resv_assert_held(::drm::drm_gpuvm_resv(gpuvm))
 inline bool drm_gpuvm_is_extobj(drm_gpuvm* gpuvm, drm_gem_object* obj) {
     return obj && obj->resv != drm_gpuvm_resv(gpuvm);
@@ -314,13 +326,16 @@ inline void drm_gpuva_invalidate(drm_gpuva* va, bool invalidate) {
     else
         va->flags &= ~DRM_GPUVA_INVALIDATED;
 }
-inline bool drm_gpuva_invalidated(const drm_gpuva* va) { return va->flags & DRM_GPUVA_INVALIDATED; }
+inline bool drm_gpuva_invalidated(const drm_gpuva* va) {
+    return va->flags & DRM_GPUVA_INVALIDATED;
+}
 
 // drm_gpuvm_for_each_va(_safe) / drm_gpuvm_for_each_va_range(_safe): f(va) in address order.
 // The _safe variants allow f to remove its va. The kernel node is visited, as upstream.
 template <class F>
 void drm_gpuvm_for_each_va_range_safe(drm_gpuvm* gpuvm, u64 start, u64 end, F&& f) {
-    if (end <= start) return;
+    if (end <= start)
+        return;
     drm_gpuva* va = drm_gpuva_find_first(gpuvm, start, end - start);
     while (va && va->va.addr < end) {
         drm_gpuva* next = drm_gpuva_next(va);
@@ -334,11 +349,13 @@ void drm_gpuvm_for_each_va_range(drm_gpuvm* gpuvm, u64 start, u64 end, F&& f) {
 }
 template <class F>
 void drm_gpuvm_for_each_va_safe(drm_gpuvm* gpuvm, F&& f) {
-    for (auto it = gpuvm->rb.list.begin(); it != gpuvm->rb.list.end();) f(&*it++);
+    for (auto it = gpuvm->rb.list.begin(); it != gpuvm->rb.list.end();)
+        f(&*it++);
 }
 template <class F>
 void drm_gpuvm_for_each_va(drm_gpuvm* gpuvm, F&& f) {
-    for (auto& va : gpuvm->rb.list) f(&va);
+    for (auto& va : gpuvm->rb.list)
+        f(&va);
 }
 
 // ---- vm_bo ----
@@ -371,12 +388,14 @@ bool drm_gpuvm_bo_is_zombie(drm_gpuvm_bo* vm_bo);
 
 template <class F>
 void drm_gpuvm_bo_for_each_va(drm_gpuvm_bo* vm_bo, F&& f) {
-    for (auto it = vm_bo->list.gpuva.begin(); it != vm_bo->list.gpuva.end();) f(&*it++);
+    for (auto it = vm_bo->list.gpuva.begin(); it != vm_bo->list.gpuva.end();)
+        f(&*it++);
 }
 // drm_gem_for_each_gpuvm_bo: f(vm_bo) for each VM connection of obj (its gpuva lock held).
 template <class F>
 void drm_gem_for_each_gpuvm_bo(drm_gem_object* obj, F&& f) {
-    for (auto it = obj->gpuva.list.begin(); it != obj->gpuva.list.end();) f(static_cast<drm_gpuvm_bo*>(&*it++));
+    for (auto it = obj->gpuva.list.begin(); it != obj->gpuva.list.end();)
+        f(static_cast<drm_gpuvm_bo*>(&*it++));
 }
 
 // ---- locking helpers ----
@@ -399,10 +418,14 @@ struct drm_gpuvm_exec {
 int drm_gpuvm_exec_lock(drm_gpuvm_exec* vm_exec);
 int drm_gpuvm_exec_lock_array(drm_gpuvm_exec* vm_exec, drm_gem_object** objs, unsigned num_objs);
 int drm_gpuvm_exec_lock_range(drm_gpuvm_exec* vm_exec, u64 addr, u64 range);
-inline void drm_gpuvm_exec_unlock(drm_gpuvm_exec* vm_exec) { drm_exec_fini(&vm_exec->exec); }
+inline void drm_gpuvm_exec_unlock(drm_gpuvm_exec* vm_exec) {
+    drm_exec_fini(&vm_exec->exec);
+}
 // Calls ops->vm_bo_validate for each evicted BO: 0, its error, or -EOPNOTSUPP without the op.
 int drm_gpuvm_validate(drm_gpuvm* gpuvm, drm_exec* exec);
-inline int drm_gpuvm_exec_validate(drm_gpuvm_exec* vm_exec) { return drm_gpuvm_validate(vm_exec->vm, &vm_exec->exec); }
+inline int drm_gpuvm_exec_validate(drm_gpuvm_exec* vm_exec) {
+    return drm_gpuvm_validate(vm_exec->vm, &vm_exec->exec);
+}
 // Adds fence to every locked object: private_usage for the VM's resv, extobj_usage else.
 void drm_gpuvm_resv_add_fence(drm_gpuvm* gpuvm, drm_exec* exec, kshim::dma_fence* fence,
                               kshim::dma_resv_usage private_usage, kshim::dma_resv_usage extobj_usage);

@@ -26,7 +26,8 @@ namespace {
 // Upstream checks only overflow, bounds and the kernel node; we also reject empty and
 // non-page-aligned requests here (drivers did it themselves upstream).
 bool drm_gpuvm_req_valid(drm_gpuvm* gpuvm, u64 addr, u64 range) {
-    if (!range || (addr & ~PAGE_MASK) || (range & ~PAGE_MASK)) return false;
+    if (!range || (addr & ~PAGE_MASK) || (range & ~PAGE_MASK))
+        return false;
     return drm_gpuvm_range_valid(gpuvm, addr, range);
 }
 
@@ -37,7 +38,8 @@ int op_map_cb(const drm_gpuvm_ops* fn, void* priv, const drm_gpuvm_map_req* req)
     return fn->sm_step_map(&op, priv);
 }
 
-int op_remap_cb(const drm_gpuvm_ops* fn, void* priv, drm_gpuva_op_map* prev, drm_gpuva_op_map* next, drm_gpuva_op_unmap* unmap) {
+int op_remap_cb(const drm_gpuvm_ops* fn, void* priv, drm_gpuva_op_map* prev, drm_gpuva_op_map* next,
+                drm_gpuva_op_unmap* unmap) {
     drm_gpuva_op op;
     op.op = DRM_GPUVA_OP_REMAP;
     op.remap = {prev, next, unmap};
@@ -58,7 +60,8 @@ int __drm_gpuvm_sm_map(drm_gpuvm* gpuvm, const drm_gpuvm_ops* ops, void* priv, c
     const u64 req_addr = req->map.va.addr;
     const u64 req_end = req_addr + req_range;
 
-    if (!drm_gpuvm_req_valid(gpuvm, req_addr, req_range) || (req_offset & ~PAGE_MASK)) return -EINVAL;
+    if (!drm_gpuvm_req_valid(gpuvm, req_addr, req_range) || (req_offset & ~PAGE_MASK))
+        return -EINVAL;
 
     drm_gpuva* next_va = nullptr;
     for (drm_gpuva* va = drm_gpuva_find_first(gpuvm, req_addr, req_range); va && va->va.addr < req_end; va = next_va) {
@@ -76,14 +79,17 @@ int __drm_gpuvm_sm_map(drm_gpuvm* gpuvm, const drm_gpuvm_ops* ops, void* priv, c
             merge &= obj == req_obj && offset == req_offset;
             if (end <= req_end) {
                 ret = op_unmap_cb(ops, priv, va, merge);
-                if (ret) return ret;
-                if (end == req_end) break;
+                if (ret)
+                    return ret;
+                if (end == req_end)
+                    break;
                 continue;
             }
             drm_gpuva_op_map n = {{req_end, range - req_range}, {offset + req_range, obj}};
             drm_gpuva_op_unmap u = {va, merge};
             ret = op_remap_cb(ops, priv, nullptr, &n, &u);
-            if (ret) return ret;
+            if (ret)
+                return ret;
             break;
         }
         if (addr < req_addr) {
@@ -93,27 +99,33 @@ int __drm_gpuvm_sm_map(drm_gpuvm* gpuvm, const drm_gpuvm_ops* ops, void* priv, c
             drm_gpuva_op_unmap u = {va, merge};
             if (end <= req_end) {
                 ret = op_remap_cb(ops, priv, &p, nullptr, &u);
-                if (ret) return ret;
-                if (end == req_end) break;
+                if (ret)
+                    return ret;
+                if (end == req_end)
+                    break;
                 continue;
             }
             drm_gpuva_op_map n = {{req_end, end - req_end}, {offset + ls_range + req_range, obj}};
             ret = op_remap_cb(ops, priv, &p, &n, &u);
-            if (ret) return ret;
+            if (ret)
+                return ret;
             break;
         }
         // addr > req_addr
         merge &= obj == req_obj && offset == req_offset + (addr - req_addr);
         if (end <= req_end) {
             ret = op_unmap_cb(ops, priv, va, merge);
-            if (ret) return ret;
-            if (end == req_end) break;
+            if (ret)
+                return ret;
+            if (end == req_end)
+                break;
             continue;
         }
         drm_gpuva_op_map n = {{req_end, end - req_end}, {offset + req_end - addr, obj}};
         drm_gpuva_op_unmap u = {va, merge};
         ret = op_remap_cb(ops, priv, nullptr, &n, &u);
-        if (ret) return ret;
+        if (ret)
+            return ret;
         break;
     }
     return op_map_cb(ops, priv, req);
@@ -121,7 +133,8 @@ int __drm_gpuvm_sm_map(drm_gpuvm* gpuvm, const drm_gpuvm_ops* ops, void* priv, c
 
 int __drm_gpuvm_sm_unmap(drm_gpuvm* gpuvm, const drm_gpuvm_ops* ops, void* priv, u64 req_addr, u64 req_range) {
     const u64 req_end = req_addr + req_range;
-    if (!drm_gpuvm_req_valid(gpuvm, req_addr, req_range)) return -EINVAL;
+    if (!drm_gpuvm_req_valid(gpuvm, req_addr, req_range))
+        return -EINVAL;
 
     drm_gpuva* next_va = nullptr;
     for (drm_gpuva* va = drm_gpuva_find_first(gpuvm, req_addr, req_range); va && va->va.addr < req_end; va = next_va) {
@@ -147,7 +160,8 @@ int __drm_gpuvm_sm_unmap(drm_gpuvm* gpuvm, const drm_gpuvm_ops* ops, void* priv,
         } else {
             ret = op_unmap_cb(ops, priv, va, false);
         }
-        if (ret) return ret;
+        if (ret)
+            return ret;
     }
     return 0;
 }
@@ -155,12 +169,10 @@ int __drm_gpuvm_sm_unmap(drm_gpuvm* gpuvm, const drm_gpuvm_ops* ops, void* priv,
 int drm_gpuva_sm_step_lock(drm_gpuva_op* op, void* priv) {
     auto* exec = static_cast<drm_exec*>(priv);
     switch (op->op) {
-        case DRM_GPUVA_OP_REMAP:
-            return op->remap.unmap->va->gem.obj ? drm_exec_lock_obj(exec, op->remap.unmap->va->gem.obj) : 0;
-        case DRM_GPUVA_OP_UNMAP:
-            return op->unmap.va->gem.obj ? drm_exec_lock_obj(exec, op->unmap.va->gem.obj) : 0;
-        default:
-            return 0;
+    case DRM_GPUVA_OP_REMAP:
+        return op->remap.unmap->va->gem.obj ? drm_exec_lock_obj(exec, op->remap.unmap->va->gem.obj) : 0;
+    case DRM_GPUVA_OP_UNMAP: return op->unmap.va->gem.obj ? drm_exec_lock_obj(exec, op->unmap.va->gem.obj) : 0;
+    default: return 0;
     }
 }
 
@@ -197,13 +209,16 @@ struct ListArgs {
 int drm_gpuva_sm_step(drm_gpuva_op* src, void* priv) {
     auto* args = static_cast<ListArgs*>(priv);
     drm_gpuva_op* op = gpuva_op_alloc(args->vm);
-    if (!op) return -ENOMEM;
+    if (!op)
+        return -ENOMEM;
     op->op = src->op;
     if (src->op == DRM_GPUVA_OP_REMAP) {
         op->remap = {nullptr, nullptr, nullptr};
         op->remap.unmap = kmemdup_obj(src->remap.unmap);
-        if (src->remap.prev) op->remap.prev = kmemdup_obj(src->remap.prev);
-        if (src->remap.next) op->remap.next = kmemdup_obj(src->remap.next);
+        if (src->remap.prev)
+            op->remap.prev = kmemdup_obj(src->remap.prev);
+        if (src->remap.next)
+            op->remap.next = kmemdup_obj(src->remap.next);
         if (!op->remap.unmap || (src->remap.prev && !op->remap.prev) || (src->remap.next && !op->remap.next)) {
             kdelete(op->remap.unmap);
             kdelete(op->remap.prev);
@@ -231,7 +246,8 @@ const drm_gpuvm_ops gpuvm_list_ops = {
 template <class Walk>
 int ops_create(drm_gpuvm* gpuvm, drm_gpuva_ops** out, Walk&& walk) {
     auto* ops = knew<drm_gpuva_ops>(GFP_KERNEL);
-    if (!ops) return -ENOMEM;
+    if (!ops)
+        return -ENOMEM;
     ListArgs args{gpuvm, ops};
     int ret = walk(&args);
     if (ret) {
@@ -246,20 +262,23 @@ int ops_create(drm_gpuvm* gpuvm, drm_gpuva_ops** out, Walk&& walk) {
 
 int drm_gpuvm_sm_map(drm_gpuvm* gpuvm, void* priv, const drm_gpuvm_map_req* req) {
     const drm_gpuvm_ops* ops = gpuvm->ops;
-    if (!(ops && ops->sm_step_map && ops->sm_step_remap && ops->sm_step_unmap)) return -EINVAL;
+    if (!(ops && ops->sm_step_map && ops->sm_step_remap && ops->sm_step_unmap))
+        return -EINVAL;
     return __drm_gpuvm_sm_map(gpuvm, ops, priv, req);
 }
 
 int drm_gpuvm_sm_unmap(drm_gpuvm* gpuvm, void* priv, u64 req_addr, u64 req_range) {
     const drm_gpuvm_ops* ops = gpuvm->ops;
-    if (!(ops && ops->sm_step_remap && ops->sm_step_unmap)) return -EINVAL;
+    if (!(ops && ops->sm_step_remap && ops->sm_step_unmap))
+        return -EINVAL;
     return __drm_gpuvm_sm_unmap(gpuvm, ops, priv, req_addr, req_range);
 }
 
 int drm_gpuvm_sm_map_exec_lock(drm_gpuvm* gpuvm, drm_exec* exec, unsigned num_fences, const drm_gpuvm_map_req* req) {
     if (drm_gem_object* req_obj = req->map.gem.obj) {
         int ret = drm_exec_prepare_obj(exec, req_obj, num_fences);
-        if (ret) return ret;
+        if (ret)
+            return ret;
     }
     return __drm_gpuvm_sm_map(gpuvm, &lock_ops, exec, req);
 }
@@ -269,7 +288,8 @@ int drm_gpuvm_sm_unmap_exec_lock(drm_gpuvm* gpuvm, drm_exec* exec, u64 req_addr,
 }
 
 int drm_gpuvm_sm_map_ops_create(drm_gpuvm* gpuvm, const drm_gpuvm_map_req* req, drm_gpuva_ops** out) {
-    return ops_create(gpuvm, out, [&](ListArgs* args) { return __drm_gpuvm_sm_map(gpuvm, &gpuvm_list_ops, args, req); });
+    return ops_create(gpuvm, out,
+                      [&](ListArgs* args) { return __drm_gpuvm_sm_map(gpuvm, &gpuvm_list_ops, args, req); });
 }
 
 int drm_gpuvm_sm_unmap_ops_create(drm_gpuvm* gpuvm, u64 req_addr, u64 req_range, drm_gpuva_ops** out) {
@@ -279,11 +299,13 @@ int drm_gpuvm_sm_unmap_ops_create(drm_gpuvm* gpuvm, u64 req_addr, u64 req_range,
 }
 
 int drm_gpuvm_prefetch_ops_create(drm_gpuvm* gpuvm, u64 addr, u64 range, drm_gpuva_ops** out) {
-    if (!drm_gpuvm_req_valid(gpuvm, addr, range)) return -EINVAL;
+    if (!drm_gpuvm_req_valid(gpuvm, addr, range))
+        return -EINVAL;
     return ops_create(gpuvm, out, [&](ListArgs* args) {
         int ret = 0;
         drm_gpuvm_for_each_va_range(gpuvm, addr, addr + range, [&](drm_gpuva* va) {
-            if (ret) return;
+            if (ret)
+                return;
             drm_gpuva_op op;
             op.op = DRM_GPUVA_OP_PREFETCH;
             op.prefetch.va = va;
@@ -298,7 +320,8 @@ int drm_gpuvm_bo_unmap_ops_create(drm_gpuvm_bo* vm_bo, drm_gpuva_ops** out) {
     return ops_create(vm_bo->vm, out, [&](ListArgs* args) {
         int ret = 0;
         drm_gpuvm_bo_for_each_va(vm_bo, [&](drm_gpuva* va) {
-            if (ret) return;
+            if (ret)
+                return;
             drm_gpuva_op op;
             op.op = DRM_GPUVA_OP_UNMAP;
             op.unmap = {va, false};
@@ -344,13 +367,17 @@ void drm_gpuva_remap(drm_gpuva* prev, drm_gpuva* next, const drm_gpuva_op_remap*
     drm_gpuvm_put(gpuvm);
 }
 
-void drm_gpuva_unmap(const drm_gpuva_op_unmap* op) { drm_gpuva_remove(op->va); }
+void drm_gpuva_unmap(const drm_gpuva_op_unmap* op) {
+    drm_gpuva_remove(op->va);
+}
 
 void drm_gpuva_op_remap_to_unmap_range(const drm_gpuva_op_remap* op, u64* start_addr, u64* range) {
     const u64 va_start = op->prev ? op->prev->va.addr + op->prev->va.range : op->unmap->va->va.addr;
     const u64 va_end = op->next ? op->next->va.addr : op->unmap->va->va.addr + op->unmap->va->va.range;
-    if (start_addr) *start_addr = va_start;
-    if (range) *range = va_end - va_start;
+    if (start_addr)
+        *start_addr = va_start;
+    if (range)
+        *range = va_end - va_start;
 }
 
 }  // namespace drm

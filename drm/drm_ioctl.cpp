@@ -23,10 +23,12 @@ static int drm_copy_field(char* buf, size_t* buf_len, const char* value) {
         return 0;
     }
     size_t len = std::strlen(value);
-    if (len > *buf_len) len = *buf_len;
+    if (len > *buf_len)
+        len = *buf_len;
     // Userspace learns the exact length even when its buffer was smaller.
     *buf_len = std::strlen(value);
-    if (len && buf && copy_to_user(reinterpret_cast<u64>(buf), value, len)) return -EFAULT;
+    if (len && buf && copy_to_user(reinterpret_cast<u64>(buf), value, len))
+        return -EFAULT;
     return 0;
 }
 
@@ -37,8 +39,10 @@ int drm_version(drm_device* dev, void* data, drm_file*) {
     v->version_minor = d.minor;
     v->version_patchlevel = d.patchlevel;
     int err = drm_copy_field(v->name, &v->name_len, d.name);
-    if (!err) err = drm_copy_field(v->date, &v->date_len, d.date);
-    if (!err) err = drm_copy_field(v->desc, &v->desc_len, d.desc);
+    if (!err)
+        err = drm_copy_field(v->date, &v->date_len, d.date);
+    if (!err)
+        err = drm_copy_field(v->desc, &v->desc_len, d.desc);
     return err;
 }
 
@@ -46,28 +50,22 @@ int drm_getcap(drm_device* dev, void* data, drm_file*) {
     auto* req = static_cast<drm_get_cap*>(data);
     req->value = 0;
     switch (req->capability) {
-    case DRM_CAP_TIMESTAMP_MONOTONIC:
-        req->value = 1;
-        return 0;
-    case DRM_CAP_PRIME:
-        req->value = DRM_PRIME_CAP_IMPORT | DRM_PRIME_CAP_EXPORT;
-        return 0;
-    case DRM_CAP_SYNCOBJ:
-        req->value = drm_core_check_feature(dev, DRIVER_SYNCOBJ);
-        return 0;
-    case DRM_CAP_SYNCOBJ_TIMELINE:
-        req->value = drm_core_check_feature(dev, DRIVER_SYNCOBJ_TIMELINE);
-        return 0;
+    case DRM_CAP_TIMESTAMP_MONOTONIC: req->value = 1; return 0;
+    case DRM_CAP_PRIME: req->value = DRM_PRIME_CAP_IMPORT | DRM_PRIME_CAP_EXPORT; return 0;
+    case DRM_CAP_SYNCOBJ: req->value = drm_core_check_feature(dev, DRIVER_SYNCOBJ); return 0;
+    case DRM_CAP_SYNCOBJ_TIMELINE: req->value = drm_core_check_feature(dev, DRIVER_SYNCOBJ_TIMELINE); return 0;
     }
     // The remaining caps only exist for KMS drivers; we model no KMS, so a modeset driver's
     // unknown cap is -EINVAL (the kernel's default case) and everything else -EOPNOTSUPP.
-    if (!drm_core_check_feature(dev, DRIVER_MODESET)) return -EOPNOTSUPP;
+    if (!drm_core_check_feature(dev, DRIVER_MODESET))
+        return -EOPNOTSUPP;
     return -EINVAL;
 }
 
 int drm_gem_close_ioctl(drm_device* dev, void* data, drm_file* file) {
     auto* args = static_cast<drm_gem_close*>(data);
-    if (!drm_core_check_feature(dev, DRIVER_GEM)) return -EOPNOTSUPP;
+    if (!drm_core_check_feature(dev, DRIVER_GEM))
+        return -EOPNOTSUPP;
     return file->gem.handle_delete(args->handle);
 }
 
@@ -111,7 +109,8 @@ static_assert(DRM_IOCTL_NR(DRM_IOCTL_SYNCOBJ_EVENTFD) < DRM_CORE_IOCTL_COUNT);
 // drm_ioctl_permit. There is no DRM master or capability model: a primary-node file is treated
 // as an authenticated root master, so only the render-node rule can reject.
 int drm_ioctl_permit(u32 flags, drm_file* file) {
-    if (file->is_render && !(flags & DRM_RENDER_ALLOW)) return -EACCES;
+    if (file->is_render && !(flags & DRM_RENDER_ALLOW))
+        return -EACCES;
     return 0;
 }
 
@@ -119,9 +118,11 @@ int drm_ioctl_permit(u32 flags, drm_file* file) {
 
 int drm_ioctl_kernel(drm_file* file, ioctl_t func, void* kdata, u32 flags) {
     drm_device* dev = file->dev;
-    if (dev->is_unplugged()) return -ENODEV;
+    if (dev->is_unplugged())
+        return -ENODEV;
     int ret = drm_ioctl_permit(flags, file);
-    if (ret) return ret;
+    if (ret)
+        return ret;
     return func(dev, kdata, file);
 }
 
@@ -132,19 +133,24 @@ int drm_ioctl(drm_file* file, unsigned cmd, u64 arg) {
 
     if (nr >= DRM_COMMAND_BASE && nr < DRM_COMMAND_END) {
         unsigned index = nr - DRM_COMMAND_BASE;
-        if (index >= dev->driver().ioctls.size()) return -EINVAL;
+        if (index >= dev->driver().ioctls.size())
+            return -EINVAL;
         ioctl = &dev->driver().ioctls[index];
     } else {
-        if (nr >= DRM_CORE_IOCTL_COUNT) return -EINVAL;
+        if (nr >= DRM_CORE_IOCTL_COUNT)
+            return -EINVAL;
         ioctl = &drm_ioctls[nr];
     }
-    if (!ioctl->func) return -EINVAL;
+    if (!ioctl->func)
+        return -EINVAL;
 
     unsigned drv_size = _IOC_SIZE(ioctl->cmd);
     unsigned in_size = _IOC_SIZE(cmd);
     unsigned out_size = in_size;
-    if ((cmd & ioctl->cmd & IOC_IN) == 0) in_size = 0;
-    if ((cmd & ioctl->cmd & IOC_OUT) == 0) out_size = 0;
+    if ((cmd & ioctl->cmd & IOC_IN) == 0)
+        in_size = 0;
+    if ((cmd & ioctl->cmd & IOC_OUT) == 0)
+        out_size = 0;
     unsigned ksize = std::max(std::max(in_size, out_size), drv_size);
 
     // Small arguments live on the stack, as upstream (128 bytes), bigger ones in kmalloc.
@@ -152,17 +158,21 @@ int drm_ioctl(drm_file* file, unsigned cmd, u64 arg) {
     char* kdata = stack_kdata;
     if (ksize > sizeof(stack_kdata)) {
         kdata = static_cast<char*>(kmalloc(ksize, GFP_KERNEL));
-        if (!kdata) return -ENOMEM;
+        if (!kdata)
+            return -ENOMEM;
     }
     int retcode;
     if (copy_from_user(kdata, arg, in_size) != 0) {
         retcode = -EFAULT;
     } else {
-        if (ksize > in_size) std::memset(kdata + in_size, 0, ksize - in_size);
+        if (ksize > in_size)
+            std::memset(kdata + in_size, 0, ksize - in_size);
         retcode = drm_ioctl_kernel(file, ioctl->func, kdata, ioctl->flags);
-        if (copy_to_user(arg, kdata, out_size) != 0) retcode = -EFAULT;
+        if (copy_to_user(arg, kdata, out_size) != 0)
+            retcode = -EFAULT;
     }
-    if (kdata != stack_kdata) kfree(kdata);
+    if (kdata != stack_kdata)
+        kfree(kdata);
     return retcode;
 }
 

@@ -16,7 +16,9 @@ namespace drm {
 
 // `arg` is the user pointer of the argument struct (see drm/uaccess.h). 0 or a negative errno.
 int drm_ioctl(drm_file* file, unsigned cmd, u64 arg);
-inline int ioctl(drm_file* file, unsigned cmd, void* arg) { return drm_ioctl(file, cmd, reinterpret_cast<u64>(arg)); }
+inline int ioctl(drm_file* file, unsigned cmd, void* arg) {
+    return drm_ioctl(file, cmd, reinterpret_cast<u64>(arg));
+}
 
 // drm_ioctl_kernel: the permission checks and the handler, on an argument already in kernel
 // memory (for in-kernel callers and the compat paths).

@@ -39,11 +39,21 @@ struct HoleAddrTraits {
 using HoleAddrAlgo = boost::intrusive::rbtree_algorithms<HoleAddrTraits>;
 
 // Only ever applied to tree members, never to the header (which is not a drm_mm_node).
-drm_mm_node* hole_node(HoleAddrLink* link) { return static_cast<drm_mm_node*>(link); }
-u64 hole_start(HoleAddrLink* link) { return __drm_mm_hole_node_start(hole_node(link)); }
-u64 hole_size(HoleAddrLink* link) { return hole_node(link)->hole_size_; }
-u64 subtree_max(const HoleAddrLink* link) { return link ? link->subtree_max_hole_ : 0; }
-HoleAddrLink* hole_root(drm_mm* mm) { return mm->holes_addr_.hole_parent_; }
+drm_mm_node* hole_node(HoleAddrLink* link) {
+    return static_cast<drm_mm_node*>(link);
+}
+u64 hole_start(HoleAddrLink* link) {
+    return __drm_mm_hole_node_start(hole_node(link));
+}
+u64 hole_size(HoleAddrLink* link) {
+    return hole_node(link)->hole_size_;
+}
+u64 subtree_max(const HoleAddrLink* link) {
+    return link ? link->subtree_max_hole_ : 0;
+}
+HoleAddrLink* hole_root(drm_mm* mm) {
+    return mm->holes_addr_.hole_parent_;
+}
 
 void recompute_subtree_max(HoleAddrLink* link) {
     link->subtree_max_hole_ =
@@ -58,8 +68,10 @@ void refresh_subtree_max(drm_mm* mm, HoleAddrLink* bottom) {
     HoleAddrLink* header = &mm->holes_addr_;
     HoleAddrLink* below = nullptr;
     for (HoleAddrLink* n = bottom; n != header; below = n, n = n->hole_parent_) {
-        if (n->hole_left_ && n->hole_left_ != below) recompute_subtree_max(n->hole_left_);
-        if (n->hole_right_ && n->hole_right_ != below) recompute_subtree_max(n->hole_right_);
+        if (n->hole_left_ && n->hole_left_ != below)
+            recompute_subtree_max(n->hole_left_);
+        if (n->hole_right_ && n->hole_right_ != below)
+            recompute_subtree_max(n->hole_right_);
         recompute_subtree_max(n);
     }
 }
@@ -67,9 +79,8 @@ void refresh_subtree_max(drm_mm* mm, HoleAddrLink* bottom) {
 void hole_addr_insert(drm_mm* mm, drm_mm_node* node) {
     HoleAddrLink* link = node;
     link->subtree_max_hole_ = node->hole_size_;
-    HoleAddrAlgo::insert_equal_upper_bound(&mm->holes_addr_, link, [](HoleAddrLink* a, HoleAddrLink* b) {
-        return hole_start(a) < hole_start(b);
-    });
+    HoleAddrAlgo::insert_equal_upper_bound(
+        &mm->holes_addr_, link, [](HoleAddrLink* a, HoleAddrLink* b) { return hole_start(a) < hole_start(b); });
     refresh_subtree_max(mm, link);
 }
 
@@ -80,7 +91,8 @@ void hole_addr_erase(drm_mm* mm, drm_mm_node* node) {
     HoleAddrLink* bottom = z->hole_parent_;
     if (z->hole_left_ && z->hole_right_) {
         HoleAddrLink* y = z->hole_right_;
-        while (y->hole_left_) y = y->hole_left_;
+        while (y->hole_left_)
+            y = y->hole_left_;
         bottom = y->hole_parent_ == z ? y : y->hole_parent_;
     }
     HoleAddrAlgo::erase(&mm->holes_addr_, z);
@@ -115,22 +127,30 @@ HoleAddrLink* rightmost_fit(HoleAddrLink* t, u64 size) {
 // The next hole above `link` in address order that has at least `size` (upstream's
 // next_hole_low_addr), or nullptr.
 drm_mm_node* next_hole_low_addr(drm_mm* mm, HoleAddrLink* link, u64 size) {
-    if (subtree_max(link->hole_right_) >= size) return hole_node(leftmost_fit(link->hole_right_, size));
+    if (subtree_max(link->hole_right_) >= size)
+        return hole_node(leftmost_fit(link->hole_right_, size));
     for (HoleAddrLink* p = link->hole_parent_; p != &mm->holes_addr_; link = p, p = p->hole_parent_) {
-        if (p->hole_left_ != link) continue;
-        if (hole_size(p) >= size) return hole_node(p);
-        if (subtree_max(p->hole_right_) >= size) return hole_node(leftmost_fit(p->hole_right_, size));
+        if (p->hole_left_ != link)
+            continue;
+        if (hole_size(p) >= size)
+            return hole_node(p);
+        if (subtree_max(p->hole_right_) >= size)
+            return hole_node(leftmost_fit(p->hole_right_, size));
     }
     return nullptr;
 }
 
 // The next hole below `link` that has at least `size` (next_hole_high_addr), or nullptr.
 drm_mm_node* next_hole_high_addr(drm_mm* mm, HoleAddrLink* link, u64 size) {
-    if (subtree_max(link->hole_left_) >= size) return hole_node(rightmost_fit(link->hole_left_, size));
+    if (subtree_max(link->hole_left_) >= size)
+        return hole_node(rightmost_fit(link->hole_left_, size));
     for (HoleAddrLink* p = link->hole_parent_; p != &mm->holes_addr_; link = p, p = p->hole_parent_) {
-        if (p->hole_right_ != link) continue;
-        if (hole_size(p) >= size) return hole_node(p);
-        if (subtree_max(p->hole_left_) >= size) return hole_node(rightmost_fit(p->hole_left_, size));
+        if (p->hole_right_ != link)
+            continue;
+        if (hole_size(p) >= size)
+            return hole_node(p);
+        if (subtree_max(p->hole_left_) >= size)
+            return hole_node(rightmost_fit(p->hole_left_, size));
     }
     return nullptr;
 }
@@ -171,7 +191,8 @@ drm_mm_node* find_hole(drm_mm* mm, u64 addr) {
             n = n->hole_left_;
         }
     }
-    if (!best || addr > hole_start(best) + hole_size(best)) return nullptr;
+    if (!best || addr > hole_start(best) + hole_size(best))
+        return nullptr;
     return hole_node(best);
 }
 
@@ -192,7 +213,8 @@ drm_mm_node* first_hole_low(drm_mm* mm, u64 start, u64 size) {
             n = n->hole_right_;
         }
     }
-    if (!first || hole_size(first) >= size) return first ? hole_node(first) : nullptr;
+    if (!first || hole_size(first) >= size)
+        return first ? hole_node(first) : nullptr;
     return next_hole_low_addr(mm, first, size);
 }
 
@@ -207,21 +229,18 @@ drm_mm_node* first_hole_high(drm_mm* mm, u64 end, u64 size) {
             n = n->hole_left_;
         }
     }
-    if (!last || hole_size(last) >= size) return last ? hole_node(last) : nullptr;
+    if (!last || hole_size(last) >= size)
+        return last ? hole_node(last) : nullptr;
     return next_hole_high_addr(mm, last, size);
 }
 
 drm_mm_node* first_hole(drm_mm* mm, u64 start, u64 end, u64 size, unsigned mode) {
     switch (mode) {
     default:
-    case DRM_MM_INSERT_BEST:
-        return best_hole(mm, size);
-    case DRM_MM_INSERT_LOW:
-        return first_hole_low(mm, start, size);
-    case DRM_MM_INSERT_HIGH:
-        return first_hole_high(mm, end, size);
-    case DRM_MM_INSERT_EVICT:
-        return mm->hole_stack_.empty() ? nullptr : &mm->hole_stack_.front();
+    case DRM_MM_INSERT_BEST: return best_hole(mm, size);
+    case DRM_MM_INSERT_LOW: return first_hole_low(mm, start, size);
+    case DRM_MM_INSERT_HIGH: return first_hole_high(mm, end, size);
+    case DRM_MM_INSERT_EVICT: return mm->hole_stack_.empty() ? nullptr : &mm->hole_stack_.front();
     }
 }
 
@@ -234,10 +253,8 @@ drm_mm_node* next_hole(drm_mm* mm, drm_mm_node* node, u64 size, unsigned mode) {
         auto it = std::next(mm->holes_size_.iterator_to(*node));
         return it == mm->holes_size_.end() ? nullptr : &*it;
     }
-    case DRM_MM_INSERT_LOW:
-        return next_hole_low_addr(mm, node, size);
-    case DRM_MM_INSERT_HIGH:
-        return next_hole_high_addr(mm, node, size);
+    case DRM_MM_INSERT_LOW: return next_hole_low_addr(mm, node, size);
+    case DRM_MM_INSERT_HIGH: return next_hole_high_addr(mm, node, size);
     case DRM_MM_INSERT_EVICT: {
         auto it = std::next(mm->hole_stack_.iterator_to(*node));
         return it == mm->hole_stack_.end() ? nullptr : &*it;
@@ -250,18 +267,22 @@ bool place_in_hole(u64 col_start, u64 col_end, u64 range_start, u64 range_end, u
                    u64 remainder_mask, unsigned mode, u64* out_start) {
     u64 adj_start = std::max(col_start, range_start);
     u64 adj_end = std::min(col_end, range_end);
-    if (adj_end <= adj_start || adj_end - adj_start < size) return false;
+    if (adj_end <= adj_start || adj_end - adj_start < size)
+        return false;
 
-    if (mode == DRM_MM_INSERT_HIGH) adj_start = adj_end - size;
+    if (mode == DRM_MM_INSERT_HIGH)
+        adj_start = adj_end - size;
 
     if (alignment) {
         u64 rem = remainder_mask ? adj_start & remainder_mask : adj_start % alignment;
         if (rem) {
             adj_start -= rem;
-            if (mode != DRM_MM_INSERT_HIGH) adj_start += alignment;
+            if (mode != DRM_MM_INSERT_HIGH)
+                adj_start += alignment;
             if (adj_start < std::max(col_start, range_start) || std::min(col_end, range_end) - adj_start < size)
                 return false;
-            if (adj_end <= adj_start || adj_end - adj_start < size) return false;
+            if (adj_end <= adj_start || adj_end - adj_start < size)
+                return false;
         }
     }
     *out_start = adj_start;
@@ -280,8 +301,10 @@ void insert_into_hole(drm_mm* mm, drm_mm_node* hole, drm_mm_node* node) {
     node->allocated_ = true;
 
     rm_hole(hole);
-    if (node->start > hole_start) add_hole(hole);
-    if (node->start + node->size < hole_end) add_hole(node);
+    if (node->start > hole_start)
+        add_hole(hole);
+    if (node->start + node->size < hole_end)
+        add_hole(node);
 }
 
 }  // namespace
@@ -295,20 +318,27 @@ drm_mm::~drm_mm() {
     node_list_.clear();
 }
 
-u64 __drm_mm_hole_node_end(const drm_mm_node* node) { return next_in_list(node->mm, node)->start; }
+u64 __drm_mm_hole_node_end(const drm_mm_node* node) {
+    return next_in_list(node->mm, node)->start;
+}
 
-const drm_mm_node* drm_mm_next_node(const drm_mm_node* node) { return next_in_list(node->mm, node); }
+const drm_mm_node* drm_mm_next_node(const drm_mm_node* node) {
+    return next_in_list(node->mm, node);
+}
 
 const drm_mm_node* drm_mm_prev_node(const drm_mm_node* node) {
     const drm_mm* mm = node->mm;
     auto it = mm->node_list_.iterator_to(*node);
-    if (it == mm->node_list_.begin()) return &mm->node_list_.back();
+    if (it == mm->node_list_.begin())
+        return &mm->node_list_.back();
     return &*std::prev(it);
 }
 
 void drm_mm_init(drm_mm* mm, u64 start, u64 size) {
-    if (WARN_ON(start + size <= start)) return;
-    if (WARN_ON(mm->initialized_ && !drm_mm_clean(mm))) return;
+    if (WARN_ON(start + size <= start))
+        return;
+    if (WARN_ON(mm->initialized_ && !drm_mm_clean(mm)))
+        return;
 
     mm->hole_stack_.clear();
     HoleAddrAlgo::init_header(&mm->holes_addr_);
@@ -344,20 +374,26 @@ void drm_mm_takedown(drm_mm* mm) {
 }
 
 int drm_mm_reserve_node(drm_mm* mm, drm_mm_node* node) {
-    if (WARN_ON(mm->scan_active_)) return -EBUSY;
+    if (WARN_ON(mm->scan_active_))
+        return -EBUSY;
     // An allocated node occupies its own range, so the kernel answers -ENOSPC here too.
-    if (node->allocated_) return -ENOSPC;
+    if (node->allocated_)
+        return -ENOSPC;
 
     u64 end = node->start + node->size;
-    if (end <= node->start) return -ENOSPC;  // zero size or wrap-around
+    if (end <= node->start)
+        return -ENOSPC;  // zero size or wrap-around
 
     drm_mm_node* hole = find_hole(mm, node->start);
-    if (!hole) return -ENOSPC;
+    if (!hole)
+        return -ENOSPC;
 
     u64 adj_start = __drm_mm_hole_node_start(hole);
     u64 adj_end = adj_start + hole->hole_size_;
-    if (mm->color_adjust) mm->color_adjust(hole, node->color, &adj_start, &adj_end);
-    if (adj_start > node->start || adj_end < end) return -ENOSPC;
+    if (mm->color_adjust)
+        mm->color_adjust(hole, node->color, &adj_start, &adj_end);
+    if (adj_start > node->start || adj_end < end)
+        return -ENOSPC;
 
     insert_into_hole(mm, hole, node);
     return 0;
@@ -365,12 +401,17 @@ int drm_mm_reserve_node(drm_mm* mm, drm_mm_node* node) {
 
 int drm_mm_insert_node_in_range(drm_mm* mm, drm_mm_node* node, u64 size, u64 alignment, unsigned long color,
                                 u64 range_start, u64 range_end, unsigned mode) {
-    if (WARN_ON(node->allocated_)) return -EINVAL;
-    if (WARN_ON(mm->scan_active_)) return -EBUSY;
-    if (size == 0 || range_start >= range_end || range_end - range_start < size) return -ENOSPC;
-    if (subtree_max(hole_root(mm)) < size) return -ENOSPC;
+    if (WARN_ON(node->allocated_))
+        return -EINVAL;
+    if (WARN_ON(mm->scan_active_))
+        return -EBUSY;
+    if (size == 0 || range_start >= range_end || range_end - range_start < size)
+        return -ENOSPC;
+    if (subtree_max(hole_root(mm)) < size)
+        return -ENOSPC;
 
-    if (alignment <= 1) alignment = 0;
+    if (alignment <= 1)
+        alignment = 0;
     const bool once = mode & DRM_MM_INSERT_ONCE;
     mode &= ~unsigned{DRM_MM_INSERT_ONCE};
     const u64 remainder_mask = std::has_single_bit(alignment) ? alignment - 1 : 0;
@@ -380,11 +421,14 @@ int drm_mm_insert_node_in_range(drm_mm* mm, drm_mm_node* node, u64 size, u64 ali
         u64 hole_start = __drm_mm_hole_node_start(hole);
         u64 hole_end = hole_start + hole->hole_size_;
 
-        if (mode == DRM_MM_INSERT_LOW && hole_start >= range_end) break;
-        if (mode == DRM_MM_INSERT_HIGH && hole_end <= range_start) break;
+        if (mode == DRM_MM_INSERT_LOW && hole_start >= range_end)
+            break;
+        if (mode == DRM_MM_INSERT_HIGH && hole_end <= range_start)
+            break;
 
         u64 col_start = hole_start, col_end = hole_end;
-        if (mm->color_adjust) mm->color_adjust(hole, color, &col_start, &col_end);
+        if (mm->color_adjust)
+            mm->color_adjust(hole, color, &col_start, &col_end);
 
         u64 adj_start;
         if (place_in_hole(col_start, col_end, range_start, range_end, size, alignment, remainder_mask, mode,
@@ -400,22 +444,27 @@ int drm_mm_insert_node_in_range(drm_mm* mm, drm_mm_node* node, u64 size, u64 ali
 }
 
 void drm_mm_remove_node(drm_mm_node* node) {
-    if (WARN_ON(!node->allocated_)) return;
+    if (WARN_ON(!node->allocated_))
+        return;
     drm_mm* mm = node->mm;
-    if (WARN_ON(node->scanned_block_ || mm->scan_active_)) return;
+    if (WARN_ON(node->scanned_block_ || mm->scan_active_))
+        return;
 
     drm_mm_node* prev = const_cast<drm_mm_node*>(drm_mm_prev_node(node));
-    if (drm_mm_hole_follows(node)) rm_hole(node);
+    if (drm_mm_hole_follows(node))
+        rm_hole(node);
     mm->nodes_.erase(mm->nodes_.iterator_to(*node));
     mm->node_list_.erase(mm->node_list_.iterator_to(*node));
     node->allocated_ = false;
 
-    if (drm_mm_hole_follows(prev)) rm_hole(prev);
+    if (drm_mm_hole_follows(prev))
+        rm_hole(prev);
     add_hole(prev);
 }
 
 void drm_mm_replace_node(drm_mm_node* old_node, drm_mm_node* new_node) {
-    if (WARN_ON(!old_node->allocated_) || WARN_ON(new_node->allocated_)) return;
+    if (WARN_ON(!old_node->allocated_) || WARN_ON(new_node->allocated_))
+        return;
 
     new_node->color = old_node->color;
     new_node->start = old_node->start;
@@ -445,18 +494,21 @@ drm_mm_node* __drm_mm_interval_first(const drm_mm* mm, u64 start, u64 last) {
     auto it = mm->nodes_.upper_bound(start);
     if (it != mm->nodes_.begin()) {
         auto prev = std::prev(it);
-        if (prev->start + prev->size - 1 >= start) it = prev;
+        if (prev->start + prev->size - 1 >= start)
+            it = prev;
     }
-    if (it == mm->nodes_.end() || it->start > last) return const_cast<drm_mm_node*>(&mm->head_node_);
+    if (it == mm->nodes_.end() || it->start > last)
+        return const_cast<drm_mm_node*>(&mm->head_node_);
     return const_cast<drm_mm_node*>(&*it);
 }
 
-void drm_mm_scan_init_with_range(drm_mm_scan* scan, drm_mm* mm, u64 size, u64 alignment, unsigned long color,
-                                 u64 start, u64 end, unsigned mode) {
+void drm_mm_scan_init_with_range(drm_mm_scan* scan, drm_mm* mm, u64 size, u64 alignment, unsigned long color, u64 start,
+                                 u64 end, unsigned mode) {
     WARN_ON(start >= end || !size || size > end - start || mm->scan_active_);
     *scan = drm_mm_scan{};
     scan->mm = mm;
-    if (alignment <= 1) alignment = 0;
+    if (alignment <= 1)
+        alignment = 0;
     scan->color = color;
     scan->alignment = alignment;
     scan->remainder_mask = std::has_single_bit(alignment) ? alignment - 1 : 0;
@@ -483,7 +535,8 @@ bool drm_mm_scan_add_block(drm_mm_scan* scan, drm_mm_node* node) {
     u64 hole_start = __drm_mm_hole_node_start(hole);
     u64 hole_end = __drm_mm_hole_node_end(hole);
     u64 col_start = hole_start, col_end = hole_end;
-    if (mm->color_adjust) mm->color_adjust(hole, scan->color, &col_start, &col_end);
+    if (mm->color_adjust)
+        mm->color_adjust(hole, scan->color, &col_start, &col_end);
 
     u64 adj_start;
     if (!place_in_hole(col_start, col_end, scan->range_start, scan->range_end, scan->size, scan->alignment,
@@ -514,8 +567,10 @@ bool drm_mm_scan_remove_block(drm_mm_scan* scan, drm_mm_node* node) {
 
 drm_mm_node* drm_mm_scan_color_evict(drm_mm_scan* scan) {
     drm_mm* mm = scan->mm;
-    if (WARN_ON(mm->hole_stack_.empty())) return nullptr;
-    if (!mm->color_adjust) return nullptr;
+    if (WARN_ON(mm->hole_stack_.empty()))
+        return nullptr;
+    if (!mm->color_adjust)
+        return nullptr;
 
     drm_mm_node* hole = &mm->hole_stack_.front();
     u64 hole_start = __drm_mm_hole_node_start(hole);
@@ -523,8 +578,10 @@ drm_mm_node* drm_mm_scan_color_evict(drm_mm_scan* scan) {
     WARN_ON(hole_start > scan->hit_start || hole_end < scan->hit_end);
 
     mm->color_adjust(hole, scan->color, &hole_start, &hole_end);
-    if (hole_start > scan->hit_start) return hole;
-    if (hole_end < scan->hit_end) return const_cast<drm_mm_node*>(drm_mm_next_node(hole));
+    if (hole_start > scan->hit_start)
+        return hole;
+    if (hole_end < scan->hit_end)
+        return const_cast<drm_mm_node*>(drm_mm_next_node(hole));
     return nullptr;
 }
 

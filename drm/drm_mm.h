@@ -23,10 +23,10 @@ namespace drm {
 using kshim::u64;
 
 enum drm_mm_insert_mode : unsigned {
-    DRM_MM_INSERT_BEST = 0,  // smallest hole that fits
-    DRM_MM_INSERT_LOW,       // lowest-addressed hole that fits, placed at its bottom
-    DRM_MM_INSERT_HIGH,      // highest-addressed hole that fits, placed at its top
-    DRM_MM_INSERT_EVICT,     // most recently freed hole first (after an eviction scan)
+    DRM_MM_INSERT_BEST = 0,         // smallest hole that fits
+    DRM_MM_INSERT_LOW,              // lowest-addressed hole that fits, placed at its bottom
+    DRM_MM_INSERT_HIGH,             // highest-addressed hole that fits, placed at its top
+    DRM_MM_INSERT_EVICT,            // most recently freed hole first (after an eviction scan)
     DRM_MM_INSERT_ONCE = 1u << 31,  // only try the first candidate hole
     DRM_MM_INSERT_HIGHEST = DRM_MM_INSERT_HIGH | DRM_MM_INSERT_ONCE,
     DRM_MM_INSERT_LOWEST = DRM_MM_INSERT_LOW | DRM_MM_INSERT_ONCE,
@@ -65,18 +65,18 @@ struct HoleAddrLink {
 
 // One allocation. Embed it, zero-initialise it, and fill start/size/color only for reserve.
 struct drm_mm_node : mm_detail::NodeListHook,
-                   mm_detail::NodeAddrHook,
-                   mm_detail::HoleSizeHook,
-                   mm_detail::HoleAddrLink,
-                   mm_detail::HoleStackHook {
+                     mm_detail::NodeAddrHook,
+                     mm_detail::HoleSizeHook,
+                     mm_detail::HoleAddrLink,
+                     mm_detail::HoleStackHook {
     unsigned long color = 0;
     u64 start = 0;
     u64 size = 0;
     drm_mm* mm = nullptr;
 
     // Allocator-private.
-    u64 hole_size_ = 0;             // size of the hole that follows this node, 0 if none
-    u64 hole_seq_ = 0;              // when that hole appeared: the best-fit tie-break
+    u64 hole_size_ = 0;                 // size of the hole that follows this node, 0 if none
+    u64 hole_seq_ = 0;                  // when that hole appeared: the best-fit tie-break
     drm_mm_node* scan_prev_ = nullptr;  // list predecessor while held by an eviction scan
     bool allocated_ = false;
     bool scanned_block_ = false;
@@ -93,10 +93,10 @@ struct HoleSizeKey {
     type operator()(const drm_mm_node& n) const { return {n.hole_size_, ~n.hole_seq_}; }
 };
 using NodeList = bi::list<drm_mm_node, bi::base_hook<NodeListHook>, bi::constant_time_size<false>>;
-using NodeTree = bi::set<drm_mm_node, bi::base_hook<NodeAddrHook>, bi::key_of_value<NodeStartKey>,
-                         bi::constant_time_size<false>>;
-using HoleSizeTree = bi::set<drm_mm_node, bi::base_hook<HoleSizeHook>, bi::key_of_value<HoleSizeKey>,
-                             bi::constant_time_size<false>>;
+using NodeTree =
+    bi::set<drm_mm_node, bi::base_hook<NodeAddrHook>, bi::key_of_value<NodeStartKey>, bi::constant_time_size<false>>;
+using HoleSizeTree =
+    bi::set<drm_mm_node, bi::base_hook<HoleSizeHook>, bi::key_of_value<HoleSizeKey>, bi::constant_time_size<false>>;
 using HoleStack = bi::list<drm_mm_node, bi::base_hook<HoleStackHook>, bi::constant_time_size<false>>;
 }  // namespace mm_detail
 
@@ -139,7 +139,9 @@ void drm_mm_init(drm_mm* mm, u64 start, u64 size);
 // WARNs ("Memory manager not clean during takedown.") if nodes are still allocated.
 void drm_mm_takedown(drm_mm* mm);
 bool drm_mm_clean(const drm_mm* mm);
-inline bool drm_mm_initialized(const drm_mm* mm) { return mm->initialized_; }
+inline bool drm_mm_initialized(const drm_mm* mm) {
+    return mm->initialized_;
+}
 
 // 0, or -ENOSPC when no hole satisfies the request (zero size and impossible ranges included).
 // -EINVAL (with a WARN) for a node that is already allocated; -EBUSY while a scan is active.
@@ -158,12 +160,22 @@ void drm_mm_remove_node(drm_mm_node* node);
 // new_node takes over old_node's place and parameters; old_node ends up unallocated.
 void drm_mm_replace_node(drm_mm_node* old_node, drm_mm_node* new_node);
 
-inline bool drm_mm_node_allocated(const drm_mm_node* node) { return node->allocated_; }
-inline bool drm_mm_hole_follows(const drm_mm_node* node) { return node->hole_size_ != 0; }
-inline u64 __drm_mm_hole_node_start(const drm_mm_node* node) { return node->start + node->size; }
+inline bool drm_mm_node_allocated(const drm_mm_node* node) {
+    return node->allocated_;
+}
+inline bool drm_mm_hole_follows(const drm_mm_node* node) {
+    return node->hole_size_ != 0;
+}
+inline u64 __drm_mm_hole_node_start(const drm_mm_node* node) {
+    return node->start + node->size;
+}
 u64 __drm_mm_hole_node_end(const drm_mm_node* node);
-inline u64 drm_mm_hole_node_start(const drm_mm_node* node) { return __drm_mm_hole_node_start(node); }
-inline u64 drm_mm_hole_node_end(const drm_mm_node* node) { return __drm_mm_hole_node_end(node); }
+inline u64 drm_mm_hole_node_start(const drm_mm_node* node) {
+    return __drm_mm_hole_node_start(node);
+}
+inline u64 drm_mm_hole_node_end(const drm_mm_node* node) {
+    return __drm_mm_hole_node_end(node);
+}
 // Neighbours in address order; the list is circular through the head node (not allocated).
 const drm_mm_node* drm_mm_next_node(const drm_mm_node* node);
 const drm_mm_node* drm_mm_prev_node(const drm_mm_node* node);
@@ -172,8 +184,10 @@ const drm_mm_node* drm_mm_prev_node(const drm_mm_node* node);
 template <class F>
 void drm_mm_for_each_node_safe(drm_mm* mm, F&& f) {
     auto it = mm->node_list_.begin();
-    if (it == mm->node_list_.end()) return;
-    for (++it; it != mm->node_list_.end();) f(&*it++);
+    if (it == mm->node_list_.end())
+        return;
+    for (++it; it != mm->node_list_.end();)
+        f(&*it++);
 }
 template <class F>
 void drm_mm_for_each_node(const drm_mm* mm, F&& f) {
@@ -182,7 +196,8 @@ void drm_mm_for_each_node(const drm_mm* mm, F&& f) {
 // f(node, hole_start, hole_end) for each hole, most recently created first.
 template <class F>
 void drm_mm_for_each_hole(const drm_mm* mm, F&& f) {
-    for (const drm_mm_node& n : mm->hole_stack_) f(&n, __drm_mm_hole_node_start(&n), __drm_mm_hole_node_end(&n));
+    for (const drm_mm_node& n : mm->hole_stack_)
+        f(&n, __drm_mm_hole_node_start(&n), __drm_mm_hole_node_end(&n));
 }
 // The first allocated node overlapping [start, last]; when none does, upstream's sentinel: the
 // head node (&mm->head_node_, not allocated, its start the end of the managed range).
@@ -192,7 +207,8 @@ drm_mm_node* __drm_mm_interval_first(const drm_mm* mm, u64 start, u64 last);
 // node->start >= end, so a range reaching past the managed range would visit the head and wrap.
 template <class F>
 void drm_mm_for_each_node_in_range(drm_mm* mm, u64 start, u64 end, F&& f) {
-    if (end <= start) return;
+    if (end <= start)
+        return;
     drm_mm_node* node = __drm_mm_interval_first(mm, start, end - 1);
     while (node != &mm->head_node_ && node->start < end) {
         auto it = mm->node_list_.iterator_to(*node);
@@ -205,8 +221,8 @@ void drm_mm_for_each_node_in_range(drm_mm* mm, u64 start, u64 end, F&& f) {
 
 // Eviction roster. Add candidates until drm_mm_scan_add_block() returns true, then remove every
 // added node again in reverse order; drm_mm_scan_remove_block() says which ones to evict.
-void drm_mm_scan_init_with_range(drm_mm_scan* scan, drm_mm* mm, u64 size, u64 alignment, unsigned long color,
-                                 u64 start, u64 end, unsigned mode);
+void drm_mm_scan_init_with_range(drm_mm_scan* scan, drm_mm* mm, u64 size, u64 alignment, unsigned long color, u64 start,
+                                 u64 end, unsigned mode);
 inline void drm_mm_scan_init(drm_mm_scan* scan, drm_mm* mm, u64 size, u64 alignment, unsigned long color,
                              unsigned mode) {
     drm_mm_scan_init_with_range(scan, mm, size, alignment, color, 0, ~u64{0}, mode);

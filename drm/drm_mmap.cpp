@@ -49,7 +49,9 @@ const VmOperations drm_gem_vm_ops = {
 };
 
 // is_cow_mapping(): a private mapping that could become writable.
-bool is_cow_mapping(unsigned long flags) { return (flags & (VM_SHARED | VM_MAYWRITE)) == VM_MAYWRITE; }
+bool is_cow_mapping(unsigned long flags) {
+    return (flags & (VM_SHARED | VM_MAYWRITE)) == VM_MAYWRITE;
+}
 
 }  // namespace
 
@@ -136,10 +138,8 @@ int do_mmap_common(kshim::file* filp, drm_file* file, bool writable, u64 offset,
         else
             vm_flags &= ~VM_MAYWRITE;
         break;
-    case MAP_PRIVATE:
-        break;
-    default:
-        return -EINVAL;
+    case MAP_PRIVATE: break;
+    default: return -EINVAL;
     }
 
     VmArea* vma = knew<VmArea>(GFP_KERNEL);
@@ -158,7 +158,8 @@ int do_mmap_common(kshim::file* filp, drm_file* file, bool writable, u64 offset,
         g_mmap_live.fetch_sub(1, std::memory_order_relaxed);
         return ret;
     }
-    if (filp) vma->vm_file = get_file(filp);
+    if (filp)
+        vma->vm_file = get_file(filp);
     *out = vma;
     return 0;
 }
@@ -173,15 +174,18 @@ int drm_mmap_file(drm_file* file, VmArea* vma) {
 
 int do_mmap(kshim::file* filp, u64 offset, size_t length, int prot, int flags, VmArea** out) {
     *out = nullptr;
-    if (!filp->f_op || !filp->f_op->mmap) return -ENODEV;
-    return do_mmap_common(filp, nullptr, (filp->f_mode & FMODE_WRITE) != 0, offset, length, prot, flags,
-                          [filp](VmArea* vma) { return filp->f_op->mmap(filp, vma); }, out);
+    if (!filp->f_op || !filp->f_op->mmap)
+        return -ENODEV;
+    return do_mmap_common(
+        filp, nullptr, (filp->f_mode & FMODE_WRITE) != 0, offset, length, prot, flags,
+        [filp](VmArea* vma) { return filp->f_op->mmap(filp, vma); }, out);
 }
 
 int ksys_mmap(int fd, u64 offset, size_t length, int prot, int flags, VmArea** out) {
     *out = nullptr;
     kshim::file* filp = kshim::fget(fd);
-    if (!filp) return -EBADF;
+    if (!filp)
+        return -EBADF;
     const int ret = do_mmap(filp, offset, length, prot, flags, out);
     fput(filp);
     return ret;
@@ -189,7 +193,8 @@ int ksys_mmap(int fd, u64 offset, size_t length, int prot, int flags, VmArea** o
 
 int drm_fop_mmap(kshim::file* filp, kshim::vm_area_struct* vma) {
     auto* file = static_cast<drm_file*>(filp->private_data);
-    if (file->dev->is_unplugged()) return -ENODEV;
+    if (file->dev->is_unplugged())
+        return -ENODEV;
     return drm_mmap_file(file, static_cast<VmArea*>(vma));
 }
 
@@ -197,8 +202,9 @@ int drm_mmap(drm_file* file, u64 offset, size_t length, int prot, int flags, VmA
     *out = nullptr;
     if (file->dev->is_unplugged())
         return -ENODEV;
-    return do_mmap_common(nullptr, file, true, offset, length, prot, flags,
-                          [file](VmArea* vma) { return drm_mmap_file(file, vma); }, out);
+    return do_mmap_common(
+        nullptr, file, true, offset, length, prot, flags, [file](VmArea* vma) { return drm_mmap_file(file, vma); },
+        out);
 }
 
 void drm_munmap(VmArea* vma) {
@@ -220,6 +226,8 @@ u32 vma_read32(VmArea* vma, u64 offset) {
     return vma->vm_ops->io_read32(vma, offset);
 }
 
-long drm_mmap_live() { return g_mmap_live.load(std::memory_order_relaxed); }
+long drm_mmap_live() {
+    return g_mmap_live.load(std::memory_order_relaxed);
+}
 
 }  // namespace drm

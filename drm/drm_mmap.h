@@ -41,7 +41,7 @@ struct VmOperations {
 // vm_area_struct: the VFS's part (vm_file, vm_pgoff, length, vm_flags) and the mapping's.
 struct VmArea : kshim::vm_area_struct {
     drm_file* file = nullptr;  // the DRM file mapped through, if any (not a reference)
-    void* addr = nullptr;        // memory mappings: CPU address of byte 0
+    void* addr = nullptr;      // memory mappings: CPU address of byte 0
     void* vm_private_data = nullptr;
     const VmOperations* vm_ops = nullptr;
 };

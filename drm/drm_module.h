@@ -24,7 +24,8 @@ struct PlatformDriverModule {
 
     bool matches(std::string_view compatible) const {
         for (std::string_view c : of_match)
-            if (c == compatible) return true;
+            if (c == compatible)
+                return true;
         return false;
     }
 };

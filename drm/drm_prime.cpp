@@ -5,12 +5,12 @@
 #include "drm/drm_file.h"
 #include "drm/drm_mmap.h"
 #include "drm/uaccess.h"
-#include "uapi/drm/drm.h"
 #include "kernel_shim/dma-buf/dma-buf.h"
 #include "kernel_shim/err.h"
 #include "kernel_shim/lockdep.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/slab.h"
+#include "uapi/drm/drm.h"
 
 namespace drm {
 
@@ -20,22 +20,28 @@ using namespace drm::uapi;
 namespace {
 
 // drm_gem_dmabuf_release: the dma_buf's reference on its object goes with the last descriptor.
-void drm_gem_dmabuf_release(dma_buf* dmabuf) { drm_gem_object_put(static_cast<drm_gem_object*>(dmabuf->priv)); }
+void drm_gem_dmabuf_release(dma_buf* dmabuf) {
+    drm_gem_object_put(static_cast<drm_gem_object*>(dmabuf->priv));
+}
 
 // drm_gem_map_attach: another device's pages must stay where its page tables point while it is
 // attached.
 int drm_gem_map_attach(dma_buf* dmabuf, dma_buf_attachment*) {
     auto* obj = static_cast<drm_gem_object*>(dmabuf->priv);
-    if (!obj->funcs || !obj->funcs->get_sg_table) return -ENOSYS;
+    if (!obj->funcs || !obj->funcs->get_sg_table)
+        return -ENOSYS;
     return drm_gem_pin(obj);
 }
 
-void drm_gem_map_detach(dma_buf* dmabuf, dma_buf_attachment*) { drm_gem_unpin(static_cast<drm_gem_object*>(dmabuf->priv)); }
+void drm_gem_map_detach(dma_buf* dmabuf, dma_buf_attachment*) {
+    drm_gem_unpin(static_cast<drm_gem_object*>(dmabuf->priv));
+}
 
 // drm_gem_map_dma_buf: the pinned pages; there is no IOMMU, so mapping them for the device is
 // the identity (dma_map_sgtable).
 sg_table* drm_gem_map_dma_buf(dma_buf_attachment* attach, dma_data_direction dir) {
-    if (WARN_ON(dir == DMA_NONE)) return ERR_PTR<sg_table>(-EINVAL);
+    if (WARN_ON(dir == DMA_NONE))
+        return ERR_PTR<sg_table>(-EINVAL);
     auto* obj = static_cast<drm_gem_object*>(attach->dmabuf->priv);
     return obj->funcs->get_sg_table(obj);
 }
@@ -61,11 +67,13 @@ void drm_gem_dmabuf_vunmap(dma_buf* dmabuf, void* vaddr) {
 // moves into the object's offset range, as a mapping through its fake offset would be.
 int drm_gem_prime_mmap(drm_gem_object* obj, VmArea* vma) {
     int ret = drm_gem_create_mmap_offset(obj);
-    if (ret && ret != -ENODEV) return ret;
+    if (ret && ret != -ENODEV)
+        return ret;
     vma->vm_pgoff += drm_vma_node_start(&obj->vma_node);
     drm_gem_object_get(obj);
     ret = drm_gem_mmap_obj(obj, obj->size, vma);
-    if (ret) drm_gem_object_put(obj);
+    if (ret)
+        drm_gem_object_put(obj);
     return ret;
 }
 
@@ -88,7 +96,8 @@ const dma_buf_ops drm_gem_prime_dmabuf_ops = {
 int drm_prime_add_buf_handle(drm_prime_file_private* prime_fpriv, dma_buf* dmabuf, u32 handle) {
     lockdep_assert_held(&prime_fpriv->lock);
     auto* member = knew<drm_prime_member>(GFP_KERNEL);
-    if (!member) return -ENOMEM;
+    if (!member)
+        return -ENOMEM;
     get_dma_buf(dmabuf);
     member->dma_buf = dmabuf;
     member->handle = handle;
@@ -123,7 +132,8 @@ int drm_prime_lookup_buf_handle(drm_prime_file_private* prime_fpriv, dma_buf* dm
 // be created): otherwise object and dma_buf would hold each other forever.
 dma_buf* drm_gem_object_exported_dma_buf_take_locked(drm_gem_object* obj) {
     lockdep_assert_held(&drm_gem_object_name_lock());
-    if (obj->handle_count.load(std::memory_order_relaxed) != 0) return nullptr;
+    if (obj->handle_count.load(std::memory_order_relaxed) != 0)
+        return nullptr;
     dma_buf* dmabuf = obj->dma_buf;
     obj->dma_buf = nullptr;
     return dmabuf;
@@ -131,7 +141,9 @@ dma_buf* drm_gem_object_exported_dma_buf_take_locked(drm_gem_object* obj) {
 
 }  // namespace
 
-void drm_prime_init_file_private(drm_prime_file_private* prime_fpriv) { WARN_ON(!prime_fpriv->handles.empty()); }
+void drm_prime_init_file_private(drm_prime_file_private* prime_fpriv) {
+    WARN_ON(!prime_fpriv->handles.empty());
+}
 
 void drm_prime_destroy_file_private(drm_prime_file_private* prime_fpriv) {
     // Every handle was deleted before, each taking its pair along.
@@ -151,7 +163,8 @@ void drm_prime_remove_buf_handle(drm_prime_file_private* prime_fpriv, u32 handle
         MutexGuard g(prime_fpriv->lock);
         member = prime_fpriv->handles.erase(handle);
     }
-    if (!member) return;
+    if (!member)
+        return;
     // Outside the lock: this may be the dma_buf's last reference, whose release puts the object.
     dma_buf_put(member->dma_buf);
     kdelete(member);
@@ -166,7 +179,8 @@ dma_buf* drm_gem_prime_export(drm_gem_object* obj, int flags) {
     exp_info.resv = obj->resv;
     exp_info.priv = obj;
     dma_buf* dmabuf = dma_buf_export(&exp_info);
-    if (IS_ERR(dmabuf)) return dmabuf;
+    if (IS_ERR(dmabuf))
+        return dmabuf;
     drm_gem_object_get(obj);
     return dmabuf;
 }
@@ -180,10 +194,12 @@ drm_gem_object* drm_gem_prime_import_dev(drm_device* dev, dma_buf* dmabuf, drm_d
             return obj;
         }
     }
-    if (!dev->driver().gem_prime_import_sg_table) return ERR_PTR<drm_gem_object>(-EINVAL);
+    if (!dev->driver().gem_prime_import_sg_table)
+        return ERR_PTR<drm_gem_object>(-EINVAL);
 
     dma_buf_attachment* attach = dma_buf_attach(dmabuf, attach_dev);
-    if (IS_ERR(attach)) return ERR_PTR<drm_gem_object>(PTR_ERR(attach));
+    if (IS_ERR(attach))
+        return ERR_PTR<drm_gem_object>(PTR_ERR(attach));
     // The object's own reference, dropped by drm_prime_gem_destroy.
     get_dma_buf(dmabuf);
     drm_gem_object* obj;
@@ -193,7 +209,8 @@ drm_gem_object* drm_gem_prime_import_dev(drm_device* dev, dma_buf* dmabuf, drm_d
         goto fail_detach;
     }
     obj = dev->driver().gem_prime_import_sg_table(dev, attach, sgt);
-    if (IS_ERR(obj)) goto fail_unmap;
+    if (IS_ERR(obj))
+        goto fail_unmap;
     obj->import_attach = attach;
     obj->resv = dmabuf->resv;
     return obj;
@@ -206,13 +223,15 @@ fail_detach:
     return obj;
 }
 
-drm_gem_object* drm_gem_prime_import(drm_device* dev, dma_buf* dmabuf) { return drm_gem_prime_import_dev(dev, dmabuf, dev); }
-
+drm_gem_object* drm_gem_prime_import(drm_device* dev, dma_buf* dmabuf) {
+    return drm_gem_prime_import_dev(dev, dmabuf, dev);
+}
 
 dma_buf* drm_gem_prime_handle_to_dmabuf(drm_device*, drm_file* file, u32 handle, u32 flags) {
     MutexGuard g(file->prime.lock);
     drm_gem_object* obj = file->gem.lookup(handle);
-    if (!obj) return ERR_PTR<dma_buf>(-ENOENT);
+    if (!obj)
+        return ERR_PTR<dma_buf>(-ENOENT);
 
     dma_buf* dmabuf = drm_prime_lookup_buf_by_handle(&file->prime, handle);
     if (dmabuf) {
@@ -253,7 +272,8 @@ dma_buf* drm_gem_prime_handle_to_dmabuf(drm_device*, drm_file* file, u32 handle,
 
 int drm_gem_prime_handle_to_fd(drm_device* dev, drm_file* file, u32 handle, u32 flags, int* prime_fd) {
     dma_buf* dmabuf = drm_gem_prime_handle_to_dmabuf(dev, file, handle, flags);
-    if (IS_ERR(dmabuf)) return static_cast<int>(PTR_ERR(dmabuf));
+    if (IS_ERR(dmabuf))
+        return static_cast<int>(PTR_ERR(dmabuf));
     // DRM_CLOEXEC is O_CLOEXEC; the access mode was the export's.
     const int fd = dma_buf_fd(dmabuf, static_cast<int>(flags & DRM_CLOEXEC));
     if (fd < 0) {
@@ -266,7 +286,8 @@ int drm_gem_prime_handle_to_fd(drm_device* dev, drm_file* file, u32 handle, u32 
 
 int drm_gem_prime_fd_to_handle(drm_device* dev, drm_file* file, int prime_fd, u32* handle) {
     dma_buf* dmabuf = dma_buf_get(prime_fd);
-    if (IS_ERR(dmabuf)) return static_cast<int>(PTR_ERR(dmabuf));
+    if (IS_ERR(dmabuf))
+        return static_cast<int>(PTR_ERR(dmabuf));
 
     int ret;
     bool created = false;
@@ -288,13 +309,15 @@ int drm_gem_prime_fd_to_handle(drm_device* dev, drm_file* file, int prime_fd, u3
                         get_dma_buf(dmabuf);
                     }
                     ret = file->gem.handle_create(obj, handle);
-                    if (ret) stale = drm_gem_object_exported_dma_buf_take_locked(obj);
+                    if (ret)
+                        stale = drm_gem_object_exported_dma_buf_take_locked(obj);
                     created = !ret;
                     drm_gem_object_put(obj);
                 }
             }
             dma_buf_put(stale);
-            if (created) ret = drm_prime_add_buf_handle(&file->prime, dmabuf, *handle);
+            if (created)
+                ret = drm_prime_add_buf_handle(&file->prime, dmabuf, *handle);
         }
     }
     if (ret && created) {
@@ -312,14 +335,17 @@ int dma_buf_fd_mmap(int fd, u64 offset, size_t length, int prot, int flags, VmAr
 
 int drm_prime_handle_to_fd_ioctl(drm_device* dev, void* data, drm_file* file) {
     auto* args = static_cast<drm_prime_handle*>(data);
-    if (!drm_core_check_feature(dev, DRIVER_GEM)) return -EOPNOTSUPP;
-    if (args->flags & ~(DRM_CLOEXEC | DRM_RDWR)) return -EINVAL;
+    if (!drm_core_check_feature(dev, DRIVER_GEM))
+        return -EOPNOTSUPP;
+    if (args->flags & ~(DRM_CLOEXEC | DRM_RDWR))
+        return -EINVAL;
     return drm_gem_prime_handle_to_fd(dev, file, args->handle, args->flags, &args->fd);
 }
 
 int drm_prime_fd_to_handle_ioctl(drm_device* dev, void* data, drm_file* file) {
     auto* args = static_cast<drm_prime_handle*>(data);
-    if (!drm_core_check_feature(dev, DRIVER_GEM)) return -EOPNOTSUPP;
+    if (!drm_core_check_feature(dev, DRIVER_GEM))
+        return -EOPNOTSUPP;
     return drm_gem_prime_fd_to_handle(dev, file, args->fd, &args->handle);
 }
 

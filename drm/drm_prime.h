@@ -24,7 +24,7 @@
 namespace kshim {
 struct dma_buf;
 struct sg_table;
-}
+}  // namespace kshim
 
 namespace drm {
 
@@ -37,8 +37,8 @@ struct VmArea;
 
 namespace uapi {
 // include/uapi/linux/dma-buf.h (kernel_shim/dma-buf/dma-buf.h).
-using kshim::dma_buf_sync;
 using kshim::DMA_BUF_IOCTL_SYNC;
+using kshim::dma_buf_sync;
 using kshim::DMA_BUF_SYNC_END;
 using kshim::DMA_BUF_SYNC_READ;
 using kshim::DMA_BUF_SYNC_RW;

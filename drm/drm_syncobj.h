@@ -48,8 +48,8 @@ struct drm_syncobj {
     kshim::kref refcount;
     // Protects fence (the pointer and its reference) and cb_list.
     kshim::SpinLock lock{"drm_syncobj.lock"};
-    dma_fence* fence = nullptr;  // one reference; a dma_fence_chain head on timelines
-    syncobj_wait_list cb_list;   // waiters for a fence (point) that is not there yet
+    dma_fence* fence = nullptr;       // one reference; a dma_fence_chain head on timelines
+    syncobj_wait_list cb_list;        // waiters for a fence (point) that is not there yet
     syncobj_eventfd_list ev_fd_list;  // SYNCOBJ_EVENTFD entries whose point has no fence yet
 };
 
@@ -62,7 +62,9 @@ inline drm_syncobj* drm_syncobj_get(drm_syncobj* s) {
     return s;
 }
 void drm_syncobj_free(kshim::kref* kref);
-inline void drm_syncobj_put(drm_syncobj* s) { kshim::kref_put(&s->refcount, drm_syncobj_free); }
+inline void drm_syncobj_put(drm_syncobj* s) {
+    kshim::kref_put(&s->refcount, drm_syncobj_free);
+}
 // drm_syncobj_handle_to_fd's second half: a new descriptor on the current table naming a
 // "syncobj_file" that holds its own reference to syncobj. The fd or -errno.
 int drm_syncobj_fd_install(drm_syncobj* syncobj);
@@ -91,8 +93,8 @@ void drm_syncobj_release(drm_file* file);
 
 // Waits on syncobjs[0..count) at points (nullptr: all 0) with the ioctl semantics: returns the
 // jiffies left (>= 0), or -ETIME, -EINVAL, -ENOMEM. *idx gets the first signalled index.
-long drm_syncobj_array_wait_timeout(drm_syncobj** syncobjs, const u64* points, u32 count, u32 flags,
-                                    long timeout, u32* idx, kshim::ktime_t* deadline);
+long drm_syncobj_array_wait_timeout(drm_syncobj** syncobjs, const u64* points, u32 count, u32 flags, long timeout,
+                                    u32* idx, kshim::ktime_t* deadline);
 // drm_timeout_abs_to_jiffies: absolute ns on the runtime clock -> jiffies (0 = poll).
 long drm_timeout_abs_to_jiffies(s64 timeout_nsec);
 

@@ -16,7 +16,8 @@ using namespace drm::uapi;
 void syncobj_eventfd_entry_free(syncobj_eventfd_entry* entry) {
     eventfd_ctx_put(entry->ev_fd_ctx);
     dma_fence_put(entry->fence);
-    if (entry->node.is_linked()) entry->syncobj->ev_fd_list.erase(entry->syncobj->ev_fd_list.iterator_to(*entry));
+    if (entry->node.is_linked())
+        entry->syncobj->ev_fd_list.erase(entry->syncobj->ev_fd_list.iterator_to(*entry));
     kdelete(entry);
 }
 
@@ -30,7 +31,8 @@ static void syncobj_eventfd_entry_fence_func(dma_fence*, dma_fence_cb* cb) {
 void syncobj_eventfd_entry_func(drm_syncobj* syncobj, syncobj_eventfd_entry* entry) {
     lockdep_assert_held(&syncobj->lock);
     dma_fence* fence = dma_fence_get(syncobj->fence);
-    if (!fence) return;
+    if (!fence)
+        return;
     if (dma_fence_chain_find_seqno(&fence, entry->point)) {
         // The point has not been submitted yet: stay on the list for the next fence.
         dma_fence_put(fence);
@@ -38,7 +40,8 @@ void syncobj_eventfd_entry_func(drm_syncobj* syncobj, syncobj_eventfd_entry* ent
     }
     // A null fence with success means the point signalled and later points exist: the stub
     // still lets the eventfd fire below.
-    if (!fence) fence = dma_fence_get_stub();
+    if (!fence)
+        fence = dma_fence_get_stub();
 
     syncobj->ev_fd_list.erase(syncobj->ev_fd_list.iterator_to(*entry));
     entry->fence = fence;
@@ -62,12 +65,16 @@ static void drm_syncobj_add_eventfd(drm_syncobj* syncobj, syncobj_eventfd_entry*
 
 int drm_syncobj_eventfd_ioctl(drm_device* dev, void* data, drm_file* file) {
     auto* args = static_cast<uapi::drm_syncobj_eventfd*>(data);
-    if (!drm_core_check_feature(dev, DRIVER_SYNCOBJ_TIMELINE)) return -EOPNOTSUPP;
-    if (args->flags & ~DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE) return -EINVAL;
-    if (args->pad) return -EINVAL;
+    if (!drm_core_check_feature(dev, DRIVER_SYNCOBJ_TIMELINE))
+        return -EOPNOTSUPP;
+    if (args->flags & ~DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE)
+        return -EINVAL;
+    if (args->pad)
+        return -EINVAL;
 
     drm_syncobj* syncobj = drm_syncobj_find(file, args->handle);
-    if (!syncobj) return -ENOENT;
+    if (!syncobj)
+        return -ENOENT;
     eventfd_ctx* ev_fd_ctx = eventfd_ctx_fdget(args->fd);
     if (IS_ERR(ev_fd_ctx)) {
         drm_syncobj_put(syncobj);

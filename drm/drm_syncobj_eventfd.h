@@ -27,16 +27,16 @@ struct syncobj_eventfd_entry {
     boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::safe_link>> node;
     kshim::dma_fence* fence = nullptr;  // one reference, once the point has a fence
     kshim::dma_fence_cb fence_cb;
-    drm_syncobj* syncobj = nullptr;  // no reference: the entry never outlives the list it is on
+    drm_syncobj* syncobj = nullptr;           // no reference: the entry never outlives the list it is on
     kshim::eventfd_ctx* ev_fd_ctx = nullptr;  // one reference
     u64 point = 0;
     u32 flags = 0;
 };
-using syncobj_eventfd_list = boost::intrusive::list<
-    syncobj_eventfd_entry,
-    boost::intrusive::member_hook<syncobj_eventfd_entry, decltype(syncobj_eventfd_entry::node),
-                                  &syncobj_eventfd_entry::node>,
-    boost::intrusive::constant_time_size<false>>;
+using syncobj_eventfd_list =
+    boost::intrusive::list<syncobj_eventfd_entry,
+                           boost::intrusive::member_hook<syncobj_eventfd_entry, decltype(syncobj_eventfd_entry::node),
+                                                         &syncobj_eventfd_entry::node>,
+                           boost::intrusive::constant_time_size<false>>;
 
 // Under syncobj->lock: arms the entry once its point has a fence (signals it at once when that
 // fence already signalled, or with WAIT_AVAILABLE).

@@ -1,8 +1,8 @@
 // Mirrors drm_sched_job_add_syncobj_dependency (drivers/gpu/drm/scheduler/sched_main.c), kept in
 // its own library (drm_syncobj_sched) so drm_syncobj does not depend on drm_sched.
 #pragma once
-#include "drm/sched/gpu_scheduler.h"
 #include "drm/drm_syncobj.h"
+#include "drm/sched/gpu_scheduler.h"
 
 namespace drm {
 

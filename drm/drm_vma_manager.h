@@ -33,15 +33,23 @@ int drm_vma_offset_add(drm_vma_offset_manager* mgr, drm_vma_offset_node* node, u
 void drm_vma_offset_remove(drm_vma_offset_manager* mgr, drm_vma_offset_node* node);
 // The node whose range contains [start, start + pages) (in pages), or nullptr.
 drm_vma_offset_node* drm_vma_offset_lookup_locked(drm_vma_offset_manager* mgr, u64 start, u64 pages);
-inline void drm_vma_offset_lock_lookup(drm_vma_offset_manager* mgr) ACQUIRE(mgr->vm_lock) { kshim::spin_lock(&mgr->vm_lock); }
+inline void drm_vma_offset_lock_lookup(drm_vma_offset_manager* mgr) ACQUIRE(mgr->vm_lock) {
+    kshim::spin_lock(&mgr->vm_lock);
+}
 inline void drm_vma_offset_unlock_lookup(drm_vma_offset_manager* mgr) RELEASE(mgr->vm_lock) {
     kshim::spin_unlock(&mgr->vm_lock);
 }
 drm_vma_offset_node* drm_vma_offset_exact_lookup_locked(drm_vma_offset_manager* mgr, u64 start, u64 pages);
 
-inline bool drm_vma_node_has_offset(const drm_vma_offset_node* node) { return drm_mm_node_allocated(&node->vm_node); }
-inline u64 drm_vma_node_start(const drm_vma_offset_node* node) { return node->vm_node.start; }
-inline u64 drm_vma_node_size(const drm_vma_offset_node* node) { return node->vm_node.size; }
+inline bool drm_vma_node_has_offset(const drm_vma_offset_node* node) {
+    return drm_mm_node_allocated(&node->vm_node);
+}
+inline u64 drm_vma_node_start(const drm_vma_offset_node* node) {
+    return node->vm_node.start;
+}
+inline u64 drm_vma_node_size(const drm_vma_offset_node* node) {
+    return node->vm_node.size;
+}
 // The byte offset userspace passes to mmap(), 0 if the node has none.
 inline u64 drm_vma_node_offset_addr(const drm_vma_offset_node* node) {
     return drm_vma_node_has_offset(node) ? node->vm_node.start << kshim::PAGE_SHIFT : 0;

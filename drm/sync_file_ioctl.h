@@ -17,6 +17,8 @@ using kshim::sync_file_poll_waiter;
 
 // ioctl(2) on a descriptor of the current table: -EBADF when it is not open, else the file's
 // unlocked_ioctl (-ENOTTY for a file without one, a syncobj's).
-inline long sync_file_fd_ioctl(int fd, unsigned int cmd, u64 arg) { return kshim::ksys_ioctl(fd, cmd, arg); }
+inline long sync_file_fd_ioctl(int fd, unsigned int cmd, u64 arg) {
+    return kshim::ksys_ioctl(fd, cmd, arg);
+}
 
 }  // namespace drm

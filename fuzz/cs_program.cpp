@@ -12,11 +12,11 @@
 #include "drm/drm_mmap.h"
 #include "drm/drm_syncobj.h"
 #include "drm/uaccess.h"
-#include "uapi/drm/panthor_drm.h"
+#include "hw/csf/cs_isa.h"
+#include "hw/csf/mock_fw_formats.h"
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/sim_abort.h"
-#include "hw/csf/mock_fw_formats.h"
-#include "hw/csf/cs_isa.h"
+#include "uapi/drm/panthor_drm.h"
 
 namespace upanthor_fuzz {
 
@@ -30,10 +30,10 @@ constexpr kshim::ktime_t kCsWait = 50 * kshim::NSEC_PER_MSEC;
 constexpr kshim::ktime_t kCsTimeoutWait = 7 * kshim::NSEC_PER_SEC;  // past the 5 s job timeout
 
 // Data-area offsets.
-constexpr u64 kShaders = 0;          // one MockShader (64 bytes) per kind, Run first
-constexpr u64 kSync = 0x1000;        // sync words
-constexpr u64 kScratch = 0x2000;     // where stores land
-constexpr u64 kHeapCtx = 0x3000;     // a (zeroed) heap context
+constexpr u64 kShaders = 0;       // one MockShader (64 bytes) per kind, Run first
+constexpr u64 kSync = 0x1000;     // sync words
+constexpr u64 kScratch = 0x2000;  // where stores land
+constexpr u64 kHeapCtx = 0x3000;  // a (zeroed) heap context
 
 template <class T>
 int uioctl(drm::drm_file* f, unsigned cmd, T* arg) {
@@ -50,13 +50,16 @@ struct CsRunner::State {
 };
 
 CsRunner::CsRunner(PanthorWorld& world) : world_(world), s_(new State) {
-    if (!world.ptdev() || drm::drm_open(&world.ptdev()->base, &s_->file, true)) fuzz_fail("fuzz_cs: no device");
+    if (!world.ptdev() || drm::drm_open(&world.ptdev()->base, &s_->file, true))
+        fuzz_fail("fuzz_cs: no device");
     drm_panthor_vm_create vc{};
-    if (uioctl(s_->file, DRM_IOCTL_PANTHOR_VM_CREATE, &vc)) fuzz_fail("fuzz_cs: VM_CREATE");
+    if (uioctl(s_->file, DRM_IOCTL_PANTHOR_VM_CREATE, &vc))
+        fuzz_fail("fuzz_cs: VM_CREATE");
     s_->vm = vc.id;
     drm_panthor_bo_create bc{};
     bc.size = kCsBoSize;
-    if (uioctl(s_->file, DRM_IOCTL_PANTHOR_BO_CREATE, &bc)) fuzz_fail("fuzz_cs: BO_CREATE");
+    if (uioctl(s_->file, DRM_IOCTL_PANTHOR_BO_CREATE, &bc))
+        fuzz_fail("fuzz_cs: BO_CREATE");
     s_->bo = bc.handle;
     drm_panthor_vm_bind_op op{};
     op.flags = DRM_PANTHOR_VM_BIND_OP_TYPE_MAP;
@@ -67,10 +70,12 @@ CsRunner::CsRunner(PanthorWorld& world) : world_(world), s_(new State) {
     drm_panthor_vm_bind vb{};
     vb.vm_id = s_->vm;
     vb.ops = DRM_PANTHOR_OBJ_ARRAY(1, &op);
-    if (uioctl(s_->file, DRM_IOCTL_PANTHOR_VM_BIND, &vb)) fuzz_fail("fuzz_cs: VM_BIND");
+    if (uioctl(s_->file, DRM_IOCTL_PANTHOR_VM_BIND, &vb))
+        fuzz_fail("fuzz_cs: VM_BIND");
     drm_panthor_bo_mmap_offset mo{};
     mo.handle = s_->bo;
-    if (uioctl(s_->file, DRM_IOCTL_PANTHOR_BO_MMAP_OFFSET, &mo)) fuzz_fail("fuzz_cs: BO_MMAP_OFFSET");
+    if (uioctl(s_->file, DRM_IOCTL_PANTHOR_BO_MMAP_OFFSET, &mo))
+        fuzz_fail("fuzz_cs: BO_MMAP_OFFSET");
     if (drm::drm_mmap(s_->file, mo.offset, kCsBoSize, PROT_READ | PROT_WRITE, MAP_SHARED, &s_->vma) || !s_->vma->addr)
         fuzz_fail("fuzz_cs: mmap");
     s_->cpu = static_cast<uint8_t*>(s_->vma->addr);
@@ -82,8 +87,10 @@ CsRunner::CsRunner(PanthorWorld& world) : world_(world), s_(new State) {
 }
 
 CsRunner::~CsRunner() {
-    if (s_->vma) drm::drm_munmap(s_->vma);
-    if (s_->file) drm::drm_release(s_->file);
+    if (s_->vma)
+        drm::drm_munmap(s_->vma);
+    if (s_->file)
+        drm::drm_release(s_->file);
     delete s_;
 }
 
@@ -105,10 +112,14 @@ std::string CsRunner::run(const uint8_t* data, size_t size, CsRunResult* result)
         std::memcpy(d + kShaders + 64 * k, &sh, sizeof sh);
     }
     const std::vector<u64> prologue = {
-        cs::move48(0, data_va + kScratch),  cs::move48(2, data_va + kSync),
-        cs::move32(4, 1),                   cs::move48(16, data_va + kShaders),
-        cs::move48(18, data_va + kShaders + 64), cs::move48(20, data_va + kShaders + 128),
-        cs::move48(22, data_va + kShaders + 256), cs::move48(40, data_va + kShaders),
+        cs::move48(0, data_va + kScratch),
+        cs::move48(2, data_va + kSync),
+        cs::move32(4, 1),
+        cs::move48(16, data_va + kShaders),
+        cs::move48(18, data_va + kShaders + 64),
+        cs::move48(20, data_va + kShaders + 128),
+        cs::move48(22, data_va + kShaders + 256),
+        cs::move48(40, data_va + kShaders),
         cs::move48(24, data_va + kHeapCtx),
     };
     std::vector<u64> words = prologue;
@@ -126,12 +137,14 @@ std::string CsRunner::run(const uint8_t* data, size_t size, CsRunResult* result)
     budget.kind = mock_hw::FaultKind::CsFatal;
     budget.cs_event = mock_hw::CsFaultEvent::Instruction;
     budget.trigger = mock_hw::FaultTrigger::nth_occurrence(kCsBudget);
-    if (!(head & 4)) world_.gpu().faults().add(budget);
+    if (!(head & 4))
+        world_.gpu().faults().add(budget);
 
     std::string problem;
     try {
         drm_syncobj_create sc{};
-        if (uioctl(s_->file, DRM_IOCTL_SYNCOBJ_CREATE, &sc)) fuzz_fail("fuzz_cs: SYNCOBJ_CREATE");
+        if (uioctl(s_->file, DRM_IOCTL_SYNCOBJ_CREATE, &sc))
+            fuzz_fail("fuzz_cs: SYNCOBJ_CREATE");
         drm_panthor_queue_create q{};
         q.priority = 1;
         q.ringbuf_size = 4096;
@@ -145,7 +158,8 @@ std::string CsRunner::run(const uint8_t* data, size_t size, CsRunResult* result)
         gc.max_tiler_cores = static_cast<uint8_t>(std::popcount(gc.tiler_core_mask));
         gc.vm_id = s_->vm;
         int ret = uioctl(s_->file, DRM_IOCTL_PANTHOR_GROUP_CREATE, &gc);
-        if (ret) problem += "GROUP_CREATE failed: " + std::to_string(ret) + "\n";
+        if (ret)
+            problem += "GROUP_CREATE failed: " + std::to_string(ret) + "\n";
         drm_panthor_sync_op sig{};
         sig.flags = DRM_PANTHOR_SYNC_OP_SIGNAL | DRM_PANTHOR_SYNC_OP_HANDLE_TYPE_SYNCOBJ;
         sig.handle = sc.handle;
@@ -160,11 +174,13 @@ std::string CsRunner::run(const uint8_t* data, size_t size, CsRunResult* result)
         gs.queue_submits = DRM_PANTHOR_OBJ_ARRAY(1, &qs);
         if (!ret) {
             ret = uioctl(s_->file, DRM_IOCTL_PANTHOR_GROUP_SUBMIT, &gs);
-            if (ret) problem += "GROUP_SUBMIT failed: " + std::to_string(ret) + "\n";
+            if (ret)
+                problem += "GROUP_SUBMIT failed: " + std::to_string(ret) + "\n";
         }
         auto status = [&] {
             kshim::dma_fence* f = nullptr;
-            if (drm::drm_syncobj_find_fence(s_->file, sc.handle, 0, 0, &f)) return 0;
+            if (drm::drm_syncobj_find_fence(s_->file, sc.handle, 0, 0, &f))
+                return 0;
             const int st = kshim::dma_fence_get_status(f);
             kshim::dma_fence_put(f);
             return st;
@@ -175,7 +191,8 @@ std::string CsRunner::run(const uint8_t* data, size_t size, CsRunResult* result)
             res.completed = res.fence_status == 1;
             drm_panthor_group_get_state st{};
             st.group_handle = gc.group_handle;
-            if (uioctl(s_->file, DRM_IOCTL_PANTHOR_GROUP_GET_STATE, &st)) problem += "GROUP_GET_STATE failed\n";
+            if (uioctl(s_->file, DRM_IOCTL_PANTHOR_GROUP_GET_STATE, &st))
+                problem += "GROUP_GET_STATE failed\n";
             res.group_state = st.state;
             if ((head & 1) && res.fence_status == 0)
                 problem += "the job neither completed nor failed within the job timeout\n";
@@ -183,7 +200,8 @@ std::string CsRunner::run(const uint8_t* data, size_t size, CsRunResult* result)
         if (gc.group_handle) {
             drm_panthor_group_destroy gd{};
             gd.group_handle = gc.group_handle;
-            if (uioctl(s_->file, DRM_IOCTL_PANTHOR_GROUP_DESTROY, &gd)) problem += "GROUP_DESTROY failed\n";
+            if (uioctl(s_->file, DRM_IOCTL_PANTHOR_GROUP_DESTROY, &gd))
+                problem += "GROUP_DESTROY failed\n";
         }
         drm_syncobj_destroy sd{};
         sd.handle = sc.handle;
@@ -192,7 +210,8 @@ std::string CsRunner::run(const uint8_t* data, size_t size, CsRunResult* result)
         problem += "simulation deadlock while running the stream\n";
     }
     world_.gpu().faults().clear();
-    if (result) *result = res;
+    if (result)
+        *result = res;
     return problem + world_.check();
 }
 

@@ -14,6 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static auto* world = new upanthor_fuzz::PanthorWorld(upanthor_fuzz::PanthorWorld::Kind::Driver);
     static auto* runner = new upanthor_fuzz::CsRunner(*world);
     const std::string problems = runner->run(data, size);
-    if (!problems.empty()) upanthor_fuzz::fuzz_fail(problems);
+    if (!problems.empty())
+        upanthor_fuzz::fuzz_fail(problems);
     return 0;
 }

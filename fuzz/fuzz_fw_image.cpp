@@ -16,7 +16,8 @@ namespace {
 uint64_t section_bytes(const uint8_t* data, size_t size) {
     using namespace panthor;
     panthor_fw_binary_hdr hdr;
-    if (size < sizeof(hdr)) return 0;
+    if (size < sizeof(hdr))
+        return 0;
     std::memcpy(&hdr, data, sizeof(hdr));
     const size_t end = std::min<size_t>(size, hdr.size);
     uint64_t total = 0;
@@ -24,12 +25,14 @@ uint64_t section_bytes(const uint8_t* data, size_t size) {
         uint32_t ehdr;
         std::memcpy(&ehdr, data + off, sizeof(ehdr));
         const size_t esize = CSF_FW_BINARY_ENTRY_SIZE(ehdr);
-        if (esize < sizeof(uint32_t) || off + esize > end) break;
+        if (esize < sizeof(uint32_t) || off + esize > end)
+            break;
         panthor_fw_binary_section_entry_hdr sec;
         if (CSF_FW_BINARY_ENTRY_TYPE(ehdr) == CSF_FW_BINARY_ENTRY_TYPE_IFACE &&
             esize >= sizeof(uint32_t) + sizeof(sec)) {
             std::memcpy(&sec, data + off + sizeof(uint32_t), sizeof(sec));
-            if (sec.va.end > sec.va.start) total += sec.va.end - sec.va.start;
+            if (sec.va.end > sec.va.start)
+                total += sec.va.end - sec.va.start;
         }
         off += esize;
     }
@@ -44,9 +47,11 @@ extern "C" int LLVMFuzzerInitialize(int*, char*** argv) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    if (section_bytes(data, size) > kMaxSectionBytes) return 0;
+    if (section_bytes(data, size) > kMaxSectionBytes)
+        return 0;
     static auto* world = new upanthor_fuzz::PanthorWorld(upanthor_fuzz::PanthorWorld::Kind::Platform);
     const std::string problems = upanthor_fuzz::run_fw_image(*world, data, size);
-    if (!problems.empty()) upanthor_fuzz::fuzz_fail(problems);
+    if (!problems.empty())
+        upanthor_fuzz::fuzz_fail(problems);
     return 0;
 }

@@ -6,6 +6,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static auto* world = new upanthor_fuzz::PanthorWorld(upanthor_fuzz::PanthorWorld::Kind::Runtime);
     const std::string problems = upanthor_fuzz::run_gpuvm_program(*world, data, size);
-    if (!problems.empty()) upanthor_fuzz::fuzz_fail(problems);
+    if (!problems.empty())
+        upanthor_fuzz::fuzz_fail(problems);
     return 0;
 }

@@ -26,8 +26,10 @@ public:
     bool flag() { return u8() & 1; }
     // [0, n) for n > 0, from one byte when n <= 256 (so one mutation moves one choice).
     uint32_t below(uint32_t n) {
-        if (n <= 1) return 0;
-        if (n <= 256) return u8() % n;
+        if (n <= 1)
+            return 0;
+        if (n <= 256)
+            return u8() % n;
         return u32() % n;
     }
     template <class T>
@@ -37,8 +39,10 @@ public:
     // Copies up to n bytes into dst (zero-filling what the input lacks).
     void bytes(void* dst, size_t n) {
         const size_t k = n < remaining() ? n : remaining();
-        if (k) std::memcpy(dst, p_, k);
-        if (k < n) std::memset(static_cast<uint8_t*>(dst) + k, 0, n - k);
+        if (k)
+            std::memcpy(dst, p_, k);
+        if (k < n)
+            std::memset(static_cast<uint8_t*>(dst) + k, 0, n - k);
         p_ += k;
     }
 
@@ -47,14 +51,14 @@ public:
     uint64_t edge_u64() {
         const uint8_t sel = u8();
         switch (sel & 7) {
-            case 0: return sel >> 3;                                        // 0..31
-            case 1: return uint64_t{1} << (u8() & 63);                      // 2^k
-            case 2: return (uint64_t{1} << (u8() & 63)) - 1;                // 2^k - 1
-            case 3: return (uint64_t{1} << (u8() & 63)) + 1;                // 2^k + 1
-            case 4: return uint64_t{0x1000} * (1 + (sel >> 3));             // a few pages
-            case 5: return std::numeric_limits<uint64_t>::max() - (sel >> 3);  // the top
-            case 6: return uint64_t{0x1000} * u16();                        // page multiple
-            default: return u64();
+        case 0: return sel >> 3;                                           // 0..31
+        case 1: return uint64_t{1} << (u8() & 63);                         // 2^k
+        case 2: return (uint64_t{1} << (u8() & 63)) - 1;                   // 2^k - 1
+        case 3: return (uint64_t{1} << (u8() & 63)) + 1;                   // 2^k + 1
+        case 4: return uint64_t{0x1000} * (1 + (sel >> 3));                // a few pages
+        case 5: return std::numeric_limits<uint64_t>::max() - (sel >> 3);  // the top
+        case 6: return uint64_t{0x1000} * u16();                           // page multiple
+        default: return u64();
         }
     }
     uint32_t edge_u32() { return static_cast<uint32_t>(edge_u64()); }

@@ -44,8 +44,10 @@ bool is_regular_file(const char* path) {
 bool only_files_given(int argc, char** argv) {
     bool any = false;
     for (int i = 1; i < argc; ++i) {
-        if (argv[i][0] == '-') continue;
-        if (!is_regular_file(argv[i])) return false;
+        if (argv[i][0] == '-')
+            continue;
+        if (!is_regular_file(argv[i]))
+            return false;
         any = true;
     }
     return any;
@@ -56,8 +58,10 @@ bool only_files_given(int argc, char** argv) {
 std::string history_path(int argc, char** argv) {
     std::string prefix;
     for (int i = 1; i < argc; ++i) {
-        if (std::strncmp(argv[i], "-artifact_prefix=", 17) == 0) prefix = argv[i] + 17;
-        if (std::strncmp(argv[i], "-exact_artifact_path=", 21) == 0) prefix = std::string(argv[i] + 21) + ".";
+        if (std::strncmp(argv[i], "-artifact_prefix=", 17) == 0)
+            prefix = argv[i] + 17;
+        if (std::strncmp(argv[i], "-exact_artifact_path=", 21) == 0)
+            prefix = std::string(argv[i] + 21) + ".";
     }
     return prefix + "history-" + std::to_string(::getpid());
 }
@@ -70,14 +74,16 @@ bool history_wanted() {
 PanthorWorld& the_world() {
     static auto* world = [] {
         auto* w = new PanthorWorld(PanthorWorld::Kind::Driver);
-        if (w->probe_result()) upanthor_fuzz::fuzz_fail("probe failed: " + std::to_string(w->probe_result()));
+        if (w->probe_result())
+            upanthor_fuzz::fuzz_fail("probe failed: " + std::to_string(w->probe_result()));
         return w;
     }();
     return *world;
 }
 
 void fail_if(const std::string& problems) {
-    if (!problems.empty()) upanthor_fuzz::fuzz_fail(problems);
+    if (!problems.empty())
+        upanthor_fuzz::fuzz_fail(problems);
 }
 
 // A history file given to the replay mode: the inputs on a fresh device, then its removal.
@@ -87,8 +93,10 @@ void replay_history(const upanthor_fuzz::WorldInputs& inputs, const upanthor_fuz
     fail_if(world.reboot());
     std::fprintf(stderr, "[fuzz] replaying a history of %zu inputs on a freshly booted device\n", inputs.size());
     std::string problems = upanthor_fuzz::run_ioctl_history(world, inputs, opts);
-    if (problems.empty()) problems = world.reboot();
-    if (opts.trace && !opts.trace->empty()) std::fprintf(stderr, "%s", opts.trace->c_str());
+    if (problems.empty())
+        problems = world.reboot();
+    if (opts.trace && !opts.trace->empty())
+        std::fprintf(stderr, "%s", opts.trace->c_str());
     fail_if(problems);
 }
 
@@ -96,7 +104,8 @@ void replay_history(const upanthor_fuzz::WorldInputs& inputs, const upanthor_fuz
 
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
     upanthor_fuzz::fuzz_init_env(argv && *argv ? (*argv)[0] : nullptr);
-    if (!argc || !argv) return 0;
+    if (!argc || !argv)
+        return 0;
     g_replaying_files = only_files_given(*argc, *argv);
     if (!g_replaying_files && history_wanted()) {
         g_history = new WorldHistoryRecorder(history_path(*argc, *argv), kHistoryBytes, kHistoryInputs);
@@ -113,7 +122,8 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string trace;
     upanthor_fuzz::IoctlProgramOptions opts;
-    if (std::getenv("UPANTHOR_FUZZ_TRACE")) opts.trace = &trace;
+    if (std::getenv("UPANTHOR_FUZZ_TRACE"))
+        opts.trace = &trace;
 
     if (g_replaying_files) {
         if (auto inputs = upanthor_fuzz::parse_world_history(data, size)) {
@@ -127,15 +137,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         fail_if(world.reboot());
         g_history->begin_world();
     }
-    if (g_history) g_history->record(data, size);
+    if (g_history)
+        g_history->record(data, size);
     const unsigned boots = world.boots();
     const std::string problems = upanthor_fuzz::run_ioctl_program(world, data, size, opts);
-    if (!trace.empty()) std::fprintf(stderr, "%s", trace.c_str());
+    if (!trace.empty())
+        std::fprintf(stderr, "%s", trace.c_str());
     fail_if(problems);
     // A device lost to an injected fault was rebooted by the program; an input too large for
     // the file was not recorded. Either way the next input starts a new past.
     if (g_history && (world.boots() != boots || g_history->count() == 0)) {
-        if (world.boots() == boots) fail_if(world.reboot());
+        if (world.boots() == boots)
+            fail_if(world.reboot());
         g_history->begin_world();
     }
     return 0;

@@ -19,7 +19,8 @@ namespace {
 const std::string& fw_dir() {
     static const std::string dir = [] {
         std::string tmpl = (std::filesystem::temp_directory_path() / "upanthor-fuzz-fw-XXXXXX").string();
-        if (!mkdtemp(tmpl.data())) fuzz_fail("mkdtemp failed");
+        if (!mkdtemp(tmpl.data()))
+            fuzz_fail("mkdtemp failed");
         std::filesystem::create_directories(tmpl + "/arm/mali/arch10.8");
         return tmpl;
     }();
@@ -27,12 +28,15 @@ const std::string& fw_dir() {
 }
 }  // namespace
 
-std::vector<uint8_t> default_fw_image_bytes() { return mock_hw::write_fw_image(mock_hw::default_fw_image()); }
+std::vector<uint8_t> default_fw_image_bytes() {
+    return mock_hw::write_fw_image(mock_hw::default_fw_image());
+}
 
 std::string run_fw_image(PanthorWorld& world, const uint8_t* data, size_t size, int* probe_ret) {
     const std::string path = fw_dir() + "/arm/mali/arch10.8/mali_csffw.bin";
     if (FILE* f = std::fopen(path.c_str(), "wb")) {
-        if (size) std::fwrite(data, 1, size, f);
+        if (size)
+            std::fwrite(data, 1, size, f);
         std::fclose(f);
     } else {
         fuzz_fail("cannot write " + path);
@@ -44,9 +48,12 @@ std::string run_fw_image(PanthorWorld& world, const uint8_t* data, size_t size, 
     std::string problem;
     try {
         const int ret = panthor::panthor_probe(world.plat().pdev());
-        if (probe_ret) *probe_ret = ret;
-        if (ret > 0) problem += "probe returned a positive value " + std::to_string(ret) + "\n";
-        if (ret == 0) panthor::panthor_remove(world.plat().pdev());
+        if (probe_ret)
+            *probe_ret = ret;
+        if (ret > 0)
+            problem += "probe returned a positive value " + std::to_string(ret) + "\n";
+        if (ret == 0)
+            panthor::panthor_remove(world.plat().pdev());
     } catch (const kshim::SimAbort&) {
         problem += "simulation deadlock during probe/remove\n";
     }

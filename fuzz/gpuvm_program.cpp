@@ -22,7 +22,9 @@ constexpr u64 kBoPages = 128;
 constexpr int kBos = 3;
 constexpr int kMaxOps = 256;
 // A made-up physical address of page `off` of BO `bo`: the page table only stores numbers.
-u64 bo_phys(int bo, u64 off) { return 0x100000000ull + u64(bo) * 0x10000000ull + off * kPage; }
+u64 bo_phys(int bo, u64 off) {
+    return 0x100000000ull + u64(bo) * 0x10000000ull + off * kPage;
+}
 
 std::string describe(const char* what, int step, u64 page) {
     return std::string(what) + " after op " + std::to_string(step) + " at page " + std::to_string(page) + "\n";
@@ -35,7 +37,8 @@ std::string run_gpuvm_program(PanthorWorld& world, const uint8_t* data, size_t s
     FuzzInput in(data, size);
     std::string problem;
     std::vector<drm::drm_gem_object*> bos;
-    for (int i = 0; i < kBos; i++) bos.push_back(gpuvm_test::new_bo(kBoPages * kPage));
+    for (int i = 0; i < kBos; i++)
+        bos.push_back(gpuvm_test::new_bo(kBoPages * kPage));
     iommu::IoPgtableCfg cfg;
     cfg.pgsize_bitmap = iommu::SZ_4K | iommu::SZ_2M | iommu::SZ_1G;
     cfg.ias = 48;
@@ -47,7 +50,8 @@ std::string run_gpuvm_program(PanthorWorld& world, const uint8_t* data, size_t s
         // The page table follows the model: unmap what [s, e) held, map the new range.
         auto pgt_unmap = [&](u64 s, u64 e) {
             auto it = model.lower_bound(s);
-            if (it != model.begin() && std::prev(it)->second.end > s) --it;
+            if (it != model.begin() && std::prev(it)->second.end > s)
+                --it;
             for (; it != model.end() && it->first < e; ++it) {
                 const u64 a = std::max(it->first, s), b = std::min(it->second.end, e);
                 if (pgt->unmap_pages(a * kPage, kPage, b - a, nullptr) != (b - a) * kPage)
@@ -57,16 +61,20 @@ std::string run_gpuvm_program(PanthorWorld& world, const uint8_t* data, size_t s
         auto compare = [&](int step, u64 lo, u64 hi) {
             Model seen;
             drm::drm_gpuvm_for_each_va(vm.vm(), [&](drm::drm_gpuva* va) {
-                if (va == &vm.vm()->kernel_alloc_node) return;
+                if (va == &vm.vm()->kernel_alloc_node)
+                    return;
                 int bo = -1;
                 for (int i = 0; i < kBos; i++)
-                    if (bos[i] == va->gem.obj) bo = i;
+                    if (bos[i] == va->gem.obj)
+                        bo = i;
                 seen[va->va.addr / kPage] = {(va->va.addr + va->va.range) / kPage, bo, va->gem.offset / kPage};
             });
-            if (seen.size() != model.size()) return problem += describe("gpuvm and model differ in mapping count", step, 0), false;
+            if (seen.size() != model.size())
+                return problem += describe("gpuvm and model differ in mapping count", step, 0), false;
             for (auto& [s, mm] : model) {
                 auto it = seen.find(s);
-                if (it == seen.end() || it->second.end != mm.end || it->second.bo != mm.bo || it->second.offset != mm.offset)
+                if (it == seen.end() || it->second.end != mm.end || it->second.bo != mm.bo ||
+                    it->second.offset != mm.offset)
                     return problem += describe("gpuvm and model differ", step, s), false;
             }
             for (u64 p = lo; p < hi && p < kSpacePages; p++) {
@@ -87,10 +95,22 @@ std::string run_gpuvm_program(PanthorWorld& world, const uint8_t* data, size_t s
             if (kind >= 240) {  // an invalid request: refused, nothing changes
                 u64 addr = 0, range = 0;
                 switch (kind & 3) {
-                    case 0: addr = kPage * in.below(kSpacePages); range = 0; break;
-                    case 1: addr = ~u64{0} - kPage * in.u8(); range = kPage * (1 + in.u8()); break;
-                    case 2: addr = kPage * (kSpacePages - in.below(4)); range = kPage * (8 + in.u8()); break;
-                    default: addr = kPage * in.below(kSpacePages); range = ~u64{0} - in.u8(); break;
+                case 0:
+                    addr = kPage * in.below(kSpacePages);
+                    range = 0;
+                    break;
+                case 1:
+                    addr = ~u64{0} - kPage * in.u8();
+                    range = kPage * (1 + in.u8());
+                    break;
+                case 2:
+                    addr = kPage * (kSpacePages - in.below(4));
+                    range = kPage * (8 + in.u8());
+                    break;
+                default:
+                    addr = kPage * in.below(kSpacePages);
+                    range = ~u64{0} - in.u8();
+                    break;
                 }
                 const int ret = (kind & 4) ? vm.unmap(addr, range) : vm.map(addr, range, bos[0], 0);
                 if (ret != -EINVAL)
@@ -103,7 +123,8 @@ std::string run_gpuvm_program(PanthorWorld& world, const uint8_t* data, size_t s
             if (kind < 150) {
                 const int bo = static_cast<int>(in.below(kBos));
                 // Offsets that continue a neighbour are frequent, so merges and "keep" get exercised.
-                const u64 off = in.flag() ? (s % (kBoPages - len + 1)) : in.below(static_cast<uint32_t>(kBoPages - len + 1));
+                const u64 off =
+                    in.flag() ? (s % (kBoPages - len + 1)) : in.below(static_cast<uint32_t>(kBoPages - len + 1));
                 const int ret = vm.map(s * kPage, len * kPage, bos[bo], off * kPage);
                 if (ret) {
                     problem += "map returned " + std::to_string(ret) + " at op " + std::to_string(step) + "\n";
@@ -114,7 +135,8 @@ std::string run_gpuvm_program(PanthorWorld& world, const uint8_t* data, size_t s
                 model[s] = {s + len, bo, off};
                 size_t mapped = 0;
                 if (pgt->map_pages(s * kPage, bo_phys(bo, off), kPage, len, iommu::IOMMU_READ | iommu::IOMMU_WRITE,
-                                   kshim::GFP_KERNEL, &mapped) || mapped != len * kPage)
+                                   kshim::GFP_KERNEL, &mapped) ||
+                    mapped != len * kPage)
                     problem += describe("io-pgtable map failed", step, s);
             } else {
                 const int ret = vm.unmap(s * kPage, len * kPage);
@@ -127,11 +149,13 @@ std::string run_gpuvm_program(PanthorWorld& world, const uint8_t* data, size_t s
             }
             compare(step, s > 0 ? s - 1 : 0, s + len + 1);
         }
-        if (problem.empty()) compare(-1, 0, kSpacePages);
+        if (problem.empty())
+            compare(-1, 0, kSpacePages);
         pgt_unmap(0, kSpacePages);
     }
     iommu::free_io_pgtable_ops(pgt);
-    for (drm::drm_gem_object* bo : bos) drm::drm_gem_object_put(bo);
+    for (drm::drm_gem_object* bo : bos)
+        drm::drm_gem_object_put(bo);
     return problem + world.check();
 }
 

@@ -78,34 +78,40 @@ constexpr IoctlOpDesc kOps[] = {
 // every byte ioctl_op_of_byte decodes has a row.
 constexpr bool table_is_indexed_by_value() {
     for (size_t i = 0; i < std::size(kOps); ++i)
-        if (static_cast<size_t>(kOps[i].op) != i || !kOps[i].name) return false;
+        if (static_cast<size_t>(kOps[i].op) != i || !kOps[i].name)
+            return false;
     return true;
 }
 static_assert(std::size(kOps) == kIoctlOpCount);
 static_assert(table_is_indexed_by_value());
 constexpr bool every_byte_has_an_op() {
     for (unsigned b = 0; b < 256; ++b)
-        if (static_cast<size_t>(ioctl_op_of_byte(static_cast<uint8_t>(b))) >= kIoctlOpCount) return false;
+        if (static_cast<size_t>(ioctl_op_of_byte(static_cast<uint8_t>(b))) >= kIoctlOpCount)
+            return false;
     return true;
 }
 static_assert(every_byte_has_an_op());
 
 }  // namespace
 
-std::span<const IoctlOpDesc> ioctl_ops() { return kOps; }
+std::span<const IoctlOpDesc> ioctl_ops() {
+    return kOps;
+}
 
-const IoctlOpDesc& ioctl_op_desc(IoctlOp op) { return kOps[static_cast<size_t>(op)]; }
+const IoctlOpDesc& ioctl_op_desc(IoctlOp op) {
+    return kOps[static_cast<size_t>(op)];
+}
 
 const char* ioctl_op_family_name(IoctlOpFamily family) {
     switch (family) {
-        case F::Core: return "core";
-        case F::Sync: return "sync";
-        case F::Vm: return "vm";
-        case F::Bo: return "bo";
-        case F::Group: return "group";
-        case F::Fd: return "fd";
-        case F::Process: return "process";
-        case F::Fault: return "fault";
+    case F::Core: return "core";
+    case F::Sync: return "sync";
+    case F::Vm: return "vm";
+    case F::Bo: return "bo";
+    case F::Group: return "group";
+    case F::Fd: return "fd";
+    case F::Process: return "process";
+    case F::Fault: return "fault";
     }
     return "?";
 }

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "uapi/drm/drm.h"
 #include "fuzz/ioctl_program.h"
+#include "uapi/drm/drm.h"
 
 namespace upanthor_fuzz {
 
@@ -30,8 +30,8 @@ void IoctlProgram::op_version(const IoctlOpCall& c) {
 void IoctlProgram::op_get_cap(const IoctlOpCall& c) {
     drm::drm_file* f = c.file;
     drm_get_cap a{};
-    a.capability = in_.pick<u64>({DRM_CAP_SYNCOBJ, DRM_CAP_SYNCOBJ_TIMELINE, DRM_CAP_TIMESTAMP_MONOTONIC,
-                                  DRM_CAP_PRIME, 0, in_.edge_u64()});
+    a.capability = in_.pick<u64>(
+        {DRM_CAP_SYNCOBJ, DRM_CAP_SYNCOBJ_TIMELINE, DRM_CAP_TIMESTAMP_MONOTONIC, DRM_CAP_PRIME, 0, in_.edge_u64()});
     ioctl(f, DRM_IOCTL_GET_CAP, a, "GET_CAP");
 }
 
@@ -58,7 +58,10 @@ void IoctlProgram::op_dev_query(const IoctlOpCall& c) {
     static constexpr u32 sizes[] = {sizeof(drm_panthor_gpu_info), sizeof(drm_panthor_csif_info),
                                     sizeof(drm_panthor_timestamp_info), sizeof(drm_panthor_group_priorities_info), 0};
     const uint8_t s = in_.u8();
-    a.size = s < 128 ? sizes[a.type < 5 ? a.type : 4] : s < 160 ? 0 : s < 192 ? sizes[s % 4] + (s & 8) - 4 : in_.edge_u32();
+    a.size = s < 128   ? sizes[a.type < 5 ? a.type : 4]
+             : s < 160 ? 0
+             : s < 192 ? sizes[s % 4] + (s & 8) - 4
+                       : in_.edge_u32();
     uint8_t* host = nullptr;
     size_t cap = 0;
     a.pointer = in_.u8() < 32 ? 0 : user_buffer(std::min<size_t>(a.size, 4096), &host, &cap);

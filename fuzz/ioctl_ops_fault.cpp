@@ -28,10 +28,14 @@ void IoctlProgram::op_fail_allocations(const IoctlOpCall&) {
     // by design), so an error path that unwinds by unmapping must find its memory.
     kshim::FaultPlan plan;
     const uint8_t k = in_.u8();
-    plan.only_cache = in_.pick<const char*>({"pages", "xarray", "drm_sched_fence", "kmalloc", "pt_pages", "drm_gpuva_index"});
-    const bool unmap_cache = plan.only_cache == "kmalloc" || plan.only_cache == "pt_pages" || plan.only_cache == "drm_gpuva_index";
-    if ((k & 1) || unmap_cache) plan.fail_nth = 1 + in_.u8() % 64;
-    else plan.probability = in_.pick<double>({0.01, 0.05, 0.2, 0.5, 1.0});
+    plan.only_cache =
+        in_.pick<const char*>({"pages", "xarray", "drm_sched_fence", "kmalloc", "pt_pages", "drm_gpuva_index"});
+    const bool unmap_cache =
+        plan.only_cache == "kmalloc" || plan.only_cache == "pt_pages" || plan.only_cache == "drm_gpuva_index";
+    if ((k & 1) || unmap_cache)
+        plan.fail_nth = 1 + in_.u8() % 64;
+    else
+        plan.probability = in_.pick<double>({0.01, 0.05, 0.2, 0.5, 1.0});
     plan.seed = 1 + in_.u8();
     plan.ignore_blocking = (k & 2) != 0;
     plan.task_filter = true;
@@ -55,42 +59,42 @@ void IoctlProgram::op_gpu_fault(const IoctlOpCall&) {
     const kshim::ktime_t soon = kshim::ktime_get() + kshim::NSEC_PER_USEC * in_.u16();
     const u64 nth = 1 + in_.u8() % 4;
     switch (in_.below(9)) {
-        case 0:
-            s.kind = mock_hw::FaultKind::GpuFault;
-            s.trigger = mock_hw::FaultTrigger::at_time(soon);
-            s.fault_addr = pick_va();
-            s.fault_status = in_.u8() < 200 ? 0x80 : in_.u32();
-            break;
-        case 1:
-        case 2:
-            s.kind = in_.flag() ? mock_hw::FaultKind::CsFatal : mock_hw::FaultKind::CsFault;
-            s.trigger = mock_hw::FaultTrigger::nth_occurrence(nth);
-            s.exception = in_.u8() < 200 ? in_.pick<u32>({0x44, 0x58, 0x4c, 0x48}) : in_.u32();
-            break;
-        case 3:
-            s.kind = mock_hw::FaultKind::CsUnrecoverable;
-            s.trigger = mock_hw::FaultTrigger::nth_occurrence(nth);
-            injected_reset_ = true;
-            break;
-        case 4:
-            s.kind = mock_hw::FaultKind::MmuFaultAt;
-            s.trigger = mock_hw::FaultTrigger::nth_occurrence(nth);
-            s.fault_addr = pick_va();
-            break;
-        case 5:
-            s.kind = mock_hw::FaultKind::ShaderHang;
-            s.trigger = mock_hw::FaultTrigger::nth_occurrence(nth);
-            break;
-        case 6:
-            s.kind = mock_hw::FaultKind::CsgAckDrop;
-            s.trigger = mock_hw::FaultTrigger::nth_occurrence(nth);
-            injected_reset_ = true;
-            break;
-        default:
-            s.kind = in_.flag() ? mock_hw::FaultKind::FwHang : mock_hw::FaultKind::McuFatal;
-            s.trigger = mock_hw::FaultTrigger::at_time(soon);
-            injected_reset_ = true;
-            break;
+    case 0:
+        s.kind = mock_hw::FaultKind::GpuFault;
+        s.trigger = mock_hw::FaultTrigger::at_time(soon);
+        s.fault_addr = pick_va();
+        s.fault_status = in_.u8() < 200 ? 0x80 : in_.u32();
+        break;
+    case 1:
+    case 2:
+        s.kind = in_.flag() ? mock_hw::FaultKind::CsFatal : mock_hw::FaultKind::CsFault;
+        s.trigger = mock_hw::FaultTrigger::nth_occurrence(nth);
+        s.exception = in_.u8() < 200 ? in_.pick<u32>({0x44, 0x58, 0x4c, 0x48}) : in_.u32();
+        break;
+    case 3:
+        s.kind = mock_hw::FaultKind::CsUnrecoverable;
+        s.trigger = mock_hw::FaultTrigger::nth_occurrence(nth);
+        injected_reset_ = true;
+        break;
+    case 4:
+        s.kind = mock_hw::FaultKind::MmuFaultAt;
+        s.trigger = mock_hw::FaultTrigger::nth_occurrence(nth);
+        s.fault_addr = pick_va();
+        break;
+    case 5:
+        s.kind = mock_hw::FaultKind::ShaderHang;
+        s.trigger = mock_hw::FaultTrigger::nth_occurrence(nth);
+        break;
+    case 6:
+        s.kind = mock_hw::FaultKind::CsgAckDrop;
+        s.trigger = mock_hw::FaultTrigger::nth_occurrence(nth);
+        injected_reset_ = true;
+        break;
+    default:
+        s.kind = in_.flag() ? mock_hw::FaultKind::FwHang : mock_hw::FaultKind::McuFatal;
+        s.trigger = mock_hw::FaultTrigger::at_time(soon);
+        injected_reset_ = true;
+        break;
     }
     s.max_fires = 1;
     w_.gpu().faults().add(s);

@@ -10,10 +10,10 @@
 
 #include "drm/drm_prime.h"
 #include "drm/sync_file_ioctl.h"
-#include "uapi/drm/drm.h"
-#include "uapi/linux/sync_file.h"
 #include "fuzz/ioctl_program.h"
 #include "kernel_shim/dma-buf/dma-buf.h"
+#include "uapi/drm/drm.h"
+#include "uapi/linux/sync_file.h"
 
 namespace upanthor_fuzz {
 
@@ -27,7 +27,8 @@ void IoctlProgram::op_prime_handle_to_fd(const IoctlOpCall& c) {
     a.handle = pick(bos_);
     a.flags = in_.pick<u32>({DRM_CLOEXEC | DRM_RDWR, DRM_CLOEXEC, 0, DRM_RDWR, in_.edge_u32()});
     a.fd = -1;
-    if (!ioctl(f, DRM_IOCTL_PRIME_HANDLE_TO_FD, a, "PRIME_HANDLE_TO_FD") && a.fd >= 0) fds_.push_back(a.fd);
+    if (!ioctl(f, DRM_IOCTL_PRIME_HANDLE_TO_FD, a, "PRIME_HANDLE_TO_FD") && a.fd >= 0)
+        fds_.push_back(a.fd);
 }
 
 void IoctlProgram::op_prime_fd_to_handle(const IoctlOpCall& c) {
@@ -36,41 +37,44 @@ void IoctlProgram::op_prime_fd_to_handle(const IoctlOpCall& c) {
     drm_prime_handle a{};
     a.fd = pick_fd();
     a.flags = in_.u8() < 240 ? 0 : in_.edge_u32();
-    if (!ioctl(f, DRM_IOCTL_PRIME_FD_TO_HANDLE, a, "PRIME_FD_TO_HANDLE")) bos_.push_back({fi, a.handle});
+    if (!ioctl(f, DRM_IOCTL_PRIME_FD_TO_HANDLE, a, "PRIME_FD_TO_HANDLE"))
+        bos_.push_back({fi, a.handle});
 }
 
 void IoctlProgram::op_sync_file_ioctl(const IoctlOpCall&) {
     const int fd = pick_fd();
     auto on_fd = [fd](unsigned c, void* host) { return drm::sync_file_fd_ioctl(fd, c, drm::user_ptr(host)); };
     switch (in_.below(3)) {
-        case 0: {
-            sync_merge_data a{};
-            std::snprintf(a.name, sizeof a.name, "fuzz");
-            a.fd2 = pick_fd();
-            a.flags = in_.u8() < 240 ? 0 : in_.edge_u32();
-            a.pad = in_.u8() < 250 ? 0 : 1;
-            a.fence = -1;
-            if (!user_ioctl(SYNC_IOC_MERGE, a, "SYNC_IOC_MERGE", on_fd) && a.fence >= 0) fds_.push_back(a.fence);
-            break;
-        }
-        case 1: {
-            sync_file_info a{};
-            a.num_fences = count_edge(3);
-            a.flags = in_.u8() < 240 ? 0 : in_.edge_u32();
-            a.pad = in_.u8() < 250 ? 0 : 1;
-            uint8_t* host = nullptr;
-            size_t cap = 0;
-            a.sync_fence_info = user_buffer(std::min<size_t>(size_t{a.num_fences} * sizeof(sync_fence_info), 4096), &host, &cap);
-            user_ioctl(SYNC_IOC_FILE_INFO, a, "SYNC_IOC_FILE_INFO", on_fd);
-            break;
-        }
-        default: {
-            sync_set_deadline a{};
-            a.deadline_ns = deadline();
-            a.pad = in_.u8() < 250 ? 0 : 1;
-            user_ioctl(SYNC_IOC_SET_DEADLINE, a, "SYNC_IOC_SET_DEADLINE", on_fd);
-            break;
-        }
+    case 0: {
+        sync_merge_data a{};
+        std::snprintf(a.name, sizeof a.name, "fuzz");
+        a.fd2 = pick_fd();
+        a.flags = in_.u8() < 240 ? 0 : in_.edge_u32();
+        a.pad = in_.u8() < 250 ? 0 : 1;
+        a.fence = -1;
+        if (!user_ioctl(SYNC_IOC_MERGE, a, "SYNC_IOC_MERGE", on_fd) && a.fence >= 0)
+            fds_.push_back(a.fence);
+        break;
+    }
+    case 1: {
+        sync_file_info a{};
+        a.num_fences = count_edge(3);
+        a.flags = in_.u8() < 240 ? 0 : in_.edge_u32();
+        a.pad = in_.u8() < 250 ? 0 : 1;
+        uint8_t* host = nullptr;
+        size_t cap = 0;
+        a.sync_fence_info =
+            user_buffer(std::min<size_t>(size_t{a.num_fences} * sizeof(sync_fence_info), 4096), &host, &cap);
+        user_ioctl(SYNC_IOC_FILE_INFO, a, "SYNC_IOC_FILE_INFO", on_fd);
+        break;
+    }
+    default: {
+        sync_set_deadline a{};
+        a.deadline_ns = deadline();
+        a.pad = in_.u8() < 250 ? 0 : 1;
+        user_ioctl(SYNC_IOC_SET_DEADLINE, a, "SYNC_IOC_SET_DEADLINE", on_fd);
+        break;
+    }
     }
 }
 
@@ -97,11 +101,13 @@ void IoctlProgram::op_dma_buf_fd(const IoctlOpCall&) {
     drm::VmArea* vma = nullptr;
     const int ret = drm::dma_buf_fd_mmap(fd, off, len, prot, flags, &vma);
     note("dma_buf_mmap", ret);
-    if (!ret && vma) vmas_.push_back(vma);
+    if (!ret && vma)
+        vmas_.push_back(vma);
 }
 
 void IoctlProgram::op_close_fd(const IoctlOpCall&) {
-    if (fds_.empty()) return;
+    if (fds_.empty())
+        return;
     const size_t i = in_.below(static_cast<u32>(fds_.size()));
     note("close_fd", drm::drm_fd_close(fds_[i]));
     fds_.erase(fds_.begin() + static_cast<long>(i));

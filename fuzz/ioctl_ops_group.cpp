@@ -25,7 +25,8 @@ void IoctlProgram::op_group_create(const IoctlOpCall& c) {
         drm_panthor_queue_create q{};
         q.priority = static_cast<uint8_t>(in_.u8() < 220 ? in_.u8() % 16 : in_.u8());
         q.ringbuf_size = in_.u8() < 200 ? in_.pick<u32>({4096, 8192, 16384, 65536}) : in_.edge_u32();
-        if (in_.u8() >= 250) q.pad[0] = 1;
+        if (in_.u8() >= 250)
+            q.pad[0] = 1;
         std::memcpy(dst, &q, sizeof q);
     });
     const uint8_t m = in_.u8();
@@ -37,7 +38,8 @@ void IoctlProgram::op_group_create(const IoctlOpCall& c) {
     a.max_tiler_cores = static_cast<uint8_t>(m < 200 ? std::popcount(a.tiler_core_mask) : in_.u8());
     a.priority = static_cast<uint8_t>(in_.u8() < 230 ? in_.u8() % 3 : in_.u8());
     a.vm_id = pick(vms_);
-    if (!ioctl(f, DRM_IOCTL_PANTHOR_GROUP_CREATE, a, "GROUP_CREATE")) groups_.push_back({fi, a.group_handle});
+    if (!ioctl(f, DRM_IOCTL_PANTHOR_GROUP_CREATE, a, "GROUP_CREATE"))
+        groups_.push_back({fi, a.group_handle});
 }
 
 void IoctlProgram::op_group_destroy(const IoctlOpCall& c) {
@@ -95,7 +97,8 @@ void IoctlProgram::op_tiler_heap_create(const IoctlOpCall& c) {
     if (valid_size && a.initial_chunk_count && a.initial_chunk_count <= a.max_chunks &&
         u64{a.initial_chunk_count} * a.chunk_size > kIoctlMaxHostBytes)
         a.initial_chunk_count = static_cast<u32>(std::max<u64>(1, kIoctlMaxHostBytes / a.chunk_size));
-    if (!ioctl(f, DRM_IOCTL_PANTHOR_TILER_HEAP_CREATE, a, "TILER_HEAP_CREATE")) heaps_.push_back({fi, a.handle});
+    if (!ioctl(f, DRM_IOCTL_PANTHOR_TILER_HEAP_CREATE, a, "TILER_HEAP_CREATE"))
+        heaps_.push_back({fi, a.handle});
 }
 
 // TILER_HEAP_DESTROY, BO_SET_LABEL or SET_USER_MMIO_OFFSET.
@@ -114,12 +117,15 @@ void IoctlProgram::op_tiler_heap_destroy_or_bo_label(const IoctlOpCall& c) {
         uint8_t* host = nullptr;
         size_t cap = 0;
         a.label = in_.u8() < 24 ? 0 : user_buffer(len, &host, &cap);
-        for (size_t i = 0; i < cap && i < len; i++) host[i] = static_cast<uint8_t>('a' + i % 26);
-        if (cap && cap <= len && in_.u8() < 200) host[cap - 1] = 0;  // usually terminated
+        for (size_t i = 0; i < cap && i < len; i++)
+            host[i] = static_cast<uint8_t>('a' + i % 26);
+        if (cap && cap <= len && in_.u8() < 200)
+            host[cap - 1] = 0;  // usually terminated
         ioctl(f, DRM_IOCTL_PANTHOR_BO_SET_LABEL, a, "BO_SET_LABEL");
     } else {
         drm_panthor_set_user_mmio_offset a{};
-        a.offset = in_.pick<u64>({DRM_PANTHOR_USER_MMIO_OFFSET_32BIT, DRM_PANTHOR_USER_MMIO_OFFSET_64BIT, in_.edge_u64()});
+        a.offset =
+            in_.pick<u64>({DRM_PANTHOR_USER_MMIO_OFFSET_32BIT, DRM_PANTHOR_USER_MMIO_OFFSET_64BIT, in_.edge_u64()});
         ioctl(f, DRM_IOCTL_PANTHOR_SET_USER_MMIO_OFFSET, a, "SET_USER_MMIO_OFFSET");
     }
 }

@@ -22,16 +22,21 @@ void IoctlProgram::op_close_file(const IoctlOpCall& c) {
     if (k & 1) {
         render_[fi] = (k & 2) == 0;
         const int ret = drm::drm_open(&w_.ptdev()->base, &files_[fi], render_[fi]);
-        if (ret) files_[fi] = nullptr;
+        if (ret)
+            files_[fi] = nullptr;
         note("reopen", ret);
     }
 }
 
 // Let virtual time pass: jobs run, timers fire, the device may autosuspend.
 void IoctlProgram::op_advance(const IoctlOpCall&) {
-    static constexpr kshim::ktime_t steps[] = {0, kshim::NSEC_PER_USEC, 100 * kshim::NSEC_PER_USEC,
-                                               kshim::NSEC_PER_MSEC, 20 * kshim::NSEC_PER_MSEC,
-                                               200 * kshim::NSEC_PER_MSEC, 6 * kshim::NSEC_PER_SEC};
+    static constexpr kshim::ktime_t steps[] = {0,
+                                               kshim::NSEC_PER_USEC,
+                                               100 * kshim::NSEC_PER_USEC,
+                                               kshim::NSEC_PER_MSEC,
+                                               20 * kshim::NSEC_PER_MSEC,
+                                               200 * kshim::NSEC_PER_MSEC,
+                                               6 * kshim::NSEC_PER_SEC};
     w_.rt().advance(steps[in_.below(7)]);
     note("advance", 0);
 }

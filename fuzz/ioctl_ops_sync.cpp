@@ -1,9 +1,9 @@
 // (no upstream counterpart) fuzz_ioctl's syncobj ops (fuzz/ioctl_ops.h, family Sync): every
 // DRM_IOCTL_SYNCOBJ_* of drm_syncobj.c, on handles of the program's syncobj pool (any file's) or
 // edge values. The fds SYNCOBJ_HANDLE_TO_FD exports join the program's fd pool (ioctl_ops_fd.cpp).
-#include "uapi/drm/drm.h"
 #include "fuzz/ioctl_program.h"
 #include "kernel_shim/eventfd.h"
+#include "uapi/drm/drm.h"
 
 namespace upanthor_fuzz {
 
@@ -16,7 +16,8 @@ void IoctlProgram::op_syncobj_create(const IoctlOpCall& c) {
     const int fi = c.file_idx;
     drm_syncobj_create a{};
     a.flags = in_.pick<u32>({0, DRM_SYNCOBJ_CREATE_SIGNALED, 0, in_.edge_u32()});
-    if (!ioctl(f, DRM_IOCTL_SYNCOBJ_CREATE, a, "SYNCOBJ_CREATE")) syncobjs_.push_back({fi, a.handle});
+    if (!ioctl(f, DRM_IOCTL_SYNCOBJ_CREATE, a, "SYNCOBJ_CREATE"))
+        syncobjs_.push_back({fi, a.handle});
 }
 
 void IoctlProgram::op_syncobj_destroy(const IoctlOpCall& c) {
@@ -36,7 +37,8 @@ void IoctlProgram::op_syncobj_handle_to_fd(const IoctlOpCall& c) {
                              DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_TIMELINE, in_.edge_u32()});
     a.point = in_.u8() % 4;
     a.fd = -1;
-    if (!ioctl(f, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, a, "SYNCOBJ_HANDLE_TO_FD") && a.fd >= 0) fds_.push_back(a.fd);
+    if (!ioctl(f, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, a, "SYNCOBJ_HANDLE_TO_FD") && a.fd >= 0)
+        fds_.push_back(a.fd);
 }
 
 void IoctlProgram::op_syncobj_fd_to_handle(const IoctlOpCall& c) {
@@ -73,8 +75,10 @@ void IoctlProgram::op_syncobj_array(const IoctlOpCall& c) {
     a.count_handles = count_edge(4);
     a.handles = handle_array(a.count_handles, syncobjs_);
     a.pad = in_.u8() < 250 ? 0 : 1;
-    if (c.op == IoctlOp::SyncobjReset) ioctl(f, DRM_IOCTL_SYNCOBJ_RESET, a, "SYNCOBJ_RESET");
-    else ioctl(f, DRM_IOCTL_SYNCOBJ_SIGNAL, a, "SYNCOBJ_SIGNAL");
+    if (c.op == IoctlOp::SyncobjReset)
+        ioctl(f, DRM_IOCTL_SYNCOBJ_RESET, a, "SYNCOBJ_RESET");
+    else
+        ioctl(f, DRM_IOCTL_SYNCOBJ_SIGNAL, a, "SYNCOBJ_SIGNAL");
 }
 
 void IoctlProgram::op_syncobj_timeline_wait(const IoctlOpCall& c) {
@@ -97,8 +101,10 @@ void IoctlProgram::op_syncobj_timeline_array(const IoctlOpCall& c) {
     a.handles = handle_array(a.count_handles, syncobjs_);
     a.points = point_array(a.count_handles);
     a.flags = in_.u8() < 230 ? in_.u8() & 1 : in_.edge_u32();
-    if (c.op == IoctlOp::SyncobjQuery) ioctl(f, DRM_IOCTL_SYNCOBJ_QUERY, a, "SYNCOBJ_QUERY");
-    else ioctl(f, DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL, a, "SYNCOBJ_TIMELINE_SIGNAL");
+    if (c.op == IoctlOp::SyncobjQuery)
+        ioctl(f, DRM_IOCTL_SYNCOBJ_QUERY, a, "SYNCOBJ_QUERY");
+    else
+        ioctl(f, DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL, a, "SYNCOBJ_TIMELINE_SIGNAL");
 }
 
 void IoctlProgram::op_syncobj_transfer(const IoctlOpCall& c) {
@@ -122,7 +128,8 @@ void IoctlProgram::op_syncobj_eventfd(const IoctlOpCall& c) {
     if (k < 192) {  // an eventfd: a new one, or one made earlier
         if (eventfds_.empty() || k < 64) {
             const int efd = kshim::eventfd_fd_create(0, in_.flag() ? EFD_SEMAPHORE : 0);
-            if (efd >= 0) eventfds_.push_back(efd);
+            if (efd >= 0)
+                eventfds_.push_back(efd);
         }
         a.fd = eventfds_.empty() ? -1 : eventfds_[in_.below(static_cast<u32>(eventfds_.size()))];
     } else {

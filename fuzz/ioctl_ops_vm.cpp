@@ -18,7 +18,8 @@ void IoctlProgram::op_vm_create(const IoctlOpCall& c) {
     drm_panthor_vm_create a{};
     a.flags = in_.u8() < 240 ? 0 : in_.edge_u32();
     a.user_va_range = in_.u8() < 128 ? 0 : in_.edge_u64();
-    if (!ioctl(f, DRM_IOCTL_PANTHOR_VM_CREATE, a, "VM_CREATE")) vms_.push_back({fi, a.id});
+    if (!ioctl(f, DRM_IOCTL_PANTHOR_VM_CREATE, a, "VM_CREATE"))
+        vms_.push_back({fi, a.id});
 }
 
 void IoctlProgram::op_vm_destroy(const IoctlOpCall& c) {
@@ -42,7 +43,8 @@ void IoctlProgram::op_vm_bind(const IoctlOpCall& c) {
                   : t < 200 ? u32{DRM_PANTHOR_VM_BIND_OP_TYPE_UNMAP}
                   : t < 230 ? u32{DRM_PANTHOR_VM_BIND_OP_TYPE_SYNC_ONLY}
                             : in_.edge_u32();
-        if (in_.u8() >= 200) o.flags |= in_.u8() & 7;
+        if (in_.u8() >= 200)
+            o.flags |= in_.u8() & 7;
         o.bo_handle = (o.flags & DRM_PANTHOR_VM_BIND_OP_TYPE_MASK) == DRM_PANTHOR_VM_BIND_OP_TYPE_MAP ? pick(bos_) : 0;
         o.bo_offset = in_.u8() < 200 ? 0x1000 * (in_.u8() % 4) : in_.edge_u64();
         o.va = pick_va();
@@ -56,12 +58,14 @@ void IoctlProgram::op_vm_bind(const IoctlOpCall& c) {
             s.timeline_value = in_.u8() % 4;
             std::memcpy(sd, &s, sizeof s);
         });
-        if ((o.flags & DRM_PANTHOR_VM_BIND_OP_TYPE_MASK) == DRM_PANTHOR_VM_BIND_OP_TYPE_MAP) maps.push_back({o.va, o.size});
+        if ((o.flags & DRM_PANTHOR_VM_BIND_OP_TYPE_MASK) == DRM_PANTHOR_VM_BIND_OP_TYPE_MAP)
+            maps.push_back({o.va, o.size});
         std::memcpy(dst, &o, sizeof o);
     });
     if (!ioctl(f, DRM_IOCTL_PANTHOR_VM_BIND, a, "VM_BIND"))
         for (const Mapped& m : maps)
-            if (mapped_.size() < 32) mapped_.push_back(m);
+            if (mapped_.size() < 32)
+                mapped_.push_back(m);
 }
 
 void IoctlProgram::op_vm_get_state(const IoctlOpCall& c) {

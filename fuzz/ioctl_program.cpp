@@ -22,13 +22,13 @@
 #include "drm/uaccess.h"
 #include "fuzz/fuzz_input.h"
 #include "fuzz/ioctl_ops.h"
+#include "hw/csf/cs_isa.h"
 #include "kernel_shim/eventfd.h"
 #include "kernel_shim/fault_inject.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/sim_abort.h"
 #include "kernel_shim/task.h"
 #include "kernel_shim/time.h"
-#include "hw/csf/cs_isa.h"
 #include "mock_hw/fault_plan.h"
 
 namespace upanthor_fuzz {
@@ -39,10 +39,12 @@ using kshim::u64;
 
 uint64_t cs_sanitize_word(uint64_t word) {
     const auto op = static_cast<uint8_t>(word >> 56);
-    if (op == panthor::cs::JUMP || op == panthor::cs::CALL) return 0;  // NOP
+    if (op == panthor::cs::JUMP || op == panthor::cs::CALL)
+        return 0;  // NOP
     if (op == panthor::cs::BRANCH) {
         const auto off = static_cast<int16_t>(word & 0xffff);
-        if (off < 0) word = (word & ~uint64_t{0xffff}) | static_cast<uint16_t>(off == INT16_MIN ? INT16_MAX : -off);
+        if (off < 0)
+            word = (word & ~uint64_t{0xffff}) | static_cast<uint16_t>(off == INT16_MIN ? INT16_MAX : -off);
     }
     return word;
 }
@@ -56,11 +58,13 @@ alignas(64) uint8_t g_scratch[8192];  // where bytes meant for an unusable point
 // WARNs that upstream's code gives too when an allocation it does not expect to fail fails:
 // accepted from an input that injected allocation failures, a finding otherwise.
 bool expected_under_alloc_failure(const kshim::Report& r) {
-    if (r.kind != kshim::ReportKind::Warn) return false;
+    if (r.kind != kshim::ReportKind::Warn)
+        return false;
     const std::string where = r.title + "\n" + r.detail;
     // panthor_vm_destroy's drm_WARN_ON(panthor_vm_unmap_range(...)): the unmap preallocates its
     // page tables and gpuva ops, which may fail; the VM's mappings then go when it is freed.
-    return where.find("panthor_vm_unmap_range") != std::string::npos && where.find("panthor_vm_destroy") != std::string::npos;
+    return where.find("panthor_vm_unmap_range") != std::string::npos &&
+           where.find("panthor_vm_destroy") != std::string::npos;
 }
 
 // Known upstream WARNs that userspace can reach, kept as upstream has them (docs/fuzzing.md,
@@ -69,13 +73,18 @@ bool expected_under_alloc_failure(const kshim::Report& r) {
 //    the same batch signals while the syncobj has no fence there yet:
 //    panthor_submit_ctx_add_sync_deps_to_job's drm_WARN_ON(!sig_sync->fence), then -EINVAL.
 bool known_upstream_warn(const kshim::Report& r) {
-    if (r.kind != kshim::ReportKind::Warn) return false;
+    if (r.kind != kshim::ReportKind::Warn)
+        return false;
     const std::string where = r.title + "\n" + r.detail;
     return where.find("WARN_ON(!sig_sync->fence)") != std::string::npos &&
            where.find("panthor_submit_ctx_add_sync_deps_to_job") != std::string::npos;
 }
-bool expected_in_any_input(const kshim::Report& r) { return known_upstream_warn(r); }
-bool expected_with_alloc_failures(const kshim::Report& r) { return known_upstream_warn(r) || expected_under_alloc_failure(r); }
+bool expected_in_any_input(const kshim::Report& r) {
+    return known_upstream_warn(r);
+}
+bool expected_with_alloc_failures(const kshim::Report& r) {
+    return known_upstream_warn(r) || expected_under_alloc_failure(r);
+}
 
 // The program's task is the one that fails allocations in a failure window (task-filter).
 struct MakeItFail {
@@ -88,7 +97,8 @@ struct MakeItFail {
 }  // namespace
 
 void IoctlUserMem::reset() {
-    for (auto& [p, n] : regs_) drm::uaccess_unregister(p, n);
+    for (auto& [p, n] : regs_)
+        drm::uaccess_unregister(p, n);
     regs_.clear();
     used_ = 0;
 }
@@ -105,13 +115,15 @@ uint8_t* IoctlUserMem::alloc(size_t n, size_t* cap, size_t skew) {
 }
 
 void IoctlUserMem::reg(const void* p, size_t n) {
-    if (!n) return;
+    if (!n)
+        return;
     drm::uaccess_register(p, n);
     regs_.emplace_back(p, n);
 }
 
 void IoctlProgram::note(const char* name, int ret) {
-    if (!opts_.trace) return;
+    if (!opts_.trace)
+        return;
     char line[160];
     std::snprintf(line, sizeof line, "%3d f%d %s = %d\n", call_no_, cur_file_, name, ret);
     *opts_.trace += line;
@@ -119,10 +131,12 @@ void IoctlProgram::note(const char* name, int ret) {
 
 drm::drm_file* IoctlProgram::file_for_call(int* idx) {
     int i = static_cast<int>(in_.below(kIoctlMaxFiles));
-    for (int k = 0; k < kIoctlMaxFiles && !files_[i]; k++) i = (i + 1) % kIoctlMaxFiles;
+    for (int k = 0; k < kIoctlMaxFiles && !files_[i]; k++)
+        i = (i + 1) % kIoctlMaxFiles;
     if (!files_[i]) {  // every file closed: reopen one
         render_[i] = true;
-        if (drm::drm_open(&w_.ptdev()->base, &files_[i], true)) files_[i] = nullptr;
+        if (drm::drm_open(&w_.ptdev()->base, &files_[i], true))
+            files_[i] = nullptr;
     }
     *idx = i;
     return files_[i];
@@ -130,12 +144,13 @@ drm::drm_file* IoctlProgram::file_for_call(int* idx) {
 
 u32 IoctlProgram::pick(const std::vector<Obj>& pool) {
     const uint8_t s = in_.u8();
-    if (!pool.empty() && s < 208) return pool[s % pool.size()].id;
+    if (!pool.empty() && s < 208)
+        return pool[s % pool.size()].id;
     switch (s & 3) {
-        case 0: return 0;
-        case 1: return 1 + ((s >> 2) & 7);
-        case 2: return ~0u;
-        default: return in_.u32();
+    case 0: return 0;
+    case 1: return 1 + ((s >> 2) & 7);
+    case 2: return ~0u;
+    default: return in_.u32();
     }
 }
 
@@ -145,7 +160,8 @@ u64 IoctlProgram::pick_va() {
         const Mapped& m = mapped_[s % mapped_.size()];
         return m.va + (in_.u8() % 4 == 0 ? (in_.u16() & ~u64{7}) % std::max<u64>(m.size, 8) : 0);
     }
-    if (s < 224) return u64{0x1000000} + u64{0x10000} * in_.u8();  // a low, aligned window
+    if (s < 224)
+        return u64{0x1000000} + u64{0x10000} * in_.u8();  // a low, aligned window
     return in_.edge_u64();
 }
 
@@ -153,12 +169,12 @@ u64 IoctlProgram::deadline() {
     // Absolute, on the runtime clock: past, now, or a little ahead; never "forever".
     const kshim::ktime_t now = kshim::ktime_get();
     switch (in_.below(6)) {
-        case 0: return 0;
-        case 1: return static_cast<u64>(now);
-        case 2: return static_cast<u64>(now) + kshim::NSEC_PER_MSEC * in_.u8();
-        case 3: return static_cast<u64>(now) + 10 * kshim::NSEC_PER_MSEC;
-        case 4: return static_cast<u64>(now > 1000 ? now - 1000 : 0);
-        default: return static_cast<u64>(now) + kshim::NSEC_PER_USEC * in_.u16();
+    case 0: return 0;
+    case 1: return static_cast<u64>(now);
+    case 2: return static_cast<u64>(now) + kshim::NSEC_PER_MSEC * in_.u8();
+    case 3: return static_cast<u64>(now) + 10 * kshim::NSEC_PER_MSEC;
+    case 4: return static_cast<u64>(now > 1000 ? now - 1000 : 0);
+    default: return static_cast<u64>(now) + kshim::NSEC_PER_USEC * in_.u16();
     }
 }
 
@@ -168,23 +184,26 @@ u64 IoctlProgram::user_buffer(size_t n, uint8_t** host, size_t* cap) {
         const size_t skew = in_.u8() % 16 == 0 ? 1 + in_.u8() % 7 : 0;
         uint8_t* p = mem_.alloc(n, cap, skew);
         // A valid buffer, or (mode 11) one whose last part is not mapped, or (12) none of it.
-        if (mode < 11) mem_.reg(p, *cap);
-        else if (mode == 11) mem_.reg(p, *cap / 2);
+        if (mode < 11)
+            mem_.reg(p, *cap);
+        else if (mode == 11)
+            mem_.reg(p, *cap / 2);
         *host = p;
         return drm::user_ptr(p);
     }
     *host = g_scratch;
     *cap = sizeof g_scratch;
     switch (mode) {
-        case 13: return 0;
-        case 14: return u64{0xdead0000} + in_.u8();
-        default: return in_.edge_u64();
+    case 13: return 0;
+    case 14: return u64{0xdead0000} + in_.u8();
+    default: return in_.edge_u64();
     }
 }
 
 u32 IoctlProgram::count_edge(u32 typical_max) {
     const uint8_t s = in_.u8();
-    if (s < 224) return s % (typical_max + 1);
+    if (s < 224)
+        return s % (typical_max + 1);
     return in_.edge_u32();
 }
 
@@ -212,23 +231,26 @@ u64 IoctlProgram::point_array(u32 count) {
 
 int IoctlProgram::pick_fd() {
     // A descriptor the program got back (a syncobj, sync_file or dma-buf), or an edge value.
-    if (!fds_.empty() && in_.u8() < 220) return fds_[in_.below(static_cast<u32>(fds_.size()))];
+    if (!fds_.empty() && in_.u8() < 220)
+        return fds_[in_.below(static_cast<u32>(fds_.size()))];
     return in_.pick<int>({-1, 0, 3, 4, static_cast<int>(in_.edge_u32())});
 }
-
 
 void IoctlProgram::call() {
     int fi = 0;
     drm::drm_file* f = file_for_call(&fi);
     cur_file_ = fi;
     const IoctlOp op = ioctl_op_of_byte(in_.u8());
-    if (opts_.ops) opts_.ops->push_back(static_cast<uint8_t>(op));
-    if (!f) return;
+    if (opts_.ops)
+        opts_.ops->push_back(static_cast<uint8_t>(op));
+    if (!f)
+        return;
     const IoctlOpDesc& d = ioctl_op_desc(op);
     // A teardown op (ioctl_ops.cpp says which and why) runs outside an allocation-failure
     // window, and what it queued runs before failures are armed again.
     const bool suspend_failures = fail_calls_left_ && d.teardown;
-    if (suspend_failures) kshim::fault_inject_disarm();
+    if (suspend_failures)
+        kshim::fault_inject_disarm();
     (this->*d.handler)(IoctlOpCall{f, fi, op});
     if (suspend_failures) {
         // What the teardown queued (group_release_work, the VM's deferred cleanup...) runs now,
@@ -239,17 +261,22 @@ void IoctlProgram::call() {
 }
 
 void IoctlProgram::teardown() {
-    for (drm::VmArea* v : vmas_) drm::drm_munmap(v);
+    for (drm::VmArea* v : vmas_)
+        drm::drm_munmap(v);
     vmas_.clear();
-    for (int fd : fds_) drm::drm_fd_close(fd);
+    for (int fd : fds_)
+        drm::drm_fd_close(fd);
     fds_.clear();
     // Process exit closes every fd, also those the program never learnt (an ioctl whose size
     // hid the fd field, a bad output pointer): fds are allocated lowest first from 3.
-    for (int fd = 3; drm::drm_fd_count() > fds_before_ && fd < 3 + 4096; fd++) drm::drm_fd_close(fd);
-    for (int efd : eventfds_) kshim::eventfd_fd_close(efd);
+    for (int fd = 3; drm::drm_fd_count() > fds_before_ && fd < 3 + 4096; fd++)
+        drm::drm_fd_close(fd);
+    for (int efd : eventfds_)
+        kshim::eventfd_fd_close(efd);
     eventfds_.clear();
     for (drm::drm_file*& f : files_) {
-        if (f) drm::drm_release(f);
+        if (f)
+            drm::drm_release(f);
         f = nullptr;
     }
     mem_.reset();
@@ -270,13 +297,15 @@ std::string IoctlProgram::run() {
     const int ncalls = 1 + static_cast<int>(in_.below(kIoctlMaxCalls));
     for (int i = 0; i < nfiles; i++) {
         render_[i] = i == 0 || in_.u8() < 200;
-        if (drm::drm_open(&w_.ptdev()->base, &files_[i], render_[i])) files_[i] = nullptr;
+        if (drm::drm_open(&w_.ptdev()->base, &files_[i], render_[i]))
+            files_[i] = nullptr;
     }
     try {
         for (call_no_ = 0; call_no_ < ncalls; call_no_++) {
             call();
             mem_.reset();
-            if (fail_calls_left_ && --fail_calls_left_ == 0) kshim::fault_inject_disarm();
+            if (fail_calls_left_ && --fail_calls_left_ == 0)
+                kshim::fault_inject_disarm();
         }
         // Process exit (and the checks) with allocations working again.
         kshim::fault_inject_disarm();
@@ -293,9 +322,11 @@ std::string IoctlProgram::run() {
     // unplugged, as upstream; only an injected fault explains that. The next input gets a
     // freshly booted device either way.
     const bool lost = w_.device_lost();
-    if (lost && !injected_reset_) out += "the device was lost (unplugged) without an injected fault or allocation failure\n";
+    if (lost && !injected_reset_)
+        out += "the device was lost (unplugged) without an injected fault or allocation failure\n";
     if (lost) {
-        if (opts_.trace) *opts_.trace += "  (device lost: rebooting the world)\n";
+        if (opts_.trace)
+            *opts_.trace += "  (device lost: rebooting the world)\n";
         out += w_.reboot();
     }
     return out;
@@ -312,9 +343,11 @@ std::string run_ioctl_history(PanthorWorld& world, const std::vector<std::vector
                               const IoctlProgramOptions& opts) {
     for (size_t i = 0; i < inputs.size(); ++i) {
         const std::string where = "history input " + std::to_string(i + 1) + " of " + std::to_string(inputs.size());
-        if (opts.trace) *opts.trace += where + ":\n";
+        if (opts.trace)
+            *opts.trace += where + ":\n";
         const std::string problems = run_ioctl_program(world, inputs[i].data(), inputs[i].size(), opts);
-        if (!problems.empty()) return where + ": " + problems;
+        if (!problems.empty())
+            return where + ": " + problems;
     }
     return "";
 }

@@ -26,11 +26,11 @@
 #include "drm/drm_ioctl.h"
 #include "drm/drm_mmap.h"
 #include "drm/uaccess.h"
-#include "uapi/drm/panthor_drm.h"
 #include "fuzz/fuzz_input.h"
 #include "fuzz/ioctl_ops.h"
 #include "fuzz/panthor_world.h"
 #include "kernel_shim/fault_inject.h"
+#include "uapi/drm/panthor_drm.h"
 
 namespace upanthor_fuzz {
 
@@ -56,7 +56,6 @@ std::string run_ioctl_history(PanthorWorld& world, const std::vector<std::vector
 // Rewrites command-stream words so that a stream cannot loop or branch away on its own:
 // BRANCH offsets become forward, JUMP and CALL become NOP. Shared with fuzz_cs's loop-free mode.
 uint64_t cs_sanitize_word(uint64_t word);
-
 
 // ---- internal: the program state the op handlers share ----
 
@@ -186,12 +185,12 @@ private:
     int call_no_ = 0;
     std::vector<Obj> bos_, vms_, groups_, heaps_, syncobjs_;
     std::vector<int> fds_;
-    std::vector<int> eventfds_;  // in-process eventfds (kshim's table), for SYNCOBJ_EVENTFD
-    int fail_calls_left_ = 0;    // calls left in an allocation-failure window
-    kshim::FaultPlan fail_plan_;  // ...and what fails in it
+    std::vector<int> eventfds_;    // in-process eventfds (kshim's table), for SYNCOBJ_EVENTFD
+    int fail_calls_left_ = 0;      // calls left in an allocation-failure window
+    kshim::FaultPlan fail_plan_;   // ...and what fails in it
     bool injected_reset_ = false;  // a fault that brings a reset (or allocation failures) was injected
     bool alloc_failed_ = false;    // allocation failures were injected
-    std::vector<u64> offsets_;  // mmap offsets from BO_MMAP_OFFSET (and the MMIO ones)
+    std::vector<u64> offsets_;     // mmap offsets from BO_MMAP_OFFSET (and the MMIO ones)
     std::vector<drm::VmArea*> vmas_;
     std::vector<Mapped> mapped_;
     std::string problems_;
@@ -207,14 +206,14 @@ drm_panthor_obj_array IoctlProgram::obj_array(size_t elem, u32 typical_max, Fill
     const uint8_t s = in_.u8();
     if (s >= 208) {
         switch (s & 7) {
-            case 0: a.stride = 0; break;
-            case 1: a.stride = static_cast<u32>(elem) - 4; break;
-            case 2: a.stride = static_cast<u32>(elem) + 8; break;
-            case 3: a.stride = static_cast<u32>(elem) + 1; break;
-            case 4: a.stride = 4; break;
-            case 5: a.stride = 0x10000; break;
-            case 6: a.stride = ~0u; break;
-            default: a.stride = in_.u16(); break;
+        case 0: a.stride = 0; break;
+        case 1: a.stride = static_cast<u32>(elem) - 4; break;
+        case 2: a.stride = static_cast<u32>(elem) + 8; break;
+        case 3: a.stride = static_cast<u32>(elem) + 1; break;
+        case 4: a.stride = 4; break;
+        case 5: a.stride = 0x10000; break;
+        case 6: a.stride = ~0u; break;
+        default: a.stride = in_.u16(); break;
         }
     }
     const size_t want = std::min<size_t>(size_t{a.count} * a.stride, 64 * 1024);
@@ -226,7 +225,8 @@ drm_panthor_obj_array IoctlProgram::obj_array(size_t elem, u32 typical_max, Fill
         for (u32 i = 0; i < a.count && size_t{i} * a.stride < cap; i++) {
             std::fill(e.begin(), e.end(), 0);
             fill(i, e.data());
-            std::memcpy(host + size_t{i} * a.stride, e.data(), std::min<size_t>({elem, a.stride, cap - size_t{i} * a.stride}));
+            std::memcpy(host + size_t{i} * a.stride, e.data(),
+                        std::min<size_t>({elem, a.stride, cap - size_t{i} * a.stride}));
         }
     }
     return a;
@@ -244,13 +244,13 @@ int IoctlProgram::user_ioctl(unsigned cmd, T& arg, const char* name, Do&& do_ioc
     const uint8_t s = in_.u8();
     if (s >= 240) {
         switch (s & 7) {
-            case 0: size = 0; break;
-            case 1: size = sizeof(T) >= 8 ? sizeof(T) - 8 : 0; break;
-            case 2: size = sizeof(T) + 8; break;
-            case 3: size = sizeof(T) + 1; break;
-            case 4: size = 4; break;
-            case 5: size = 0x3fff; break;
-            default: size = sizeof(T) > 1 ? sizeof(T) - 1 : 0; break;
+        case 0: size = 0; break;
+        case 1: size = sizeof(T) >= 8 ? sizeof(T) - 8 : 0; break;
+        case 2: size = sizeof(T) + 8; break;
+        case 3: size = sizeof(T) + 1; break;
+        case 4: size = 4; break;
+        case 5: size = 0x3fff; break;
+        default: size = sizeof(T) > 1 ? sizeof(T) - 1 : 0; break;
         }
         cmd = (cmd & ~(0x3fffu << 16)) | (static_cast<unsigned>(size) << 16);
     }
@@ -258,8 +258,10 @@ int IoctlProgram::user_ioctl(unsigned cmd, T& arg, const char* name, Do&& do_ioc
     uint8_t* host = mem_.alloc(std::max(size, sizeof(T)), &cap);
     std::memcpy(host, &arg, std::min(cap, sizeof(T)));
     const uint8_t how = in_.u8();
-    if (how < 244) mem_.reg(host, std::min(cap, size));
-    else if (how < 250) mem_.reg(host, std::min(cap, size) / 2);
+    if (how < 244)
+        mem_.reg(host, std::min(cap, size));
+    else if (how < 250)
+        mem_.reg(host, std::min(cap, size) / 2);
     const int ret = static_cast<int>(do_ioctl(cmd, host));
     std::memcpy(&arg, host, std::min(cap, sizeof(T)));
     note(name, ret);

@@ -60,8 +60,9 @@ int main(int argc, char** argv) {
     put(c, "invalid_opcode", stream(0, {0xff00000000000000ull}));
     put(c, "sync_wait_forever", stream(0, {cs::sync_wait64(2, 4, cs::GREATER)}));
     put(c, "sync_wait_timeout", stream(1, {cs::sync_wait64(2, 4, cs::GREATER)}));
-    put(c, "error_barrier", stream(0, {cs::run_compute(1, cs::AXIS_X, false, 0, 3), cs::wait(1), cs::error_barrier(),
-                                       cs::store_multiple(4, 0, 0x1)}));
+    put(c, "error_barrier",
+        stream(0, {cs::run_compute(1, cs::AXIS_X, false, 0, 3), cs::wait(1), cs::error_barrier(),
+                   cs::store_multiple(4, 0, 0x1)}));
     std::printf("seeds written under %s\n", root.c_str());
     return 0;
 }

@@ -17,7 +17,9 @@ constexpr kshim::ktime_t kSettle = 2 * kshim::NSEC_PER_SEC;
 constexpr kshim::ktime_t kDrainLimit = 60 * kshim::NSEC_PER_SEC;
 }  // namespace
 
-PanthorWorld::PanthorWorld(Kind kind, kshim::u64 seed) : kind_(kind), seed_(seed) { boot(); }
+PanthorWorld::PanthorWorld(Kind kind, kshim::u64 seed) : kind_(kind), seed_(seed) {
+    boot();
+}
 
 void PanthorWorld::boot() {
     ++boots_;
@@ -28,7 +30,8 @@ void PanthorWorld::boot() {
              : kind_ == Kind::Platform ? upanthor::host::World::Boot::Device
                                        : upanthor::host::World::Boot::Driver;
     world_ = std::make_unique<upanthor::host::World>(o);
-    if (kind_ != Kind::Runtime && !world_->machine()) fuzz_fail("module init of the driver failed: " + std::to_string(world_->status()));
+    if (kind_ != Kind::Runtime && !world_->machine())
+        fuzz_fail("module init of the driver failed: " + std::to_string(world_->status()));
     if (kind_ == Kind::Driver && world_->up()) {
         ptdev_ = panthor::panthor_from_pdev(plat().pdev());
         // Start every input from a suspended, quiet device.
@@ -39,9 +42,11 @@ void PanthorWorld::boot() {
 }
 
 PanthorWorld::~PanthorWorld() {
-    if (world_->finished()) return;
+    if (world_->finished())
+        return;
     const std::string p = finish();
-    if (!p.empty()) std::fprintf(stderr, "[fuzz] at world teardown:\n%s", p.c_str());
+    if (!p.empty())
+        std::fprintf(stderr, "[fuzz] at world teardown:\n%s", p.c_str());
 }
 
 std::string PanthorWorld::finish() {
@@ -51,30 +56,41 @@ std::string PanthorWorld::finish() {
     return upanthor::host::problems_text(world_->finish(opts));
 }
 
-void PanthorWorld::mark() { input_.mark(); }
+void PanthorWorld::mark() {
+    input_.mark();
+}
 
-bool PanthorWorld::device_lost() const { return ptdev_ && world_->machine()->device_lost(); }
+bool PanthorWorld::device_lost() const {
+    return ptdev_ && world_->machine()->device_lost();
+}
 
 std::string PanthorWorld::reboot() {
     std::string out = finish();
     boot();
-    if (kind_ == Kind::Driver && world_->status()) out += "probe failed after a reboot: " + std::to_string(world_->status()) + "\n";
+    if (kind_ == Kind::Driver && world_->status())
+        out += "probe failed after a reboot: " + std::to_string(world_->status()) + "\n";
     return out;
 }
 
-void PanthorWorld::new_platform() { machine().new_device(); }
+void PanthorWorld::new_platform() {
+    machine().new_device();
+}
 
 std::string PanthorWorld::check(ReportFilter expected) {
     upanthor::host::Machine* m = world_->machine();
-    if (ptdev_) m->settle(kSettle);
-    if (m) m->consume_devcoredump();
+    if (ptdev_)
+        m->settle(kSettle);
+    if (m)
+        m->consume_devcoredump();
     upanthor::host::CheckOptions opts;
     opts.drain_limit = kDrainLimit;
-    if (expected) opts.accept_report = [expected](const kshim::Report& r) { return expected(r); };
+    if (expected)
+        opts.accept_report = [expected](const kshim::Report& r) { return expected(r); };
     // The index of a VM that outlives the input (the MCU's) keeps emptied nodes in a reserve.
     opts.ignore_leak = [](std::string_view line) { return line.find("drm_gpuva_index") != std::string_view::npos; };
     std::string out = upanthor::host::problems_text(input_.drain(rt(), opts));
-    if (std::string leaks = upanthor::host::problems_text(input_.leaks(opts)); !leaks.empty()) out += leaks;
+    if (std::string leaks = upanthor::host::problems_text(input_.leaks(opts)); !leaks.empty())
+        out += leaks;
     // The log keeps every line; an input's lines are of no use to the next one.
     kshim::log_clear();
     return out;
@@ -82,10 +98,12 @@ std::string PanthorWorld::check(ReportFilter expected) {
 
 void fuzz_init_env(const char* argv0) {
     setenv("KSHIM_LOG", "none", 0);
-    if (std::getenv("UPANTHOR_FIRMWARE_PATH") || !argv0) return;
+    if (std::getenv("UPANTHOR_FIRMWARE_PATH") || !argv0)
+        return;
     std::error_code ec;
     const auto dir = std::filesystem::absolute(argv0, ec).parent_path() / "firmware";
-    if (!ec && std::filesystem::is_directory(dir, ec)) setenv("UPANTHOR_FIRMWARE_PATH", dir.c_str(), 0);
+    if (!ec && std::filesystem::is_directory(dir, ec))
+        setenv("UPANTHOR_FIRMWARE_PATH", dir.c_str(), 0);
 }
 
 void fuzz_fail(const std::string& what) {

@@ -25,20 +25,24 @@ uint32_t load_u32(const uint8_t* p) {
 }
 
 void store_u32(uint8_t* p, uint32_t v) {
-    for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+    for (int i = 0; i < 4; ++i)
+        p[i] = static_cast<uint8_t>(v >> (8 * i));
 }
 }  // namespace
 
 std::optional<WorldInputs> parse_world_history(const uint8_t* data, size_t size) {
-    if (size < kHeader || std::memcmp(data, kMagic, sizeof kMagic) != 0) return std::nullopt;
+    if (size < kHeader || std::memcmp(data, kMagic, sizeof kMagic) != 0)
+        return std::nullopt;
     const uint32_t count = load_u32(data + kCountAt);
     WorldInputs out;
     size_t off = kHeader;
     for (uint32_t i = 0; i < count; ++i) {
-        if (size - off < 4) return std::nullopt;
+        if (size - off < 4)
+            return std::nullopt;
         const uint32_t len = load_u32(data + off);
         off += 4;
-        if (size - off < len) return std::nullopt;
+        if (size - off < len)
+            return std::nullopt;
         out.emplace_back(data + off, data + off + len);
         off += len;
     }
@@ -53,7 +57,8 @@ std::vector<uint8_t> serialize_world_history(const WorldInputs& inputs) {
         const size_t at = out.size();
         out.resize(at + 4 + in.size());
         store_u32(out.data() + at, static_cast<uint32_t>(in.size()));
-        if (!in.empty()) std::memcpy(out.data() + at + 4, in.data(), in.size());
+        if (!in.empty())
+            std::memcpy(out.data() + at + 4, in.data(), in.size());
     }
     store_u32(out.data() + kUsedAt, static_cast<uint32_t>(out.size()));
     return out;
@@ -66,7 +71,8 @@ WorldHistoryRecorder::WorldHistoryRecorder(std::string path, size_t capacity, si
         map_ = mem_.data();
     } else {
         const int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0) throw std::runtime_error("cannot create " + path_ + ": " + std::strerror(errno));
+        if (fd < 0)
+            throw std::runtime_error("cannot create " + path_ + ": " + std::strerror(errno));
         void* m = MAP_FAILED;
         if (::ftruncate(fd, static_cast<off_t>(capacity_)) == 0)
             m = ::mmap(nullptr, capacity_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -83,7 +89,8 @@ WorldHistoryRecorder::WorldHistoryRecorder(std::string path, size_t capacity, si
 }
 
 WorldHistoryRecorder::~WorldHistoryRecorder() {
-    if (path_.empty()) return;
+    if (path_.empty())
+        return;
     ::munmap(map_, capacity_);
     ::unlink(path_.c_str());
 }
@@ -94,7 +101,9 @@ void WorldHistoryRecorder::begin_world() {
     store_u32(map_ + kUsedAt, static_cast<uint32_t>(used_));
 }
 
-size_t WorldHistoryRecorder::count() const { return load_u32(map_ + kCountAt); }
+size_t WorldHistoryRecorder::count() const {
+    return load_u32(map_ + kCountAt);
+}
 
 bool WorldHistoryRecorder::fits(size_t size) const {
     return count() < max_inputs_ && capacity_ - used_ >= 4 && capacity_ - used_ - 4 >= size;
@@ -106,7 +115,8 @@ void WorldHistoryRecorder::record(const uint8_t* data, size_t size) {
         return;
     }
     store_u32(map_ + used_, static_cast<uint32_t>(size));
-    if (size) std::memcpy(map_ + used_ + 4, data, size);
+    if (size)
+        std::memcpy(map_ + used_ + 4, data, size);
     used_ += 4 + size;
     store_u32(map_ + kUsedAt, static_cast<uint32_t>(used_));
     // The count last: a process stopped before it leaves the history as it was.

@@ -8,8 +8,8 @@
 #include "drm/drm_ioctl.h"
 #include "drm/drm_mmap.h"
 #include "drm/uaccess.h"
-#include "uapi/drm/drm.h"
 #include "kernel_shim/runtime.h"
+#include "uapi/drm/drm.h"
 
 namespace umd {
 
@@ -81,13 +81,21 @@ std::uint32_t DrmFileBackend::read32(const void* mapping, std::uint64_t offset) 
     return v;
 }
 
-int DrmFileBackend::close_fd(int fd) { return drm::drm_fd_close(fd); }
+int DrmFileBackend::close_fd(int fd) {
+    return drm::drm_fd_close(fd);
+}
 
-std::int64_t DrmFileBackend::monotonic_ns() { return kshim::ktime_get(); }
+std::int64_t DrmFileBackend::monotonic_ns() {
+    return kshim::ktime_get();
+}
 
-void DrmFileBackend::user_memory_add(const void* addr, std::size_t len) { drm::uaccess_register(addr, len); }
+void DrmFileBackend::user_memory_add(const void* addr, std::size_t len) {
+    drm::uaccess_register(addr, len);
+}
 
-void DrmFileBackend::user_memory_remove(const void* addr, std::size_t len) { drm::uaccess_unregister(addr, len); }
+void DrmFileBackend::user_memory_remove(const void* addr, std::size_t len) {
+    drm::uaccess_unregister(addr, len);
+}
 
 std::size_t DrmFileBackend::live_mappings() {
     kshim::SpinGuard g(lock_);

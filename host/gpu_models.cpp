@@ -23,24 +23,31 @@ const GpuModel kModels[] = {
         .family = "csf",
         .summary = "Mali-G610 MC4 (CSF, arch 10.8) on an RK3588 platform device; driver panthor",
         .driver = &panthor::panthor_module,
-        .create = [](const ModelConfig& cfg) -> std::unique_ptr<MockDevice> { return std::make_unique<CsfMockDevice>(cfg.csf); },
+        .create = [](const ModelConfig& cfg) -> std::unique_ptr<MockDevice> {
+            return std::make_unique<CsfMockDevice>(cfg.csf);
+        },
     },
 };
 
 }  // namespace
 
-std::span<const GpuModel> gpu_models() { return kModels; }
+std::span<const GpuModel> gpu_models() {
+    return kModels;
+}
 
 const GpuModel* find_gpu_model(std::string_view name) {
-    if (name == "default") return &kModels[0];
+    if (name == "default")
+        return &kModels[0];
     for (const GpuModel& m : kModels)
-        if (m.name == name) return &m;
+        if (m.name == name)
+            return &m;
     return nullptr;
 }
 
 std::string gpu_model_names() {
     std::string out;
-    for (const GpuModel& m : kModels) out += (out.empty() ? "" : ", ") + std::string(m.name);
+    for (const GpuModel& m : kModels)
+        out += (out.empty() ? "" : ", ") + std::string(m.name);
     return out;
 }
 

@@ -25,7 +25,8 @@ std::string problems_text(const std::vector<Problem>& problems) {
     std::string out;
     for (const Problem& p : problems) {
         out += p.text;
-        if (out.empty() || out.back() != '\n') out += '\n';
+        if (out.empty() || out.back() != '\n')
+            out += '\n';
     }
     return out;
 }
@@ -44,15 +45,18 @@ std::vector<Problem> RunChecks::drain(kshim::Runtime& rt, const CheckOptions& op
     } catch (const kshim::SimAbort&) {
         out.push_back({Problem::Kind::Deadlock, "simulation deadlock while draining (see the report above)"});
     }
-    for (Problem& p : leftovers(rt, idle, opts)) out.push_back(std::move(p));
-    for (Problem& p : reports(opts)) out.push_back(std::move(p));
+    for (Problem& p : leftovers(rt, idle, opts))
+        out.push_back(std::move(p));
+    for (Problem& p : reports(opts))
+        out.push_back(std::move(p));
     return out;
 }
 
 std::vector<Problem> RunChecks::leftovers(kshim::Runtime& rt, bool idle, const CheckOptions& opts) {
     std::vector<Problem> out;
     if (!idle)
-        out.push_back({Problem::Kind::NotIdle, "the runtime did not go idle " + opts.when + " (a periodic timer or work?)"});
+        out.push_back(
+            {Problem::Kind::NotIdle, "the runtime did not go idle " + opts.when + " (a periodic timer or work?)"});
     for (const std::string& s : rt.stuck_tasks())
         out.push_back({Problem::Kind::StuckTask, "task still blocked " + opts.when + ": " + s});
     return out;
@@ -61,9 +65,10 @@ std::vector<Problem> RunChecks::leftovers(kshim::Runtime& rt, bool idle, const C
 std::vector<Problem> RunChecks::reports(const CheckOptions& opts) {
     std::vector<Problem> out;
     for (const kshim::Report& r : kshim::take_reports()) {
-        if (opts.accept_report && opts.accept_report(r)) continue;
-        out.push_back({Problem::Kind::Report,
-                       std::string("kshim report [") + kshim::report_kind_name(r.kind) + "]: " + r.title + "\n" + r.detail});
+        if (opts.accept_report && opts.accept_report(r))
+            continue;
+        out.push_back({Problem::Kind::Report, std::string("kshim report [") + kshim::report_kind_name(r.kind) +
+                                                  "]: " + r.title + "\n" + r.detail});
     }
     return out;
 }
@@ -74,10 +79,12 @@ std::vector<Problem> RunChecks::leaks(const CheckOptions& opts) const {
         std::string kept;
         std::istringstream in(diff);
         for (std::string line; std::getline(in, line);)
-            if (!opts.ignore_leak(line)) kept += line + "\n";
+            if (!opts.ignore_leak(line))
+                kept += line + "\n";
         diff = kept;
     }
-    if (diff.empty()) return {};
+    if (diff.empty())
+        return {};
     return {{Problem::Kind::Leak, "leaked " + opts.when + ":\n" + diff}};
 }
 

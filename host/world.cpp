@@ -9,7 +9,9 @@
 
 namespace upanthor::host {
 
-World::World(Options opts) : opts_(std::move(opts)) { boot(); }
+World::World(Options opts) : opts_(std::move(opts)) {
+    boot();
+}
 
 void World::boot() {
     for (int attempt = 1;; attempt++) {
@@ -17,21 +19,25 @@ void World::boot() {
         rt_ = std::make_unique<kshim::Runtime>(opts_.runtime);
         status_ = 0;
         failed_step_.clear();
-        if (opts_.boot == Boot::Runtime) return;
+        if (opts_.boot == Boot::Runtime)
+            return;
         if (int ret = Machine::create(opts_.machine, &machine_)) {
             status_ = ret;
             failed_step_ = "module init of the model's driver";
             return;
         }
-        if (opts_.boot == Boot::Device) return;
+        if (opts_.boot == Boot::Device)
+            return;
         const int ret = machine_->probe();
         if (ret == 0) {
-            if (opts_.settle) machine_->settle();
+            if (opts_.settle)
+                machine_->settle();
             return;
         }
         status_ = ret;
         failed_step_ = std::string(machine_->driver().name) + " probe";
-        if (ret != -ETIMEDOUT || attempt >= opts_.probe_attempts) return;
+        if (ret != -ETIMEDOUT || attempt >= opts_.probe_attempts)
+            return;
         std::fprintf(stderr, "upanthor: the probe timed out (host threads of the mock GPU starved?); retrying\n");
         machine_.reset();
         rt_.reset();
@@ -39,20 +45,24 @@ void World::boot() {
 }
 
 World::~World() {
-    if (finished()) return;
+    if (finished())
+        return;
     const std::string p = problems_text(finish());
-    if (!p.empty()) std::fprintf(stderr, "upanthor: at the end of the world:\n%s", p.c_str());
+    if (!p.empty())
+        std::fprintf(stderr, "upanthor: at the end of the world:\n%s", p.c_str());
 }
 
 std::vector<Problem> World::finish(const CheckOptions& opts) {
     std::vector<Problem> out;
-    if (!rt_) return out;
+    if (!rt_)
+        return out;
     try {
         machine_.reset();
     } catch (const kshim::SimAbort&) {
         out.push_back({Problem::Kind::Deadlock, "simulation deadlock while removing the driver"});
     }
-    for (Problem& p : checks_.drain(*rt_, opts)) out.push_back(std::move(p));
+    for (Problem& p : checks_.drain(*rt_, opts))
+        out.push_back(std::move(p));
     // A release still finishing on another thread (real mode) gets the grace period to land.
     if (rt_->mode() == kshim::Mode::Real)
         for (int i = 0; i < 100 && !checks_.leaks(opts).empty(); i++) {
@@ -60,8 +70,10 @@ std::vector<Problem> World::finish(const CheckOptions& opts) {
             rt_->advance_until_idle(kshim::NSEC_PER_SEC);
         }
     rt_.reset();
-    for (Problem& p : checks_.leaks(opts)) out.push_back(std::move(p));
-    for (Problem& p : RunChecks::reports(opts)) out.push_back(std::move(p));
+    for (Problem& p : checks_.leaks(opts))
+        out.push_back(std::move(p));
+    for (Problem& p : RunChecks::reports(opts))
+        out.push_back(std::move(p));
     if (long live = drm::drm_mmap_live(); live != 0)
         out.push_back({Problem::Kind::LiveMappings, std::to_string(live) + " mappings left at the end of the run"});
     return out;

@@ -17,23 +17,31 @@ struct completion {
 
     // Takes one completion if there is one.
     bool try_consume() {
-        if (!done.load(std::memory_order_acquire)) return false;
+        if (!done.load(std::memory_order_acquire))
+            return false;
         return wait.locked([&] {
             const unsigned d = done.load(std::memory_order_relaxed);
-            if (!d) return false;
-            if (d != UINT_MAX) done.store(d - 1, std::memory_order_relaxed);
+            if (!d)
+                return false;
+            if (d != UINT_MAX)
+                done.store(d - 1, std::memory_order_relaxed);
             return true;
         });
     }
 };
 
-inline void init_completion(completion* x) { x->done.store(0); }
+inline void init_completion(completion* x) {
+    x->done.store(0);
+}
 // A plain store, as the kernel's: whoever hands the completion over (a lock, a queue) orders it.
-inline void reinit_completion(completion* x) { x->done.store(0, std::memory_order_relaxed); }
+inline void reinit_completion(completion* x) {
+    x->done.store(0, std::memory_order_relaxed);
+}
 inline void complete(completion* x) {
     x->wait.locked([&] {
         const unsigned d = x->done.load(std::memory_order_relaxed);
-        if (d != UINT_MAX) x->done.store(d + 1, std::memory_order_release);
+        if (d != UINT_MAX)
+            x->done.store(d + 1, std::memory_order_release);
         x->wait.wake_up_all_locked();
     });
     preempt_point();
@@ -53,10 +61,13 @@ inline void complete_all(completion* x) {
 // As wait_for_completion_timeout, or -ERESTARTSYS.
 #define wait_for_completion_interruptible_timeout(x, timeout) \
     wait_event_interruptible_timeout((x)->wait, (x)->try_consume(), (timeout))
-inline bool try_wait_for_completion(completion* x) { return x->try_consume(); }
+inline bool try_wait_for_completion(completion* x) {
+    return x->try_consume();
+}
 // Like the kernel's: true only once complete() has also released the wait lock.
 inline bool completion_done(completion* x) {
-    if (!x->done.load(std::memory_order_acquire)) return false;
+    if (!x->done.load(std::memory_order_acquire))
+        return false;
     x->wait.locked([] {});
     return true;
 }

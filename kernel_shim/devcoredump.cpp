@@ -32,9 +32,9 @@ struct devcd_entry {
     size_t datalen = 0;
     devcd_read_fn read = nullptr;
     devcd_free_fn free = nullptr;
-    delayed_work del_wk;     // DEVCD_TIMEOUT
-    work_struct notify_wk;   // the KOBJ_ADD uevent
-    work_struct release_wk;  // frees the dump; queued once, by whoever makes it DYING
+    delayed_work del_wk;       // DEVCD_TIMEOUT
+    work_struct notify_wk;     // the KOBJ_ADD uevent
+    work_struct release_wk;    // frees the dump; queued once, by whoever makes it DYING
     std::atomic<int> refs{1};  // its life, plus one per queued del_wk / notify_wk
     DevcdState state = DevcdState::CREATING;
     bool put_requested = false;      // dev_coredump_put came while CREATING: the creator releases
@@ -56,7 +56,8 @@ Registry& registry() {
 // The dump of `dev` that is not DYING, or nullptr. Registry lock held.
 devcd_entry* find_live(Registry& r, const Device* dev) {
     for (devcd_entry* e : r.entries)
-        if (e->failing_dev == dev && e->state != DevcdState::DYING) return e;
+        if (e->failing_dev == dev && e->state != DevcdState::DYING)
+            return e;
     return nullptr;
 }
 
@@ -67,13 +68,15 @@ devcd_entry* find_pending(Registry& r, const Device* dev) {
 
 // PENDING -> DYING, which happens once per dump under the lock, so release_wk is queued once.
 bool devcd_kill_locked(devcd_entry* e) {
-    if (e->state != DevcdState::PENDING) return false;
+    if (e->state != DevcdState::PENDING)
+        return false;
     e->state = DevcdState::DYING;
     return true;
 }
 
 void devcd_put(devcd_entry* e) {
-    if (e->refs.fetch_sub(1) != 1) return;
+    if (e->refs.fetch_sub(1) != 1)
+        return;
     Registry& r = registry();
     completion* done;
     {
@@ -83,15 +86,18 @@ void devcd_put(devcd_entry* e) {
     }
     e->free(e->data);
     kdelete(e);
-    if (done) complete(done);
+    if (done)
+        complete(done);
 }
 
 void devcd_release(work_struct* work) {
     devcd_entry* e = container_of(work, devcd_entry, release_wk);
     // A work item cancelled before it ran gives its reference back here; one running (the timer
     // firing now, the listener, maybe the one that cleared us) gives it back itself.
-    if (cancel_delayed_work_sync(&e->del_wk)) devcd_put(e);
-    if (cancel_work_sync(&e->notify_wk)) devcd_put(e);
+    if (cancel_delayed_work_sync(&e->del_wk))
+        devcd_put(e);
+    if (cancel_work_sync(&e->notify_wk))
+        devcd_put(e);
     devcd_put(e);
 }
 
@@ -103,7 +109,8 @@ void devcd_del(work_struct* work) {
         std::lock_guard g(r.lock);
         kill = devcd_kill_locked(e);
     }
-    if (kill) queue_work(system_wq(), &e->release_wk);
+    if (kill)
+        queue_work(system_wq(), &e->release_wk);
     devcd_put(e);
 }
 
@@ -119,27 +126,34 @@ void devcd_notify(work_struct* work) {
             dev = e->failing_dev;
         }
     }
-    if (listener) listener(dev);
+    if (listener)
+        listener(dev);
     devcd_put(e);
 }
 
 ssize_t devcd_readv(char* buffer, loff_t offset, size_t count, void* data, size_t datalen) {
-    if (offset < 0) return -EINVAL;
-    if (static_cast<size_t>(offset) >= datalen) return 0;
+    if (offset < 0)
+        return -EINVAL;
+    if (static_cast<size_t>(offset) >= datalen)
+        return 0;
     const size_t n = std::min(count, datalen - static_cast<size_t>(offset));
     std::memcpy(buffer, static_cast<const char*>(data) + offset, n);
     return static_cast<ssize_t>(n);
 }
 
-void devcd_freev(void* data) { kfree(data); }
+void devcd_freev(void* data) {
+    kfree(data);
+}
 
 // Whether a new dump of `dev` may be taken. Registry lock held.
-bool devcd_may_take_locked(Registry& r, const Device* dev) { return !r.disabled && !find_live(r, dev); }
+bool devcd_may_take_locked(Registry& r, const Device* dev) {
+    return !r.disabled && !find_live(r, dev);
+}
 
 }  // namespace
 
-void dev_coredumpm_timeout(Device* dev, void* data, size_t datalen, gfp_t gfp, devcd_read_fn read,
-                           devcd_free_fn free, unsigned long timeout) {
+void dev_coredumpm_timeout(Device* dev, void* data, size_t datalen, gfp_t gfp, devcd_read_fn read, devcd_free_fn free,
+                           unsigned long timeout) {
     Registry& r = registry();
     bool take;
     {
@@ -164,7 +178,8 @@ void dev_coredumpm_timeout(Device* dev, void* data, size_t datalen, gfp_t gfp, d
         std::lock_guard g(r.lock);
         // Another dump of the device got in while we allocated: it wins.
         take = devcd_may_take_locked(r, dev);
-        if (take) r.entries.push_back(e);
+        if (take)
+            r.entries.push_back(e);
     }
     if (!take) {
         kdelete(e);
@@ -178,7 +193,8 @@ void dev_coredumpm_timeout(Device* dev, void* data, size_t datalen, gfp_t gfp, d
     {
         std::lock_guard g(r.lock);
         e->state = DevcdState::PENDING;
-        if (e->put_requested) release = devcd_kill_locked(e);
+        if (e->put_requested)
+            release = devcd_kill_locked(e);
     }
     if (release) {
         queue_work(system_wq(), &e->release_wk);
@@ -216,14 +232,16 @@ void dev_coredump_put(Device* dev) {
                     break;
                 }
             }
-            if (!e) return;
+            if (!e)
+                return;
             e->put_done = &done;
             if (e->state == DevcdState::CREATING)
                 e->put_requested = true;
             else
                 release = devcd_kill_locked(e);
         }
-        if (release) queue_work(system_wq(), &e->release_wk);
+        if (release)
+            queue_work(system_wq(), &e->release_wk);
         wait_for_completion(&done);
     }
 }
@@ -242,13 +260,15 @@ ssize_t devcd_size(const Device* dev) {
 }
 
 ssize_t devcd_read(Device* dev, char* buffer, loff_t offset, size_t count) {
-    if (offset < 0) return -EINVAL;
+    if (offset < 0)
+        return -EINVAL;
     Registry& r = registry();
     // Under the lock: a concurrent clear must not free the data mid-copy (upstream serialises
     // the read and the delete with devcd->mutex). The read callbacks only copy.
     std::lock_guard g(r.lock);
     devcd_entry* e = find_pending(r, dev);
-    if (!e) return -ENOENT;
+    if (!e)
+        return -ENOENT;
     return e->read(buffer, offset, count, e->data, e->datalen);
 }
 
@@ -258,7 +278,8 @@ int dev_coredump_clear(Device* dev) {
     {
         std::lock_guard g(r.lock);
         e = find_pending(r, dev);
-        if (!e) return -ENOENT;
+        if (!e)
+            return -ENOENT;
         devcd_kill_locked(e);
     }
     queue_work(system_wq(), &e->release_wk);

@@ -35,8 +35,8 @@ using devcd_free_fn = void (*)(void* data);
 void dev_coredumpv(Device* dev, void* data, size_t datalen, gfp_t gfp);
 // The same with the driver's own reader and destructor.
 void dev_coredumpm(Device* dev, void* data, size_t datalen, gfp_t gfp, devcd_read_fn read, devcd_free_fn free);
-void dev_coredumpm_timeout(Device* dev, void* data, size_t datalen, gfp_t gfp, devcd_read_fn read,
-                           devcd_free_fn free, unsigned long timeout);
+void dev_coredumpm_timeout(Device* dev, void* data, size_t datalen, gfp_t gfp, devcd_read_fn read, devcd_free_fn free,
+                           unsigned long timeout);
 
 // Removes the device's pending dump at once, freeing it (upstream's dev_coredump_put, which
 // drivers call when the failing device goes away). Sleeps: waits for its work items. Must not be

@@ -25,8 +25,8 @@ struct Devfreq {
     Device* parent = nullptr;  // the device whose frequency is scaled (devfreq->dev.parent)
     devfreq_dev_profile* profile = nullptr;
     devfreq_simple_ondemand_data* data = nullptr;
-    workqueue_struct* wq = nullptr;   // devfreq_wq
-    delayed_work work;         // devfreq_monitor
+    workqueue_struct* wq = nullptr;  // devfreq_wq
+    delayed_work work;               // devfreq_monitor
 
     // Protects everything below; held across the governor and the driver's target().
     Mutex lock{"devfreq.lock"};
@@ -60,20 +60,26 @@ unsigned long find_available_max_freq(Device* dev) {
     return IS_ERR(opp) ? 0 : freq;
 }
 
-int devfreq_update_stats(Devfreq* df) { return df->profile->get_dev_status(df->parent, &df->last_status); }
+int devfreq_update_stats(Devfreq* df) {
+    return df->profile->get_dev_status(df->parent, &df->last_status);
+}
 
 int devfreq_simple_ondemand_func(Devfreq* df, unsigned long* freq) {
     int err = devfreq_update_stats(df);
-    if (err) return err;
+    if (err)
+        return err;
     devfreq_dev_status* stat = &df->last_status;
 
     unsigned upthreshold = DFSO_UPTHRESHOLD;
     unsigned downdifferential = DFSO_DOWNDIFFERENTIAL;
     if (df->data) {
-        if (df->data->upthreshold) upthreshold = df->data->upthreshold;
-        if (df->data->downdifferential) downdifferential = df->data->downdifferential;
+        if (df->data->upthreshold)
+            upthreshold = df->data->upthreshold;
+        if (df->data->downdifferential)
+            downdifferential = df->data->downdifferential;
     }
-    if (upthreshold > 100 || upthreshold < downdifferential) return -EINVAL;
+    if (upthreshold > 100 || upthreshold < downdifferential)
+        return -EINVAL;
 
     if (stat->total_time == 0) {  // would divide by zero: assume busy
         *freq = DEVFREQ_MAX_FREQ;
@@ -110,7 +116,8 @@ int devfreq_set_target(Devfreq* df, unsigned long new_freq, u32 flags) {
     lockdep_assert_held(&df->lock);
     df->last_target.store(new_freq);
     int err = df->profile->target(df->parent, &new_freq, flags);
-    if (err) return err;
+    if (err)
+        return err;
     df->previous_freq = new_freq;
     return 0;
 }
@@ -120,7 +127,8 @@ int update_devfreq(Devfreq* df) {
     unsigned long freq = 0;
     u32 flags = 0;
     int err = devfreq_simple_ondemand_func(df, &freq);
-    if (err) return err;
+    if (err)
+        return err;
     // Out of range: the lowest OPP is a greatest-lower-bound, the highest a least-upper-bound.
     if (freq < df->scaling_min_freq) {
         freq = df->scaling_min_freq;
@@ -138,8 +146,10 @@ void devfreq_monitor(work_struct* work) {
     MutexGuard g(df->lock);
     df->monitor_rounds.fetch_add(1);
     int err = update_devfreq(df);
-    if (err) dev_err(df->parent, "dvfs failed with (%d) error", err);
-    if (!df->stop_polling) queue_delayed_work(df->wq, &df->work, msecs_to_jiffies(df->profile->polling_ms));
+    if (err)
+        dev_err(df->parent, "dvfs failed with (%d) error", err);
+    if (!df->stop_polling)
+        queue_delayed_work(df->wq, &df->work, msecs_to_jiffies(df->profile->polling_ms));
 }
 
 void devfreq_monitor_start(Devfreq* df) {
@@ -158,7 +168,8 @@ void devfreq_monitor_stop(Devfreq* df) {
 void devfreq_monitor_suspend(Devfreq* df) {
     {
         MutexGuard g(df->lock);
-        if (df->stop_polling) return;
+        if (df->stop_polling)
+            return;
         df->stop_polling = true;
     }
     cancel_delayed_work_sync(&df->work);
@@ -166,12 +177,14 @@ void devfreq_monitor_suspend(Devfreq* df) {
 
 void devfreq_monitor_resume(Devfreq* df) {
     MutexGuard g(df->lock);
-    if (!df->stop_polling) return;
+    if (!df->stop_polling)
+        return;
     if (!delayed_work_pending(&df->work) && df->profile->polling_ms)
         queue_delayed_work(df->wq, &df->work, msecs_to_jiffies(df->profile->polling_ms));
     df->stop_polling = false;
     unsigned long freq;
-    if (df->profile->get_cur_freq && !df->profile->get_cur_freq(df->parent, &freq)) df->previous_freq = freq;
+    if (df->profile->get_cur_freq && !df->profile->get_cur_freq(df->parent, &freq))
+        df->previous_freq = freq;
 }
 
 void devfreq_remove_device(Devfreq* df) {
@@ -183,15 +196,18 @@ void devfreq_remove_device(Devfreq* df) {
 }  // namespace
 
 Devfreq* devm_devfreq_add_device(Device* dev, devfreq_dev_profile* profile, const char* governor, void* data) {
-    if (!dev || !profile || !profile->target || !profile->get_dev_status) return ERR_PTR<Devfreq>(-EINVAL);
+    if (!dev || !profile || !profile->target || !profile->get_dev_status)
+        return ERR_PTR<Devfreq>(-EINVAL);
     if (!governor || std::strcmp(governor, DEVFREQ_GOV_SIMPLE_ONDEMAND) != 0) {
         dev_err(dev, "devfreq: unknown governor %s", governor ? governor : "(null)");
         return ERR_PTR<Devfreq>(-EINVAL);
     }
-    if (dev_pm_opp_get_opp_count(dev) <= 0) return ERR_PTR<Devfreq>(-EINVAL);
+    if (dev_pm_opp_get_opp_count(dev) <= 0)
+        return ERR_PTR<Devfreq>(-EINVAL);
 
     auto* df = knew<Devfreq>(GFP_KERNEL);
-    if (!df) return ERR_PTR<Devfreq>(-ENOMEM);
+    if (!df)
+        return ERR_PTR<Devfreq>(-ENOMEM);
     df->parent = dev;
     df->profile = profile;
     df->data = static_cast<devfreq_simple_ondemand_data*>(data);
@@ -207,20 +223,25 @@ Devfreq* devm_devfreq_add_device(Device* dev, devfreq_dev_profile* profile, cons
     }
     devfreq_monitor_start(df);
     int ret = devm_add_action_or_reset(dev, [df] { devfreq_remove_device(df); });
-    if (ret) return ERR_PTR<Devfreq>(ret);
+    if (ret)
+        return ERR_PTR<Devfreq>(ret);
     return df;
 }
 
 int devfreq_suspend_device(Devfreq* df) {
-    if (!df) return -EINVAL;
-    if (df->suspend_count.fetch_add(1) + 1 > 1) return 0;
+    if (!df)
+        return -EINVAL;
+    if (df->suspend_count.fetch_add(1) + 1 > 1)
+        return 0;
     devfreq_monitor_suspend(df);
     return 0;
 }
 
 int devfreq_resume_device(Devfreq* df) {
-    if (!df) return -EINVAL;
-    if (df->suspend_count.fetch_sub(1) - 1 >= 1) return 0;
+    if (!df)
+        return -EINVAL;
+    if (df->suspend_count.fetch_sub(1) - 1 >= 1)
+        return 0;
     devfreq_monitor_resume(df);
     return 0;
 }
@@ -230,15 +251,21 @@ DevPmOpp* devfreq_recommended_opp(Device* dev, unsigned long* freq, u32 flags) {
     if (flags & DEVFREQ_FLAG_LEAST_UPPER_BOUND) {
         // *freq is an upper bound: the highest OPP under it, else the closest above.
         opp = dev_pm_opp_find_freq_floor(dev, freq);
-        if (PTR_ERR(opp) == -ERANGE) opp = dev_pm_opp_find_freq_ceil(dev, freq);
+        if (PTR_ERR(opp) == -ERANGE)
+            opp = dev_pm_opp_find_freq_ceil(dev, freq);
     } else {
         opp = dev_pm_opp_find_freq_ceil(dev, freq);
-        if (PTR_ERR(opp) == -ERANGE) opp = dev_pm_opp_find_freq_floor(dev, freq);
+        if (PTR_ERR(opp) == -ERANGE)
+            opp = dev_pm_opp_find_freq_floor(dev, freq);
     }
     return opp;
 }
 
-u64 devfreq_monitor_rounds(const Devfreq* df) { return df->monitor_rounds.load(); }
-unsigned long devfreq_last_target(const Devfreq* df) { return df->last_target.load(); }
+u64 devfreq_monitor_rounds(const Devfreq* df) {
+    return df->monitor_rounds.load();
+}
+unsigned long devfreq_last_target(const Devfreq* df) {
+    return df->last_target.load();
+}
 
 }  // namespace kshim

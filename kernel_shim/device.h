@@ -12,13 +12,17 @@ struct DevresList;
 
 struct Device {
     std::string name = "kshim";
-    void* driver_data = nullptr;       // dev_get_drvdata / dev_set_drvdata
-    const DevPmOps* pm = nullptr;      // the driver's PM callbacks (dev->driver->pm)
-    DevPmInfo* power = nullptr;        // runtime-PM state; owned by whoever created the device
-    DevresList* devres = nullptr;      // devm_* actions; allocated on first use, freed by devres_release_all
+    void* driver_data = nullptr;   // dev_get_drvdata / dev_set_drvdata
+    const DevPmOps* pm = nullptr;  // the driver's PM callbacks (dev->driver->pm)
+    DevPmInfo* power = nullptr;    // runtime-PM state; owned by whoever created the device
+    DevresList* devres = nullptr;  // devm_* actions; allocated on first use, freed by devres_release_all
 };
 
-inline void* dev_get_drvdata(const Device* dev) { return dev->driver_data; }
-inline void dev_set_drvdata(Device* dev, void* data) { dev->driver_data = data; }
+inline void* dev_get_drvdata(const Device* dev) {
+    return dev->driver_data;
+}
+inline void dev_set_drvdata(Device* dev, void* data) {
+    dev->driver_data = data;
+}
 
 }  // namespace kshim

@@ -24,17 +24,21 @@ namespace {
 // The list is made on first use; probe registers its first resource before anything could
 // run concurrently on the device, so the creation itself needs no lock.
 DevresList* devres_list_get(Device* dev) {
-    if (!dev->devres) dev->devres = knew<DevresList>(GFP_KERNEL);
+    if (!dev->devres)
+        dev->devres = knew<DevresList>(GFP_KERNEL);
     return dev->devres;
 }
 
 // Takes `action` only on success, so the caller still has it when registering fails.
 int devres_add(Device* dev, std::function<void()>& action) {
-    if (should_fail_alloc("devres", GFP_KERNEL)) return -ENOMEM;
+    if (should_fail_alloc("devres", GFP_KERNEL))
+        return -ENOMEM;
     DevresList* list = devres_list_get(dev);
-    if (!list) return -ENOMEM;
+    if (!list)
+        return -ENOMEM;
     auto* node = knew<DevresNode>(GFP_KERNEL);
-    if (!node) return -ENOMEM;
+    if (!node)
+        return -ENOMEM;
     node->action = std::move(action);
     SpinGuard g(list->lock);
     node->prev = list->tail;
@@ -44,24 +48,29 @@ int devres_add(Device* dev, std::function<void()>& action) {
 }
 }  // namespace
 
-int devm_add_action(Device* dev, std::function<void()> action) { return devres_add(dev, action); }
+int devm_add_action(Device* dev, std::function<void()> action) {
+    return devres_add(dev, action);
+}
 
 int devm_add_action_or_reset(Device* dev, std::function<void()> action) {
     int ret = devres_add(dev, action);
-    if (ret) action();
+    if (ret)
+        action();
     return ret;
 }
 
 void devres_release_all(Device* dev) {
     DevresList* list = dev->devres;
-    if (!list) return;
+    if (!list)
+        return;
     // One at a time, newest first; an action may register or release others of this device.
     for (;;) {
         DevresNode* node;
         {
             SpinGuard g(list->lock);
             node = list->tail;
-            if (!node) break;
+            if (!node)
+                break;
             list->tail = node->prev;
             list->count--;
         }
@@ -74,7 +83,8 @@ void devres_release_all(Device* dev) {
 
 unsigned devres_count(const Device* dev) {
     DevresList* list = dev->devres;
-    if (!list) return 0;
+    if (!list)
+        return 0;
     SpinGuard g(list->lock);
     return list->count;
 }

@@ -10,8 +10,14 @@ template <class T = void>
 inline T* ERR_PTR(long error) {
     return reinterpret_cast<T*>(static_cast<intptr_t>(error));
 }
-inline long PTR_ERR(const void* p) { return static_cast<long>(reinterpret_cast<intptr_t>(p)); }
-inline bool IS_ERR(const void* p) { return reinterpret_cast<uintptr_t>(p) >= static_cast<uintptr_t>(-MAX_ERRNO); }
-inline bool IS_ERR_OR_NULL(const void* p) { return !p || IS_ERR(p); }
+inline long PTR_ERR(const void* p) {
+    return static_cast<long>(reinterpret_cast<intptr_t>(p));
+}
+inline bool IS_ERR(const void* p) {
+    return reinterpret_cast<uintptr_t>(p) >= static_cast<uintptr_t>(-MAX_ERRNO);
+}
+inline bool IS_ERR_OR_NULL(const void* p) {
+    return !p || IS_ERR(p);
+}
 
 }  // namespace kshim

@@ -32,7 +32,9 @@ void fault_inject_arm(const FaultPlan& plan) {
     g_armed.store(true);
 }
 
-bool fault_inject_armed() { return g_armed.load(std::memory_order_relaxed); }
+bool fault_inject_armed() {
+    return g_armed.load(std::memory_order_relaxed);
+}
 
 void fault_inject_disarm() {
     std::lock_guard g(g_lock);
@@ -50,23 +52,31 @@ u64 fault_inject_failures() {
 }
 
 bool should_fail_alloc(const char* cache, gfp_t gfp) {
-    if (!g_armed.load(std::memory_order_relaxed) || (gfp & __GFP_NOFAIL)) return false;
+    if (!g_armed.load(std::memory_order_relaxed) || (gfp & __GFP_NOFAIL))
+        return false;
     std::lock_guard g(g_lock);
-    if (!g_armed.load(std::memory_order_relaxed)) return false;
-    if (!g_plan.only_cache.empty() && g_plan.only_cache != cache) return false;
-    if (g_plan.ignore_blocking && gfpflags_allow_blocking(gfp)) return false;
+    if (!g_armed.load(std::memory_order_relaxed))
+        return false;
+    if (!g_plan.only_cache.empty() && g_plan.only_cache != cache)
+        return false;
+    if (g_plan.ignore_blocking && gfpflags_allow_blocking(gfp))
+        return false;
     if (g_plan.task_filter) {
         const Task* t = current();
-        if (!t || !t->make_it_fail || !in_task()) return false;
+        if (!t || !t->make_it_fail || !in_task())
+            return false;
     }
     u64 n = ++g_attempts;
     bool fail = false;
-    if (g_plan.fail_nth && n == g_plan.fail_nth) fail = true;
+    if (g_plan.fail_nth && n == g_plan.fail_nth)
+        fail = true;
     if (g_plan.probability > 0.0) {
         double r = static_cast<double>(splitmix64(g_rng) >> 11) * 0x1.0p-53;
-        if (r < g_plan.probability) fail = true;
+        if (r < g_plan.probability)
+            fail = true;
     }
-    if (fail) g_failures++;
+    if (fail)
+        g_failures++;
     return fail;
 }
 

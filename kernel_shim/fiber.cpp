@@ -94,8 +94,8 @@ void fiber_create(Fiber& f, void (*entry)(void*), void* arg) {
         }
     }
     if (!mapping) {
-        void* p = mmap(nullptr, kStackSize + kGuard, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                       -1, 0);
+        void* p = mmap(nullptr, kStackSize + kGuard, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (p == MAP_FAILED) {
             std::perror("kshim: fiber stack");
             std::abort();
@@ -141,7 +141,8 @@ void fiber_exit(Fiber& from, Fiber& to) {
 
 void fiber_destroy(Fiber& f) {
 #if KSHIM_TSAN
-    if (f.owns_tsan_fiber && f.tsan_fiber) __tsan_destroy_fiber(f.tsan_fiber);
+    if (f.owns_tsan_fiber && f.tsan_fiber)
+        __tsan_destroy_fiber(f.tsan_fiber);
 #endif
     if (f.mapping) {
         std::lock_guard g(g_stack_pool_lock);

@@ -44,7 +44,8 @@ int request_firmware(const firmware** out, const char* name, Device* dev) {
     const std::string path = firmware_search_path() + "/" + name;
     std::error_code ec;
     std::ifstream in;
-    if (std::filesystem::is_regular_file(path, ec)) in.open(path, std::ios::binary);
+    if (std::filesystem::is_regular_file(path, ec))
+        in.open(path, std::ios::binary);
     if (!in.is_open()) {
         dev_err(dev, "Direct firmware load for %s failed with error %d (path: %s)", name, -ENOENT, path.c_str());
         return -ENOENT;
@@ -59,7 +60,8 @@ int request_firmware(const firmware** out, const char* name, Device* dev) {
     const auto size = static_cast<size_t>(end);
 
     auto* fw = knew<firmware>(GFP_KERNEL);
-    if (!fw) return -ENOMEM;
+    if (!fw)
+        return -ENOMEM;
     auto* data = static_cast<u8*>(kmalloc(size ? size : 1, GFP_KERNEL));
     if (!data) {
         kdelete(fw);
@@ -78,7 +80,8 @@ int request_firmware(const firmware** out, const char* name, Device* dev) {
 }
 
 void release_firmware(const firmware* fw) {
-    if (!fw) return;
+    if (!fw)
+        return;
     kfree(fw->data);
     kdelete(const_cast<firmware*>(fw));
 }

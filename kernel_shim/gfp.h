@@ -24,7 +24,9 @@ inline constexpr gfp_t GFP_NOWAIT = __GFP_KSWAPD_RECLAIM | __GFP_NOWARN;
 inline constexpr gfp_t GFP_ATOMIC = __GFP_HIGH | __GFP_KSWAPD_RECLAIM;
 inline constexpr gfp_t GFP_HIGHUSER = GFP_KERNEL;
 
-inline constexpr bool gfpflags_allow_blocking(gfp_t gfp) { return gfp & __GFP_DIRECT_RECLAIM; }
+inline constexpr bool gfpflags_allow_blocking(gfp_t gfp) {
+    return gfp & __GFP_DIRECT_RECLAIM;
+}
 
 // Called on every allocation: a blocking allocation might sleep (might_sleep) and might enter
 // reclaim (the fs_reclaim pseudo-lock that the fence-signalling checks order against).

@@ -8,14 +8,16 @@
 namespace kshim {
 
 IrqLine::~IrqLine() {
-    if (requested_) free_irq(this, dev_id_);
+    if (requested_)
+        free_irq(this, dev_id_);
 }
 
 void IrqLine::set_level(bool asserted) {
     std::lock_guard g(lock_);
     bool could = can_fire_locked();
     level_ = asserted;
-    if (!could && can_fire_locked() && task_) backend().unpark(task_);
+    if (!could && can_fire_locked() && task_)
+        backend().unpark(task_);
 }
 
 bool IrqLine::level() const {
@@ -37,7 +39,8 @@ void IrqLine::irq_thread() {
     Task* me = current();
     std::unique_lock l(lock_);
     for (;;) {
-        if (stopping_) break;
+        if (stopping_)
+            break;
         if (!can_fire_locked()) {
             me->idle_park = true;
             me->wait_reason = "irq";
@@ -58,7 +61,8 @@ void IrqLine::irq_thread() {
             r = handler_ ? handler_(number_, dev_id_) : IRQ_WAKE_THREAD;
         }
         me->hardirq = false;
-        if (me->irq_work_head && me->preempt_count == 0) irq_work_run();  // raised by the handler
+        if (me->irq_work_head && me->preempt_count == 0)
+            irq_work_run();  // raised by the handler
         if ((r & IRQ_WAKE_THREAD) && thread_fn_) {
             {
                 std::lock_guard g(lock_);
@@ -102,11 +106,13 @@ void IrqLine::irq_thread() {
     }
 }
 
-int request_threaded_irq(IrqLine* line, irq_handler_t handler, irq_handler_t thread_fn, unsigned long,
-                         const char* name, void* dev_id) {
-    if (!handler && !thread_fn) return -EINVAL;
+int request_threaded_irq(IrqLine* line, irq_handler_t handler, irq_handler_t thread_fn, unsigned long, const char* name,
+                         void* dev_id) {
+    if (!handler && !thread_fn)
+        return -EINVAL;
     std::lock_guard g(line->lock_);
-    if (line->requested_) return -EBUSY;
+    if (line->requested_)
+        return -EBUSY;
     line->requested_ = true;
     line->stopping_ = false;
     line->handler_ = std::move(handler);
@@ -150,9 +156,11 @@ void disable_irq(IrqLine* line) {
 
 void enable_irq(IrqLine* line) {
     std::lock_guard g(line->lock_);
-    if (WARN(line->depth_ == 0, "Unbalanced enable for IRQ %d", line->number_)) return;
+    if (WARN(line->depth_ == 0, "Unbalanced enable for IRQ %d", line->number_))
+        return;
     line->depth_--;
-    if (line->can_fire_locked() && line->task_) backend().unpark(line->task_);
+    if (line->can_fire_locked() && line->task_)
+        backend().unpark(line->task_);
 }
 
 void synchronize_irq(IrqLine* line) {

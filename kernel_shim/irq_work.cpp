@@ -26,7 +26,8 @@ void irq_work_single(irq_work* work) {
 
 bool irq_work_queue(irq_work* work) {
     unsigned old = work->flags.fetch_or(IRQ_WORK_CLAIMED, std::memory_order_acq_rel);
-    if (old & IRQ_WORK_PENDING) return false;
+    if (old & IRQ_WORK_PENDING)
+        return false;
     Task* t = current();
     if (!t) {
         // A thread outside any runtime has no task, hence no atomic-context accounting: run at
@@ -37,11 +38,13 @@ bool irq_work_queue(irq_work* work) {
         work->next = nullptr;
         *tail = work;
         tail = &work->next;
-        if (running) return true;
+        if (running)
+            return true;
         running = true;
         while (irq_work* w = head) {
             head = w->next;
-            if (!head) tail = &head;
+            if (!head)
+                tail = &head;
             irq_work_single(w);
         }
         running = false;
@@ -54,17 +57,20 @@ bool irq_work_queue(irq_work* work) {
         t->irq_work_head = work;
     t->irq_work_tail = work;
     // Raised from task context: the "interrupt" arrives at once.
-    if (t->preempt_count == 0 && !t->hardirq) irq_work_run();
+    if (t->preempt_count == 0 && !t->hardirq)
+        irq_work_run();
     return true;
 }
 
 void irq_work_run() {
     Task* t = current();
-    if (!t || t->hardirq) return;  // inside a run (or a handler): the outer level drains the list
+    if (!t || t->hardirq)
+        return;  // inside a run (or a handler): the outer level drains the list
     t->hardirq = true;
     while (irq_work* work = t->irq_work_head) {
         t->irq_work_head = work->next;
-        if (!t->irq_work_head) t->irq_work_tail = nullptr;
+        if (!t->irq_work_head)
+            t->irq_work_tail = nullptr;
         work->next = nullptr;
         irq_work_single(work);
     }
@@ -75,14 +81,19 @@ void irq_work_sync(irq_work* work) {
     might_sleep();
     Task* t = current();
     // Queued on this very task and not run yet: it can only run once we return to it.
-    if (t && t->irq_work_head && irq_work_is_busy(work)) irq_work_run();
-    for (unsigned i = 0; irq_work_is_busy(work); i++) cpu_relax(i);
+    if (t && t->irq_work_head && irq_work_is_busy(work))
+        irq_work_run();
+    for (unsigned i = 0; irq_work_is_busy(work); i++)
+        cpu_relax(i);
     // It may still be running on another thread (real mode); we cannot tell which item runs
     // without touching it, so wait until nothing runs. A task runs its items without switching,
     // so in simulated mode this never waits.
-    for (unsigned i = 0; g_in_flight.load(std::memory_order_seq_cst) != 0; i++) cpu_relax(i);
+    for (unsigned i = 0; g_in_flight.load(std::memory_order_seq_cst) != 0; i++)
+        cpu_relax(i);
 }
 
-u64 irq_work_run_count() { return g_runs.load(std::memory_order_relaxed); }
+u64 irq_work_run_count() {
+    return g_runs.load(std::memory_order_relaxed);
+}
 
 }  // namespace kshim

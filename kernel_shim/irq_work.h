@@ -41,7 +41,9 @@ inline void init_irq_work(irq_work* work, void (*func)(irq_work*)) {
 inline bool irq_work_is_pending(const irq_work* work) {
     return work->flags.load(std::memory_order_acquire) & IRQ_WORK_PENDING;
 }
-inline bool irq_work_is_busy(const irq_work* work) { return work->flags.load(std::memory_order_acquire) & IRQ_WORK_BUSY; }
+inline bool irq_work_is_busy(const irq_work* work) {
+    return work->flags.load(std::memory_order_acquire) & IRQ_WORK_BUSY;
+}
 
 // Queues `work` on the current task; false when it was already pending (it will run once).
 bool irq_work_queue(irq_work* work);

@@ -11,8 +11,12 @@ struct kref {
     std::atomic<unsigned> refcount{1};
 };
 
-inline void kref_init(kref* k) { k->refcount.store(1, std::memory_order_relaxed); }
-inline unsigned kref_read(const kref* k) { return k->refcount.load(std::memory_order_relaxed); }
+inline void kref_init(kref* k) {
+    k->refcount.store(1, std::memory_order_relaxed);
+}
+inline unsigned kref_read(const kref* k) {
+    return k->refcount.load(std::memory_order_relaxed);
+}
 inline void kref_get(kref* k) {
     unsigned old = k->refcount.fetch_add(1, std::memory_order_relaxed);
     WARN_ON(old == 0);  // refcount_t's "addition on 0; use-after-free"
@@ -27,7 +31,8 @@ inline bool kref_get_unless_zero(kref* k) {
 template <class Release>
 int kref_put(kref* k, Release&& release) {
     unsigned old = k->refcount.fetch_sub(1, std::memory_order_acq_rel);
-    if (WARN_ON(old == 0)) return 0;
+    if (WARN_ON(old == 0))
+        return 0;
     if (old == 1) {
         release(k);
         return 1;
@@ -43,7 +48,8 @@ template <class Release>
 int kref_put_mutex(kref* k, Release&& release, Mutex* lock) NO_THREAD_SAFETY_ANALYSIS {
     unsigned c = k->refcount.load(std::memory_order_relaxed);
     while (c > 1)
-        if (k->refcount.compare_exchange_weak(c, c - 1, std::memory_order_acq_rel)) return 0;
+        if (k->refcount.compare_exchange_weak(c, c - 1, std::memory_order_acq_rel))
+            return 0;
     lock->lock();
     if (k->refcount.fetch_sub(1, std::memory_order_acq_rel) != 1) {
         lock->unlock();

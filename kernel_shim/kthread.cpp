@@ -20,7 +20,8 @@ int kthread_worker_fn(kthread_worker* worker) {
         {
             SpinGuard g(worker->lock);
             worker->current_work = nullptr;
-            if (kthread_should_stop()) break;
+            if (kthread_should_stop())
+                break;
             if (!worker->work_list.empty()) {
                 work = &worker->work_list.front();
                 worker->work_list.pop_front();
@@ -44,7 +45,8 @@ int kthread_worker_fn(kthread_worker* worker) {
 
 kthread_worker* create_worker(unsigned flags, const char* namefmt, va_list ap) {
     auto* worker = knew<kthread_worker>(GFP_KERNEL);
-    if (!worker) return ERR_PTR<kthread_worker>(-ENOMEM);
+    if (!worker)
+        return ERR_PTR<kthread_worker>(-ENOMEM);
     worker->flags = flags;
     char name[64];
     std::vsnprintf(name, sizeof(name), namefmt, ap);
@@ -62,10 +64,11 @@ void kthread_flush_work_fn(kthread_work* work) {
     complete(&container_of(work, kthread_flush_work_s, work)->done);
 }
 
-bool queuing_blocked_locked(kthread_work* work) { return work->node.is_linked() || work->canceling; }
+bool queuing_blocked_locked(kthread_work* work) {
+    return work->node.is_linked() || work->canceling;
+}
 
-void insert_work_locked(kthread_worker* worker, kthread_work* work,
-                        decltype(kthread_worker::work_list)::iterator pos) {
+void insert_work_locked(kthread_worker* worker, kthread_work* work, decltype(kthread_worker::work_list)::iterator pos) {
     lockdep_assert_held(&worker->lock);
     WARN_ON_ONCE(work->worker && work->worker != worker);
     work->worker = worker;
@@ -93,7 +96,8 @@ kthread_worker* kthread_run_worker(unsigned flags, const char* namefmt, ...) {
 
 bool kthread_queue_work(kthread_worker* worker, kthread_work* work) {
     SpinGuard g(worker->lock);
-    if (queuing_blocked_locked(work)) return false;
+    if (queuing_blocked_locked(work))
+        return false;
     insert_work_locked(worker, work, worker->work_list.end());
     return true;
 }
@@ -105,7 +109,8 @@ void kthread_flush_work(kthread_work* work) {
     // A work stays with the first worker it was queued on, so reading this unlocked is enough
     // to find the lock that protects the rest (the kernel does the same).
     kthread_worker* worker = work->worker;
-    if (!worker) return;
+    if (!worker)
+        return;
     {
         SpinGuard g(worker->lock);
         WARN_ON_ONCE(work->worker != worker);
@@ -129,7 +134,8 @@ void kthread_flush_worker(kthread_worker* worker) {
 
 bool kthread_cancel_work_sync(kthread_work* work) {
     kthread_worker* worker = work->worker;
-    if (!worker) return false;
+    if (!worker)
+        return false;
     bool ret = false;
     bool running = false;
     {
@@ -140,7 +146,8 @@ bool kthread_cancel_work_sync(kthread_work* work) {
             ret = true;
         }
         running = worker->current_work == work;
-        if (running) work->canceling++;
+        if (running)
+            work->canceling++;
     }
     if (running) {
         kthread_flush_work(work);
@@ -152,7 +159,8 @@ bool kthread_cancel_work_sync(kthread_work* work) {
 
 void kthread_destroy_worker(kthread_worker* worker) {
     Task* task = worker->task;
-    if (WARN_ON(!task)) return;
+    if (WARN_ON(!task))
+        return;
     kthread_flush_worker(worker);
     kthread_stop(task);
     {

@@ -36,9 +36,9 @@ inline constexpr unsigned KTW_FREEZABLE = 1u << 0;
 struct kthread_worker {
     unsigned flags = 0;
     SpinLock lock{"kthread_worker.lock"};  // protects work_list, current_work, the works' fields
-    boost::intrusive::list<kthread_work,
-                           boost::intrusive::member_hook<kthread_work, decltype(kthread_work::node), &kthread_work::node>,
-                           boost::intrusive::constant_time_size<false>>
+    boost::intrusive::list<
+        kthread_work, boost::intrusive::member_hook<kthread_work, decltype(kthread_work::node), &kthread_work::node>,
+        boost::intrusive::constant_time_size<false>>
         work_list;
     kthread_work* current_work = nullptr;  // running now (may be freed by then: compared only)
     Task* task = nullptr;

@@ -65,7 +65,8 @@ std::string loc_text(std::source_location loc) {
 
 std::string held_text(const HeldLock& h) {
     std::string s = h.map->cls->name;
-    if (h.read) s += h.read == 2 ? " (read, recursive)" : " (read)";
+    if (h.read)
+        s += h.read == 2 ? " (read, recursive)" : " (read)";
     return s + " acquired at " + loc_text(h.loc);
 }
 
@@ -80,11 +81,13 @@ bool find_path(Graph& g, LockClass* from, LockClass* target, std::vector<const E
         LockClass* c = queue.front();
         queue.pop_front();
         if (c == target) {
-            for (LockClass* at = target; at != from; at = prev[at->id]) path.insert(path.begin(), via[at->id]);
+            for (LockClass* at = target; at != from; at = prev[at->id])
+                path.insert(path.begin(), via[at->id]);
             return true;
         }
         for (const Edge& e : g.after[c->id]) {
-            if (seen[e.to->id]) continue;
+            if (seen[e.to->id])
+                continue;
             seen[e.to->id] = true;
             via[e.to->id] = &e;
             prev[e.to->id] = c;
@@ -97,7 +100,8 @@ bool find_path(Graph& g, LockClass* from, LockClass* target, std::vector<const E
 void add_edge(Graph& g, Task* t, const HeldLock& prev, LockClass* next, std::source_location loc) {
     LockClass* a = prev.map->cls;
     u64 key = (u64{a->id} << 32) | next->id;
-    if (g.edges.count(key)) return;
+    if (g.edges.count(key))
+        return;
     std::string evidence = t->name + ": " + held_text(prev) + ", then " + next->name + " at " + loc_text(loc);
     std::vector<const Edge*> path;
     if (find_path(g, next, a, path) && !g.reported.count(key)) {
@@ -105,7 +109,8 @@ void add_edge(Graph& g, Task* t, const HeldLock& prev, LockClass* next, std::sou
         bool signalling = (a->flags | next->flags) & LOCKDEP_SIGNALLING;
         std::string detail = "this task (" + t->name + ") takes " + next->name + " while holding " + a->name + ":\n  " +
                              evidence + "\nbut the opposite order was seen before:\n";
-        for (const Edge* e : path) detail += "  " + e->evidence + "\n";
+        for (const Edge* e : path)
+            detail += "  " + e->evidence + "\n";
         detail += "locks held by " + t->name + ":\n" + lockdep_held_locks_text(t);
         report(signalling ? ReportKind::FenceSignalling : ReportKind::LockOrder,
                "possible circular locking dependency detected: " + a->name + " -> " + next->name, detail);
@@ -142,7 +147,8 @@ LockdepMap::LockdepMap(const char* n, std::source_location site, unsigned flags)
         g.classes_by_site.emplace(std::move(key), cls);
     }
     // A site that names its locks at run time (one per object) stays on the string key alone.
-    if (names_here < 8) g.classes_by_ptr.emplace(ptr, cls);
+    if (names_here < 8)
+        g.classes_by_ptr.emplace(ptr, cls);
 #else
     (void)site;
     (void)flags;
@@ -151,17 +157,22 @@ LockdepMap::LockdepMap(const char* n, std::source_location site, unsigned flags)
 
 void lock_acquire(LockdepMap* m, u32 subclass, bool trylock, u8 read, const void* nest, std::source_location loc) {
     Task* t = current();
-    if (!t || !m->cls) return;
+    if (!t || !m->cls)
+        return;
     for (const HeldLock& h : t->held) {
-        if (h.map->cls != m->cls || h.subclass != subclass) continue;
-        if (nest && h.nest == nest) continue;     // ww_mutexes of one class under one context
-        if (read == 2 && h.read == 2) continue;   // recursive readers do not block each other
-        if (trylock) continue;
+        if (h.map->cls != m->cls || h.subclass != subclass)
+            continue;
+        if (nest && h.nest == nest)
+            continue;  // ww_mutexes of one class under one context
+        if (read == 2 && h.read == 2)
+            continue;  // recursive readers do not block each other
+        if (trylock)
+            continue;
         bool signalling = m->cls->flags & LOCKDEP_SIGNALLING;
         report(signalling ? ReportKind::FenceSignalling : ReportKind::LockUsage,
                "possible recursive locking detected: " + m->cls->name,
-               t->name + " is trying to acquire " + m->cls->name + " at " + loc_text(loc) +
-                   "\nbut already holds:\n  " + held_text(h) + "\nlocks held:\n" + lockdep_held_locks_text(t));
+               t->name + " is trying to acquire " + m->cls->name + " at " + loc_text(loc) + "\nbut already holds:\n  " +
+                   held_text(h) + "\nlocks held:\n" + lockdep_held_locks_text(t));
         break;
     }
     // Taking a recursive read lock never waits, so nothing held before it can deadlock on it.
@@ -169,7 +180,8 @@ void lock_acquire(LockdepMap* m, u32 subclass, bool trylock, u8 read, const void
         Graph& g = graph();
         std::lock_guard l(g.lock);
         for (const HeldLock& h : t->held) {
-            if (h.map->cls == m->cls) continue;
+            if (h.map->cls == m->cls)
+                continue;
             add_edge(g, t, h, m->cls, loc);
         }
     }
@@ -178,7 +190,8 @@ void lock_acquire(LockdepMap* m, u32 subclass, bool trylock, u8 read, const void
 
 void lock_release(LockdepMap* m, std::source_location loc) {
     Task* t = current();
-    if (!t || !m->cls) return;
+    if (!t || !m->cls)
+        return;
     for (auto it = t->held.rbegin(); it != t->held.rend(); ++it) {
         if (it->map == m) {
             t->held.erase(std::next(it).base());
@@ -192,17 +205,21 @@ void lock_release(LockdepMap* m, std::source_location loc) {
 
 bool lock_is_held(const LockdepMap* m) {
     Task* t = current();
-    if (!t) return false;
+    if (!t)
+        return false;
     for (const HeldLock& h : t->held)
-        if (h.map == m) return true;
+        if (h.map == m)
+            return true;
     return false;
 }
 
 void lockdep_free_map(LockdepMap* m) {
     Task* t = current();
-    if (!t || !m->cls) return;
+    if (!t || !m->cls)
+        return;
     for (auto it = t->held.begin(); it != t->held.end(); ++it) {
-        if (it->map != m) continue;
+        if (it->map != m)
+            continue;
         std::string what = held_text(*it);
         t->held.erase(it);
         report(ReportKind::LockUsage, "BUG: held lock freed!: " + m->cls->name, t->name + " frees " + what);
@@ -211,23 +228,27 @@ void lockdep_free_map(LockdepMap* m) {
 }
 
 void lockdep_assert_held_impl(const LockdepMap* m, bool want_held, std::source_location loc) {
-    if (!m->cls || !current()) return;
+    if (!m->cls || !current())
+        return;
     if (lock_is_held(m) != want_held)
         report(ReportKind::LockUsage,
-               std::string(want_held ? "lockdep_assert_held" : "lockdep_assert_not_held") + "(" + m->cls->name + ") failed",
+               std::string(want_held ? "lockdep_assert_held" : "lockdep_assert_not_held") + "(" + m->cls->name +
+                   ") failed",
                "at " + loc_text(loc) + " in " + loc.function_name() + "\nlocks held by " + current()->name + ":\n" +
                    lockdep_held_locks_text(current()));
 }
 
 void fs_reclaim_acquire(gfp_t gfp) {
 #if KSHIM_DEBUG_CHECKS
-    if (gfpflags_allow_blocking(gfp)) lock_acquire(&fs_reclaim_map, 0, false, 0, nullptr);
+    if (gfpflags_allow_blocking(gfp))
+        lock_acquire(&fs_reclaim_map, 0, false, 0, nullptr);
 #endif
 }
 
 void fs_reclaim_release(gfp_t gfp) {
 #if KSHIM_DEBUG_CHECKS
-    if (gfpflags_allow_blocking(gfp)) lock_release(&fs_reclaim_map);
+    if (gfpflags_allow_blocking(gfp))
+        lock_release(&fs_reclaim_map);
 #endif
 }
 
@@ -242,23 +263,27 @@ void lockdep_reset() {
     std::vector<void (*)()> primers;
     {
         std::lock_guard l(g.lock);
-        for (auto& a : g.after) a.clear();
+        for (auto& a : g.after)
+            a.clear();
         g.edges.clear();
         g.reported.clear();
         primers = g.primers;
     }
-    for (auto* p : primers) p();
+    for (auto* p : primers)
+        p();
 }
 
 void lockdep_task_exit(Task* t) {
-    if (t->held.empty()) return;
+    if (t->held.empty())
+        return;
     report(ReportKind::LockUsage, "task " + t->name + " exited with locks held", lockdep_held_locks_text(t));
     t->held.clear();
 }
 
 std::string lockdep_held_locks_text(const Task* t) {
     std::string s;
-    for (const HeldLock& h : t->held) s += "  " + held_text(h) + "\n";
+    for (const HeldLock& h : t->held)
+        s += "  " + held_text(h) + "\n";
     return s.empty() ? "  (none)\n" : s;
 }
 

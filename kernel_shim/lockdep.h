@@ -104,7 +104,8 @@ inline void lockdep_assert_held_checked(L* l, std::source_location loc) ASSERT_C
 // lockdep_assert_held(&lock): works for every kshim lock type (they expose dep_map()).
 #define lockdep_assert_held(l) ::kshim::lockdep_assert_held_checked((l), std::source_location::current())
 #if KSHIM_DEBUG_CHECKS
-#define lockdep_assert_not_held(l) ::kshim::lockdep_assert_held_impl((l)->dep_map(), false, std::source_location::current())
+#define lockdep_assert_not_held(l) \
+    ::kshim::lockdep_assert_held_impl((l)->dep_map(), false, std::source_location::current())
 #else
 #define lockdep_assert_not_held(l) ((void)(l))
 #endif

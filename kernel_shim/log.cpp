@@ -19,10 +19,14 @@ std::deque<LogLine> g_log;
 LogLevel print_threshold() {
     static const LogLevel level = [] {
         const char* env = std::getenv("KSHIM_LOG");
-        if (!env) return LogLevel::Warn;
-        if (!std::strcmp(env, "debug")) return LogLevel::Debug;
-        if (!std::strcmp(env, "info")) return LogLevel::Info;
-        if (!std::strcmp(env, "none")) return static_cast<LogLevel>(0);  // fuzzers: lines only captured
+        if (!env)
+            return LogLevel::Warn;
+        if (!std::strcmp(env, "debug"))
+            return LogLevel::Debug;
+        if (!std::strcmp(env, "info"))
+            return LogLevel::Info;
+        if (!std::strcmp(env, "none"))
+            return static_cast<LogLevel>(0);  // fuzzers: lines only captured
         return LogLevel::Warn;
     }();
     return level;
@@ -47,12 +51,14 @@ void log_message(LogLevel level, const Device* dev, const char* fmt, ...) {
     std::vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     size_t n = std::strlen(buf);
-    while (n && buf[n - 1] == '\n') buf[--n] = 0;  // the kernel's messages end in \n; we store lines
+    while (n && buf[n - 1] == '\n')
+        buf[--n] = 0;  // the kernel's messages end in \n; we store lines
     std::string device = dev ? dev->name : "";
     if (level <= print_threshold())
         std::fprintf(stderr, "[%s] %s%s%s\n", level_name(level), device.c_str(), device.empty() ? "" : ": ", buf);
     std::lock_guard g(g_log_lock);
-    if (g_log.size() == kLogCapacity) g_log.pop_front();
+    if (g_log.size() == kLogCapacity)
+        g_log.pop_front();
     g_log.push_back({level, std::move(device), buf});
 }
 
@@ -69,7 +75,8 @@ void log_clear() {
 bool log_contains(const std::string& needle, LogLevel at_most) {
     std::lock_guard g(g_log_lock);
     for (const auto& l : g_log)
-        if (l.level <= at_most && l.text.find(needle) != std::string::npos) return true;
+        if (l.level <= at_most && l.text.find(needle) != std::string::npos)
+            return true;
     return false;
 }
 

@@ -7,7 +7,6 @@
 
 namespace kshim {
 
-
 enum class LogLevel { Err = 3, Warn = 4, Notice = 5, Info = 6, Debug = 7 };
 
 struct LogLine {
@@ -37,9 +36,10 @@ bool log_contains(const std::string& needle, LogLevel at_most = LogLevel::Debug)
 #if KSHIM_DEBUG_CHECKS
 #define dev_dbg(dev, ...) ::kshim::log_message(::kshim::LogLevel::Debug, (dev), __VA_ARGS__)
 #else
-#define dev_dbg(dev, ...)                                                            \
-    do {                                                                             \
-        if (false) ::kshim::log_message(::kshim::LogLevel::Debug, (dev), __VA_ARGS__); \
+#define dev_dbg(dev, ...)                                                       \
+    do {                                                                        \
+        if (false)                                                              \
+            ::kshim::log_message(::kshim::LogLevel::Debug, (dev), __VA_ARGS__); \
     } while (0)
 #endif
 #define pr_err(...) ::kshim::log_message(::kshim::LogLevel::Err, nullptr, __VA_ARGS__)

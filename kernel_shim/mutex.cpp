@@ -18,23 +18,28 @@ Task* Mutex::self_token() {
 
 void Mutex::lock_nested(u32 subclass, std::source_location loc) {
     might_sleep(loc);
-    if (Runtime::get()) preempt_point();
+    if (Runtime::get())
+        preempt_point();
     lockdep_acquire(&dep_map_, subclass, false, 0, nullptr, loc);
     Task* me = self_token();
     Task* expected = nullptr;
-    if (owner_.compare_exchange_strong(expected, me, std::memory_order_acquire)) return;
+    if (owner_.compare_exchange_strong(expected, me, std::memory_order_acquire))
+        return;
     lock_slow(me, false);
 }
 
 int Mutex::lock_interruptible(std::source_location loc) {
     might_sleep(loc);
-    if (Runtime::get()) preempt_point();
+    if (Runtime::get())
+        preempt_point();
     lockdep_acquire(&dep_map_, 0, false, 0, nullptr, loc);
     Task* me = self_token();
     Task* expected = nullptr;
-    if (owner_.compare_exchange_strong(expected, me, std::memory_order_acquire)) return 0;
+    if (owner_.compare_exchange_strong(expected, me, std::memory_order_acquire))
+        return 0;
     const int ret = lock_slow(me, current() != nullptr);
-    if (ret) lockdep_release(&dep_map_, loc);
+    if (ret)
+        lockdep_release(&dep_map_, loc);
     return ret;
 }
 
@@ -46,7 +51,8 @@ int Mutex::lock_slow(Task* me, bool interruptible) {
             has_waiters_.store(true);
             Task* expected = nullptr;
             if (owner_.compare_exchange_strong(expected, me)) {
-                if (queued) std::erase(waiters_, me);
+                if (queued)
+                    std::erase(waiters_, me);
                 has_waiters_.store(!waiters_.empty());
                 return 0;
             }
@@ -60,12 +66,14 @@ int Mutex::lock_slow(Task* me, bool interruptible) {
                 const bool was_first = waiters_.front() == me;
                 std::erase(waiters_, me);
                 has_waiters_.store(!waiters_.empty());
-                if (was_first && !waiters_.empty() && !owner_.load()) backend().unpark(waiters_.front());
+                if (was_first && !waiters_.empty() && !owner_.load())
+                    backend().unpark(waiters_.front());
                 return -EINTR;
             }
         }
         me->wait_reason = "mutex";
-        if (interruptible) me->sleep_state.store(TASK_INTERRUPTIBLE);
+        if (interruptible)
+            me->sleep_state.store(TASK_INTERRUPTIBLE);
         backend().park(KTIME_MAX);
         me->sleep_state.store(TASK_RUNNING);
     }
@@ -73,7 +81,8 @@ int Mutex::lock_slow(Task* me, bool interruptible) {
 
 bool Mutex::try_lock(std::source_location loc) {
     Task* expected = nullptr;
-    if (!owner_.compare_exchange_strong(expected, self_token(), std::memory_order_acquire)) return false;
+    if (!owner_.compare_exchange_strong(expected, self_token(), std::memory_order_acquire))
+        return false;
     lockdep_acquire(&dep_map_, 0, true, 0, nullptr, loc);
     return true;
 }
@@ -81,17 +90,20 @@ bool Mutex::try_lock(std::source_location loc) {
 void Mutex::unlock(std::source_location loc) {
 #if KSHIM_DEBUG_CHECKS
     if (owner_.load(std::memory_order_relaxed) != self_token())
-        report(ReportKind::LockUsage, std::string("DEBUG_LOCKS_WARN_ON: mutex unlocked by a task that does not own it: ") +
-                                          (dep_map_.name ? dep_map_.name : "mutex"),
+        report(ReportKind::LockUsage,
+               std::string("DEBUG_LOCKS_WARN_ON: mutex unlocked by a task that does not own it: ") +
+                   (dep_map_.name ? dep_map_.name : "mutex"),
                std::string("at ") + loc.file_name() + ":" + std::to_string(loc.line()));
 #endif
     lockdep_release(&dep_map_, loc);
     owner_.store(nullptr);
     if (has_waiters_.load()) {
         std::lock_guard g(wait_lock_);
-        if (!waiters_.empty()) backend().unpark(waiters_.front());
+        if (!waiters_.empty())
+            backend().unpark(waiters_.front());
     }
-    if (Runtime::get()) preempt_point();
+    if (Runtime::get())
+        preempt_point();
 }
 
 }  // namespace kshim

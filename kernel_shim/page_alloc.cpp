@@ -55,8 +55,9 @@ struct PageMeta {
 };
 
 void* reserve(u64 bytes, int fd) {
-    void* p = fd >= 0 ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0)
-                      : mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* p = fd >= 0
+                  ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0)
+                  : mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
         std::perror("kshim: reserving the physical arena");
         std::abort();
@@ -95,7 +96,8 @@ struct Arena {
     void add_to_free_list(pfn_t pfn, unsigned order) {
         PageMeta& m = meta[pfn];
         m = {kNoPage, free_area[order], static_cast<u8>(order), true};
-        if (m.next != kNoPage) meta[m.next].prev = pfn;
+        if (m.next != kNoPage)
+            meta[m.next].prev = pfn;
         free_area[order] = pfn;
         nr_free += u64{1} << order;
     }
@@ -106,7 +108,8 @@ struct Arena {
             meta[m.prev].next = m.next;
         else
             free_area[order] = m.next;
-        if (m.next != kNoPage) meta[m.next].prev = m.prev;
+        if (m.next != kNoPage)
+            meta[m.next].prev = m.prev;
         m.buddy = false;
         nr_free -= u64{1} << order;
     }
@@ -126,8 +129,10 @@ void* take_block(unsigned order) {
     Arena& a = arena();
     std::lock_guard g(a.lock);
     unsigned current = order;
-    while (current <= MAX_PAGE_ORDER && a.free_area[current] == kNoPage) current++;
-    if (current > MAX_PAGE_ORDER) return nullptr;
+    while (current <= MAX_PAGE_ORDER && a.free_area[current] == kNoPage)
+        current++;
+    if (current > MAX_PAGE_ORDER)
+        return nullptr;
     const pfn_t pfn = a.free_area[current];
     a.del_from_free_list(pfn, current);
     while (current > order) {
@@ -156,7 +161,8 @@ void give_block(void* p, unsigned order) {
     BUG_ON(pfn & ((pfn_t{1} << order) - 1));
     while (order < MAX_PAGE_ORDER) {
         const pfn_t buddy = pfn ^ (pfn_t{1} << order);
-        if (!a.page_is_buddy(buddy, order)) break;
+        if (!a.page_is_buddy(buddy, order))
+            break;
         a.del_from_free_list(buddy, order);
         pfn = std::min(pfn, buddy);
         order++;
@@ -167,7 +173,8 @@ void give_block(void* p, unsigned order) {
 }  // namespace
 
 int page_arena_use_memfd() {
-    if (g_arena_made.load()) return arena().memfd >= 0 ? 0 : -EBUSY;
+    if (g_arena_made.load())
+        return arena().memfd >= 0 ? 0 : -EBUSY;
     g_want_memfd.store(true);
     return arena().memfd >= 0 ? 0 : -EBUSY;
 }
@@ -178,7 +185,9 @@ unsigned long nr_free_pages() {
     return a.nr_free;
 }
 
-int page_arena_memfd() { return g_arena_made.load() ? arena().memfd : -1; }
+int page_arena_memfd() {
+    return g_arena_made.load() ? arena().memfd : -1;
+}
 
 namespace {
 struct PtPool {
@@ -193,19 +202,23 @@ PtPool& pt_pool() {
 
 Page* alloc_pages(gfp_t gfp, unsigned order) {
     might_alloc(gfp);
-    if (order > MAX_PAGE_ORDER || should_fail_alloc("pages", gfp)) return nullptr;
+    if (order > MAX_PAGE_ORDER || should_fail_alloc("pages", gfp))
+        return nullptr;
     void* p = take_block(order);
     if (!p) {
-        if (!(gfp & __GFP_NOWARN)) std::fprintf(stderr, "kshim: page allocation failure: order:%u\n", order);
+        if (!(gfp & __GFP_NOWARN))
+            std::fprintf(stderr, "kshim: page allocation failure: order:%u\n", order);
         return nullptr;
     }
-    if (gfp & __GFP_ZERO) std::memset(p, 0, PAGE_SIZE << order);
+    if (gfp & __GFP_ZERO)
+        std::memset(p, 0, PAGE_SIZE << order);
     page_accounting::live_pages.fetch_add(long{1} << order, std::memory_order_relaxed);
     return static_cast<Page*>(p);
 }
 
 void __free_pages(Page* page, unsigned order) {
-    if (!page) return;
+    if (!page)
+        return;
     BUG_ON(!phys_range_valid(page_to_phys(page), PAGE_SIZE << order));
     page_accounting::live_pages.fetch_sub(long{1} << order, std::memory_order_relaxed);
     give_block(page, order);
@@ -216,7 +229,8 @@ namespace {
 void free_pfn_range(u64 pfn, u64 count) {
     while (count) {
         unsigned order = std::min<unsigned>(std::bit_width(count) - 1, MAX_PAGE_ORDER);
-        while (order && (pfn & ((u64{1} << order) - 1))) order--;
+        while (order && (pfn & ((u64{1} << order) - 1)))
+            order--;
         __free_pages(phys_to_page(pfn << PAGE_SHIFT), order);
         pfn += u64{1} << order;
         count -= u64{1} << order;
@@ -226,24 +240,34 @@ void free_pfn_range(u64 pfn, u64 count) {
 
 void* alloc_pages_exact(size_t size, gfp_t gfp) {
     const u64 npages = (size + PAGE_SIZE - 1) >> PAGE_SHIFT;
-    if (npages == 0 || npages > (u64{1} << MAX_PAGE_ORDER)) return nullptr;
+    if (npages == 0 || npages > (u64{1} << MAX_PAGE_ORDER))
+        return nullptr;
     const unsigned order = static_cast<unsigned>(std::bit_width(npages - 1));  // ceil(log2)
     Page* block = alloc_pages(gfp & ~__GFP_ZERO, order);
-    if (!block) return nullptr;
+    if (!block)
+        return nullptr;
     free_pfn_range((page_to_phys(block) >> PAGE_SHIFT) + npages, (u64{1} << order) - npages);
-    if (gfp & __GFP_ZERO) std::memset(block, 0, npages * PAGE_SIZE);
+    if (gfp & __GFP_ZERO)
+        std::memset(block, 0, npages * PAGE_SIZE);
     return block;
 }
 
 void free_pages_exact(void* virt, size_t size) {
-    if (!virt) return;
+    if (!virt)
+        return;
     free_pfn_range(virt_to_phys(virt) >> PAGE_SHIFT, (size + PAGE_SIZE - 1) >> PAGE_SHIFT);
 }
 
-phys_addr_t page_to_phys(const Page* page) { return virt_to_phys(page); }
-Page* phys_to_page(phys_addr_t phys) { return static_cast<Page*>(phys_to_virt(phys & PAGE_MASK)); }
+phys_addr_t page_to_phys(const Page* page) {
+    return virt_to_phys(page);
+}
+Page* phys_to_page(phys_addr_t phys) {
+    return static_cast<Page*>(phys_to_virt(phys & PAGE_MASK));
+}
 
-void* phys_to_virt(phys_addr_t phys) { return arena().base + (phys - kPhysBase); }
+void* phys_to_virt(phys_addr_t phys) {
+    return arena().base + (phys - kPhysBase);
+}
 
 phys_addr_t virt_to_phys(const void* addr) {
     return kPhysBase + static_cast<u64>(static_cast<const char*>(addr) - arena().base);
@@ -258,7 +282,8 @@ void pt_pool_prefault(size_t n) {
     fresh.reserve(n);
     for (size_t i = 0; i < n; i++) {
         void* p = take_block(0);
-        if (!p) break;
+        if (!p)
+            break;
         std::memset(p, 0, PAGE_SIZE);  // the first touch faults the page in, here and not later
         fresh.push_back(p);
     }
@@ -269,13 +294,15 @@ void pt_pool_prefault(size_t n) {
 
 Page* pt_pool_alloc(gfp_t gfp) {
     Page* page = pt_pool_alloc_raw(gfp);
-    if (page) std::memset(page_address(page), 0, PAGE_SIZE);
+    if (page)
+        std::memset(page_address(page), 0, PAGE_SIZE);
     return page;
 }
 
 Page* pt_pool_alloc_raw(gfp_t gfp) {
     might_alloc(gfp);
-    if (should_fail_alloc("pt_pages", gfp)) return nullptr;
+    if (should_fail_alloc("pt_pages", gfp))
+        return nullptr;
     PtPool& pool = pt_pool();
     void* p = nullptr;
     {
@@ -285,14 +312,17 @@ Page* pt_pool_alloc_raw(gfp_t gfp) {
             pool.pages.pop_back();
         }
     }
-    if (!p) p = take_block(0);
-    if (!p) return nullptr;
+    if (!p)
+        p = take_block(0);
+    if (!p)
+        return nullptr;
     page_accounting::live_pages.fetch_add(1, std::memory_order_relaxed);
     return static_cast<Page*>(p);
 }
 
 void pt_pool_free(Page* page) {
-    if (!page) return;
+    if (!page)
+        return;
     page_accounting::live_pages.fetch_sub(1, std::memory_order_relaxed);
     PtPool& pool = pt_pool();
     std::lock_guard g(pool.lock);

@@ -21,9 +21,13 @@ inline constexpr u64 kArenaSize = u64{64} << 30;
 struct Page;  // opaque: a Page* is the page's kernel virtual address
 
 Page* alloc_pages(gfp_t gfp, unsigned order);
-inline Page* alloc_page(gfp_t gfp) { return alloc_pages(gfp, 0); }
+inline Page* alloc_page(gfp_t gfp) {
+    return alloc_pages(gfp, 0);
+}
 void __free_pages(Page* page, unsigned order);
-inline void __free_page(Page* page) { __free_pages(page, 0); }
+inline void __free_page(Page* page) {
+    __free_pages(page, 0);
+}
 
 // A physically contiguous run of `size` bytes (rounded up to whole pages, at most
 // 2^MAX_PAGE_ORDER pages), as the kernel's alloc_pages_exact: the next power-of-two block is
@@ -38,8 +42,12 @@ unsigned long nr_free_pages();
 
 phys_addr_t page_to_phys(const Page* page);
 Page* phys_to_page(phys_addr_t phys);
-inline void* page_address(const Page* page) { return const_cast<Page*>(page); }
-inline Page* virt_to_page(const void* addr) { return const_cast<Page*>(static_cast<const Page*>(addr)); }
+inline void* page_address(const Page* page) {
+    return const_cast<Page*>(page);
+}
+inline Page* virt_to_page(const void* addr) {
+    return const_cast<Page*>(static_cast<const Page*>(addr));
+}
 void* phys_to_virt(phys_addr_t phys);
 phys_addr_t virt_to_phys(const void* addr);
 // True when [phys, phys + len) lies inside the arena (what a bus access may touch).

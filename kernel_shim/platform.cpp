@@ -15,7 +15,8 @@ namespace kshim {
 
 PlatformDevice* platform_device_create(const PlatformDeviceDesc& desc) {
     auto* pdev = knew<PlatformDevice>(GFP_KERNEL);
-    if (!pdev) return nullptr;
+    if (!pdev)
+        return nullptr;
     pdev->desc = desc;
     pdev->dev.name = desc.name;
     pdev->state = knew<PlatformDeviceState>(GFP_KERNEL);
@@ -26,7 +27,8 @@ PlatformDevice* platform_device_create(const PlatformDeviceDesc& desc) {
     PlatformDeviceState* st = pdev->state;
     // Names point into pdev->desc, which lives as long as the clocks and regulators.
     st->clks.reserve(pdev->desc.clks.size());
-    for (const PlatformClk& c : pdev->desc.clks) st->clks.push_back(Clk{.name = c.name.c_str(), .rate = c.rate});
+    for (const PlatformClk& c : pdev->desc.clks)
+        st->clks.push_back(Clk{.name = c.name.c_str(), .rate = c.rate});
     st->regulators.reserve(pdev->desc.regulators.size());
     for (const PlatformRegulator& r : pdev->desc.regulators)
         st->regulators.push_back(Regulator{.name = r.name.c_str(), .microvolt = r.microvolt});
@@ -39,7 +41,8 @@ PlatformDevice* platform_device_create(const PlatformDeviceDesc& desc) {
 }
 
 void platform_device_destroy(PlatformDevice* pdev) {
-    if (!pdev) return;
+    if (!pdev)
+        return;
     // As the driver core's unbind: the driver's managed resources go first, then the device.
     devres_release_all(&pdev->dev);
     pm_runtime_release(&pdev->dev);
@@ -49,7 +52,8 @@ void platform_device_destroy(PlatformDevice* pdev) {
 
 IrqLine* platform_get_irq_byname(PlatformDevice* pdev, const char* name) {
     for (const PlatformIrq& irq : pdev->desc.irqs)
-        if (irq.line && irq.name == name) return irq.line;
+        if (irq.line && irq.name == name)
+            return irq.line;
     dev_err(&pdev->dev, "IRQ %s not found", name);
     return ERR_PTR<IrqLine>(-ENXIO);
 }
@@ -59,7 +63,8 @@ Iomem* devm_platform_get_and_ioremap_resource(PlatformDevice* pdev, unsigned ind
         dev_err(&pdev->dev, "invalid resource %u", index);
         return ERR_PTR<Iomem>(-ENODEV);
     }
-    if (res) *res = &pdev->desc.mmio;
+    if (res)
+        *res = &pdev->desc.mmio;
     return pdev->desc.iomem;
 }
 

@@ -31,12 +31,14 @@ public:
 
 inline u32 readl(Iomem* io, u32 off) {
     u32 v = io->readl(off);
-    if (io->trace_hook) io->trace_hook(false, off, v);
+    if (io->trace_hook)
+        io->trace_hook(false, off, v);
     return v;
 }
 inline void writel(u32 value, Iomem* io, u32 off) {
     io->writel(off, value);
-    if (io->trace_hook) io->trace_hook(true, off, value);
+    if (io->trace_hook)
+        io->trace_hook(true, off, value);
 }
 
 struct Resource {
@@ -91,9 +93,15 @@ PlatformDevice* platform_device_create(const PlatformDeviceDesc& desc);
 // Releases the device's devres, clocks, regulators, OPP table and PM state, then frees it.
 void platform_device_destroy(PlatformDevice* pdev);
 
-inline PlatformDevice* to_platform_device(Device* dev) { return container_of(dev, PlatformDevice, dev); }
-inline void platform_set_drvdata(PlatformDevice* pdev, void* data) { pdev->dev.driver_data = data; }
-inline void* platform_get_drvdata(PlatformDevice* pdev) { return pdev->dev.driver_data; }
+inline PlatformDevice* to_platform_device(Device* dev) {
+    return container_of(dev, PlatformDevice, dev);
+}
+inline void platform_set_drvdata(PlatformDevice* pdev, void* data) {
+    pdev->dev.driver_data = data;
+}
+inline void* platform_get_drvdata(PlatformDevice* pdev) {
+    return pdev->dev.driver_data;
+}
 
 // The named interrupt, or ERR_PTR(-ENXIO) (with an error line naming it) when absent.
 IrqLine* platform_get_irq_byname(PlatformDevice* pdev, const char* name);

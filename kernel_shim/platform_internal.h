@@ -18,7 +18,7 @@ struct OppTable {
     std::vector<DevPmOpp> opps;  // ascending rate
     bool added = false;
     std::vector<Regulator*> regulators;
-    bool enabled = false;        // the regulators were enabled by a set_opp
+    bool enabled = false;  // the regulators were enabled by a set_opp
     DevPmOpp* current = nullptr;
     unsigned long current_rate = 0;  // what the clock was last set to through the table
 };
@@ -31,6 +31,8 @@ struct PlatformDeviceState {
 
 // The state of the platform device `dev` is embedded in (every Device handed to the clock, OPP
 // and devfreq services is a platform device's).
-inline PlatformDeviceState* platform_state(Device* dev) { return to_platform_device(dev)->state; }
+inline PlatformDeviceState* platform_state(Device* dev) {
+    return to_platform_device(dev)->state;
+}
 
 }  // namespace kshim

@@ -14,7 +14,9 @@
 namespace kshim {
 namespace {
 
-OppTable* opp_table(Device* dev) { return &platform_state(dev)->opp; }
+OppTable* opp_table(Device* dev) {
+    return &platform_state(dev)->opp;
+}
 
 Clk* opp_table_clk(Device* dev) {
     auto& clks = platform_state(dev)->clks;
@@ -22,7 +24,8 @@ Clk* opp_table_clk(Device* dev) {
 }
 
 DevPmOpp* find_freq_ceil(OppTable* t, unsigned long* freq) {
-    if (!t->added) return ERR_PTR<DevPmOpp>(-ENODEV);
+    if (!t->added)
+        return ERR_PTR<DevPmOpp>(-ENODEV);
     for (DevPmOpp& opp : t->opps)
         if (opp.rate >= *freq) {
             *freq = opp.rate;
@@ -32,7 +35,8 @@ DevPmOpp* find_freq_ceil(OppTable* t, unsigned long* freq) {
 }
 
 DevPmOpp* find_freq_floor(OppTable* t, unsigned long* freq) {
-    if (!t->added) return ERR_PTR<DevPmOpp>(-ENODEV);
+    if (!t->added)
+        return ERR_PTR<DevPmOpp>(-ENODEV);
     for (auto it = t->opps.rbegin(); it != t->opps.rend(); ++it)
         if (it->rate <= *freq) {
             *freq = it->rate;
@@ -51,12 +55,14 @@ int config_regulators_locked(Device* dev, OppTable* t, const DevPmOpp* opp) {
             return ret;
         }
     }
-    if (t->enabled) return 0;
+    if (t->enabled)
+        return 0;
     for (size_t i = 0; i < t->regulators.size(); i++) {
         int ret = regulator_enable(t->regulators[i]);
         if (ret) {
             dev_err(dev, "failed to enable regulator: %d", ret);
-            while (i--) regulator_disable(t->regulators[i]);
+            while (i--)
+                regulator_disable(t->regulators[i]);
             return ret;
         }
     }
@@ -66,7 +72,8 @@ int config_regulators_locked(Device* dev, OppTable* t, const DevPmOpp* opp) {
 void disable_opp_table_locked(OppTable* t) {
     lockdep_assert_held(&t->lock);
     if (t->enabled)
-        for (Regulator* reg : t->regulators) regulator_disable(reg);
+        for (Regulator* reg : t->regulators)
+            regulator_disable(reg);
     t->enabled = false;
     t->current = nullptr;
 }
@@ -75,11 +82,13 @@ void disable_opp_table_locked(OppTable* t) {
 // drop once the rate is down.
 int set_opp_locked(Device* dev, OppTable* t, DevPmOpp* opp, unsigned long rate) {
     lockdep_assert_held(&t->lock);
-    if (t->current == opp && t->current_rate == rate && t->enabled) return 0;
+    if (t->current == opp && t->current_rate == rate && t->enabled)
+        return 0;
     const bool scaling_down = t->current && t->enabled && opp->rate < t->current->rate;
     if (!scaling_down) {
         int ret = config_regulators_locked(dev, t, opp);
-        if (ret) return ret;
+        if (ret)
+            return ret;
     }
     int ret = clk_set_rate(opp_table_clk(dev), rate);
     if (ret) {
@@ -89,7 +98,8 @@ int set_opp_locked(Device* dev, OppTable* t, DevPmOpp* opp, unsigned long rate) 
     t->current_rate = rate;
     if (scaling_down) {
         ret = config_regulators_locked(dev, t, opp);
-        if (ret) return ret;
+        if (ret)
+            return ret;
     }
     t->enabled = true;
     t->current = opp;
@@ -103,7 +113,8 @@ int devm_pm_opp_set_regulators(Device* dev, const char* const names[]) {
     std::vector<Regulator*> regs;
     for (size_t i = 0; names && names[i]; i++) {
         Regulator* reg = devm_regulator_get(dev, names[i]);
-        if (IS_ERR(reg)) return static_cast<int>(PTR_ERR(reg));
+        if (IS_ERR(reg))
+            return static_cast<int>(PTR_ERR(reg));
         regs.push_back(reg);
     }
     {
@@ -121,11 +132,14 @@ int devm_pm_opp_set_regulators(Device* dev, const char* const names[]) {
 int devm_pm_opp_of_add_table(Device* dev) {
     OppTable* t = opp_table(dev);
     const auto& desc = to_platform_device(dev)->desc.opps;
-    if (desc.empty()) return -ENODEV;
+    if (desc.empty())
+        return -ENODEV;
     {
         MutexGuard g(t->lock);
-        if (t->added) return -EBUSY;
-        for (const PlatformOpp& o : desc) t->opps.push_back(DevPmOpp{.rate = o.hz, .microvolt = o.microvolt});
+        if (t->added)
+            return -EBUSY;
+        for (const PlatformOpp& o : desc)
+            t->opps.push_back(DevPmOpp{.rate = o.hz, .microvolt = o.microvolt});
         std::sort(t->opps.begin(), t->opps.end(), [](const DevPmOpp& a, const DevPmOpp& b) { return a.rate < b.rate; });
         t->added = true;
     }

@@ -7,7 +7,7 @@
 namespace kshim {
 
 struct DevPmOpp {
-    unsigned long rate = 0;       // Hz
+    unsigned long rate = 0;  // Hz
     unsigned long microvolt = 0;
 };
 
@@ -22,8 +22,12 @@ int dev_pm_opp_get_opp_count(Device* dev);
 DevPmOpp* dev_pm_opp_find_freq_ceil(Device* dev, unsigned long* freq);
 DevPmOpp* dev_pm_opp_find_freq_floor(Device* dev, unsigned long* freq);
 inline void dev_pm_opp_put(DevPmOpp*) {}
-inline unsigned long dev_pm_opp_get_freq(const DevPmOpp* opp) { return opp->rate; }
-inline unsigned long dev_pm_opp_get_voltage(const DevPmOpp* opp) { return opp->microvolt; }
+inline unsigned long dev_pm_opp_get_freq(const DevPmOpp* opp) {
+    return opp->rate;
+}
+inline unsigned long dev_pm_opp_get_voltage(const DevPmOpp* opp) {
+    return opp->microvolt;
+}
 // Sets the device's first clock to the OPP rate and the table's regulators to its voltage
 // (enabling them on first use), raising the voltage before the rate and lowering it after.
 int dev_pm_opp_set_opp(Device* dev, DevPmOpp* opp);

@@ -43,9 +43,9 @@ struct DevPmInfo {
     // atomic ones but usage_count and last_busy. Callbacks run without it.
     SpinLock lock{"dev->power.lock"};
     wait_queue_head wait_queue;  // a transition or idle notification ended
-    work_struct work;          // pm_runtime_work
+    work_struct work;            // pm_runtime_work
     hrtimer suspend_timer;
-    workqueue_struct* wq = nullptr;   // the device's pm_wq
+    workqueue_struct* wq = nullptr;  // the device's pm_wq
 
     std::atomic<int> usage_count{0};
     // Read without the lock by waiters and by the pm_runtime_status/active/enabled queries.
@@ -73,11 +73,19 @@ namespace {
 
 using pm_callback_t = int (*)(Device*);
 
-DevPmInfo* pm(const Device* dev) { return dev->power; }
-int status(const DevPmInfo* p) { return p->runtime_status.load(); }
-void update_runtime_status(DevPmInfo* p, rpm_status s) { p->runtime_status.store(s); }
+DevPmInfo* pm(const Device* dev) {
+    return dev->power;
+}
+int status(const DevPmInfo* p) {
+    return p->runtime_status.load();
+}
+void update_runtime_status(DevPmInfo* p, rpm_status s) {
+    p->runtime_status.store(s);
+}
 
-pm_callback_t get_callback(Device* dev, pm_callback_t DevPmOps::*cb) { return dev->pm ? dev->pm->*cb : nullptr; }
+pm_callback_t get_callback(Device* dev, pm_callback_t DevPmOps::*cb) {
+    return dev->pm ? dev->pm->*cb : nullptr;
+}
 
 // Called with the device's power lock held, like the kernel's (which drop it around callbacks).
 int rpm_idle(Device* dev, int rpmflags) REQUIRES(pm(dev)->lock);
@@ -116,20 +124,25 @@ void queue_request(DevPmInfo* p, rpm_request req) {
 
 // When the autosuspend delay expires (runtime-clock ns), or 0 if it has or autosuspend is off.
 ktime_t pm_runtime_autosuspend_expiration(DevPmInfo* p) {
-    if (!p->use_autosuspend.load()) return 0;
+    if (!p->use_autosuspend.load())
+        return 0;
     const int delay = p->autosuspend_delay.load();
-    if (delay < 0) return 0;
+    if (delay < 0)
+        return 0;
     const ktime_t expires = p->last_busy.load() + static_cast<ktime_t>(delay) * NSEC_PER_MSEC;
     return expires > ktime_get() ? expires : 0;
 }
 
 int rpm_check_suspend_allowed(DevPmInfo* p) {
-    if (p->disable_depth.load() > 0) return -EACCES;
-    if (p->usage_count.load() > 0) return -EAGAIN;
+    if (p->disable_depth.load() > 0)
+        return -EACCES;
+    if (p->usage_count.load() > 0)
+        return -EAGAIN;
     // Pending resume requests take precedence over suspends.
     if ((p->deferred_resume && status(p) == RPM_SUSPENDING) || (p->request_pending && p->request == RPM_REQ_RESUME))
         return -EAGAIN;
-    if (status(p) == RPM_SUSPENDED) return 1;
+    if (status(p) == RPM_SUSPENDED)
+        return 1;
     return 0;
 }
 
@@ -143,8 +156,10 @@ int __rpm_callback(pm_callback_t cb, Device* dev) REQUIRES(pm(dev)->lock) {
 int rpm_callback(pm_callback_t cb, Device* dev) REQUIRES(pm(dev)->lock) {
     int retval = __rpm_callback(cb, dev);
     // -EACCES means "runtime PM disabled" to callers; a callback returning it asks for a retry.
-    if (retval == -EACCES) retval = -EAGAIN;
-    if (retval != -EAGAIN && retval != -EBUSY) pm(dev)->runtime_error.store(retval);
+    if (retval == -EACCES)
+        retval = -EAGAIN;
+    if (retval != -EAGAIN && retval != -EBUSY)
+        pm(dev)->runtime_error.store(retval);
     return retval;
 }
 
@@ -159,7 +174,8 @@ int rpm_idle(Device* dev, int rpmflags) {
         retval = -EAGAIN;
     else if (p->idle_notification.load())
         retval = -EINPROGRESS;
-    if (retval) return retval;
+    if (retval)
+        return retval;
 
     p->request = RPM_REQ_NONE;
     pm_callback_t cb = get_callback(dev, &DevPmOps::runtime_idle);
@@ -182,10 +198,13 @@ int rpm_suspend(Device* dev, int rpmflags) {
     int retval;
 repeat:
     retval = rpm_check_suspend_allowed(p);
-    if (retval < 0) return retval;
+    if (retval < 0)
+        return retval;
     // Synchronous suspends are not allowed while resuming.
-    if (status(p) == RPM_RESUMING && !(rpmflags & RPM_ASYNC)) retval = -EAGAIN;
-    if (retval) return retval;
+    if (status(p) == RPM_RESUMING && !(rpmflags & RPM_ASYNC))
+        retval = -EAGAIN;
+    if (retval)
+        return retval;
 
     if ((rpmflags & RPM_AUTO) && status(p) != RPM_SUSPENDING) {
         const ktime_t expires = pm_runtime_autosuspend_expiration(p);
@@ -204,7 +223,8 @@ repeat:
     pm_runtime_cancel_pending(p);
 
     if (status(p) == RPM_SUSPENDING) {
-        if (rpmflags & (RPM_ASYNC | RPM_NOWAIT)) return -EINPROGRESS;
+        if (rpmflags & (RPM_ASYNC | RPM_NOWAIT))
+            return -EINPROGRESS;
         rpm_wait_locked(p, [p] { return status(p) == RPM_SUSPENDING; });
         goto repeat;
     }
@@ -216,7 +236,8 @@ repeat:
 
     update_runtime_status(p, RPM_SUSPENDING);
     retval = rpm_callback(get_callback(dev, &DevPmOps::runtime_suspend), dev);
-    if (retval) goto fail;
+    if (retval)
+        goto fail;
 
     update_runtime_status(p, RPM_SUSPENDED);
     pm_runtime_deactivate_timer(p);
@@ -236,7 +257,8 @@ fail:
     if (retval == -EAGAIN || retval == -EBUSY) {
         p->runtime_error.store(0);
         // The device became busy again meanwhile: try again when the new delay expires.
-        if ((rpmflags & RPM_AUTO) && pm_runtime_autosuspend_expiration(p) != 0) goto repeat;
+        if ((rpmflags & RPM_AUTO) && pm_runtime_autosuspend_expiration(p) != 0)
+            goto repeat;
     } else {
         pm_runtime_cancel_pending(p);
     }
@@ -254,13 +276,16 @@ repeat:
         else
             retval = -EACCES;
     }
-    if (retval) return retval;
+    if (retval)
+        return retval;
 
     // An autosuspend timer is left running: it would be re-armed soon anyway.
     p->request = RPM_REQ_NONE;
-    if (!p->timer_autosuspends) pm_runtime_deactivate_timer(p);
+    if (!p->timer_autosuspends)
+        pm_runtime_deactivate_timer(p);
 
-    if (status(p) == RPM_ACTIVE) return 1;
+    if (status(p) == RPM_ACTIVE)
+        return 1;
 
     if (status(p) == RPM_RESUMING || status(p) == RPM_SUSPENDING) {
         if (rpmflags & (RPM_ASYNC | RPM_NOWAIT)) {
@@ -290,32 +315,25 @@ repeat:
     }
     wake_up_all(&p->wait_queue);
 
-    if (retval >= 0) rpm_idle(dev, RPM_ASYNC);
+    if (retval >= 0)
+        rpm_idle(dev, RPM_ASYNC);
     return retval;
 }
 
 void pm_runtime_work(work_struct* work) {
     DevPmInfo* p = container_of(work, DevPmInfo, work);
     SpinGuard g(p->lock);
-    if (!p->request_pending) return;
+    if (!p->request_pending)
+        return;
     const rpm_request req = p->request;
     p->request = RPM_REQ_NONE;
     p->request_pending = false;
     switch (req) {
-    case RPM_REQ_NONE:
-        break;
-    case RPM_REQ_IDLE:
-        rpm_idle(p->dev, RPM_NOWAIT);
-        break;
-    case RPM_REQ_SUSPEND:
-        rpm_suspend(p->dev, RPM_NOWAIT);
-        break;
-    case RPM_REQ_AUTOSUSPEND:
-        rpm_suspend(p->dev, RPM_NOWAIT | RPM_AUTO);
-        break;
-    case RPM_REQ_RESUME:
-        rpm_resume(p->dev, RPM_NOWAIT);
-        break;
+    case RPM_REQ_NONE: break;
+    case RPM_REQ_IDLE: rpm_idle(p->dev, RPM_NOWAIT); break;
+    case RPM_REQ_SUSPEND: rpm_suspend(p->dev, RPM_NOWAIT); break;
+    case RPM_REQ_AUTOSUSPEND: rpm_suspend(p->dev, RPM_NOWAIT | RPM_AUTO); break;
+    case RPM_REQ_RESUME: rpm_resume(p->dev, RPM_NOWAIT); break;
     }
 }
 
@@ -334,7 +352,8 @@ hrtimer_restart pm_suspend_timer_fn(DevPmInfo* p) {
 int rpm_drop_usage_count(Device* dev) {
     DevPmInfo* p = pm(dev);
     int ret = p->usage_count.fetch_sub(1) - 1;
-    if (ret >= 0) return ret;
+    if (ret >= 0)
+        return ret;
     p->usage_count.fetch_add(1);
     dev_warn(dev, "Runtime PM usage count underflow!");
     return -EINVAL;
@@ -343,9 +362,11 @@ int rpm_drop_usage_count(Device* dev) {
 int __pm_runtime_idle(Device* dev, int rpmflags) {
     if (rpmflags & RPM_GET_PUT) {
         int ret = rpm_drop_usage_count(dev);
-        if (ret != 0) return ret < 0 ? ret : 0;
+        if (ret != 0)
+            return ret < 0 ? ret : 0;
     }
-    if (!(rpmflags & RPM_ASYNC)) might_sleep();
+    if (!(rpmflags & RPM_ASYNC))
+        might_sleep();
     SpinGuard g(pm(dev)->lock);
     return rpm_idle(dev, rpmflags);
 }
@@ -353,17 +374,21 @@ int __pm_runtime_idle(Device* dev, int rpmflags) {
 int __pm_runtime_suspend(Device* dev, int rpmflags) {
     if (rpmflags & RPM_GET_PUT) {
         int ret = rpm_drop_usage_count(dev);
-        if (ret != 0) return ret < 0 ? ret : 0;
+        if (ret != 0)
+            return ret < 0 ? ret : 0;
     }
-    if (!(rpmflags & RPM_ASYNC)) might_sleep();
+    if (!(rpmflags & RPM_ASYNC))
+        might_sleep();
     SpinGuard g(pm(dev)->lock);
     return rpm_suspend(dev, rpmflags);
 }
 
 int __pm_runtime_resume(Device* dev, int rpmflags) {
     DevPmInfo* p = pm(dev);
-    if (!(rpmflags & RPM_ASYNC) && status(p) != RPM_ACTIVE) might_sleep();
-    if (rpmflags & RPM_GET_PUT) p->usage_count.fetch_add(1);
+    if (!(rpmflags & RPM_ASYNC) && status(p) != RPM_ACTIVE)
+        might_sleep();
+    if (rpmflags & RPM_GET_PUT)
+        p->usage_count.fetch_add(1);
     SpinGuard g(p->lock);
     return rpm_resume(dev, rpmflags);
 }
@@ -371,15 +396,18 @@ int __pm_runtime_resume(Device* dev, int rpmflags) {
 int pm_runtime_get_conditional(Device* dev, bool ign_usage_count) {
     DevPmInfo* p = pm(dev);
     SpinGuard g(p->lock);
-    if (p->disable_depth.load() > 0) return -EINVAL;
-    if (status(p) != RPM_ACTIVE) return 0;
+    if (p->disable_depth.load() > 0)
+        return -EINVAL;
+    if (status(p) != RPM_ACTIVE)
+        return 0;
     if (ign_usage_count) {
         p->usage_count.fetch_add(1);
         return 1;
     }
     int c = p->usage_count.load();
     while (c != 0)
-        if (p->usage_count.compare_exchange_weak(c, c + 1)) return 1;
+        if (p->usage_count.compare_exchange_weak(c, c + 1))
+            return 1;
     return 0;
 }
 
@@ -446,7 +474,8 @@ void update_autosuspend(Device* dev, int old_delay, bool old_use) REQUIRES(pm(de
             rpm_resume(dev, 0);
         }
     } else {
-        if (old_use && old_delay < 0) p->usage_count.fetch_sub(1);
+        if (old_use && old_delay < 0)
+            p->usage_count.fetch_sub(1);
         rpm_idle(dev, RPM_AUTO);
     }
 }
@@ -460,14 +489,18 @@ void __pm_runtime_use_autosuspend(Device* dev, bool use) {
     update_autosuspend(dev, old_delay, old_use);
 }
 
-bool pm_runtime_need_not_resume(DevPmInfo* p) { return p->usage_count.load() <= 1; }
+bool pm_runtime_need_not_resume(DevPmInfo* p) {
+    return p->usage_count.load() <= 1;
+}
 
 }  // namespace
 
 int pm_runtime_init(Device* dev) {
-    if (dev->power) return 0;
+    if (dev->power)
+        return 0;
     auto* p = knew<DevPmInfo>(GFP_KERNEL);
-    if (!p) return -ENOMEM;
+    if (!p)
+        return -ENOMEM;
     p->dev = dev;
     p->wq = alloc_ordered_workqueue("pm:%s", WQ_FREEZABLE, dev->name.c_str());
     if (!p->wq) {
@@ -475,15 +508,16 @@ int pm_runtime_init(Device* dev) {
         return -ENOMEM;
     }
     INIT_WORK(&p->work, pm_runtime_work);
-    hrtimer_setup(&p->suspend_timer, [p](hrtimer*) { return pm_suspend_timer_fn(p); }, CLOCK_MONOTONIC_,
-                  HRTIMER_MODE_ABS);
+    hrtimer_setup(
+        &p->suspend_timer, [p](hrtimer*) { return pm_suspend_timer_fn(p); }, CLOCK_MONOTONIC_, HRTIMER_MODE_ABS);
     dev->power = p;
     return 0;
 }
 
 void pm_runtime_release(Device* dev) {
     DevPmInfo* p = pm(dev);
-    if (!p) return;
+    if (!p)
+        return;
     // pm_runtime_remove: whatever the driver left, stop runtime PM before the state goes.
     __pm_runtime_disable(dev, false);
     hrtimer_cancel(&p->suspend_timer);
@@ -497,13 +531,16 @@ void pm_runtime_enable(Device* dev) {
     DevPmInfo* p = pm(dev);
     SpinGuard g(p->lock);
     if (p->disable_depth.load() > 0) {
-        if (p->disable_depth.fetch_sub(1) == 1) p->last_status = RPM_INVALID;
+        if (p->disable_depth.fetch_sub(1) == 1)
+            p->last_status = RPM_INVALID;
     } else {
         dev_warn(dev, "Unbalanced pm_runtime_enable!");
     }
 }
 
-void pm_runtime_disable(Device* dev) { __pm_runtime_disable(dev, true); }
+void pm_runtime_disable(Device* dev) {
+    __pm_runtime_disable(dev, true);
+}
 
 int devm_pm_runtime_enable(Device* dev) {
     pm_runtime_enable(dev);
@@ -513,8 +550,12 @@ int devm_pm_runtime_enable(Device* dev) {
     });
 }
 
-int pm_runtime_set_active(Device* dev) { return __pm_runtime_set_status(dev, RPM_ACTIVE); }
-int pm_runtime_set_suspended(Device* dev) { return __pm_runtime_set_status(dev, RPM_SUSPENDED); }
+int pm_runtime_set_active(Device* dev) {
+    return __pm_runtime_set_status(dev, RPM_ACTIVE);
+}
+int pm_runtime_set_suspended(Device* dev) {
+    return __pm_runtime_set_status(dev, RPM_SUSPENDED);
+}
 
 int pm_runtime_resume_and_get(Device* dev) {
     int ret = __pm_runtime_resume(dev, RPM_GET_PUT);
@@ -525,10 +566,18 @@ int pm_runtime_resume_and_get(Device* dev) {
     return 0;
 }
 
-int pm_runtime_get_sync(Device* dev) { return __pm_runtime_resume(dev, RPM_GET_PUT); }
-int pm_runtime_get_if_in_use(Device* dev) { return pm_runtime_get_conditional(dev, false); }
-int pm_runtime_get_if_active(Device* dev) { return pm_runtime_get_conditional(dev, true); }
-void pm_runtime_get_noresume(Device* dev) { pm(dev)->usage_count.fetch_add(1); }
+int pm_runtime_get_sync(Device* dev) {
+    return __pm_runtime_resume(dev, RPM_GET_PUT);
+}
+int pm_runtime_get_if_in_use(Device* dev) {
+    return pm_runtime_get_conditional(dev, false);
+}
+int pm_runtime_get_if_active(Device* dev) {
+    return pm_runtime_get_conditional(dev, true);
+}
+void pm_runtime_get_noresume(Device* dev) {
+    pm(dev)->usage_count.fetch_add(1);
+}
 
 void pm_runtime_put_noidle(Device* dev) {
     DevPmInfo* p = pm(dev);
@@ -537,13 +586,27 @@ void pm_runtime_put_noidle(Device* dev) {
     }
 }
 
-int pm_runtime_put(Device* dev) { return __pm_runtime_idle(dev, RPM_GET_PUT | RPM_ASYNC); }
-int pm_runtime_put_autosuspend(Device* dev) { return __pm_runtime_suspend(dev, RPM_GET_PUT | RPM_ASYNC | RPM_AUTO); }
-int pm_runtime_put_sync(Device* dev) { return __pm_runtime_idle(dev, RPM_GET_PUT); }
-int pm_runtime_put_sync_suspend(Device* dev) { return __pm_runtime_suspend(dev, RPM_GET_PUT); }
-void pm_runtime_mark_last_busy(Device* dev) { pm(dev)->last_busy.store(ktime_get()); }
-void pm_runtime_use_autosuspend(Device* dev) { __pm_runtime_use_autosuspend(dev, true); }
-void pm_runtime_dont_use_autosuspend(Device* dev) { __pm_runtime_use_autosuspend(dev, false); }
+int pm_runtime_put(Device* dev) {
+    return __pm_runtime_idle(dev, RPM_GET_PUT | RPM_ASYNC);
+}
+int pm_runtime_put_autosuspend(Device* dev) {
+    return __pm_runtime_suspend(dev, RPM_GET_PUT | RPM_ASYNC | RPM_AUTO);
+}
+int pm_runtime_put_sync(Device* dev) {
+    return __pm_runtime_idle(dev, RPM_GET_PUT);
+}
+int pm_runtime_put_sync_suspend(Device* dev) {
+    return __pm_runtime_suspend(dev, RPM_GET_PUT);
+}
+void pm_runtime_mark_last_busy(Device* dev) {
+    pm(dev)->last_busy.store(ktime_get());
+}
+void pm_runtime_use_autosuspend(Device* dev) {
+    __pm_runtime_use_autosuspend(dev, true);
+}
+void pm_runtime_dont_use_autosuspend(Device* dev) {
+    __pm_runtime_use_autosuspend(dev, false);
+}
 
 void pm_runtime_set_autosuspend_delay(Device* dev, int delay_ms) {
     DevPmInfo* p = pm(dev);
@@ -554,33 +617,49 @@ void pm_runtime_set_autosuspend_delay(Device* dev, int delay_ms) {
     update_autosuspend(dev, old_delay, old_use);
 }
 
-int pm_runtime_suspend(Device* dev) { return __pm_runtime_suspend(dev, 0); }
-int pm_runtime_resume(Device* dev) { return __pm_runtime_resume(dev, 0); }
+int pm_runtime_suspend(Device* dev) {
+    return __pm_runtime_suspend(dev, 0);
+}
+int pm_runtime_resume(Device* dev) {
+    return __pm_runtime_resume(dev, 0);
+}
 
 void pm_runtime_barrier(Device* dev) {
     DevPmInfo* p = pm(dev);
     pm_runtime_get_noresume(dev);
     {
         SpinGuard g(p->lock);
-        if (p->request_pending && p->request == RPM_REQ_RESUME) rpm_resume(dev, 0);
+        if (p->request_pending && p->request == RPM_REQ_RESUME)
+            rpm_resume(dev, 0);
         __pm_runtime_barrier(dev);
     }
     pm_runtime_put_noidle(dev);
 }
 
-bool pm_runtime_active(const Device* dev) { return status(pm(dev)) == RPM_ACTIVE || pm(dev)->disable_depth.load(); }
+bool pm_runtime_active(const Device* dev) {
+    return status(pm(dev)) == RPM_ACTIVE || pm(dev)->disable_depth.load();
+}
 bool pm_runtime_suspended(const Device* dev) {
     return status(pm(dev)) == RPM_SUSPENDED && !pm(dev)->disable_depth.load();
 }
-bool pm_runtime_enabled(const Device* dev) { return !pm(dev)->disable_depth.load(); }
-int pm_runtime_usage_count(const Device* dev) { return pm(dev)->usage_count.load(); }
-rpm_status pm_runtime_status(const Device* dev) { return static_cast<rpm_status>(status(pm(dev))); }
-int pm_runtime_error(const Device* dev) { return pm(dev)->runtime_error.load(); }
+bool pm_runtime_enabled(const Device* dev) {
+    return !pm(dev)->disable_depth.load();
+}
+int pm_runtime_usage_count(const Device* dev) {
+    return pm(dev)->usage_count.load();
+}
+rpm_status pm_runtime_status(const Device* dev) {
+    return static_cast<rpm_status>(status(pm(dev)));
+}
+int pm_runtime_error(const Device* dev) {
+    return pm(dev)->runtime_error.load();
+}
 
 int pm_runtime_force_suspend(Device* dev) {
     DevPmInfo* p = pm(dev);
     pm_runtime_disable(dev);
-    if (status(p) == RPM_SUSPENDED || p->needs_force_resume) return 0;
+    if (status(p) == RPM_SUSPENDED || p->needs_force_resume)
+        return 0;
 
     pm_callback_t cb = get_callback(dev, &DevPmOps::runtime_suspend);
     int ret = cb ? cb(dev) : 0;
@@ -630,7 +709,8 @@ int device_pm_suspend(Device* dev) {
 
 int device_pm_resume(Device* dev) {
     int ret = (dev->pm && dev->pm->resume) ? dev->pm->resume(dev) : 0;
-    if (ret) dev_err(dev, "PM: failed to resume: error %d", ret);
+    if (ret)
+        dev_err(dev, "PM: failed to resume: error %d", ret);
     pm_runtime_put(dev);  // device_complete
     return ret;
 }

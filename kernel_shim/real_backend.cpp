@@ -11,20 +11,20 @@
 // sleeps of the main task's waits are the interval boundaries; waiting time is not counted), so
 // a thread preempted by the OS does not skew the split. A thread that ends adds its split to the
 // totals of ended tasks before it stops being readable.
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/executor_work_guard.hpp>
 #include <chrono>
 #include <cstdio>
 #include <optional>
 
-#include <climits>
-#include <csignal>
-#include <pthread.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <climits>
+#include <csignal>
 
 #include "kernel_shim/backend.h"
 #include "kernel_shim/lockdep.h"
@@ -41,7 +41,8 @@ using Clock = std::chrono::steady_clock;
 void block_async_signals() {
     sigset_t s;
     sigfillset(&s);
-    for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS}) sigdelset(&s, sig);
+    for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS})
+        sigdelset(&s, sig);
     pthread_sigmask(SIG_BLOCK, &s, nullptr);
 }
 
@@ -110,7 +111,8 @@ public:
 
     int join(Task* t) override {
         cpu_wait_begin();
-        if (t->thread.joinable()) t->thread.join();
+        if (t->thread.joinable())
+            t->thread.join();
         cpu_wait_end();
         {
             std::lock_guard g(tasks_lock_);
@@ -128,7 +130,8 @@ public:
             std::abort();
         }
         std::unique_lock l(t->park_lock);
-        if (t->wake_token.exchange(false)) return true;
+        if (t->wake_token.exchange(false))
+            return true;
         t->parked = true;
         t->state = TaskState::Blocked;
         // Untimed parks of non-main tasks make the task count as idle until somebody unparks it.
@@ -159,7 +162,8 @@ public:
             t->counted_active = true;
             active_.fetch_add(1);
         }
-        if (woke) t->wake_token.store(false);
+        if (woke)
+            t->wake_token.store(false);
         return woke;
     }
 
@@ -169,10 +173,12 @@ public:
     bool park_futex(Task* t, ktime_t deadline) {
         for (;;) {
             const u32 seq = t->futex_seq.load(std::memory_order_acquire);
-            if (t->wake_token.load() || t->sigpending.load(std::memory_order_acquire)) return true;
+            if (t->wake_token.load() || t->sigpending.load(std::memory_order_acquire))
+                return true;
             timespec abs{};
             if (deadline != KTIME_MAX) {
-                if (now() >= deadline) return t->wake_token.load();
+                if (now() >= deadline)
+                    return t->wake_token.load();
                 // steady_clock is CLOCK_MONOTONIC, which FUTEX_WAIT_BITSET's absolute timeout uses.
                 const auto when = start_.time_since_epoch() + std::chrono::nanoseconds(deadline);
                 const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(when).count();
@@ -192,7 +198,8 @@ public:
     // Called from a signal handler: no lock, no allocation (a parked task's bookkeeping is fixed
     // up by the task itself when it wakes, in park()).
     void signal_wake(Task* t) override {
-        if (t->sleep_state.load(std::memory_order_relaxed) == TASK_INTERRUPTIBLE) futex_wake(t);
+        if (t->sleep_state.load(std::memory_order_relaxed) == TASK_INTERRUPTIBLE)
+            futex_wake(t);
     }
 
     void unpark(Task* t) override {
@@ -212,35 +219,41 @@ public:
 
     void busy_wait(ktime_t d) override {
         ktime_t target = now() + d;
-        while (now() < target) std::this_thread::yield();
+        while (now() < target)
+            std::this_thread::yield();
     }
 
     void timer_arm(TimerEvent* ev, ktime_t when) override {
         bool reprogram = false;
         {
             std::lock_guard g(ev_lock_);
-            if (ev->armed) events_.erase(events_.iterator_to(*ev));
+            if (ev->armed)
+                events_.erase(events_.iterator_to(*ev));
             ev->when = when;
             ev->seq = ++event_seq_;
             ev->gen++;
             ev->armed = true;
             events_.insert(*ev);
             reprogram = &*events_.begin() == ev && when < programmed_;
-            if (reprogram) programmed_ = when;
+            if (reprogram)
+                programmed_ = when;
         }
-        if (reprogram) boost::asio::post(io_, [this] { program_timer(); });
+        if (reprogram)
+            boost::asio::post(io_, [this] { program_timer(); });
     }
 
     bool timer_cancel(TimerEvent* ev) override {
         std::lock_guard g(ev_lock_);
-        if (!ev->armed) return false;
+        if (!ev->armed)
+            return false;
         events_.erase(events_.iterator_to(*ev));
         ev->armed = false;
         return true;
     }
 
     void timer_wait_idle(TimerEvent* ev) override {
-        if (current() == &softirq_) return;  // a callback cancelling its own timer
+        if (current() == &softirq_)
+            return;  // a callback cancelling its own timer
         std::unique_lock l(ev_lock_);
         cpu_wait_begin();
         ev_cv_.wait(l, [&] { return running_event_ != ev; });
@@ -252,7 +265,8 @@ public:
         int quiet = 0;
         while (now() < deadline) {
             if (is_idle()) {
-                if (++quiet >= 3) return true;  // stable across a few polls
+                if (++quiet >= 3)
+                    return true;  // stable across a few polls
             } else {
                 quiet = 0;
             }
@@ -265,14 +279,17 @@ public:
 
     void advance(ktime_t d) override {
         ktime_t target = now() + d;
-        while (now() < target) park(target);
+        while (now() < target)
+            park(target);
     }
 
     bool run_until(const std::function<bool()>& pred, ktime_t timeout) override {
         ktime_t deadline = now() + timeout;
         for (;;) {
-            if (pred()) return true;
-            if (now() >= deadline) return false;
+            if (pred())
+                return true;
+            if (now() >= deadline)
+                return false;
             cpu_wait_begin();
             std::this_thread::sleep_for(std::chrono::microseconds(20));
             cpu_wait_end();
@@ -309,13 +326,16 @@ public:
     CpuTimes cputime() override {
         std::lock_guard g(tasks_lock_);
         u64 ns[kCpuAccounts];
-        for (int a = 0; a < kCpuAccounts; a++) ns[a] = cpu_ended_[a];
+        for (int a = 0; a < kCpuAccounts; a++)
+            ns[a] = cpu_ended_[a];
         cpu_add_split(main_, ns);
         cpu_add_split(&softirq_, ns);
-        for (Task* t : tasks_) cpu_add_split(t, ns);
+        for (Task* t : tasks_)
+            cpu_add_split(t, ns);
         // Proportions move as threads run on: an account's share never goes down in an answer.
         CpuTimes r;
-        for (int a = 0; a < kCpuAccounts; a++) r.ns[a] = cpu_reported_[a] = std::max(ns[a], cpu_reported_[a]);
+        for (int a = 0; a < kCpuAccounts; a++)
+            r.ns[a] = cpu_reported_[a] = std::max(ns[a], cpu_reported_[a]);
         return r;
     }
 
@@ -325,8 +345,10 @@ public:
     }
 
     void set_task_cpu_account(Task* t, CpuAccount a) override {
-        if (WARN(t != current(), "set_task_cpu_account of another task in real mode")) return;
-        if (WARN(t->cpu.cur != t->cpu.account.load(), "set_task_cpu_account inside a CpuAccountScope")) return;
+        if (WARN(t != current(), "set_task_cpu_account of another task in real mode"))
+            return;
+        if (WARN(t->cpu.cur != t->cpu.account.load(), "set_task_cpu_account inside a CpuAccountScope"))
+            return;
         t->cpu.account.store(a);
         t->cpu.cur = a;
         cpu_to(t, static_cast<u8>(a));
@@ -335,7 +357,8 @@ public:
     void shutdown() override {
         io_work_guard_.reset();
         io_.stop();
-        if (io_thread_.joinable()) io_thread_.join();
+        if (io_thread_.joinable())
+            io_thread_.join();
         std::vector<Task*> left;
         {
             std::lock_guard g(tasks_lock_);
@@ -348,7 +371,8 @@ public:
             for (int i = 0; i < 2000 && !t->exited.load() && !parked_for_good(t); i++)
                 std::this_thread::sleep_for(std::chrono::milliseconds(1));
             if (t->exited.load()) {
-                if (t->thread.joinable()) t->thread.join();
+                if (t->thread.joinable())
+                    t->thread.join();
                 delete t;
             } else {
                 // A stuck thread cannot be unwound; leave it (the test already failed).
@@ -393,7 +417,8 @@ private:
     // Under tasks_lock_: adds a live task's CPU time to ns[], split by its checkpoint and, after
     // it, in proportion to the cycles it ran for each account (its open interval included).
     void cpu_add_split(const Task* t, u64* ns) {
-        if (!t->cpu.live) return;
+        if (!t->cpu.live)
+            return;
         const TaskCputime& c = t->cpu;
         const u64 total = cpu_thread_ns(t);
         double exact[kCpuAccounts], cyc[kCpuAccounts];
@@ -414,11 +439,14 @@ private:
             ckpt = c.ckpt_ns.load(acq);
             const u8 r = c.running.load(acq);
             const u64 mark = c.mark.load(acq), now = cpu_cycles();
-            if (r < kCpuAccounts && now > mark) cyc[r] += static_cast<double>(now - mark);
-            if (c.seq.load(std::memory_order_relaxed) == s0) break;
+            if (r < kCpuAccounts && now > mark)
+                cyc[r] += static_cast<double>(now - mark);
+            if (c.seq.load(std::memory_order_relaxed) == s0)
+                break;
         }
         double sum = 0;
-        for (double v : cyc) sum += v;
+        for (double v : cyc)
+            sum += v;
         const double rest = total > ckpt ? static_cast<double>(total - ckpt) : 0.0;
         const int base = static_cast<int>(c.account.load(std::memory_order_relaxed));
         for (int a = 0; a < kCpuAccounts; a++) {
@@ -442,14 +470,16 @@ private:
         constexpr auto rel = std::memory_order_release, rlx = std::memory_order_relaxed;
         const u32 s0 = c.seq.load(rlx);
         c.seq.store(s0 + 1, rlx);
-        if (r < kCpuAccounts) c.cycles[r].store(c.cycles[r].load(rlx) + d, rel);
+        if (r < kCpuAccounts)
+            c.cycles[r].store(c.cycles[r].load(rlx) + d, rel);
         c.mark.store(now, rel);
         c.running.store(acct, rel);
         if (checkpoint) {
             const u64 ckpt = c.ckpt_ns.load(rlx);
             const double rest = total > ckpt ? static_cast<double>(total - ckpt) : 0.0;
             double sum = 0;
-            for (auto& x : c.cycles) sum += static_cast<double>(x.load(rlx));
+            for (auto& x : c.cycles)
+                sum += static_cast<double>(x.load(rlx));
             for (int a = 0; a < kCpuAccounts; a++) {
                 const double share = rest * static_cast<double>(c.cycles[a].load(rlx)) / sum;
                 c.exact_ns[a].store(c.exact_ns[a].load(rlx) + static_cast<u64>(share), rel);
@@ -461,14 +491,17 @@ private:
     }
     // The calling task waits (park, the main task's polling sleeps) or runs again.
     void cpu_wait_begin() {
-        if (Task* t = current()) cpu_to(t, TaskCputime::kCpuOff);
+        if (Task* t = current())
+            cpu_to(t, TaskCputime::kCpuOff);
     }
     void cpu_wait_end() {
-        if (Task* t = current()) cpu_to(t, static_cast<u8>(t->cpu.cur));
+        if (Task* t = current())
+            cpu_to(t, static_cast<u8>(t->cpu.cur));
     }
 
     bool is_idle() {
-        if (active_.load() != 0) return false;
+        if (active_.load() != 0)
+            return false;
         std::lock_guard g(ev_lock_);
         return events_.empty() && running_event_ == nullptr;
     }
@@ -487,7 +520,8 @@ private:
         }
         timer_.expires_at(start_ + std::chrono::nanoseconds(next));
         timer_.async_wait([this](const boost::system::error_code& ec) {
-            if (ec == boost::asio::error::operation_aborted) return;
+            if (ec == boost::asio::error::operation_aborted)
+                return;
             fire_due();
             program_timer();
         });
@@ -497,7 +531,8 @@ private:
         std::unique_lock l(ev_lock_);
         for (;;) {
             ktime_t t = now();
-            if (events_.empty() || events_.begin()->when > t) break;
+            if (events_.empty() || events_.begin()->when > t)
+                break;
             TimerEvent* ev = &*events_.begin();
             events_.erase(events_.begin());
             ev->armed = false;
@@ -545,6 +580,8 @@ private:
 
 }  // namespace
 
-Backend* make_real_backend(const RuntimeOptions& opts, Task* main) { return new RealBackend(opts, main); }
+Backend* make_real_backend(const RuntimeOptions& opts, Task* main) {
+    return new RealBackend(opts, main);
+}
 
 }  // namespace kshim

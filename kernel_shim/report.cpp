@@ -62,12 +62,14 @@ static std::string where(std::source_location loc) {
 }
 
 bool warn_on_impl(bool condition, const char* text, std::source_location loc) {
-    if (condition) report(ReportKind::Warn, std::string("WARN_ON(") + text + ")", "at " + where(loc));
+    if (condition)
+        report(ReportKind::Warn, std::string("WARN_ON(") + text + ")", "at " + where(loc));
     return condition;
 }
 
 bool warn_impl(bool condition, std::source_location loc, const char* fmt, ...) {
-    if (!condition) return false;
+    if (!condition)
+        return false;
     char buf[512];
     va_list ap;
     va_start(ap, fmt);

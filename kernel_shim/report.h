@@ -39,33 +39,33 @@ size_t pending_report_count();
 
 // Implementation of WARN_ON; returns `condition` so it can be used in `if`.
 bool warn_on_impl(bool condition, const char* text, std::source_location loc);
-bool warn_impl(bool condition, std::source_location loc, const char* fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+bool warn_impl(bool condition, std::source_location loc, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
 [[noreturn]] void bug_impl(const char* text, std::source_location loc);
 
 }  // namespace kshim
 
 // The condition is tested inline; only a firing WARN pays for the call.
-#define WARN_ON(cond)                                                                          \
-    (__builtin_expect(static_cast<bool>(cond), 0)                                              \
-         ? ::kshim::warn_on_impl(true, #cond, std::source_location::current())                 \
+#define WARN_ON(cond)                                                          \
+    (__builtin_expect(static_cast<bool>(cond), 0)                              \
+         ? ::kshim::warn_on_impl(true, #cond, std::source_location::current()) \
          : false)
-#define WARN_ON_ONCE(cond)                                                                     \
-    ([&]() -> bool {                                                                           \
-        static bool warned_;                                                                   \
-        bool c_ = static_cast<bool>(cond);                                                     \
-        if (c_ && !warned_) {                                                                  \
-            warned_ = true;                                                                    \
-            ::kshim::warn_on_impl(true, #cond, std::source_location::current());               \
-        }                                                                                      \
-        return c_;                                                                             \
+#define WARN_ON_ONCE(cond)                                                       \
+    ([&]() -> bool {                                                             \
+        static bool warned_;                                                     \
+        bool c_ = static_cast<bool>(cond);                                       \
+        if (c_ && !warned_) {                                                    \
+            warned_ = true;                                                      \
+            ::kshim::warn_on_impl(true, #cond, std::source_location::current()); \
+        }                                                                        \
+        return c_;                                                               \
     }())
-#define WARN(cond, ...)                                                                        \
-    (__builtin_expect(static_cast<bool>(cond), 0)                                              \
-         ? ::kshim::warn_impl(true, std::source_location::current(), __VA_ARGS__)              \
+#define WARN(cond, ...)                                                           \
+    (__builtin_expect(static_cast<bool>(cond), 0)                                 \
+         ? ::kshim::warn_impl(true, std::source_location::current(), __VA_ARGS__) \
          : false)
-#define BUG_ON(cond)                                                                           \
-    do {                                                                                       \
-        if (cond) ::kshim::bug_impl(#cond, std::source_location::current());                   \
+#define BUG_ON(cond)                                                   \
+    do {                                                               \
+        if (cond)                                                      \
+            ::kshim::bug_impl(#cond, std::source_location::current()); \
     } while (0)
 #define BUG() ::kshim::bug_impl("BUG()", std::source_location::current())

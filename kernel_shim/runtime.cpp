@@ -18,8 +18,12 @@ Runtime* g_runtime = nullptr;
 thread_local Task* t_current = nullptr;
 }  // namespace
 
-Task* current() { return t_current; }
-void set_current(Task* t) { t_current = t; }
+Task* current() {
+    return t_current;
+}
+void set_current(Task* t) {
+    t_current = t;
+}
 
 Backend& backend() {
     if (!g_runtime) {
@@ -29,11 +33,14 @@ Backend& backend() {
     return g_runtime->backend();
 }
 
-ktime_t ktime_get() { return g_runtime ? g_runtime->backend().now() : 0; }
+ktime_t ktime_get() {
+    return g_runtime ? g_runtime->backend().now() : 0;
+}
 
 u64 seed_from_env(u64 fallback) {
     const char* s = std::getenv("KSHIM_SEED");
-    if (!s || !*s) return fallback;
+    if (!s || !*s)
+        return fallback;
     return std::strtoull(s, nullptr, 0);
 }
 
@@ -43,11 +50,14 @@ RuntimeOptions options_from_env(RuntimeOptions opts) {
         opts.trace = true;
         opts.trace_path = t;
     }
-    if (const char* p = std::getenv("KSHIM_PREEMPT"); p && *p) opts.preempt_probability = std::strtod(p, nullptr);
+    if (const char* p = std::getenv("KSHIM_PREEMPT"); p && *p)
+        opts.preempt_probability = std::strtod(p, nullptr);
     return opts;
 }
 
-Runtime* Runtime::get() { return g_runtime; }
+Runtime* Runtime::get() {
+    return g_runtime;
+}
 
 Runtime::Runtime(RuntimeOptions opts) : opts_(std::move(opts)) {
     if (g_runtime) {
@@ -70,7 +80,8 @@ Runtime::~Runtime() {
     workqueue_runtime_exit();
     backend_->shutdown();
     lockdep_task_exit(main_);
-    if (!opts_.trace_path.empty()) trace::write_json(opts_.trace_path);
+    if (!opts_.trace_path.empty())
+        trace::write_json(opts_.trace_path);
     trace::stop();
     // No runtime from here on: kernel code still running somewhere (a bug, reported by the
     // backend's shutdown) gets the clear "no runtime alive" abort, never a half-destroyed backend.
@@ -80,11 +91,23 @@ Runtime::~Runtime() {
     delete main_;
 }
 
-bool Runtime::advance_until_idle(ktime_t limit) { return backend_->advance_until_idle(limit); }
-bool Runtime::run_pending() { return backend_->advance_until_idle(0); }
-void Runtime::advance(ktime_t d) { backend_->advance(d); }
-bool Runtime::run_until(const std::function<bool()>& pred, ktime_t timeout) { return backend_->run_until(pred, timeout); }
-std::vector<std::string> Runtime::stuck_tasks() { return backend_->stuck_tasks(); }
-u64 Runtime::context_switches() const { return backend_->context_switches(); }
+bool Runtime::advance_until_idle(ktime_t limit) {
+    return backend_->advance_until_idle(limit);
+}
+bool Runtime::run_pending() {
+    return backend_->advance_until_idle(0);
+}
+void Runtime::advance(ktime_t d) {
+    backend_->advance(d);
+}
+bool Runtime::run_until(const std::function<bool()>& pred, ktime_t timeout) {
+    return backend_->run_until(pred, timeout);
+}
+std::vector<std::string> Runtime::stuck_tasks() {
+    return backend_->stuck_tasks();
+}
+u64 Runtime::context_switches() const {
+    return backend_->context_switches();
+}
 
 }  // namespace kshim

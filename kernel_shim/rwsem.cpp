@@ -21,7 +21,8 @@ void RwSemaphore::grant_locked() {
     while (!queue_.empty() && !writer_) {
         Waiter* w = queue_.front();
         if (w->write) {
-            if (readers_) return;
+            if (readers_)
+                return;
             writer_ = w->task;
         } else {
             readers_++;
@@ -29,7 +30,8 @@ void RwSemaphore::grant_locked() {
         queue_.pop_front();
         w->granted = true;
         backend().unpark(w->task);
-        if (w->write) return;
+        if (w->write)
+            return;
     }
 }
 
@@ -47,7 +49,8 @@ void RwSemaphore::down_read(std::source_location loc) {
 
 bool RwSemaphore::down_read_trylock(std::source_location loc) {
     std::unique_lock l(lock_);
-    if (writer_ || !queue_.empty()) return false;
+    if (writer_ || !queue_.empty())
+        return false;
     readers_++;
     l.unlock();
     lockdep_acquire(&dep_map_, 0, true, 1, nullptr, loc);
@@ -57,7 +60,8 @@ bool RwSemaphore::down_read_trylock(std::source_location loc) {
 void RwSemaphore::up_read(std::source_location loc) {
     lockdep_release(&dep_map_, loc);
     std::lock_guard l(lock_);
-    if (WARN_ON(readers_ <= 0)) return;
+    if (WARN_ON(readers_ <= 0))
+        return;
     readers_--;
     grant_locked();
 }
@@ -76,7 +80,8 @@ void RwSemaphore::down_write(std::source_location loc) {
 
 bool RwSemaphore::down_write_trylock(std::source_location loc) {
     std::unique_lock l(lock_);
-    if (writer_ || readers_ || !queue_.empty()) return false;
+    if (writer_ || readers_ || !queue_.empty())
+        return false;
     writer_ = current();
     l.unlock();
     lockdep_acquire(&dep_map_, 0, true, 0, nullptr, loc);

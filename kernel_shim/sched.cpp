@@ -13,20 +13,23 @@ namespace kshim {
 
 void might_sleep_impl(std::source_location loc) {
     Task* t = current();
-    if (!t) return;
+    if (!t)
+        return;
     bool softirq = t->kind == TaskKind::Softirq;
-    if (t->preempt_count == 0 && !t->hardirq && !softirq) return;
+    if (t->preempt_count == 0 && !t->hardirq && !softirq)
+        return;
     report(ReportKind::MightSleep,
            std::string("BUG: sleeping function called from invalid context at ") + loc.file_name() + ":" +
                std::to_string(loc.line()),
            "in_atomic(): " + std::to_string(t->preempt_count > 0 || softirq) +
-               ", in_hardirq(): " + std::to_string(t->hardirq) + ", name: " + t->name + "\nfunction: " +
-               loc.function_name() + "\nlocks held:\n" + lockdep_held_locks_text(t));
+               ", in_hardirq(): " + std::to_string(t->hardirq) + ", name: " + t->name +
+               "\nfunction: " + loc.function_name() + "\nlocks held:\n" + lockdep_held_locks_text(t));
 }
 
 void might_alloc(gfp_t gfp) {
 #if KSHIM_DEBUG_CHECKS
-    if (!gfpflags_allow_blocking(gfp) || !current()) return;
+    if (!gfpflags_allow_blocking(gfp) || !current())
+        return;
     might_sleep();
     fs_reclaim_acquire(gfp);
     fs_reclaim_release(gfp);
@@ -45,7 +48,8 @@ long schedule_timeout(long timeout, std::source_location loc) {
     if (!(t->sleep_state.load(std::memory_order_relaxed) == TASK_INTERRUPTIBLE && signal_pending(t)))
         backend().park(deadline);
     t->sleep_state.store(TASK_RUNNING, std::memory_order_relaxed);
-    if (timeout == MAX_SCHEDULE_TIMEOUT) return MAX_SCHEDULE_TIMEOUT;
+    if (timeout == MAX_SCHEDULE_TIMEOUT)
+        return MAX_SCHEDULE_TIMEOUT;
     return jiffies_until(deadline);
 }
 
@@ -59,7 +63,9 @@ void signal_wake_up(Task* t) {
     backend().signal_wake(t);
 }
 
-void cond_resched() { backend().cond_resched(); }
+void cond_resched() {
+    backend().cond_resched();
+}
 
 // Sleeps until `deadline` whatever wakes the task meanwhile; keeps a token that arrives
 // during the sleep for the next park, as the kernel's state machine would.
@@ -69,8 +75,10 @@ static void sleep_until(ktime_t deadline, const char* why, std::source_location 
     t->wait_reason = why;
     t->wait_loc = loc;
     bool token = false;
-    while (ktime_get() < deadline) token |= backend().park(deadline);
-    if (token) t->wake_token.store(true);
+    while (ktime_get() < deadline)
+        token |= backend().park(deadline);
+    if (token)
+        t->wake_token.store(true);
 }
 
 void msleep(unsigned msecs) {
@@ -82,10 +90,16 @@ void usleep_range(unsigned long min_us, unsigned long) {
                 std::source_location::current());
 }
 
-void fsleep(unsigned long usecs) { usleep_range(usecs, usecs * 2); }
+void fsleep(unsigned long usecs) {
+    usleep_range(usecs, usecs * 2);
+}
 
-void udelay(unsigned long usecs) { backend().busy_wait(static_cast<ktime_t>(usecs) * NSEC_PER_USEC); }
-void ndelay(unsigned long nsecs) { backend().busy_wait(static_cast<ktime_t>(nsecs)); }
+void udelay(unsigned long usecs) {
+    backend().busy_wait(static_cast<ktime_t>(usecs) * NSEC_PER_USEC);
+}
+void ndelay(unsigned long nsecs) {
+    backend().busy_wait(static_cast<ktime_t>(nsecs));
+}
 
 Task* kthread_run(std::function<int()> fn, const char* name) {
     return backend().spawn(name, TaskKind::Kthread, [fn = std::move(fn)] { current()->exit_code = fn(); });
@@ -97,7 +111,8 @@ bool kthread_should_stop() {
 }
 
 unsigned num_online_cpus() {
-    if (Runtime::get()->mode() == Mode::Simulated) return 8;
+    if (Runtime::get()->mode() == Mode::Simulated)
+        return 8;
     return std::max(1u, std::thread::hardware_concurrency());
 }
 

@@ -12,14 +12,18 @@ namespace kshim {
 // spinlock, is in a hard-IRQ handler or runs a timer callback. Compiled out in release.
 void might_sleep_impl(std::source_location loc);
 #if KSHIM_DEBUG_CHECKS
-inline void might_sleep(std::source_location loc = std::source_location::current()) { might_sleep_impl(loc); }
+inline void might_sleep(std::source_location loc = std::source_location::current()) {
+    might_sleep_impl(loc);
+}
 #else
 inline void might_sleep(std::source_location = std::source_location::current()) {}
 #endif
 
 // A preemption point (lock, unlock, queue_work, wake-up, fence signal): in simulated mode with
 // preemption on, the runtime may switch tasks here.
-inline void preempt_point() { backend().preempt_point(); }
+inline void preempt_point() {
+    backend().preempt_point();
+}
 
 // One step of a busy-wait for another task (the kernel's cpu_relax); `iteration` counts the
 // steps of this wait. Simulated mode yields to the runtime (one runner: the other task only
@@ -34,7 +38,8 @@ void cpu_relax(unsigned iteration = 0, std::source_location loc = std::source_lo
 // is kept in every build, debug checks or not, because the simulated scheduler reads it: a
 // preemption point inside a spinlock must not yield.
 inline void preempt_disable() {
-    if (Task* t = current()) t->preempt_count++;
+    if (Task* t = current())
+        t->preempt_count++;
 }
 void irq_work_run();
 // Leaving the outermost atomic section delivers the irq_work raised inside it, as re-enabling
@@ -47,12 +52,14 @@ inline void preempt_enable() {
 }
 
 inline void __set_current_state(u8 state) {
-    if (Task* t = current()) t->sleep_state.store(state, std::memory_order_relaxed);
+    if (Task* t = current())
+        t->sleep_state.store(state, std::memory_order_relaxed);
 }
 // The kernel's version orders the state store before the condition test that follows; here the
 // wake token already keeps a wake-up in between from being lost, so the store is all there is.
 inline void set_current_state(u8 state) {
-    if (Task* t = current()) t->sleep_state.store(state, std::memory_order_seq_cst);
+    if (Task* t = current())
+        t->sleep_state.store(state, std::memory_order_seq_cst);
 }
 
 // Blocks the current task until woken (wake_up_process) or the timeout passes; returns the
@@ -83,7 +90,9 @@ bool kthread_should_stop();
 int kthread_stop(Task* t);
 // kthread_stop plus put_task_struct: tasks are not refcounted here (kthread_stop frees the
 // task once it finished), so there is no reference to drop.
-inline int kthread_stop_put(Task* t) { return kthread_stop(t); }
+inline int kthread_stop_put(Task* t) {
+    return kthread_stop(t);
+}
 
 // CPUs the code may spread work over. Simulated mode: a fixed 8 (the RK3588 that carries a
 // Mali-G610 has 8 cores), so that sizes derived from it, and thus interleavings, are the same

@@ -10,9 +10,13 @@
 
 namespace kshim {
 
-inline bool signal_pending(const Task* t) { return t && t->sigpending.load(std::memory_order_acquire); }
+inline bool signal_pending(const Task* t) {
+    return t && t->sigpending.load(std::memory_order_acquire);
+}
 // No fatal signals are modelled (nothing kills a client from inside the shim).
-inline bool fatal_signal_pending(const Task*) { return false; }
+inline bool fatal_signal_pending(const Task*) {
+    return false;
+}
 
 // Marks a signal pending on `t` and ends its interruptible sleep, if it is in one (the kernel's
 // signal_wake_up_state with TASK_INTERRUPTIBLE). In real mode this is async-signal-safe: no lock,
@@ -20,6 +24,8 @@ inline bool fatal_signal_pending(const Task*) { return false; }
 void signal_wake_up(Task* t);
 
 // The syscall layer's delivery: the signal has been handled, the next syscall starts clean.
-inline void clear_signal_pending(Task* t) { t->sigpending.store(false, std::memory_order_release); }
+inline void clear_signal_pending(Task* t) {
+    t->sigpending.store(false, std::memory_order_release);
+}
 
 }  // namespace kshim

@@ -88,8 +88,10 @@ public:
     bool park(ktime_t deadline) override {
         Task* t = current();
         check_can_block(t);
-        if (t->wake_token.exchange(false)) return true;
-        if (deadline <= now_) return false;
+        if (t->wake_token.exchange(false))
+            return true;
+        if (deadline <= now_)
+            return false;
         const bool timed_out = block(t, deadline, "park");
         if (t->aborted) {
             t->aborted = false;
@@ -100,7 +102,8 @@ public:
 
     // Only the runner thread calls in (a test body standing for the signal's sender).
     void signal_wake(Task* t) override {
-        if (t->sleep_state.load(std::memory_order_relaxed) == TASK_INTERRUPTIBLE) unpark(t);
+        if (t->sleep_state.load(std::memory_order_relaxed) == TASK_INTERRUPTIBLE)
+            unpark(t);
     }
 
     void unpark(Task* t) override {
@@ -115,7 +118,8 @@ public:
 
     void yield() override {
         Task* t = current();
-        if (!t || t == &softirq_) return;
+        if (!t || t == &softirq_)
+            return;
         t->state = TaskState::Runnable;
         runq_.push_back(t);
         switch_to_scheduler(t);
@@ -127,7 +131,8 @@ public:
 
     void spin_yield(std::source_location loc) override {
         Task* t = current();
-        if (!t || t == &softirq_) return;
+        if (!t || t == &softirq_)
+            return;
         t->spinning = true;
         t->spin_epoch = spin_epoch_;
         t->spin_loc = loc;
@@ -136,23 +141,30 @@ public:
     }
 
     void cond_resched() override {
-        if (opts_.preempt_probability <= 0.0) return;
+        if (opts_.preempt_probability <= 0.0)
+            return;
         Task* t = current();
-        if (!t || t == &softirq_ || t->preempt_count || t->hardirq) return;
-        if (!runq_.empty()) yield();
+        if (!t || t == &softirq_ || t->preempt_count || t->hardirq)
+            return;
+        if (!runq_.empty())
+            yield();
     }
 
     void preempt_point() override {
-        if (opts_.preempt_probability <= 0.0) return;
+        if (opts_.preempt_probability <= 0.0)
+            return;
         Task* t = current();
-        if (!t || t == &softirq_ || t->preempt_count || t->hardirq) return;
+        if (!t || t == &softirq_ || t->preempt_count || t->hardirq)
+            return;
         double r = static_cast<double>(next_random() >> 11) * 0x1.0p-53;
-        if (r < opts_.preempt_probability) yield();
+        if (r < opts_.preempt_probability)
+            yield();
     }
 
     void busy_wait(ktime_t d) override {
         Task* t = current();
-        if (d <= 0) return;
+        if (d <= 0)
+            return;
         if (!t || t == &softirq_) {  // atomic context: the clock moves, nobody else runs
             now_ += d;
             return;
@@ -161,12 +173,15 @@ public:
         // check a real sleep does. A wake-up meanwhile stays as a token, as on a spinning thread.
         const ktime_t target = now_ + d;
         bool woken = false;
-        while (now_ < target) woken |= !block(t, target, "udelay");
-        if (woken) t->wake_token.store(true);
+        while (now_ < target)
+            woken |= !block(t, target, "udelay");
+        if (woken)
+            t->wake_token.store(true);
     }
 
     void timer_arm(TimerEvent* ev, ktime_t when) override {
-        if (ev->armed) events_.erase(events_.iterator_to(*ev));
+        if (ev->armed)
+            events_.erase(events_.iterator_to(*ev));
         ev->when = std::max(when, now_);
         ev->seq = ++event_seq_;
         ev->gen++;
@@ -175,7 +190,8 @@ public:
     }
 
     bool timer_cancel(TimerEvent* ev) override {
-        if (!ev->armed) return false;
+        if (!ev->armed)
+            return false;
         events_.erase(events_.iterator_to(*ev));
         ev->armed = false;
         return true;
@@ -187,18 +203,21 @@ public:
 
     void advance(ktime_t d) override {
         ktime_t target = saturating_add(now_, d);
-        while (now_ < target) park(target);
+        while (now_ < target)
+            park(target);
     }
 
     bool run_until(const std::function<bool()>& pred, ktime_t timeout) override {
-        if (pred()) return true;
+        if (pred())
+            return true;
         return main_wait(MainWait::Pred, &pred, timeout);
     }
 
     std::vector<std::string> stuck_tasks() override {
         std::vector<std::string> out;
         for (Task* t : tasks_)
-            if (t->state == TaskState::Blocked && !t->idle_park) out.push_back(describe(t));
+            if (t->state == TaskState::Blocked && !t->idle_park)
+                out.push_back(describe(t));
         return out;
     }
 
@@ -221,7 +240,8 @@ public:
     CpuTimes cputime() override {
         cpu_sync();
         CpuTimes r;
-        for (int a = 0; a < kCpuAccounts; a++) r.ns[a] = static_cast<u64>(cpu_acct_ns_[a]);
+        for (int a = 0; a < kCpuAccounts; a++)
+            r.ns[a] = static_cast<u64>(cpu_acct_ns_[a]);
         return r;
     }
 
@@ -231,8 +251,10 @@ public:
     }
 
     void set_task_cpu_account(Task* t, CpuAccount a) override {
-        if (WARN(t->cpu.cur != t->cpu.account.load(), "set_task_cpu_account inside a CpuAccountScope")) return;
-        if (cpu_task_ == t) cpu_switch(t, a);
+        if (WARN(t->cpu.cur != t->cpu.account.load(), "set_task_cpu_account inside a CpuAccountScope"))
+            return;
+        if (cpu_task_ == t)
+            cpu_switch(t, a);
         t->cpu.account.store(a);
         t->cpu.cur = a;
     }
@@ -241,7 +263,8 @@ public:
         // Tasks still alive here are stuck (the owners of daemons stopped theirs): drop their
         // stacks without unwinding them.
         for (Task* t : tasks_) {
-            if (t->fiber.mapping) fiber_destroy(t->fiber);
+            if (t->fiber.mapping)
+                fiber_destroy(t->fiber);
             delete t;
         }
         tasks_.clear();
@@ -262,7 +285,8 @@ private:
 
     std::string describe(Task* t) {
         std::string s = t->name + " (task " + std::to_string(t->id) + ") waits on " + t->wait_reason;
-        if (t->wait_loc.line()) s += std::string(" at ") + t->wait_loc.file_name() + ":" + std::to_string(t->wait_loc.line());
+        if (t->wait_loc.line())
+            s += std::string(" at ") + t->wait_loc.file_name() + ":" + std::to_string(t->wait_loc.line());
         return s;
     }
 
@@ -300,10 +324,12 @@ private:
     // From now on the CPU goes to task `t`, account `a`; the cycles since the last switch go to
     // whoever had it.
     void cpu_switch(Task* t, CpuAccount a) {
-        if (t == cpu_task_ && a == cpu_acct_) return;
+        if (t == cpu_task_ && a == cpu_acct_)
+            return;
         // A long interval ends at a read of the CPU clock, so that it gets what it really ran if
         // the OS preempted the thread meanwhile (and the short ones around it do not share that).
-        if (cpu_close_interval() >= cpu_long_) cpu_sync();
+        if (cpu_close_interval() >= cpu_long_)
+            cpu_sync();
         cpu_task_ = t;
         cpu_acct_ = a;
     }
@@ -321,10 +347,13 @@ private:
     void cpu_sync() {
         cpu_close_interval();
         u64 cycles = 0;
-        for (u64 c : cpu_acct_ticks_) cycles += c;
-        if (!cycles) return;
+        for (u64 c : cpu_acct_ticks_)
+            cycles += c;
+        if (!cycles)
+            return;
         const u64 cpu = clock_ns(cpu_clock_);
-        const double scale = cpu > cpu_synced_ns_ ? static_cast<double>(cpu - cpu_synced_ns_) / static_cast<double>(cycles) : 0.0;
+        const double scale =
+            cpu > cpu_synced_ns_ ? static_cast<double>(cpu - cpu_synced_ns_) / static_cast<double>(cycles) : 0.0;
         cpu_synced_ns_ = std::max(cpu, cpu_synced_ns_);
         for (int a = 0; a < kCpuAccounts; a++) {
             cpu_acct_ns_[a] += static_cast<double>(cpu_acct_ticks_[a]) * scale;
@@ -336,17 +365,20 @@ private:
         };
         settle(main_);
         settle(&softirq_);
-        for (Task* t : tasks_) settle(t);
+        for (Task* t : tasks_)
+            settle(t);
     }
 
     // Blocks t until unparked or `deadline` (KTIME_MAX: none); true if the deadline passed.
     bool block(Task* t, ktime_t deadline, const char* why) {
         TimerEvent ev(&SimBackend::park_timeout, t, kBandWake, why);
-        if (deadline != KTIME_MAX) timer_arm(&ev, deadline);
+        if (deadline != KTIME_MAX)
+            timer_arm(&ev, deadline);
         t->timed_out = false;
         t->state = TaskState::Blocked;
         switch_to_scheduler(t);
-        if (ev.armed) timer_cancel(&ev);
+        if (ev.armed)
+            timer_cancel(&ev);
         return std::exchange(t->timed_out, false);
     }
 
@@ -374,7 +406,8 @@ private:
         t->fn = nullptr;
         t->state = TaskState::Exited;
         t->exited.store(true);
-        if (t->joiner) self->unpark(t->joiner);
+        if (t->joiner)
+            self->unpark(t->joiner);
         self->cpu_switch(&self->softirq_, CpuAccount::Runtime);
         fiber_exit(t->fiber, self->sched_fiber_);
     }
@@ -389,8 +422,10 @@ private:
         fiber_switch(sched_fiber_, t->fiber);
         set_current(&softirq_);
         running_ = nullptr;
-        if (!t->spinning || t->state != TaskState::Runnable) spin_epoch_++;  // it did more than spin
-        if (t->state == TaskState::Exited && t->fiber.mapping) fiber_destroy(t->fiber);
+        if (!t->spinning || t->state != TaskState::Runnable)
+            spin_epoch_++;  // it did more than spin
+        if (t->state == TaskState::Exited && t->fiber.mapping)
+            fiber_destroy(t->fiber);
     }
 
     void wake_main(bool result) {
@@ -467,7 +502,8 @@ private:
     void deadlock() {
         std::string detail = "virtual time " + std::to_string(now_) + " ns, seed " + std::to_string(opts_.seed) +
                              "\nblocked: " + describe(main_) + "\n";
-        for (auto& s : stuck_tasks()) detail += "blocked: " + s + "\n";
+        for (auto& s : stuck_tasks())
+            detail += "blocked: " + s + "\n";
         report(ReportKind::Deadlock, "simulation deadlock: nothing can run and no event is pending", detail);
         main_->aborted = true;
         run(main_);
@@ -475,9 +511,11 @@ private:
 
     // Every runnable task spun since the last progress.
     bool only_spinners_runnable() const {
-        if (runq_.empty()) return false;
+        if (runq_.empty())
+            return false;
         for (const Task* t : runq_)
-            if (!t->spinning || t->spin_epoch != spin_epoch_) return false;
+            if (!t->spinning || t->spin_epoch != spin_epoch_)
+                return false;
         return true;
     }
 
@@ -488,12 +526,14 @@ private:
                       t->spin_loc.file_name() + ":" + std::to_string(t->spin_loc.line()) + " in " +
                       t->spin_loc.function_name() + "\n";
         }
-        for (auto& s : stuck_tasks()) detail += "blocked: " + s + "\n";
+        for (auto& s : stuck_tasks())
+            detail += "blocked: " + s + "\n";
         report(ReportKind::Deadlock,
                "simulation livelock: every runnable task only spins (cpu_relax) and no timer is pending", detail);
         // Unwind the main task, wherever it is: blocked in a wait or spinning itself.
         auto it = std::find(runq_.begin(), runq_.end(), main_);
-        if (it != runq_.end()) runq_.erase(it);
+        if (it != runq_.end())
+            runq_.erase(it);
         main_wait_ = MainWait::None;
         main_->aborted = true;
         run(main_);
@@ -531,6 +571,8 @@ private:
 
 }  // namespace
 
-Backend* make_sim_backend(const RuntimeOptions& opts, Task* main) { return new SimBackend(opts, main); }
+Backend* make_sim_backend(const RuntimeOptions& opts, Task* main) {
+    return new SimBackend(opts, main);
+}
 
 }  // namespace kshim

@@ -40,49 +40,62 @@ struct KmemCache {
 
 namespace {
 std::atomic<long> g_kmalloc_live{0};
-std::mutex g_caches_lock;  // protects g_caches
+std::mutex g_caches_lock;            // protects g_caches
 std::map<u64, KmemCache*> g_caches;  // by creation order, so reports are deterministic
 u64 g_cache_seq = 0;
 }  // namespace
 
 void* kmalloc(size_t size, gfp_t gfp) {
     might_alloc(gfp);
-    if (should_fail_alloc("kmalloc", gfp)) return nullptr;
+    if (should_fail_alloc("kmalloc", gfp))
+        return nullptr;
     // A zero-size request gets a real, distinct allocation here (the kernel returns
     // ZERO_SIZE_PTR); either way kfree accepts it.
     void* p = std::malloc(size ? size : 1);
-    if (!p) return nullptr;
-    if (gfp & __GFP_ZERO) std::memset(p, 0, size);
+    if (!p)
+        return nullptr;
+    if (gfp & __GFP_ZERO)
+        std::memset(p, 0, size);
     g_kmalloc_live.fetch_add(1, std::memory_order_relaxed);
     return p;
 }
 
 void* kmalloc_aligned(size_t size, size_t align, gfp_t gfp) {
     // Smaller alignments are what malloc gives anyway; kfree frees either kind with free().
-    if (align <= alignof(std::max_align_t)) return kmalloc(size, gfp);
-    if (align & (align - 1)) return nullptr;  // not a power of two
+    if (align <= alignof(std::max_align_t))
+        return kmalloc(size, gfp);
+    if (align & (align - 1))
+        return nullptr;  // not a power of two
     might_alloc(gfp);
-    if (should_fail_alloc("kmalloc", gfp)) return nullptr;
+    if (should_fail_alloc("kmalloc", gfp))
+        return nullptr;
     // aligned_alloc wants a non-zero multiple of the alignment.
     size_t rounded = std::max<size_t>(size, 1);
-    if (rounded > SIZE_MAX - (align - 1)) return nullptr;
+    if (rounded > SIZE_MAX - (align - 1))
+        return nullptr;
     rounded = (rounded + align - 1) & ~(align - 1);
     void* p = std::aligned_alloc(align, rounded);
-    if (!p) return nullptr;
-    if (gfp & __GFP_ZERO) std::memset(p, 0, size);
+    if (!p)
+        return nullptr;
+    if (gfp & __GFP_ZERO)
+        std::memset(p, 0, size);
     g_kmalloc_live.fetch_add(1, std::memory_order_relaxed);
     return p;
 }
 
-void* kzalloc(size_t size, gfp_t gfp) { return kmalloc(size, gfp | __GFP_ZERO); }
+void* kzalloc(size_t size, gfp_t gfp) {
+    return kmalloc(size, gfp | __GFP_ZERO);
+}
 
 void* kcalloc(size_t n, size_t size, gfp_t gfp) {
-    if (size && n > SIZE_MAX / size) return nullptr;
+    if (size && n > SIZE_MAX / size)
+        return nullptr;
     return kzalloc(n * size, gfp);
 }
 
 void kfree(const void* p) {
-    if (!p) return;
+    if (!p)
+        return;
     g_kmalloc_live.fetch_sub(1, std::memory_order_relaxed);
     std::free(const_cast<void*>(p));
 }
@@ -91,7 +104,8 @@ KmemCache* kmem_cache_create(const char* name, size_t size, size_t align, unsign
     auto* c = new KmemCache();
     c->name = name;
     c->align = align ? align : alignof(std::max_align_t);
-    if (flags & SLAB_HWCACHE_ALIGN) c->align = std::max<size_t>(c->align, 64);
+    if (flags & SLAB_HWCACHE_ALIGN)
+        c->align = std::max<size_t>(c->align, 64);
     c->size = (std::max<size_t>(size, 1) + c->align - 1) & ~(c->align - 1);
     std::lock_guard g(g_caches_lock);
     c->id = ++g_cache_seq;
@@ -140,7 +154,8 @@ void magazine_unbind_locked(Magazine& m) {
     auto it = g_caches.find(m.cache_id);
     KmemCache* c = it != g_caches.end() ? it->second : nullptr;
     if (long d = m.delta.load(std::memory_order_relaxed)) {
-        if (c) c->live.fetch_add(d, std::memory_order_relaxed);
+        if (c)
+            c->live.fetch_add(d, std::memory_order_relaxed);
         m.delta.store(0, std::memory_order_relaxed);
     }
     if (c && m.n) {
@@ -153,7 +168,8 @@ void magazine_unbind_locked(Magazine& m) {
 
 // Frees the objects an unbound magazine still holds (their cache is gone).
 void magazine_release_objs(Magazine& m) {
-    for (unsigned i = 0; i < m.n; i++) ::operator delete(m.objs[i], std::align_val_t(m.align));
+    for (unsigned i = 0; i < m.n; i++)
+        ::operator delete(m.objs[i], std::align_val_t(m.align));
     m.n = 0;
 }
 
@@ -166,10 +182,12 @@ struct ThreadMagazines {
     ~ThreadMagazines() {
         {
             std::lock_guard g(g_caches_lock);
-            for (Magazine& m : slot) magazine_unbind_locked(m);
+            for (Magazine& m : slot)
+                magazine_unbind_locked(m);
             std::erase(g_thread_magazines, this);
         }
-        for (Magazine& m : slot) magazine_release_objs(m);
+        for (Magazine& m : slot)
+            magazine_release_objs(m);
     }
 };
 thread_local ThreadMagazines t_magazines;
@@ -201,14 +219,16 @@ void* magazine_pop(KmemCache* c, Magazine& m) {
             c->free_objs.pop_back();
         }
     }
-    if (!m.n) return nullptr;
+    if (!m.n)
+        return nullptr;
     void* obj = m.objs[--m.n];
     // As SLUB prefetches the next free object: objects often come back freed (written) by
     // another CPU, and starting that transfer now overlaps it with the caller's use of this one.
     if (m.n) {
         const char* next = static_cast<const char*>(m.objs[m.n - 1]);
         const size_t bytes = std::min<size_t>(c->size, 4 * SMP_CACHE_BYTES);
-        for (size_t off = 0; off < bytes; off += SMP_CACHE_BYTES) __builtin_prefetch(next + off, 1);
+        for (size_t off = 0; off < bytes; off += SMP_CACHE_BYTES)
+            __builtin_prefetch(next + off, 1);
     }
     return obj;
 }
@@ -230,29 +250,36 @@ long cache_live_locked(const KmemCache* c) {
     long live = c->live.load(std::memory_order_relaxed);
     for (ThreadMagazines* tm : g_thread_magazines) {
         const Magazine& m = tm->slot[c->id % kMagazineSlots];
-        if (m.cache_id == c->id) live += m.delta.load(std::memory_order_relaxed);
+        if (m.cache_id == c->id)
+            live += m.delta.load(std::memory_order_relaxed);
     }
     return live;
 }
 }  // namespace
 #else
 namespace {
-long cache_live_locked(const KmemCache* c) { return c->live.load(); }
+long cache_live_locked(const KmemCache* c) {
+    return c->live.load();
+}
 }  // namespace
 #endif
 
 void* kmem_cache_alloc(KmemCache* c, gfp_t gfp) {
     might_alloc(gfp);
-    if (should_fail_alloc(c->name.c_str(), gfp)) return nullptr;
+    if (should_fail_alloc(c->name.c_str(), gfp))
+        return nullptr;
 #if KSHIM_SLAB_FREELIST
     Magazine& m = magazine_for(c);
     void* p = magazine_pop(c, m);
 #else
     void* p = nullptr;
 #endif
-    if (!p) p = ::operator new(c->size, std::align_val_t(c->align), std::nothrow);
-    if (!p) return nullptr;
-    if (gfp & __GFP_ZERO) std::memset(p, 0, c->size);
+    if (!p)
+        p = ::operator new(c->size, std::align_val_t(c->align), std::nothrow);
+    if (!p)
+        return nullptr;
+    if (gfp & __GFP_ZERO)
+        std::memset(p, 0, c->size);
 #if KSHIM_SLAB_FREELIST
     magazine_count(m, +1);
 #else
@@ -261,10 +288,13 @@ void* kmem_cache_alloc(KmemCache* c, gfp_t gfp) {
     return p;
 }
 
-void* kmem_cache_zalloc(KmemCache* c, gfp_t gfp) { return kmem_cache_alloc(c, gfp | __GFP_ZERO); }
+void* kmem_cache_zalloc(KmemCache* c, gfp_t gfp) {
+    return kmem_cache_alloc(c, gfp | __GFP_ZERO);
+}
 
 void kmem_cache_free(KmemCache* c, void* obj) {
-    if (!obj) return;
+    if (!obj)
+        return;
 #if KSHIM_SLAB_FREELIST
     magazine_free(c, obj);
 #else
@@ -285,11 +315,13 @@ int kmem_cache_alloc_bulk(KmemCache* c, gfp_t gfp, size_t n, void** out) {
 }
 
 void kmem_cache_free_bulk(KmemCache* c, size_t n, void** objs) {
-    for (size_t i = 0; i < n; i++) kmem_cache_free(c, objs[i]);
+    for (size_t i = 0; i < n; i++)
+        kmem_cache_free(c, objs[i]);
 }
 
 void kmem_cache_destroy(KmemCache* c) {
-    if (!c) return;
+    if (!c)
+        return;
     long live;
     {
         std::lock_guard g(g_caches_lock);
@@ -308,13 +340,15 @@ void kmem_cache_destroy(KmemCache* c) {
         std::lock_guard g(g_caches_lock);
         g_caches.erase(c->id);
 #if KSHIM_SLAB_FREELIST
-        if (mine.cache_id == c->id) magazine_unbind_locked(mine);  // cache not found: drops delta
+        if (mine.cache_id == c->id)
+            magazine_unbind_locked(mine);  // cache not found: drops delta
 #endif
     }
 #if KSHIM_SLAB_FREELIST
     magazine_release_objs(mine);
 #endif
-    for (void* p : c->free_objs) ::operator delete(p, std::align_val_t(c->align));
+    for (void* p : c->free_objs)
+        ::operator delete(p, std::align_val_t(c->align));
     delete c;
 }
 
@@ -328,29 +362,34 @@ size_t kmem_cache_live(const KmemCache* c) {
     return static_cast<size_t>(c->live.load());
 #endif
 }
-const char* kmem_cache_name(const KmemCache* c) { return c->name.c_str(); }
+const char* kmem_cache_name(const KmemCache* c) {
+    return c->name.c_str();
+}
 
 MemCounters mem_counters() {
     MemCounters m;
     m.kmalloc_live = g_kmalloc_live.load();
     m.pages_live = page_accounting::live_pages.load();
     std::lock_guard g(g_caches_lock);
-    for (auto& [seq, c] : g_caches) m.caches.emplace_back(c->name, cache_live_locked(c));
+    for (auto& [seq, c] : g_caches)
+        m.caches.emplace_back(c->name, cache_live_locked(c));
     return m;
 }
 
 std::string mem_counters_diff(const MemCounters& before, const MemCounters& after) {
     std::string out;
     auto line = [&](const std::string& what, long b, long a) {
-        if (a > b) out += what + ": " + std::to_string(a - b) + " more live than at start (" + std::to_string(b) +
-                          " -> " + std::to_string(a) + ")\n";
+        if (a > b)
+            out += what + ": " + std::to_string(a - b) + " more live than at start (" + std::to_string(b) + " -> " +
+                   std::to_string(a) + ")\n";
     };
     line("kmalloc objects", before.kmalloc_live, after.kmalloc_live);
     line("pages", before.pages_live, after.pages_live);
     for (auto& [name, live] : after.caches) {
         long b = 0;
         for (auto& [bn, bl] : before.caches)
-            if (bn == name) b = bl;
+            if (bn == name)
+                b = bl;
         line("kmem_cache " + name, b, live);
     }
     return out;

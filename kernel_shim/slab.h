@@ -46,7 +46,8 @@ T* knew(gfp_t gfp, Args&&... args) {
 }
 template <class T>
 void kdelete(T* obj) {
-    if (!obj) return;
+    if (!obj)
+        return;
     obj->~T();
     kfree(obj);
 }
@@ -57,7 +58,8 @@ T* kmem_cache_new(KmemCache* cache, gfp_t gfp, Args&&... args) {
 }
 template <class T>
 void kmem_cache_delete(KmemCache* cache, T* obj) {
-    if (!obj) return;
+    if (!obj)
+        return;
     obj->~T();
     kmem_cache_free(cache, obj);
 }
@@ -65,7 +67,7 @@ void kmem_cache_delete(KmemCache* cache, T* obj) {
 // Leak accounting: live counts of every allocator, snapshotted by the test fixture.
 struct MemCounters {
     long kmalloc_live = 0;
-    long pages_live = 0;  // in 4 KiB pages, page-table pool pages included
+    long pages_live = 0;                               // in 4 KiB pages, page-table pool pages included
     std::vector<std::pair<std::string, long>> caches;  // live objects per existing cache
 };
 MemCounters mem_counters();

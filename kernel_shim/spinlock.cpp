@@ -19,7 +19,8 @@ void cpu_relax(unsigned iteration, std::source_location loc) {
 
 void SpinLock::lock_slow() {
     for (unsigned spins = 0;; spins++) {
-        if (!locked_.load(std::memory_order_relaxed) && !locked_.exchange(true, std::memory_order_acquire)) return;
+        if (!locked_.load(std::memory_order_relaxed) && !locked_.exchange(true, std::memory_order_acquire))
+            return;
         cpu_relax(spins);
     }
 }

@@ -26,9 +26,11 @@ public:
     void lock(std::source_location loc = std::source_location::current()) ACQUIRE() NO_THREAD_SAFETY_ANALYSIS {
         preempt_disable();
         lockdep_acquire(&dep_map_, 0, false, 0, nullptr, loc);
-        if (locked_.exchange(true, std::memory_order_acquire)) lock_slow();
+        if (locked_.exchange(true, std::memory_order_acquire))
+            lock_slow();
     }
-    bool try_lock(std::source_location loc = std::source_location::current()) TRY_ACQUIRE(true) NO_THREAD_SAFETY_ANALYSIS {
+    bool try_lock(std::source_location loc = std::source_location::current())
+        TRY_ACQUIRE(true) NO_THREAD_SAFETY_ANALYSIS {
         preempt_disable();
         if (locked_.exchange(true, std::memory_order_acquire)) {
             preempt_enable();
@@ -42,8 +44,12 @@ public:
         locked_.store(false, std::memory_order_release);
         preempt_enable();
     }
-    bool is_locked() const { return locked_.load(std::memory_order_relaxed); }
-    LockdepMap* dep_map() { return &dep_map_; }
+    bool is_locked() const {
+        return locked_.load(std::memory_order_relaxed);
+    }
+    LockdepMap* dep_map() {
+        return &dep_map_;
+    }
 
 private:
     void lock_slow();
@@ -65,9 +71,15 @@ private:
     SpinLock& l_;
 };
 
-inline void spin_lock(SpinLock* l, std::source_location loc = std::source_location::current()) ACQUIRE(l) { l->lock(loc); }
-inline void spin_unlock(SpinLock* l, std::source_location loc = std::source_location::current()) RELEASE(l) { l->unlock(loc); }
-inline bool spin_trylock(SpinLock* l, std::source_location loc = std::source_location::current()) TRY_ACQUIRE(true, l) { return l->try_lock(loc); }
+inline void spin_lock(SpinLock* l, std::source_location loc = std::source_location::current()) ACQUIRE(l) {
+    l->lock(loc);
+}
+inline void spin_unlock(SpinLock* l, std::source_location loc = std::source_location::current()) RELEASE(l) {
+    l->unlock(loc);
+}
+inline bool spin_trylock(SpinLock* l, std::source_location loc = std::source_location::current()) TRY_ACQUIRE(true, l) {
+    return l->try_lock(loc);
+}
 // IRQ-disabling forms: the shim has no interrupts to disable beyond the atomic section, so
 // `flags` only keeps the kernel's calling shape.
 #define spin_lock_irqsave(l, flags) \
@@ -80,8 +92,14 @@ inline bool spin_trylock(SpinLock* l, std::source_location loc = std::source_loc
         (void)(flags);                   \
         (l)->unlock();                   \
     } while (0)
-inline void spin_lock_irq(SpinLock* l, std::source_location loc = std::source_location::current()) ACQUIRE(l) { l->lock(loc); }
-inline void spin_unlock_irq(SpinLock* l, std::source_location loc = std::source_location::current()) RELEASE(l) { l->unlock(loc); }
-inline bool spin_is_locked(const SpinLock* l) { return l->is_locked(); }
+inline void spin_lock_irq(SpinLock* l, std::source_location loc = std::source_location::current()) ACQUIRE(l) {
+    l->lock(loc);
+}
+inline void spin_unlock_irq(SpinLock* l, std::source_location loc = std::source_location::current()) RELEASE(l) {
+    l->unlock(loc);
+}
+inline bool spin_is_locked(const SpinLock* l) {
+    return l->is_locked();
+}
 
 }  // namespace kshim

@@ -164,6 +164,8 @@ inline bool in_atomic() {
     Task* t = current();
     return t && (t->preempt_count > 0 || t->hardirq || t->kind == TaskKind::Softirq);
 }
-inline bool in_task() { return !in_hardirq() && !in_softirq(); }
+inline bool in_task() {
+    return !in_hardirq() && !in_softirq();
+}
 
 }  // namespace kshim

@@ -29,8 +29,10 @@ void hrtimer_fire(TimerEvent* ev, u64) {
         r = t->function(t);
     }
     cur->hardirq = saved;
-    if (!saved && cur->irq_work_head && cur->preempt_count == 0) irq_work_run();  // raised by the callback
-    if (r == HRTIMER_RESTART) backend().timer_arm(&t->ev, t->expires);
+    if (!saved && cur->irq_work_head && cur->preempt_count == 0)
+        irq_work_run();  // raised by the callback
+    if (r == HRTIMER_RESTART)
+        backend().timer_arm(&t->ev, t->expires);
 }
 }  // namespace
 
@@ -49,11 +51,17 @@ int mod_timer(timer_list* t, unsigned long expires) {
     return was;
 }
 
-void add_timer(timer_list* t) { mod_timer(t, t->expires); }
+void add_timer(timer_list* t) {
+    mod_timer(t, t->expires);
+}
 
-bool timer_pending(const timer_list* t) { return t->ev.armed; }
+bool timer_pending(const timer_list* t) {
+    return t->ev.armed;
+}
 
-int del_timer(timer_list* t) { return backend().timer_cancel(&t->ev) ? 1 : 0; }
+int del_timer(timer_list* t) {
+    return backend().timer_cancel(&t->ev) ? 1 : 0;
+}
 
 int del_timer_sync(timer_list* t) {
     int was = del_timer(t);
@@ -74,7 +82,9 @@ void hrtimer_start(hrtimer* t, ktime_t tim, hrtimer_mode mode) {
     backend().timer_arm(&t->ev, t->expires);
 }
 
-int hrtimer_try_to_cancel(hrtimer* t) { return backend().timer_cancel(&t->ev) ? 1 : 0; }
+int hrtimer_try_to_cancel(hrtimer* t) {
+    return backend().timer_cancel(&t->ev) ? 1 : 0;
+}
 
 int hrtimer_cancel(hrtimer* t) {
     int was = hrtimer_try_to_cancel(t);
@@ -82,11 +92,14 @@ int hrtimer_cancel(hrtimer* t) {
     return was;
 }
 
-bool hrtimer_active(const hrtimer* t) { return t->ev.armed; }
+bool hrtimer_active(const hrtimer* t) {
+    return t->ev.armed;
+}
 
 u64 hrtimer_forward_now(hrtimer* t, ktime_t interval) {
     ktime_t now = ktime_get();
-    if (t->expires > now || interval <= 0) return 0;
+    if (t->expires > now || interval <= 0)
+        return 0;
     u64 overruns = static_cast<u64>((now - t->expires) / interval) + 1;
     t->expires += static_cast<ktime_t>(overruns) * interval;
     return overruns;
@@ -103,6 +116,8 @@ void destroy_timer_on_stack(timer_list* t) {
     WARN(t->ev.armed || t->ev.running, "destroy_timer_on_stack: timer still active");
 }
 
-u64 host_monotonic_ns() { return clock_ns(CLOCK_MONOTONIC); }
+u64 host_monotonic_ns() {
+    return clock_ns(CLOCK_MONOTONIC);
+}
 
 }  // namespace kshim

@@ -42,8 +42,10 @@ struct TimerEvent : boost::intrusive::set_base_hook<boost::intrusive::link_mode<
 
 struct TimerEventOrder {
     bool operator()(const TimerEvent& a, const TimerEvent& b) const {
-        if (a.when != b.when) return a.when < b.when;
-        if (a.band != b.band) return a.band < b.band;
+        if (a.when != b.when)
+            return a.when < b.when;
+        if (a.band != b.band)
+            return a.band < b.band;
         return a.seq < b.seq;
     }
 };

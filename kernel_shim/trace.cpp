@@ -45,8 +45,10 @@ void push(char ph, u32 tid, std::string name, const char* cat, u64 id = 0, doubl
 std::string escape(const std::string& s) {
     std::string o;
     for (char c : s) {
-        if (c == '"' || c == '\\') o += '\\';
-        if (static_cast<unsigned char>(c) < 0x20) continue;
+        if (c == '"' || c == '\\')
+            o += '\\';
+        if (static_cast<unsigned char>(c) < 0x20)
+            continue;
         o += c;
     }
     return o;
@@ -58,8 +60,12 @@ void start(bool enable) {
     g_enabled.store(enable);
 }
 
-void stop() { g_enabled.store(false); }
-void set_enabled(bool on) { g_enabled.store(on); }
+void stop() {
+    g_enabled.store(false);
+}
+void set_enabled(bool on) {
+    g_enabled.store(on);
+}
 
 void clear() {
     std::lock_guard g(g_lock);
@@ -77,7 +83,8 @@ void task_name(u32 tid, const char* name) {
 u32 track(const std::string& name) {
     std::lock_guard g(g_lock);
     auto it = g_tracks.find(name);
-    if (it != g_tracks.end()) return it->second;
+    if (it != g_tracks.end())
+        return it->second;
     u32 id = kFirstHwTrack + static_cast<u32>(g_tracks.size());
     g_tracks[name] = id;
     g_names[id] = name;
@@ -85,28 +92,36 @@ u32 track(const std::string& name) {
 }
 
 void begin(const char* name, const char* cat) {
-    if (enabled()) push('B', current_tid(), name, cat);
+    if (enabled())
+        push('B', current_tid(), name, cat);
 }
 void end(const char* name, const char* cat) {
-    if (enabled()) push('E', current_tid(), name, cat);
+    if (enabled())
+        push('E', current_tid(), name, cat);
 }
 void begin_on(u32 track_id, const std::string& name, const char* cat) {
-    if (enabled()) push('B', track_id, name, cat);
+    if (enabled())
+        push('B', track_id, name, cat);
 }
 void end_on(u32 track_id, const std::string& name, const char* cat) {
-    if (enabled()) push('E', track_id, name, cat);
+    if (enabled())
+        push('E', track_id, name, cat);
 }
 void instant(const char* name, const char* cat, const std::string& args) {
-    if (enabled()) push('i', current_tid(), name, cat, 0, 0, args);
+    if (enabled())
+        push('i', current_tid(), name, cat, 0, 0, args);
 }
 void counter(const char* name, double value) {
-    if (enabled()) push('C', 0, name, "counter", 0, value);
+    if (enabled())
+        push('C', 0, name, "counter", 0, value);
 }
 void async_begin(const char* name, u64 id, const char* cat, const std::string& args) {
-    if (enabled()) push('b', current_tid(), name, cat, id, 0, args);
+    if (enabled())
+        push('b', current_tid(), name, cat, id, 0, args);
 }
 void async_end(const char* name, u64 id, const char* cat) {
-    if (enabled()) push('e', current_tid(), name, cat, id);
+    if (enabled())
+        push('e', current_tid(), name, cat, id);
 }
 
 size_t event_count() {
@@ -119,7 +134,8 @@ std::string to_json() {
     std::string out = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
     bool first = true;
     auto sep = [&] {
-        if (!first) out += ",\n";
+        if (!first)
+            out += ",\n";
         first = false;
     };
     for (auto& [tid, name] : g_names) {
@@ -134,8 +150,10 @@ std::string to_json() {
                       static_cast<long long>(e.ts % 1000));
         out += "{\"ph\":\"" + std::string(1, e.ph) + "\",\"pid\":1,\"tid\":" + std::to_string(e.tid) + ",\"ts\":" + ts +
                ",\"name\":\"" + escape(e.name) + "\",\"cat\":\"" + e.cat + "\"";
-        if (e.ph == 'b' || e.ph == 'e') out += ",\"id\":\"0x" + std::to_string(e.id) + "\"";
-        if (e.ph == 'i') out += ",\"s\":\"t\"";
+        if (e.ph == 'b' || e.ph == 'e')
+            out += ",\"id\":\"0x" + std::to_string(e.id) + "\"";
+        if (e.ph == 'i')
+            out += ",\"s\":\"t\"";
         if (e.ph == 'C')
             out += ",\"args\":{\"value\":" + std::to_string(e.value) + "}";
         else if (!e.args.empty())
@@ -149,7 +167,8 @@ std::string to_json() {
 bool write_json(const std::string& path) {
     std::string json = to_json();
     FILE* f = std::fopen(path.c_str(), "w");
-    if (!f) return false;
+    if (!f)
+        return false;
     bool ok = std::fwrite(json.data(), 1, json.size(), f) == json.size();
     return std::fclose(f) == 0 && ok;
 }

@@ -11,7 +11,9 @@
 namespace kshim::trace {
 
 extern std::atomic<bool> g_enabled;
-inline bool enabled() { return g_enabled.load(std::memory_order_relaxed); }
+inline bool enabled() {
+    return g_enabled.load(std::memory_order_relaxed);
+}
 
 void start(bool enable);
 void stop();
@@ -35,10 +37,12 @@ void async_end(const char* name, u64 id, const char* cat);
 
 struct Slice {
     Slice(const char* n, const char* c) : name(n), cat(c) {
-        if (enabled()) begin(name, cat);
+        if (enabled())
+            begin(name, cat);
     }
     ~Slice() {
-        if (enabled()) end(name, cat);
+        if (enabled())
+            end(name, cat);
     }
     const char* name;
     const char* cat;

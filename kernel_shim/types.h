@@ -36,8 +36,7 @@ inline constexpr unsigned SMP_CACHE_BYTES = 64;
 
 // The kernel's container_of: the enclosing object of a member (offsetof on our own structs is
 // supported by g++; -Wno-invalid-offsetof is set for them).
-#define container_of(ptr, type, member) \
-    reinterpret_cast<type*>(reinterpret_cast<char*>(ptr) - offsetof(type, member))
+#define container_of(ptr, type, member) reinterpret_cast<type*>(reinterpret_cast<char*>(ptr) - offsetof(type, member))
 
 #define KSHIM_CONCAT_(a, b) a##b
 #define KSHIM_CONCAT(a, b) KSHIM_CONCAT_(a, b)

@@ -6,9 +6,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csetjmp>
-#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -39,8 +39,10 @@ bool covered_locked(Registry& r, u64 a, u64 end) {
     while (a < end) {
         u64 best = a;
         for (auto it = r.ranges.begin(); it != r.ranges.end() && it->first <= a; ++it)
-            if (it->second > best) best = it->second;
-        if (best == a) return false;
+            if (it->second > best)
+                best = it->second;
+        if (best == a)
+            return false;
         a = best;
     }
     return true;
@@ -50,7 +52,8 @@ bool covered_locked(Registry& r, u64 a, u64 end) {
 bool process_vm_copy(void* local, u64 remote, size_t n, bool write) {
     iovec l{local, n};
     iovec r{reinterpret_cast<void*>(remote), n};
-    const ssize_t done = write ? process_vm_writev(getpid(), &l, 1, &r, 1, 0) : process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+    const ssize_t done =
+        write ? process_vm_writev(getpid(), &l, 1, &r, 1, 0) : process_vm_readv(getpid(), &l, 1, &r, 1, 0);
     return done == static_cast<ssize_t>(n);
 }
 
@@ -92,7 +95,8 @@ void fixup_handler(int sig, siginfo_t* info, void* uc) {
 }
 
 void install_fixup_handler() {
-    if (g_fixup_installed.exchange(true)) return;
+    if (g_fixup_installed.exchange(true))
+        return;
     struct sigaction sa {};
     sa.sa_sigaction = fixup_handler;
     // SA_NODEFER: the handler leaves by siglongjmp without restoring the mask, so the signal
@@ -106,19 +110,21 @@ void install_fixup_handler() {
 // Word or byte loads and stores the sanitizers do not instrument (the source may be anything),
 // through volatile pointers so the compiler cannot turn the loop into a library memcpy call.
 __attribute__((no_sanitize("address", "thread", "undefined"), noinline)) void raw_copy(void* to, const void* from,
-                                                                                      size_t n) {
+                                                                                       size_t n) {
     auto* d = static_cast<volatile unsigned char*>(to);
     auto* s = static_cast<const volatile unsigned char*>(from);
     if (((reinterpret_cast<uintptr_t>(d) | reinterpret_cast<uintptr_t>(s)) & 7) == 0) {
         for (; n >= 8; n -= 8, d += 8, s += 8)
             *reinterpret_cast<volatile u64*>(d) = *reinterpret_cast<const volatile u64*>(s);
     }
-    for (; n; n--) *d++ = *s++;
+    for (; n; n--)
+        *d++ = *s++;
 }
 
 bool fixup_copy(void* to, const void* from, size_t n) {
     Fixup f;
-    if (sigsetjmp(f.jb, 0)) return false;
+    if (sigsetjmp(f.jb, 0))
+        return false;
     t_fixup = &f;
     std::atomic_signal_fence(std::memory_order_seq_cst);
     raw_copy(to, from, n);
@@ -136,11 +142,14 @@ bool access_ok(u64 uaddr, size_t n) {
 }  // namespace
 
 void uaccess_set_mode(UaccessMode mode) {
-    if (mode == UaccessMode::FaultFixup) install_fixup_handler();
+    if (mode == UaccessMode::FaultFixup)
+        install_fixup_handler();
     registry().mode.store(mode, std::memory_order_release);
 }
 
-UaccessMode uaccess_mode() { return registry().mode.load(std::memory_order_acquire); }
+UaccessMode uaccess_mode() {
+    return registry().mode.load(std::memory_order_acquire);
+}
 
 void uaccess_register(const void* addr, size_t len) {
     Registry& r = registry();
@@ -163,55 +172,64 @@ void uaccess_unregister(const void* addr, size_t len) {
     WARN_ON(true);  // unregistering a range that was never registered
 }
 
-void uaccess_set_trust_all(bool trust) { uaccess_set_mode(trust ? UaccessMode::TrustAll : UaccessMode::Registry); }
+void uaccess_set_trust_all(bool trust) {
+    uaccess_set_mode(trust ? UaccessMode::TrustAll : UaccessMode::Registry);
+}
 
 static bool ok_locked(Registry& r, u64 uaddr, size_t n) {
-    if (n == 0) return true;
-    if (uaddr == 0 || uaddr + n < uaddr) return false;  // NULL page, or wraps (access_ok)
-    if (r.mode.load(std::memory_order_relaxed) == UaccessMode::TrustAll) return true;
+    if (n == 0)
+        return true;
+    if (uaddr == 0 || uaddr + n < uaddr)
+        return false;  // NULL page, or wraps (access_ok)
+    if (r.mode.load(std::memory_order_relaxed) == UaccessMode::TrustAll)
+        return true;
     return covered_locked(r, uaddr, uaddr + n);
 }
 
-static bool process_mode(UaccessMode m) { return m == UaccessMode::ProcessVm || m == UaccessMode::FaultFixup; }
+static bool process_mode(UaccessMode m) {
+    return m == UaccessMode::ProcessVm || m == UaccessMode::FaultFixup;
+}
 
 bool uaccess_ok(u64 uaddr, size_t n) {
-    if (n == 0) return true;
+    if (n == 0)
+        return true;
     Registry& r = registry();
-    if (process_mode(r.mode.load(std::memory_order_acquire))) return access_ok(uaddr, n);
+    if (process_mode(r.mode.load(std::memory_order_acquire)))
+        return access_ok(uaddr, n);
     kshim::SpinGuard g(r.lock);
     return ok_locked(r, uaddr, n);
 }
 
 size_t copy_from_user(void* to, u64 from, size_t n) {
-    if (n == 0) return 0;
+    if (n == 0)
+        return 0;
     Registry& r = registry();
     switch (r.mode.load(std::memory_order_acquire)) {
-    case UaccessMode::ProcessVm:
-        return access_ok(from, n) && process_vm_copy(to, from, n, false) ? 0 : n;
+    case UaccessMode::ProcessVm: return access_ok(from, n) && process_vm_copy(to, from, n, false) ? 0 : n;
     case UaccessMode::FaultFixup:
         return access_ok(from, n) && fixup_copy(to, reinterpret_cast<const void*>(from), n) ? 0 : n;
-    default:
-        break;
+    default: break;
     }
     kshim::SpinGuard g(r.lock);
-    if (!ok_locked(r, from, n)) return n;
+    if (!ok_locked(r, from, n))
+        return n;
     std::memcpy(to, reinterpret_cast<const void*>(from), n);
     return 0;
 }
 
 size_t copy_to_user(u64 to, const void* from, size_t n) {
-    if (n == 0) return 0;
+    if (n == 0)
+        return 0;
     Registry& r = registry();
     switch (r.mode.load(std::memory_order_acquire)) {
     case UaccessMode::ProcessVm:
         return access_ok(to, n) && process_vm_copy(const_cast<void*>(from), to, n, true) ? 0 : n;
-    case UaccessMode::FaultFixup:
-        return access_ok(to, n) && fixup_copy(reinterpret_cast<void*>(to), from, n) ? 0 : n;
-    default:
-        break;
+    case UaccessMode::FaultFixup: return access_ok(to, n) && fixup_copy(reinterpret_cast<void*>(to), from, n) ? 0 : n;
+    default: break;
     }
     kshim::SpinGuard g(r.lock);
-    if (!ok_locked(r, to, n)) return n;
+    if (!ok_locked(r, to, n))
+        return n;
     std::memcpy(reinterpret_cast<void*>(to), from, n);
     return 0;
 }

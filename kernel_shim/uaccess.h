@@ -55,7 +55,9 @@ int copy_struct_from_user(void* dst, size_t ksize, u64 src, size_t usize);
 char* strndup_user(u64 s, size_t n);
 
 // The kernel's u64_to_user_ptr for our u64 user pointers.
-inline u64 user_ptr(const void* p) { return reinterpret_cast<u64>(p); }
+inline u64 user_ptr(const void* p) {
+    return reinterpret_cast<u64>(p);
+}
 
 // RAII registration of one user buffer.
 class UserRange {

@@ -23,7 +23,8 @@ void wait_queue_head::remove(Entry* e) {
 }
 
 void wait_queue_head::wake_up_all() {
-    if (!nr_entries_.fetch_add(0, std::memory_order_acq_rel)) return;
+    if (!nr_entries_.fetch_add(0, std::memory_order_acq_rel))
+        return;
     std::lock_guard g(lock_);
     wake_up_all_locked();
 }

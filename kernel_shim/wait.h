@@ -55,9 +55,15 @@ inline void wake_up(wait_queue_head* wq) {
     wq->wake_up_all();
     preempt_point();
 }
-inline void wake_up_all(wait_queue_head* wq) { wake_up(wq); }
-inline void wake_up_interruptible(wait_queue_head* wq) { wake_up(wq); }
-inline void wake_up_interruptible_all(wait_queue_head* wq) { wake_up(wq); }
+inline void wake_up_all(wait_queue_head* wq) {
+    wake_up(wq);
+}
+inline void wake_up_interruptible(wait_queue_head* wq) {
+    wake_up(wq);
+}
+inline void wake_up_interruptible_all(wait_queue_head* wq) {
+    wake_up(wq);
+}
 
 // The loop of every wait_event-style wait: waits until cond() holds or `timeout` jiffies pass
 // (MAX_SCHEDULE_TIMEOUT: forever). `enqueue(task)` puts the task where its waker looks before
@@ -70,7 +76,8 @@ long wait_cond_timeout(Cond&& cond, long timeout, std::source_location loc, cons
                        Dequeue&& dequeue, bool interruptible = false) {
     might_sleep(loc);
     auto ready = [&](long left) -> long { return left > 1 ? left : 1; };
-    if (cond()) return ready(timeout);
+    if (cond())
+        return ready(timeout);
     Task* t = current();
     const bool forever = timeout == MAX_SCHEDULE_TIMEOUT;
     const ktime_t deadline = jiffies_timeout_deadline(timeout);
@@ -91,7 +98,8 @@ long wait_cond_timeout(Cond&& cond, long timeout, std::source_location loc, cons
         }
         t->wait_reason = reason;
         t->wait_loc = loc;
-        if (interruptible) t->sleep_state.store(TASK_INTERRUPTIBLE, std::memory_order_seq_cst);
+        if (interruptible)
+            t->sleep_state.store(TASK_INTERRUPTIBLE, std::memory_order_seq_cst);
         backend().park(deadline);
         t->sleep_state.store(TASK_RUNNING, std::memory_order_relaxed);
     }
@@ -114,23 +122,24 @@ long wait_event_timeout_impl(wait_queue_head& wq, Cond&& cond, long timeout, std
 
 // What an interruptible wait without a timeout returns, from the timed wait's result: 0, or
 // -ERESTARTSYS when a signal ended it.
-inline int interruptible_wait_result(long timed_result) { return timed_result < 0 ? -ERESTARTSYS : 0; }
+inline int interruptible_wait_result(long timed_result) {
+    return timed_result < 0 ? -ERESTARTSYS : 0;
+}
 
 }  // namespace kshim
 
-#define wait_event(wq, cond)                                                                        \
-    ((void)::kshim::wait_event_timeout_impl((wq), [&]() -> bool { return (cond); },                \
-                                            ::kshim::MAX_SCHEDULE_TIMEOUT, std::source_location::current()))
+#define wait_event(wq, cond)                                                                                       \
+    ((void)::kshim::wait_event_timeout_impl((wq), [&]() -> bool { return (cond); }, ::kshim::MAX_SCHEDULE_TIMEOUT, \
+                                            std::source_location::current()))
 #define wait_event_timeout(wq, cond, timeout) \
     ::kshim::wait_event_timeout_impl((wq), [&]() -> bool { return (cond); }, (timeout), std::source_location::current())
 // 0, or -ERESTARTSYS when a signal is pending (kernel_shim/signal.h) before cond() holds.
-#define wait_event_interruptible(wq, cond)                                                             \
-    ::kshim::interruptible_wait_result(::kshim::wait_event_timeout_impl(                               \
-        (wq), [&]() -> bool { return (cond); }, ::kshim::MAX_SCHEDULE_TIMEOUT,                         \
-        std::source_location::current(), true))
+#define wait_event_interruptible(wq, cond)                               \
+    ::kshim::interruptible_wait_result(::kshim::wait_event_timeout_impl( \
+        (wq), [&]() -> bool { return (cond); }, ::kshim::MAX_SCHEDULE_TIMEOUT, std::source_location::current(), true))
 // No fatal signals are modelled: never interrupted.
 #define wait_event_killable(wq, cond) (wait_event(wq, cond), 0)
 // As wait_event_timeout, or -ERESTARTSYS.
-#define wait_event_interruptible_timeout(wq, cond, timeout)                                                  \
-    ::kshim::wait_event_timeout_impl((wq), [&]() -> bool { return (cond); }, (timeout),                     \
+#define wait_event_interruptible_timeout(wq, cond, timeout)                             \
+    ::kshim::wait_event_timeout_impl((wq), [&]() -> bool { return (cond); }, (timeout), \
                                      std::source_location::current(), true)

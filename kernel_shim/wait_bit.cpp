@@ -28,7 +28,8 @@ void wake_up_var(const void* var) {
     {
         std::lock_guard g(g_var_lock);
         for (VarWaiter* w : g_var_waiters)
-            if (w->var == var) backend().unpark(w->task);
+            if (w->var == var)
+                backend().unpark(w->task);
     }
     preempt_point();
 }

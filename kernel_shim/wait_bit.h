@@ -40,16 +40,16 @@ long wait_var_event_timeout_impl(const void* var, Cond&& cond, long timeout, std
 
 }  // namespace kshim
 
-#define wait_var_event(var, cond)                                                                        \
-    ((void)::kshim::wait_var_event_timeout_impl((var), [&]() -> bool { return (cond); },                 \
+#define wait_var_event(var, cond)                                                        \
+    ((void)::kshim::wait_var_event_timeout_impl((var), [&]() -> bool { return (cond); }, \
                                                 ::kshim::MAX_SCHEDULE_TIMEOUT, std::source_location::current()))
-#define wait_var_event_timeout(var, cond, timeout)                                         \
+#define wait_var_event_timeout(var, cond, timeout)                                           \
     ::kshim::wait_var_event_timeout_impl((var), [&]() -> bool { return (cond); }, (timeout), \
                                          std::source_location::current())
 // No fatal signals are modelled: never interrupted.
 #define wait_var_event_killable(var, cond) (wait_var_event(var, cond), 0)
 // 0, or -ERESTARTSYS when a signal is pending (kernel_shim/signal.h) before cond() holds.
-#define wait_var_event_interruptible(var, cond)                                                  \
-    ::kshim::interruptible_wait_result(::kshim::wait_var_event_timeout_impl(                     \
-        (var), [&]() -> bool { return (cond); }, ::kshim::MAX_SCHEDULE_TIMEOUT,                  \
-        std::source_location::current(), true))
+#define wait_var_event_interruptible(var, cond)                                                                      \
+    ::kshim::interruptible_wait_result(::kshim::wait_var_event_timeout_impl((var), [&]() -> bool { return (cond); }, \
+                                                                            ::kshim::MAX_SCHEDULE_TIMEOUT,           \
+                                                                            std::source_location::current(), true))

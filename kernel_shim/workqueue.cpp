@@ -44,7 +44,7 @@ struct workqueue_struct {
 };
 
 namespace {
-std::mutex g_wq_lock;  // protects all of the above and work_struct queue state
+std::mutex g_wq_lock;       // protects all of the above and work_struct queue state
 std::vector<Task*> g_busy;  // workers running an item
 workqueue_struct* g_system[4];
 
@@ -73,7 +73,8 @@ void insert_locked(workqueue_struct* wq, work_struct* w) {
 
 // Takes a queued instance off its list; true if there was one.
 bool unqueue_locked(work_struct* w) {
-    if (!w->queued) return false;
+    if (!w->queued)
+        return false;
     workqueue_struct* wq = w->wq;
     for (auto it = wq->list.begin(); it != wq->list.end(); ++it)
         if (*it == w) {
@@ -87,14 +88,16 @@ bool unqueue_locked(work_struct* w) {
 // The running instance of `w` with a sequence up to `max_seq`, if any.
 bool running_locked(const work_struct* w, u64 max_seq = ~u64{0}) {
     for (Task* t : g_busy)
-        if (t->current_work == w && t->current_work_seq <= max_seq) return true;
+        if (t->current_work == w && t->current_work_seq <= max_seq)
+            return true;
     return false;
 }
 
 // The first item of the list that is not running on another worker (items are non-reentrant).
 work_struct* pick_locked(workqueue_struct* wq) {
     for (auto it = wq->list.begin(); it != wq->list.end(); ++it) {
-        if (running_locked(*it)) continue;
+        if (running_locked(*it))
+            continue;
         work_struct* w = *it;
         wq->list.erase(it);
         return w;
@@ -108,7 +111,8 @@ void worker_loop(workqueue_struct* wq) {
     for (;;) {
         work_struct* w = pick_locked(wq);
         if (!w) {
-            if (wq->stopping) break;
+            if (wq->stopping)
+                break;
             wq->idle.push_back(me);
             me->idle_park = true;
             me->wait_reason = "work";
@@ -150,7 +154,8 @@ void worker_loop(workqueue_struct* wq) {
 
 workqueue_struct* make_wq(const std::string& name, unsigned flags, int max_active, bool system) {
     workqueue_struct* wq = system ? new workqueue_struct(name) : knew<workqueue_struct>(GFP_KERNEL, name);
-    if (!wq) return nullptr;
+    if (!wq)
+        return nullptr;
     wq->flags = flags;
     wq->max_active = max_active > 0 ? max_active : WQ_DFL_ACTIVE;
     wq->system = system;
@@ -186,9 +191,11 @@ void wait_wq(workqueue_struct* wq, Pred pred, std::source_location loc = std::so
 
 // Whether instances of `wq` with a sequence up to `seq` are still queued or running.
 bool outstanding_locked(workqueue_struct* wq, u64 seq) {
-    if (!wq->list.empty() && wq->list.front()->seq <= seq) return true;
+    if (!wq->list.empty() && wq->list.front()->seq <= seq)
+        return true;
     for (Task* t : wq->workers)
-        if (t->current_work && t->current_work_seq <= seq) return true;
+        if (t->current_work && t->current_work_seq <= seq)
+            return true;
     return false;
 }
 
@@ -199,7 +206,8 @@ void wait_not_running(work_struct* w) {
     {
         std::lock_guard g(g_wq_lock);
         wq = w->wq;
-        if (!wq || !running_locked(w)) return;
+        if (!wq || !running_locked(w))
+            return;
     }
     lock_map_acquire(&w->lockdep_map);
     lock_map_release(&w->lockdep_map);
@@ -209,14 +217,15 @@ void wait_not_running(work_struct* w) {
 void delayed_work_timer_fn(TimerEvent* ev, u64 gen) {
     auto* dw = static_cast<delayed_work*>(ev->owner);
     std::lock_guard g(g_wq_lock);
-    if (!dw->timer_active || ev->gen != gen) return;  // cancelled or re-armed meanwhile
+    if (!dw->timer_active || ev->gen != gen)
+        return;  // cancelled or re-armed meanwhile
     dw->timer_active = false;
     insert_locked(dw->wq, &dw->work);
 }
 
 ktime_t delay_deadline(unsigned long delay) {
     return jiffies_timeout_deadline(delay > static_cast<unsigned long>(LONG_MAX) ? MAX_SCHEDULE_TIMEOUT
-                                                                                : static_cast<long>(delay));
+                                                                                 : static_cast<long>(delay));
 }
 
 // Arms or queues a delayed work whose pending bit the caller holds.
@@ -285,7 +294,8 @@ workqueue_struct* alloc_ordered_workqueue(const char* fmt, unsigned flags, ...) 
 bool queue_work(workqueue_struct* wq, work_struct* w) {
     preempt_point();
     std::lock_guard g(g_wq_lock);
-    if (w->pending.load() || w->canceling || w->disabled) return false;
+    if (w->pending.load() || w->canceling || w->disabled)
+        return false;
     w->pending.store(true);
     insert_locked(wq, w);
     return true;
@@ -294,7 +304,8 @@ bool queue_work(workqueue_struct* wq, work_struct* w) {
 bool queue_delayed_work(workqueue_struct* wq, delayed_work* dw, unsigned long delay) {
     preempt_point();
     std::lock_guard g(g_wq_lock);
-    if (dw->work.pending.load() || dw->work.canceling || dw->work.disabled) return false;
+    if (dw->work.pending.load() || dw->work.canceling || dw->work.disabled)
+        return false;
     dw->work.pending.store(true);
     queue_delayed_locked(wq, dw, delay);
     return true;
@@ -303,7 +314,8 @@ bool queue_delayed_work(workqueue_struct* wq, delayed_work* dw, unsigned long de
 bool mod_delayed_work(workqueue_struct* wq, delayed_work* dw, unsigned long delay) {
     preempt_point();
     std::lock_guard g(g_wq_lock);
-    if (dw->work.canceling || dw->work.disabled) return false;
+    if (dw->work.canceling || dw->work.disabled)
+        return false;
     bool was = grab_pending_locked(dw);
     dw->work.pending.store(true);
     queue_delayed_locked(wq, dw, delay);
@@ -314,7 +326,8 @@ bool cancel_work(work_struct* w) {
     std::lock_guard g(g_wq_lock);
     bool was = unqueue_locked(w);
     w->pending.store(false);
-    if (was && w->wq) w->wq->done_wq.wake_up_all();
+    if (was && w->wq)
+        w->wq->done_wq.wake_up_all();
     return was;
 }
 
@@ -334,7 +347,8 @@ bool cancel_work_sync(work_struct* w) {
 bool cancel_delayed_work(delayed_work* dw) {
     std::lock_guard g(g_wq_lock);
     bool was = grab_pending_locked(dw);
-    if (was && dw->work.wq) dw->work.wq->done_wq.wake_up_all();
+    if (was && dw->work.wq)
+        dw->work.wq->done_wq.wake_up_all();
     return was;
 }
 
@@ -368,7 +382,8 @@ bool disable_work_sync(work_struct* w) {
 
 bool enable_work(work_struct* w) {
     std::lock_guard g(g_wq_lock);
-    if (WARN_ON(w->disabled <= 0)) return true;
+    if (WARN_ON(w->disabled <= 0))
+        return true;
     return --w->disabled == 0;
 }
 
@@ -387,7 +402,9 @@ bool disable_delayed_work_sync(delayed_work* dw) {
     return was;
 }
 
-bool enable_delayed_work(delayed_work* dw) { return enable_work(&dw->work); }
+bool enable_delayed_work(delayed_work* dw) {
+    return enable_work(&dw->work);
+}
 
 bool flush_work(work_struct* w) {
     might_sleep();
@@ -396,7 +413,8 @@ bool flush_work(work_struct* w) {
     {
         std::lock_guard g(g_wq_lock);
         wq = w->wq;
-        if (!wq || (!w->queued && !running_locked(w))) return false;
+        if (!wq || (!w->queued && !running_locked(w)))
+            return false;
         target = w->seq;  // the instance queued now, or the one running
     }
     lock_map_acquire(&w->lockdep_map);
@@ -445,32 +463,44 @@ void drain_workqueue(workqueue_struct* wq) {
     for (;;) {
         flush_workqueue(wq);
         std::lock_guard g(g_wq_lock);
-        if (!outstanding_locked(wq, ~u64{0})) return;
+        if (!outstanding_locked(wq, ~u64{0}))
+            return;
     }
 }
 
 void destroy_workqueue(workqueue_struct* wq) {
-    if (!wq) return;
+    if (!wq)
+        return;
     drain_workqueue(wq);
     std::vector<Task*> workers;
     {
         std::lock_guard g(g_wq_lock);
         wq->stopping = true;
-        for (Task* t : wq->idle) backend().unpark(t);
+        for (Task* t : wq->idle)
+            backend().unpark(t);
         wq->idle.clear();
         workers.swap(wq->workers);
     }
-    for (Task* t : workers) backend().join(t);
+    for (Task* t : workers)
+        backend().join(t);
     if (wq->system)
         delete wq;
     else
         kdelete(wq);
 }
 
-workqueue_struct* system_wq() { return g_system[0]; }
-workqueue_struct* system_unbound_wq() { return g_system[1]; }
-workqueue_struct* system_highpri_wq() { return g_system[2]; }
-workqueue_struct* system_long_wq() { return g_system[3]; }
+workqueue_struct* system_wq() {
+    return g_system[0];
+}
+workqueue_struct* system_unbound_wq() {
+    return g_system[1];
+}
+workqueue_struct* system_highpri_wq() {
+    return g_system[2];
+}
+workqueue_struct* system_long_wq() {
+    return g_system[3];
+}
 
 void workqueue_runtime_init() {
     g_system[0] = make_wq("events", 0, 16, true);

@@ -31,10 +31,10 @@ struct work_struct {
     // Protected by the workqueue lock; `pending` is also read without it (work_pending).
     std::atomic<bool> pending{false};
     workqueue_struct* wq = nullptr;  // where it was last queued
-    bool queued = false;      // on wq's list
-    u64 seq = 0;              // sequence of the queued instance
-    int canceling = 0;        // cancel_*_sync in progress: queueing is refused
-    int disabled = 0;         // disable_work*() depth: queueing is refused until enable_work()
+    bool queued = false;             // on wq's list
+    u64 seq = 0;                     // sequence of the queued instance
+    int canceling = 0;               // cancel_*_sync in progress: queueing is refused
+    int disabled = 0;                // disable_work*() depth: queueing is refused until enable_work()
 };
 
 struct delayed_work {
@@ -44,7 +44,9 @@ struct delayed_work {
     bool timer_active = false;  // protected by the workqueue lock
 };
 
-inline delayed_work* to_delayed_work(work_struct* w) { return container_of(w, delayed_work, work); }
+inline delayed_work* to_delayed_work(work_struct* w) {
+    return container_of(w, delayed_work, work);
+}
 
 void init_work(work_struct* w, work_func_t fn, const char* name, std::source_location site);
 void init_delayed_work(delayed_work* dw, work_func_t fn, const char* name, std::source_location site);
@@ -62,7 +64,8 @@ inline constexpr int WQ_UNBOUND_MAX_ACTIVE = WQ_MAX_ACTIVE;
 inline constexpr int WQ_DFL_ACTIVE = WQ_MAX_ACTIVE / 2;
 
 // max_active 0 means the default. Returns nullptr on allocation failure.
-workqueue_struct* alloc_workqueue(const char* fmt, unsigned flags, int max_active, ...) __attribute__((format(printf, 1, 4)));
+workqueue_struct* alloc_workqueue(const char* fmt, unsigned flags, int max_active, ...)
+    __attribute__((format(printf, 1, 4)));
 workqueue_struct* alloc_ordered_workqueue(const char* fmt, unsigned flags, ...) __attribute__((format(printf, 1, 3)));
 void destroy_workqueue(workqueue_struct* wq);
 void flush_workqueue(workqueue_struct* wq);
@@ -86,8 +89,12 @@ bool disable_delayed_work(delayed_work* dw);
 bool disable_delayed_work_sync(delayed_work* dw);
 bool enable_delayed_work(delayed_work* dw);
 bool flush_delayed_work(delayed_work* dw);
-inline bool work_pending(const work_struct* w) { return w->pending.load(); }
-inline bool delayed_work_pending(const delayed_work* dw) { return work_pending(&dw->work); }
+inline bool work_pending(const work_struct* w) {
+    return w->pending.load();
+}
+inline bool delayed_work_pending(const delayed_work* dw) {
+    return work_pending(&dw->work);
+}
 // True while some worker runs the item.
 bool work_busy(const work_struct* w);
 work_struct* current_work();
@@ -97,8 +104,12 @@ workqueue_struct* system_wq();
 workqueue_struct* system_unbound_wq();
 workqueue_struct* system_highpri_wq();
 workqueue_struct* system_long_wq();
-inline bool schedule_work(work_struct* w) { return queue_work(system_wq(), w); }
-inline bool schedule_delayed_work(delayed_work* dw, unsigned long delay) { return queue_delayed_work(system_wq(), dw, delay); }
+inline bool schedule_work(work_struct* w) {
+    return queue_work(system_wq(), w);
+}
+inline bool schedule_delayed_work(delayed_work* dw, unsigned long delay) {
+    return queue_delayed_work(system_wq(), dw, delay);
+}
 
 // Runtime hooks.
 void workqueue_runtime_init();

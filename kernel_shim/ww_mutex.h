@@ -69,7 +69,9 @@ public:
     bool is_locked() const;
     WwAcquireCtx* owner_ctx() const;
     Task* owner() const;
-    LockdepMap* dep_map() { return &dep_map_; }
+    LockdepMap* dep_map() {
+        return &dep_map_;
+    }
 
 private:
     int lock_common(WwAcquireCtx* ctx, bool slow, bool interruptible, std::source_location loc);
@@ -94,11 +96,18 @@ inline int ww_mutex_lock_slow_interruptible(WwMutex* m, WwAcquireCtx* ctx,
                                             std::source_location loc = std::source_location::current()) {
     return m->lock_slow_interruptible(ctx, loc);
 }
-inline void ww_mutex_lock_slow(WwMutex* m, WwAcquireCtx* ctx, std::source_location loc = std::source_location::current()) {
+inline void ww_mutex_lock_slow(WwMutex* m, WwAcquireCtx* ctx,
+                               std::source_location loc = std::source_location::current()) {
     m->lock_slow(ctx, loc);
 }
-inline int ww_mutex_trylock(WwMutex* m, WwAcquireCtx* ctx) { return m->trylock(ctx); }
-inline void ww_mutex_unlock(WwMutex* m, std::source_location loc = std::source_location::current()) { m->unlock(loc); }
-inline bool ww_mutex_is_locked(const WwMutex* m) { return m->is_locked(); }
+inline int ww_mutex_trylock(WwMutex* m, WwAcquireCtx* ctx) {
+    return m->trylock(ctx);
+}
+inline void ww_mutex_unlock(WwMutex* m, std::source_location loc = std::source_location::current()) {
+    m->unlock(loc);
+}
+inline bool ww_mutex_is_locked(const WwMutex* m) {
+    return m->is_locked();
+}
 
 }  // namespace kshim

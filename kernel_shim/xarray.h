@@ -28,12 +28,15 @@ public:
     // Stores entry at the lowest free id in [limit.min, limit.max]: 0, -EBUSY when the range is
     // full, -ENOMEM on allocation failure, -EINVAL for a null entry.
     int alloc(u32* id, T* entry, XaLimit limit, gfp_t gfp) {
-        if (!entry) return -EINVAL;
+        if (!entry)
+            return -EINVAL;
         might_alloc(gfp);
-        if (should_fail_alloc("xarray", gfp)) return -ENOMEM;
+        if (should_fail_alloc("xarray", gfp))
+            return -ENOMEM;
         std::lock_guard g(lock_);
         const u64 candidate = first_free(lowest(limit.min));
-        if (candidate > limit.max) return -EBUSY;
+        if (candidate > limit.max)
+            return -EBUSY;
         *id = static_cast<u32>(candidate);
         map_[*id] = entry;
         mark_used(*id);
@@ -48,7 +51,8 @@ public:
             ret = alloc(id, entry, XaLimit{limit.min, static_cast<u32>(std::min<u64>(start - 1, limit.max))}, gfp);
             wrapped = 1;
         }
-        if (ret) return ret;
+        if (ret)
+            return ret;
         *next = *id + 1;
         return wrapped;
     }
@@ -64,7 +68,8 @@ public:
         T* old = it == map_.end() ? nullptr : it->second;
         if (entry) {
             map_[id] = entry;
-            if (!old) mark_used(id);
+            if (!old)
+                mark_used(id);
         } else if (it != map_.end()) {
             map_.erase(it);
             mark_free(id);
@@ -84,7 +89,8 @@ public:
     template <class Fn>
     void for_each_locked(Fn&& fn) const {
         std::lock_guard g(lock_);
-        for (auto& [id, e] : map_) fn(id, e);
+        for (auto& [id, e] : map_)
+            fn(id, e);
     }
     bool empty() const {
         std::lock_guard g(lock_);
@@ -102,7 +108,8 @@ public:
             std::lock_guard g(lock_);
             snapshot = map_;
         }
-        for (auto& [id, e] : snapshot) fn(id, e);
+        for (auto& [id, e] : snapshot)
+            fn(id, e);
     }
 
 private:
@@ -113,7 +120,8 @@ private:
     // that walk quadratic).
     u64 first_free(u64 c) const {
         auto it = runs_.upper_bound(static_cast<u32>(std::min<u64>(c, UINT_MAX)));
-        if (it == runs_.begin()) return c;
+        if (it == runs_.begin())
+            return c;
         --it;
         return it->second >= c ? u64{it->second} + 1 : c;
     }
@@ -135,8 +143,10 @@ private:
         auto it = std::prev(runs_.upper_bound(id));
         const u32 first = it->first, last = it->second;
         runs_.erase(it);
-        if (first < id) runs_[first] = id - 1;
-        if (id < last) runs_[id + 1] = last;
+        if (first < id)
+            runs_[first] = id - 1;
+        if (id < last)
+            runs_[id + 1] = last;
     }
 
     unsigned flags_;
@@ -151,7 +161,8 @@ int idr_alloc(XArray<T>* idr, T* ptr, int start, int end, gfp_t gfp) {
     u32 id;
     u32 max = end <= 0 ? INT_MAX : static_cast<u32>(end - 1);
     int ret = idr->alloc(&id, ptr, XaLimit{static_cast<u32>(start), max}, gfp);
-    if (ret == -EBUSY) return -ENOSPC;
+    if (ret == -EBUSY)
+        return -ENOSPC;
     return ret ? ret : static_cast<int>(id);
 }
 

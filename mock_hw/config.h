@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "hw/csf/fw_iface.h"
 #include "kernel_shim/runtime.h"
 #include "kernel_shim/types.h"
-#include "hw/csf/fw_iface.h"
 
 namespace mock_hw {
 

@@ -26,13 +26,13 @@
 #include <memory>
 #include <vector>
 
-#include "kernel_shim/spinlock.h"
+#include "hw/csf/cs_isa.h"
+#include "hw/csf/fw_iface.h"
 #include "hw/csf/mock_fw_formats.h"
+#include "kernel_shim/spinlock.h"
 #include "mock_hw/csf_engine.h"
 #include "mock_hw/hw_event.h"
 #include "mock_hw/mmu.h"
-#include "hw/csf/cs_isa.h"
-#include "hw/csf/fw_iface.h"
 
 namespace mock_hw {
 
@@ -56,7 +56,10 @@ public:
     // Observability for tests and benchmarks.
     u64 instructions_executed() const { return instrs_; }
     u32 cores_total_locked() const;
-    u32 cores_busy_locked() const { lockdep_assert_held(&lock_); return cores_busy_; }
+    u32 cores_busy_locked() const {
+        lockdep_assert_held(&lock_);
+        return cores_busy_;
+    }
     // Virtual time during which at least one shader core was busy (what "GPU busy" means to a
     // user of the simulator), since the GPU was created.
     u64 busy_ns_locked() const;
@@ -81,7 +84,7 @@ private:
         u32 sb[16] = {};
         u8 sb_endpoint = 0, sb_other = 0;
         Block block = Block::None;
-        uint16_t wait_mask = 0;  // SB_WAIT / WAIT mask
+        uint16_t wait_mask = 0;   // SB_WAIT / WAIT mask
         bool wait_instr = false;  // blocked by a WAIT instruction (status SB source 8)
         // SYNC_WAIT being waited on
         u64 sync_ptr = 0, sync_value = 0;
@@ -97,7 +100,7 @@ private:
         bool spinning = false;
         u64 heap_ctx = 0;
         u32 heap_vt_start = 0, heap_vt_end = 0, heap_frag_end = 0;
-        u64 oom_heap = 0;  // heap context waiting for a chunk
+        u64 oom_heap = 0;          // heap context waiting for a chunk
         bool oom_replied = false;  // the host acked TILER_OOM; oom_chunk is its heap_start
         u64 oom_chunk = 0;
         u64 progress = 0;
@@ -115,8 +118,8 @@ private:
         u32 ring_size = 0;
         u64 io_in = 0, io_out = 0;
         u32 cs_config = 0;
-        u32 cs_req_cfg = 0;  // IDLE_* / EXTRACT_EVENT config bits last acked
-        u32 jobs = 0;        // in-flight async ops of this stream (preempted ones included)
+        u32 cs_req_cfg = 0;   // IDLE_* / EXTRACT_EVENT config bits last acked
+        u32 jobs = 0;         // in-flight async ops of this stream (preempted ones included)
         u32 trace_lanes = 0;  // trace tracks of this stream holding a job slice (bit per track)
         // fetch cache: up to 8 instructions at fetch_va
         u64 fetch_va = ~0ull;
@@ -267,7 +270,7 @@ private:
     u32 nsb_ = 8;
     std::vector<std::unique_ptr<Group>> groups_ GUARDED_BY(lock_);
     std::vector<Job> jobs_ GUARDED_BY(lock_);  // on the GPU (queued or holding a core), in issue order
-    std::vector<Job*> dispatch_order_;  // dispatch_locked's scratch list
+    std::vector<Job*> dispatch_order_;         // dispatch_locked's scratch list
     u64 job_seq_ GUARDED_BY(lock_) = 0;
     u32 cores_busy_ GUARDED_BY(lock_) = 0;
     u64 busy_ns_ GUARDED_BY(lock_) = 0;         // closed busy intervals (cores_busy_ > 0)

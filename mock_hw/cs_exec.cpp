@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "hw/csf/regs/exceptions.h"
 #include "mock_hw/cs_engine.h"
 #include "mock_hw/gpu.h"
-#include "hw/csf/regs/exceptions.h"
 
 namespace mock_hw {
 
@@ -18,13 +18,15 @@ u32 CsEngine::cores_total_locked() const {
     lockdep_assert_held(&lock_);
     u64 mask = gpu_.config().id.shader_present;
     const u64 en = gpu_.mcu().core_en_mask_locked();
-    if (en) mask &= en;
+    if (en)
+        mask &= en;
     return static_cast<u32>(__builtin_popcountll(mask));
 }
 
 void CsEngine::kick_locked() {
     lockdep_assert_held(&lock_);
-    if (running_ && !run_ev_->pending_locked()) run_ev_->arm_locked(0);
+    if (running_ && !run_ev_->pending_locked())
+        run_ev_->arm_locked(0);
 }
 
 bool CsEngine::runnable_locked(const Group& g, const Stream& s) const {
@@ -34,25 +36,32 @@ bool CsEngine::runnable_locked(const Group& g, const Stream& s) const {
 
 bool CsEngine::sb_busy(const Stream& s, uint16_t mask) const {
     for (u32 i = 0; i < 16; i++)
-        if ((mask & (1u << i)) && s.sb[i]) return true;
+        if ((mask & (1u << i)) && s.sb[i])
+            return true;
     return false;
 }
 
 bool CsEngine::stream_idle_locked(const Stream& s) const {
     lockdep_assert_held(&lock_);
-    if (!s.started || s.block == Block::Fatal) return true;
-    if (s.jobs) return false;
-    if (s.block == Block::SyncWait) return (s.cs_req_cfg & CS_IDLE_SYNC_WAIT) != 0;
-    if (s.block != Block::None) return false;
+    if (!s.started || s.block == Block::Fatal)
+        return true;
+    if (s.jobs)
+        return false;
+    if (s.block == Block::SyncWait)
+        return (s.cs_req_cfg & CS_IDLE_SYNC_WAIT) != 0;
+    if (s.block != Block::None)
+        return false;
     const bool empty = s.depth == 0 && s.frames[0].pc >= s.frames[0].end;
     return empty && (s.cs_req_cfg & CS_IDLE_EMPTY);
 }
 
 bool CsEngine::refresh_insert_locked(Stream& s) {
     lockdep_assert_held(&lock_);
-    if (!s.io_in) return false;
+    if (!s.io_in)
+        return false;
     u64 insert = 0;
-    if (!gpu_.mcu().read_locked(static_cast<u32>(s.io_in), &insert, 8).ok()) return false;
+    if (!gpu_.mcu().read_locked(static_cast<u32>(s.io_in), &insert, 8).ok())
+        return false;
     s.frames[0].end = insert;
     return true;
 }
@@ -63,7 +72,8 @@ constexpr ktime_t kNever = INT64_MAX;
 
 void CsEngine::run_locked() {
     lockdep_assert_held(&lock_);
-    if (!running_) return;
+    if (!running_)
+        return;
     const GpuLatencies& lat = gpu_.config().lat;
     const ktime_t now = kshim::ktime_get();
     bool more = false, waiting = false;
@@ -73,7 +83,8 @@ void CsEngine::run_locked() {
     const bool count_instrs = gpu_.faults().counts_instructions_locked();
     for (auto& gp : groups_) {
         Group& g = *gp;
-        if (g.state != GState::Running) continue;
+        if (g.state != GState::Running)
+            continue;
         // A throttled group's spinning streams wait for their slice; its other streams run.
         const bool held = g.spin_next > now;
         bool spun = false;
@@ -89,21 +100,27 @@ void CsEngine::run_locked() {
         }
         if (spun && g.state == GState::Running) {
             const ktime_t next = progress_spin_locked(g, now);
-            if (g.spin_next) wake = std::min(wake, next);
-            else more = true;
+            if (g.spin_next)
+                wake = std::min(wake, next);
+            else
+                more = true;
         } else if (held) {
             wake = std::min(wake, g.spin_next);
         }
     }
     update_idle_locked();
-    if (more) wake = std::min(wake, now + lat.cs_slice);
-    if (wake != kNever && (more || !run_ev_->pending_locked() || run_ev_->due_locked() > wake)) run_ev_->arm_at_locked(wake);
-    if (waiting && !poll_ev_->pending_locked()) poll_ev_->arm_locked(lat.sync_poll);
+    if (more)
+        wake = std::min(wake, now + lat.cs_slice);
+    if (wake != kNever && (more || !run_ev_->pending_locked() || run_ev_->due_locked() > wake))
+        run_ev_->arm_at_locked(wake);
+    if (waiting && !poll_ev_->pending_locked())
+        poll_ev_->arm_locked(lat.sync_poll);
 }
 
 void CsEngine::poll_locked() {
     lockdep_assert_held(&lock_);
-    if (!running_) return;
+    if (!running_)
+        return;
     reeval_sync_waits_locked();
 }
 
@@ -112,8 +129,10 @@ void CsEngine::reeval_sync_waits_locked() {
     bool any = false;
     for (auto& g : groups_)
         for (auto& s : g->cs)
-            if (s.block == Block::SyncWait) s.block = Block::None, any = true;
-    if (any) kick_locked();
+            if (s.block == Block::SyncWait)
+                s.block = Block::None, any = true;
+    if (any)
+        kick_locked();
 }
 
 u32 CsEngine::exec_stream_locked(Group& g, Stream& s, u32 budget, bool count_instrs) {
@@ -128,27 +147,33 @@ u32 CsEngine::exec_stream_locked(Group& g, Stream& s, u32 budget, bool count_ins
                 s.fetch_n = 0;
                 continue;
             }
-            if (!refresh_insert_locked(s) || s.frames[0].pc >= s.frames[0].end) break;
+            if (!refresh_insert_locked(s) || s.frames[0].pc >= s.frames[0].end)
+                break;
         }
         u64 raw = 0;
-        if (!fetch_locked(g, s, &raw)) break;
+        if (!fetch_locked(g, s, &raw))
+            break;
         const u32 d = s.depth;
         const u64 next = s.frames[d].pc + 8;
         n++;
         instrs_++;
-        if (count_instrs && !s.reexec && inject_at_instruction_locked(g, s, next)) break;
+        if (count_instrs && !s.reexec && inject_at_instruction_locked(g, s, next))
+            break;
         const Instr in = cs::decode(raw);
         pc_set_ = false;
         const Step st = exec_one_locked(g, s, in, next);
-        if (st == Step::Next && !pc_set_) s.frames[d].pc = next;
+        if (st == Step::Next && !pc_set_)
+            s.frames[d].pc = next;
         // An instruction that blocked where it stands runs again when the stream is woken; that
         // re-execution is not a new instruction for the FaultPlan's count.
         s.reexec = st == Step::Block && !pc_set_;
-        if (st != Step::Next) break;
+        if (st != Step::Next)
+            break;
     }
     if (s.started) {
         cs_write_extract_locked(s, true);
-        if (s.block != Block::None) cs_publish_status_locked(s);
+        if (s.block != Block::None)
+            cs_publish_status_locked(s);
     }
     return n;
 }
@@ -156,14 +181,18 @@ u32 CsEngine::exec_stream_locked(Group& g, Stream& s, u32 budget, bool count_ins
 bool CsEngine::inject_at_instruction_locked(Group& g, Stream& s, u64 next_pc) {
     lockdep_assert_held(&lock_);
     const FaultSpec* f = gpu_.faults().cs_instruction_locked(static_cast<int>(g.slot), static_cast<int>(s.idx));
-    if (!f) return false;
+    if (!f)
+        return false;
     // The exception takes the instruction's place: it retires without running, and the report
     // names its VA.
     const u64 va = pc_va(s);
     s.frames[s.depth].pc = next_pc;
-    if (f->kind == FaultKind::CsFault) fault_locked(g, s, f->exception, va, va);
-    else if (f->kind == FaultKind::CsUnrecoverable) fatal_locked(g, s, DRM_PANTHOR_EXCEPTION_CS_UNRECOVERABLE, va, va);
-    else fatal_locked(g, s, f->exception, va, va);
+    if (f->kind == FaultKind::CsFault)
+        fault_locked(g, s, f->exception, va, va);
+    else if (f->kind == FaultKind::CsUnrecoverable)
+        fatal_locked(g, s, DRM_PANTHOR_EXCEPTION_CS_UNRECOVERABLE, va, va);
+    else
+        fatal_locked(g, s, f->exception, va, va);
     return true;
 }
 
@@ -182,7 +211,8 @@ bool CsEngine::fetch_locked(Group& g, Stream& s, u64* instr) {
         count = std::min<u64>(count, (s.ring_size - (f.pc % s.ring_size)) / 8);
     }
     count = std::max<u64>(count, 1);
-    if (!mem_read_locked(g, s, va, s.fetch_buf, count * 8)) return false;
+    if (!mem_read_locked(g, s, va, s.fetch_buf, count * 8))
+        return false;
     s.fetch_va = key;
     s.fetch_n = static_cast<u32>(count);
     *instr = s.fetch_buf[0];
@@ -192,7 +222,8 @@ bool CsEngine::fetch_locked(Group& g, Stream& s, u64* instr) {
 bool CsEngine::mem_read_locked(Group& g, Stream& s, u64 va, void* dst, size_t len) {
     lockdep_assert_held(&lock_);
     const MemResult r = gpu_.mmu().read_locked(g.as, va, dst, len, Access::Read, kSourceCs);
-    if (r.ok()) return true;
+    if (r.ok())
+        return true;
     mem_fail_locked(g, s, r);
     return false;
 }
@@ -200,7 +231,8 @@ bool CsEngine::mem_read_locked(Group& g, Stream& s, u64 va, void* dst, size_t le
 bool CsEngine::mem_write_locked(Group& g, Stream& s, u64 va, const void* src, size_t len) {
     lockdep_assert_held(&lock_);
     const MemResult r = gpu_.mmu().write_locked(g.as, va, src, len, kSourceCs);
-    if (r.ok()) return true;
+    if (r.ok())
+        return true;
     mem_fail_locked(g, s, r);
     return false;
 }
@@ -214,9 +246,7 @@ void CsEngine::mem_fail_locked(Group& g, Stream& s, const MemResult& r) {
         s.block = Block::Mmu;
         s.stalled_as = g.as;
         break;
-    default:
-        bus_fault_locked(g, s, r.va);
-        break;
+    default: bus_fault_locked(g, s, r.va); break;
     }
 }
 
@@ -224,7 +254,8 @@ void CsEngine::bus_fault_locked(Group& g, Stream& s, u64 va) {
     lockdep_assert_held(&lock_);
     fatal_locked(g, s, DRM_PANTHOR_EXCEPTION_CS_BUS_FAULT, va);
     for (auto& o : g.cs)
-        if (&o != &s && o.started && o.block != Block::Fatal) fault_locked(g, o, DRM_PANTHOR_EXCEPTION_CS_RES_TERM, 0);
+        if (&o != &s && o.started && o.block != Block::Fatal)
+            fault_locked(g, o, DRM_PANTHOR_EXCEPTION_CS_RES_TERM, 0);
 }
 
 void CsEngine::fatal_locked(Group& g, Stream& s, u32 exception, u64 info, u64 exc_va) {
@@ -243,7 +274,8 @@ void CsEngine::fault_locked(Group& g, Stream& s, u32 exception, u64 info, u64 ex
     lockdep_assert_held(&lock_);
     s.in_error = true;
     s.last_error = exception;
-    if (s.block != Block::Fatal) s.block = Block::FaultAck, s.exc_va = exc_va;
+    if (s.block != Block::Fatal)
+        s.block = Block::FaultAck, s.exc_va = exc_va;
     const u64 out = cs_out(g.slot, s.idx);
     gpu_.mcu().write_locked(static_cast<u32>(out + offsetof(panthor_fw_cs_output_iface, fault)), &exception, 4);
     gpu_.mcu().write_locked(static_cast<u32>(out + offsetof(panthor_fw_cs_output_iface, fault_info)), &info, 8);
@@ -254,11 +286,15 @@ void CsEngine::fault_locked(Group& g, Stream& s, u32 exception, u64 info, u64 ex
 
 void CsEngine::inject_locked(u32 csg, u32 cs, bool fatal, u32 exception) {
     lockdep_assert_held(&lock_);
-    if (csg >= groups_.size()) return;
+    if (csg >= groups_.size())
+        return;
     Group& g = *groups_[csg];
-    if (g.state != GState::Running || cs >= g.cs.size() || !g.cs[cs].started) return;
-    if (fatal) fatal_locked(g, g.cs[cs], exception, 0);
-    else fault_locked(g, g.cs[cs], exception, 0);
+    if (g.state != GState::Running || cs >= g.cs.size() || !g.cs[cs].started)
+        return;
+    if (fatal)
+        fatal_locked(g, g.cs[cs], exception, 0);
+    else
+        fault_locked(g, g.cs[cs], exception, 0);
     update_idle_locked();
 }
 
@@ -267,13 +303,16 @@ void CsEngine::as_updated_locked(u32 as) {
     bool any = false;
     for (auto& g : groups_) {
         for (auto& s : g->cs)
-            if (s.block == Block::Mmu && (s.stalled_as == as || as == 0)) s.block = Block::None, any = true;
+            if (s.block == Block::Mmu && (s.stalled_as == as || as == 0))
+                s.block = Block::None, any = true;
     }
     const ktime_t now = kshim::ktime_get();
     for (auto& j : jobs_)
-        if (j.stalled && groups_[j.csg]->as == as) j.stalled = false, j.end = now;
+        if (j.stalled && groups_[j.csg]->as == as)
+            j.stalled = false, j.end = now;
     rearm_jobs_locked();
-    if (any) kick_locked();
+    if (any)
+        kick_locked();
 }
 
 bool CsEngine::sync_satisfied(u64 v, u64 ref, u8 cond) const {
@@ -297,12 +336,14 @@ CsEngine::Step CsEngine::sync_wait_locked(Group& g, Stream& s, const Instr& in) 
     u32 status = 0;
     if (is64) {
         u64 obj[2] = {};
-        if (!mem_read_locked(g, s, addr, obj, 16)) return Step::Block;
+        if (!mem_read_locked(g, s, addr, obj, 16))
+            return Step::Block;
         v = obj[0];
         status = static_cast<u32>(obj[1]);
     } else {
         u32 obj[2] = {};
-        if (!mem_read_locked(g, s, addr, obj, 8)) return Step::Block;
+        if (!mem_read_locked(g, s, addr, obj, 8))
+            return Step::Block;
         v = obj[0];
         status = obj[1];
     }
@@ -329,7 +370,8 @@ CsEngine::Step CsEngine::sync_wait_locked(Group& g, Stream& s, const Instr& in) 
 
 void CsEngine::sync_written_locked(Group& g, bool system_scope) {
     lockdep_assert_held(&lock_);
-    if (system_scope) csg_raise_event_locked(g, CSG_SYNC_UPDATE);
+    if (system_scope)
+        csg_raise_event_locked(g, CSG_SYNC_UPDATE);
     reeval_sync_waits_locked();
 }
 
@@ -342,57 +384,70 @@ CsEngine::Step CsEngine::exec_one_locked(Group& g, Stream& s, const Instr& in, u
     };
     auto reg_ok = [&](u32 r, u32 n = 1) { return r + n <= nregs_; };
     auto wait_sbs = [&](uint16_t mask) {
-        if (!sb_busy(s, mask)) return false;
+        if (!sb_busy(s, mask))
+            return false;
         s.block = Block::SbWait;
         s.wait_mask = mask;
         s.wait_instr = false;
         return true;
     };
-    if (!in.valid) return invalid();
+    if (!in.valid)
+        return invalid();
     switch (in.opcode) {
     case cs::NOP:
     case cs::PROT_REGION:
     case cs::FINISH_TILING:
-    case cs::PROGRESS_WAIT:
-        return Step::Next;
+    case cs::PROGRESS_WAIT: return Step::Next;
     case cs::MOVE:
-        if (!reg_ok(in.dst, 2)) return invalid();
+        if (!reg_ok(in.dst, 2))
+            return invalid();
         set_reg64(s, in.dst, in.imm);
         return Step::Next;
     case cs::MOVE32:
-        if (!reg_ok(in.dst)) return invalid();
+        if (!reg_ok(in.dst))
+            return invalid();
         s.regs[in.dst] = static_cast<u32>(in.imm);
         return Step::Next;
     case cs::ADD_IMMEDIATE32:
-        if (!reg_ok(in.dst) || !reg_ok(in.src)) return invalid();
+        if (!reg_ok(in.dst) || !reg_ok(in.src))
+            return invalid();
         s.regs[in.dst] = s.regs[in.src] + static_cast<u32>(in.simm);
         return Step::Next;
     case cs::ADD_IMMEDIATE64:
-        if (!reg_ok(in.dst, 2) || !reg_ok(in.src, 2)) return invalid();
+        if (!reg_ok(in.dst, 2) || !reg_ok(in.src, 2))
+            return invalid();
         set_reg64(s, in.dst, reg64(s, in.src) + static_cast<u64>(static_cast<int64_t>(in.simm)));
         return Step::Next;
     case cs::UMIN32:
-        if (!reg_ok(in.dst) || !reg_ok(in.src0) || !reg_ok(in.src1)) return invalid();
+        if (!reg_ok(in.dst) || !reg_ok(in.src0) || !reg_ok(in.src1))
+            return invalid();
         s.regs[in.dst] = std::min(s.regs[in.src0], s.regs[in.src1]);
         return Step::Next;
     case cs::LOAD_MULTIPLE:
     case cs::STORE_MULTIPLE: {
-        if (!reg_ok(in.addr, 2)) return invalid();
+        if (!reg_ok(in.addr, 2))
+            return invalid();
         const u64 base = reg64(s, in.addr) + static_cast<u64>(static_cast<int64_t>(in.offset));
         for (u32 i = 0; i < 16; i++) {
-            if (!(in.mask & (1u << i))) continue;
-            if (!reg_ok(in.base + i)) return invalid();
+            if (!(in.mask & (1u << i)))
+                continue;
+            if (!reg_ok(in.base + i))
+                return invalid();
             if (in.opcode == cs::LOAD_MULTIPLE) {
-                if (!mem_read_locked(g, s, base + 4 * i, &s.regs[in.base + i], 4)) return Step::Block;
+                if (!mem_read_locked(g, s, base + 4 * i, &s.regs[in.base + i], 4))
+                    return Step::Block;
             } else {
-                if (!mem_write_locked(g, s, base + 4 * i, &s.regs[in.base + i], 4)) return Step::Block;
+                if (!mem_write_locked(g, s, base + 4 * i, &s.regs[in.base + i], 4))
+                    return Step::Block;
             }
         }
-        if (in.opcode == cs::STORE_MULTIPLE) reeval_sync_waits_locked();
+        if (in.opcode == cs::STORE_MULTIPLE)
+            reeval_sync_waits_locked();
         return Step::Next;
     }
     case cs::BRANCH: {
-        if (!reg_ok(in.src)) return invalid();
+        if (!reg_ok(in.src))
+            return invalid();
         const int32_t v = static_cast<int32_t>(s.regs[in.src]);
         bool taken = false;
         switch (in.cond) {
@@ -413,11 +468,14 @@ CsEngine::Step CsEngine::exec_one_locked(Group& g, Stream& s, const Instr& in, u
     }
     case cs::CALL:
     case cs::JUMP: {
-        if (!reg_ok(in.addr, 2) || !reg_ok(in.length)) return invalid();
+        if (!reg_ok(in.addr, 2) || !reg_ok(in.length))
+            return invalid();
         const u64 addr = reg64(s, in.addr);
         const u32 len = s.regs[in.length];
-        if (len % 8) return invalid();
-        if (len == 0 || addr == 0) return Step::Next;
+        if (len % 8)
+            return invalid();
+        if (len == 0 || addr == 0)
+            return Step::Next;
         if (in.opcode == cs::JUMP && s.depth > 0) {
             s.frames[s.depth] = Frame{addr, addr + len};
         } else {
@@ -441,48 +499,50 @@ CsEngine::Step CsEngine::exec_one_locked(Group& g, Stream& s, const Instr& in, u
             s.wait_instr = true;
             return Step::Block;
         }
-        if (in.progress_inc) s.progress++;
+        if (in.progress_inc)
+            s.progress++;
         return Step::Next;
     case cs::SET_SB_ENTRY:
         s.sb_endpoint = in.sb_endpoint % nsb_;
         s.sb_other = in.sb_other % nsb_;
         return Step::Next;
-    case cs::REQ_RESOURCE:
-        s.req_resource = in.resources;
-        return Step::Next;
+    case cs::REQ_RESOURCE: s.req_resource = in.resources; return Step::Next;
     case cs::SET_EXCEPTION_HANDLER:
-        if (!reg_ok(in.addr, 2) || !reg_ok(in.length)) return invalid();
+        if (!reg_ok(in.addr, 2) || !reg_ok(in.length))
+            return invalid();
         if (in.exception == cs::EXCEPTION_TILER_OOM) {
             s.exc_handler_type = in.exception;
             s.exc_handler_addr = reg64(s, in.addr);
             s.exc_handler_len = s.regs[in.length];
         }
         return Step::Next;
-    case cs::ERROR_BARRIER:
-        s.in_error = false;
-        return Step::Next;
+    case cs::ERROR_BARRIER: s.in_error = false; return Step::Next;
     case cs::PROGRESS_STORE:
-        if (!reg_ok(in.src, 2)) return invalid();
+        if (!reg_ok(in.src, 2))
+            return invalid();
         s.progress = reg64(s, in.src);
         return Step::Next;
     case cs::PROGRESS_LOAD:
-        if (!reg_ok(in.dst, 2)) return invalid();
+        if (!reg_ok(in.dst, 2))
+            return invalid();
         set_reg64(s, in.dst, s.progress);
         return Step::Next;
     case cs::HEAP_SET:
-        if (!reg_ok(in.addr, 2)) return invalid();
+        if (!reg_ok(in.addr, 2))
+            return invalid();
         s.heap_ctx = reg64(s, in.addr);
         return Step::Next;
-    case cs::HEAP_OPERATION:
-        return heap_operation_locked(g, s, in);
-    case cs::FINISH_FRAGMENT:
-        return finish_fragment_locked(g, s, in);
+    case cs::HEAP_OPERATION: return heap_operation_locked(g, s, in);
+    case cs::FINISH_FRAGMENT: return finish_fragment_locked(g, s, in);
     case cs::TRACE_POINT:
-        if (wait_sbs(in.wait_mask)) return Step::Block;
+        if (wait_sbs(in.wait_mask))
+            return Step::Block;
         return Step::Next;
     case cs::STORE_STATE: {
-        if (!reg_ok(in.addr, 2)) return invalid();
-        if (wait_sbs(in.wait_mask)) return Step::Block;
+        if (!reg_ok(in.addr, 2))
+            return invalid();
+        if (wait_sbs(in.wait_mask))
+            return Step::Block;
         u64 v = 0;
         switch (in.state) {
         case cs::STATE_TIMESTAMP: v = gpu_.control().timestamp_locked(); break;
@@ -495,11 +555,15 @@ CsEngine::Step CsEngine::exec_one_locked(Group& g, Stream& s, const Instr& in, u
         return Step::Next;
     }
     case cs::FLUSH_CACHE2: {
-        if (!reg_ok(in.flush_id)) return invalid();
-        if (wait_sbs(in.wait_mask)) return Step::Block;
+        if (!reg_ok(in.flush_id))
+            return invalid();
+        if (wait_sbs(in.wait_mask))
+            return Step::Block;
         // Skipped when a flush already happened since the flush ID in the register was sampled.
-        if ((s.regs[in.flush_id] & 0xFFFFFF) != gpu_.control().latest_flush_id_locked()) return Step::Next;
-        if (in.l2 == cs::FLUSH_NONE && in.lsc == cs::FLUSH_NONE && in.other == cs::OTHER_FLUSH_NONE) return Step::Next;
+        if ((s.regs[in.flush_id] & 0xFFFFFF) != gpu_.control().latest_flush_id_locked())
+            return Step::Next;
+        if (in.l2 == cs::FLUSH_NONE && in.lsc == cs::FLUSH_NONE && in.other == cs::OTHER_FLUSH_NONE)
+            return Step::Next;
         Job j{};
         j.csg = g.slot;
         j.cs = s.idx;
@@ -516,40 +580,47 @@ CsEngine::Step CsEngine::exec_one_locked(Group& g, Stream& s, const Instr& in, u
     case cs::SYNC_ADD64:
     case cs::SYNC_SET64: {
         const bool is64 = in.opcode == cs::SYNC_ADD64 || in.opcode == cs::SYNC_SET64;
-        if (!reg_ok(in.addr, 2) || !reg_ok(in.data, is64 ? 2 : 1)) return invalid();
-        if (wait_sbs(in.wait_mask)) return Step::Block;
+        if (!reg_ok(in.addr, 2) || !reg_ok(in.data, is64 ? 2 : 1))
+            return invalid();
+        if (wait_sbs(in.wait_mask))
+            return Step::Block;
         const u64 addr = reg64(s, in.addr);
         const bool add = in.opcode == cs::SYNC_ADD32 || in.opcode == cs::SYNC_ADD64;
         const u32 status = s.in_error ? 1 : 0;
         if (is64) {
             u64 v = 0;
-            if (add && !mem_read_locked(g, s, addr, &v, 8)) return Step::Block;
+            if (add && !mem_read_locked(g, s, addr, &v, 8))
+                return Step::Block;
             v = add ? v + reg64(s, in.data) : reg64(s, in.data);
-            if (!mem_write_locked(g, s, addr, &v, 8)) return Step::Block;
-            if (in.error_propagate && !mem_write_locked(g, s, addr + 8, &status, 4)) return Step::Block;
+            if (!mem_write_locked(g, s, addr, &v, 8))
+                return Step::Block;
+            if (in.error_propagate && !mem_write_locked(g, s, addr + 8, &status, 4))
+                return Step::Block;
         } else {
             u32 v = 0;
-            if (add && !mem_read_locked(g, s, addr, &v, 4)) return Step::Block;
+            if (add && !mem_read_locked(g, s, addr, &v, 4))
+                return Step::Block;
             v = add ? v + s.regs[in.data] : s.regs[in.data];
-            if (!mem_write_locked(g, s, addr, &v, 4)) return Step::Block;
-            if (in.error_propagate && !mem_write_locked(g, s, addr + 4, &status, 4)) return Step::Block;
+            if (!mem_write_locked(g, s, addr, &v, 4))
+                return Step::Block;
+            if (in.error_propagate && !mem_write_locked(g, s, addr + 4, &status, 4))
+                return Step::Block;
         }
         sync_written_locked(g, in.scope == cs::SCOPE_SYSTEM);
         return Step::Next;
     }
     case cs::SYNC_WAIT32:
     case cs::SYNC_WAIT64:
-        if (!reg_ok(in.addr, 2) || !reg_ok(in.data, in.opcode == cs::SYNC_WAIT64 ? 2 : 1)) return invalid();
+        if (!reg_ok(in.addr, 2) || !reg_ok(in.data, in.opcode == cs::SYNC_WAIT64 ? 2 : 1))
+            return invalid();
         return sync_wait_locked(g, s, in);
     case cs::RUN_COMPUTE:
     case cs::RUN_TILING:
     case cs::RUN_IDVS:
     case cs::RUN_FRAGMENT:
     case cs::RUN_FULLSCREEN:
-    case cs::RUN_COMPUTE_INDIRECT:
-        return issue_job_locked(g, s, in);
-    default:
-        return invalid();
+    case cs::RUN_COMPUTE_INDIRECT: return issue_job_locked(g, s, in);
+    default: return invalid();
     }
 }
 
@@ -560,15 +631,18 @@ CsEngine::Step CsEngine::retire_with_locked(Group& g, Stream& s, bool fatal, u32
     const u64 va = pc_va(s);
     s.frames[s.depth].pc += 8;
     pc_set_ = true;
-    if (fatal) fatal_locked(g, s, exception, info, va);
-    else fault_locked(g, s, exception, info, va);
+    if (fatal)
+        fatal_locked(g, s, exception, info, va);
+    else
+        fault_locked(g, s, exception, info, va);
     return Step::Block;
 }
 
 CsEngine::Step CsEngine::issue_job_locked(Group& g, Stream& s, const Instr& in) {
     lockdep_assert_held(&lock_);
     if (s.in_error) {
-        if (in.progress_inc) s.progress++;
+        if (in.progress_inc)
+            s.progress++;
         return Step::Next;  // RUN_* are no-ops until ERROR_BARRIER
     }
     if (s.jobs >= kMaxJobsPerStream) {
@@ -583,8 +657,10 @@ CsEngine::Step CsEngine::issue_job_locked(Group& g, Stream& s, const Instr& in) 
     default: desc = reg64(s, static_cast<u8>(16 + 2 * in.spd)); break;
     }
     MockShader sh{};
-    if (!mem_read_locked(g, s, desc, &sh, sizeof(sh))) return Step::Block;
-    if (in.progress_inc) s.progress++;
+    if (!mem_read_locked(g, s, desc, &sh, sizeof(sh)))
+        return Step::Block;
+    if (in.progress_inc)
+        s.progress++;
     if (sh.magic != MockShader::kMagic || sh.kind > MockShader::kLastKind)
         return retire_with_locked(g, s, false, DRM_PANTHOR_EXCEPTION_DATA_INVALID_FAULT, desc);
     FaultPlan& fp = gpu_.faults();
@@ -595,14 +671,16 @@ CsEngine::Step CsEngine::issue_job_locked(Group& g, Stream& s, const Instr& in) 
         return retire_with_locked(g, s, true, DRM_PANTHOR_EXCEPTION_CS_UNRECOVERABLE, desc);
     if (const FaultSpec* f = fp.occurrence_locked(FaultKind::CsFault, ~0u, -1, gi, si))
         return retire_with_locked(g, s, false, f->exception, desc);
-    if (fp.occurrence_locked(FaultKind::ShaderHang, ~0u, -1, gi, si)) sh.kind = MockShader::Hang;
+    if (fp.occurrence_locked(FaultKind::ShaderHang, ~0u, -1, gi, si))
+        sh.kind = MockShader::Hang;
     if (const FaultSpec* f = fp.occurrence_locked(FaultKind::MmuFaultAt, ~0u, -1, gi, si)) {
         sh.kind = MockShader::Access;
         sh.addr = f->fault_addr;
     }
     if ((in.opcode == cs::RUN_IDVS || in.opcode == cs::RUN_TILING) && sh.heap_chunks) {
         Step st = Step::Next;
-        if (!heap_take_chunks_locked(g, s, sh.heap_chunks, &st)) return st;
+        if (!heap_take_chunks_locked(g, s, sh.heap_chunks, &st))
+            return st;
     }
     Job j{};
     j.csg = g.slot;

@@ -6,9 +6,9 @@
 // stalls on an MMU fault leaves the heap as it was and the instruction can simply run again.
 #include <vector>
 
+#include "hw/csf/regs/exceptions.h"
 #include "mock_hw/cs_engine.h"
 #include "mock_hw/gpu.h"
-#include "hw/csf/regs/exceptions.h"
 
 namespace mock_hw {
 
@@ -31,14 +31,17 @@ bool CsEngine::heap_take_chunks_locked(Group& g, Stream& s, u32 chunks, Step* st
     }
     *step = Step::Block;
     MockHeapContext hc{};
-    if (!mem_read_locked(g, s, s.heap_ctx, &hc, sizeof(hc))) return false;
+    if (!mem_read_locked(g, s, s.heap_ctx, &hc, sizeof(hc)))
+        return false;
     // Links `chunk` behind the pass's previous one so FINISH_FRAGMENT can walk the pass. Rewriting
     // a link that is already there is harmless, which keeps a re-execution after a stall correct.
     auto take = [&](u64 chunk) REQUIRES(lock_) {
         if (hc.pass_first && (hc.last_chunk & kChunkVaMask) != (chunk & kChunkVaMask)) {
-            if (!mem_write_locked(g, s, hc.last_chunk & kChunkVaMask, &chunk, 8)) return false;
+            if (!mem_write_locked(g, s, hc.last_chunk & kChunkVaMask, &chunk, 8))
+                return false;
         }
-        if (!hc.pass_first) hc.pass_first = chunk;
+        if (!hc.pass_first)
+            hc.pass_first = chunk;
         hc.last_chunk = chunk;
         hc.chunks_used++;
         return true;
@@ -73,16 +76,19 @@ bool CsEngine::heap_take_chunks_locked(Group& g, Stream& s, u32 chunks, Step* st
             s.oom_heap = s.heap_ctx;
             s.block = Block::Oom;
             const u64 out = cs_out(g.slot, s.idx);
-            gpu_.mcu().write_locked(static_cast<u32>(out + offsetof(panthor_fw_cs_output_iface, heap_address)), &s.heap_ctx, 8);
+            gpu_.mcu().write_locked(static_cast<u32>(out + offsetof(panthor_fw_cs_output_iface, heap_address)),
+                                    &s.heap_ctx, 8);
             cs_publish_status_locked(s);
             cs_raise_event_locked(g, s, CS_TILER_OOM);
             return false;
         }
         const u64 chunk = hc.free_chunk;
         u64 next = 0;
-        if (!mem_read_locked(g, s, chunk & kChunkVaMask, &next, 8)) return false;
+        if (!mem_read_locked(g, s, chunk & kChunkVaMask, &next, 8))
+            return false;
         hc.free_chunk = next;
-        if (!take(chunk)) return false;
+        if (!take(chunk))
+            return false;
         need--;
     }
     return mem_write_locked(g, s, s.heap_ctx, &hc, sizeof(hc));
@@ -132,25 +138,34 @@ CsEngine::Step CsEngine::finish_fragment_locked(Group& g, Stream& s, const Instr
     if (first) {
         // The pass's chunks go back to the heap: walk first..last through the chunk headers,
         // then push each onto the free list.
-        if (!s.heap_ctx || !last) return retire_with_locked(g, s, false, DRM_PANTHOR_EXCEPTION_DATA_INVALID_FAULT, s.heap_ctx);
+        if (!s.heap_ctx || !last)
+            return retire_with_locked(g, s, false, DRM_PANTHOR_EXCEPTION_DATA_INVALID_FAULT, s.heap_ctx);
         MockHeapContext hc{};
-        if (!mem_read_locked(g, s, s.heap_ctx, &hc, sizeof(hc))) return Step::Block;
+        if (!mem_read_locked(g, s, s.heap_ctx, &hc, sizeof(hc)))
+            return Step::Block;
         std::vector<u64> range;
         for (u64 c = first;;) {
             range.push_back(c);
-            if ((c & kChunkVaMask) == (last & kChunkVaMask)) break;
-            if (range.size() >= kMaxChunksPerRange) c = 0;
-            else if (!mem_read_locked(g, s, c & kChunkVaMask, &c, 8)) return Step::Block;
-            if (!c) return retire_with_locked(g, s, false, DRM_PANTHOR_EXCEPTION_DATA_INVALID_FAULT, first);
+            if ((c & kChunkVaMask) == (last & kChunkVaMask))
+                break;
+            if (range.size() >= kMaxChunksPerRange)
+                c = 0;
+            else if (!mem_read_locked(g, s, c & kChunkVaMask, &c, 8))
+                return Step::Block;
+            if (!c)
+                return retire_with_locked(g, s, false, DRM_PANTHOR_EXCEPTION_DATA_INVALID_FAULT, first);
         }
         for (u64 c : range) {
-            if (!mem_write_locked(g, s, c & kChunkVaMask, &hc.free_chunk, 8)) return Step::Block;
+            if (!mem_write_locked(g, s, c & kChunkVaMask, &hc.free_chunk, 8))
+                return Step::Block;
             hc.free_chunk = c;
         }
         hc.chunks_used = hc.chunks_used > range.size() ? hc.chunks_used - range.size() : 0;
-        if (!mem_write_locked(g, s, s.heap_ctx, &hc, sizeof(hc))) return Step::Block;
+        if (!mem_write_locked(g, s, s.heap_ctx, &hc, sizeof(hc)))
+            return Step::Block;
     }
-    if (in.inc_frag_end) s.heap_frag_end++;
+    if (in.inc_frag_end)
+        s.heap_frag_end++;
     return Step::Next;
 }
 

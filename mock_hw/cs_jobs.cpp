@@ -27,21 +27,26 @@ void CsEngine::queue_job_locked(Job j) {
     s.sb[j.slot]++;
     s.jobs++;
     jobs_.push_back(j);
-    if (j.uses_core) dispatch_locked();
-    else start_job_locked(jobs_.back());
+    if (j.uses_core)
+        dispatch_locked();
+    else
+        start_job_locked(jobs_.back());
 }
 
 bool CsEngine::may_start_locked(const Job& j, bool* reserve) const {
     lockdep_assert_held(&lock_);
     const Group& g = *groups_[j.csg];
-    if (g.ep_limit[j.ep] && g.running[j.ep] >= g.ep_limit[j.ep]) return false;
+    if (g.ep_limit[j.ep] && g.running[j.ep] >= g.ep_limit[j.ep])
+        return false;
     bool others_running = false, other_exclusive = false;
     for (const auto& o : groups_) {
-        if (o.get() == &g || !o->running[j.ep]) continue;
+        if (o.get() == &g || !o->running[j.ep])
+            continue;
         others_running = true;
         other_exclusive |= o->ep_exclusive[j.ep];
     }
-    if (other_exclusive) return false;
+    if (other_exclusive)
+        return false;
     if (g.ep_exclusive[j.ep] && others_running) {
         *reserve = true;  // wait for the others to drain; nobody else starts this kind meanwhile
         return false;
@@ -67,19 +72,25 @@ u64 CsEngine::busy_ns_locked() const {
 void CsEngine::dispatch_locked() {
     lockdep_assert_held(&lock_);
     const u32 total = cores_total_locked();
-    if (cores_busy_ >= total) return;
+    if (cores_busy_ >= total)
+        return;
     dispatch_order_.clear();
     for (auto& j : jobs_)
-        if (!j.started && j.uses_core && groups_[j.csg]->state == GState::Running) dispatch_order_.push_back(&j);
+        if (!j.started && j.uses_core && groups_[j.csg]->state == GState::Running)
+            dispatch_order_.push_back(&j);
     std::sort(dispatch_order_.begin(), dispatch_order_.end(),
               [](const Job* a, const Job* b) { return a->prio != b->prio ? a->prio > b->prio : a->seq < b->seq; });
     bool reserved[kEpKinds] = {};
     for (Job* j : dispatch_order_) {
-        if (cores_busy_ >= total) break;
-        if (reserved[j->ep]) continue;
+        if (cores_busy_ >= total)
+            break;
+        if (reserved[j->ep])
+            continue;
         bool reserve = false;
-        if (may_start_locked(*j, &reserve)) start_job_locked(*j);
-        else if (reserve) reserved[j->ep] = true;
+        if (may_start_locked(*j, &reserve))
+            start_job_locked(*j);
+        else if (reserve)
+            reserved[j->ep] = true;
     }
 }
 
@@ -97,14 +108,16 @@ void CsEngine::start_job_locked(Job& j) {
             kshim::trace::counter("mock_cores_busy", cores_busy_);
             trace_job_begin_locked(j);
         }
-        if (!g.progress_ev->pending_locked()) rearm_progress_locked(g);
+        if (!g.progress_ev->pending_locked())
+            rearm_progress_locked(g);
     }
     rearm_jobs_locked();
 }
 
 void CsEngine::release_core_locked(Job& j) {
     lockdep_assert_held(&lock_);
-    if (!j.started || !j.uses_core) return;
+    if (!j.started || !j.uses_core)
+        return;
     set_cores_busy_locked(cores_busy_ - 1);
     groups_[j.csg]->running[j.ep]--;
     if (kshim::trace::enabled()) {
@@ -121,7 +134,8 @@ void CsEngine::trace_job_begin_locked(Job& j) {
     lockdep_assert_held(&lock_);
     Stream& s = groups_[j.csg]->cs[j.cs];
     const u32 lane = static_cast<u32>(std::countr_one(s.trace_lanes));
-    if (lane >= 32) return;
+    if (lane >= 32)
+        return;
     s.trace_lanes |= 1u << lane;
     j.trace_lane = static_cast<u8>(lane);
     kshim::trace::begin_on(trace_job_track(j), j.ep == kEpFragment ? "fragment job" : "compute job", "mock_hw");
@@ -129,7 +143,8 @@ void CsEngine::trace_job_begin_locked(Job& j) {
 
 void CsEngine::trace_job_end_locked(Job& j) {
     lockdep_assert_held(&lock_);
-    if (j.trace_lane == kNoTraceLane) return;
+    if (j.trace_lane == kNoTraceLane)
+        return;
     groups_[j.csg]->cs[j.cs].trace_lanes &= ~(1u << j.trace_lane);
     kshim::trace::end_on(trace_job_track(j), j.ep == kEpFragment ? "fragment job" : "compute job", "mock_hw");
     j.trace_lane = kNoTraceLane;
@@ -137,7 +152,8 @@ void CsEngine::trace_job_end_locked(Job& j) {
 
 u32 CsEngine::trace_job_track(const Job& j) {
     std::string name = "csg" + std::to_string(j.csg) + " cs" + std::to_string(j.cs);
-    if (j.trace_lane) name += " #" + std::to_string(j.trace_lane + 1);
+    if (j.trace_lane)
+        name += " #" + std::to_string(j.trace_lane + 1);
     return kshim::trace::track(name);
 }
 
@@ -146,24 +162,31 @@ void CsEngine::rearm_jobs_locked() {
     ktime_t due = 0;
     bool any = false;
     for (auto& j : jobs_) {
-        if (!j.started || j.stalled || j.shader.kind == MockShader::Hang) continue;
-        if (!any || j.end < due) due = j.end, any = true;
+        if (!j.started || j.stalled || j.shader.kind == MockShader::Hang)
+            continue;
+        if (!any || j.end < due)
+            due = j.end, any = true;
     }
-    if (!any) jobs_ev_->cancel_locked();
-    else if (!jobs_ev_->pending_locked() || jobs_ev_->due_locked() != due) jobs_ev_->arm_at_locked(due);
+    if (!any)
+        jobs_ev_->cancel_locked();
+    else if (!jobs_ev_->pending_locked() || jobs_ev_->due_locked() != due)
+        jobs_ev_->arm_at_locked(due);
 }
 
 void CsEngine::jobs_fired_locked() {
     lockdep_assert_held(&lock_);
-    if (!running_) return;
+    if (!running_)
+        return;
     const ktime_t now = kshim::ktime_get();
     for (size_t i = 0; i < jobs_.size();) {
         Job& j = jobs_[i];
         if (j.started && !j.stalled && j.shader.kind != MockShader::Hang && j.end <= now) {
             const size_t before = jobs_.size();
             complete_job_locked(i);
-            if (jobs_.size() == before) i++;  // stalled, kept
-            else i = 0;                       // erased; the vector may have been reshuffled
+            if (jobs_.size() == before)
+                i++;  // stalled, kept
+            else
+                i = 0;  // erased; the vector may have been reshuffled
         } else {
             i++;
         }
@@ -190,14 +213,18 @@ void CsEngine::complete_job_locked(size_t idx) {
             jobs_[idx].stalled = true;  // retried when the AS is updated
             return;
         }
-        if (!r.ok()) bus_fault_locked(g, s, j.shader.addr);
-        else if (j.shader.kind == MockShader::Write) reeval_sync_waits_locked();
+        if (!r.ok())
+            bus_fault_locked(g, s, j.shader.addr);
+        else if (j.shader.kind == MockShader::Write)
+            reeval_sync_waits_locked();
     } else if (j.shader.kind == MockShader::Fault) {
         fault_locked(g, s, static_cast<u32>(j.shader.value), j.shader.addr);
     }
     release_core_locked(j);
-    if (s.sb[j.slot]) s.sb[j.slot]--;
-    if (s.jobs) s.jobs--;
+    if (s.sb[j.slot])
+        s.sb[j.slot]--;
+    if (s.jobs)
+        s.jobs--;
     jobs_done_++;
     jobs_.erase(jobs_.begin() + static_cast<long>(idx));
     g.progress_reported = false;
@@ -212,25 +239,30 @@ void CsEngine::drop_jobs_locked(u32 csg, u32 cs) {
     lockdep_assert_held(&lock_);
     Group& g = *groups_[csg];
     for (size_t i = jobs_.size(); i-- > 0;) {
-        if (jobs_[i].csg != csg || (cs != ~0u && jobs_[i].cs != cs)) continue;
+        if (jobs_[i].csg != csg || (cs != ~0u && jobs_[i].cs != cs))
+            continue;
         release_core_locked(jobs_[i]);
         jobs_.erase(jobs_.begin() + static_cast<long>(i));
     }
     std::erase_if(g.preempted, [&](const Job& j) { return cs == ~0u || j.cs == cs; });
     for (auto& s : g.cs) {
-        if (cs != ~0u && s.idx != cs) continue;
+        if (cs != ~0u && s.idx != cs)
+            continue;
         s.jobs = 0;
         std::fill(std::begin(s.sb), std::end(s.sb), 0u);
     }
-    if (!g.running[kEpCompute] && !g.running[kEpFragment]) g.progress_ev->cancel_locked();
+    if (!g.running[kEpCompute] && !g.running[kEpFragment])
+        g.progress_ev->cancel_locked();
     rearm_jobs_locked();
     dispatch_locked();
 }
 
 void CsEngine::stream_jobs_changed_locked(Group& g, Stream& s) {
     lockdep_assert_held(&lock_);
-    if (s.block == Block::SbWait && !sb_busy(s, s.wait_mask)) s.block = Block::None;
-    if (s.block == Block::Resource && s.jobs < kMaxJobsPerStream) s.block = Block::None;
+    if (s.block == Block::SbWait && !sb_busy(s, s.wait_mask))
+        s.block = Block::None;
+    if (s.block == Block::Resource && s.jobs < kMaxJobsPerStream)
+        s.block = Block::None;
     // A SUSPEND waiting for the group's jobs that cannot be preempted completes csg_suspend
     // after the last of them.
     if (g.state == GState::Suspending && g.pending_state == CSG_STATE_SUSPEND && !g.state_ev->pending_locked() &&

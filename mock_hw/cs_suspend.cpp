@@ -28,7 +28,8 @@ void CsEngine::preempt_group_jobs_locked(Group& g) {
     const ktime_t now = kshim::ktime_get();
     for (size_t i = 0; i < jobs_.size();) {
         Job& j = jobs_[i];
-        const bool preemptible = j.csg == g.slot && j.uses_core && !j.stalled && !(j.started && j.shader.kind == MockShader::Hang);
+        const bool preemptible =
+            j.csg == g.slot && j.uses_core && !j.stalled && !(j.started && j.shader.kind == MockShader::Hang);
         if (!preemptible) {
             i++;
             continue;
@@ -41,7 +42,8 @@ void CsEngine::preempt_group_jobs_locked(Group& g) {
         g.preempted.push_back(j);
         jobs_.erase(jobs_.begin() + static_cast<long>(i));
     }
-    if (!g.running[kEpCompute] && !g.running[kEpFragment]) g.progress_ev->cancel_locked();
+    if (!g.running[kEpCompute] && !g.running[kEpFragment])
+        g.progress_ev->cancel_locked();
     rearm_jobs_locked();
     dispatch_locked();  // the freed cores go to other groups
 }
@@ -93,7 +95,8 @@ void CsEngine::save_group_locked(Group& g) {
         memcpy(sv.regs, s.regs, sizeof(sv.regs));
         // g.preempted is in issue order; a stream never has more than kMaxJobsPerStream jobs.
         for (const Job& j : g.preempted) {
-            if (j.cs != s.idx || sv.njobs >= kMaxJobsPerStream) continue;
+            if (j.cs != s.idx || sv.njobs >= kMaxJobsPerStream)
+                continue;
             SavedJob& sj = sv.jobs[sv.njobs++];
             sj = SavedJob{};
             sj.shader = j.shader;
@@ -115,8 +118,10 @@ void CsEngine::save_group_locked(Group& g) {
 bool CsEngine::read_saved_stream_locked(u32 rec, SavedStream& sv) {
     lockdep_assert_held(&lock_);
     Mcu& mcu = gpu_.mcu();
-    if (!mcu.read_locked(rec, &sv, kSavedFixedSize).ok()) return false;
-    if (sv.njobs > kMaxJobsPerStream) return true;
+    if (!mcu.read_locked(rec, &sv, kSavedFixedSize).ok())
+        return false;
+    if (sv.njobs > kMaxJobsPerStream)
+        return true;
     return mcu.read_locked(rec + kSavedFixedSize, sv.jobs, sv.njobs * sizeof(SavedJob)).ok() &&
            mcu.read_locked(rec + offsetof(SavedStream, checksum), &sv.checksum, sizeof(sv.checksum)).ok();
 }
@@ -136,7 +141,8 @@ bool CsEngine::restore_group_locked(Group& g) {
     if (!ok) {
         // Nothing of a record that failed its checks is trusted, and the group's other streams
         // are reported broken too: drop every job and scoreboard count the records carried.
-        for (auto& s : g.cs) s.jobs = 0, std::fill(std::begin(s.sb), std::end(s.sb), 0u);
+        for (auto& s : g.cs)
+            s.jobs = 0, std::fill(std::begin(s.sb), std::end(s.sb), 0u);
         return false;
     }
     std::sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) { return a.seq < b.seq; });
@@ -163,8 +169,10 @@ bool CsEngine::restore_stream_locked(Group& g, Stream& s, const SavedStream& sv,
             return false;
         per_slot[sj.sb_slot]++;
     }
-    if (memcmp(per_slot, sv.sb, sizeof(per_slot)) != 0) return false;
-    if (!(sv.flags & kSavedStarted)) return sv.njobs == 0;
+    if (memcmp(per_slot, sv.sb, sizeof(per_slot)) != 0)
+        return false;
+    if (!(sv.flags & kSavedStarted))
+        return sv.njobs == 0;
     cs_start_locked(g, s, false);
     s.in_error = sv.flags & kSavedInError;
     s.sync64 = sv.flags & kSavedSync64;
@@ -173,7 +181,8 @@ bool CsEngine::restore_stream_locked(Group& g, Stream& s, const SavedStream& sv,
     s.depth = sv.depth;
     for (u32 i = 0; i < cs::kCallStackDepth; i++) {
         s.frames[i].pc = sv.frames[2 * i];
-        if (i) s.frames[i].end = sv.frames[2 * i + 1];
+        if (i)
+            s.frames[i].end = sv.frames[2 * i + 1];
     }
     refresh_insert_locked(s);
     memcpy(s.sb, sv.sb, sizeof(s.sb));

@@ -34,15 +34,19 @@ const char* fault_kind_name(FaultKind k) {
 
 FaultPlan::FaultPlan(Gpu& gpu) : gpu_(gpu), lock_(gpu.lock()) {
     u64 seed = gpu.config().fault_seed;
-    if (!seed && kshim::Runtime::get()) seed = kshim::Runtime::get()->seed();
+    if (!seed && kshim::Runtime::get())
+        seed = kshim::Runtime::get()->seed();
     rng_state_ = seed ^ 0x9E3779B97F4A7C15ull;
 }
 
-FaultPlan::~FaultPlan() { shutdown(); }
+FaultPlan::~FaultPlan() {
+    shutdown();
+}
 
 void FaultPlan::shutdown() {
     for (auto& e : entries_)
-        if (e->timer) e->timer->shutdown();
+        if (e->timer)
+            e->timer->shutdown();
 }
 
 int FaultPlan::add(const FaultSpec& spec) {
@@ -57,8 +61,10 @@ int FaultPlan::add(const FaultSpec& spec) {
         });
     }
     kshim::SpinGuard g(gpu_.lock());
-    if (e->timer) e->timer->arm_at_locked(spec.trigger.at);
-    if (counts_instructions(spec)) instr_specs_++;
+    if (e->timer)
+        e->timer->arm_at_locked(spec.trigger.at);
+    if (counts_instructions(spec))
+        instr_specs_++;
     entries_.push_back(std::move(e));
     return static_cast<int>(entries_.size() - 1);
 }
@@ -71,7 +77,8 @@ void FaultPlan::clear() {
         instr_specs_ = 0;
     }
     for (auto& e : old)
-        if (e->timer) e->timer->shutdown();
+        if (e->timer)
+            e->timer->shutdown();
 }
 
 u64 FaultPlan::fired(int id) const {
@@ -92,7 +99,8 @@ double FaultPlan::next_random_locked() {
 bool FaultPlan::fires_locked(Entry& e) {
     lockdep_assert_held(&lock_);
     const FaultSpec& s = e.spec;
-    if (s.max_fires && e.fired >= s.max_fires) return false;
+    if (s.max_fires && e.fired >= s.max_fires)
+        return false;
     e.seen++;
     bool fire = false;
     switch (s.trigger.type) {
@@ -101,7 +109,8 @@ bool FaultPlan::fires_locked(Entry& e) {
     case FaultTrigger::Type::Nth: fire = e.seen == s.trigger.nth; break;
     case FaultTrigger::Type::Probability: fire = next_random_locked() < s.trigger.probability; break;
     }
-    if (!fire) return false;
+    if (!fire)
+        return false;
     e.fired++;
     gpu_.trace_instant_locked("fault_injected", fault_kind_name(s.kind));
     return true;
@@ -111,15 +120,24 @@ const FaultSpec* FaultPlan::occurrence_locked(FaultKind kind, u32 bits, int as, 
     lockdep_assert_held(&lock_);
     for (auto& e : entries_) {
         const FaultSpec& s = e->spec;
-        if (s.kind != kind) continue;
-        if ((kind == FaultKind::GlbAckDrop || kind == FaultKind::GlbAckDelay) && !(s.glb_req_mask & bits)) continue;
-        if (kind == FaultKind::AsActiveStuck && s.as >= 0 && s.as != as) continue;
-        if ((kind == FaultKind::CsgAckDrop || kind == FaultKind::CsgAckDelay) && !(s.csg_req_mask & bits)) continue;
-        if (s.csg >= 0 && csg >= 0 && s.csg != csg) continue;
-        if (s.cs >= 0 && cs >= 0 && s.cs != cs) continue;
-        if (counts_instructions(s)) continue;  // cs_instruction_locked counts those
-        if (spontaneous(s) && s.trigger.type == FaultTrigger::Type::AtTime) continue;  // timer-driven
-        if (fires_locked(*e)) return &s;
+        if (s.kind != kind)
+            continue;
+        if ((kind == FaultKind::GlbAckDrop || kind == FaultKind::GlbAckDelay) && !(s.glb_req_mask & bits))
+            continue;
+        if (kind == FaultKind::AsActiveStuck && s.as >= 0 && s.as != as)
+            continue;
+        if ((kind == FaultKind::CsgAckDrop || kind == FaultKind::CsgAckDelay) && !(s.csg_req_mask & bits))
+            continue;
+        if (s.csg >= 0 && csg >= 0 && s.csg != csg)
+            continue;
+        if (s.cs >= 0 && cs >= 0 && s.cs != cs)
+            continue;
+        if (counts_instructions(s))
+            continue;  // cs_instruction_locked counts those
+        if (spontaneous(s) && s.trigger.type == FaultTrigger::Type::AtTime)
+            continue;  // timer-driven
+        if (fires_locked(*e))
+            return &s;
     }
     return nullptr;
 }
@@ -128,9 +146,12 @@ const FaultSpec* FaultPlan::cs_instruction_locked(int csg, int cs) {
     lockdep_assert_held(&lock_);
     for (auto& e : entries_) {
         const FaultSpec& s = e->spec;
-        if (!counts_instructions(s)) continue;
-        if ((s.csg >= 0 && s.csg != csg) || (s.cs >= 0 && s.cs != cs)) continue;
-        if (fires_locked(*e)) return &s;
+        if (!counts_instructions(s))
+            continue;
+        if ((s.csg >= 0 && s.csg != csg) || (s.cs >= 0 && s.cs != cs))
+            continue;
+        if (fires_locked(*e))
+            return &s;
     }
     return nullptr;
 }

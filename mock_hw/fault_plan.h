@@ -37,14 +37,14 @@ enum class FaultKind {
     FlushNeverCompletes,  // CLEAN_CACHES_COMPLETED never raised (FLUSH_CACHES commands)
     SlowPower,            // power transitions take slow_factor times longer (power transitions)
     // The CSG/CS engine. `csg`/`cs` narrow to one slot/stream (-1 = any).
-    CsgAckDrop,           // a CSG request in csg_req_mask (STATE/EP_CFG/STATUS_UPDATE) is never acked (CSG requests)
-    CsgAckDelay,          // ...is acked `delay` late (CSG requests)
-    CsgWrongState,        // a STATE request is acked with `wrong_state` instead (CSG state requests)
-    CsFatal,              // CS_FATAL with `exception` on the stream (cs_event; AtTime + RunIssue: spontaneous)
-    CsFault,              // CS_FAULT with `exception` on the stream (cs_event; AtTime + RunIssue: spontaneous)
-    CsUnrecoverable,      // CS_FATAL CS_UNRECOVERABLE (cs_event; AtTime + RunIssue: spontaneous)
-    ShaderHang,           // the job never completes (RUN_* issues)
-    MmuFaultAt,           // the job accesses fault_addr in the group's AS when it completes (RUN_* issues)
+    CsgAckDrop,             // a CSG request in csg_req_mask (STATE/EP_CFG/STATUS_UPDATE) is never acked (CSG requests)
+    CsgAckDelay,            // ...is acked `delay` late (CSG requests)
+    CsgWrongState,          // a STATE request is acked with `wrong_state` instead (CSG state requests)
+    CsFatal,                // CS_FATAL with `exception` on the stream (cs_event; AtTime + RunIssue: spontaneous)
+    CsFault,                // CS_FAULT with `exception` on the stream (cs_event; AtTime + RunIssue: spontaneous)
+    CsUnrecoverable,        // CS_FATAL CS_UNRECOVERABLE (cs_event; AtTime + RunIssue: spontaneous)
+    ShaderHang,             // the job never completes (RUN_* issues)
+    MmuFaultAt,             // the job accesses fault_addr in the group's AS when it completes (RUN_* issues)
     SuspendNeverCompletes,  // a SUSPEND is never acked (CSG SUSPEND requests)
     CorruptSuspendBuffer,   // the suspend buffer written by a SUSPEND is corrupted (CSG SUSPEND completions)
 };
@@ -76,9 +76,9 @@ enum class CsFaultEvent { RunIssue, Instruction };
 struct FaultSpec {
     FaultKind kind = FaultKind::GpuFault;
     FaultTrigger trigger;
-    u32 glb_req_mask = ~0u;  // GlbAckDrop / GlbAckDelay
-    ktime_t delay = 0;       // GlbAckDelay
-    u32 halt_status = 0x4E;  // McuFatal (GLB_HALT_STATUS_PANIC)
+    u32 glb_req_mask = ~0u;   // GlbAckDrop / GlbAckDelay
+    ktime_t delay = 0;        // GlbAckDelay
+    u32 halt_status = 0x4E;   // McuFatal (GLB_HALT_STATUS_PANIC)
     u32 fault_status = 0x80;  // GpuFault (GPU_BUS_FAULT)
     u64 fault_addr = 0;       // GpuFault
     int as = -1;              // AsActiveStuck
@@ -112,7 +112,10 @@ public:
     // cs_event = Instruction that fires for it, or nullptr.
     const FaultSpec* cs_instruction_locked(int csg, int cs);
     // Whether any spec counts instructions (the engine skips the per-instruction call otherwise).
-    bool counts_instructions_locked() const { lockdep_assert_held(&lock_); return instr_specs_ != 0; }
+    bool counts_instructions_locked() const {
+        lockdep_assert_held(&lock_);
+        return instr_specs_ != 0;
+    }
     // Stops the timers (Gpu destructor, without the lock).
     void shutdown();
 
@@ -126,17 +129,21 @@ private:
     static bool cs_exception(FaultKind k) {
         return k == FaultKind::CsFatal || k == FaultKind::CsFault || k == FaultKind::CsUnrecoverable;
     }
-    static bool counts_instructions(const FaultSpec& s) { return cs_exception(s.kind) && s.cs_event == CsFaultEvent::Instruction; }
+    static bool counts_instructions(const FaultSpec& s) {
+        return cs_exception(s.kind) && s.cs_event == CsFaultEvent::Instruction;
+    }
     static bool spontaneous(const FaultSpec& s) {
-        if (counts_instructions(s)) return false;
-        return s.kind == FaultKind::FwHang || s.kind == FaultKind::McuFatal || s.kind == FaultKind::GpuFault || cs_exception(s.kind);
+        if (counts_instructions(s))
+            return false;
+        return s.kind == FaultKind::FwHang || s.kind == FaultKind::McuFatal || s.kind == FaultKind::GpuFault ||
+               cs_exception(s.kind);
     }
     // One occurrence counted against e; true if its trigger fires for it.
     bool fires_locked(Entry& e) REQUIRES(lock_);
     double next_random_locked() REQUIRES(lock_);
 
     Gpu& gpu_;
-    kshim::SpinLock& lock_;  // gpu_.lock(): every _locked method asserts it
+    kshim::SpinLock& lock_;                        // gpu_.lock(): every _locked method asserts it
     std::vector<std::unique_ptr<Entry>> entries_;  // under the Gpu lock
     u32 instr_specs_ = 0;                          // entries that count instructions (Gpu lock)
     u64 rng_state_;

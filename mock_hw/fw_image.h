@@ -20,8 +20,8 @@ struct FwSection {
     std::string name;
     u32 flags = 0;  // CSF_FW_BINARY_IFACE_ENTRY_*
     u32 va_start = 0;
-    u32 va_end = 0;         // exclusive
-    std::vector<u8> data;   // initial contents (may be shorter than the section: ZERO fills)
+    u32 va_end = 0;        // exclusive
+    std::vector<u8> data;  // initial contents (may be shorter than the section: ZERO fills)
 };
 
 // An entry the reader does not interpret (CONFIG, TRACE_BUFFER...): kept for round trips.

@@ -1,15 +1,15 @@
 // The mock Mali-G610: composition and MMIO address decode (see gpu.h).
 #include "mock_hw/gpu.h"
 
-#include <cstdarg>
 #include <algorithm>
+#include <cstdarg>
 #include <cstdio>
 
-#include "kernel_shim/cputime.h"
-#include "kernel_shim/trace.h"
 #include "hw/csf/regs/csf_regs.h"
 #include "hw/csf/regs/gpu_regs.h"
 #include "hw/csf/regs/job_regs.h"
+#include "kernel_shim/cputime.h"
+#include "kernel_shim/trace.h"
 
 namespace mock_hw {
 
@@ -26,20 +26,24 @@ Gpu::Gpu(GpuConfig cfg) : cfg_(std::move(cfg)) {
     mcu_->set_engine(engine_.get());
     mmu_->set_update_listener([this](u32 as) { engine_->as_updated_locked(as); });
 
-    user_bank_.add(CSF_GPU_LATEST_FLUSH_ID,
-                   RegDecl{.name = "CSF_GPU_LATEST_FLUSH_ID", .on_read = [this] { return control_->latest_flush_id_locked(); }});
+    user_bank_.add(CSF_GPU_LATEST_FLUSH_ID, RegDecl{.name = "CSF_GPU_LATEST_FLUSH_ID",
+                                                    .on_read = [this] { return control_->latest_flush_id_locked(); }});
     for (u32 i = 0; i < cfg_.doorbell_count; i++) {
         // Any write rings (panthor writes 1).
-        doorbell_bank_.add(CSF_DOORBELL(i), RegDecl{.name = "CSF_DOORBELL", .write_only = true, .on_write = [this, i](u32) {
-                                                        if (i == CSF_GLB_DOORBELL_ID) mcu_->glb_doorbell_locked();
-                                                        else mcu_->user_doorbell_locked(i);
-                                                    }});
+        doorbell_bank_.add(CSF_DOORBELL(i),
+                           RegDecl{.name = "CSF_DOORBELL", .write_only = true, .on_write = [this, i](u32) {
+                                       if (i == CSF_GLB_DOORBELL_ID)
+                                           mcu_->glb_doorbell_locked();
+                                       else
+                                           mcu_->user_doorbell_locked(i);
+                                   }});
     }
 }
 
 Gpu::~Gpu() {
     faults_->shutdown();
-    for (HwEvent* ev : events_) ev->shutdown();
+    for (HwEvent* ev : events_)
+        ev->shutdown();
 }
 
 std::unique_ptr<HwEvent> Gpu::make_event(const char* name, std::function<void()> fn) {
@@ -49,12 +53,18 @@ std::unique_ptr<HwEvent> Gpu::make_event(const char* name, std::function<void()>
 }
 
 RegisterBank* Gpu::decode(u32 off) {
-    if (off & 3) return nullptr;
-    if (off < GPU_CONTROL_SIZE) return &control_->bank();
-    if (off < 0x2000) return &job_bank_;
-    if (off < 0x3000) return &mmu_->bank();
-    if (off >= CSF_USER_PAGE_BASE && off < CSF_USER_PAGE_BASE + CSF_USER_PAGE_SIZE) return &user_bank_;
-    if (off >= CSF_DOORBELL_BASE && off < CSF_DOORBELL(cfg_.doorbell_count)) return &doorbell_bank_;
+    if (off & 3)
+        return nullptr;
+    if (off < GPU_CONTROL_SIZE)
+        return &control_->bank();
+    if (off < 0x2000)
+        return &job_bank_;
+    if (off < 0x3000)
+        return &mmu_->bank();
+    if (off >= CSF_USER_PAGE_BASE && off < CSF_USER_PAGE_BASE + CSF_USER_PAGE_SIZE)
+        return &user_bank_;
+    if (off >= CSF_DOORBELL_BASE && off < CSF_DOORBELL(cfg_.doorbell_count))
+        return &doorbell_bank_;
     return nullptr;
 }
 
@@ -64,7 +74,8 @@ u32 Gpu::read32(u32 off) {
     kshim::CpuAccountScope hw(kshim::CpuAccount::Hardware);
     kshim::SpinGuard g(lock_);
     if (RegisterBank* b = decode(off))
-        if (auto v = b->read(off)) return *v;
+        if (auto v = b->read(off))
+            return *v;
     unknown_++;
     log_once_locked(off, "read of unknown register %#x (reads 0)", off);
     return 0;
@@ -75,11 +86,11 @@ void Gpu::write32(u32 off, u32 value) {
     kshim::SpinGuard g(lock_);
     RegisterBank* b = decode(off);
     switch (b ? b->write(off, value) : RegisterBank::WriteResult::Unknown) {
-    case RegisterBank::WriteResult::Ok:
-        return;
+    case RegisterBank::WriteResult::Ok: return;
     case RegisterBank::WriteResult::ReadOnly:
         ro_writes_++;
-        log_once_locked(0x80000000u | off, "write %#x to read-only register %s (%#x) ignored", value, b->reg_name(off), off);
+        log_once_locked(0x80000000u | off, "write %#x to read-only register %s (%#x) ignored", value, b->reg_name(off),
+                        off);
         return;
     case RegisterBank::WriteResult::Unknown:
         unknown_++;
@@ -136,7 +147,8 @@ void Gpu::inject_locked(const FaultSpec& spec) {
 
 void Gpu::log_once_locked(u32 key, const char* fmt, ...) {
     lockdep_assert_held(&lock_);
-    if (!logged_.insert(key).second) return;
+    if (!logged_.insert(key).second)
+        return;
     char buf[256];
     va_list ap;
     va_start(ap, fmt);
@@ -147,7 +159,8 @@ void Gpu::log_once_locked(u32 key, const char* fmt, ...) {
 
 void Gpu::trace_instant_locked(const char* name, const char* what) {
     lockdep_assert_held(&lock_);
-    if (!kshim::trace::enabled()) return;
+    if (!kshim::trace::enabled())
+        return;
     kshim::trace::instant(name, "mock_hw", std::string("{\"what\":\"") + what + "\"}");
 }
 

@@ -83,7 +83,7 @@ private:
     kshim::IrqLine irq_job_{"job", 1};
     kshim::IrqLine irq_mmu_{"mmu", 2};
     kshim::IrqLine irq_gpu_{"gpu", 3};
-    std::vector<HwEvent*> events_;  // every HwEvent made by make_event
+    std::vector<HwEvent*> events_;            // every HwEvent made by make_event
     std::set<u32> logged_ GUARDED_BY(lock_);  // log_once keys
     std::atomic<u64> ro_writes_{0}, unknown_{0};
 

@@ -1,11 +1,11 @@
 // The GPU_CONTROL block: identity, GPU IRQ, GPU_CMD, status, counters, coherency (see gpu_control.h).
 #include "mock_hw/gpu_control.h"
 
+#include "hw/csf/regs/exceptions.h"
+#include "hw/csf/regs/gpu_regs.h"
 #include "kernel_shim/log.h"
 #include "kernel_shim/runtime.h"
 #include "mock_hw/gpu.h"
-#include "hw/csf/regs/exceptions.h"
-#include "hw/csf/regs/gpu_regs.h"
 
 namespace mock_hw {
 
@@ -17,7 +17,8 @@ u64 ns_to_ticks(ktime_t ns, u64 hz) {
 }
 }  // namespace
 
-GpuControl::GpuControl(Gpu& gpu, kshim::IrqLine& line) : gpu_(gpu), lock_(gpu.lock()), irq_(bank_, GPU_INT_BASE, line, gpu.lock(), "GPU_INT") {
+GpuControl::GpuControl(Gpu& gpu, kshim::IrqLine& line)
+    : gpu_(gpu), lock_(gpu.lock()), irq_(bank_, GPU_INT_BASE, line, gpu.lock(), "GPU_INT") {
     const GpuIdentity& id = gpu.config().id;
     auto ro = [this](u32 off, const char* name, u32 v) { bank_.add(off, RegDecl{.name = name, .reset = v}); };
     auto ro64 = [this](u32 off, const char* name, u64 v) { bank_.add64(off, name, v); };
@@ -29,7 +30,8 @@ GpuControl::GpuControl(Gpu& gpu, kshim::IrqLine& line) : gpu_(gpu), lock_(gpu.lo
     ro(GPU_MMU_FEATURES, "GPU_MMU_FEATURES", id.mmu_features);
     ro(GPU_AS_PRESENT, "GPU_AS_PRESENT", id.as_present);
     ro(GPU_CSF_ID, "GPU_CSF_ID", id.csf_id);
-    bank_.add(GPU_CMD, RegDecl{.name = "GPU_CMD", .write_only = true, .on_write = [this](u32 v) { command_locked(v); }});
+    bank_.add(GPU_CMD,
+              RegDecl{.name = "GPU_CMD", .write_only = true, .on_write = [this](u32 v) { command_locked(v); }});
     bank_.add(GPU_STATUS, RegDecl{.name = "GPU_STATUS", .on_read = [this] { return status_locked(); }});
     ro(GPU_FAULT_STATUS, "GPU_FAULT_STATUS", 0);
     ro64(GPU_FAULT_ADDR, "GPU_FAULT_ADDR", 0);
@@ -40,24 +42,32 @@ GpuControl::GpuControl(Gpu& gpu, kshim::IrqLine& line) : gpu_(gpu), lock_(gpu.lo
     bank_.add(GPU_PWR_OVERRIDE1, RegDecl{.name = "GPU_PWR_OVERRIDE1", .writable = ~0u});
     ro64(GPU_FEATURES, "GPU_FEATURES", id.gpu_features);
     bank_.add64(GPU_TIMESTAMP_OFFSET, "GPU_TIMESTAMP_OFFSET", 0, ~0ull);
-    bank_.add(GPU_CYCLE_COUNT_LO, RegDecl{.name = "GPU_CYCLE_COUNT_LO", .on_read = [this] { return static_cast<u32>(cycle_count_locked()); }});
-    bank_.add(GPU_CYCLE_COUNT_HI, RegDecl{.name = "GPU_CYCLE_COUNT_HI", .on_read = [this] { return static_cast<u32>(cycle_count_locked() >> 32); }});
-    bank_.add(GPU_TIMESTAMP_LO, RegDecl{.name = "GPU_TIMESTAMP_LO", .on_read = [this] { return static_cast<u32>(timestamp_locked()); }});
-    bank_.add(GPU_TIMESTAMP_HI, RegDecl{.name = "GPU_TIMESTAMP_HI", .on_read = [this] { return static_cast<u32>(timestamp_locked() >> 32); }});
+    bank_.add(GPU_CYCLE_COUNT_LO, RegDecl{.name = "GPU_CYCLE_COUNT_LO",
+                                          .on_read = [this] { return static_cast<u32>(cycle_count_locked()); }});
+    bank_.add(GPU_CYCLE_COUNT_HI, RegDecl{.name = "GPU_CYCLE_COUNT_HI",
+                                          .on_read = [this] { return static_cast<u32>(cycle_count_locked() >> 32); }});
+    bank_.add(GPU_TIMESTAMP_LO,
+              RegDecl{.name = "GPU_TIMESTAMP_LO", .on_read = [this] { return static_cast<u32>(timestamp_locked()); }});
+    bank_.add(GPU_TIMESTAMP_HI, RegDecl{.name = "GPU_TIMESTAMP_HI",
+                                        .on_read = [this] { return static_cast<u32>(timestamp_locked() >> 32); }});
     ro(GPU_THREAD_MAX_THREADS, "GPU_THREAD_MAX_THREADS", id.thread_max_threads);
     ro(GPU_THREAD_MAX_WORKGROUP_SIZE, "GPU_THREAD_MAX_WORKGROUP_SIZE", id.thread_max_workgroup_size);
     ro(GPU_THREAD_MAX_BARRIER_SIZE, "GPU_THREAD_MAX_BARRIER_SIZE", id.thread_max_barrier_size);
     ro(GPU_THREAD_FEATURES, "GPU_THREAD_FEATURES", id.thread_features);
-    for (u32 n = 0; n < 4; n++) ro(GPU_TEXTURE_FEATURES(n), "GPU_TEXTURE_FEATURES", id.texture_features[n]);
+    for (u32 n = 0; n < 4; n++)
+        ro(GPU_TEXTURE_FEATURES(n), "GPU_TEXTURE_FEATURES", id.texture_features[n]);
     ro64(GPU_SHADER_PRESENT, "GPU_SHADER_PRESENT", id.shader_present);
     ro64(GPU_TILER_PRESENT, "GPU_TILER_PRESENT", id.tiler_present);
     ro64(GPU_L2_PRESENT, "GPU_L2_PRESENT", id.l2_present);
     ro(GPU_REVID, "GPU_REVID", id.revid);
-    for (u32 n = 0; n < 3; n++) bank_.add(GPU_ASN_HASH(n), RegDecl{.name = "GPU_ASN_HASH", .writable = ~0u});
+    for (u32 n = 0; n < 3; n++)
+        bank_.add(GPU_ASN_HASH(n), RegDecl{.name = "GPU_ASN_HASH", .writable = ~0u});
     ro(GPU_COHERENCY_FEATURES, "GPU_COHERENCY_FEATURES", id.coherency_features);
-    bank_.add(GPU_COHERENCY_PROTOCOL, RegDecl{.name = "GPU_COHERENCY_PROTOCOL", .reset = GPU_COHERENCY_NONE, .writable = ~0u});
-    bank_.add(MCU_CONTROL, RegDecl{.name = "MCU_CONTROL", .writable = 0x3,
-                                   .on_write = [this](u32 v) { gpu_.mcu().control_write_locked(v & 0x3); }});
+    bank_.add(GPU_COHERENCY_PROTOCOL,
+              RegDecl{.name = "GPU_COHERENCY_PROTOCOL", .reset = GPU_COHERENCY_NONE, .writable = ~0u});
+    bank_.add(MCU_CONTROL, RegDecl{.name = "MCU_CONTROL", .writable = 0x3, .on_write = [this](u32 v) {
+                                       gpu_.mcu().control_write_locked(v & 0x3);
+                                   }});
     bank_.add(MCU_STATUS, RegDecl{.name = "MCU_STATUS", .on_read = [this] { return gpu_.mcu().status_locked(); }});
 
     reset_ev_ = gpu.make_event("mock_hw reset", [this] { gpu_.reset_locked(); });
@@ -67,9 +77,12 @@ GpuControl::GpuControl(Gpu& gpu, kshim::IrqLine& line) : gpu_(gpu), lock_(gpu.lo
 u32 GpuControl::status_locked() const {
     lockdep_assert_held(&lock_);
     u32 s = 0;
-    if (gpu_.mcu().busy_locked()) s |= GPU_STATUS_ACTIVE;
-    if (gpu_.power().any_transition_locked()) s |= GPU_STATUS_PWR_ACTIVE;
-    if (gpu_.mmu().irq().rawstat_locked() & 0xFFFF) s |= GPU_STATUS_PAGE_FAULT;
+    if (gpu_.mcu().busy_locked())
+        s |= GPU_STATUS_ACTIVE;
+    if (gpu_.power().any_transition_locked())
+        s |= GPU_STATUS_PWR_ACTIVE;
+    if (gpu_.mmu().irq().rawstat_locked() & 0xFFFF)
+        s |= GPU_STATUS_PAGE_FAULT;
     return s;
 }
 
@@ -81,8 +94,7 @@ void GpuControl::command_locked(u32 cmd) {
     const u32 type = cmd & GPU_CMD_TYPE_MASK;
     const u32 payload = cmd >> 8;
     switch (type) {
-    case CMD_NOP:
-        break;
+    case CMD_NOP: break;
     case CMD_RESET: {
         gpu_.trace_instant_locked("gpu_reset_start", payload == RESET_HARD ? "hard" : "soft");
         // Nothing else runs meanwhile: pending hardware effects are dropped at the end (reset).
@@ -94,8 +106,7 @@ void GpuControl::command_locked(u32 cmd) {
         reset_ev_->arm_locked(payload == RESET_HARD ? lat.hard_reset : lat.soft_reset);
         break;
     }
-    case CMD_PRFCNT:
-        break;  // performance counters are not modelled
+    case CMD_PRFCNT: break;  // performance counters are not modelled
     case CMD_TIME:
         cc_cmd_ = payload != 0;
         update_cycle_counter_locked();
@@ -112,9 +123,7 @@ void GpuControl::command_locked(u32 cmd) {
         bank_.set(GPU_FAULT_STATUS, 0);
         bank_.set64(GPU_FAULT_ADDR, 0);
         break;
-    default:
-        gpu_.log_once_locked(0x30000 | type, "GPU_CMD type %#x not modelled (ignored)", type);
-        break;
+    default: gpu_.log_once_locked(0x30000 | type, "GPU_CMD type %#x not modelled (ignored)", type); break;
     }
 }
 
@@ -152,7 +161,8 @@ void GpuControl::set_mcu_running_locked(bool on) {
 void GpuControl::update_cycle_counter_locked() {
     lockdep_assert_held(&lock_);
     bool run = cc_cmd_ || cc_fw_ || cc_mcu_;
-    if (run == cc_running_) return;
+    if (run == cc_running_)
+        return;
     cc_base_ = cycle_count_locked();
     cc_since_ = kshim::ktime_get();
     cc_running_ = run;
@@ -160,7 +170,8 @@ void GpuControl::update_cycle_counter_locked() {
 
 u64 GpuControl::cycle_count_locked() const {
     lockdep_assert_held(&lock_);
-    if (!cc_running_) return cc_base_;
+    if (!cc_running_)
+        return cc_base_;
     return cc_base_ + ns_to_ticks(kshim::ktime_get() - cc_since_, gpu_.config().gpu_clock_hz);
 }
 

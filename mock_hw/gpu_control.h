@@ -29,11 +29,15 @@ public:
     void set_mcu_running_locked(bool on);
     u64 cycle_count_locked() const;
     u64 timestamp_locked() const;
-    u32 latest_flush_id_locked() const { lockdep_assert_held(&lock_); return flush_id_; }
+    u32 latest_flush_id_locked() const {
+        lockdep_assert_held(&lock_);
+        return flush_id_;
+    }
     // A command stream's FLUSH_CACHE2 completed; an L2 clean+invalidate advances the flush ID.
     void cs_flush_done_locked(bool l2_clean_invalidate) {
         lockdep_assert_held(&lock_);
-        if (l2_clean_invalidate) flush_id_ = (flush_id_ + 1) & 0xFFFFFF;
+        if (l2_clean_invalidate)
+            flush_id_ = (flush_id_ + 1) & 0xFFFFFF;
     }
     bool reset_pending_locked() const {
         lockdep_assert_held(&lock_);

@@ -11,7 +11,9 @@ HwEvent::HwEvent(kshim::SpinLock& lock, const char* name, std::function<void()> 
     ev_.account = kshim::CpuAccount::Hardware;
 }
 
-HwEvent::~HwEvent() { shutdown(); }
+HwEvent::~HwEvent() {
+    shutdown();
+}
 
 void HwEvent::arm_locked(ktime_t delay) {
     lockdep_assert_held(&lock_);
@@ -20,7 +22,8 @@ void HwEvent::arm_locked(ktime_t delay) {
 
 void HwEvent::arm_at_locked(ktime_t when) {
     lockdep_assert_held(&lock_);
-    if (dead_) return;
+    if (dead_)
+        return;
     armed_ = true;
     due_ = when;
     kshim::backend().timer_arm(&ev_, when);
@@ -28,7 +31,8 @@ void HwEvent::arm_at_locked(ktime_t when) {
 
 void HwEvent::cancel_locked() {
     lockdep_assert_held(&lock_);
-    if (!armed_) return;
+    if (!armed_)
+        return;
     armed_ = false;
     kshim::backend().timer_cancel(&ev_);
 }
@@ -46,7 +50,8 @@ void HwEvent::shutdown() {
 void HwEvent::fire(kshim::TimerEvent* ev, kshim::u64) {
     auto* self = static_cast<HwEvent*>(ev->owner);
     kshim::SpinGuard g(self->lock_);
-    if (!self->armed_ || self->dead_ || kshim::ktime_get() < self->due_) return;
+    if (!self->armed_ || self->dead_ || kshim::ktime_get() < self->due_)
+        return;
     self->armed_ = false;
     self->fn_();
 }

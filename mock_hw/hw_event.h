@@ -23,8 +23,14 @@ public:
     void arm_locked(ktime_t delay);
     void arm_at_locked(ktime_t when);
     void cancel_locked();
-    bool pending_locked() const { lockdep_assert_held(&lock_); return armed_; }
-    ktime_t due_locked() const { lockdep_assert_held(&lock_); return due_; }
+    bool pending_locked() const {
+        lockdep_assert_held(&lock_);
+        return armed_;
+    }
+    ktime_t due_locked() const {
+        lockdep_assert_held(&lock_);
+        return due_;
+    }
     // Without the lock held: cancels and waits until a concurrently running callback is done
     // (real mode). Called from the Gpu's destructor.
     void shutdown();

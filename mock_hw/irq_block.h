@@ -21,11 +21,23 @@ public:
     // and takes the Gpu lock itself, so nothing re-enters.
     void raise_locked(u32 bits);
     void clear_locked(u32 bits);
-    u32 rawstat_locked() const { lockdep_assert_held(&lock_); return bank_.get(base_); }
-    u32 mask_locked() const { lockdep_assert_held(&lock_); return bank_.get(base_ + 8); }
-    u32 stat_locked() const { lockdep_assert_held(&lock_); return rawstat_locked() & mask_locked(); }
+    u32 rawstat_locked() const {
+        lockdep_assert_held(&lock_);
+        return bank_.get(base_);
+    }
+    u32 mask_locked() const {
+        lockdep_assert_held(&lock_);
+        return bank_.get(base_ + 8);
+    }
+    u32 stat_locked() const {
+        lockdep_assert_held(&lock_);
+        return rawstat_locked() & mask_locked();
+    }
     // After a reset (RAWSTAT cleared by the bank reset) or a poke: drive the line to match.
-    void resync_locked() { lockdep_assert_held(&lock_); update_line_locked(); }
+    void resync_locked() {
+        lockdep_assert_held(&lock_);
+        update_line_locked();
+    }
     // How many times the line changed level (asserted + deasserted).
     u64 line_toggles() const { return toggles_; }
 

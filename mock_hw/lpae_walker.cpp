@@ -9,16 +9,16 @@
 
 #include <cstring>
 
-#include "kernel_shim/page_alloc.h"
 #include "hw/csf/regs/exceptions.h"
 #include "hw/csf/regs/mmu_regs.h"
+#include "kernel_shim/page_alloc.h"
 
 namespace mock_hw {
 
 namespace {
 
 constexpr u64 kDescValid = 1ull << 0;
-constexpr u64 kDescTable = 1ull << 1;  // with valid: table (L0-2) / page (L3); clear: block
+constexpr u64 kDescTable = 1ull << 1;             // with valid: table (L0-2) / page (L3); clear: block
 constexpr u64 kAddrMask = 0x0000FFFFFFFFF000ull;  // bits [47:12]
 constexpr u64 kApRdonly = 1ull << 7;
 constexpr u64 kAf = 1ull << 10;
@@ -33,7 +33,8 @@ WalkResult fail(u8 exc) {
 }
 
 bool read_desc(u64 pa, u64* out) {
-    if (!kshim::phys_range_valid(pa, 8)) return false;
+    if (!kshim::phys_range_valid(pa, 8))
+        return false;
     std::memcpy(out, kshim::phys_to_virt(pa), 8);
     return true;
 }
@@ -43,8 +44,10 @@ bool read_desc(u64 pa, u64* out) {
 u32 input_bits(const AsConfig& cfg) {
     u32 ina = panthor::AS_TRANSCFG_INA_BITS_GET(cfg.transcfg);
     u32 bits = 55 - ina;
-    if (bits > 48) bits = 48;
-    if (bits < 25) bits = 25;
+    if (bits > 48)
+        bits = 48;
+    if (bits < 25)
+        bits = 25;
     return bits;
 }
 
@@ -54,7 +57,8 @@ WalkResult lpae_walk(const AsConfig& cfg, u64 va) {
     const u64 pa_limit = cfg.pa_bits >= 64 ? ~0ull : (1ull << cfg.pa_bits);
 
     if (mode == AS_TRANSCFG_ADRMODE_IDENTITY) {
-        if (va >= pa_limit) return fail(DRM_PANTHOR_EXCEPTION_ADDR_SIZE_FAULT_OUT0);
+        if (va >= pa_limit)
+            return fail(DRM_PANTHOR_EXCEPTION_ADDR_SIZE_FAULT_OUT0);
         WalkResult r;
         r.ok = true;
         r.t.va_base = 0;
@@ -69,14 +73,16 @@ WalkResult lpae_walk(const AsConfig& cfg, u64 va) {
     }
 
     const u32 ia = input_bits(cfg);
-    if (ia < 64 && (va >> ia) != 0) return fail(DRM_PANTHOR_EXCEPTION_ADDR_SIZE_FAULT_IN);
+    if (ia < 64 && (va >> ia) != 0)
+        return fail(DRM_PANTHOR_EXCEPTION_ADDR_SIZE_FAULT_IN);
 
     // 9 bits resolved per level below a 12-bit page offset: the walk starts at the level whose
     // index field contains bit ia-1 (D8.2.6, "initial lookup level").
     const int start_level = ia > 39 ? 0 : ia > 30 ? 1 : 2;
     int level = start_level;
     u64 table = cfg.transtab & kAddrMask;
-    if (table >= pa_limit) return fail(DRM_PANTHOR_EXCEPTION_ADDR_SIZE_FAULT_OUT0);
+    if (table >= pa_limit)
+        return fail(DRM_PANTHOR_EXCEPTION_ADDR_SIZE_FAULT_OUT0);
 
     bool hier_ro = false, hier_xn = false;
     const bool hier = !(cfg.transcfg & AS_TRANSCFG_DISABLE_HIER_AP);
@@ -96,12 +102,14 @@ WalkResult lpae_walk(const AsConfig& cfg, u64 va) {
             r.bus_addr = desc_pa;
             return r;
         }
-        if (!(desc & kDescValid)) return fail(static_cast<u8>(DRM_PANTHOR_EXCEPTION_TRANSLATION_FAULT_0 + level));
+        if (!(desc & kDescValid))
+            return fail(static_cast<u8>(DRM_PANTHOR_EXCEPTION_TRANSLATION_FAULT_0 + level));
 
         const bool is_table_or_page = desc & kDescTable;
         if (level < 3 && is_table_or_page) {
             const u64 next = desc & kAddrMask;
-            if (next >= pa_limit) return fail(static_cast<u8>(DRM_PANTHOR_EXCEPTION_ADDR_SIZE_FAULT_OUT0 + level));
+            if (next >= pa_limit)
+                return fail(static_cast<u8>(DRM_PANTHOR_EXCEPTION_ADDR_SIZE_FAULT_OUT0 + level));
             if (hier) {
                 hier_ro |= (desc & kApTableNoWrite) != 0;
                 hier_xn |= (desc & kUxnTable) != 0;

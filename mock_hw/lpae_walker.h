@@ -3,9 +3,9 @@
 // Written from the architecture description, independently of kernel_shim/iommu, so the two
 // check each other. No TLB here (see tlb.h) and no locking: pure functions of memory + config.
 #pragma once
-#include "kernel_shim/types.h"
 #include "hw/csf/regs/exceptions.h"
 #include "hw/csf/regs/mmu_regs.h"
+#include "kernel_shim/types.h"
 
 namespace mock_hw {
 
@@ -55,11 +55,9 @@ WalkResult lpae_walk(const AsConfig& cfg, u64 va);
 inline u8 check_permission(const AsConfig& cfg, const Translation& t, Access acc) {
     const u8 perm = static_cast<u8>(panthor::DRM_PANTHOR_EXCEPTION_PERM_FAULT_0 + t.level);
     switch (acc) {
-    case Access::Read:
-        return 0;
+    case Access::Read: return 0;
     case Access::Write:
-    case Access::Atomic:
-        return t.read_only ? perm : 0;
+    case Access::Atomic: return t.read_only ? perm : 0;
     case Access::Execute: {
         // WXN: writable memory is never executable.
         const bool wxn = (cfg.transcfg & panthor::AS_TRANSCFG_WXN) && !t.read_only;

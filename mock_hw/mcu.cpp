@@ -11,11 +11,11 @@
 #include <cstring>
 #include <string>
 
+#include "hw/csf/regs/gpu_regs.h"
+#include "hw/csf/regs/job_regs.h"
 #include "kernel_shim/trace.h"
 #include "mock_hw/fw_image.h"
 #include "mock_hw/gpu.h"
-#include "hw/csf/regs/gpu_regs.h"
-#include "hw/csf/regs/job_regs.h"
 
 namespace mock_hw {
 
@@ -31,7 +31,8 @@ Mcu::Mcu(Gpu& gpu) : gpu_(gpu), lock_(gpu.lock()) {
     delayed_ack_ev_ = gpu.make_event("mock_hw GLB delayed ack", [this] { delayed_ack_locked(); });
     idle_ev_ = gpu.make_event("mock_hw GLB idle", [this] { idle_timer_fired_locked(); });
     poweroff_ev_ = gpu.make_event("mock_hw poweroff", [this] { poweroff_timer_fired_locked(); });
-    if (kshim::trace::enabled()) track_ = kshim::trace::track("MCU");
+    if (kshim::trace::enabled())
+        track_ = kshim::trace::track("MCU");
 }
 
 MemResult Mcu::read_locked(u32 va, void* dst, size_t len) {
@@ -46,7 +47,8 @@ MemResult Mcu::write_locked(u32 va, const void* src, size_t len) {
 
 void Mcu::set_status_locked(u32 s) {
     lockdep_assert_held(&lock_);
-    if (s == status_) return;
+    if (s == status_)
+        return;
     status_ = s;
     gpu_.control().set_mcu_running_locked(s == MCU_STATUS_ENABLED);
     static const char* names[] = {"MCU_DISABLED", "MCU_ENABLED", "MCU_HALT", "MCU_FATAL"};
@@ -59,31 +61,34 @@ void Mcu::control_write_locked(u32 value) {
     switch (value) {
     case MCU_CONTROL_ENABLE:
     case MCU_CONTROL_AUTO:
-        if ((status_ == MCU_STATUS_DISABLED || status_ == MCU_STATUS_HALT) && !boot_ev_->pending_locked() && !halting_) {
+        if ((status_ == MCU_STATUS_DISABLED || status_ == MCU_STATUS_HALT) && !boot_ev_->pending_locked() &&
+            !halting_) {
             disable_ev_->cancel_locked();
-            if (kshim::trace::enabled()) kshim::trace::begin_on(track_, "mcu_boot", "mock_hw");
+            if (kshim::trace::enabled())
+                kshim::trace::begin_on(track_, "mcu_boot", "mock_hw");
             boot_ev_->arm_locked(gpu_.config().lat.mcu_boot);
         }
         break;
     case MCU_CONTROL_DISABLE:
         if (boot_ev_->pending_locked()) {
             boot_ev_->cancel_locked();
-            if (kshim::trace::enabled()) kshim::trace::end_on(track_, "mcu_boot", "mock_hw");
+            if (kshim::trace::enabled())
+                kshim::trace::end_on(track_, "mcu_boot", "mock_hw");
         }
         halt_ev_->cancel_locked();
         halting_ = false;
         stop_locked();
         disable_ev_->arm_locked(gpu_.config().lat.mcu_disable);
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
 void Mcu::boot_locked() {
     lockdep_assert_held(&lock_);
     boots_++;
-    if (kshim::trace::enabled()) kshim::trace::end_on(track_, "mcu_boot", "mock_hw");
+    if (kshim::trace::enabled())
+        kshim::trace::end_on(track_, "mcu_boot", "mock_hw");
     if (gpu_.faults().occurrence_locked(FaultKind::BootFail)) {
         gpu_.log_once_locked(0x40000, "MCU boot failed (injected)");
         set_status_locked(MCU_STATUS_FATAL);
@@ -92,7 +97,8 @@ void Mcu::boot_locked() {
     if (status_ == MCU_STATUS_HALT && iface_built_) {
         set_status_locked(MCU_STATUS_ENABLED);
         gpu_.job_irq().raise_locked(JOB_INT_GLOBAL_IF);
-        if (engine_) engine_->mcu_started_locked(false);
+        if (engine_)
+            engine_->mcu_started_locked(false);
         rearm_idle_locked();
         return;
     }
@@ -116,7 +122,8 @@ void Mcu::boot_locked() {
     iface_built_ = true;
     set_status_locked(MCU_STATUS_ENABLED);
     gpu_.job_irq().raise_locked(JOB_INT_GLOBAL_IF);
-    if (engine_) engine_->mcu_started_locked(true);
+    if (engine_)
+        engine_->mcu_started_locked(true);
 }
 
 bool Mcu::build_interface_locked() {
@@ -133,8 +140,10 @@ bool Mcu::build_interface_locked() {
     glb.perfcnt_size = mc.perfcnt_size;
     glb.instr_features = mc.instr_features;
     panthor_fw_global_output_iface glb_out{};
-    if (!write_locked(shared_va(McuLayout::kGlbControl), &glb, sizeof(glb)).ok()) return false;
-    if (!write_locked(glb.output_va, &glb_out, sizeof(glb_out)).ok()) return false;
+    if (!write_locked(shared_va(McuLayout::kGlbControl), &glb, sizeof(glb)).ok())
+        return false;
+    if (!write_locked(glb.output_va, &glb_out, sizeof(glb_out)).ok())
+        return false;
 
     for (u32 i = 0; i < L.group_num; i++) {
         panthor_fw_csg_control_iface csg{};
@@ -146,16 +155,20 @@ bool Mcu::build_interface_locked() {
         csg.stream_num = L.stream_num;
         csg.stream_stride = McuLayout::kStreamStride;
         panthor_fw_csg_output_iface csg_out{};
-        if (!write_locked(shared_va(L.csg_control(i)), &csg, sizeof(csg)).ok()) return false;
-        if (!write_locked(csg.output_va, &csg_out, sizeof(csg_out)).ok()) return false;
+        if (!write_locked(shared_va(L.csg_control(i)), &csg, sizeof(csg)).ok())
+            return false;
+        if (!write_locked(csg.output_va, &csg_out, sizeof(csg_out)).ok())
+            return false;
         for (u32 j = 0; j < L.stream_num; j++) {
             panthor_fw_cs_control_iface cs{};
             cs.features = mc.cs_features();
             cs.input_va = shared_va(L.cs_input(i, j));
             cs.output_va = shared_va(L.cs_output(i, j));
             panthor_fw_cs_output_iface cs_out{};
-            if (!write_locked(shared_va(L.cs_control(i, j)), &cs, sizeof(cs)).ok()) return false;
-            if (!write_locked(cs.output_va, &cs_out, sizeof(cs_out)).ok()) return false;
+            if (!write_locked(shared_va(L.cs_control(i, j)), &cs, sizeof(cs)).ok())
+                return false;
+            if (!write_locked(cs.output_va, &cs_out, sizeof(cs_out)).ok())
+                return false;
         }
     }
     return true;
@@ -182,12 +195,14 @@ void Mcu::stop_locked() {
     idle_ev_->cancel_locked();
     poweroff_ev_->cancel_locked();
     delayed_ = 0;
-    if (engine_) engine_->mcu_stopped_locked();
+    if (engine_)
+        engine_->mcu_stopped_locked();
 }
 
 void Mcu::fatal_locked(u32 halt_status) {
     lockdep_assert_held(&lock_);
-    if (status_ != MCU_STATUS_ENABLED) return;
+    if (status_ != MCU_STATUS_ENABLED)
+        return;
     u32 hs = halt_status;
     write_locked(shared_va(McuLayout::kGlbOutput) + offsetof(panthor_fw_global_output_iface, halt_status), &hs, 4);
     stop_locked();
@@ -196,7 +211,8 @@ void Mcu::fatal_locked(u32 halt_status) {
 
 void Mcu::hang_locked() {
     lockdep_assert_held(&lock_);
-    if (hung_) return;
+    if (hung_)
+        return;
     hung_ = true;
     gpu_.trace_instant_locked("mcu_hang", "injected");
     stop_locked();
@@ -204,7 +220,8 @@ void Mcu::hang_locked() {
 
 void Mcu::glb_doorbell_locked() {
     lockdep_assert_held(&lock_);
-    if (status_ != MCU_STATUS_ENABLED || hung_ || halting_) return;
+    if (status_ != MCU_STATUS_ENABLED || hung_ || halting_)
+        return;
     if (gpu_.faults().occurrence_locked(FaultKind::FwHang)) {
         hang_locked();
         return;
@@ -213,14 +230,18 @@ void Mcu::glb_doorbell_locked() {
         fatal_locked(f->halt_status);
         return;
     }
-    if (!glb_ev_->pending_locked()) glb_ev_->arm_locked(gpu_.config().lat.glb_request);
+    if (!glb_ev_->pending_locked())
+        glb_ev_->arm_locked(gpu_.config().lat.glb_request);
 }
 
 void Mcu::user_doorbell_locked(u32 index) {
     lockdep_assert_held(&lock_);
-    if (status_ != MCU_STATUS_ENABLED || hung_) return;
-    if (engine_) engine_->user_doorbell_locked(index);
-    else gpu_.log_once_locked(0x41000, "user doorbell %u rung; no CSF engine attached (part 2)", index);
+    if (status_ != MCU_STATUS_ENABLED || hung_)
+        return;
+    if (engine_)
+        engine_->user_doorbell_locked(index);
+    else
+        gpu_.log_once_locked(0x41000, "user doorbell %u rung; no CSF engine attached (part 2)", index);
 }
 
 void Mcu::reset_locked() {
@@ -247,7 +268,8 @@ ktime_t Mcu::decode_timer_locked(u32 value) const {
 
 void Mcu::set_busy_locked(bool busy) {
     lockdep_assert_held(&lock_);
-    if (busy == busy_) return;
+    if (busy == busy_)
+        return;
     busy_ = busy;
     if (busy) {
         idle_ev_->cancel_locked();
@@ -258,13 +280,15 @@ void Mcu::set_busy_locked(bool busy) {
         gpu_.power().power_on_locked(Power::kTiler, ~0ull);
     } else {
         rearm_idle_locked();
-        if (status_ == MCU_STATUS_ENABLED && !hung_) poweroff_ev_->arm_locked(decode_timer_locked(poweroff_timer_));
+        if (status_ == MCU_STATUS_ENABLED && !hung_)
+            poweroff_ev_->arm_locked(decode_timer_locked(poweroff_timer_));
     }
 }
 
 void Mcu::poweroff_timer_fired_locked() {
     lockdep_assert_held(&lock_);
-    if (busy_) return;
+    if (busy_)
+        return;
     gpu_.power().power_off_locked(Power::kShader, ~0ull);
     gpu_.power().power_off_locked(Power::kTiler, ~0ull);
 }

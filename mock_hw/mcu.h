@@ -19,7 +19,10 @@ public:
 
     // MCU_CONTROL / MCU_STATUS.
     void control_write_locked(u32 value);
-    u32 status_locked() const { lockdep_assert_held(&lock_); return status_; }
+    u32 status_locked() const {
+        lockdep_assert_held(&lock_);
+        return status_;
+    }
     // Doorbell 0.
     void glb_doorbell_locked();
     void user_doorbell_locked(u32 index);
@@ -29,13 +32,34 @@ public:
     u32 shared_va(u32 offset) const { return McuLayout::kShared + offset; }
 
     // What the FW latched from the GLB input block (on the matching request).
-    u32 progress_timer_locked() const { lockdep_assert_held(&lock_); return progress_timer_; }
-    u32 poweroff_timer_locked() const { lockdep_assert_held(&lock_); return poweroff_timer_; }
-    u64 core_en_mask_locked() const { lockdep_assert_held(&lock_); return core_en_mask_; }
-    u32 idle_timer_locked() const { lockdep_assert_held(&lock_); return idle_timer_; }
-    bool idle_enabled_locked() const { lockdep_assert_held(&lock_); return idle_en_; }
-    bool counter_enabled_locked() const { lockdep_assert_held(&lock_); return counter_en_; }
-    bool hung_locked() const { lockdep_assert_held(&lock_); return hung_; }
+    u32 progress_timer_locked() const {
+        lockdep_assert_held(&lock_);
+        return progress_timer_;
+    }
+    u32 poweroff_timer_locked() const {
+        lockdep_assert_held(&lock_);
+        return poweroff_timer_;
+    }
+    u64 core_en_mask_locked() const {
+        lockdep_assert_held(&lock_);
+        return core_en_mask_;
+    }
+    u32 idle_timer_locked() const {
+        lockdep_assert_held(&lock_);
+        return idle_timer_;
+    }
+    bool idle_enabled_locked() const {
+        lockdep_assert_held(&lock_);
+        return idle_en_;
+    }
+    bool counter_enabled_locked() const {
+        lockdep_assert_held(&lock_);
+        return counter_en_;
+    }
+    bool hung_locked() const {
+        lockdep_assert_held(&lock_);
+        return hung_;
+    }
     u64 glb_scans() const { return glb_scans_; }
     u64 boots() const { return boots_; }
 
@@ -43,7 +67,10 @@ public:
     // powers the shader cores (within core_en_mask) and the tiler on; idle re-arms the idle
     // timer (IDLE event) and the power-off timer.
     void set_busy_locked(bool busy);
-    bool busy_locked() const { lockdep_assert_held(&lock_); return busy_; }
+    bool busy_locked() const {
+        lockdep_assert_held(&lock_);
+        return busy_;
+    }
 
     // Timer encoding of poweroff_timer/idle_timer -> nanoseconds.
     ktime_t decode_timer_locked(u32 value) const REQUIRES(lock_);
@@ -79,7 +106,7 @@ private:
     McuLayout layout_;
     CsfEngine* engine_ = nullptr;
 
-    u32 status_ GUARDED_BY(lock_) = 0;      // MCU_STATUS
+    u32 status_ GUARDED_BY(lock_) = 0;            // MCU_STATUS
     bool iface_built_ GUARDED_BY(lock_) = false;  // a restart after HALT keeps the interface (fast reset)
     bool halting_ GUARDED_BY(lock_) = false;
     bool hung_ GUARDED_BY(lock_) = false;

@@ -4,8 +4,8 @@
 // 0x1000 + i * group_stride, CS j control at +0x40 + j * stream_stride); the rest is our choice.
 // The default firmware image sizes its shared section with required_size().
 #pragma once
-#include "kernel_shim/types.h"
 #include "hw/csf/fw_iface.h"
+#include "kernel_shim/types.h"
 
 namespace mock_hw {
 
@@ -29,7 +29,9 @@ struct McuLayout {
 
     u32 group_stride() const { return align(panthor::CSF_STREAM_CONTROL_OFFSET + stream_num * kStreamStride, 0x100); }
     u32 csg_control(u32 i) const { return panthor::CSF_GROUP_CONTROL_OFFSET + i * group_stride(); }
-    u32 cs_control(u32 i, u32 j) const { return csg_control(i) + panthor::CSF_STREAM_CONTROL_OFFSET + j * kStreamStride; }
+    u32 cs_control(u32 i, u32 j) const {
+        return csg_control(i) + panthor::CSF_STREAM_CONTROL_OFFSET + j * kStreamStride;
+    }
     // Input/output blocks follow the control blocks, one page-aligned area per CSG.
     u32 io_base() const { return align(csg_control(group_num), 0x1000); }
     u32 csg_io_stride() const {

@@ -4,14 +4,14 @@
 #include <cstring>
 #include <string>
 
+#include "hw/csf/regs/exceptions.h"
+#include "hw/csf/regs/gpu_regs.h"
+#include "hw/csf/regs/mmu_regs.h"
 #include "kernel_shim/cputime.h"
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/sanitizers.h"
 #include "kernel_shim/trace.h"
 #include "mock_hw/gpu.h"
-#include "hw/csf/regs/exceptions.h"
-#include "hw/csf/regs/gpu_regs.h"
-#include "hw/csf/regs/mmu_regs.h"
 
 namespace mock_hw {
 
@@ -29,27 +29,30 @@ const char* Mmu::command_name(u32 cmd) {
     return "AS_UNKNOWN";
 }
 
-Mmu::Mmu(Gpu& gpu, kshim::IrqLine& line) : gpu_(gpu), lock_(gpu.lock()), irq_(bank_, MMU_INT_BASE, line, gpu.lock(), "MMU_INT") {
+Mmu::Mmu(Gpu& gpu, kshim::IrqLine& line)
+    : gpu_(gpu), lock_(gpu.lock()), irq_(bank_, MMU_INT_BASE, line, gpu.lock(), "MMU_INT") {
     const u32 present = gpu.config().id.as_present;
     const u32 pa_bits = GPU_MMU_FEATURES_PA_BITS(gpu.config().id.mmu_features);
     for (u32 n = 0; n < kMaxAs; n++) {
-        if (!(present & (1u << n))) continue;
+        if (!(present & (1u << n)))
+            continue;
         auto a = std::make_unique<AddressSpace>();
         AddressSpace* ap = a.get();
         a->id = n;
         a->cfg.pa_bits = pa_bits;
         a->cmd_ev = gpu.make_event("mock_hw AS command", [this, ap] { command_done_locked(*ap); });
-        if (kshim::trace::enabled()) a->track = kshim::trace::track("MMU AS" + std::to_string(n));
+        if (kshim::trace::enabled())
+            a->track = kshim::trace::track("MMU AS" + std::to_string(n));
         bank_.add64(AS_TRANSTAB(n), "AS_TRANSTAB", 0, ~0ull);
         bank_.add64(AS_MEMATTR(n), "AS_MEMATTR", 0, ~0ull);
         bank_.add64(AS_LOCKADDR(n), "AS_LOCKADDR", 0, ~0ull);
-        bank_.add(AS_COMMAND(n), RegDecl{.name = "AS_COMMAND", .write_only = true,
-                                         .on_write = [this, ap](u32 v) { command_locked(*ap, v); }});
+        bank_.add(AS_COMMAND(n), RegDecl{.name = "AS_COMMAND", .write_only = true, .on_write = [this, ap](u32 v) {
+                                             command_locked(*ap, v);
+                                         }});
         bank_.add(AS_FAULTSTATUS(n), RegDecl{.name = "AS_FAULTSTATUS"});
         bank_.add64(AS_FAULTADDRESS(n), "AS_FAULTADDRESS");
-        bank_.add(AS_STATUS(n), RegDecl{.name = "AS_STATUS", .on_read = [this, n] {
-                                            return active_locked(n) ? AS_STATUS_AS_ACTIVE : 0u;
-                                        }});
+        bank_.add(AS_STATUS(n), RegDecl{.name = "AS_STATUS",
+                                        .on_read = [this, n] { return active_locked(n) ? AS_STATUS_AS_ACTIVE : 0u; }});
         bank_.add64(AS_TRANSCFG(n), "AS_TRANSCFG", AS_TRANSCFG_ADRMODE_UNMAPPED, ~0ull);
         bank_.add64(AS_FAULTEXTRA(n), "AS_FAULTEXTRA");
         as_[n] = std::move(a);
@@ -58,7 +61,8 @@ Mmu::Mmu(Gpu& gpu, kshim::IrqLine& line) : gpu_(gpu), lock_(gpu.lock()), irq_(ba
 
 bool Mmu::active_locked(u32 as) const {
     lockdep_assert_held(&lock_);
-    if (!present(as)) return false;
+    if (!present(as))
+        return false;
     const AddressSpace& a = *as_[as];
     return a.cmd_ev->pending_locked() || a.stuck;
 }
@@ -72,7 +76,8 @@ void Mmu::command_locked(AddressSpace& a, u32 cmd) {
         return;
     }
     a.cmd = cmd;
-    if (kshim::trace::enabled()) kshim::trace::begin_on(a.track, command_name(cmd), "mock_hw");
+    if (kshim::trace::enabled())
+        kshim::trace::begin_on(a.track, command_name(cmd), "mock_hw");
     if (gpu_.faults().occurrence_locked(FaultKind::AsActiveStuck, ~0u, static_cast<int>(a.id))) {
         a.stuck = true;
         return;
@@ -83,21 +88,22 @@ void Mmu::command_locked(AddressSpace& a, u32 cmd) {
 void Mmu::command_done_locked(AddressSpace& a) {
     lockdep_assert_held(&lock_);
     switch (a.cmd) {
-    case AS_COMMAND_NOP:
-        break;
+    case AS_COMMAND_NOP: break;
     case AS_COMMAND_UPDATE:
         a.cfg.transtab = bank_.get64(AS_TRANSTAB(a.id));
         a.cfg.memattr = bank_.get64(AS_MEMATTR(a.id));
         a.cfg.transcfg = bank_.get64(AS_TRANSCFG(a.id));
         a.tlb.invalidate_all();
         // A faulted AS resumes once the fault is cleared and the AS reprogrammed.
-        if (a.stalled && !(irq_.rawstat_locked() & MMU_INT_PAGE_FAULT(a.id))) a.stalled = false;
+        if (a.stalled && !(irq_.rawstat_locked() & MMU_INT_PAGE_FAULT(a.id)))
+            a.stalled = false;
         break;
     case AS_COMMAND_LOCK: {
         const u64 v = bank_.get64(AS_LOCKADDR(a.id));
         u32 w = static_cast<u32>(v & AS_LOCKADDR_SIZE_MASK);
         // Regions below the architectural minimum (32 KiB) are widened to it.
-        if (w < 14) w = 14;
+        if (w < 14)
+            w = 14;
         // Width 63 is all 2^64 bytes, which a u64 size cannot hold: saturate.
         a.lock_size = w >= 63 ? ~u64{0} : u64{1} << (w + 1);
         a.lock_start = (v & ~AS_LOCKADDR_SIZE_MASK) & ~(a.lock_size - 1);
@@ -110,17 +116,19 @@ void Mmu::command_done_locked(AddressSpace& a) {
     case AS_COMMAND_FLUSH_MEM:
         // Old-style FLUSH_PT/FLUSH_MEM flush the locked region and unlock it; no data cache is
         // modelled, so all three drop the region's TLB entries.
-        if (a.locked) a.tlb.invalidate_range(a.lock_start, a.lock_size);
-        else a.tlb.invalidate_all();
+        if (a.locked)
+            a.tlb.invalidate_range(a.lock_start, a.lock_size);
+        else
+            a.tlb.invalidate_all();
         a.locked = false;
         break;
-    default:
-        gpu_.log_once_locked(0x21000 | a.cmd, "AS%u: unknown AS_COMMAND %#x", a.id, a.cmd);
-        break;
+    default: gpu_.log_once_locked(0x21000 | a.cmd, "AS%u: unknown AS_COMMAND %#x", a.id, a.cmd); break;
     }
-    if (kshim::trace::enabled()) kshim::trace::end_on(a.track, command_name(a.cmd), "mock_hw");
+    if (kshim::trace::enabled())
+        kshim::trace::end_on(a.track, command_name(a.cmd), "mock_hw");
     irq_.raise_locked(MMU_INT_REQ_COMPLETE(a.id));
-    if (a.cmd == AS_COMMAND_UPDATE && update_listener_) update_listener_(a.id);
+    if (a.cmd == AS_COMMAND_UPDATE && update_listener_)
+        update_listener_(a.id);
 }
 
 void Mmu::latch_fault_locked(AddressSpace& a, u8 exception, Access acc, u64 va, u32 source, bool stall) {
@@ -132,16 +140,19 @@ void Mmu::latch_fault_locked(AddressSpace& a, u8 exception, Access acc, u64 va, 
         bank_.set64(AS_FAULTADDRESS(a.id), va);
         bank_.set64(AS_FAULTEXTRA(a.id), 0);
     }
-    if (stall) a.stalled = true;
+    if (stall)
+        a.stalled = true;
     if (kshim::trace::enabled())
-        kshim::trace::instant("as_fault", "mock_hw", "{\"as\":" + std::to_string(a.id) + ",\"exception\":" + std::to_string(exception) + "}");
+        kshim::trace::instant("as_fault", "mock_hw",
+                              "{\"as\":" + std::to_string(a.id) + ",\"exception\":" + std::to_string(exception) + "}");
     irq_.raise_locked(MMU_INT_PAGE_FAULT(a.id));
 }
 
 MemResult Mmu::translate_locked(u32 as, u64 va, Access acc, u32 source, u64* pa) {
     lockdep_assert_held(&lock_);
     MemResult r;
-    if (const Tlb::Entry* e = translate_entry_locked(as, va, acc, source, r)) *pa = e->t.pa_base + (va - e->t.va_base);
+    if (const Tlb::Entry* e = translate_entry_locked(as, va, acc, source, r))
+        *pa = e->t.pa_base + (va - e->t.va_base);
     return r;
 }
 
@@ -179,7 +190,8 @@ const Tlb::Entry* Mmu::translate_entry_locked(u32 as, u64 va, Access acc, u32 so
             latch_fault_locked(a, w.exception, acc, va, source, true);
             return nullptr;
         }
-        u8* host = kshim::phys_range_valid(w.t.pa_base, w.t.size) ? static_cast<u8*>(kshim::phys_to_virt(w.t.pa_base)) : nullptr;
+        u8* host = kshim::phys_range_valid(w.t.pa_base, w.t.size) ? static_cast<u8*>(kshim::phys_to_virt(w.t.pa_base))
+                                                                  : nullptr;
         e = a.tlb.insert(w.t, host);
     }
     if (u8 perm = check_permission(a.cfg, e->t, acc)) {
@@ -203,7 +215,8 @@ inline bool aligned(const void* p) {
 // the pointer, and the other way round. Plain moves on x86.
 template <class T>
 inline void copy_word(u8* dst, const u8* src) {
-    __atomic_store_n(reinterpret_cast<T*>(dst), __atomic_load_n(reinterpret_cast<const T*>(src), __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
+    __atomic_store_n(reinterpret_cast<T*>(dst), __atomic_load_n(reinterpret_cast<const T*>(src), __ATOMIC_ACQUIRE),
+                     __ATOMIC_RELEASE);
 }
 
 // The GPU moves memory in naturally aligned words, each single-copy atomic as on the bus, while
@@ -213,13 +226,17 @@ inline void copy_word(u8* dst, const u8* src) {
 // otherwise inline a `rep movsq`, whose start-up cost dominates copies of this size on some CPUs
 // (AMD EPYC here).
 inline void copy_bytes(u8* dst, const u8* src, size_t n) {
-    if (n == 4 && aligned<u32>(dst) && aligned<u32>(src)) return copy_word<u32>(dst, src);
-    if (n == 8 && aligned<u64>(dst) && aligned<u64>(src)) return copy_word<u64>(dst, src);
+    if (n == 4 && aligned<u32>(dst) && aligned<u32>(src))
+        return copy_word<u32>(dst, src);
+    if (n == 8 && aligned<u64>(dst) && aligned<u64>(src))
+        return copy_word<u64>(dst, src);
     if constexpr (kTsan) {
         size_t i = 0;
         if (aligned<u32>(dst + i) && aligned<u32>(src + i))
-            for (; i + 4 <= n; i += 4) copy_word<u32>(dst + i, src + i);
-        for (; i < n; i++) copy_word<u8>(dst + i, src + i);
+            for (; i + 4 <= n; i += 4)
+                copy_word<u32>(dst + i, src + i);
+        for (; i < n; i++)
+            copy_word<u8>(dst + i, src + i);
         return;
     }
     asm("" : "+r"(n));  // hides the bound
@@ -235,7 +252,8 @@ MemResult Mmu::access_locked(u32 as, u64 va, u8* buf, size_t len, Access acc, u3
         // Translations are at least 4 KiB: never cross a page boundary with one lookup.
         const size_t chunk = std::min<size_t>(len, 0x1000 - (va & 0xFFF));
         const Tlb::Entry* e = translate_entry_locked(as, va, acc, source, r);
-        if (!e) return r;
+        if (!e)
+            return r;
         const u64 off = va - e->t.va_base;
         u8* host = e->host ? e->host + off : nullptr;
         if (!host) {
@@ -252,8 +270,10 @@ MemResult Mmu::access_locked(u32 as, u64 va, u8* buf, size_t len, Access acc, u3
             }
             host = static_cast<u8*>(kshim::phys_to_virt(pa));
         }
-        if (write) copy_bytes(host, buf, chunk);
-        else copy_bytes(buf, host, chunk);
+        if (write)
+            copy_bytes(host, buf, chunk);
+        else
+            copy_bytes(buf, host, chunk);
         va += chunk;
         buf += chunk;
         len -= chunk;
@@ -286,7 +306,8 @@ MemResult Mmu::write(u32 as, u64 va, const void* src, size_t len, u32 source) {
 void Mmu::reset_locked() {
     lockdep_assert_held(&lock_);
     for (auto& a : as_) {
-        if (!a) continue;
+        if (!a)
+            continue;
         a->cmd_ev->cancel_locked();
         a->stuck = false;
         a->stalled = false;

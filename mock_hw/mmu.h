@@ -56,10 +56,19 @@ public:
     MemResult translate_locked(u32 as, u64 va, Access acc, u32 source, u64* pa);
 
     bool present(u32 as) const { return as < kMaxAs && as_[as] != nullptr; }
-    bool stalled_locked(u32 as) const { lockdep_assert_held(&lock_); return present(as) && as_[as]->stalled; }
+    bool stalled_locked(u32 as) const {
+        lockdep_assert_held(&lock_);
+        return present(as) && as_[as]->stalled;
+    }
     bool active_locked(u32 as) const;
-    const AsConfig& config_locked(u32 as) const { lockdep_assert_held(&lock_); return as_[as]->cfg; }
-    const Tlb& tlb_locked(u32 as) const { lockdep_assert_held(&lock_); return as_[as]->tlb; }
+    const AsConfig& config_locked(u32 as) const {
+        lockdep_assert_held(&lock_);
+        return as_[as]->cfg;
+    }
+    const Tlb& tlb_locked(u32 as) const {
+        lockdep_assert_held(&lock_);
+        return as_[as]->tlb;
+    }
     u64 ignored_commands() const { return ignored_cmds_; }
 
     // For the CS engine: called (lock held) after an UPDATE of `as` completes, so stalled

@@ -1,8 +1,8 @@
 // The mock GPU's platform device (mock_hw/platform.h).
 #include "mock_hw/platform.h"
 
-#include "kernel_shim/report.h"
 #include "hw/csf/regs/csf_regs.h"
+#include "kernel_shim/report.h"
 
 namespace mock_hw {
 
@@ -22,12 +22,15 @@ MockPlatform::MockPlatform(GpuConfig cfg) : gpu_(std::move(cfg)) {
     // clocks = <&scmi_clk SCMI_CLK_GPU>, <&cru CLK_GPU_COREGROUP>, <&cru CLK_GPU_STACKS>
     desc.clks = {{"core", pc.core_clk_hz}, {"coregroup", pc.coregroup_clk_hz}, {"stacks", pc.stacks_clk_hz}};
     desc.regulators = {{"mali", pc.mali_supply_microvolt}};
-    for (const OppConfig& o : pc.opps) desc.opps.push_back({o.hz, o.microvolt});
+    for (const OppConfig& o : pc.opps)
+        desc.opps.push_back({o.hz, o.microvolt});
     desc.dma_coherent = pc.dma_coherent;
     pdev_ = kshim::platform_device_create(desc);
     BUG_ON(!pdev_);
 }
 
-MockPlatform::~MockPlatform() { kshim::platform_device_destroy(pdev_); }
+MockPlatform::~MockPlatform() {
+    kshim::platform_device_destroy(pdev_);
+}
 
 }  // namespace mock_hw

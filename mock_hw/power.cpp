@@ -1,8 +1,8 @@
 // GPU power domains: L2/TILER/SHADER PWRON/PWROFF/PWRTRANS/READY (see power.h).
 #include "mock_hw/power.h"
 
-#include "mock_hw/gpu.h"
 #include "hw/csf/regs/gpu_regs.h"
+#include "mock_hw/gpu.h"
 
 namespace mock_hw {
 
@@ -34,16 +34,20 @@ Power::Power(Gpu& gpu, RegisterBank& bank) : gpu_(gpu), lock_(gpu.lock()) {
         const u32 o = doff[i];
         for (u32 half = 0; half < 2; half++) {
             const unsigned sh = 32 * half;
-            bank.add(SHADER_READY + o + 4 * half,
-                     RegDecl{.name = names[i][0], .on_read = [this, d, sh] { return static_cast<u32>(ready_locked(d) >> sh); }});
+            bank.add(SHADER_READY + o + 4 * half, RegDecl{.name = names[i][0], .on_read = [this, d, sh] {
+                                                              return static_cast<u32>(ready_locked(d) >> sh);
+                                                          }});
             bank.add(SHADER_PWRON + o + 4 * half,
-                     RegDecl{.name = names[i][1], .write_only = true,
-                             .on_write = [this, d, sh](u32 v) { power_on_locked(d, u64{v} << sh); }});
+                     RegDecl{.name = names[i][1], .write_only = true, .on_write = [this, d, sh](u32 v) {
+                                 power_on_locked(d, u64{v} << sh);
+                             }});
             bank.add(SHADER_PWROFF + o + 4 * half,
-                     RegDecl{.name = names[i][2], .write_only = true,
-                             .on_write = [this, d, sh](u32 v) { power_off_locked(d, u64{v} << sh); }});
-            bank.add(SHADER_PWRTRANS + o + 4 * half,
-                     RegDecl{.name = names[i][3], .on_read = [this, d, sh] { return static_cast<u32>(trans_locked(d) >> sh); }});
+                     RegDecl{.name = names[i][2], .write_only = true, .on_write = [this, d, sh](u32 v) {
+                                 power_off_locked(d, u64{v} << sh);
+                             }});
+            bank.add(SHADER_PWRTRANS + o + 4 * half, RegDecl{.name = names[i][3], .on_read = [this, d, sh] {
+                                                                 return static_cast<u32>(trans_locked(d) >> sh);
+                                                             }});
             // PWRACTIVE: cores doing work. Not modelled: it keeps its stored value (0); the CS
             // engine's jobs do not update it.
             bank.add(SHADER_PWRACTIVE + o + 4 * half, RegDecl{.name = names[i][4]});
@@ -54,7 +58,8 @@ Power::Power(Gpu& gpu, RegisterBank& bank) : gpu_(gpu), lock_(gpu.lock()) {
 bool Power::any_transition_locked() const {
     lockdep_assert_held(&lock_);
     for (const auto& d : dom_)
-        if (d.on | d.off) return true;
+        if (d.on | d.off)
+            return true;
     return false;
 }
 
@@ -64,7 +69,8 @@ void Power::power_on_locked(Domain d, u64 mask) {
     mask &= dm.present;
     // Cores already on (and not going off) need no transition.
     mask &= ~(dm.ready & ~dm.off);
-    if (mask) start_locked(d, mask, 0);
+    if (mask)
+        start_locked(d, mask, 0);
 }
 
 void Power::power_off_locked(Domain d, u64 mask) {
@@ -72,7 +78,8 @@ void Power::power_off_locked(Domain d, u64 mask) {
     Dom& dm = dom_[d];
     mask &= dm.present;
     mask &= (dm.ready | dm.on);
-    if (mask) start_locked(d, 0, mask);
+    if (mask)
+        start_locked(d, 0, mask);
 }
 
 void Power::start_locked(Domain d, u64 on, u64 off) {
@@ -81,7 +88,8 @@ void Power::start_locked(Domain d, u64 on, u64 off) {
     dm.on = (dm.on & ~off) | on;
     dm.off = (dm.off & ~on) | off;
     ktime_t lat = gpu_.config().lat.power_transition;
-    if (const FaultSpec* f = gpu_.faults().occurrence_locked(FaultKind::SlowPower)) lat *= f->slow_factor;
+    if (const FaultSpec* f = gpu_.faults().occurrence_locked(FaultKind::SlowPower))
+        lat *= f->slow_factor;
     // Later requests join the transition in flight; it ends `lat` after the latest request.
     dm.done->arm_locked(lat);
     gpu_.trace_instant_locked(on ? "power_on" : "power_off", domain_name(d));
@@ -93,7 +101,8 @@ void Power::complete_locked(Domain d) {
     dm.ready = (dm.ready | dm.on) & ~dm.off;
     dm.on = dm.off = 0;
     u32 irq = GPU_IRQ_POWER_CHANGED;
-    if (!any_transition_locked()) irq |= GPU_IRQ_POWER_CHANGED_ALL;
+    if (!any_transition_locked())
+        irq |= GPU_IRQ_POWER_CHANGED_ALL;
     gpu_.control().irq().raise_locked(irq);
 }
 

@@ -22,8 +22,14 @@ public:
 
     void power_on_locked(Domain d, u64 mask);
     void power_off_locked(Domain d, u64 mask);
-    u64 ready_locked(Domain d) const { lockdep_assert_held(&lock_); return dom_[d].ready; }
-    u64 trans_locked(Domain d) const { lockdep_assert_held(&lock_); return dom_[d].on | dom_[d].off; }
+    u64 ready_locked(Domain d) const {
+        lockdep_assert_held(&lock_);
+        return dom_[d].ready;
+    }
+    u64 trans_locked(Domain d) const {
+        lockdep_assert_held(&lock_);
+        return dom_[d].on | dom_[d].off;
+    }
     bool any_transition_locked() const;
     // Back to power-on state (all off, nothing in transition).
     void reset_locked();

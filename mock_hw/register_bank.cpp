@@ -16,41 +16,54 @@ void RegisterBank::add(u32 off, RegDecl d) {
     index_.clear();
     index_base_ = regs_.begin()->first & ~3u;
     const size_t slots = ((regs_.rbegin()->first - index_base_) >> 2) + 1;
-    if (slots > 8 * regs_.size() + 64) return;
+    if (slots > 8 * regs_.size() + 64)
+        return;
     index_.assign(slots, nullptr);
     for (auto& [o, reg] : regs_)
-        if ((o & 3) == 0) index_[(o - index_base_) >> 2] = &reg;
+        if ((o & 3) == 0)
+            index_[(o - index_base_) >> 2] = &reg;
 }
 
 void RegisterBank::add64(u32 off, const char* name, u64 reset, u64 writable, bool write_only) {
-    add(off, RegDecl{.name = name, .reset = static_cast<u32>(reset), .writable = static_cast<u32>(writable),
+    add(off, RegDecl{.name = name,
+                     .reset = static_cast<u32>(reset),
+                     .writable = static_cast<u32>(writable),
                      .write_only = write_only});
-    add(off + 4, RegDecl{.name = name, .reset = static_cast<u32>(reset >> 32),
-                         .writable = static_cast<u32>(writable >> 32), .write_only = write_only});
+    add(off + 4, RegDecl{.name = name,
+                         .reset = static_cast<u32>(reset >> 32),
+                         .writable = static_cast<u32>(writable >> 32),
+                         .write_only = write_only});
 }
 
 std::optional<u32> RegisterBank::read(u32 off) const {
     const Reg* rp = find(off);
-    if (!rp) return std::nullopt;
+    if (!rp)
+        return std::nullopt;
     const Reg& r = *rp;
-    if (r.decl.on_read) return r.decl.on_read();
-    if (r.decl.write_only) return 0u;
+    if (r.decl.on_read)
+        return r.decl.on_read();
+    if (r.decl.write_only)
+        return 0u;
     return r.value;
 }
 
 RegisterBank::WriteResult RegisterBank::write(u32 off, u32 value) {
     Reg* rp = find(off);
-    if (!rp) return WriteResult::Unknown;
+    if (!rp)
+        return WriteResult::Unknown;
     Reg& r = *rp;
-    if (r.decl.writable == 0 && !r.decl.on_write) return WriteResult::ReadOnly;
+    if (r.decl.writable == 0 && !r.decl.on_write)
+        return WriteResult::ReadOnly;
     r.value = (r.value & ~r.decl.writable) | (value & r.decl.writable);
-    if (r.decl.on_write) r.decl.on_write(value);
+    if (r.decl.on_write)
+        r.decl.on_write(value);
     return WriteResult::Ok;
 }
 
 bool RegisterBank::poke(u32 off, u32 value) {
     Reg* r = find(off);
-    if (!r) return false;
+    if (!r)
+        return false;
     r->value = value;
     return true;
 }
@@ -62,13 +75,15 @@ u32 RegisterBank::get(u32 off) const {
 
 void RegisterBank::set(u32 off, u32 value) {
     Reg* r = find(off);
-    if (WARN(!r, "mock_hw: set of undeclared register 0x%x in %s", off, name_.c_str())) return;
+    if (WARN(!r, "mock_hw: set of undeclared register 0x%x in %s", off, name_.c_str()))
+        return;
     r->value = value;
 }
 
 void RegisterBank::reset() {
     for (auto& [off, r] : regs_)
-        if (!r.decl.survives_reset) r.value = r.decl.reset;
+        if (!r.decl.survives_reset)
+            r.value = r.decl.reset;
 }
 
 const char* RegisterBank::reg_name(u32 off) const {
@@ -77,7 +92,8 @@ const char* RegisterBank::reg_name(u32 off) const {
 }
 
 void RegisterBank::for_each(const std::function<void(u32, const char*, u32)>& fn) const {
-    for (const auto& [off, r] : regs_) fn(off, r.decl.name, r.decl.on_read ? r.decl.on_read() : (r.decl.write_only ? 0 : r.value));
+    for (const auto& [off, r] : regs_)
+        fn(off, r.decl.name, r.decl.on_read ? r.decl.on_read() : (r.decl.write_only ? 0 : r.value));
 }
 
 }  // namespace mock_hw

@@ -5,9 +5,9 @@
 #pragma once
 #include <functional>
 #include <map>
-#include <vector>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kernel_shim/types.h"
 

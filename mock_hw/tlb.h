@@ -53,17 +53,21 @@ public:
         Entry& e = entries_[next_];
         e = {true, t, host};
         next_ = (next_ + 1) % kEntries;
-        if (t.size <= 0x1000) hints_[hint_of(t.va_base)] = 0;
-        else hints_.fill(0);
+        if (t.size <= 0x1000)
+            hints_[hint_of(t.va_base)] = 0;
+        else
+            hints_.fill(0);
         return &e;
     }
     // Drops every entry overlapping [start, start + size).
     void invalidate_range(u64 start, u64 size) {
         for (auto& e : entries_)
-            if (e.valid && e.t.va_base < start + size && start < e.t.va_base + e.t.size) e.valid = false;
+            if (e.valid && e.t.va_base < start + size && start < e.t.va_base + e.t.size)
+                e.valid = false;
     }
     void invalidate_all() {
-        for (auto& e : entries_) e.valid = false;
+        for (auto& e : entries_)
+            e.valid = false;
     }
     u64 hits() const { return hits_; }
     u64 misses() const { return misses_; }

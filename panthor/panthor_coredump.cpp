@@ -10,17 +10,17 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "hw/csf/cs_isa.h"
+#include "hw/csf/cs_print.h"
+#include "hw/csf/regs/gpu_regs.h"
+#include "hw/csf/regs/mmu_regs.h"
 #include "kernel_shim/devcoredump.h"
 #include "kernel_shim/devres.h"
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/slab.h"
-#include "hw/csf/cs_isa.h"
-#include "hw/csf/cs_print.h"
 #include "panthor/panthor_fw.h"
 #include "panthor/panthor_mmu.h"
 #include "panthor/panthor_sched_priv.h"
-#include "hw/csf/regs/gpu_regs.h"
-#include "hw/csf/regs/mmu_regs.h"
 
 namespace panthor {
 
@@ -200,7 +200,8 @@ void dump_vm_window(coredump_buf* b, panthor_vm* vm, u64 va) {
             cd_printf(b, "  %s %016" PRIx64 ": <unmapped>\n", at == va ? MARK_CMD_PTR : "  ", at);
             continue;
         }
-        dump_instr(b, at, fw_read_once(*static_cast<const u64*>(kshim::phys_to_virt(pa))), at == va ? MARK_CMD_PTR : nullptr);
+        dump_instr(b, at, fw_read_once(*static_cast<const u64*>(kshim::phys_to_virt(pa))),
+                   at == va ? MARK_CMD_PTR : nullptr);
     }
 }
 
@@ -218,7 +219,8 @@ void dump_queue_locked(panthor_device* ptdev, coredump_buf* b, panthor_group* gr
     panthor_fw_cs_iface* cs = panthor_fw_get_cs_iface(ptdev, csg_id, cs_id);
     cd_printf(b, "\n[queue %u]%s\n", cs_id, faulting ? " (faulting)" : "");
     cd_printf(b, "  priority %u fatal %s blocked %s idle %s\n", queue->priority,
-              (group->fatal_queues & (1u << cs_id)) ? "yes" : "no", (group->blocked_queues & (1u << cs_id)) ? "yes" : "no",
+              (group->fatal_queues & (1u << cs_id)) ? "yes" : "no",
+              (group->blocked_queues & (1u << cs_id)) ? "yes" : "no",
               (group->idle_queues & (1u << cs_id)) ? "yes" : "no");
     if (cs && cs->output) {
         dump_exception(ptdev, b, "FAULT", fw_read_once(cs->output->fault), fw_read_once(cs->output->fault_info));
@@ -258,7 +260,8 @@ void dump_queue_locked(panthor_device* ptdev, coredump_buf* b, panthor_group* gr
 }
 
 // `faulting_cs` < 0: no particular queue.
-void dump_group_locked(panthor_device* ptdev, coredump_buf* b, u32 csg_id, int faulting_cs) REQUIRES(ptdev->scheduler->lock) {
+void dump_group_locked(panthor_device* ptdev, coredump_buf* b, u32 csg_id, int faulting_cs)
+    REQUIRES(ptdev->scheduler->lock) {
     lockdep_assert_held(&ptdev->scheduler->lock);
     panthor_group* group = ptdev->scheduler->csg_slots[csg_id].group;
     cd_printf(b, "\n[group on CSG slot %u]\n", csg_id);

@@ -7,6 +7,8 @@
 // the platform device, so the probe's failure path and remove release it in reverse order.
 #include "panthor/panthor_device.h"
 
+#include "hw/csf/regs/exceptions.h"
+#include "hw/csf/regs/gpu_regs.h"
 #include "kernel_shim/devres.h"
 #include "kernel_shim/err.h"
 #include "kernel_shim/pm_runtime.h"
@@ -17,15 +19,12 @@
 #include "panthor/panthor_gpu.h"
 #include "panthor/panthor_mmu.h"
 #include "panthor/panthor_sched.h"
-#include "hw/csf/regs/exceptions.h"
-#include "hw/csf/regs/gpu_regs.h"
 
 namespace panthor {
 
 panthor_device::panthor_device(const drm::DriverDesc& driver) : base(driver, this) {}
 
 namespace {
-
 
 int panthor_gpu_coherency_init(panthor_device* ptdev) {
     ptdev->coherent = kshim::device_get_dma_attr_coherent(ptdev->dev);
@@ -59,7 +58,9 @@ int panthor_clk_init(panthor_device* ptdev) {
 }
 
 // The scheduler comes last in init: its presence means every block is up.
-bool panthor_device_is_initialized(panthor_device* ptdev) { return ptdev->scheduler != nullptr; }
+bool panthor_device_is_initialized(panthor_device* ptdev) {
+    return ptdev->scheduler != nullptr;
+}
 
 void panthor_device_reset_work(kshim::work_struct* work) {
     panthor_device* ptdev = container_of(work, panthor_device, reset.work);
@@ -139,8 +140,8 @@ void panthor_device_schedule_reset(panthor_device* ptdev, panthor_reset_reason r
     const bool active = ptdev->pm.state.load() == PANTHOR_DEVICE_PM_STATE_ACTIVE;
     // Firmware that stops answering because the MCU halted on a fatal error shows up as a missed
     // ping or CSG ack: name the cause (MCU_STATUS is readable while the device is powered).
-    if ((reason == PANTHOR_RESET_FW_PING_TIMEOUT || reason == PANTHOR_RESET_CSG_ACK_TIMEOUT) && active && ptdev->iomem &&
-        gpu_read(ptdev, MCU_STATUS) == MCU_STATUS_FATAL)
+    if ((reason == PANTHOR_RESET_FW_PING_TIMEOUT || reason == PANTHOR_RESET_CSG_ACK_TIMEOUT) && active &&
+        ptdev->iomem && gpu_read(ptdev, MCU_STATUS) == MCU_STATUS_FATAL)
         reason = PANTHOR_RESET_MCU_FATAL;
     // Stored before the work is queued, which orders it before the reset work's read.
     ptdev->reset.reason.store(reason);
@@ -377,7 +378,9 @@ const kshim::DevPmOps panthor_pm_ops = {
     .resume = kshim::pm_runtime_force_resume,
 };
 
-int panthor_device_resume_and_get(panthor_device* ptdev) { return kshim::pm_runtime_resume_and_get(ptdev->dev); }
+int panthor_device_resume_and_get(panthor_device* ptdev) {
+    return kshim::pm_runtime_resume_and_get(ptdev->dev);
+}
 
 const char* panthor_exception_name(panthor_device*, u32 exception_code) {
     switch (exception_code) {
@@ -432,8 +435,7 @@ const char* panthor_exception_name(panthor_device*, u32 exception_code) {
         PANTHOR_EXCEPTION(MEM_ATTR_FAULT_2)
         PANTHOR_EXCEPTION(MEM_ATTR_FAULT_3)
 #undef PANTHOR_EXCEPTION
-    default:
-        return "Unknown exception type";
+    default: return "Unknown exception type";
     }
 }
 

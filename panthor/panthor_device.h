@@ -8,7 +8,6 @@
 
 #include "drm/drm_device.h"
 #include "drm/drm_file.h"
-#include "uapi/drm/panthor_drm.h"
 #include "drm/drm_vma_manager.h"
 #include "kernel_shim/clk.h"
 #include "kernel_shim/completion.h"
@@ -20,15 +19,16 @@
 #include "kernel_shim/platform.h"
 #include "kernel_shim/spinlock.h"
 #include "kernel_shim/workqueue.h"
+#include "uapi/drm/panthor_drm.h"
 
 namespace panthor {
 
-using kshim::u8;
+using kshim::phys_addr_t;
+using kshim::s64;
 using kshim::u16;
 using kshim::u32;
 using kshim::u64;
-using kshim::s64;
-using kshim::phys_addr_t;
+using kshim::u8;
 
 struct panthor_csf;
 struct panthor_devfreq;
@@ -57,7 +57,7 @@ struct panthor_irq {
     // the MMU fault path (which masks a faulty AS) change it.
     std::atomic<u32> mask{0};
     std::atomic<bool> suspended{true};
-    u32 int_base = 0;                  // GPU_INT_BASE / MMU_INT_BASE / JOB_INT_BASE
+    u32 int_base = 0;  // GPU_INT_BASE / MMU_INT_BASE / JOB_INT_BASE
     const char* name = nullptr;
     void (*handler)(panthor_device* ptdev, u32 status) = nullptr;
 };
@@ -94,7 +94,7 @@ struct panthor_device {
 
     struct {
         kshim::work_struct work;
-        kshim::workqueue_struct* wq = nullptr;   // reset work and the FW ping watchdog
+        kshim::workqueue_struct* wq = nullptr;  // reset work and the FW ping watchdog
         std::atomic<int> pending{0};
         // Why the pending reset was scheduled (a panthor_reset_reason, the first request's): the
         // devcoredump the reset work takes names it.
@@ -123,7 +123,9 @@ struct panthor_device {
     u32 profile_mask = 0;
 };
 
-inline panthor_device* to_panthor_device(drm::drm_device* ddev) { return container_of(ddev, panthor_device, base); }
+inline panthor_device* to_panthor_device(drm::drm_device* ddev) {
+    return container_of(ddev, panthor_device, base);
+}
 
 // What the profiling slots of finished jobs add up to.
 struct panthor_gpu_usage {
@@ -136,7 +138,7 @@ struct panthor_file {
     panthor_device* ptdev = nullptr;
     panthor_vm_pool* vms = nullptr;
     panthor_group_pool* groups = nullptr;
-    u64 user_mmio_offset = 0;              // DRM_PANTHOR_USER_MMIO_OFFSET_{32,64}BIT
+    u64 user_mmio_offset = 0;  // DRM_PANTHOR_USER_MMIO_OFFSET_{32,64}BIT
     // Stands in for capable(CAP_SYS_NICE) of the process using this file (there are no tasks
     // with credentials here): with it, group priorities HIGH and REALTIME are allowed, as they
     // are for the DRM master (a primary-node file). Set by the opener; false by default.
@@ -168,7 +170,9 @@ const char* panthor_reset_reason_name(panthor_reset_reason reason);
 // Schedules a GPU reset (once; further calls while one is pending do nothing, and the first
 // request's reason is the one recorded).
 void panthor_device_schedule_reset(panthor_device* ptdev, panthor_reset_reason reason = PANTHOR_RESET_REQUESTED);
-inline bool panthor_device_reset_is_pending(panthor_device* ptdev) { return ptdev->reset.pending.load() != 0; }
+inline bool panthor_device_reset_is_pending(panthor_device* ptdev) {
+    return ptdev->reset.pending.load() != 0;
+}
 
 // Runtime PM callbacks (panthor_pm_ops).
 int panthor_device_resume(kshim::Device* dev);
@@ -182,8 +186,12 @@ int panthor_device_resume_and_get(panthor_device* ptdev);
 const char* panthor_exception_name(panthor_device* ptdev, u32 exception_code);
 
 // ---- MMIO ----
-inline u32 gpu_read(panthor_device* ptdev, u32 reg) { return kshim::readl(ptdev->iomem, reg); }
-inline void gpu_write(panthor_device* ptdev, u32 reg, u32 data) { kshim::writel(data, ptdev->iomem, reg); }
+inline u32 gpu_read(panthor_device* ptdev, u32 reg) {
+    return kshim::readl(ptdev->iomem, reg);
+}
+inline void gpu_write(panthor_device* ptdev, u32 reg, u32 data) {
+    kshim::writel(data, ptdev->iomem, reg);
+}
 inline u64 gpu_read64(panthor_device* ptdev, u32 reg) {
     return gpu_read(ptdev, reg) | (static_cast<u64>(gpu_read(ptdev, reg + 4)) << 32);
 }

@@ -23,12 +23,13 @@
 #include <cstddef>
 #include <cstring>
 
+#include "drm/drm_exec.h"
 #include "drm/drm_fdinfo.h"
 #include "drm/drm_ioctl.h"
-#include "drm/drm_exec.h"
 #include "drm/drm_syncobj.h"
-#include "drm/uaccess.h"
 #include "drm/drm_vma_manager.h"
+#include "drm/uaccess.h"
+#include "hw/csf/regs/csf_regs.h"
 #include "kernel_shim/devres.h"
 #include "kernel_shim/dma-buf/dma-fence-chain.h"
 #include "kernel_shim/err.h"
@@ -42,7 +43,6 @@
 #include "panthor/panthor_heap.h"
 #include "panthor/panthor_mmu.h"
 #include "panthor/panthor_sched.h"
-#include "hw/csf/regs/csf_regs.h"
 
 namespace panthor {
 
@@ -54,7 +54,9 @@ workqueue_struct* panthor_cleanup_wq = nullptr;
 
 namespace {
 
-panthor_file* to_pfile(drm_file* file) { return static_cast<panthor_file*>(file->driver_priv); }
+panthor_file* to_pfile(drm_file* file) {
+    return static_cast<panthor_file*>(file->driver_priv);
+}
 
 // ---------------------------------------------------------------------------------------------
 // User <-> kernel object copies.
@@ -62,9 +64,9 @@ panthor_file* to_pfile(drm_file* file) { return static_cast<panthor_file*>(file-
 // PANTHOR_UOBJ_MIN_SIZE: the size of a uAPI object up to its last mandatory field.
 template <class T>
 struct panthor_uobj_min_size;
-#define PANTHOR_UOBJ_DECL(_type, _last_mandatory_field)                                          \
-    template <>                                                                                  \
-    struct panthor_uobj_min_size<_type> {                                                        \
+#define PANTHOR_UOBJ_DECL(_type, _last_mandatory_field)                                                             \
+    template <>                                                                                                     \
+    struct panthor_uobj_min_size<_type> {                                                                           \
         static constexpr u32 value = offsetof(_type, _last_mandatory_field) + sizeof(_type::_last_mandatory_field); \
     }
 PANTHOR_UOBJ_DECL(drm_panthor_gpu_info, tiler_present);
@@ -189,8 +191,12 @@ struct panthor_submit_ctx {
 
 constexpr u32 PANTHOR_SYNC_OP_FLAGS_MASK = DRM_PANTHOR_SYNC_OP_HANDLE_TYPE_MASK | DRM_PANTHOR_SYNC_OP_SIGNAL;
 
-bool sync_op_is_signal(const drm_panthor_sync_op* op) { return op->flags & DRM_PANTHOR_SYNC_OP_SIGNAL; }
-bool sync_op_is_wait(const drm_panthor_sync_op* op) { return !(op->flags & DRM_PANTHOR_SYNC_OP_SIGNAL); }
+bool sync_op_is_signal(const drm_panthor_sync_op* op) {
+    return op->flags & DRM_PANTHOR_SYNC_OP_SIGNAL;
+}
+bool sync_op_is_wait(const drm_panthor_sync_op* op) {
+    return !(op->flags & DRM_PANTHOR_SYNC_OP_SIGNAL);
+}
 
 int panthor_check_sync_op(const drm_panthor_sync_op* op) {
     if (op->flags & ~PANTHOR_SYNC_OP_FLAGS_MASK)
@@ -432,7 +438,9 @@ int panthor_query_timestamp_info(panthor_device* ptdev, drm_panthor_timestamp_in
 
 // drm_is_current_master: there is no master model; a primary-node file is treated as the master
 // (docs/drm_core.md), a render-node file never is.
-bool drm_is_current_master(drm_file* file) { return !file->is_render; }
+bool drm_is_current_master(drm_file* file) {
+    return !file->is_render;
+}
 
 // Also the check of GROUP_CREATE's priority.
 int group_priority_permit(drm_file* file, u8 priority) {
@@ -460,28 +468,17 @@ int panthor_ioctl_dev_query(drm::drm_device* ddev, void* data, drm_file* file) {
 
     if (!args->pointer) {
         switch (args->type) {
-        case DRM_PANTHOR_DEV_QUERY_GPU_INFO:
-            args->size = sizeof(ptdev->gpu_info);
-            return 0;
-        case DRM_PANTHOR_DEV_QUERY_CSIF_INFO:
-            args->size = sizeof(ptdev->csif_info);
-            return 0;
-        case DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO:
-            args->size = sizeof(timestamp_info);
-            return 0;
-        case DRM_PANTHOR_DEV_QUERY_GROUP_PRIORITIES_INFO:
-            args->size = sizeof(priorities_info);
-            return 0;
-        default:
-            return -EINVAL;
+        case DRM_PANTHOR_DEV_QUERY_GPU_INFO: args->size = sizeof(ptdev->gpu_info); return 0;
+        case DRM_PANTHOR_DEV_QUERY_CSIF_INFO: args->size = sizeof(ptdev->csif_info); return 0;
+        case DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO: args->size = sizeof(timestamp_info); return 0;
+        case DRM_PANTHOR_DEV_QUERY_GROUP_PRIORITIES_INFO: args->size = sizeof(priorities_info); return 0;
+        default: return -EINVAL;
         }
     }
 
     switch (args->type) {
-    case DRM_PANTHOR_DEV_QUERY_GPU_INFO:
-        return panthor_uobj_set(args->pointer, args->size, ptdev->gpu_info);
-    case DRM_PANTHOR_DEV_QUERY_CSIF_INFO:
-        return panthor_uobj_set(args->pointer, args->size, ptdev->csif_info);
+    case DRM_PANTHOR_DEV_QUERY_GPU_INFO: return panthor_uobj_set(args->pointer, args->size, ptdev->gpu_info);
+    case DRM_PANTHOR_DEV_QUERY_CSIF_INFO: return panthor_uobj_set(args->pointer, args->size, ptdev->csif_info);
     case DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO: {
         const int ret = panthor_query_timestamp_info(ptdev, &timestamp_info);
         if (ret)
@@ -491,8 +488,7 @@ int panthor_ioctl_dev_query(drm::drm_device* ddev, void* data, drm_file* file) {
     case DRM_PANTHOR_DEV_QUERY_GROUP_PRIORITIES_INFO:
         panthor_query_group_priorities_info(file, &priorities_info);
         return panthor_uobj_set(args->pointer, args->size, priorities_info);
-    default:
-        return -EINVAL;
+    default: return -EINVAL;
     }
 }
 
@@ -950,8 +946,7 @@ int panthor_device_mmap_io(panthor_device* ptdev, VmArea* vma) {
         // Read-only for good: mprotect must not make it writable.
         vma->vm_flags &= ~drm::VM_MAYWRITE;
         break;
-    default:
-        return -EINVAL;
+    default: return -EINVAL;
     }
 
     vma->vm_private_data = ptdev;

@@ -21,6 +21,10 @@
 #include <boost/intrusive/list.hpp>
 #include <cstring>
 
+#include "hw/csf/fw_image_format.h"
+#include "hw/csf/regs/csf_regs.h"
+#include "hw/csf/regs/gpu_regs.h"
+#include "hw/csf/regs/job_regs.h"
 #include "kernel_shim/devres.h"
 #include "kernel_shim/err.h"
 #include "kernel_shim/firmware.h"
@@ -28,15 +32,11 @@
 #include "kernel_shim/report.h"
 #include "kernel_shim/slab.h"
 #include "kernel_shim/wait.h"
-#include "hw/csf/fw_image_format.h"
 #include "panthor/panthor_gem.h"
 #include "panthor/panthor_gpu.h"
 #include "panthor/panthor_irq.h"
 #include "panthor/panthor_mmu.h"
 #include "panthor/panthor_sched.h"
-#include "hw/csf/regs/csf_regs.h"
-#include "hw/csf/regs/gpu_regs.h"
-#include "hw/csf/regs/job_regs.h"
 
 namespace panthor {
 
@@ -304,8 +304,8 @@ int panthor_fw_load_section_entry(panthor_device* ptdev, const kshim::firmware* 
             if (other.va_start == other.va_end)
                 continue;
             if (hdr.va.start < other.va_end && other.va_start < hdr.va.end) {
-                dev_err(ptdev->dev, "Firmware corrupted, section 0x%x-0x%x overlaps section 0x%x-0x%x",
-                        hdr.va.start, hdr.va.end, other.va_start, other.va_end);
+                dev_err(ptdev->dev, "Firmware corrupted, section 0x%x-0x%x overlaps section 0x%x-0x%x", hdr.va.start,
+                        hdr.va.end, other.va_start, other.va_end);
                 return -EINVAL;
             }
         }
@@ -467,19 +467,15 @@ int panthor_fw_load_entry(panthor_device* ptdev, const kshim::firmware* fw, pant
         return -EINVAL;
 
     switch (CSF_FW_BINARY_ENTRY_TYPE(ehdr)) {
-    case CSF_FW_BINARY_ENTRY_TYPE_IFACE:
-        return panthor_fw_load_section_entry(ptdev, fw, &eiter, ehdr);
-    case CSF_FW_BINARY_ENTRY_TYPE_BUILD_INFO_METADATA:
-        return panthor_fw_read_build_info(ptdev, fw, &eiter, ehdr);
+    case CSF_FW_BINARY_ENTRY_TYPE_IFACE: return panthor_fw_load_section_entry(ptdev, fw, &eiter, ehdr);
+    case CSF_FW_BINARY_ENTRY_TYPE_BUILD_INFO_METADATA: return panthor_fw_read_build_info(ptdev, fw, &eiter, ehdr);
 
     // Not used by panthor.
     case CSF_FW_BINARY_ENTRY_TYPE_CONFIG:
     case CSF_FW_BINARY_ENTRY_TYPE_FUTF_TEST:
     case CSF_FW_BINARY_ENTRY_TYPE_TRACE_BUFFER:
-    case CSF_FW_BINARY_ENTRY_TYPE_TIMELINE_METADATA:
-        return 0;
-    default:
-        break;
+    case CSF_FW_BINARY_ENTRY_TYPE_TIMELINE_METADATA: return 0;
+    default: break;
     }
 
     if (ehdr & CSF_FW_BINARY_ENTRY_OPTIONAL)
@@ -585,9 +581,8 @@ int panthor_init_cs_iface(panthor_device* ptdev, u32 csg_idx, u32 cs_idx) {
         return -EINVAL;
     }
 
-    cs_iface->control =
-        reinterpret_cast<const panthor_fw_cs_control_iface*>(static_cast<u8*>(fw->shared_section->mem->kmap) +
-                                                             iface_offset);
+    cs_iface->control = reinterpret_cast<const panthor_fw_cs_control_iface*>(
+        static_cast<u8*>(fw->shared_section->mem->kmap) + iface_offset);
     cs_iface->input = iface_block<panthor_fw_cs_input_iface>(ptdev, fw_read_once(cs_iface->control->input_va));
     cs_iface->output = iface_block<const panthor_fw_cs_output_iface>(ptdev, fw_read_once(cs_iface->control->output_va));
 
@@ -623,9 +618,8 @@ int panthor_init_csg_iface(panthor_device* ptdev, u32 csg_idx) {
         return -EINVAL;
     }
 
-    csg_iface->control =
-        reinterpret_cast<const panthor_fw_csg_control_iface*>(static_cast<u8*>(fw->shared_section->mem->kmap) +
-                                                              iface_offset);
+    csg_iface->control = reinterpret_cast<const panthor_fw_csg_control_iface*>(
+        static_cast<u8*>(fw->shared_section->mem->kmap) + iface_offset);
     csg_iface->input = iface_block<panthor_fw_csg_input_iface>(ptdev, fw_read_once(csg_iface->control->input_va));
     csg_iface->output =
         iface_block<const panthor_fw_csg_output_iface>(ptdev, fw_read_once(csg_iface->control->output_va));
@@ -740,8 +734,8 @@ void panthor_fw_init_global_iface(panthor_device* ptdev) {
                   static_cast<u32>(PROGRESS_TIMEOUT_CYCLES >> PROGRESS_TIMEOUT_SCALE_SHIFT));
     fw_write_once(glb_iface->input->idle_timer, panthor_fw_conv_timeout(ptdev, IDLE_HYSTERESIS_US));
 
-    fw_write_once(glb_iface->input->ack_irq_mask,
-                  GLB_CFG_ALLOC_EN | GLB_PING | GLB_CFG_PROGRESS_TIMER | GLB_CFG_POWEROFF_TIMER | GLB_IDLE_EN | GLB_IDLE);
+    fw_write_once(glb_iface->input->ack_irq_mask, GLB_CFG_ALLOC_EN | GLB_PING | GLB_CFG_PROGRESS_TIMER |
+                                                      GLB_CFG_POWEROFF_TIMER | GLB_IDLE_EN | GLB_IDLE);
 
     panthor_fw_update_reqs(glb_iface, req, GLB_IDLE_EN, GLB_IDLE_EN);
     panthor_fw_toggle_reqs(glb_iface, req, ack, cfg_reqs);
@@ -777,16 +771,11 @@ PANTHOR_IRQ_HANDLER(job, JOB, panthor_job_irq_handler)
 
 const char* panthor_mcu_status_str(u32 status) {
     switch (status) {
-    case MCU_STATUS_DISABLED:
-        return "disabled";
-    case MCU_STATUS_ENABLED:
-        return "enabled";
-    case MCU_STATUS_HALT:
-        return "halt";
-    case MCU_STATUS_FATAL:
-        return "fatal";
-    default:
-        return "unknown";
+    case MCU_STATUS_DISABLED: return "disabled";
+    case MCU_STATUS_ENABLED: return "enabled";
+    case MCU_STATUS_HALT: return "halt";
+    case MCU_STATUS_FATAL: return "fatal";
+    default: return "unknown";
     }
 }
 
@@ -876,16 +865,22 @@ void panthor_fw_ping_work(kshim::work_struct* work) {
 
 }  // namespace
 
-u64 panthor_fw_timestamp_freq(panthor_device*) { return PANTHOR_FW_TIMESTAMP_FREQ; }
+u64 panthor_fw_timestamp_freq(panthor_device*) {
+    return PANTHOR_FW_TIMESTAMP_FREQ;
+}
 
 std::string panthor_fw_file_name(panthor_device* ptdev) {
     return "arm/mali/arch" + std::to_string(GPU_ARCH_MAJOR(ptdev->gpu_info.gpu_id)) + "." +
            std::to_string(GPU_ARCH_MINOR(ptdev->gpu_info.gpu_id)) + "/" + CSF_FW_NAME;
 }
 
-panthor_vm* panthor_fw_vm(panthor_device* ptdev) { return ptdev->fw->vm; }
+panthor_vm* panthor_fw_vm(panthor_device* ptdev) {
+    return ptdev->fw->vm;
+}
 
-panthor_fw_global_iface* panthor_fw_get_glb_iface(panthor_device* ptdev) { return &ptdev->fw->iface.global; }
+panthor_fw_global_iface* panthor_fw_get_glb_iface(panthor_device* ptdev) {
+    return &ptdev->fw->iface.global;
+}
 
 panthor_fw_csg_iface* panthor_fw_get_csg_iface(panthor_device* ptdev, u32 csg_slot) {
     if (WARN_ON(csg_slot >= MAX_CSGS))
@@ -899,12 +894,24 @@ panthor_fw_cs_iface* panthor_fw_get_cs_iface(panthor_device* ptdev, u32 csg_slot
     return &ptdev->fw->iface.streams[csg_slot][cs_slot];
 }
 
-const char* panthor_fw_git_sha(panthor_device* ptdev) { return ptdev->fw ? ptdev->fw->git_sha : nullptr; }
-u32 panthor_fw_iface_version(panthor_device* ptdev) { return ptdev->fw ? ptdev->fw->info.version : 0; }
-u32 panthor_fw_features(panthor_device* ptdev) { return ptdev->fw ? ptdev->fw->info.features : 0; }
-u32 panthor_fw_instr_features(panthor_device* ptdev) { return ptdev->fw ? ptdev->fw->info.instr_features : 0; }
-u32 panthor_fw_csg_count(panthor_device* ptdev) { return ptdev->fw ? ptdev->fw->info.group_num : 0; }
-u32 panthor_fw_cs_count(panthor_device* ptdev) { return ptdev->fw ? ptdev->fw->info.stream_num : 0; }
+const char* panthor_fw_git_sha(panthor_device* ptdev) {
+    return ptdev->fw ? ptdev->fw->git_sha : nullptr;
+}
+u32 panthor_fw_iface_version(panthor_device* ptdev) {
+    return ptdev->fw ? ptdev->fw->info.version : 0;
+}
+u32 panthor_fw_features(panthor_device* ptdev) {
+    return ptdev->fw ? ptdev->fw->info.features : 0;
+}
+u32 panthor_fw_instr_features(panthor_device* ptdev) {
+    return ptdev->fw ? ptdev->fw->info.instr_features : 0;
+}
+u32 panthor_fw_csg_count(panthor_device* ptdev) {
+    return ptdev->fw ? ptdev->fw->info.group_num : 0;
+}
+u32 panthor_fw_cs_count(panthor_device* ptdev) {
+    return ptdev->fw ? ptdev->fw->info.stream_num : 0;
+}
 
 u32 panthor_fw_section_count(panthor_device* ptdev) {
     if (!ptdev->fw)
@@ -918,12 +925,12 @@ u32 panthor_fw_section_count(panthor_device* ptdev) {
 }
 
 panthor_kernel_bo* panthor_fw_alloc_queue_iface_mem(panthor_device* ptdev, panthor_fw_ringbuf_input_iface** input,
-                                                    const panthor_fw_ringbuf_output_iface** output,
-                                                    u32* input_fw_va, u32* output_fw_va) {
-    panthor_kernel_bo* mem = panthor_kernel_bo_create(
-        ptdev, ptdev->fw->vm, SZ_8K, DRM_PANTHOR_BO_NO_MMAP,
-        DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC | DRM_PANTHOR_VM_BIND_OP_MAP_UNCACHED, PANTHOR_VM_KERNEL_AUTO_VA,
-        "Queue FW interface");
+                                                    const panthor_fw_ringbuf_output_iface** output, u32* input_fw_va,
+                                                    u32* output_fw_va) {
+    panthor_kernel_bo* mem =
+        panthor_kernel_bo_create(ptdev, ptdev->fw->vm, SZ_8K, DRM_PANTHOR_BO_NO_MMAP,
+                                 DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC | DRM_PANTHOR_VM_BIND_OP_MAP_UNCACHED,
+                                 PANTHOR_VM_KERNEL_AUTO_VA, "Queue FW interface");
     if (kshim::IS_ERR(mem))
         return mem;
 
@@ -944,8 +951,7 @@ panthor_kernel_bo* panthor_fw_alloc_queue_iface_mem(panthor_device* ptdev, panth
 
 panthor_kernel_bo* panthor_fw_alloc_suspend_buf_mem(panthor_device* ptdev, size_t size) {
     return panthor_kernel_bo_create(ptdev, panthor_fw_vm(ptdev), size, DRM_PANTHOR_BO_NO_MMAP,
-                                    DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC, PANTHOR_VM_KERNEL_AUTO_VA,
-                                    "FW suspend buffer");
+                                    DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC, PANTHOR_VM_KERNEL_AUTO_VA, "FW suspend buffer");
 }
 
 int panthor_fw_glb_wait_acks(panthor_device* ptdev, u32 req_mask, u32* acked, u32 timeout_ms) {
@@ -955,8 +961,8 @@ int panthor_fw_glb_wait_acks(panthor_device* ptdev, u32 req_mask, u32* acked, u3
     if (WARN_ON(req_mask & (~GLB_REQ_MASK | GLB_HALT)) || WARN_ON(!glb_iface->input))
         return -EINVAL;
 
-    return panthor_fw_wait_acks(&glb_iface->input->req, &glb_iface->output->ack, &ptdev->fw->req_waitq, req_mask,
-                                acked, timeout_ms);
+    return panthor_fw_wait_acks(&glb_iface->input->req, &glb_iface->output->ack, &ptdev->fw->req_waitq, req_mask, acked,
+                                timeout_ms);
 }
 
 int panthor_fw_csg_wait_acks(panthor_device* ptdev, u32 csg_slot, u32 req_mask, u32* acked, u32 timeout_ms) {

@@ -3,8 +3,8 @@
 #pragma once
 #include <atomic>
 
-#include "kernel_shim/spinlock.h"
 #include "hw/csf/fw_iface.h"
+#include "kernel_shim/spinlock.h"
 #include "panthor/panthor_device.h"
 
 namespace panthor {
@@ -44,20 +44,19 @@ inline void fw_write_once(T& field, T value) {
 }
 
 // req := (req & ~mask) | ((ack ^ mask) & mask): flips the `mask` bits so that req != ack.
-#define panthor_fw_toggle_reqs(__iface, __in_reg, __out_reg, __mask)                                  \
-    do {                                                                                              \
-        ::kshim::SpinGuard __g((__iface)->lock);                                                      \
-        const ::panthor::u32 __cur = ::panthor::fw_read_once((__iface)->input->__in_reg);             \
-        const ::panthor::u32 __ack = ::panthor::fw_read_once((__iface)->output->__out_reg);           \
-        ::panthor::fw_write_once((__iface)->input->__in_reg,                                          \
-                                 (__cur & ~(__mask)) | ((__ack ^ (__mask)) & (__mask)));              \
+#define panthor_fw_toggle_reqs(__iface, __in_reg, __out_reg, __mask)                                                 \
+    do {                                                                                                             \
+        ::kshim::SpinGuard __g((__iface)->lock);                                                                     \
+        const ::panthor::u32 __cur = ::panthor::fw_read_once((__iface)->input->__in_reg);                            \
+        const ::panthor::u32 __ack = ::panthor::fw_read_once((__iface)->output->__out_reg);                          \
+        ::panthor::fw_write_once((__iface)->input->__in_reg, (__cur & ~(__mask)) | ((__ack ^ (__mask)) & (__mask))); \
     } while (0)
 
 // req := (req & ~mask) | (val & mask).
-#define panthor_fw_update_reqs(__iface, __in_reg, __val, __mask)                                      \
-    do {                                                                                              \
-        ::kshim::SpinGuard __g((__iface)->lock);                                                      \
-        const ::panthor::u32 __cur = ::panthor::fw_read_once((__iface)->input->__in_reg);             \
+#define panthor_fw_update_reqs(__iface, __in_reg, __val, __mask)                                          \
+    do {                                                                                                  \
+        ::kshim::SpinGuard __g((__iface)->lock);                                                          \
+        const ::panthor::u32 __cur = ::panthor::fw_read_once((__iface)->input->__in_reg);                 \
         ::panthor::fw_write_once((__iface)->input->__in_reg, (__cur & ~(__mask)) | ((__val) & (__mask))); \
     } while (0)
 
@@ -74,8 +73,8 @@ int panthor_fw_glb_wait_acks(panthor_device* ptdev, u32 req_mask, u32* acked, u3
 void panthor_fw_ring_csg_doorbells(panthor_device* ptdev, u32 csg_mask);
 
 panthor_kernel_bo* panthor_fw_alloc_queue_iface_mem(panthor_device* ptdev, panthor_fw_ringbuf_input_iface** input,
-                                                    const panthor_fw_ringbuf_output_iface** output,
-                                                    u32* input_fw_va, u32* output_fw_va);
+                                                    const panthor_fw_ringbuf_output_iface** output, u32* input_fw_va,
+                                                    u32* output_fw_va);
 panthor_kernel_bo* panthor_fw_alloc_suspend_buf_mem(panthor_device* ptdev, size_t size);
 
 panthor_vm* panthor_fw_vm(panthor_device* ptdev);
@@ -83,8 +82,12 @@ panthor_vm* panthor_fw_vm(panthor_device* ptdev);
 void panthor_fw_pre_reset(panthor_device* ptdev, bool on_hang);
 int panthor_fw_post_reset(panthor_device* ptdev);
 
-inline void panthor_fw_suspend(panthor_device* ptdev) { panthor_fw_pre_reset(ptdev, false); }
-inline int panthor_fw_resume(panthor_device* ptdev) { return panthor_fw_post_reset(ptdev); }
+inline void panthor_fw_suspend(panthor_device* ptdev) {
+    panthor_fw_pre_reset(ptdev, false);
+}
+inline int panthor_fw_resume(panthor_device* ptdev) {
+    return panthor_fw_post_reset(ptdev);
+}
 
 int panthor_fw_init(panthor_device* ptdev);
 void panthor_fw_unplug(panthor_device* ptdev);
@@ -99,7 +102,7 @@ u64 panthor_fw_timestamp_freq(panthor_device* ptdev);
 // What the FW reported (valid after a successful panthor_fw_init; 0 / nullptr before).
 // The git SHA from the image's BUILD_INFO_METADATA entry, or nullptr when it has none.
 const char* panthor_fw_git_sha(panthor_device* ptdev);
-u32 panthor_fw_iface_version(panthor_device* ptdev);  // CSF_IFACE_VERSION(major, minor, patch)
+u32 panthor_fw_iface_version(panthor_device* ptdev);   // CSF_IFACE_VERSION(major, minor, patch)
 u32 panthor_fw_features(panthor_device* ptdev);        // GLB control features
 u32 panthor_fw_instr_features(panthor_device* ptdev);  // 0 for interfaces before 1.1.0
 u32 panthor_fw_csg_count(panthor_device* ptdev);       // GLB group_num

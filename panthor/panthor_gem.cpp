@@ -35,8 +35,12 @@ void panthor_gem_free_object(drm::drm_gem_object* obj) {
     drm::drm_gem_object_put(vm_root_gem);
 }
 
-int panthor_gem_pin(drm::drm_gem_object* obj) { return drm::drm_gem_shmem_pin_locked(drm::to_drm_gem_shmem_obj(obj)); }
-void panthor_gem_unpin(drm::drm_gem_object* obj) { drm::drm_gem_shmem_unpin_locked(drm::to_drm_gem_shmem_obj(obj)); }
+int panthor_gem_pin(drm::drm_gem_object* obj) {
+    return drm::drm_gem_shmem_pin_locked(drm::to_drm_gem_shmem_obj(obj));
+}
+void panthor_gem_unpin(drm::drm_gem_object* obj) {
+    drm::drm_gem_shmem_unpin_locked(drm::to_drm_gem_shmem_obj(obj));
+}
 kshim::sg_table* panthor_gem_get_sg_table(drm::drm_gem_object* obj) {
     return drm::drm_gem_shmem_get_sg_table(drm::to_drm_gem_shmem_obj(obj));
 }

@@ -16,8 +16,8 @@ struct panthor_gem_object {
     u32 flags = 0;  // DRM_PANTHOR_BO_* given at creation
     struct {
         kshim::Mutex lock{"panthor_gem.label.lock"};  // protects str
-        const char* str = nullptr;  // kmalloc'ed copy, or a static name for kernel BOs
-        bool owned = false;         // str was allocated by set_label
+        const char* str = nullptr;                    // kmalloc'ed copy, or a static name for kernel BOs
+        bool owned = false;                           // str was allocated by set_label
     } label;
 };
 
@@ -38,8 +38,12 @@ struct panthor_kernel_bo {
     void* kmap = nullptr;
 };
 
-inline u64 panthor_kernel_bo_gpuva(panthor_kernel_bo* bo) { return bo->va_node.start; }
-inline size_t panthor_kernel_bo_size(panthor_kernel_bo* bo) { return bo->obj->size; }
+inline u64 panthor_kernel_bo_gpuva(panthor_kernel_bo* bo) {
+    return bo->va_node.start;
+}
+inline size_t panthor_kernel_bo_size(panthor_kernel_bo* bo) {
+    return bo->obj->size;
+}
 int panthor_kernel_bo_vmap(panthor_kernel_bo* bo);
 void panthor_kernel_bo_vunmap(panthor_kernel_bo* bo);
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <bit>
 
+#include "hw/csf/regs/gpu_regs.h"
 #include "kernel_shim/devres.h"
 #include "kernel_shim/err.h"
 #include "kernel_shim/mutex.h"
@@ -15,7 +16,6 @@
 #include "kernel_shim/wait.h"
 #include "panthor/panthor_coredump.h"
 #include "panthor/panthor_irq.h"
-#include "hw/csf/regs/gpu_regs.h"
 
 namespace panthor {
 
@@ -180,8 +180,8 @@ int panthor_gpu_init(panthor_device* ptdev) {
     return panthor_request_gpu_irq(ptdev, &gpu->irq, irq, GPU_INTERRUPTS_MASK);
 }
 
-int panthor_gpu_block_power_off(panthor_device* ptdev, const char* blk_name, u32 pwroff_reg, u32 pwrtrans_reg,
-                                u64 mask, u32 timeout_us) {
+int panthor_gpu_block_power_off(panthor_device* ptdev, const char* blk_name, u32 pwroff_reg, u32 pwrtrans_reg, u64 mask,
+                                u32 timeout_us) {
     u64 val;
     int ret = gpu_read64_poll_timeout(ptdev, pwrtrans_reg, val, !(mask & val), 100, timeout_us);
     if (ret) {
@@ -253,8 +253,12 @@ void panthor_gpu_resume(panthor_device* ptdev) {
     panthor_gpu_l2_power_on(ptdev);
 }
 
-u64 panthor_gpu_read_timestamp(panthor_device* ptdev) { return gpu_read64_counter(ptdev, GPU_TIMESTAMP); }
+u64 panthor_gpu_read_timestamp(panthor_device* ptdev) {
+    return gpu_read64_counter(ptdev, GPU_TIMESTAMP);
+}
 
-u64 panthor_gpu_read_timestamp_offset(panthor_device* ptdev) { return gpu_read64(ptdev, GPU_TIMESTAMP_OFFSET); }
+u64 panthor_gpu_read_timestamp_offset(panthor_device* ptdev) {
+    return gpu_read64(ptdev, GPU_TIMESTAMP_OFFSET);
+}
 
 }  // namespace panthor

@@ -14,11 +14,10 @@ void panthor_gpu_resume(panthor_device* ptdev);
 // <reg>_PWRON/PWROFF, waits for READY (on) / PWRTRANS clear (off). -ETIMEDOUT with an error line.
 int panthor_gpu_block_power_on(panthor_device* ptdev, const char* blk_name, u32 pwron_reg, u32 pwrtrans_reg,
                                u32 rdy_reg, u64 mask, u32 timeout_us);
-int panthor_gpu_block_power_off(panthor_device* ptdev, const char* blk_name, u32 pwroff_reg, u32 pwrtrans_reg,
-                                u64 mask, u32 timeout_us);
-#define panthor_gpu_power_on(ptdev, type, mask, timeout_us)                                                    \
-    ::panthor::panthor_gpu_block_power_on(ptdev, #type, type##_PWRON, type##_PWRTRANS, type##_READY, mask, \
-                                          timeout_us)
+int panthor_gpu_block_power_off(panthor_device* ptdev, const char* blk_name, u32 pwroff_reg, u32 pwrtrans_reg, u64 mask,
+                                u32 timeout_us);
+#define panthor_gpu_power_on(ptdev, type, mask, timeout_us) \
+    ::panthor::panthor_gpu_block_power_on(ptdev, #type, type##_PWRON, type##_PWRTRANS, type##_READY, mask, timeout_us)
 #define panthor_gpu_power_off(ptdev, type, mask, timeout_us) \
     ::panthor::panthor_gpu_block_power_off(ptdev, #type, type##_PWROFF, type##_PWRTRANS, mask, timeout_us)
 

@@ -26,7 +26,7 @@
 #include <atomic>
 #include <cstring>
 
-#include "uapi/drm/panthor_drm.h"
+#include "hw/csf/regs/gpu_regs.h"
 #include "kernel_shim/err.h"
 #include "kernel_shim/kref.h"
 #include "kernel_shim/mutex.h"
@@ -38,7 +38,7 @@
 #include "panthor/panthor_device.h"
 #include "panthor/panthor_gem.h"
 #include "panthor/panthor_mmu.h"
-#include "hw/csf/regs/gpu_regs.h"
+#include "uapi/drm/panthor_drm.h"
 
 namespace panthor {
 
@@ -71,7 +71,7 @@ void trace_heap_chunks(long delta) {
 
 // The first 64 bytes of every chunk, as the firmware reads them (docs/hw/csf/fw-interfaces.md).
 struct panthor_heap_chunk_header {
-    u64 next;  // next chunk: VA | chunk_size >> 12, 0 ends the list
+    u64 next;         // next chunk: VA | chunk_size >> 12, 0 ends the list
     u32 unknown[14];  // MBZ
 };
 static_assert(sizeof(panthor_heap_chunk_header) == 64);
@@ -86,7 +86,7 @@ using panthor_heap_chunk_list =
              bi::member_hook<panthor_heap_chunk, decltype(panthor_heap_chunk::node), &panthor_heap_chunk::node>>;
 
 struct panthor_heap {
-    kshim::Mutex lock{"panthor_heap.lock"};  // protects chunks and chunk_count
+    kshim::Mutex lock{"panthor_heap.lock"};           // protects chunks and chunk_count
     panthor_heap_chunk_list chunks GUARDED_BY(lock);  // newest first
     u32 chunk_count GUARDED_BY(lock) = 0;
 
@@ -108,7 +108,7 @@ struct panthor_heap_pool {
     // Weak: the VM destroys the pool before it can go. nullptr once the pool is destroyed.
     panthor_vm* vm = nullptr;
     kshim::XArray<panthor_heap> xa{XA_FLAGS_ALLOC};  // heap id -> heap, ids 0..127
-    panthor_kernel_bo* gpu_contexts = nullptr;  // MAX_HEAPS_PER_POOL contexts, CPU-mapped
+    panthor_kernel_bo* gpu_contexts = nullptr;       // MAX_HEAPS_PER_POOL contexts, CPU-mapped
 
     // Bytes of GPU memory held (contexts BO + chunks). Atomic so fdinfo reads it without a lock.
     std::atomic<size_t> size{0};
@@ -121,7 +121,9 @@ u32 panthor_heap_ctx_stride(const panthor_device* ptdev) {
     return (HEAP_CONTEXT_SIZE + line - 1) & ~(line - 1);
 }
 
-u32 panthor_get_heap_ctx_offset(const panthor_heap_pool* pool, u32 id) { return panthor_heap_ctx_stride(pool->ptdev) * id; }
+u32 panthor_get_heap_ctx_offset(const panthor_heap_pool* pool, u32 id) {
+    return panthor_heap_ctx_stride(pool->ptdev) * id;
+}
 
 void* panthor_get_heap_ctx(panthor_heap_pool* pool, u32 id) {
     return static_cast<u8*>(pool->gpu_contexts->kmap) + panthor_get_heap_ctx_offset(pool, id);
@@ -151,9 +153,9 @@ int panthor_alloc_heap_chunk_locked(panthor_heap_pool* pool, panthor_vm* vm, pan
     if (!chunk)
         return -ENOMEM;
 
-    chunk->bo = panthor_kernel_bo_create(pool->ptdev, vm, heap->chunk_size, DRM_PANTHOR_BO_NO_MMAP,
-                                         DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC, PANTHOR_VM_KERNEL_AUTO_VA,
-                                         "Tiler heap chunk");
+    chunk->bo =
+        panthor_kernel_bo_create(pool->ptdev, vm, heap->chunk_size, DRM_PANTHOR_BO_NO_MMAP,
+                                 DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC, PANTHOR_VM_KERNEL_AUTO_VA, "Tiler heap chunk");
     if (IS_ERR(chunk->bo)) {
         const int ret = static_cast<int>(PTR_ERR(chunk->bo));
         kdelete(chunk);
@@ -188,7 +190,8 @@ int panthor_alloc_heap_chunk_locked(panthor_heap_pool* pool, panthor_vm* vm, pan
 // Outside the thread-safety analysis: it reads heap->chunks unlocked because the heap is
 // unreachable (unpublished or being destroyed); panthor_free_heap_chunk takes the lock to unlink.
 void panthor_free_heap_chunks(panthor_heap_pool* pool, panthor_heap* heap) NO_THREAD_SAFETY_ANALYSIS {
-    while (!heap->chunks.empty()) panthor_free_heap_chunk(pool, heap, &heap->chunks.front());
+    while (!heap->chunks.empty())
+        panthor_free_heap_chunk(pool, heap, &heap->chunks.front());
 }
 
 int panthor_alloc_heap_chunks(panthor_heap_pool* pool, panthor_vm* vm, panthor_heap* heap, u32 chunk_count) {
@@ -383,7 +386,8 @@ void panthor_heap_pool_put(panthor_heap_pool* pool) {
 }
 
 panthor_heap_pool* panthor_heap_pool_create(panthor_device* ptdev, panthor_vm* vm) {
-    const size_t bosize = (size_t{MAX_HEAPS_PER_POOL} * panthor_heap_ctx_stride(ptdev) + SZ_4K - 1) & ~size_t{SZ_4K - 1};
+    const size_t bosize =
+        (size_t{MAX_HEAPS_PER_POOL} * panthor_heap_ctx_stride(ptdev) + SZ_4K - 1) & ~size_t{SZ_4K - 1};
 
     auto* pool = knew<panthor_heap_pool>(GFP_KERNEL);
     if (!pool)
@@ -392,9 +396,9 @@ panthor_heap_pool* panthor_heap_pool_create(panthor_device* ptdev, panthor_vm* v
     pool->vm = vm;
 
     int ret;
-    panthor_kernel_bo* ctxs = panthor_kernel_bo_create(ptdev, vm, bosize, DRM_PANTHOR_BO_NO_MMAP,
-                                                       DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC, PANTHOR_VM_KERNEL_AUTO_VA,
-                                                       "Heap pool");
+    panthor_kernel_bo* ctxs =
+        panthor_kernel_bo_create(ptdev, vm, bosize, DRM_PANTHOR_BO_NO_MMAP, DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC,
+                                 PANTHOR_VM_KERNEL_AUTO_VA, "Heap pool");
     if (IS_ERR(ctxs)) {
         ret = static_cast<int>(PTR_ERR(ctxs));
         goto err_destroy_pool;

@@ -35,8 +35,8 @@ size_t panthor_heap_pool_size(panthor_heap_pool* pool);
 // 0 and *new_chunk_gpu_va (VA | chunk_size >> 12), or -errno: -EINVAL unknown heap,
 // -ENOMEM when the firmware should wait (max chunks reached, too many render passes in flight, or
 // the allocation failed), as upstream.
-int panthor_heap_grow(panthor_heap_pool* pool, u64 heap_gpu_va, u32 renderpasses_in_flight,
-                      u32 pending_frag_count, u64* new_chunk_gpu_va);
+int panthor_heap_grow(panthor_heap_pool* pool, u64 heap_gpu_va, u32 renderpasses_in_flight, u32 pending_frag_count,
+                      u64* new_chunk_gpu_va);
 int panthor_heap_return_chunk(panthor_heap_pool* pool, u64 heap_gpu_va, u64 chunk_gpu_va);
 
 }  // namespace panthor

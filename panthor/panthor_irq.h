@@ -20,16 +20,14 @@ void panthor_irq_resume(panthor_irq* pirq, u32 mask);
 }  // namespace panthor
 
 // The per-line names of upstream (panthor_request_gpu_irq, panthor_gpu_irq_suspend, ...).
-#define PANTHOR_IRQ_HANDLER(__name, __reg_prefix, __handler)                                                   \
-    static inline int panthor_request_##__name##_irq(::panthor::panthor_device* ptdev,                         \
-                                                     ::panthor::panthor_irq* pirq, ::kshim::IrqLine* irq,      \
-                                                     ::panthor::u32 mask) {                                    \
-        return ::panthor::panthor_request_irq(ptdev, pirq, irq, mask, __reg_prefix##_INT_BASE, #__name,        \
-                                              __handler);                                                      \
-    }                                                                                                          \
-    static inline void panthor_##__name##_irq_suspend(::panthor::panthor_irq* pirq) {                          \
-        ::panthor::panthor_irq_suspend(pirq);                                                                  \
-    }                                                                                                          \
-    static inline void panthor_##__name##_irq_resume(::panthor::panthor_irq* pirq, ::panthor::u32 mask) {      \
-        ::panthor::panthor_irq_resume(pirq, mask);                                                             \
+#define PANTHOR_IRQ_HANDLER(__name, __reg_prefix, __handler)                                                         \
+    static inline int panthor_request_##__name##_irq(::panthor::panthor_device* ptdev, ::panthor::panthor_irq* pirq, \
+                                                     ::kshim::IrqLine* irq, ::panthor::u32 mask) {                   \
+        return ::panthor::panthor_request_irq(ptdev, pirq, irq, mask, __reg_prefix##_INT_BASE, #__name, __handler);  \
+    }                                                                                                                \
+    static inline void panthor_##__name##_irq_suspend(::panthor::panthor_irq* pirq) {                                \
+        ::panthor::panthor_irq_suspend(pirq);                                                                        \
+    }                                                                                                                \
+    static inline void panthor_##__name##_irq_resume(::panthor::panthor_irq* pirq, ::panthor::u32 mask) {            \
+        ::panthor::panthor_irq_resume(pirq, mask);                                                                   \
     }

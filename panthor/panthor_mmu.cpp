@@ -34,6 +34,7 @@
 //   module-wide panthor_cleanup_wq.
 #include <bit>
 
+#include "hw/csf/regs/gpu_regs.h"
 #include "kernel_shim/devres.h"
 #include "kernel_shim/err.h"
 #include "kernel_shim/fault_inject.h"
@@ -45,7 +46,6 @@
 #include "panthor/panthor_irq.h"
 #include "panthor/panthor_mmu_priv.h"
 #include "panthor/panthor_sched.h"
-#include "hw/csf/regs/gpu_regs.h"
 
 namespace panthor {
 
@@ -83,14 +83,17 @@ void panthor_mmu_pt_cache_fini() {
     }
 }
 
-size_t panthor_mmu_pt_cache_live() { return static_cast<size_t>(g_pt_cache_live.load(std::memory_order_relaxed)); }
+size_t panthor_mmu_pt_cache_live() {
+    return static_cast<size_t>(g_pt_cache_live.load(std::memory_order_relaxed));
+}
 
 int panthor_pt_cache_alloc_bulk(kshim::gfp_t gfp, size_t n, void** out) {
     for (size_t i = 0; i < n; i++) {
         kshim::Page* page = kshim::should_fail_alloc(kPtCacheName, gfp) ? nullptr : kshim::pt_pool_alloc_raw(gfp);
         if (!page) {
             panthor_pt_cache_free_bulk(i, out);
-            for (size_t j = 0; j < i; j++) out[j] = nullptr;
+            for (size_t j = 0; j < i; j++)
+                out[j] = nullptr;
             return 0;
         }
         out[i] = kshim::page_address(page);
@@ -107,7 +110,8 @@ void panthor_pt_cache_free(void* page) {
 }
 
 void panthor_pt_cache_free_bulk(size_t n, void** pages) {
-    for (size_t i = 0; i < n; i++) panthor_pt_cache_free(pages[i]);
+    for (size_t i = 0; i < n; i++)
+        panthor_pt_cache_free(pages[i]);
 }
 
 // ---- AS commands ----
@@ -136,7 +140,9 @@ int as_send_cmd_and_wait(panthor_device* ptdev, u32 as_nr, u32 cmd) {
     return status;
 }
 
-int fls64(u64 x) { return x ? 64 - std::countl_zero(x) : 0; }
+int fls64(u64 x) {
+    return x ? 64 - std::countl_zero(x) : 0;
+}
 
 // The lock region is a naturally aligned power-of-two block, encoded as log2(size) - 1 in the
 // low bits: the smallest block holding both ends is the one above the highest bit where the
@@ -195,12 +201,15 @@ int panthor_mmu_as_enable(panthor_device* ptdev, u32 as_nr, u64 transtab, u64 tr
     return as_send_cmd_and_wait(ptdev, as_nr, AS_COMMAND_UPDATE);
 }
 
-u32 panthor_mmu_as_fault_mask(panthor_device*, u32 as) { return BIT(as); }
+u32 panthor_mmu_as_fault_mask(panthor_device*, u32 as) {
+    return BIT(as);
+}
 
 bool refcount_inc_not_zero(std::atomic<int>* r) {
     int c = r->load(std::memory_order_relaxed);
     while (c > 0)
-        if (r->compare_exchange_weak(c, c + 1, std::memory_order_acquire)) return true;
+        if (r->compare_exchange_weak(c, c + 1, std::memory_order_acquire))
+            return true;
     return false;
 }
 
@@ -220,7 +229,9 @@ int panthor_mmu_as_disable(panthor_device* ptdev, u32 as_nr) {
 }
 
 // Bits 16-31 are the REQ_COMPLETE interrupts: we wait for AS_ACTIVE instead.
-u32 panthor_mmu_fault_mask(panthor_device*, u32 value) { return value & GENMASK(15, 0); }
+u32 panthor_mmu_fault_mask(panthor_device*, u32 value) {
+    return value & GENMASK(15, 0);
+}
 
 u32 panthor_mmu_faulty_mask(panthor_device* ptdev) {
     kshim::MutexGuard g(ptdev->mmu->as.slots_lock);
@@ -252,11 +263,17 @@ u64 panthor_mmu_mair_to_memattr(u64 mair, bool coherent) {
 
 // ---- VM <-> AS ----
 
-bool panthor_vm_has_unhandled_faults(panthor_vm* vm) { return vm->unhandled_fault.load(); }
+bool panthor_vm_has_unhandled_faults(panthor_vm* vm) {
+    return vm->unhandled_fault.load();
+}
 
-bool panthor_vm_is_unusable(panthor_vm* vm) { return vm->unusable.load(); }
+bool panthor_vm_is_unusable(panthor_vm* vm) {
+    return vm->unusable.load();
+}
 
-int panthor_vm_as(panthor_vm* vm) { return vm->as.id; }
+int panthor_vm_as(panthor_vm* vm) {
+    return vm->as.id;
+}
 
 void panthor_vm_release_as_locked(panthor_vm* vm) {
     panthor_device* ptdev = vm->ptdev;
@@ -380,7 +397,8 @@ void panthor_vm_idle(panthor_vm* vm) {
     // refcount_dec_and_mutex_lock: only the last user takes the lock.
     int c = vm->as.active_cnt.load(std::memory_order_relaxed);
     while (c > 1)
-        if (vm->as.active_cnt.compare_exchange_weak(c, c - 1, std::memory_order_release)) return;
+        if (vm->as.active_cnt.compare_exchange_weak(c, c - 1, std::memory_order_release))
+            return;
 
     kshim::MutexGuard g(mmu->as.slots_lock);
     c = vm->as.active_cnt.load();
@@ -447,7 +465,9 @@ int panthor_vm_flush_range(panthor_vm* vm, u64 iova, u64 size) {
     return mmu_hw_flush_region_locked(ptdev, vm->as.id, iova, size);
 }
 
-int panthor_vm_flush_all(panthor_vm* vm) { return panthor_vm_flush_range(vm, vm->base.mm_start, vm->base.mm_range); }
+int panthor_vm_flush_all(panthor_vm* vm) {
+    return panthor_vm_flush_range(vm, vm->base.mm_start, vm->base.mm_range);
+}
 
 // ---- IRQ ----
 
@@ -455,17 +475,11 @@ namespace {
 
 const char* access_type_name(panthor_device*, u32 fault_status) {
     switch (fault_status & AS_FAULTSTATUS_ACCESS_TYPE_MASK) {
-    case AS_FAULTSTATUS_ACCESS_TYPE_ATOMIC:
-        return "ATOMIC";
-    case AS_FAULTSTATUS_ACCESS_TYPE_READ:
-        return "READ";
-    case AS_FAULTSTATUS_ACCESS_TYPE_WRITE:
-        return "WRITE";
-    case AS_FAULTSTATUS_ACCESS_TYPE_EX:
-        return "EXECUTE";
-    default:
-        WARN_ON(true);
-        return "UNKNOWN";
+    case AS_FAULTSTATUS_ACCESS_TYPE_ATOMIC: return "ATOMIC";
+    case AS_FAULTSTATUS_ACCESS_TYPE_READ: return "READ";
+    case AS_FAULTSTATUS_ACCESS_TYPE_WRITE: return "WRITE";
+    case AS_FAULTSTATUS_ACCESS_TYPE_EX: return "EXECUTE";
+    default: WARN_ON(true); return "UNKNOWN";
     }
 }
 
@@ -499,8 +513,8 @@ void panthor_mmu_irq_handler(panthor_device* ptdev, u32 status) {
                     "source id 0x%X\n",
                     static_cast<int>(as), static_cast<unsigned long long>(addr), fault_status,
                     (fault_status & AS_FAULTSTATUS_DECODER_FAULT) ? "DECODER FAULT" : "SLAVE FAULT", exception_type,
-                    panthor_exception_name(ptdev, exception_type), access_type,
-                    access_type_name(ptdev, fault_status), source_id);
+                    panthor_exception_name(ptdev, exception_type), access_type, access_type_name(ptdev, fault_status),
+                    source_id);
             // Before the AS is disabled and the IRQ cleared: the snapshot shows the fault.
             panthor_coredump_capture(ptdev, PANTHOR_COREDUMP_MMU_FAULT, static_cast<int>(as));
 
@@ -572,7 +586,8 @@ void panthor_mmu_pre_reset(panthor_device* ptdev) {
     // No VM operation while the GPU is down.
     kshim::MutexGuard g(mmu->vm.lock);
     mmu->vm.reset_in_progress = true;
-    for (panthor_vm& vm : mmu->vm.list) panthor_vm_stop(&vm);
+    for (panthor_vm& vm : mmu->vm.list)
+        panthor_vm_stop(&vm);
 }
 
 void panthor_mmu_post_reset(panthor_device* ptdev) {
@@ -584,13 +599,15 @@ void panthor_mmu_post_reset(panthor_device* ptdev) {
         mmu->as.alloc_mask = 0;
         mmu->as.faulty_mask = 0;
         for (u32 i = 0; i < MAX_AS_SLOTS; i++)
-            if (panthor_vm* vm = mmu->as.slots[i].vm) panthor_vm_release_as_locked(vm);
+            if (panthor_vm* vm = mmu->as.slots[i].vm)
+                panthor_vm_release_as_locked(vm);
     }
 
     panthor_mmu_irq_resume(&mmu->irq, panthor_mmu_fault_mask(ptdev, ~0u));
 
     kshim::MutexGuard g(mmu->vm.lock);
-    for (panthor_vm& vm : mmu->vm.list) panthor_vm_start(&vm);
+    for (panthor_vm& vm : mmu->vm.list)
+        panthor_vm_start(&vm);
     mmu->vm.reset_in_progress = false;
 }
 

@@ -11,6 +11,7 @@
 #include "drm/drm_gpuvm.h"
 #include "drm/drm_mm.h"
 #include "drm/sched/gpu_scheduler.h"
+#include "hw/csf/regs/mmu_regs.h"
 #include "kernel_shim/iommu/io_pgtable.h"
 #include "kernel_shim/kref.h"
 #include "kernel_shim/mutex.h"
@@ -21,7 +22,6 @@
 #include "panthor/panthor_device.h"
 #include "panthor/panthor_gem.h"
 #include "panthor/panthor_mmu.h"
-#include "hw/csf/regs/mmu_regs.h"
 
 namespace panthor {
 
@@ -41,8 +41,8 @@ struct panthor_vma {
 // in the fence-signalling path of a VM_BIND job) allocates nothing and takes no resv lock.
 struct panthor_vm_op_ctx {
     struct {
-        u32 count;    // pages reserved
-        u32 ptr;      // first unused entry of `pages`
+        u32 count;     // pages reserved
+        u32 ptr;       // first unused entry of `pages`
         void** pages;  // page tables for the update; unused ones go back to the cache at cleanup
     } rsvd_page_tables;
     // One VMA for a new mapping plus the prev/next pieces a remap may keep.
@@ -91,7 +91,7 @@ struct panthor_vm {
     } kernel_auto_va;
 
     struct {
-        int id = -1;  // AS slot, -1 while unbound; under mmu->as.slots_lock
+        int id = -1;                     // AS slot, -1 while unbound; under mmu->as.slots_lock
         std::atomic<int> active_cnt{0};  // users needing the slot (refcount_t upstream)
     } as;
     // Upstream's as.lru_node (a member hook cannot sit in a nested struct): on
@@ -128,10 +128,13 @@ struct panthor_vm {
     } index_reserve;
 };
 
-inline panthor_vm* to_panthor_vm(drm::drm_gpuvm* gpuvm) { return container_of(gpuvm, panthor_vm, base); }
+inline panthor_vm* to_panthor_vm(drm::drm_gpuvm* gpuvm) {
+    return container_of(gpuvm, panthor_vm, base);
+}
 
 using PanthorVmLruList =
-    mmu_detail::bi::list<panthor_vm, mmu_detail::bi::member_hook<panthor_vm, mmu_detail::ListHook, &panthor_vm::as_lru_node>,
+    mmu_detail::bi::list<panthor_vm,
+                         mmu_detail::bi::member_hook<panthor_vm, mmu_detail::ListHook, &panthor_vm::as_lru_node>,
                          mmu_detail::bi::constant_time_size<false>>;
 using PanthorVmList =
     mmu_detail::bi::list<panthor_vm, mmu_detail::bi::member_hook<panthor_vm, mmu_detail::ListHook, &panthor_vm::node>,
@@ -159,7 +162,7 @@ struct panthor_mmu {
 
     struct {
         kshim::Mutex lock{"panthor_mmu.vm.lock"};  // protects list and reset_in_progress
-        PanthorVmList list;  // every VM of the device
+        PanthorVmList list;                        // every VM of the device
         bool reset_in_progress = false;
         kshim::workqueue_struct* wq = nullptr;  // runs the VM_BIND schedulers (submit_wq)
         // Releases finished VM_BIND jobs out of the fence-signalling path (upstream's

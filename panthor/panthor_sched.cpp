@@ -6,13 +6,13 @@
 #include <algorithm>
 #include <bit>
 
+#include "hw/csf/regs/gpu_regs.h"
 #include "kernel_shim/devres.h"
 #include "kernel_shim/pm_runtime.h"
 #include "kernel_shim/slab.h"
 #include "panthor/panthor_drv.h"
 #include "panthor/panthor_gpu.h"
 #include "panthor/panthor_sched_priv.h"
-#include "hw/csf/regs/gpu_regs.h"
 
 namespace panthor {
 

@@ -13,7 +13,8 @@ namespace panthor {
 inline constexpr u32 PANTHOR_DEVICE_PROFILING_DISABLED = 0;
 inline constexpr u32 PANTHOR_DEVICE_PROFILING_CYCLES = 1u << 0;
 inline constexpr u32 PANTHOR_DEVICE_PROFILING_TIMESTAMP = 1u << 1;
-inline constexpr u32 PANTHOR_DEVICE_PROFILING_ALL = PANTHOR_DEVICE_PROFILING_CYCLES | PANTHOR_DEVICE_PROFILING_TIMESTAMP;
+inline constexpr u32 PANTHOR_DEVICE_PROFILING_ALL =
+    PANTHOR_DEVICE_PROFILING_CYCLES | PANTHOR_DEVICE_PROFILING_TIMESTAMP;
 
 // drm_memory_stats.
 struct panthor_memory_stats {
@@ -55,12 +56,12 @@ void panthor_sched_prepare_for_vm_destruction(panthor_device* ptdev);
 
 // Observability for tests, benchmarks and the simulator (no upstream counterpart).
 struct panthor_sched_stats {
-    u64 ticks = 0;          // tick_work runs that got past the reset check
-    u64 full_ticks = 0;     // ... of which full ticks
-    u64 csg_starts = 0;     // START/RESUME requests
-    u64 csg_suspends = 0;   // SUSPEND/TERMINATE requests
+    u64 ticks = 0;         // tick_work runs that got past the reset check
+    u64 full_ticks = 0;    // ... of which full ticks
+    u64 csg_starts = 0;    // START/RESUME requests
+    u64 csg_suspends = 0;  // SUSPEND/TERMINATE requests
     u32 used_csg_slots = 0;
-    bool ticking = false;   // a periodic tick is armed (resched_target != U64_MAX)
+    bool ticking = false;  // a periodic tick is armed (resched_target != U64_MAX)
 };
 panthor_sched_stats panthor_sched_get_stats(panthor_device* ptdev);
 

@@ -5,11 +5,11 @@
 // Events arrive in the JOB IRQ thread, which only records them (panthor_sched_report_fw_events);
 // process_fw_events_work handles them under the scheduler lock, so the tick's waits for CSG acks
 // never hold up the IRQ path.
+#include "hw/csf/regs/exceptions.h"
 #include "panthor/panthor_coredump.h"
 #include "panthor/panthor_heap.h"
 #include "panthor/panthor_mmu.h"
 #include "panthor/panthor_sched_priv.h"
-#include "hw/csf/regs/exceptions.h"
 
 namespace panthor {
 
@@ -81,7 +81,8 @@ void cs_slot_process_fault_event_locked(panthor_device* ptdev, u32 csg_id, u32 c
     panthor_coredump_capture_group_locked(ptdev, PANTHOR_COREDUMP_CS_FAULT, csg_id, static_cast<int>(cs_id));
 }
 
-void cs_slot_process_tiler_oom_event_locked(panthor_device* ptdev, u32 csg_id, u32 cs_id) REQUIRES(ptdev->scheduler->lock) {
+void cs_slot_process_tiler_oom_event_locked(panthor_device* ptdev, u32 csg_id, u32 cs_id)
+    REQUIRES(ptdev->scheduler->lock) {
     panthor_scheduler* sched = ptdev->scheduler;
     lockdep_assert_held(&sched->lock);
     panthor_group* group = sched->csg_slots[csg_id].group;
@@ -250,7 +251,8 @@ void sync_upd_map_syncwait_objs(panthor_scheduler* sched) {
                 for (u32 tested = grp.blocked_queues; tested; tested &= tested - 1) {
                     const u32 q = static_cast<u32>(ffs_index(tested));
                     panthor_queue* queue = grp.queues[q];
-                    if (!panthor_queue_get_syncwait_obj(&grp, queue) && queue->syncwait.failed_va != queue->syncwait.gpu_va) {
+                    if (!panthor_queue_get_syncwait_obj(&grp, queue) &&
+                        queue->syncwait.failed_va != queue->syncwait.gpu_va) {
                         group = group_get(&grp);
                         cs_id = q;
                         va = grp.queues[q]->syncwait.gpu_va;
@@ -300,7 +302,8 @@ void sync_upd_work(kshim::work_struct* work) {
                 // -EAGAIN: a tick changed what it waits on since the mapping pass: run again.
                 if (ret > 0)
                     unblocked_queues |= 1u << cs_id;
-                else if (ret == -EAGAIN && group.queues[cs_id]->syncwait.failed_va != group.queues[cs_id]->syncwait.gpu_va)
+                else if (ret == -EAGAIN &&
+                         group.queues[cs_id]->syncwait.failed_va != group.queues[cs_id]->syncwait.gpu_va)
                     retry = true;
             }
 

@@ -179,9 +179,9 @@ void panthor_group_start(panthor_group* group) {
     {
         MutexGuard g(sched->lock);
         if (group_can_run(group)) {
-            list_move_tail(*group, group->run_node,
-                           group_is_idle(group) ? sched->groups.idle[group->priority]
-                                                : sched->groups.runnable[group->priority]);
+            list_move_tail(
+                *group, group->run_node,
+                group_is_idle(group) ? sched->groups.idle[group->priority] : sched->groups.runnable[group->priority]);
         } else {
             list_del_init(group->run_node);
             list_del_init(group->wait_node);
@@ -240,9 +240,8 @@ void group_term_post_processing(panthor_group* group) {
 }
 
 panthor_group* group_from_handle(panthor_group_pool* pool, u32 group_handle) {
-    return pool->xa.load_locked(group_handle, [](panthor_group* g) {
-        return g && g->registered.load() ? group_get(g) : nullptr;
-    });
+    return pool->xa.load_locked(group_handle,
+                                [](panthor_group* g) { return g && g->registered.load() ? group_get(g) : nullptr; });
 }
 
 void add_group_kbo_sizes(panthor_group* group) {
@@ -331,10 +330,10 @@ int panthor_group_create(panthor_file* pfile, const drm_panthor_group_create* gr
         goto err_put_group;
     }
 
-    group->syncobjs = panthor_kernel_bo_create(
-        ptdev, group->vm, group_args->queues.count * sizeof(panthor_syncobj_64b), DRM_PANTHOR_BO_NO_MMAP,
-        DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC | DRM_PANTHOR_VM_BIND_OP_MAP_UNCACHED, PANTHOR_VM_KERNEL_AUTO_VA,
-        "Group sync objects");
+    group->syncobjs = panthor_kernel_bo_create(ptdev, group->vm, group_args->queues.count * sizeof(panthor_syncobj_64b),
+                                               DRM_PANTHOR_BO_NO_MMAP,
+                                               DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC | DRM_PANTHOR_VM_BIND_OP_MAP_UNCACHED,
+                                               PANTHOR_VM_KERNEL_AUTO_VA, "Group sync objects");
     if (IS_ERR(group->syncobjs)) {
         ret = static_cast<int>(PTR_ERR(group->syncobjs));
         group->syncobjs = nullptr;
@@ -388,9 +387,8 @@ int panthor_group_destroy(panthor_file* pfile, u32 group_handle) {
     panthor_group_pool* gpool = pfile->groups;
     panthor_scheduler* sched = pfile->ptdev->scheduler;
 
-    panthor_group* group = gpool->xa.load_locked(group_handle, [](panthor_group* g) {
-        return g && g->registered.load() ? g : nullptr;
-    });
+    panthor_group* group =
+        gpool->xa.load_locked(group_handle, [](panthor_group* g) { return g && g->registered.load() ? g : nullptr; });
     if (!group)
         return -EINVAL;
     group = gpool->xa.erase(group_handle);

@@ -22,18 +22,18 @@
 #include <boost/intrusive/list.hpp>
 
 #include "drm/sched/gpu_scheduler.h"
+#include "hw/csf/fw_iface.h"
+#include "hw/csf/regs/csf_regs.h"
+#include "hw/csf/regs/job_regs.h"
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/kref.h"
 #include "kernel_shim/mutex.h"
 #include "kernel_shim/spinlock.h"
 #include "kernel_shim/workqueue.h"
 #include "kernel_shim/xarray.h"
-#include "hw/csf/fw_iface.h"
 #include "panthor/panthor_fw.h"
 #include "panthor/panthor_gem.h"
 #include "panthor/panthor_sched.h"
-#include "hw/csf/regs/csf_regs.h"
-#include "hw/csf/regs/job_regs.h"
 
 namespace panthor {
 
@@ -278,8 +278,12 @@ inline void panthor_fw_ring_doorbell(panthor_device* ptdev, u32 doorbell_id) {
     gpu_write(ptdev, CSF_DOORBELL(doorbell_id), 1);
 }
 
-inline int ffs_index(u32 mask) { return mask ? __builtin_ctz(mask) : -1; }
-inline u32 genmask_low(u32 n) { return n >= 32 ? ~0u : (1u << n) - 1; }
+inline int ffs_index(u32 mask) {
+    return mask ? __builtin_ctz(mask) : -1;
+}
+inline u32 genmask_low(u32 n) {
+    return n >= 32 ? ~0u : (1u << n) - 1;
+}
 
 // sched_queue_work / sched_queue_delayed_work: nothing is queued while a reset is pending or in
 // progress (post_reset kicks them again).
@@ -325,7 +329,9 @@ void panthor_queue_put_syncwait_obj(panthor_queue* queue);
 void* panthor_queue_get_syncwait_obj(panthor_group* group, panthor_queue* queue);
 void group_sync_upd_work(kshim::work_struct* work);
 u32 calc_job_credits(u32 profile_mask);
-inline panthor_job* to_panthor_job(drm::drm_sched_job* j) { return container_of(j, panthor_job, base); }
+inline panthor_job* to_panthor_job(drm::drm_sched_job* j) {
+    return container_of(j, panthor_job, base);
+}
 
 // ---- slots and the tick (panthor_sched_tick.cpp) ----
 struct panthor_csg_slots_upd_ctx {
@@ -337,18 +343,14 @@ struct panthor_csg_slots_upd_ctx {
 };
 void csgs_upd_ctx_init(panthor_csg_slots_upd_ctx* ctx);
 void csgs_upd_ctx_queue_reqs(panthor_device* ptdev, panthor_csg_slots_upd_ctx* ctx, u32 csg_id, u32 value, u32 mask);
-int csgs_upd_ctx_apply_locked(panthor_device* ptdev, panthor_csg_slots_upd_ctx* ctx)
-    REQUIRES(ptdev->scheduler->lock);
-int cs_slot_reset_locked(panthor_device* ptdev, u32 csg_id, u32 cs_id)
-    REQUIRES(ptdev->scheduler->lock);
-void csg_slot_sync_update_locked(panthor_device* ptdev, u32 csg_id)
-    REQUIRES(ptdev->scheduler->lock);
+int csgs_upd_ctx_apply_locked(panthor_device* ptdev, panthor_csg_slots_upd_ctx* ctx) REQUIRES(ptdev->scheduler->lock);
+int cs_slot_reset_locked(panthor_device* ptdev, u32 csg_id, u32 cs_id) REQUIRES(ptdev->scheduler->lock);
+void csg_slot_sync_update_locked(panthor_device* ptdev, u32 csg_id) REQUIRES(ptdev->scheduler->lock);
 void sched_resume_tick(panthor_device* ptdev) REQUIRES(ptdev->scheduler->lock);
 void tick_work(kshim::work_struct* work);
 
 // ---- FW events (panthor_sched_fw_events.cpp) ----
-void sched_process_csg_irq_locked(panthor_device* ptdev, u32 csg_id)
-    REQUIRES(ptdev->scheduler->lock);
+void sched_process_csg_irq_locked(panthor_device* ptdev, u32 csg_id) REQUIRES(ptdev->scheduler->lock);
 void process_fw_events_work(kshim::work_struct* work);
 void sync_upd_work(kshim::work_struct* work);
 void group_tiler_oom_work(kshim::work_struct* work);

@@ -287,10 +287,12 @@ void prepare_job_instrs(const panthor_job_cs_params* p, panthor_job_ringbuf_inst
         // FLUSH_CACHE2 clean+inv all, flush id in rV, no wait, signal slot 0
         {ALWAYS, (36ull << 56) | (0ull << 48) | (p->val_reg << 40) | (0 << 16) | 0x233},
         // MOVE48 dA, cycles.before; STORE_STATE cycles
-        {CYCLES, (1ull << 56) | (p->cycle_reg << 48) | (p->times_addr + offsetof(panthor_job_profiling_data, cycles.before))},
+        {CYCLES,
+         (1ull << 56) | (p->cycle_reg << 48) | (p->times_addr + offsetof(panthor_job_profiling_data, cycles.before))},
         {CYCLES, (40ull << 56) | (p->cycle_reg << 40) | (1ull << 32)},
         // MOVE48 dV, time.before; STORE_STATE timestamp
-        {TIMESTAMP, (1ull << 56) | (p->time_reg << 48) | (p->times_addr + offsetof(panthor_job_profiling_data, time.before))},
+        {TIMESTAMP,
+         (1ull << 56) | (p->time_reg << 48) | (p->times_addr + offsetof(panthor_job_profiling_data, time.before))},
         {TIMESTAMP, (40ull << 56) | (p->time_reg << 40) | (0ull << 32)},
         // MOVE48 dA, stream; MOVE32 rV, size; WAIT(SB 0: the flush); CALL dA, rV
         {ALWAYS, (1ull << 56) | (p->addr_reg << 48) | p->cs_start},
@@ -298,9 +300,11 @@ void prepare_job_instrs(const panthor_job_cs_params* p, panthor_job_ringbuf_inst
         {ALWAYS, (3ull << 56) | (1 << 16)},
         {ALWAYS, (32ull << 56) | (p->addr_reg << 40) | (p->val_reg << 32)},
         // cycles.after, time.after
-        {CYCLES, (1ull << 56) | (p->cycle_reg << 48) | (p->times_addr + offsetof(panthor_job_profiling_data, cycles.after))},
+        {CYCLES,
+         (1ull << 56) | (p->cycle_reg << 48) | (p->times_addr + offsetof(panthor_job_profiling_data, cycles.after))},
         {CYCLES, (40ull << 56) | (p->cycle_reg << 40) | (1ull << 32)},
-        {TIMESTAMP, (1ull << 56) | (p->time_reg << 48) | (p->times_addr + offsetof(panthor_job_profiling_data, time.after))},
+        {TIMESTAMP,
+         (1ull << 56) | (p->time_reg << 48) | (p->times_addr + offsetof(panthor_job_profiling_data, time.after))},
         {TIMESTAMP, (40ull << 56) | (p->time_reg << 40) | (0ull << 32)},
         // MOVE48 dA, syncobj; MOVE48 dV, 1; WAIT(all); SYNC_ADD64 system scope, propagate errors
         {ALWAYS, (1ull << 56) | (p->addr_reg << 48) | p->sync_addr},
@@ -321,7 +325,8 @@ void prepare_job_instrs(const panthor_job_cs_params* p, panthor_job_ringbuf_inst
         instrs->buffer[instrs->count++] = in.instr;
     }
     // Whole cache lines, for the prefetcher.
-    const u32 pad = (instrs->count + NUM_INSTRS_PER_CACHE_LINE - 1) / NUM_INSTRS_PER_CACHE_LINE * NUM_INSTRS_PER_CACHE_LINE;
+    const u32 pad =
+        (instrs->count + NUM_INSTRS_PER_CACHE_LINE - 1) / NUM_INSTRS_PER_CACHE_LINE * NUM_INSTRS_PER_CACHE_LINE;
     std::fill(instrs->buffer + instrs->count, instrs->buffer + pad, 0);
     instrs->count = pad;
 }
@@ -339,8 +344,12 @@ void copy_instrs_to_ringbuf(panthor_queue* queue, panthor_job* job, panthor_job_
         std::memcpy(ring, &instrs->buffer[written / sizeof(u64)], size - written);
 }
 
-const char* fence_get_driver_name(dma_fence*) { return "panthor"; }
-const char* queue_fence_get_timeline_name(dma_fence*) { return "queue-fence"; }
+const char* fence_get_driver_name(dma_fence*) {
+    return "panthor";
+}
+const char* queue_fence_get_timeline_name(dma_fence*) {
+    return "queue-fence";
+}
 
 const kshim::dma_fence_ops panthor_queue_fence_ops = {
     .use_64bit_seqno = true,
@@ -385,8 +394,8 @@ dma_fence* queue_run_job(drm::drm_sched_job* sched_job) {
         if (!group_can_run(group)) {
             done_fence = kshim::ERR_PTR<dma_fence>(-ECANCELED);
         } else {
-            kshim::dma_fence_init(job->done_fence, &panthor_queue_fence_ops, &queue->fence_ctx.lock, queue->fence_ctx.id,
-                                  ++queue->fence_ctx.seqno);
+            kshim::dma_fence_init(job->done_fence, &panthor_queue_fence_ops, &queue->fence_ctx.lock,
+                                  queue->fence_ctx.id, ++queue->fence_ctx.seqno);
             job->done_fence_initialized = true;
 
             job->profiling.slot = queue->profiling.seqno++;
@@ -477,7 +486,9 @@ drm::drm_gpu_sched_stat queue_timedout_job(drm::drm_sched_job* sched_job) {
     return drm::DRM_GPU_SCHED_STAT_RESET;
 }
 
-void queue_free_job(drm::drm_sched_job* sched_job) { panthor_job_put(sched_job); }
+void queue_free_job(drm::drm_sched_job* sched_job) {
+    panthor_job_put(sched_job);
+}
 
 const drm::drm_sched_backend_ops panthor_queue_sched_ops = {
     .run_job = queue_run_job,
@@ -649,7 +660,9 @@ void panthor_job_put(drm::drm_sched_job* sched_job) {
         kshim::kref_put(&to_panthor_job(sched_job)->refcount, job_release);
 }
 
-panthor_vm* panthor_job_vm(drm::drm_sched_job* sched_job) { return to_panthor_job(sched_job)->group->vm; }
+panthor_vm* panthor_job_vm(drm::drm_sched_job* sched_job) {
+    return to_panthor_job(sched_job)->group->vm;
+}
 
 drm::drm_sched_job* panthor_job_create(panthor_file* pfile, u16 group_handle, const drm_panthor_queue_submit* qsubmit,
                                        u64 drm_client_id) {
@@ -677,9 +690,8 @@ drm::drm_sched_job* panthor_job_create(panthor_file* pfile, u16 group_handle, co
     job->call_info.start = qsubmit->stream_addr;
     job->call_info.latest_flush = qsubmit->latest_flush;
 
-    job->group = pfile->groups->xa.load_locked(group_handle, [](panthor_group* g) {
-        return g && g->registered.load() ? group_get(g) : nullptr;
-    });
+    job->group = pfile->groups->xa.load_locked(
+        group_handle, [](panthor_group* g) { return g && g->registered.load() ? group_get(g) : nullptr; });
     if (!job->group) {
         ret = -EINVAL;
         goto err_put_job;

@@ -24,7 +24,9 @@ using kshim::MutexGuard;
 
 // ---- batched CSG requests -----------------------------------------------------------------------
 
-void csgs_upd_ctx_init(panthor_csg_slots_upd_ctx* ctx) { *ctx = panthor_csg_slots_upd_ctx{}; }
+void csgs_upd_ctx_init(panthor_csg_slots_upd_ctx* ctx) {
+    *ctx = panthor_csg_slots_upd_ctx{};
+}
 
 void csgs_upd_ctx_queue_reqs(panthor_device* ptdev, panthor_csg_slots_upd_ctx* ctx, u32 csg_id, u32 value, u32 mask) {
     if (WARN_ON(!mask) || WARN_ON(csg_id >= ptdev->scheduler->csg_slot_count))
@@ -117,15 +119,9 @@ void csg_slot_sync_state_locked(panthor_device* ptdev, u32 csg_id) REQUIRES(ptde
     panthor_group_state new_state;
     switch (csg_state) {
     case CSG_STATE_START:
-    case CSG_STATE_RESUME:
-        new_state = PANTHOR_CS_GROUP_ACTIVE;
-        break;
-    case CSG_STATE_TERMINATE:
-        new_state = PANTHOR_CS_GROUP_TERMINATED;
-        break;
-    case CSG_STATE_SUSPEND:
-        new_state = PANTHOR_CS_GROUP_SUSPENDED;
-        break;
+    case CSG_STATE_RESUME: new_state = PANTHOR_CS_GROUP_ACTIVE; break;
+    case CSG_STATE_TERMINATE: new_state = PANTHOR_CS_GROUP_TERMINATED; break;
+    case CSG_STATE_SUSPEND: new_state = PANTHOR_CS_GROUP_SUSPENDED; break;
     default:
         // A corrupted FW state: the group's metadata, and what a SUSPEND would save, cannot be
         // trusted any more.
@@ -197,10 +193,9 @@ int csg_slot_prog_locked(panthor_device* ptdev, u32 csg_id, u32 priority) REQUIR
     fw_write_once(in->allow_compute, group->compute_core_mask);
     fw_write_once(in->allow_fragment, group->fragment_core_mask);
     fw_write_once(in->allow_other, static_cast<u32>(group->tiler_core_mask));
-    panthor_fw_csg_endpoint_req_set(csg_iface, CSG_EP_REQ_COMPUTE(group->max_compute_cores) |
-                                                   CSG_EP_REQ_FRAGMENT(group->max_fragment_cores) |
-                                                   CSG_EP_REQ_TILER(group->max_tiler_cores) |
-                                                   CSG_EP_REQ_PRIORITY(priority));
+    panthor_fw_csg_endpoint_req_set(
+        csg_iface, CSG_EP_REQ_COMPUTE(group->max_compute_cores) | CSG_EP_REQ_FRAGMENT(group->max_fragment_cores) |
+                       CSG_EP_REQ_TILER(group->max_tiler_cores) | CSG_EP_REQ_PRIORITY(priority));
     fw_write_once(in->config, static_cast<u32>(panthor_vm_as(group->vm)));
     fw_write_once(in->suspend_buf, group->suspend_buf ? panthor_kernel_bo_gpuva(group->suspend_buf) : u64{0});
     fw_write_once(in->protm_suspend_buf,
@@ -232,7 +227,8 @@ int csgs_upd_ctx_apply_locked(panthor_device* ptdev, panthor_csg_slots_upd_ctx* 
         const u32 csg_id = static_cast<u32>(ffs_index(slots));
         panthor_fw_csg_iface* csg_iface = panthor_fw_get_csg_iface(ptdev, csg_id);
         panthor_fw_update_reqs(csg_iface, req, ctx->requests[csg_id].value, ctx->requests[csg_id].mask);
-        const u32 state_req = ctx->requests[csg_id].mask & CSG_STATE_MASK ? ctx->requests[csg_id].value & CSG_STATE_MASK : ~0u;
+        const u32 state_req =
+            ctx->requests[csg_id].mask & CSG_STATE_MASK ? ctx->requests[csg_id].value & CSG_STATE_MASK : ~0u;
         if (state_req == CSG_STATE_START || state_req == CSG_STATE_RESUME)
             sched->stats.csg_starts++;
         else if (state_req == CSG_STATE_SUSPEND || state_req == CSG_STATE_TERMINATE)
@@ -331,7 +327,8 @@ void tick_ctx_pick_groups_from_list(const panthor_scheduler* sched, panthor_sche
 
 // Old groups sorted by decreasing CSG priority within their group priority, so rotation is a
 // matter of moving the first one behind the others.
-void tick_ctx_insert_old_group(panthor_scheduler* sched, panthor_sched_tick_ctx* ctx, panthor_group* group) REQUIRES(sched->lock) {
+void tick_ctx_insert_old_group(panthor_scheduler* sched, panthor_sched_tick_ctx* ctx, panthor_group* group)
+    REQUIRES(sched->lock) {
     const panthor_csg_slot* csg_slot = &sched->csg_slots[group->csg_id];
     auto& list = ctx->old_groups[group->priority];
     for (auto it = list.begin(); it != list.end(); ++it) {
@@ -587,7 +584,8 @@ void tick_work(kshim::work_struct* work) {
             if (!ctx.csg_upd_failed_mask) {
                 if (!full_tick) {
                     // Mid-slice: only RT groups preempt; resident RT groups stay.
-                    for (int prio = PANTHOR_CSG_PRIORITY_COUNT - 1; prio >= 0 && !tick_ctx_is_full(sched, &ctx); prio--) {
+                    for (int prio = PANTHOR_CSG_PRIORITY_COUNT - 1; prio >= 0 && !tick_ctx_is_full(sched, &ctx);
+                         prio--) {
                         tick_ctx_pick_groups_from_list(sched, &ctx, ctx.old_groups[prio], true, true);
                         if (prio == PANTHOR_CSG_PRIORITY_RT)
                             tick_ctx_pick_groups_from_list(sched, &ctx, sched->groups.runnable[prio], true, false);

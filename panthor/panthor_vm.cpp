@@ -9,13 +9,13 @@
 // drm_sched for asynchronous VM_BIND jobs; all of them run on the MMU's shared workqueue.
 #include <bit>
 
+#include "hw/csf/regs/gpu_regs.h"
 #include "kernel_shim/err.h"
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/report.h"
 #include "panthor/panthor_heap.h"
-#include "panthor/panthor_sched.h"
 #include "panthor/panthor_mmu_priv.h"
-#include "hw/csf/regs/gpu_regs.h"
+#include "panthor/panthor_sched.h"
 
 namespace panthor {
 
@@ -42,15 +42,21 @@ const iommu::IommuFlushOps mmu_tlb_ops = {
     .tlb_add_page = nullptr,
 };
 
-u64 rounddown_pow_of_two(u64 x) { return x ? u64{1} << (63 - std::countl_zero(x)) : 0; }
+u64 rounddown_pow_of_two(u64 x) {
+    return x ? u64{1} << (63 - std::countl_zero(x)) : 0;
+}
 
 }  // namespace
 
 // ---- VM lifetime ----
 
-void panthor_vm_stop(panthor_vm* vm) { drm::drm_sched_stop(&vm->sched, nullptr); }
+void panthor_vm_stop(panthor_vm* vm) {
+    drm::drm_sched_stop(&vm->sched, nullptr);
+}
 
-void panthor_vm_start(panthor_vm* vm) { drm::drm_sched_start(&vm->sched, 0); }
+void panthor_vm_start(panthor_vm* vm) {
+    drm::drm_sched_start(&vm->sched, 0);
+}
 
 u32 panthor_vm_page_size(panthor_vm* vm) {
     const auto* pgt = iommu::io_pgtable_ops_to_pgtable(vm->pgtbl_ops);
@@ -61,10 +67,14 @@ u64 panthor_vm_root_page_table_pa(panthor_vm* vm) {
     return iommu::io_pgtable_ops_to_pgtable(vm->pgtbl_ops)->cfg_.arm_lpae_s1_cfg.ttbr;
 }
 
-u64 panthor_vm_memattr(panthor_vm* vm) { return vm->memattr; }
+u64 panthor_vm_memattr(panthor_vm* vm) {
+    return vm->memattr;
+}
 
 // Lockless, as io-pgtable's iova_to_phys: a devcoredump reads the faulting stream through it.
-kshim::phys_addr_t panthor_vm_iova_to_phys(panthor_vm* vm, u64 va) { return vm->pgtbl_ops->iova_to_phys(va); }
+kshim::phys_addr_t panthor_vm_iova_to_phys(panthor_vm* vm, u64 va) {
+    return vm->pgtbl_ops->iova_to_phys(va);
+}
 
 void panthor_vm_free(drm::drm_gpuvm* gpuvm) {
     panthor_vm* vm = to_panthor_vm(gpuvm);
@@ -114,7 +124,9 @@ panthor_vm* panthor_vm_get(panthor_vm* vm) {
     return vm;
 }
 
-void panthor_vm_put(panthor_vm* vm) { drm::drm_gpuvm_put(vm ? &vm->base : nullptr); }
+void panthor_vm_put(panthor_vm* vm) {
+    drm::drm_gpuvm_put(vm ? &vm->base : nullptr);
+}
 
 panthor_vm* panthor_vm_create(panthor_device* ptdev, bool for_mcu, u64 kernel_va_start, u64 kernel_va_size,
                               u64 kernel_auto_va_start, u64 kernel_auto_va_size) {
@@ -195,8 +207,8 @@ panthor_vm* panthor_vm_create(panthor_device* ptdev, bool for_mcu, u64 kernel_va
 
     // No reserved range: kernel mappings are handled like user ones.
     drm::drm_gpuvm_init(&vm->base, for_mcu ? "panthor-MCU-VM" : "panthor-GPU-VM",
-                        drm::DRM_GPUVM_RESV_PROTECTED | drm::DRM_GPUVM_IMMEDIATE_MODE, dummy_gem, min_va, va_range,
-                        0, 0, &panthor_gpuvm_ops);
+                        drm::DRM_GPUVM_RESV_PROTECTED | drm::DRM_GPUVM_IMMEDIATE_MODE, dummy_gem, min_va, va_range, 0,
+                        0, &panthor_gpuvm_ops);
     drm::drm_gem_object_put(dummy_gem);
 
     // drm_gpuvm_init cannot fail, so a failure to reserve the index nodes of the first insert
@@ -228,8 +240,8 @@ panthor_heap_pool* panthor_vm_get_heap_pool(panthor_vm* vm, bool create) {
 
     kshim::MutexGuard g(vm->heaps.lock);
     if (!vm->heaps.pool && create) {
-        pool = vm->destroyed.load() ? kshim::ERR_PTR<panthor_heap_pool>(-EINVAL)
-                                    : panthor_heap_pool_create(vm->ptdev, vm);
+        pool =
+            vm->destroyed.load() ? kshim::ERR_PTR<panthor_heap_pool>(-EINVAL) : panthor_heap_pool_create(vm->ptdev, vm);
         if (!kshim::IS_ERR(pool))
             vm->heaps.pool = panthor_heap_pool_get(pool);
     } else {
@@ -258,8 +270,7 @@ int panthor_vm_alloc_va(panthor_vm* vm, u64 va, u64 size, drm::drm_mm_node* va_n
     }
     // 2 MiB alignment lets big kernel BOs use block mappings.
     return drm::drm_mm_insert_node_in_range(&vm->mm, va_node, size, size >= SZ_2M ? SZ_2M : vm_pgsz, 0,
-                                            vm->kernel_auto_va.start, vm->kernel_auto_va.end,
-                                            drm::DRM_MM_INSERT_BEST);
+                                            vm->kernel_auto_va.start, vm->kernel_auto_va.end, drm::DRM_MM_INSERT_BEST);
 }
 
 void panthor_vm_free_va(panthor_vm* vm, drm::drm_mm_node* va_node) {
@@ -283,9 +294,13 @@ panthor_gem_object* panthor_vm_get_bo_for_va(panthor_vm* vm, u64 va, u64* bo_off
     return bo;
 }
 
-kshim::dma_resv* panthor_vm_resv(panthor_vm* vm) { return drm::drm_gpuvm_resv(&vm->base); }
+kshim::dma_resv* panthor_vm_resv(panthor_vm* vm) {
+    return drm::drm_gpuvm_resv(&vm->base);
+}
 
-drm::drm_gem_object* panthor_vm_root_gem(panthor_vm* vm) { return vm ? vm->base.r_obj : nullptr; }
+drm::drm_gem_object* panthor_vm_root_gem(panthor_vm* vm) {
+    return vm ? vm->base.r_obj : nullptr;
+}
 
 int panthor_vm_prepare_mapped_bos_resvs(drm::drm_exec* exec, panthor_vm* vm, u32 slot_count) {
     // The VM resv (and with it every private BO), plus the external BOs mapped in the VM.
@@ -355,8 +370,8 @@ u64 panthor_vm_create_get_user_va_range(const drm_panthor_vm_create* args, u64 f
     return user_va_range;
 }
 
-int panthor_vm_create_check_args(const panthor_device* ptdev, const drm_panthor_vm_create* args,
-                                 u64* kernel_va_start, u64* kernel_va_range) {
+int panthor_vm_create_check_args(const panthor_device* ptdev, const drm_panthor_vm_create* args, u64* kernel_va_start,
+                                 u64* kernel_va_range) {
     const u32 va_bits = GPU_MMU_FEATURES_VA_BITS(ptdev->gpu_info.mmu_features);
     const u64 full_va_range = va_bits >= 64 ? ~u64{0} : u64{1} << va_bits;
 
@@ -409,7 +424,8 @@ int panthor_vm_pool_create_vm(panthor_device* ptdev, panthor_vm_pool* pool, drm_
     if (ret)
         return ret;
 
-    panthor_vm* vm = panthor_vm_create(ptdev, false, kernel_va_start, kernel_va_range, kernel_va_start, kernel_va_range);
+    panthor_vm* vm =
+        panthor_vm_create(ptdev, false, kernel_va_start, kernel_va_range, kernel_va_start, kernel_va_range);
     if (kshim::IS_ERR(vm))
         return static_cast<int>(kshim::PTR_ERR(vm));
 

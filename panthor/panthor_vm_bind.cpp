@@ -35,8 +35,12 @@ constexpr u64 SZ_4K = u64{1} << 12;
 constexpr u64 SZ_2M = u64{1} << 21;
 constexpr u64 SZ_1G = u64{1} << 30;
 
-constexpr u64 align_down(u64 x, u64 a) { return x & ~(a - 1); }
-constexpr u64 align_up(u64 x, u64 a) { return (x + a - 1) & ~(a - 1); }
+constexpr u64 align_down(u64 x, u64 a) {
+    return x & ~(a - 1);
+}
+constexpr u64 align_up(u64 x, u64 a) {
+    return (x + a - 1) & ~(a - 1);
+}
 
 constexpr u32 PANTHOR_VM_BIND_OP_MAP_FLAGS = DRM_PANTHOR_VM_BIND_OP_MAP_READONLY | DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC |
                                              DRM_PANTHOR_VM_BIND_OP_MAP_UNCACHED |
@@ -252,8 +256,7 @@ int panthor_vm_op_ctx_prealloc_vmas(panthor_vm_op_ctx* op_ctx) {
         // An unmap inside one mapping keeps a piece on each side.
         vma_count = 2;
         break;
-    default:
-        return 0;
+    default: return 0;
     }
 
     for (u32 i = 0; i < vma_count; i++) {
@@ -443,7 +446,9 @@ void panthor_vma_unlink(panthor_vma* vma) {
     kshim::kdelete(vma);
 }
 
-void panthor_vma_init(panthor_vma* vma, u32 flags) { vma->flags = flags; }
+void panthor_vma_init(panthor_vma* vma, u32 flags) {
+    vma->flags = flags;
+}
 
 int panthor_gpuva_sm_step_map(drm::drm_gpuva_op* op, void* priv) {
     auto* vm = static_cast<panthor_vm*>(priv);
@@ -453,8 +458,8 @@ int panthor_gpuva_sm_step_map(drm::drm_gpuva_op* op, void* priv) {
         return -EINVAL;
 
     panthor_vma_init(vma, op_ctx->flags & PANTHOR_VM_MAP_FLAGS);
-    int ret = panthor_vm_map_pages(vm, op->map.va.addr, flags_to_prot(vma->flags), op_ctx->map.sgt,
-                                   op->map.gem.offset, op->map.va.range);
+    int ret = panthor_vm_map_pages(vm, op->map.va.addr, flags_to_prot(vma->flags), op_ctx->map.sgt, op->map.gem.offset,
+                                   op->map.va.range);
     if (ret) {
         panthor_vm_op_ctx_put_vma(op_ctx, vma);
         return ret;
@@ -543,8 +548,8 @@ int panthor_gpuva_sm_step_remap(drm::drm_gpuva_op* op, void* priv) {
 
     if (const drm::drm_gpuva_op_map* next = op->remap.next) {
         // What the widening took from the start of next.
-        ret = panthor_vm_map_pages(vm, next->va.addr, prot, to_drm_gem_shmem_obj(next->gem.obj)->sgt,
-                                   next->gem.offset, unmap_start + unmap_range - next->va.addr);
+        ret = panthor_vm_map_pages(vm, next->va.addr, prot, to_drm_gem_shmem_obj(next->gem.obj)->sgt, next->gem.offset,
+                                   unmap_start + unmap_range - next->va.addr);
         if (ret)
             return ret;
         next_vma = panthor_vm_op_ctx_get_vma(op_ctx);
@@ -622,9 +627,7 @@ int panthor_vm_exec_op(panthor_vm* vm, panthor_vm_op_ctx* op, bool flag_vm_unusa
         case DRM_PANTHOR_VM_BIND_OP_TYPE_UNMAP:
             ret = drm::drm_gpuvm_sm_unmap(&vm->base, vm, op->va.addr, op->va.range);
             break;
-        default:
-            ret = -EINVAL;
-            break;
+        default: ret = -EINVAL; break;
         }
         panthor_vm_unlock_region(vm);
     }
@@ -649,8 +652,8 @@ int panthor_vm_bind_prepare_op_ctx(drm::drm_file* file, panthor_vm* vm, const dr
     switch (op->flags & OP_TYPE_MASK) {
     case DRM_PANTHOR_VM_BIND_OP_TYPE_MAP: {
         drm::drm_gem_object* gem = file->gem.lookup(op->bo_handle);
-        int ret = panthor_vm_prepare_map_op_ctx(op_ctx, vm, gem ? to_panthor_bo(gem) : nullptr, op->bo_offset,
-                                                op->size, op->va, op->flags);
+        int ret = panthor_vm_prepare_map_op_ctx(op_ctx, vm, gem ? to_panthor_bo(gem) : nullptr, op->bo_offset, op->size,
+                                                op->va, op->flags);
         drm::drm_gem_object_put(gem);
         return ret;
     }
@@ -674,8 +677,7 @@ int panthor_vm_bind_prepare_op_ctx(drm::drm_file* file, panthor_vm* vm, const dr
         panthor_vm_prepare_sync_only_op_ctx(op_ctx, vm);
         return 0;
 
-    default:
-        return -EINVAL;
+    default: return -EINVAL;
     }
 }
 
@@ -751,7 +753,8 @@ void* panthor_vm_alloc_pt(void* cookie, size_t size, kshim::gfp_t gfp) {
     // The root table, at creation.
     if (!vm->root_page_table) [[unlikely]] {
         WARN_ON(vm->op_ctx);
-        const unsigned order = size <= kshim::PAGE_SIZE ? 0 : static_cast<unsigned>(std::bit_width((size - 1) >> kshim::PAGE_SHIFT));
+        const unsigned order =
+            size <= kshim::PAGE_SIZE ? 0 : static_cast<unsigned>(std::bit_width((size - 1) >> kshim::PAGE_SHIFT));
         kshim::Page* p = kshim::alloc_pages(gfp | kshim::__GFP_ZERO, order);
         vm->root_page_table = p ? kshim::page_address(p) : nullptr;
         return vm->root_page_table;
@@ -775,7 +778,8 @@ void panthor_vm_free_pt(void* cookie, void* data, size_t size) {
     auto* vm = static_cast<panthor_vm*>(cookie);
 
     if (vm->root_page_table == data) [[unlikely]] {
-        const unsigned order = size <= kshim::PAGE_SIZE ? 0 : static_cast<unsigned>(std::bit_width((size - 1) >> kshim::PAGE_SHIFT));
+        const unsigned order =
+            size <= kshim::PAGE_SIZE ? 0 : static_cast<unsigned>(std::bit_width((size - 1) >> kshim::PAGE_SHIFT));
         kshim::__free_pages(kshim::virt_to_page(data), order);
         vm->root_page_table = nullptr;
         return;

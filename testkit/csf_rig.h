@@ -4,9 +4,9 @@
 #pragma once
 #include <initializer_list>
 
-#include "mock_hw/cs_engine.h"
 #include "hw/csf/cs_isa.h"
 #include "hw/csf/regs/exceptions.h"
+#include "mock_hw/cs_engine.h"
 #include "testkit/mock_gpu_helpers.h"
 
 namespace mock_hw::testing {
@@ -34,10 +34,12 @@ public:
     // panthor_fw_init + glb init; returns false if the boot failed.
     bool boot(u32 progress_timer = 0x271000, u64 core_mask = 0) {
         d.w64(L2_PWRON, 1);
-        if (!as_enable(d, 0, fw.pt.root_pa(), waiter())) return false;
+        if (!as_enable(d, 0, fw.pt.root_pa(), waiter()))
+            return false;
         d.w(JOB_INT_MASK, ~0u);
         d.w(MCU_CONTROL, MCU_CONTROL_AUTO);
-        if (!wait([&] { return d.r(JOB_INT_RAWSTAT) & JOB_INT_GLOBAL_IF; })) return false;
+        if (!wait([&] { return d.r(JOB_INT_RAWSTAT) & JOB_INT_GLOBAL_IF; }))
+            return false;
         d.w(JOB_INT_CLEAR, JOB_INT_GLOBAL_IF);
         locked([&] {
             auto* in = glb_in();
@@ -47,7 +49,9 @@ public:
         });
         toggle_glb(GLB_CFG_ALLOC_EN | GLB_CFG_PROGRESS_TIMER);
         if (!wait([&] {
-                return locked([&] { return ((glb_in()->req ^ glb_out()->ack) & (GLB_CFG_ALLOC_EN | GLB_CFG_PROGRESS_TIMER)) == 0; });
+                return locked([&] {
+                    return ((glb_in()->req ^ glb_out()->ack) & (GLB_CFG_ALLOC_EN | GLB_CFG_PROGRESS_TIMER)) == 0;
+                });
             }))
             return false;
         return as_enable(d, 1, vm.root_pa(), waiter());
@@ -61,14 +65,16 @@ public:
         vm.prealloc(va, (bytes + 0xFFF) & ~0xFFFull);
         locked([&] { vm.map_range(va, p->pa(), (bytes + 0xFFF) & ~0xFFFull); });
         next_va_ += ((bytes + 0xFFFF) & ~0xFFFFull) + 0x10000;
-        if (host) *host = p->ptr();
+        if (host)
+            *host = p->ptr();
         mem_.push_back({va, std::move(p)});
         return va;
     }
     template <typename T = u8>
     T* host(u64 va) {
         for (auto& m : mem_)
-            if (va >= m.va && va < m.va + m.p->size()) return reinterpret_cast<T*>(m.p->ptr() + (va - m.va));
+            if (va >= m.va && va < m.va + m.p->size())
+                return reinterpret_cast<T*>(m.p->ptr() + (va - m.va));
         return nullptr;
     }
     // Memory in the MCU VM (AS 0), for user-I/O pages and suspend buffers.
@@ -78,7 +84,8 @@ public:
         fw.pt.prealloc(va, (bytes + 0xFFF) & ~0xFFFull);
         locked([&] { fw.pt.map_range(va, p->pa(), (bytes + 0xFFF) & ~0xFFFull, kPteRw | kPteXn); });
         next_mcu_va_ += static_cast<u32>((bytes + 0xFFFF) & ~0xFFFFull);
-        if (host) *host = p->ptr();
+        if (host)
+            *host = p->ptr();
         mcu_mem_.push_back(std::move(p));
         return va;
     }
@@ -133,11 +140,14 @@ public:
     }
 
     // ---- interface blocks ----
-    panthor_fw_global_control_iface* glb_ctrl() { return fw.host<panthor_fw_global_control_iface>(CSF_MCU_SHARED_REGION_START); }
+    panthor_fw_global_control_iface* glb_ctrl() {
+        return fw.host<panthor_fw_global_control_iface>(CSF_MCU_SHARED_REGION_START);
+    }
     panthor_fw_global_input_iface* glb_in() { return fw.host<panthor_fw_global_input_iface>(glb_ctrl()->input_va); }
     panthor_fw_global_output_iface* glb_out() { return fw.host<panthor_fw_global_output_iface>(glb_ctrl()->output_va); }
     panthor_fw_csg_control_iface* csg_ctrl(u32 s) {
-        return fw.host<panthor_fw_csg_control_iface>(CSF_MCU_SHARED_REGION_START + CSF_GROUP_CONTROL_OFFSET + s * glb_ctrl()->group_stride);
+        return fw.host<panthor_fw_csg_control_iface>(CSF_MCU_SHARED_REGION_START + CSF_GROUP_CONTROL_OFFSET +
+                                                     s * glb_ctrl()->group_stride);
     }
     panthor_fw_csg_input_iface* csg_in(u32 s) { return fw.host<panthor_fw_csg_input_iface>(csg_ctrl(s)->input_va); }
     panthor_fw_csg_output_iface* csg_out(u32 s) { return fw.host<panthor_fw_csg_output_iface>(csg_ctrl(s)->output_va); }
@@ -146,8 +156,12 @@ public:
                        CSF_STREAM_CONTROL_OFFSET + c * csg_ctrl(s)->stream_stride;
         return fw.host<panthor_fw_cs_control_iface>(va);
     }
-    panthor_fw_cs_input_iface* cs_in(u32 s, u32 c) { return fw.host<panthor_fw_cs_input_iface>(cs_ctrl(s, c)->input_va); }
-    panthor_fw_cs_output_iface* cs_out(u32 s, u32 c) { return fw.host<panthor_fw_cs_output_iface>(cs_ctrl(s, c)->output_va); }
+    panthor_fw_cs_input_iface* cs_in(u32 s, u32 c) {
+        return fw.host<panthor_fw_cs_input_iface>(cs_ctrl(s, c)->input_va);
+    }
+    panthor_fw_cs_output_iface* cs_out(u32 s, u32 c) {
+        return fw.host<panthor_fw_cs_output_iface>(cs_ctrl(s, c)->output_va);
+    }
 
     void toggle_glb(u32 bits) {
         locked([&] {
@@ -183,17 +197,20 @@ public:
     }
     // panthor's "program a CSG slot" + state request + ring; returns the suspend buffer MCU VA.
     u32 start_group(u32 slot, u32 prio = 15, u32 state = CSG_STATE_START, u32 suspend_buf = 0) {
-        if (!suspend_buf) suspend_buf = mcu_alloc(locked([&] { return csg_ctrl(slot)->suspend_size; }));
+        if (!suspend_buf)
+            suspend_buf = mcu_alloc(locked([&] { return csg_ctrl(slot)->suspend_size; }));
         locked([&] {
             auto* in = csg_in(slot);
             in->allow_compute = in->allow_fragment = gpu.config().id.shader_present;
             in->allow_other = 1;
-            in->endpoint_req = CSG_EP_REQ_COMPUTE(4) | CSG_EP_REQ_FRAGMENT(4) | CSG_EP_REQ_TILER(1) | CSG_EP_REQ_PRIORITY(prio);
+            in->endpoint_req =
+                CSG_EP_REQ_COMPUTE(4) | CSG_EP_REQ_FRAGMENT(4) | CSG_EP_REQ_TILER(1) | CSG_EP_REQ_PRIORITY(prio);
             in->config = 1;  // AS 1
             in->suspend_buf = suspend_buf;
             in->ack_irq_mask = ~0u;
             in->req = (in->req & ~CSG_STATE_MASK) | state;
-            in->req = (in->req & ~CSG_ENDPOINT_CONFIG) | ((csg_out(slot)->ack ^ CSG_ENDPOINT_CONFIG) & CSG_ENDPOINT_CONFIG);
+            in->req =
+                (in->req & ~CSG_ENDPOINT_CONFIG) | ((csg_out(slot)->ack ^ CSG_ENDPOINT_CONFIG) & CSG_ENDPOINT_CONFIG);
         });
         ring_csg(slot);
         return suspend_buf;
@@ -213,7 +230,9 @@ public:
         ring_csg(slot);
     }
     // CSG event bits pending (ack != req).
-    u32 csg_events(u32 slot) { return locked([&] { return (csg_in(slot)->req ^ csg_out(slot)->ack) & CSG_EVT_MASK; }); }
+    u32 csg_events(u32 slot) {
+        return locked([&] { return (csg_in(slot)->req ^ csg_out(slot)->ack) & CSG_EVT_MASK; });
+    }
     u32 cs_events(u32 slot, u32 cs) {
         return locked([&] { return (cs_in(slot, cs)->req ^ cs_out(slot, cs)->ack) & CS_EVT_MASK; });
     }

@@ -21,12 +21,13 @@ inline constexpr u64 kPage = 0x1000;
 // Formats a step the way the table-driven tests spell them (addresses in pages).
 inline std::string bo_name(drm_gem_object* obj, const std::vector<drm_gem_object*>& names) {
     for (size_t i = 0; i < names.size(); i++)
-        if (names[i] == obj) return std::string(1, static_cast<char>('a' + i));
+        if (names[i] == obj)
+            return std::string(1, static_cast<char>('a' + i));
     return obj ? "?" : "-";
 }
 inline std::string fmt_map(const drm_gpuva_op_map* m, const std::vector<drm_gem_object*>& names) {
-    return std::to_string(m->va.addr / kPage) + "+" + std::to_string(m->va.range / kPage) + " " + bo_name(m->gem.obj, names) +
-           "@" + std::to_string(m->gem.offset / kPage);
+    return std::to_string(m->va.addr / kPage) + "+" + std::to_string(m->va.range / kPage) + " " +
+           bo_name(m->gem.obj, names) + "@" + std::to_string(m->gem.offset / kPage);
 }
 inline std::string fmt_va(const drm_gpuva* va, const std::vector<drm_gem_object*>& names) {
     drm_gpuva_op_map m{{va->va.addr, va->va.range}, {va->gem.offset, va->gem.obj}};
@@ -34,19 +35,15 @@ inline std::string fmt_va(const drm_gpuva* va, const std::vector<drm_gem_object*
 }
 inline std::string fmt_op(const drm_gpuva_op* op, const std::vector<drm_gem_object*>& names) {
     switch (op->op) {
-        case DRM_GPUVA_OP_MAP:
-            return "map " + fmt_map(&op->map, names);
-        case DRM_GPUVA_OP_UNMAP:
-            return "unmap " + fmt_va(op->unmap.va, names) + (op->unmap.keep ? " keep" : "");
-        case DRM_GPUVA_OP_REMAP:
-            return "remap " + fmt_va(op->remap.unmap->va, names) +
-                   " prev=" + (op->remap.prev ? fmt_map(op->remap.prev, names) : std::string("none")) +
-                   " next=" + (op->remap.next ? fmt_map(op->remap.next, names) : std::string("none")) +
-                   (op->remap.unmap->keep ? " keep" : "");
-        case DRM_GPUVA_OP_PREFETCH:
-            return "prefetch " + fmt_va(op->prefetch.va, names);
-        default:
-            return "driver";
+    case DRM_GPUVA_OP_MAP: return "map " + fmt_map(&op->map, names);
+    case DRM_GPUVA_OP_UNMAP: return "unmap " + fmt_va(op->unmap.va, names) + (op->unmap.keep ? " keep" : "");
+    case DRM_GPUVA_OP_REMAP:
+        return "remap " + fmt_va(op->remap.unmap->va, names) +
+               " prev=" + (op->remap.prev ? fmt_map(op->remap.prev, names) : std::string("none")) +
+               " next=" + (op->remap.next ? fmt_map(op->remap.next, names) : std::string("none")) +
+               (op->remap.unmap->keep ? " keep" : "");
+    case DRM_GPUVA_OP_PREFETCH: return "prefetch " + fmt_va(op->prefetch.va, names);
+    default: return "driver";
     }
 }
 
@@ -56,7 +53,7 @@ public:
     struct OpCtx {
         TestVm* vm = nullptr;
         drm_gpuvm_bo* vm_bo = nullptr;  // map only
-        drm_gpuva* prealloc[3] = {};   // a map needs at most 1 (map) + 2 (remap prev/next at each end... see prepare)
+        drm_gpuva* prealloc[3] = {};    // a map needs at most 1 (map) + 2 (remap prev/next at each end... see prepare)
         gpuvm_detail::VaList returned;  // unmapped VAs, freed in cleanup (their vm_bo hook is free)
         std::vector<std::string>* log = nullptr;  // reserved by the caller, if any
         int steps = 0;
@@ -91,21 +88,26 @@ public:
         // its ends: at most three.
         for (auto*& va : ctx->prealloc) {
             va = kshim::knew<drm_gpuva>(kshim::GFP_KERNEL);
-            if (!va) return -ENOMEM;
+            if (!va)
+                return -ENOMEM;
         }
         // The index nodes the three inserts may split.
-        if (int ret = drm_gpuvm_prealloc_index(vm_, 3)) return ret;
+        if (int ret = drm_gpuvm_prealloc_index(vm_, 3))
+            return ret;
         if (obj) {
             drm_gpuvm_bo* vm_bo = drm_gpuvm_bo_create(vm_, obj);
-            if (!vm_bo) return -ENOMEM;
+            if (!vm_bo)
+                return -ENOMEM;
             // A protected VM's lists (and the destroy of a redundant prealloc) need its resv.
             const bool prot = drm_gpuvm_resv_protected(vm_);
-            if (prot) kshim::dma_resv_lock(drm_gpuvm_resv(vm_), nullptr);
+            if (prot)
+                kshim::dma_resv_lock(drm_gpuvm_resv(vm_), nullptr);
             lock_gpuva(obj);
             ctx->vm_bo = drm_gpuvm_bo_obtain_prealloc(vm_bo);
             unlock_gpuva(obj);
             drm_gpuvm_bo_extobj_add(ctx->vm_bo);
-            if (prot) kshim::dma_resv_unlock(drm_gpuvm_resv(vm_));
+            if (prot)
+                kshim::dma_resv_unlock(drm_gpuvm_resv(vm_));
         }
         return 0;
     }
@@ -113,7 +115,8 @@ public:
         ctx->vm = this;
         for (int i = 0; i < 2; i++) {
             ctx->prealloc[i] = kshim::knew<drm_gpuva>(kshim::GFP_KERNEL);
-            if (!ctx->prealloc[i]) return -ENOMEM;
+            if (!ctx->prealloc[i])
+                return -ENOMEM;
         }
         // An unmap inserts the remainders of the mappings crossing its ends.
         return drm_gpuvm_prealloc_index(vm_, 2);
@@ -129,7 +132,8 @@ public:
             ctx->returned.pop_front();
             kshim::kdelete(&va);
         }
-        if (ctx->vm_bo) drm_gpuvm_bo_put_deferred(ctx->vm_bo);
+        if (ctx->vm_bo)
+            drm_gpuvm_bo_put_deferred(ctx->vm_bo);
         ctx->vm_bo = nullptr;
         drm_gpuvm_bo_deferred_cleanup(vm_);
     }
@@ -148,12 +152,14 @@ public:
         cleanup(&ctx);
         return ret;
     }
-    int unmap(u64 addr, u64 range, std::vector<std::string>* log = nullptr, const std::vector<drm_gem_object*>* names = nullptr) {
+    int unmap(u64 addr, u64 range, std::vector<std::string>* log = nullptr,
+              const std::vector<drm_gem_object*>* names = nullptr) {
         OpCtx ctx;
         ctx.log = log;
         names_ = names;
         int ret = prepare_unmap(&ctx);
-        if (!ret) ret = drm_gpuvm_sm_unmap(vm_, &ctx, addr, range);
+        if (!ret)
+            ret = drm_gpuvm_sm_unmap(vm_, &ctx, addr, range);
         cleanup(&ctx);
         return ret;
     }
@@ -161,9 +167,11 @@ public:
         // Everything but the kernel node.
         std::vector<std::pair<u64, u64>> ranges;
         drm_gpuvm_for_each_va(vm_, [&](drm_gpuva* va) {
-            if (va != &vm_->kernel_alloc_node) ranges.emplace_back(va->va.addr, va->va.range);
+            if (va != &vm_->kernel_alloc_node)
+                ranges.emplace_back(va->va.addr, va->va.range);
         });
-        for (auto [a, r] : ranges) unmap(a, r);
+        for (auto [a, r] : ranges)
+            unmap(a, r);
     }
     size_t count() {
         size_t n = 0;
@@ -186,13 +194,15 @@ private:
     }
     static void record(OpCtx* ctx, drm_gpuva_op* op) {
         ctx->steps++;
-        if (ctx->log) ctx->log->push_back(fmt_op(op, ctx->vm->names_ ? *ctx->vm->names_ : std::vector<drm_gem_object*>{}));
+        if (ctx->log)
+            ctx->log->push_back(fmt_op(op, ctx->vm->names_ ? *ctx->vm->names_ : std::vector<drm_gem_object*>{}));
     }
     static int step_map(drm_gpuva_op* op, void* priv) {
         auto* ctx = static_cast<OpCtx*>(priv);
         record(ctx, op);
         drm_gpuva* va = take(ctx);
-        if (!va) return -ENOMEM;
+        if (!va)
+            return -ENOMEM;
         drm_gpuva_map(ctx->vm->vm_, va, &op->map);
         if (op->map.gem.obj) {
             lock_gpuva(op->map.gem.obj);
@@ -207,13 +217,16 @@ private:
         drm_gpuva* old = op->remap.unmap->va;
         drm_gpuva* prev = op->remap.prev ? take(ctx) : nullptr;
         drm_gpuva* next = op->remap.next ? take(ctx) : nullptr;
-        if ((op->remap.prev && !prev) || (op->remap.next && !next)) return -ENOMEM;
+        if ((op->remap.prev && !prev) || (op->remap.next && !next))
+            return -ENOMEM;
         drm_gpuvm_bo* vm_bo = old->vm_bo;
         drm_gpuva_remap(prev, next, &op->remap);
         if (drm_gem_object* obj = old->gem.obj) {
             lock_gpuva(obj);
-            if (prev) drm_gpuva_link(prev, vm_bo);
-            if (next) drm_gpuva_link(next, vm_bo);
+            if (prev)
+                drm_gpuva_link(prev, vm_bo);
+            if (next)
+                drm_gpuva_link(next, vm_bo);
             unlock_gpuva(obj);
         }
         drm_gpuva_unlink_defer(old);
@@ -244,8 +257,10 @@ private:
 // A shmem BO with a reference the holder owns.
 inline drm_gem_object* new_bo(u64 size, kshim::dma_resv* shared_resv = nullptr) {
     drm_gem_shmem_object* shmem = nullptr;
-    if (drm_gem_shmem_create(nullptr, size, &shmem)) return nullptr;
-    if (shared_resv) shmem->base.resv = shared_resv;
+    if (drm_gem_shmem_create(nullptr, size, &shmem))
+        return nullptr;
+    if (shared_resv)
+        shmem->base.resv = shared_resv;
     return &shmem->base;
 }
 

@@ -19,13 +19,16 @@ using Model = std::map<kshim::u64, ModelMapping>;  // start -> mapping
 // Cuts [s, e) out of the model.
 inline void model_carve(Model& model, kshim::u64 s, kshim::u64 e) {
     auto it = model.lower_bound(s);
-    if (it != model.begin() && std::prev(it)->second.end > s) --it;
+    if (it != model.begin() && std::prev(it)->second.end > s)
+        --it;
     while (it != model.end() && it->first < e) {
         kshim::u64 a = it->first;
         ModelMapping mm = it->second;
         it = model.erase(it);
-        if (a < s) model[a] = {s, mm.bo, mm.offset};
-        if (mm.end > e) model[e] = {mm.end, mm.bo, mm.offset + (e - a)};
+        if (a < s)
+            model[a] = {s, mm.bo, mm.offset};
+        if (mm.end > e)
+            model[e] = {mm.end, mm.bo, mm.offset + (e - a)};
     }
 }
 

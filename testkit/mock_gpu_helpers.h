@@ -6,16 +6,16 @@
 #include <memory>
 #include <vector>
 
-#include "kernel_shim/page_alloc.h"
-#include "mock_hw/fw_image.h"
-#include "mock_hw/gpu.h"
 #include "hw/csf/fw_iface.h"
 #include "hw/csf/fw_image_format.h"
 #include "hw/csf/regs/csf_regs.h"
 #include "hw/csf/regs/gpu_regs.h"
 #include "hw/csf/regs/job_regs.h"
 #include "hw/csf/regs/mmu_regs.h"
+#include "kernel_shim/page_alloc.h"
 #include "kernel_shim/runtime.h"
+#include "mock_hw/fw_image.h"
+#include "mock_hw/gpu.h"
 
 namespace mock_hw::testing {
 
@@ -27,7 +27,8 @@ using kshim::NSEC_PER_USEC;
 class PhysPages {
 public:
     explicit PhysPages(size_t bytes) {
-        while ((kshim::PAGE_SIZE << order_) < bytes) order_++;
+        while ((kshim::PAGE_SIZE << order_) < bytes)
+            order_++;
         page_ = kshim::alloc_pages(kshim::GFP_KERNEL | kshim::__GFP_ZERO, order_);
     }
     ~PhysPages() { kshim::__free_pages(page_, order_); }
@@ -69,8 +70,10 @@ public:
         u64 table = root_;
         for (int l = 0;; l++) {
             u64* e = static_cast<u64*>(kshim::phys_to_virt(table)) + ((va >> (39 - 9 * l)) & 0x1FF);
-            if (l == level) return e;
-            if ((*e & 3) != 3) *e = new_table() | kPteTable;
+            if (l == level)
+                return e;
+            if ((*e & 3) != 3)
+                *e = new_table() | kPteTable;
             table = *e & 0x0000FFFFFFFFF000ull;
         }
     }
@@ -78,10 +81,12 @@ public:
     void map_block_2m(u64 va, u64 pa, u64 attrs = kPteRw) { *slot(va, 2) = pa | attrs | kPteBlock; }
     // Creates the intermediate tables for [va, va + size) (allocation; outside any spinlock).
     void prealloc(u64 va, u64 size) {
-        for (u64 o = 0; o < size; o += 0x1000) slot(va + o, 3);
+        for (u64 o = 0; o < size; o += 0x1000)
+            slot(va + o, 3);
     }
     void map_range(u64 va, u64 pa, u64 size, u64 attrs = kPteRw) {
-        for (u64 o = 0; o < size; o += 0x1000) map_page(va + o, pa + o, attrs);
+        for (u64 o = 0; o < size; o += 0x1000)
+            map_page(va + o, pa + o, attrs);
     }
 
 private:
@@ -120,14 +125,14 @@ using WaitFn = std::function<bool(const std::function<bool()>&)>;
 inline bool as_enable(Drv& d, u32 as, u64 transtab, const WaitFn& wait, u64 transcfg = kTranscfg48,
                       u64 memattr = kMemattr) {
     auto idle = [&] { return !(d.r(AS_STATUS(as)) & AS_STATUS_AS_ACTIVE); };
-    if (!wait(idle)) return false;
+    if (!wait(idle))
+        return false;
     d.w64(AS_TRANSTAB(as), transtab);
     d.w64(AS_MEMATTR(as), memattr);
     d.w64(AS_TRANSCFG(as), transcfg);
     d.w(AS_COMMAND(as), AS_COMMAND_UPDATE);
     return wait(idle);
 }
-
 
 // Loads a firmware image the way panthor_fw_load does: one contiguous allocation per section,
 // initial contents copied (rest zero), mapped at va.start in AS 0's tables with RO/XN from the
@@ -140,8 +145,10 @@ public:
             if (!s.data.empty())
                 std::memcpy(p->ptr(), s.data.data(), std::min<size_t>(s.data.size(), s.va_end - s.va_start));
             u64 attrs = kPteApUnpriv | kPteAf | kPteNg | kPteShIs;
-            if (!(s.flags & CSF_FW_BINARY_IFACE_ENTRY_WR)) attrs |= kPteApRdonly;
-            if (!(s.flags & CSF_FW_BINARY_IFACE_ENTRY_EX)) attrs |= kPteXn;
+            if (!(s.flags & CSF_FW_BINARY_IFACE_ENTRY_WR))
+                attrs |= kPteApRdonly;
+            if (!(s.flags & CSF_FW_BINARY_IFACE_ENTRY_EX))
+                attrs |= kPteXn;
             if ((s.flags & CSF_FW_BINARY_IFACE_ENTRY_CACHE_MODE_MASK) == CSF_FW_BINARY_IFACE_ENTRY_CACHE_MODE_CACHED)
                 attrs |= kPteAttrCached;
             pt.map_range(s.va_start, p->pa(), s.va_end - s.va_start, attrs);
@@ -152,7 +159,8 @@ public:
     template <typename T = u8>
     T* host(u32 mcu_va) {
         for (auto& s : sections)
-            if (mcu_va >= s.va_start && mcu_va < s.va_end) return reinterpret_cast<T*>(s.mem->ptr() + (mcu_va - s.va_start));
+            if (mcu_va >= s.va_start && mcu_va < s.va_end)
+                return reinterpret_cast<T*>(s.mem->ptr() + (mcu_va - s.va_start));
         return nullptr;
     }
     // A slow reset re-copies the sections from the image (panthor_reload_fw_sections).

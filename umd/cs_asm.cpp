@@ -24,7 +24,9 @@ using s64 = std::int64_t;
 constexpr u64 kImm48Max = (u64{1} << 48) - 1;
 constexpr u64 kNopPayloadMax = (u64{1} << 56) - 1;
 
-bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+bool is_blank(char c) {
+    return c == ' ' || c == '\t' || c == '\r';
+}
 
 std::string upper(std::string_view s) {
     std::string u(s);
@@ -54,7 +56,7 @@ struct Shape {
     AsmOp op;
     const char* canonical;  // the disassembler's mnemonic
     const char* short_name;
-    size_t min, max;        // positional operands
+    size_t min, max;  // positional operands
     const char* syntax;
 };
 
@@ -149,10 +151,11 @@ public:
             if (base == s.canonical || base == s.short_name)
                 shape = &s;
         if (!shape)
-            return fail(mnem_.col, "unknown instruction '" + std::string(mnem_.text) +
-                                       "' (expected one of: NOP, MOVE48, MOVE32, ADD_IMM32, LOAD, STORE, WAIT, SYNC_ADD64, "
-                                       "SYNC_WAIT64, or the disassembler's MOVE, ADD_IMMEDIATE32, LOAD_MULTIPLE, "
-                                       "STORE_MULTIPLE)");
+            return fail(mnem_.col,
+                        "unknown instruction '" + std::string(mnem_.text) +
+                            "' (expected one of: NOP, MOVE48, MOVE32, ADD_IMM32, LOAD, STORE, WAIT, SYNC_ADD64, "
+                            "SYNC_WAIT64, or the disassembler's MOVE, ADD_IMMEDIATE32, LOAD_MULTIPLE, "
+                            "STORE_MULTIPLE)");
         shape_ = shape;
         name_ = base;
         for (size_t p = m.find('.'); p != std::string::npos;) {
@@ -168,8 +171,9 @@ public:
                 pos_.push_back(k);
         }
         if (pos_.size() > shape->max)
-            return fail(pos_[shape->max].col, "unexpected '" + std::string(pos_[shape->max].text) + "' after the operands of " +
-                                                  name_ + " (expected " + shape->syntax + ")");
+            return fail(pos_[shape->max].col, "unexpected '" + std::string(pos_[shape->max].text) +
+                                                  "' after the operands of " + name_ + " (expected " + shape->syntax +
+                                                  ")");
         AsmInstr in;
         in.op = shape->op;
         in.line = line_;
@@ -237,7 +241,10 @@ private:
             const std::string r = "a register r0..r" + std::to_string(n - 1);
             const std::string d = "a 64-bit register d0, d2 .. d" + std::to_string(n - 2);
             return fail(k.col, "bad register '" + std::string(k.text) + "' (expected " +
-                                   (kind == 'r' ? r : kind == 'd' ? d : r + " or " + d.substr(2)) + ")");
+                                   (kind == 'r'   ? r
+                                    : kind == 'd' ? d
+                                                  : r + " or " + d.substr(2)) +
+                                   ")");
         }
         *out = static_cast<u8>(*idx);
         if (wide)
@@ -272,7 +279,8 @@ private:
         if (!*bracketed)
             return reg(k, 'd', addr);
         if (v.back() != ']')
-            return fail(k.col, "bad address '" + std::string(k.text) + "' (expected [dA], [dA + offset] or [dA - offset])");
+            return fail(k.col,
+                        "bad address '" + std::string(k.text) + "' (expected [dA], [dA + offset] or [dA - offset])");
         v = v.substr(1, v.size() - 2);
         const size_t op = v.find_first_of("+-");
         std::string_view r = v.substr(0, op);
@@ -307,7 +315,8 @@ private:
             r = r.substr(0, p);
         }
         if (r.empty() || !off || *off > kImm48Max)
-            return fail(k.col, "bad symbol '" + std::string(k.text) + "' (expected @name or @name+offset, offset < 2^48)");
+            return fail(k.col,
+                        "bad symbol '" + std::string(k.text) + "' (expected @name or @name+offset, offset < 2^48)");
         in->symbol = std::string(r);
         in->symbol_column = k.col;
         in->imm = static_cast<s64>(*off);
@@ -362,8 +371,9 @@ private:
             ok = address(pos_[1], &in.src, &in.imm, &bracketed) && ok;
             if (pos_.size() == 3) {
                 if (bracketed)
-                    return fail(pos_[2].col, "unexpected '" + std::string(pos_[2].text) +
-                                                 "' after a bracketed address (expected the offset inside: [dA + offset])");
+                    return fail(pos_[2].col,
+                                "unexpected '" + std::string(pos_[2].text) +
+                                    "' after a bracketed address (expected the offset inside: [dA + offset])");
                 ok = imm(pos_[2], INT16_MIN, INT16_MAX, &in.imm) && ok;
             }
             in.mask = wide ? 0x3 : 0x1;
@@ -382,8 +392,9 @@ private:
             in.progress = !mods.empty();
             const u16 all = static_cast<u16>((1u << std::min(opts_.scoreboards, 8u)) - 1);  // an 8-bit field
             if (pos_.size() + kv.size() != 1)
-                return fail(mnem_.col, name_ + " takes one scoreboard mask, got " + std::to_string(pos_.size() + kv.size()) +
-                                           " (expected " + shape_->syntax + ")");
+                return fail(mnem_.col, name_ + " takes one scoreboard mask, got " +
+                                           std::to_string(pos_.size() + kv.size()) + " (expected " + shape_->syntax +
+                                           ")");
             const Token& k = pos_.empty() ? kv[0].second : pos_[0];
             u16 m = 0;
             if (upper(k.text) == "ALL")
@@ -435,7 +446,8 @@ private:
             if (!count(le || gt ? 2 : 3))
                 return false;
             if ((le || gt) && pos_.size() == 3)
-                return fail(pos_[2].col, "unexpected '" + std::string(pos_[2].text) + "' after the operands of " + name_ +
+                return fail(pos_[2].col, "unexpected '" + std::string(pos_[2].text) + "' after the operands of " +
+                                             name_ +
                                              " (expected the condition once, as .le/.gt or as the last operand)");
             bool bracketed = false;
             s64 off = 0;

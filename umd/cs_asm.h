@@ -43,20 +43,20 @@ const char* asm_op_name(AsmOp op);
 
 struct AsmInstr {
     AsmOp op = AsmOp::Nop;
-    std::uint8_t dst = 0;    // MOVE/MOVE32/ADD dst, LOAD/STORE first register, SYNC_* address pair
-    std::uint8_t src = 0;    // ADD src, LOAD/STORE address pair, SYNC_* value/reference pair
-    std::uint16_t mask = 0;  // LOAD/STORE: registers dst+i for each bit i (0x1: rN, 0x3: dN)
-    std::int64_t imm = 0;    // MOVE immediate or symbol offset, ADD addend, LOAD/STORE offset, WAIT mask,
-                             // NOP payload
-    std::string symbol;      // MOVE @symbol[+imm]; empty: imm is the value
-    std::uint32_t symbol_column = 0;  // of the '@' operand, for the caller's diagnostics
-    bool progress = false;   // WAIT.progress
-    bool scope_csg = false;  // SYNC_ADD64 .csg (else .system)
-    bool propagate = true;   // SYNC_ADD64 .propagate
-    std::uint16_t sb_wait = 0;    // SYNC_ADD64 wait=
-    std::uint8_t sb_signal = 0;   // SYNC_ADD64 signal=sbN
-    bool cond_greater = false;    // SYNC_WAIT64 .gt (else .le)
-    bool reject = false;          // SYNC_WAIT64 .reject
+    std::uint8_t dst = 0;                // MOVE/MOVE32/ADD dst, LOAD/STORE first register, SYNC_* address pair
+    std::uint8_t src = 0;                // ADD src, LOAD/STORE address pair, SYNC_* value/reference pair
+    std::uint16_t mask = 0;              // LOAD/STORE: registers dst+i for each bit i (0x1: rN, 0x3: dN)
+    std::int64_t imm = 0;                // MOVE immediate or symbol offset, ADD addend, LOAD/STORE offset, WAIT mask,
+                                         // NOP payload
+    std::string symbol;                  // MOVE @symbol[+imm]; empty: imm is the value
+    std::uint32_t symbol_column = 0;     // of the '@' operand, for the caller's diagnostics
+    bool progress = false;               // WAIT.progress
+    bool scope_csg = false;              // SYNC_ADD64 .csg (else .system)
+    bool propagate = true;               // SYNC_ADD64 .propagate
+    std::uint16_t sb_wait = 0;           // SYNC_ADD64 wait=
+    std::uint8_t sb_signal = 0;          // SYNC_ADD64 signal=sbN
+    bool cond_greater = false;           // SYNC_WAIT64 .gt (else .le)
+    bool reject = false;                 // SYNC_WAIT64 .reject
     std::uint32_t line = 0, column = 0;  // of the mnemonic, 1-based within the text
 };
 

@@ -50,8 +50,12 @@ Reg64 Builder::reg64(unsigned i) {
     return Reg64{static_cast<u8>(i)};
 }
 
-bool Builder::check32(Reg32 r, const char* what) { return is_user_reg32(r.idx) || fail(-EINVAL, what); }
-bool Builder::check64(Reg64 r, const char* what) { return is_user_reg64(r.idx) || fail(-EINVAL, what); }
+bool Builder::check32(Reg32 r, const char* what) {
+    return is_user_reg32(r.idx) || fail(-EINVAL, what);
+}
+bool Builder::check64(Reg64 r, const char* what) {
+    return is_user_reg64(r.idx) || fail(-EINVAL, what);
+}
 
 bool Builder::check_mask(u16 mask, const char* what) {
     return (mask >> cfg_.nr_scoreboards) == 0 || fail(-EINVAL, what);
@@ -79,7 +83,9 @@ void Builder::emit(u64 instr) {
     size_++;
 }
 
-void Builder::nop() { emit(isa::nop()); }
+void Builder::nop() {
+    emit(isa::nop());
+}
 
 void Builder::pad_to(size_t instrs) {
     if (instrs == 0) {
@@ -229,10 +235,11 @@ void Builder::run_fullscreen(Reg64 dcd, u32 flags_override, bool progress_inc) {
         emit(isa::run_fullscreen(flags_override, dcd.idx, progress_inc));
 }
 
-void Builder::finish_tiling(bool progress_inc) { emit(isa::finish_tiling(progress_inc)); }
+void Builder::finish_tiling(bool progress_inc) {
+    emit(isa::finish_tiling(progress_inc));
+}
 
-void Builder::finish_fragment(bool inc_frag_end, Reg64 last_chunk, Reg64 first_chunk, u16 wait_mask,
-                              u8 signal_slot) {
+void Builder::finish_fragment(bool inc_frag_end, Reg64 last_chunk, Reg64 first_chunk, u16 wait_mask, u8 signal_slot) {
     if (check64(last_chunk, "FINISH_FRAGMENT: bad last-chunk pair") &&
         check64(first_chunk, "FINISH_FRAGMENT: bad first-chunk pair") &&
         check_mask(wait_mask, "FINISH_FRAGMENT: wait mask names a missing scoreboard entry") &&
@@ -372,7 +379,9 @@ void Builder::store_state(Reg64 addr, State state, s16 offset, u16 wait_mask, u8
         emit(isa::store_state(addr.idx, state, offset, wait_mask, signal_slot));
 }
 
-void Builder::error_barrier() { emit(isa::error_barrier()); }
+void Builder::error_barrier() {
+    emit(isa::error_barrier());
+}
 
 void Builder::set_exception_handler(u8 exception, Reg64 addr, Reg32 length) {
     if (check64(addr, "SET_EXCEPTION_HANDLER: bad address pair") &&

@@ -25,8 +25,8 @@
 #include <string>
 #include <vector>
 
-#include "hw/csf/mock_fw_formats.h"
 #include "hw/csf/cs_isa.h"
+#include "hw/csf/mock_fw_formats.h"
 #include "umd/result.h"
 
 namespace umd::cs {
@@ -58,10 +58,18 @@ struct Reg64 {
 
 // The staging registers RUN_* read (docs/hw/csf/cs-isa.md; Mesa's decoder).
 namespace staging {
-constexpr u8 srt(u8 sel) { return static_cast<u8>(0 + 2 * sel); }   // d0, d2, d4, d6
-constexpr u8 fau(u8 sel) { return static_cast<u8>(8 + 2 * sel); }   // d8 .. d14
-constexpr u8 spd(u8 sel) { return static_cast<u8>(16 + 2 * sel); }  // d16 .. d22: the shader
-constexpr u8 tsd(u8 sel) { return static_cast<u8>(24 + 2 * sel); }  // d24 .. d30
+constexpr u8 srt(u8 sel) {
+    return static_cast<u8>(0 + 2 * sel);
+}  // d0, d2, d4, d6
+constexpr u8 fau(u8 sel) {
+    return static_cast<u8>(8 + 2 * sel);
+}  // d8 .. d14
+constexpr u8 spd(u8 sel) {
+    return static_cast<u8>(16 + 2 * sel);
+}  // d16 .. d22: the shader
+constexpr u8 tsd(u8 sel) {
+    return static_cast<u8>(24 + 2 * sel);
+}  // d24 .. d30
 // Compute.
 inline constexpr u8 kGlobalAttributeOffset = 32;
 inline constexpr u8 kWorkgroupSize = 33;
@@ -78,9 +86,9 @@ inline constexpr u8 kTilerContext = 40;
 
 // Builder limits; cs_config() in panthor_client.h fills it from DEV_QUERY CSIF_INFO.
 struct Config {
-    u32 nr_registers = 96;       // csif_info.cs_reg_count
+    u32 nr_registers = 96;        // csif_info.cs_reg_count
     u32 nr_kernel_registers = 4;  // csif_info.unpreserved_cs_reg_count
-    u32 nr_scoreboards = 8;      // csif_info.scoreboard_slot_count
+    u32 nr_scoreboards = 8;       // csif_info.scoreboard_slot_count
 };
 
 // A branch target. Forward references wait in the label until set_label() patches them; a label
@@ -225,8 +233,7 @@ public:
     void run_fullscreen(Reg64 dcd, u32 flags_override = 0, bool progress_inc = false);
     void finish_tiling(bool progress_inc = false);
     // Returns the heap chunks first..last (register pairs holding them) when first != 0.
-    void finish_fragment(bool inc_frag_end, Reg64 last_chunk, Reg64 first_chunk, u16 wait_mask = 0,
-                         u8 signal_slot = 0);
+    void finish_fragment(bool inc_frag_end, Reg64 last_chunk, Reg64 first_chunk, u16 wait_mask = 0, u8 signal_slot = 0);
 
     // Shader descriptors (a MockShader's GPU VA on the mock) into the register the RUN reads:
     // compute / tiling / compute-indirect: d(16 + 2*sel); IDVS: d16; fragment: d40 (the FBD,
@@ -286,9 +293,7 @@ public:
     // while (cond(val)) { ... }: checked before the first iteration and at the bottom of each.
     Loop begin_while(Condition cond, Reg32 val);
     void loop_break(Loop& l, Condition cond = panthor::cs::ALWAYS, Reg32 val = {}) { branch(l.end, cond, val); }
-    void loop_continue(Loop& l, Condition cond = panthor::cs::ALWAYS, Reg32 val = {}) {
-        branch(l.cont, cond, val);
-    }
+    void loop_continue(Loop& l, Condition cond = panthor::cs::ALWAYS, Reg32 val = {}) { branch(l.cont, cond, val); }
     void end_while(Loop& l);
     // body(Loop&) may call loop_break / loop_continue.
     template <class Body>
@@ -321,8 +326,8 @@ private:
     u64 gpu_va_ = 0;
     int error_ = 0;
     std::string error_msg_;
-    long unresolved_ = 0;        // forward references not yet patched
-    std::vector<u32> blocks_;    // open if/while blocks, innermost last
+    long unresolved_ = 0;      // forward references not yet patched
+    std::vector<u32> blocks_;  // open if/while blocks, innermost last
     u32 next_block_id_ = 1;
 };
 

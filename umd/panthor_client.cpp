@@ -312,7 +312,9 @@ Result<void*> PanthorClient::bo_mmap(u32 handle, u64 size, int prot) {
     return be_->mmap(*off, size, prot, MAP_SHARED);
 }
 
-Status PanthorClient::munmap(void* addr, u64 size) { return Status::from_ret(be_->munmap(addr, size)); }
+Status PanthorClient::munmap(void* addr, u64 size) {
+    return Status::from_ret(be_->munmap(addr, size));
+}
 
 Status PanthorClient::bo_set_label(u32 handle, const char* label) {
     drm_panthor_bo_set_label args{};
@@ -345,8 +347,7 @@ Result<u32> PanthorClient::group_create(const GroupDesc& desc) {
     args.fragment_core_mask = desc.fragment_core_mask.value_or(gpu_info_.shader_present);
     args.tiler_core_mask = desc.tiler_core_mask.value_or(gpu_info_.tiler_present);
     args.max_compute_cores = desc.max_compute_cores.value_or(static_cast<u8>(std::popcount(args.compute_core_mask)));
-    args.max_fragment_cores =
-        desc.max_fragment_cores.value_or(static_cast<u8>(std::popcount(args.fragment_core_mask)));
+    args.max_fragment_cores = desc.max_fragment_cores.value_or(static_cast<u8>(std::popcount(args.fragment_core_mask)));
     args.max_tiler_cores = desc.max_tiler_cores.value_or(static_cast<u8>(std::popcount(args.tiler_core_mask)));
     args.vm_id = desc.vm_id;
     if (int ret = ioctl(DRM_IOCTL_PANTHOR_GROUP_CREATE, &args))
@@ -414,8 +415,9 @@ Status PanthorClient::tiler_heap_destroy(u32 handle) {
 Result<u32> PanthorClient::latest_flush_id() {
     if (!flush_page_) {
         // panvk maps it read-only, shared, one page: the kernel refuses anything else.
-        Result<void*> p = be_->mmap(user_mmio_offset_ + (DRM_PANTHOR_USER_FLUSH_ID_MMIO_OFFSET - DRM_PANTHOR_USER_MMIO_OFFSET),
-                                    kPageSize, PROT_READ, MAP_SHARED);
+        Result<void*> p =
+            be_->mmap(user_mmio_offset_ + (DRM_PANTHOR_USER_FLUSH_ID_MMIO_OFFSET - DRM_PANTHOR_USER_MMIO_OFFSET),
+                      kPageSize, PROT_READ, MAP_SHARED);
         if (!p)
             return p.status();
         flush_page_ = *p;

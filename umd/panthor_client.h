@@ -80,8 +80,8 @@ struct GroupDesc {
 
 struct QueueSubmit {
     u32 queue_index = 0;
-    u64 stream_addr = 0;  // 64-byte aligned; 0 with size 0 = a synchronisation-only submit
-    u32 stream_size = 0;  // bytes, multiple of 8
+    u64 stream_addr = 0;   // 64-byte aligned; 0 with size 0 = a synchronisation-only submit
+    u32 stream_size = 0;   // bytes, multiple of 8
     u32 latest_flush = 0;  // PanthorClient::latest_flush_id() when the stream was written; 0 forces a flush
     std::vector<drm_panthor_sync_op> syncs;
 

@@ -68,7 +68,9 @@ std::uint32_t RealFdBackend::read32(const void* mapping, std::uint64_t offset) {
     return *reinterpret_cast<const volatile std::uint32_t*>(static_cast<const char*>(mapping) + offset);
 }
 
-int RealFdBackend::close_fd(int fd) { return ::close(fd) ? -errno : 0; }
+int RealFdBackend::close_fd(int fd) {
+    return ::close(fd) ? -errno : 0;
+}
 
 // A userspace process's own clock, the one DRM's absolute timeouts are on (this is not kernel
 // code, so not the kshim runtime's clock).

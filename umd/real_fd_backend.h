@@ -11,10 +11,10 @@
 // backend unmaps what is still mapped through it when it goes (what process exit does), then
 // closes the descriptor; it may be shared by threads.
 #pragma once
+#include <pthread.h>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <pthread.h>
 #include <vector>
 
 #include "umd/backend.h"

@@ -14,7 +14,9 @@ struct Err {
     int value;
 };
 // err(-EINVAL); a non-negative value is a caller bug and becomes -EIO rather than "success".
-constexpr Err err(int e) { return Err{e < 0 ? e : -5 /* EIO */}; }
+constexpr Err err(int e) {
+    return Err{e < 0 ? e : -5 /* EIO */};
+}
 
 class [[nodiscard]] Status {
 public:
@@ -37,7 +39,7 @@ class [[nodiscard]] Result {
 public:
     Result(const T& v) : value_(v) {}        // NOLINT: implicit
     Result(T&& v) : value_(std::move(v)) {}  // NOLINT: implicit
-    Result(Err e) : err_(e.value) {}          // NOLINT: implicit
+    Result(Err e) : err_(e.value) {}         // NOLINT: implicit
     // Propagates a failed Status (an ok Status has no value to give: -EIO).
     Result(Status s) : err_(s.ok() ? -5 : s.error()) {}  // NOLINT: implicit
 

@@ -16,15 +16,15 @@
 // drm::Job) are provided for new code. Differences from upstream are listed in docs/drm_sched.md.
 #pragma once
 #include <atomic>
-#include <cstdint>
 #include <boost/intrusive/list.hpp>
 #include <boost/intrusive/set.hpp>
+#include <cstdint>
 
-#include "kernel_shim/err.h"
-#include "kernel_shim/kref.h"
 #include "kernel_shim/completion.h"
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/dma-buf/dma-resv.h"
+#include "kernel_shim/err.h"
+#include "kernel_shim/kref.h"
 #include "kernel_shim/log.h"
 #include "kernel_shim/spinlock.h"
 #include "kernel_shim/wait.h"
@@ -101,9 +101,9 @@ struct drm_sched_avgtime {
 struct drm_sched_entity_stats {
     kshim::kref refcount;
     kshim::SpinLock lock{"drm_sched_entity_stats.lock"};  // protects everything below
-    ktime_t runtime = 0;       // GPU time of the entity's finished jobs
-    ktime_t prev_runtime = 0;  // runtime already folded into vruntime
-    ktime_t vruntime = 0;      // position on the fair run queue (relative while off it)
+    ktime_t runtime = 0;                                  // GPU time of the entity's finished jobs
+    ktime_t prev_runtime = 0;                             // runtime already folded into vruntime
+    ktime_t vruntime = 0;                                 // position on the fair run queue (relative while off it)
     drm_sched_avgtime avg_job_us;
 };
 struct drm_sched_rq;
@@ -173,8 +173,8 @@ struct drm_sched_job_deps {
 struct drm_sched_job {
     // Entity queue link.
     std::atomic<drm_sched_job*> queue_next{nullptr};  // in entity->job_queue
-    ktime_t submit_ts = 0;  // when pushed: the FIFO policy's key
-    drm_gpu_scheduler* sched = nullptr;  // set by drm_sched_job_arm
+    ktime_t submit_ts = 0;                            // when pushed: the FIFO policy's key
+    drm_gpu_scheduler* sched = nullptr;               // set by drm_sched_job_arm
     drm_sched_fence* s_fence = nullptr;
     drm_sched_entity* entity = nullptr;  // cleared once the scheduler popped the job
     u32 credits = 0;
@@ -213,7 +213,7 @@ struct drm_sched_entity {
     drm_gpu_scheduler** sched_list = nullptr;
     unsigned num_sched_list = 0;
     std::atomic<drm_sched_priority> priority{DRM_SCHED_PRIORITY_NORMAL};
-    u64 fence_context = 0;  // scheduled fences use this one, finished fences the next
+    u64 fence_context = 0;               // scheduled fences use this one, finished fences the next
     std::atomic<int>* guilty = nullptr;  // set (by the driver) when the entity caused a hang
     std::atomic<bool> stopped{false};
     drm_sched_entity_stats* stats = nullptr;  // FAIR only: allocated at init
@@ -248,10 +248,9 @@ struct EntityFifoOrder {
         return a.oldest_job_waiting < b.oldest_job_waiting;
     }
 };
-using EntityFifoTree =
-    boost::intrusive::multiset<drm_sched_entity,
-                               boost::intrusive::member_hook<drm_sched_entity, SafeSetHook, &drm_sched_entity::rb_tree_node>,
-                               boost::intrusive::compare<EntityFifoOrder>>;
+using EntityFifoTree = boost::intrusive::multiset<
+    drm_sched_entity, boost::intrusive::member_hook<drm_sched_entity, SafeSetHook, &drm_sched_entity::rb_tree_node>,
+    boost::intrusive::compare<EntityFifoOrder>>;
 using EntityList =
     boost::intrusive::list<drm_sched_entity,
                            boost::intrusive::member_hook<drm_sched_entity, SafeListHook, &drm_sched_entity::list>,
@@ -274,7 +273,8 @@ struct drm_sched_rq {
 };
 
 using PendingList =
-    boost::intrusive::list<drm_sched_job, boost::intrusive::member_hook<drm_sched_job, SafeListHook, &drm_sched_job::list>,
+    boost::intrusive::list<drm_sched_job,
+                           boost::intrusive::member_hook<drm_sched_job, SafeListHook, &drm_sched_job::list>,
                            boost::intrusive::constant_time_size<false>>;
 
 struct drm_sched_init_args {
@@ -283,9 +283,9 @@ struct drm_sched_init_args {
     kshim::workqueue_struct* timeout_wq = nullptr;  // nullptr: system_wq
     u32 num_rqs = DRM_SCHED_PRIORITY_COUNT;
     u32 credit_limit = 1;
-    unsigned hang_limit = 0;  // deprecated upstream; kept for the argument set
+    unsigned hang_limit = 0;                     // deprecated upstream; kept for the argument set
     long timeout = kshim::MAX_SCHEDULE_TIMEOUT;  // jiffies
-    std::atomic<int>* score = nullptr;  // shared between schedulers, or nullptr for our own
+    std::atomic<int>* score = nullptr;           // shared between schedulers, or nullptr for our own
     const char* name = "drm_sched";
     const kshim::Device* dev = nullptr;
     int policy = DRM_SCHED_POLICY_UNSET;  // ours: per scheduler instead of only the module param
@@ -336,7 +336,7 @@ struct drm_gpu_scheduler {
     kshim::SpinLock job_list_lock{"drm_gpu_scheduler.job_list_lock"};  // protects pending_list, tdr_*
     bool free_guilty = false;  // drm_sched_stop kept the signalled bad job alive for the handler
     // Ours (see drm_sched_suspend_timeout): the timer is not restarted while suspended.
-    bool tdr_suspended = false;    // under job_list_lock
+    bool tdr_suspended = false;     // under job_list_lock
     unsigned long tdr_expires = 0;  // jiffies the armed timer fires at; under job_list_lock
     drm_sched_stats stats;
     kshim::wait_queue_head job_scheduled;  // woken when jobs leave entities (entity flush waits on it)

@@ -18,7 +18,8 @@ using kshim::dma_fence_put;
 
 int drm_sched_entity_init(drm_sched_entity* entity, drm_sched_priority priority, drm_gpu_scheduler** sched_list,
                           unsigned num_sched_list, std::atomic<int>* guilty) {
-    if (!entity || !sched_list || (num_sched_list && !sched_list[0])) return -EINVAL;
+    if (!entity || !sched_list || (num_sched_list && !sched_list[0]))
+        return -EINVAL;
 
     entity->rq = nullptr;
     entity->guilty = guilty;
@@ -48,7 +49,8 @@ int drm_sched_entity_init(drm_sched_entity* entity, drm_sched_priority priority,
     for (unsigned i = 0; i < num_sched_list; i++)
         if (sched_list[i] && sched_list[i]->policy == DRM_SCHED_POLICY_FAIR) {
             entity->stats = drm_sched_entity_stats_new();
-            if (!entity->stats) return -ENOMEM;
+            if (!entity->stats)
+                return -ENOMEM;
             break;
         }
 
@@ -72,8 +74,10 @@ static bool drm_sched_entity_is_idle(drm_sched_entity* entity) {
 }
 
 bool drm_sched_entity_is_ready(drm_sched_entity* entity) {
-    if (!drm_sched_entity_queue_peek(entity)) return false;
-    if (entity->dependency.load(std::memory_order_acquire)) return false;
+    if (!drm_sched_entity_queue_peek(entity))
+        return false;
+    if (entity->dependency.load(std::memory_order_acquire))
+        return false;
     return true;
 }
 
@@ -95,7 +99,8 @@ static void drm_sched_entity_kill_jobs_work(kshim::work_struct* wrk) {
     drm_sched_job_deps& deps = job->dependencies;
     for (u32 i = 0; i < deps.count; i++) {
         dma_fence* f = deps.slots[i];
-        if (!f) continue;
+        if (!f)
+            continue;
         deps.slots[i] = nullptr;
         drm_sched_fence* s_fence = to_drm_sched_fence(f);
         if (s_fence && f == &s_fence->scheduled) {
@@ -104,13 +109,15 @@ static void drm_sched_entity_kill_jobs_work(kshim::work_struct* wrk) {
             f = kshim::dma_fence_get_rcu(&s_fence->finished);
             dma_fence_put(&s_fence->scheduled);
         }
-        if (f && !kshim::dma_fence_add_callback(f, &job->finish_cb, drm_sched_entity_kill_jobs_cb)) return;
+        if (f && !kshim::dma_fence_add_callback(f, &job->finish_cb, drm_sched_entity_kill_jobs_cb))
+            return;
         dma_fence_put(f);
     }
     drm_gpu_scheduler* sched = job->sched;
     // Pushed jobs counted in the score; upstream forgets to drop killed ones.
     drm_sched_score_dec(sched);
-    if (kshim::trace::enabled()) kshim::trace::async_end("drm_sched_job", drm_sched_trace_id(job->s_fence), "drm_sched");
+    if (kshim::trace::enabled())
+        kshim::trace::async_end("drm_sched_job", drm_sched_trace_id(job->s_fence), "drm_sched");
     bool cookie = kshim::dma_fence_begin_signalling();
     drm_sched_fence_scheduled(job->s_fence, nullptr);
     drm_sched_fence_finished(job->s_fence, -ESRCH);
@@ -133,7 +140,8 @@ static void drm_sched_entity_kill_jobs_cb(dma_fence* f, dma_fence_cb* cb) {
 }
 
 void drm_sched_entity_kill(drm_sched_entity* entity) {
-    if (!entity->rq) return;
+    if (!entity->rq)
+        return;
     {
         kshim::SpinGuard g(entity->lock);
         entity->stopped.store(true, std::memory_order_release);
@@ -157,11 +165,13 @@ void drm_sched_entity_kill(drm_sched_entity* entity) {
 }
 
 long drm_sched_entity_flush(drm_sched_entity* entity, long timeout) {
-    if (!entity->rq) return 0;
+    if (!entity->rq)
+        return 0;
     drm_gpu_scheduler* sched = entity->rq->sched;
     // No process exit in the shim: wait (bounded) for the queued jobs to reach the hardware.
     long ret = timeout;
-    if (timeout) ret = wait_event_timeout(sched->job_scheduled, drm_sched_entity_is_idle(entity), timeout);
+    if (timeout)
+        ret = wait_event_timeout(sched->job_scheduled, drm_sched_entity_is_idle(entity), timeout);
     return ret;
 }
 
@@ -176,7 +186,8 @@ void drm_sched_entity_fini(drm_sched_entity* entity) {
     }
     dma_fence_put(entity->last_scheduled.exchange(nullptr, std::memory_order_acq_rel));
     // Jobs still in flight keep their own references.
-    if (entity->stats) drm_sched_entity_stats_put(entity->stats);
+    if (entity->stats)
+        drm_sched_entity_stats_put(entity->stats);
     entity->stats = nullptr;
 }
 
@@ -224,13 +235,15 @@ static bool drm_sched_entity_add_dependency_cb(drm_sched_entity* entity, drm_sch
         dma_fence* scheduled = dma_fence_get(&s_fence->scheduled);
         dma_fence_put(fence);
         entity->dependency.store(scheduled, std::memory_order_release);
-        if (!kshim::dma_fence_add_callback(scheduled, &entity->cb, drm_sched_entity_clear_dep)) return true;
+        if (!kshim::dma_fence_add_callback(scheduled, &entity->cb, drm_sched_entity_clear_dep))
+            return true;
         entity->dependency.store(nullptr, std::memory_order_relaxed);
         dma_fence_put(scheduled);
         return false;
     }
 
-    if (!kshim::dma_fence_add_callback(fence, &entity->cb, drm_sched_entity_wakeup)) return true;
+    if (!kshim::dma_fence_add_callback(fence, &entity->cb, drm_sched_entity_wakeup))
+        return true;
     entity->dependency.store(nullptr, std::memory_order_relaxed);
     dma_fence_put(fence);
     return false;
@@ -242,16 +255,19 @@ static dma_fence* drm_sched_job_dependency(drm_sched_job* job, drm_sched_entity*
     drm_sched_job_deps& deps = job->dependencies;
     while (job->last_dependency < deps.count) {
         dma_fence* f = deps.slots[job->last_dependency++];
-        if (f) return dma_fence_get(f);
+        if (f)
+            return dma_fence_get(f);
     }
-    if (job->sched->ops->prepare_job) return job->sched->ops->prepare_job(job, entity);
+    if (job->sched->ops->prepare_job)
+        return job->sched->ops->prepare_job(job, entity);
     return nullptr;
 }
 
 drm_sched_job* drm_sched_entity_queue_pop(drm_sched_entity* entity) {
     drm_sched_job_queue& q = entity->job_queue;
     drm_sched_job* job = q.head.load(std::memory_order_acquire);
-    if (!job) return nullptr;
+    if (!job)
+        return nullptr;
     drm_sched_job* next = job->queue_next.load(std::memory_order_acquire);
     q.head.store(next, std::memory_order_relaxed);
     if (!next) {
@@ -286,7 +302,8 @@ static bool drm_sched_entity_queue_push(drm_sched_entity* entity, drm_sched_job*
 template <class T>
 static void prefetch_object_for_write(const T* p) {
     const char* bytes = reinterpret_cast<const char*>(p);
-    for (size_t off = 0; off < sizeof(T); off += kshim::SMP_CACHE_BYTES) __builtin_prefetch(bytes + off, 1);
+    for (size_t off = 0; off < sizeof(T); off += kshim::SMP_CACHE_BYTES)
+        __builtin_prefetch(bytes + off, 1);
 }
 
 // Jobs reach the scheduler freshly written by the submitting thread, usually on another CPU:
@@ -297,26 +314,30 @@ static void prefetch_object_for_write(const T* p) {
 // and that is atomic.
 static void drm_sched_entity_prefetch_next_job(drm_sched_entity* entity) {
     drm_sched_job* next = drm_sched_entity_queue_peek(entity);
-    if (!next) return;
+    if (!next)
+        return;
     prefetch_object_for_write(next->s_fence);
-    if (drm_sched_job* after = next->queue_next.load(std::memory_order_acquire)) prefetch_object_for_write(after);
+    if (drm_sched_job* after = next->queue_next.load(std::memory_order_acquire))
+        prefetch_object_for_write(after);
 }
 
 drm_sched_job* drm_sched_entity_pop_job(drm_sched_entity* entity) {
     drm_sched_job* sched_job = drm_sched_entity_queue_peek(entity);
-    if (!sched_job) return nullptr;
+    if (!sched_job)
+        return nullptr;
 
     for (;;) {
         dma_fence* dep = drm_sched_job_dependency(sched_job, entity);
-        if (!dep) break;
+        if (!dep)
+            break;
         // Read before the callback is installed: it may fire and drop the fence at once.
         const u64 dep_ctx = dep->context, dep_seqno = dep->seqno;
         entity->dependency.store(dep, std::memory_order_relaxed);
         if (drm_sched_entity_add_dependency_cb(entity, sched_job)) {
             if (kshim::trace::enabled())
                 kshim::trace::instant("drm_sched_job_wait_dep", "drm_sched",
-                                      "{\"id\":" + std::to_string(sched_job->id) + ",\"ctx\":" + std::to_string(dep_ctx) +
-                                          ",\"seqno\":" + std::to_string(dep_seqno) + "}");
+                                      "{\"id\":" + std::to_string(sched_job->id) + ",\"ctx\":" +
+                                          std::to_string(dep_ctx) + ",\"seqno\":" + std::to_string(dep_seqno) + "}");
             return nullptr;
         }
     }
@@ -325,7 +346,8 @@ drm_sched_job* drm_sched_entity_pop_job(drm_sched_entity* entity) {
     if (entity->guilty && entity->guilty->load(std::memory_order_relaxed))
         kshim::dma_fence_set_error(&sched_job->s_fence->finished, -ECANCELED);
 
-    dma_fence_put(entity->last_scheduled.exchange(dma_fence_get(&sched_job->s_fence->finished), std::memory_order_acq_rel));
+    dma_fence_put(
+        entity->last_scheduled.exchange(dma_fence_get(&sched_job->s_fence->finished), std::memory_order_acq_rel));
 
     drm_sched_entity_queue_pop(entity);
     drm_sched_entity_prefetch_next_job(entity);
@@ -338,7 +360,8 @@ drm_sched_job* drm_sched_entity_pop_job(drm_sched_entity* entity) {
 }
 
 void drm_sched_entity_select_rq(drm_sched_entity* entity) {
-    if (!entity->sched_list) return;
+    if (!entity->sched_list)
+        return;
     // One scheduler and the run queue of the entity's priority already chosen: nothing can
     // change. Returning before the queue count and last_scheduled keeps the submitter off the
     // cache lines the scheduler's worker writes for every job.
@@ -346,9 +369,11 @@ void drm_sched_entity_select_rq(drm_sched_entity* entity) {
         entity->rq == drm_sched_rq_for(entity->sched_list[0], entity->priority.load(std::memory_order_relaxed)))
         return;
     // Jobs still queued stay on the same scheduler, and so does a job still running.
-    if (entity->job_queue.count()) return;
+    if (entity->job_queue.count())
+        return;
     dma_fence* fence = entity->last_scheduled.load(std::memory_order_acquire);
-    if (fence && !kshim::dma_fence_is_signaled(fence)) return;
+    if (fence && !kshim::dma_fence_is_signaled(fence))
+        return;
 
     kshim::SpinGuard g(entity->lock);
     drm_gpu_scheduler* sched = entity->num_sched_list > 1
@@ -373,7 +398,8 @@ void drm_sched_entity_push_job(drm_sched_job* sched_job) {
     drm_sched_score_inc(job_sched);
     // After the push the job may run and be freed at any moment: nothing touches it afterwards.
     const ktime_t submit_ts = sched_job->submit_ts = kshim::ktime_get();
-    if (!drm_sched_entity_queue_push(entity, sched_job)) return;
+    if (!drm_sched_entity_queue_push(entity, sched_job))
+        return;
 
     // The first job puts the entity on its run queue and wakes the scheduler.
     drm_gpu_scheduler* sched;

@@ -18,7 +18,9 @@ kshim::KmemCache* sched_fence_slab() {
     return slab;
 }
 
-const char* drm_sched_fence_get_driver_name(dma_fence*) { return "drm_sched"; }
+const char* drm_sched_fence_get_driver_name(dma_fence*) {
+    return "drm_sched";
+}
 
 const char* drm_sched_fence_get_timeline_name(dma_fence* f) {
     drm_sched_fence* fence = to_drm_sched_fence(f);
@@ -73,15 +75,19 @@ const kshim::dma_fence_ops drm_sched_fence_ops_finished = {
 }  // namespace
 
 drm_sched_fence* to_drm_sched_fence(dma_fence* f) {
-    if (!f) return nullptr;
-    if (f->ops == &drm_sched_fence_ops_scheduled) return container_of(f, drm_sched_fence, scheduled);
-    if (f->ops == &drm_sched_fence_ops_finished) return container_of(f, drm_sched_fence, finished);
+    if (!f)
+        return nullptr;
+    if (f->ops == &drm_sched_fence_ops_scheduled)
+        return container_of(f, drm_sched_fence, scheduled);
+    if (f->ops == &drm_sched_fence_ops_finished)
+        return container_of(f, drm_sched_fence, finished);
     return nullptr;
 }
 
 drm_sched_fence* drm_sched_fence_alloc(drm_sched_entity* entity, void* owner, u64 drm_client_id) {
     auto* fence = kshim::kmem_cache_new<drm_sched_fence>(sched_fence_slab(), kshim::GFP_KERNEL);
-    if (!fence) return nullptr;
+    if (!fence)
+        return nullptr;
     fence->owner = owner;
     fence->drm_client_id = drm_client_id;
     // A zero count on `finished` tells drm_sched_job_cleanup the job was never armed.
@@ -90,13 +96,16 @@ drm_sched_fence* drm_sched_fence_alloc(drm_sched_entity* entity, void* owner, u6
     return fence;
 }
 
-void drm_sched_fence_free(drm_sched_fence* fence) { kshim::kmem_cache_delete(sched_fence_slab(), fence); }
+void drm_sched_fence_free(drm_sched_fence* fence) {
+    kshim::kmem_cache_delete(sched_fence_slab(), fence);
+}
 
 void drm_sched_fence_init(drm_sched_fence* fence, drm_sched_entity* entity) {
     const u64 seq = static_cast<u64>(entity->fence_seq.fetch_add(1, std::memory_order_relaxed) + 1);
     fence->sched = entity->rq->sched;
     kshim::dma_fence_init(&fence->scheduled, &drm_sched_fence_ops_scheduled, &fence->lock, entity->fence_context, seq);
-    kshim::dma_fence_init(&fence->finished, &drm_sched_fence_ops_finished, &fence->lock, entity->fence_context + 1, seq);
+    kshim::dma_fence_init(&fence->finished, &drm_sched_fence_ops_finished, &fence->lock, entity->fence_context + 1,
+                          seq);
 }
 
 void drm_sched_fence_scheduled(drm_sched_fence* fence, dma_fence* parent) {
@@ -114,7 +123,8 @@ void drm_sched_fence_scheduled(drm_sched_fence* fence, dma_fence* parent) {
 }
 
 void drm_sched_fence_finished(drm_sched_fence* fence, int result) {
-    if (result) kshim::dma_fence_set_error(&fence->finished, result);
+    if (result)
+        kshim::dma_fence_set_error(&fence->finished, result);
     kshim::dma_fence_signal(&fence->finished);
 }
 

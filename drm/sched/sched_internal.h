@@ -64,8 +64,8 @@ inline u64 drm_sched_trace_id(const drm_sched_fence* s_fence) {
 inline std::string drm_sched_trace_args(const drm_sched_job* job, const drm_sched_fence* s_fence) {
     return "{\"sched\":\"" + std::string(s_fence->sched ? s_fence->sched->name : "?") +
            "\",\"id\":" + std::to_string(job->id) + ",\"fence_context\":" + std::to_string(s_fence->finished.context) +
-           ",\"fence_seqno\":" + std::to_string(s_fence->finished.seqno) + ",\"credits\":" + std::to_string(job->credits) +
-           "}";
+           ",\"fence_seqno\":" + std::to_string(s_fence->finished.seqno) +
+           ",\"credits\":" + std::to_string(job->credits) + "}";
 }
 
 }  // namespace drm

@@ -32,14 +32,18 @@ constexpr unsigned kFreeBatch = 64;
 
 // ---- wake-ups ----
 void drm_sched_run_job_queue(drm_gpu_scheduler* sched) {
-    if (!sched->pause_submit.load(std::memory_order_acquire)) kshim::queue_work(sched->submit_wq, &sched->work_run_job);
+    if (!sched->pause_submit.load(std::memory_order_acquire))
+        kshim::queue_work(sched->submit_wq, &sched->work_run_job);
 }
 
 static void __drm_sched_run_free_queue(drm_gpu_scheduler* sched) {
-    if (!sched->pause_submit.load(std::memory_order_acquire)) kshim::queue_work(sched->submit_wq, &sched->work_free_job);
+    if (!sched->pause_submit.load(std::memory_order_acquire))
+        kshim::queue_work(sched->submit_wq, &sched->work_free_job);
 }
 
-void drm_sched_wakeup(drm_gpu_scheduler* sched) { drm_sched_run_job_queue(sched); }
+void drm_sched_wakeup(drm_gpu_scheduler* sched) {
+    drm_sched_run_job_queue(sched);
+}
 
 // ---- completion ----
 // `queue_free` is false when run_job_work completes the job itself: it frees it inline too.
@@ -61,7 +65,8 @@ static void drm_sched_job_done(drm_sched_job* s_job, int result, bool queue_free
     dma_fence_get(&s_fence->finished);
     drm_sched_fence_finished(s_fence, result);
     dma_fence_put(&s_fence->finished);
-    if (queue_free) __drm_sched_run_free_queue(sched);
+    if (queue_free)
+        __drm_sched_run_free_queue(sched);
 }
 
 static void drm_sched_job_done_cb(dma_fence* f, dma_fence_cb* cb) {
@@ -90,7 +95,8 @@ void drm_sched_tdr_queue_imm(drm_gpu_scheduler* sched) {
 }
 
 void drm_sched_fault(drm_gpu_scheduler* sched) {
-    if (sched->timeout_wq) kshim::mod_delayed_work(sched->timeout_wq, &sched->work_tdr, 0);
+    if (sched->timeout_wq)
+        kshim::mod_delayed_work(sched->timeout_wq, &sched->work_tdr, 0);
 }
 
 // Upstream pushes the timer to MAX_SCHEDULE_TIMEOUT jiffies; the shim's delayed work cannot take
@@ -100,7 +106,8 @@ unsigned long drm_sched_suspend_timeout(drm_gpu_scheduler* sched) {
     const unsigned long now = jiffies;
     const bool was_armed = kshim::cancel_delayed_work(&sched->work_tdr);
     sched->tdr_suspended = true;
-    if (was_armed && kshim::time_after(sched->tdr_expires, now)) return sched->tdr_expires - now;
+    if (was_armed && kshim::time_after(sched->tdr_expires, now))
+        return sched->tdr_expires - now;
     return static_cast<unsigned long>(sched->timeout);
 }
 
@@ -132,7 +139,8 @@ static bool drm_sched_job_begin(drm_sched_job* s_job) {
 // timer arm and cancel.
 static void drm_sched_arm_head_timeout(drm_gpu_scheduler* sched) {
     kshim::SpinGuard g(sched->job_list_lock);
-    if (!kshim::delayed_work_pending(&sched->work_tdr)) drm_sched_start_timeout_locked(sched);
+    if (!kshim::delayed_work_pending(&sched->work_tdr))
+        drm_sched_start_timeout_locked(sched);
 }
 
 // "No hang": the job goes back to the head, and whatever finished meanwhile gets freed.
@@ -162,15 +170,19 @@ static void drm_sched_job_timedout(kshim::work_struct* work) {
             sched->ops->free_job(job);
             sched->free_guilty = false;
         }
-        if (status == DRM_GPU_SCHED_STAT_NO_HANG) drm_sched_job_reinsert_on_false_timeout(sched, job);
+        if (status == DRM_GPU_SCHED_STAT_NO_HANG)
+            drm_sched_job_reinsert_on_false_timeout(sched, job);
     } else {
         sched->job_list_lock.unlock();
     }
-    if (status != DRM_GPU_SCHED_STAT_ENODEV) drm_sched_start_timeout_unlocked(sched);
+    if (status != DRM_GPU_SCHED_STAT_ENODEV)
+        drm_sched_start_timeout_unlocked(sched);
 }
 
 // ---- stop / start (reset handling) ----
-bool drm_sched_wqueue_ready(drm_gpu_scheduler* sched) { return sched->ready; }
+bool drm_sched_wqueue_ready(drm_gpu_scheduler* sched) {
+    return sched->ready;
+}
 
 void drm_sched_wqueue_stop(drm_gpu_scheduler* sched) {
     sched->pause_submit.store(true, std::memory_order_release);
@@ -249,9 +261,11 @@ static void drm_sched_run_job_work(kshim::work_struct* w) {
     bool popped_any = false, completed_inline = false, new_head = false;
     unsigned n = 0, jobs_run = 0;
     for (; n < kRunBatch; n++) {
-        if (sched->pause_submit.load(std::memory_order_acquire)) break;
+        if (sched->pause_submit.load(std::memory_order_acquire))
+            break;
         drm_sched_entity* entity = drm_sched_select_entity(sched);
-        if (!entity) break;
+        if (!entity)
+            break;
         drm_sched_job* sched_job = drm_sched_entity_pop_job(entity);
         if (!sched_job) {
             // Waiting on a dependency now; its callback wakes us.
@@ -290,24 +304,30 @@ static void drm_sched_run_job_work(kshim::work_struct* w) {
         jobs_run++;
     }
     sched->stats.jobs_run.fetch_add(jobs_run, std::memory_order_relaxed);
-    if (popped_any) kshim::wake_up(&sched->job_scheduled);
+    if (popped_any)
+        kshim::wake_up(&sched->job_scheduled);
     if (completed_inline && !sched->pause_submit.load(std::memory_order_acquire)) {
         bool have_more = false;
         drm_sched_free_finished_jobs(sched, &have_more);
-        if (have_more) __drm_sched_run_free_queue(sched);
+        if (have_more)
+            __drm_sched_run_free_queue(sched);
     }
-    if (new_head) drm_sched_arm_head_timeout(sched);
+    if (new_head)
+        drm_sched_arm_head_timeout(sched);
     // A full batch may have left more behind.
-    if (n == kRunBatch) drm_sched_run_job_queue(sched);
+    if (n == kRunBatch)
+        drm_sched_run_job_queue(sched);
 }
 
 static void drm_sched_free_job_work(kshim::work_struct* w) {
     drm_gpu_scheduler* sched = container_of(w, drm_gpu_scheduler, work_free_job);
-    if (sched->pause_submit.load(std::memory_order_acquire)) return;
+    if (sched->pause_submit.load(std::memory_order_acquire))
+        return;
     sched->stats.free_work_calls.fetch_add(1, std::memory_order_relaxed);
     bool have_more = false;
     drm_sched_free_finished_jobs(sched, &have_more);
-    if (have_more) __drm_sched_run_free_queue(sched);
+    if (have_more)
+        __drm_sched_run_free_queue(sched);
     // Credits came back when the jobs completed: maybe something fits now.
     drm_sched_run_job_queue(sched);
 }
@@ -322,17 +342,20 @@ static unsigned drm_sched_free_finished_jobs(drm_gpu_scheduler* sched, bool* hav
         kshim::SpinGuard g(sched->job_list_lock);
         while (n < kFreeBatch && !sched->pending_list.empty()) {
             drm_sched_job* job = &sched->pending_list.front();
-            if (!kshim::dma_fence_is_signaled(&job->s_fence->finished)) break;
+            if (!kshim::dma_fence_is_signaled(&job->s_fence->finished))
+                break;
             sched->pending_list.pop_front();
             // FAIR: the job's GPU time moves its entity along the run queue.
-            if (job->entity_stats) sched->avg_job_us.add(static_cast<unsigned long>(drm_sched_entity_stats_job_add_gpu_time(job) / 1000));
+            if (job->entity_stats)
+                sched->avg_job_us.add(static_cast<unsigned long>(drm_sched_entity_stats_job_add_gpu_time(job) / 1000));
             batch[n++] = job;
         }
         if (n) {
             // The timer was the old head's; the new head gets a full period from now (the
             // re-arm replaces it), and with no head left it goes.
             const bool head_left = !sched->pending_list.empty();
-            if (head_left) have_more = kshim::dma_fence_is_signaled(&sched->pending_list.front().s_fence->finished);
+            if (head_left)
+                have_more = kshim::dma_fence_is_signaled(&sched->pending_list.front().s_fence->finished);
             if (head_left && !sched->tdr_suspended)
                 drm_sched_start_timeout_locked(sched);
             else if (kshim::delayed_work_pending(&sched->work_tdr))
@@ -341,7 +364,8 @@ static unsigned drm_sched_free_finished_jobs(drm_gpu_scheduler* sched, bool* hav
     }
     if (n) {
         const bool cookie = kshim::dma_fence_begin_signalling();
-        for (unsigned i = 0; i < n; i++) sched->ops->free_job(batch[i]);
+        for (unsigned i = 0; i < n; i++)
+            sched->ops->free_job(batch[i]);
         kshim::dma_fence_end_signalling(cookie);
     }
     *have_more_out = have_more;
@@ -377,7 +401,8 @@ int drm_sched_init(drm_gpu_scheduler* sched, const drm_sched_init_args* args) {
         sched->own_submit_wq = false;
     } else {
         sched->submit_wq = kshim::alloc_ordered_workqueue("%s", kshim::WQ_MEM_RECLAIM, args->name);
-        if (!sched->submit_wq) return -ENOMEM;
+        if (!sched->submit_wq)
+            return -ENOMEM;
         sched->own_submit_wq = true;
     }
     sched->num_rqs = args->num_rqs;
@@ -405,7 +430,8 @@ static void drm_sched_cancel_remaining_jobs(drm_gpu_scheduler* sched) {
         drm_sched_job* job;
         {
             kshim::SpinGuard g(sched->job_list_lock);
-            if (sched->pending_list.empty()) break;
+            if (sched->pending_list.empty())
+                break;
             job = &sched->pending_list.back();
         }
         // The hardware fence signals with -ECANCELED; the done callback passes that on.
@@ -423,7 +449,8 @@ void drm_sched_fini(drm_gpu_scheduler* sched) {
     // A timeout handler still running would race with the cancellation below (upstream cancels
     // the TDR later; the order matters once jobs are cancelled here).
     kshim::cancel_delayed_work_sync(&sched->work_tdr);
-    if (sched->ops->cancel_job) drm_sched_cancel_remaining_jobs(sched);
+    if (sched->ops->cancel_job)
+        drm_sched_cancel_remaining_jobs(sched);
 
     for (u32 i = DRM_SCHED_PRIORITY_KERNEL; i < sched->num_rqs; i++) {
         drm_sched_rq* rq = sched->sched_rq[i];
@@ -436,7 +463,8 @@ void drm_sched_fini(drm_gpu_scheduler* sched) {
             e.stopped.store(true, std::memory_order_release);
             rq->entities.pop_front();
             rq->nr_entities.store(rq->nr_entities.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-            if (e.rb_tree_node.is_linked()) rq->rb_tree_root.erase(rq->rb_tree_root.iterator_to(e));
+            if (e.rb_tree_node.is_linked())
+                rq->rb_tree_root.erase(rq->rb_tree_root.iterator_to(e));
             drm_sched_score_dec(sched);
         }
         rq->current_entity = nullptr;
@@ -444,14 +472,17 @@ void drm_sched_fini(drm_gpu_scheduler* sched) {
     // Wakes everyone stuck in drm_sched_entity_flush on this scheduler.
     kshim::wake_up_all(&sched->job_scheduled);
     kshim::cancel_delayed_work_sync(&sched->work_tdr);  // nothing re-arms it now; kept as upstream
-    if (sched->own_submit_wq) kshim::destroy_workqueue(sched->submit_wq);
+    if (sched->own_submit_wq)
+        kshim::destroy_workqueue(sched->submit_wq);
     sched->submit_wq = nullptr;
     sched->ready = false;
-    if (!sched->pending_list.empty()) dev_warn(sched->dev, "Tearing down scheduler while jobs are pending!");
+    if (!sched->pending_list.empty())
+        dev_warn(sched->dev, "Tearing down scheduler while jobs are pending!");
 }
 
 int drm_sched_score(const drm_gpu_scheduler* sched) {
-    if (sched->score) return sched->score->load(std::memory_order_relaxed);
+    if (sched->score)
+        return sched->score->load(std::memory_order_relaxed);
     // Out first: every decrement seen there has its increment visible in `in` afterwards.
     const int out = sched->score_out.load(std::memory_order_acquire);
     return sched->score_in.load(std::memory_order_relaxed) - out;
@@ -498,7 +529,8 @@ int drm_sched_job_init(drm_sched_job* job, drm_sched_entity* entity, u32 credits
     job->dependencies = drm_sched_job_deps{};
     job->dependencies.slots = job->dependencies.inline_slots;
     job->s_fence = drm_sched_fence_alloc(entity, owner, drm_client_id);
-    if (!job->s_fence) return -ENOMEM;
+    if (!job->s_fence)
+        return -ENOMEM;
     return 0;
 }
 
@@ -509,7 +541,8 @@ void drm_sched_job_arm(drm_sched_job* job) {
     drm_gpu_scheduler* sched = entity->rq->sched;
     job->sched = sched;
     job->s_priority = entity->priority.load(std::memory_order_relaxed);
-    if (sched->policy == DRM_SCHED_POLICY_FAIR && entity->stats) job->entity_stats = drm_sched_entity_stats_get(entity->stats);
+    if (sched->policy == DRM_SCHED_POLICY_FAIR && entity->stats)
+        job->entity_stats = drm_sched_entity_stats_get(entity->stats);
     job->id = sched->job_id_count.fetch_add(1, std::memory_order_relaxed) + 1;
     drm_sched_fence_init(job->s_fence, entity);
 }
@@ -517,21 +550,26 @@ void drm_sched_job_arm(drm_sched_job* job) {
 static int drm_sched_deps_grow(drm_sched_job_deps& deps) {
     const u32 cap = deps.capacity * 2;
     auto* slots = static_cast<dma_fence**>(kshim::kmalloc(sizeof(dma_fence*) * cap, kshim::GFP_KERNEL));
-    if (!slots) return -ENOMEM;
-    for (u32 i = 0; i < deps.count; i++) slots[i] = deps.slots[i];
-    if (deps.slots != deps.inline_slots) kshim::kfree(deps.slots);
+    if (!slots)
+        return -ENOMEM;
+    for (u32 i = 0; i < deps.count; i++)
+        slots[i] = deps.slots[i];
+    if (deps.slots != deps.inline_slots)
+        kshim::kfree(deps.slots);
     deps.slots = slots;
     deps.capacity = cap;
     return 0;
 }
 
 int drm_sched_job_add_dependency(drm_sched_job* job, dma_fence* fence) {
-    if (!fence) return 0;
+    if (!fence)
+        return 0;
     drm_sched_job_deps& deps = job->dependencies;
     // One entry per fence context: the array scales with engines involved, not with buffers.
     for (u32 i = 0; i < deps.count; i++) {
         dma_fence* entry = deps.slots[i];
-        if (!entry || entry->context != fence->context) continue;
+        if (!entry || entry->context != fence->context)
+            continue;
         if (kshim::dma_fence_is_later(fence, entry)) {
             dma_fence_put(entry);
             deps.slots[i] = fence;
@@ -554,7 +592,8 @@ int drm_sched_job_add_dependency(drm_sched_job* job, dma_fence* fence) {
 bool drm_sched_job_has_dependency(drm_sched_job* job, dma_fence* fence) {
     const drm_sched_job_deps& deps = job->dependencies;
     for (u32 i = 0; i < deps.count; i++)
-        if (deps.slots[i] == fence) return true;
+        if (deps.slots[i] == fence)
+            return true;
     return false;
 }
 
@@ -565,7 +604,8 @@ int drm_sched_job_add_resv_dependencies(drm_sched_job* job, dma_resv* resv, dma_
     dma_resv_for_each_fence(&cursor, resv, usage, fence) {
         // The locked walk lends the fences; the job keeps its own reference.
         int ret = drm_sched_job_add_dependency(job, dma_fence_get(fence));
-        if (ret) return ret;
+        if (ret)
+            return ret;
     }
     return 0;
 }
@@ -582,11 +622,14 @@ void drm_sched_job_cleanup(drm_sched_job* job) {
             drm_sched_fence_free(s_fence);  // aborted before drm_sched_job_arm
     }
     job->s_fence = nullptr;
-    if (job->entity_stats) drm_sched_entity_stats_put(job->entity_stats);
+    if (job->entity_stats)
+        drm_sched_entity_stats_put(job->entity_stats);
     job->entity_stats = nullptr;
     drm_sched_job_deps& deps = job->dependencies;
-    for (u32 i = 0; i < deps.count; i++) dma_fence_put(deps.slots[i]);
-    if (deps.slots != deps.inline_slots) kshim::kfree(deps.slots);
+    for (u32 i = 0; i < deps.count; i++)
+        dma_fence_put(deps.slots[i]);
+    if (deps.slots != deps.inline_slots)
+        kshim::kfree(deps.slots);
     deps.slots = deps.inline_slots;
     deps.count = 0;
     deps.capacity = drm_sched_job_deps::kInline;

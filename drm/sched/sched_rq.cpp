@@ -25,7 +25,8 @@ static void drm_sched_rq_update_prio(drm_sched_rq* rq) {
 
 static void drm_sched_rq_remove_fifo_locked(drm_sched_entity* entity, drm_sched_rq* rq) {
     lockdep_assert_held(&rq->lock);
-    if (!entity->rb_tree_node.is_linked()) return;
+    if (!entity->rb_tree_node.is_linked())
+        return;
     rq->rb_tree_root.erase(rq->rb_tree_root.iterator_to(*entity));
     drm_sched_rq_update_prio(rq);
 }
@@ -51,9 +52,11 @@ constexpr unsigned kVruntimeShift[DRM_SCHED_PRIORITY_COUNT] = {1, 2, 4, 7};
 
 ktime_t drm_sched_rq_get_min_vruntime(drm_sched_rq* rq) {
     lockdep_assert_held(&rq->lock);
-    if (rq->rb_tree_root.empty()) return 0;
+    if (rq->rb_tree_root.empty())
+        return 0;
     drm_sched_entity_stats* stats = rq->rb_tree_root.begin()->stats;
-    if (!stats) return 0;
+    if (!stats)
+        return 0;
     kshim::SpinGuard g(stats->lock);
     return stats->vruntime;
 }
@@ -103,7 +106,8 @@ void drm_sched_rq_fair_add_locked(drm_sched_entity* entity, drm_sched_rq* rq) {
     lockdep_assert_held(&entity->lock);
     lockdep_assert_held(&rq->lock);
     ktime_t ts = 0;
-    if (entity->stats) ts = drm_sched_entity_restore_vruntime(entity, drm_sched_rq_get_min_vruntime(rq), rq->head_prio);
+    if (entity->stats)
+        ts = drm_sched_entity_restore_vruntime(entity, drm_sched_rq_get_min_vruntime(rq), rq->head_prio);
     drm_sched_rq_update_fifo_locked(entity, rq, ts);
 }
 
@@ -116,24 +120,28 @@ void drm_sched_rq_pop_entity(drm_sched_entity* entity) {
     drm_sched_rq* rq = entity->rq;
     kshim::SpinGuard gr(rq->lock);
     // The entity may have been taken off the queue by kill; do not put it back.
-    if (!entity->list.is_linked()) return;
+    if (!entity->list.is_linked())
+        return;
     // Peeked again under the locks: a push that refills the queue right now puts the entity
     // back on the tree under them too, and must not be undone by a stale "empty".
     drm_sched_job* next = drm_sched_entity_queue_peek(entity);
     if (policy == DRM_SCHED_POLICY_FIFO) {
-        if (next) drm_sched_rq_update_fifo_locked(entity, rq, next->submit_ts);
+        if (next)
+            drm_sched_rq_update_fifo_locked(entity, rq, next->submit_ts);
     } else if (next) {
         drm_sched_rq_update_fifo_locked(entity, rq, entity->stats ? drm_sched_entity_update_vruntime(entity) : 0);
     } else {
         // FAIR: off the tree while it has nothing to run; it keeps its place relative to the front.
         drm_sched_rq_remove_fifo_locked(entity, rq);
-        if (entity->stats) drm_sched_entity_save_vruntime(entity, drm_sched_rq_get_min_vruntime(rq));
+        if (entity->stats)
+            drm_sched_entity_save_vruntime(entity, drm_sched_rq_get_min_vruntime(rq));
     }
 }
 
 drm_sched_entity_stats* drm_sched_entity_stats_new() {
     auto* stats = kshim::knew<drm_sched_entity_stats>(kshim::GFP_KERNEL);
-    if (stats) kshim::kref_init(&stats->refcount);
+    if (stats)
+        kshim::kref_init(&stats->refcount);
     return stats;
 }
 
@@ -143,7 +151,8 @@ drm_sched_entity_stats* drm_sched_entity_stats_get(drm_sched_entity_stats* stats
 }
 
 void drm_sched_entity_stats_put(drm_sched_entity_stats* stats) {
-    kshim::kref_put(&stats->refcount, [](kshim::kref* k) { kshim::kdelete(container_of(k, drm_sched_entity_stats, refcount)); });
+    kshim::kref_put(&stats->refcount,
+                    [](kshim::kref* k) { kshim::kdelete(container_of(k, drm_sched_entity_stats, refcount)); });
 }
 
 ktime_t drm_sched_entity_stats_job_add_gpu_time(drm_sched_job* job) {
@@ -161,7 +170,8 @@ ktime_t drm_sched_entity_stats_job_add_gpu_time(drm_sched_job* job) {
 void drm_sched_rq_add_entity(drm_sched_rq* rq, drm_sched_entity* entity) {
     lockdep_assert_held(&entity->lock);
     lockdep_assert_held(&rq->lock);
-    if (entity->list.is_linked()) return;
+    if (entity->list.is_linked())
+        return;
     drm_sched_score_inc(rq->sched);
     rq->entities.push_back(*entity);
     rq->nr_entities.store(rq->nr_entities.load(std::memory_order_relaxed) + 1, std::memory_order_release);
@@ -170,14 +180,17 @@ void drm_sched_rq_add_entity(drm_sched_rq* rq, drm_sched_entity* entity) {
 // Caller holds entity->lock.
 void drm_sched_rq_remove_entity(drm_sched_rq* rq, drm_sched_entity* entity) {
     lockdep_assert_held(&entity->lock);
-    if (!rq || !entity->list.is_linked()) return;
+    if (!rq || !entity->list.is_linked())
+        return;
     kshim::SpinGuard g(rq->lock);
     // Checked again under the rq lock: drm_sched_fini may have detached it meanwhile.
-    if (!entity->list.is_linked()) return;
+    if (!entity->list.is_linked())
+        return;
     drm_sched_score_dec(rq->sched);
     rq->entities.erase(rq->entities.iterator_to(*entity));
     rq->nr_entities.store(rq->nr_entities.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-    if (rq->current_entity == entity) rq->current_entity = nullptr;
+    if (rq->current_entity == entity)
+        rq->current_entity = nullptr;
     drm_sched_rq_remove_fifo_locked(entity, rq);
 }
 
@@ -188,7 +201,8 @@ u32 drm_sched_available_credits(drm_gpu_scheduler* sched) {
 
 bool drm_sched_can_queue(drm_gpu_scheduler* sched, drm_sched_entity* entity) {
     drm_sched_job* s_job = drm_sched_entity_queue_peek(entity);
-    if (!s_job) return false;
+    if (!s_job)
+        return false;
     // A job larger than the whole ring could never run: clamp it so the queue makes progress.
     if (s_job->credits > sched->credit_limit) {
         WARN(true, "%s: Jobs may not exceed the credit limit, truncate.", sched->name);
@@ -202,7 +216,8 @@ namespace {
 drm_sched_entity* const kNoCredits = ERR_PTR<drm_sched_entity>(-ENOSPC);
 
 drm_sched_entity* drm_sched_pick_locked(drm_gpu_scheduler* sched, drm_sched_rq* rq, drm_sched_entity* entity) {
-    if (!drm_sched_can_queue(sched, entity)) return kNoCredits;
+    if (!drm_sched_can_queue(sched, entity))
+        return kNoCredits;
     rq->current_entity = entity;
     kshim::reinit_completion(&entity->entity_idle);
     return entity;
@@ -214,11 +229,14 @@ drm_sched_entity* drm_sched_rq_select_entity_rr(drm_gpu_scheduler* sched, drm_sc
     if (cur) {
         // Those after the last one served first, then from the start up to it.
         for (auto it = std::next(rq->entities.iterator_to(*cur)); it != rq->entities.end(); ++it)
-            if (drm_sched_entity_is_ready(&*it)) return drm_sched_pick_locked(sched, rq, &*it);
+            if (drm_sched_entity_is_ready(&*it))
+                return drm_sched_pick_locked(sched, rq, &*it);
     }
     for (auto& entity : rq->entities) {
-        if (drm_sched_entity_is_ready(&entity)) return drm_sched_pick_locked(sched, rq, &entity);
-        if (&entity == cur) break;
+        if (drm_sched_entity_is_ready(&entity))
+            return drm_sched_pick_locked(sched, rq, &entity);
+        if (&entity == cur)
+            break;
     }
     return nullptr;
 }
@@ -226,7 +244,8 @@ drm_sched_entity* drm_sched_rq_select_entity_rr(drm_gpu_scheduler* sched, drm_sc
 drm_sched_entity* drm_sched_rq_select_entity_fifo(drm_gpu_scheduler* sched, drm_sched_rq* rq) {
     kshim::SpinGuard g(rq->lock);
     for (auto& entity : rq->rb_tree_root)
-        if (drm_sched_entity_is_ready(&entity)) return drm_sched_pick_locked(sched, rq, &entity);
+        if (drm_sched_entity_is_ready(&entity))
+            return drm_sched_pick_locked(sched, rq, &entity);
     return nullptr;
 }
 }  // namespace
@@ -235,11 +254,13 @@ drm_sched_entity* drm_sched_select_entity(drm_gpu_scheduler* sched) {
     drm_sched_entity* entity = nullptr;
     for (u32 i = DRM_SCHED_PRIORITY_KERNEL; i < sched->num_rqs; i++) {
         // Most run queues are empty; their lock is the bulk of the cost of a selection.
-        if (!sched->sched_rq[i]->nr_entities.load(std::memory_order_acquire)) continue;
+        if (!sched->sched_rq[i]->nr_entities.load(std::memory_order_acquire))
+            continue;
         // FAIR keys the same tree by virtual runtime instead of submit time.
         entity = sched->policy == DRM_SCHED_POLICY_RR ? drm_sched_rq_select_entity_rr(sched, sched->sched_rq[i])
-                                                       : drm_sched_rq_select_entity_fifo(sched, sched->sched_rq[i]);
-        if (entity) break;
+                                                      : drm_sched_rq_select_entity_fifo(sched, sched->sched_rq[i]);
+        if (entity)
+            break;
     }
     return IS_ERR(entity) ? nullptr : entity;
 }

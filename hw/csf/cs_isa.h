@@ -55,16 +55,46 @@ enum Opcode : uint8_t {
 // Opcodes defined on v10; everything else is an invalid encoding.
 constexpr bool is_valid_opcode(uint8_t op) {
     switch (op) {
-    case NOP: case MOVE: case MOVE32: case WAIT: case RUN_COMPUTE: case RUN_TILING: case RUN_IDVS:
-    case RUN_FRAGMENT: case RUN_FULLSCREEN: case FINISH_TILING: case FINISH_FRAGMENT: case ADD_IMMEDIATE32:
-    case ADD_IMMEDIATE64: case UMIN32: case LOAD_MULTIPLE: case STORE_MULTIPLE: case BRANCH: case SET_SB_ENTRY:
-    case PROGRESS_WAIT: case SET_EXCEPTION_HANDLER: case CALL: case JUMP: case REQ_RESOURCE: case FLUSH_CACHE2:
-    case SYNC_ADD32: case SYNC_SET32: case SYNC_WAIT32: case STORE_STATE: case PROT_REGION: case PROGRESS_STORE:
-    case PROGRESS_LOAD: case RUN_COMPUTE_INDIRECT: case ERROR_BARRIER: case HEAP_SET: case HEAP_OPERATION:
-    case TRACE_POINT: case SYNC_ADD64: case SYNC_SET64: case SYNC_WAIT64:
-        return true;
-    default:
-        return false;
+    case NOP:
+    case MOVE:
+    case MOVE32:
+    case WAIT:
+    case RUN_COMPUTE:
+    case RUN_TILING:
+    case RUN_IDVS:
+    case RUN_FRAGMENT:
+    case RUN_FULLSCREEN:
+    case FINISH_TILING:
+    case FINISH_FRAGMENT:
+    case ADD_IMMEDIATE32:
+    case ADD_IMMEDIATE64:
+    case UMIN32:
+    case LOAD_MULTIPLE:
+    case STORE_MULTIPLE:
+    case BRANCH:
+    case SET_SB_ENTRY:
+    case PROGRESS_WAIT:
+    case SET_EXCEPTION_HANDLER:
+    case CALL:
+    case JUMP:
+    case REQ_RESOURCE:
+    case FLUSH_CACHE2:
+    case SYNC_ADD32:
+    case SYNC_SET32:
+    case SYNC_WAIT32:
+    case STORE_STATE:
+    case PROT_REGION:
+    case PROGRESS_STORE:
+    case PROGRESS_LOAD:
+    case RUN_COMPUTE_INDIRECT:
+    case ERROR_BARRIER:
+    case HEAP_SET:
+    case HEAP_OPERATION:
+    case TRACE_POINT:
+    case SYNC_ADD64:
+    case SYNC_SET64:
+    case SYNC_WAIT64: return true;
+    default: return false;
     }
 }
 const char* opcode_name(uint8_t op);
@@ -85,21 +115,29 @@ namespace detail {
 constexpr uint64_t f(uint64_t v, unsigned lo, unsigned width) {
     return (v & ((width >= 64) ? ~0ull : ((1ull << width) - 1))) << lo;
 }
-constexpr uint64_t op(Opcode o) { return uint64_t{o} << 56; }
+constexpr uint64_t op(Opcode o) {
+    return uint64_t{o} << 56;
+}
 }  // namespace detail
 
 // ---- Encoders (field names as in v10.xml) ------------------------------------------------------
 using detail::f;
-constexpr uint64_t nop() { return 0; }
-constexpr uint64_t move48(uint8_t dst, uint64_t imm48) { return detail::op(MOVE) | f(dst, 48, 8) | f(imm48, 0, 48); }
-constexpr uint64_t move32(uint8_t dst, uint32_t imm32) { return detail::op(MOVE32) | f(dst, 48, 8) | imm32; }
+constexpr uint64_t nop() {
+    return 0;
+}
+constexpr uint64_t move48(uint8_t dst, uint64_t imm48) {
+    return detail::op(MOVE) | f(dst, 48, 8) | f(imm48, 0, 48);
+}
+constexpr uint64_t move32(uint8_t dst, uint32_t imm32) {
+    return detail::op(MOVE32) | f(dst, 48, 8) | imm32;
+}
 constexpr uint64_t wait(uint16_t sb_mask, bool progress_inc = false) {
     return detail::op(WAIT) | f(sb_mask, 16, 8) | f(progress_inc, 32, 1);
 }
 constexpr uint64_t run_compute(uint16_t task_increment = 1, TaskAxis axis = AXIS_X, bool progress_inc = false,
                                uint8_t srt = 0, uint8_t spd = 0, uint8_t tsd = 0, uint8_t fau = 0) {
-    return detail::op(RUN_COMPUTE) | f(task_increment, 0, 14) | f(axis, 14, 2) | f(progress_inc, 32, 1) | f(srt, 40, 2) |
-           f(spd, 42, 2) | f(tsd, 44, 2) | f(fau, 46, 2);
+    return detail::op(RUN_COMPUTE) | f(task_increment, 0, 14) | f(axis, 14, 2) | f(progress_inc, 32, 1) |
+           f(srt, 40, 2) | f(spd, 42, 2) | f(tsd, 44, 2) | f(fau, 46, 2);
 }
 constexpr uint64_t run_tiling(uint32_t flags_override = 0, bool progress_inc = false, uint8_t srt = 0, uint8_t spd = 0,
                               uint8_t tsd = 0, uint8_t fau = 0) {
@@ -118,7 +156,9 @@ constexpr uint64_t run_fragment(bool enable_tem = false, uint8_t tile_order = 0,
 constexpr uint64_t run_fullscreen(uint32_t flags_override, uint8_t dcd, bool progress_inc = false) {
     return detail::op(RUN_FULLSCREEN) | flags_override | f(progress_inc, 32, 1) | f(dcd, 40, 8);
 }
-constexpr uint64_t finish_tiling(bool progress_inc = false) { return detail::op(FINISH_TILING) | f(progress_inc, 32, 1); }
+constexpr uint64_t finish_tiling(bool progress_inc = false) {
+    return detail::op(FINISH_TILING) | f(progress_inc, 32, 1);
+}
 constexpr uint64_t finish_fragment(bool inc_frag_end, uint16_t wait_mask, uint8_t last_chunk, uint8_t first_chunk,
                                    uint8_t signal_slot) {
     return detail::op(FINISH_FRAGMENT) | f(inc_frag_end, 0, 1) | f(wait_mask, 16, 16) | f(last_chunk, 32, 8) |
@@ -134,10 +174,12 @@ constexpr uint64_t umin32(uint8_t dst, uint8_t src0, uint8_t src1) {
     return detail::op(UMIN32) | f(dst, 48, 8) | f(src0, 40, 8) | f(src1, 32, 8);
 }
 constexpr uint64_t load_multiple(uint8_t base, uint8_t addr, uint16_t mask, int16_t offset = 0) {
-    return detail::op(LOAD_MULTIPLE) | f(base, 48, 8) | f(addr, 40, 8) | f(mask, 16, 16) | static_cast<uint16_t>(offset);
+    return detail::op(LOAD_MULTIPLE) | f(base, 48, 8) | f(addr, 40, 8) | f(mask, 16, 16) |
+           static_cast<uint16_t>(offset);
 }
 constexpr uint64_t store_multiple(uint8_t base, uint8_t addr, uint16_t mask, int16_t offset = 0) {
-    return detail::op(STORE_MULTIPLE) | f(base, 48, 8) | f(addr, 40, 8) | f(mask, 16, 16) | static_cast<uint16_t>(offset);
+    return detail::op(STORE_MULTIPLE) | f(base, 48, 8) | f(addr, 40, 8) | f(mask, 16, 16) |
+           static_cast<uint16_t>(offset);
 }
 constexpr uint64_t branch(Condition cond, uint8_t value_reg, int16_t offset) {
     return detail::op(BRANCH) | f(value_reg, 40, 8) | f(cond, 28, 3) | static_cast<uint16_t>(offset);
@@ -151,8 +193,12 @@ constexpr uint64_t progress_wait(uint8_t source, uint8_t queue) {
 constexpr uint64_t set_exception_handler(uint8_t exception, uint8_t addr, uint8_t length) {
     return detail::op(SET_EXCEPTION_HANDLER) | f(exception, 0, 8) | f(length, 32, 8) | f(addr, 40, 8);
 }
-constexpr uint64_t call(uint8_t addr, uint8_t length) { return detail::op(CALL) | f(addr, 40, 8) | f(length, 32, 8); }
-constexpr uint64_t jump(uint8_t addr, uint8_t length) { return detail::op(JUMP) | f(addr, 40, 8) | f(length, 32, 8); }
+constexpr uint64_t call(uint8_t addr, uint8_t length) {
+    return detail::op(CALL) | f(addr, 40, 8) | f(length, 32, 8);
+}
+constexpr uint64_t jump(uint8_t addr, uint8_t length) {
+    return detail::op(JUMP) | f(addr, 40, 8) | f(length, 32, 8);
+}
 constexpr uint64_t req_resource(bool compute, bool fragment, bool tiler, bool idvs) {
     return detail::op(REQ_RESOURCE) | f(compute, 0, 1) | f(fragment, 1, 1) | f(tiler, 2, 1) | f(idvs, 3, 1);
 }
@@ -198,16 +244,26 @@ constexpr uint64_t store_state(uint8_t addr, State state, int16_t offset = 0, ui
     return detail::op(STORE_STATE) | f(addr, 40, 8) | f(state, 32, 2) | f(wait_mask, 16, 16) | f(signal_slot, 48, 4) |
            static_cast<uint16_t>(offset);
 }
-constexpr uint64_t prot_region(uint16_t size_instrs) { return detail::op(PROT_REGION) | size_instrs; }
-constexpr uint64_t progress_store(uint8_t src) { return detail::op(PROGRESS_STORE) | f(src, 40, 8); }
-constexpr uint64_t progress_load(uint8_t dst) { return detail::op(PROGRESS_LOAD) | f(dst, 48, 8); }
+constexpr uint64_t prot_region(uint16_t size_instrs) {
+    return detail::op(PROT_REGION) | size_instrs;
+}
+constexpr uint64_t progress_store(uint8_t src) {
+    return detail::op(PROGRESS_STORE) | f(src, 40, 8);
+}
+constexpr uint64_t progress_load(uint8_t dst) {
+    return detail::op(PROGRESS_LOAD) | f(dst, 48, 8);
+}
 constexpr uint64_t run_compute_indirect(uint16_t wg_per_task, bool progress_inc = false, uint8_t srt = 0,
                                         uint8_t spd = 0, uint8_t tsd = 0, uint8_t fau = 0) {
     return detail::op(RUN_COMPUTE_INDIRECT) | wg_per_task | f(progress_inc, 32, 1) | f(srt, 40, 2) | f(spd, 42, 2) |
            f(tsd, 44, 2) | f(fau, 46, 2);
 }
-constexpr uint64_t error_barrier() { return detail::op(ERROR_BARRIER); }
-constexpr uint64_t heap_set(uint8_t addr) { return detail::op(HEAP_SET) | f(addr, 40, 8); }
+constexpr uint64_t error_barrier() {
+    return detail::op(ERROR_BARRIER);
+}
+constexpr uint64_t heap_set(uint8_t addr) {
+    return detail::op(HEAP_SET) | f(addr, 40, 8);
+}
 constexpr uint64_t heap_operation(HeapOp operation, uint16_t wait_mask = 0, uint8_t signal_slot = 0) {
     return detail::op(HEAP_OPERATION) | f(wait_mask, 16, 16) | f(operation, 32, 2) | f(signal_slot, 48, 4);
 }
@@ -221,38 +277,38 @@ constexpr uint64_t trace_point(uint8_t base, uint8_t count, uint16_t wait_mask =
 struct Instr {
     uint64_t raw = 0;
     uint8_t opcode = 0;
-    bool valid = false;  // a v10 opcode
+    bool valid = false;                            // a v10 opcode
     uint8_t dst = 0, src = 0, src0 = 0, src1 = 0;  // register / dreg indices
-    uint8_t addr = 0;    // address dreg
-    uint8_t data = 0;    // data reg / dreg of SYNC_*
-    uint8_t base = 0;    // LOAD/STORE_MULTIPLE base, TRACE_POINT base
-    uint8_t length = 0;  // CALL/JUMP/SET_EXCEPTION_HANDLER length reg
-    uint64_t imm = 0;    // MOVE imm48, MOVE32 imm32
-    int32_t simm = 0;    // ADD_IMMEDIATE* (signed 32)
-    int16_t offset = 0;  // LOAD/STORE_MULTIPLE, BRANCH, STORE_STATE
-    uint16_t mask = 0;   // LOAD/STORE_MULTIPLE register mask
+    uint8_t addr = 0;                              // address dreg
+    uint8_t data = 0;                              // data reg / dreg of SYNC_*
+    uint8_t base = 0;                              // LOAD/STORE_MULTIPLE base, TRACE_POINT base
+    uint8_t length = 0;                            // CALL/JUMP/SET_EXCEPTION_HANDLER length reg
+    uint64_t imm = 0;                              // MOVE imm48, MOVE32 imm32
+    int32_t simm = 0;                              // ADD_IMMEDIATE* (signed 32)
+    int16_t offset = 0;                            // LOAD/STORE_MULTIPLE, BRANCH, STORE_STATE
+    uint16_t mask = 0;                             // LOAD/STORE_MULTIPLE register mask
     uint16_t wait_mask = 0;
     uint8_t signal_slot = 0;
-    uint8_t cond = 0;    // BRANCH / SYNC_WAIT condition
+    uint8_t cond = 0;  // BRANCH / SYNC_WAIT condition
     uint8_t scope = 0;
     bool error_propagate = false;  // SYNC_ADD/SET
     bool error_reject = false;     // SYNC_WAIT
     bool progress_inc = false;
-    uint8_t state = 0;      // STORE_STATE
-    uint8_t heap_op = 0;    // HEAP_OPERATION
-    uint8_t l2 = 0, lsc = 0, other = 0;  // FLUSH_CACHE2 modes
-    uint8_t flush_id = 0;   // FLUSH_CACHE2 latest-flush-ID reg
+    uint8_t state = 0;                           // STORE_STATE
+    uint8_t heap_op = 0;                         // HEAP_OPERATION
+    uint8_t l2 = 0, lsc = 0, other = 0;          // FLUSH_CACHE2 modes
+    uint8_t flush_id = 0;                        // FLUSH_CACHE2 latest-flush-ID reg
     uint8_t srt = 0, spd = 0, tsd = 0, fau = 0;  // RUN_* selects
     uint32_t flags_override = 0;
     uint16_t task_increment = 0;
     uint8_t task_axis = 0;
-    uint8_t sb_endpoint = 0, sb_other = 0;  // SET_SB_ENTRY
-    uint8_t resources = 0;  // REQ_RESOURCE bits [3:0]
-    uint8_t exception = 0;  // SET_EXCEPTION_HANDLER
-    uint8_t queue = 0;      // PROGRESS_WAIT
-    uint8_t count = 0;      // TRACE_POINT register count
-    bool inc_frag_end = false;               // FINISH_FRAGMENT
-    uint8_t last_chunk = 0, first_chunk = 0; // FINISH_FRAGMENT dregs
+    uint8_t sb_endpoint = 0, sb_other = 0;    // SET_SB_ENTRY
+    uint8_t resources = 0;                    // REQ_RESOURCE bits [3:0]
+    uint8_t exception = 0;                    // SET_EXCEPTION_HANDLER
+    uint8_t queue = 0;                        // PROGRESS_WAIT
+    uint8_t count = 0;                        // TRACE_POINT register count
+    bool inc_frag_end = false;                // FINISH_FRAGMENT
+    uint8_t last_chunk = 0, first_chunk = 0;  // FINISH_FRAGMENT dregs
     bool enable_tem = false;
     uint8_t tile_order = 0;
     uint16_t size = 0;  // PROT_REGION (instructions)
@@ -266,9 +322,18 @@ constexpr Instr decode(uint64_t raw) {
     i.valid = is_valid_opcode(i.opcode);
     const auto b8 = [&](unsigned lo) { return static_cast<uint8_t>(bits(lo, 8)); };
     switch (i.opcode) {
-    case MOVE: i.dst = b8(48); i.imm = bits(0, 48); break;
-    case MOVE32: i.dst = b8(48); i.imm = bits(0, 32); break;
-    case WAIT: i.wait_mask = static_cast<uint16_t>(bits(16, 8)); i.progress_inc = bits(32, 1); break;
+    case MOVE:
+        i.dst = b8(48);
+        i.imm = bits(0, 48);
+        break;
+    case MOVE32:
+        i.dst = b8(48);
+        i.imm = bits(0, 32);
+        break;
+    case WAIT:
+        i.wait_mask = static_cast<uint16_t>(bits(16, 8));
+        i.progress_inc = bits(32, 1);
+        break;
     case RUN_COMPUTE:
     case RUN_COMPUTE_INDIRECT:
     case RUN_TILING:
@@ -290,7 +355,7 @@ constexpr Instr decode(uint64_t raw) {
         i.flags_override = static_cast<uint32_t>(bits(0, 32));
         i.progress_inc = bits(32, 1);
         i.srt = static_cast<uint8_t>(bits(33, 7));  // malloc, draw-id enable, selects [33..39]
-        i.dst = b8(40);                              // draw-id reg
+        i.dst = b8(40);                             // draw-id reg
         break;
     case RUN_FRAGMENT:
         i.enable_tem = bits(0, 1);
@@ -316,7 +381,11 @@ constexpr Instr decode(uint64_t raw) {
         i.src = b8(40);
         i.dst = b8(48);
         break;
-    case UMIN32: i.src1 = b8(32); i.src0 = b8(40); i.dst = b8(48); break;
+    case UMIN32:
+        i.src1 = b8(32);
+        i.src0 = b8(40);
+        i.dst = b8(48);
+        break;
     case LOAD_MULTIPLE:
     case STORE_MULTIPLE:
         i.offset = static_cast<int16_t>(bits(0, 16));
@@ -329,11 +398,24 @@ constexpr Instr decode(uint64_t raw) {
         i.cond = static_cast<uint8_t>(bits(28, 3));
         i.src = b8(40);
         break;
-    case SET_SB_ENTRY: i.sb_endpoint = static_cast<uint8_t>(bits(0, 4)); i.sb_other = static_cast<uint8_t>(bits(4, 4)); break;
-    case PROGRESS_WAIT: i.queue = static_cast<uint8_t>(bits(0, 5)); i.src = b8(40); break;
-    case SET_EXCEPTION_HANDLER: i.exception = b8(0); i.length = b8(32); i.addr = b8(40); break;
+    case SET_SB_ENTRY:
+        i.sb_endpoint = static_cast<uint8_t>(bits(0, 4));
+        i.sb_other = static_cast<uint8_t>(bits(4, 4));
+        break;
+    case PROGRESS_WAIT:
+        i.queue = static_cast<uint8_t>(bits(0, 5));
+        i.src = b8(40);
+        break;
+    case SET_EXCEPTION_HANDLER:
+        i.exception = b8(0);
+        i.length = b8(32);
+        i.addr = b8(40);
+        break;
     case CALL:
-    case JUMP: i.length = b8(32); i.addr = b8(40); break;
+    case JUMP:
+        i.length = b8(32);
+        i.addr = b8(40);
+        break;
     case REQ_RESOURCE: i.resources = static_cast<uint8_t>(bits(0, 4)); break;
     case FLUSH_CACHE2:
         i.l2 = static_cast<uint8_t>(bits(0, 4));

@@ -81,7 +81,9 @@ const char* flush_name(uint8_t m) {
 }
 
 void append_flush(Out& s, const char* what, uint8_t m, bool other) {
-    const char* n = other ? (m == isa::OTHER_FLUSH_NONE ? "none" : m == isa::OTHER_FLUSH_INVALIDATE ? "inv" : nullptr)
+    const char* n = other ? (m == isa::OTHER_FLUSH_NONE         ? "none"
+                             : m == isa::OTHER_FLUSH_INVALIDATE ? "inv"
+                                                                : nullptr)
                           : flush_name(m);
     if (n)
         append(s, " %s=%s", what, n);
@@ -281,7 +283,6 @@ size_t cs_print_instr(char* buf, size_t size, uint64_t raw, uint64_t va) {
     }
     return s.len;
 }
-
 
 size_t cs_print_line(char* buf, size_t size, uint64_t raw, uint64_t va) {
     Out s{buf, size};

@@ -22,9 +22,15 @@ inline constexpr uint32_t MIN_CSGS = 3;
 constexpr uint32_t CSF_IFACE_VERSION(uint32_t major, uint32_t minor, uint32_t patch) {
     return (major << 24) | (minor << 16) | patch;
 }
-constexpr uint32_t CSF_IFACE_VERSION_MAJOR(uint32_t v) { return v >> 24; }
-constexpr uint32_t CSF_IFACE_VERSION_MINOR(uint32_t v) { return (v >> 16) & 0xFF; }
-constexpr uint32_t CSF_IFACE_VERSION_PATCH(uint32_t v) { return v & 0xFFFF; }
+constexpr uint32_t CSF_IFACE_VERSION_MAJOR(uint32_t v) {
+    return v >> 24;
+}
+constexpr uint32_t CSF_IFACE_VERSION_MINOR(uint32_t v) {
+    return (v >> 16) & 0xFF;
+}
+constexpr uint32_t CSF_IFACE_VERSION_PATCH(uint32_t v) {
+    return v & 0xFFFF;
+}
 
 // ---- CS (queue) slot --------------------------------------------------------------------------
 
@@ -33,8 +39,12 @@ struct panthor_fw_cs_control_iface {
     uint32_t input_va;
     uint32_t output_va;
 };
-constexpr uint32_t CS_FEATURES_WORK_REGS(uint32_t x) { return (x & GENMASK(7, 0)) + 1; }
-constexpr uint32_t CS_FEATURES_SCOREBOARDS(uint32_t x) { return (x >> 8) & GENMASK(7, 0); }
+constexpr uint32_t CS_FEATURES_WORK_REGS(uint32_t x) {
+    return (x & GENMASK(7, 0)) + 1;
+}
+constexpr uint32_t CS_FEATURES_SCOREBOARDS(uint32_t x) {
+    return (x >> 8) & GENMASK(7, 0);
+}
 inline constexpr uint32_t CS_FEATURES_COMPUTE = BIT(16);
 inline constexpr uint32_t CS_FEATURES_FRAGMENT = BIT(17);
 inline constexpr uint32_t CS_FEATURES_TILER = BIT(18);
@@ -68,11 +78,15 @@ inline constexpr uint32_t CS_TILER_OOM = BIT(26);
 inline constexpr uint32_t CS_PROTM_PENDING = BIT(27);
 inline constexpr uint32_t CS_FATAL = BIT(30);
 inline constexpr uint32_t CS_FAULT = BIT(31);
-inline constexpr uint32_t CS_REQ_MASK = CS_STATE_MASK | CS_EXTRACT_EVENT | CS_IDLE_SYNC_WAIT | CS_IDLE_PROTM_PENDING |
-                                        CS_IDLE_EMPTY | CS_IDLE_RESOURCE_REQ;
+inline constexpr uint32_t CS_REQ_MASK =
+    CS_STATE_MASK | CS_EXTRACT_EVENT | CS_IDLE_SYNC_WAIT | CS_IDLE_PROTM_PENDING | CS_IDLE_EMPTY | CS_IDLE_RESOURCE_REQ;
 inline constexpr uint32_t CS_EVT_MASK = CS_TILER_OOM | CS_PROTM_PENDING | CS_FATAL | CS_FAULT;
-constexpr uint32_t CS_CONFIG_PRIORITY(uint32_t x) { return x & GENMASK(3, 0); }
-constexpr uint32_t CS_CONFIG_DOORBELL(uint32_t x) { return (x & GENMASK(7, 0)) << 8; }
+constexpr uint32_t CS_CONFIG_PRIORITY(uint32_t x) {
+    return x & GENMASK(3, 0);
+}
+constexpr uint32_t CS_CONFIG_DOORBELL(uint32_t x) {
+    return (x & GENMASK(7, 0)) << 8;
+}
 
 struct panthor_fw_cs_output_iface {
     uint32_t ack;
@@ -97,8 +111,12 @@ struct panthor_fw_cs_output_iface {
     uint32_t heap_frag_end;
     uint64_t heap_address;
 };
-constexpr uint32_t CS_STATUS_WAIT_SB_MASK(uint32_t x) { return x & GENMASK(15, 0); }
-constexpr uint32_t CS_STATUS_WAIT_SB_SRC(uint32_t x) { return (x >> 16) & GENMASK(3, 0); }
+constexpr uint32_t CS_STATUS_WAIT_SB_MASK(uint32_t x) {
+    return x & GENMASK(15, 0);
+}
+constexpr uint32_t CS_STATUS_WAIT_SB_SRC(uint32_t x) {
+    return (x >> 16) & GENMASK(3, 0);
+}
 inline constexpr uint32_t CS_STATUS_WAIT_SB_SRC_NONE = 0;
 inline constexpr uint32_t CS_STATUS_WAIT_SB_SRC_WAIT = 8;
 inline constexpr uint32_t CS_STATUS_WAIT_SYNC_COND_LE = 0u << 24;
@@ -118,8 +136,12 @@ enum panthor_cs_blocked_reason : uint32_t {
     CS_STATUS_BLOCKED_REASON_FLUSH = 6,
 };
 inline constexpr uint32_t CS_STATUS_BLOCKED_REASON_MASK = GENMASK(3, 0);
-constexpr uint32_t CS_EXCEPTION_TYPE(uint32_t x) { return x & GENMASK(7, 0); }
-constexpr uint32_t CS_EXCEPTION_DATA(uint32_t x) { return x >> 8; }
+constexpr uint32_t CS_EXCEPTION_TYPE(uint32_t x) {
+    return x & GENMASK(7, 0);
+}
+constexpr uint32_t CS_EXCEPTION_DATA(uint32_t x) {
+    return x >> 8;
+}
 
 // ---- CSG (group) slot -------------------------------------------------------------------------
 
@@ -162,14 +184,24 @@ inline constexpr uint32_t CSG_DOORBELL = BIT(30);
 inline constexpr uint32_t CSG_PROGRESS_TIMER_EVENT = BIT(31);
 inline constexpr uint32_t CSG_REQ_MASK = CSG_STATE_MASK | CSG_ENDPOINT_CONFIG | CSG_STATUS_UPDATE;
 inline constexpr uint32_t CSG_EVT_MASK = CSG_SYNC_UPDATE | CSG_IDLE | CSG_PROGRESS_TIMER_EVENT;
-constexpr uint32_t CSG_EP_REQ_COMPUTE(uint32_t x) { return x & GENMASK(7, 0); }
-constexpr uint32_t CSG_EP_REQ_FRAGMENT(uint32_t x) { return (x << 8) & GENMASK(15, 8); }
-constexpr uint32_t CSG_EP_REQ_TILER(uint32_t x) { return (x << 16) & GENMASK(19, 16); }
+constexpr uint32_t CSG_EP_REQ_COMPUTE(uint32_t x) {
+    return x & GENMASK(7, 0);
+}
+constexpr uint32_t CSG_EP_REQ_FRAGMENT(uint32_t x) {
+    return (x << 8) & GENMASK(15, 8);
+}
+constexpr uint32_t CSG_EP_REQ_TILER(uint32_t x) {
+    return (x << 16) & GENMASK(19, 16);
+}
 inline constexpr uint32_t CSG_EP_REQ_EXCL_COMPUTE = BIT(20);
 inline constexpr uint32_t CSG_EP_REQ_EXCL_FRAGMENT = BIT(21);
-constexpr uint32_t CSG_EP_REQ_PRIORITY(uint32_t x) { return (x << 28) & GENMASK(31, 28); }
+constexpr uint32_t CSG_EP_REQ_PRIORITY(uint32_t x) {
+    return (x << 28) & GENMASK(31, 28);
+}
 inline constexpr uint32_t CSG_EP_REQ_PRIORITY_MASK = GENMASK(31, 28);
-constexpr uint32_t CSG_CONFIG_AS(uint32_t x) { return x & GENMASK(3, 0); }
+constexpr uint32_t CSG_CONFIG_AS(uint32_t x) {
+    return x & GENMASK(3, 0);
+}
 
 struct panthor_fw_csg_output_iface {
     uint32_t ack;
@@ -246,7 +278,9 @@ inline constexpr uint32_t GLB_REQ_MASK = GENMASK(10, 0);
 inline constexpr uint32_t GLB_EVT_MASK = GENMASK(26, 20);
 // poweroff_timer / idle_timer: [30:0] in units of 1024 ticks; BIT(31) selects the GPU cycle
 // counter as the tick source (else the system timestamp).
-constexpr uint32_t GLB_TIMER_VAL(uint32_t x) { return x & GENMASK(30, 0); }
+constexpr uint32_t GLB_TIMER_VAL(uint32_t x) {
+    return x & GENMASK(30, 0);
+}
 inline constexpr uint32_t GLB_TIMER_SOURCE_GPU_COUNTER = BIT(31);
 
 struct panthor_fw_global_output_iface {

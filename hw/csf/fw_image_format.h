@@ -11,8 +11,12 @@ namespace panthor {
 inline constexpr uint32_t CSF_FW_BINARY_HEADER_MAGIC = 0xc3f13a6e;
 inline constexpr uint32_t CSF_FW_BINARY_HEADER_MAJOR_MAX = 0;
 
-constexpr uint32_t CSF_FW_BINARY_ENTRY_TYPE(uint32_t ehdr) { return ehdr & 0xff; }
-constexpr uint32_t CSF_FW_BINARY_ENTRY_SIZE(uint32_t ehdr) { return (ehdr >> 8) & 0xff; }
+constexpr uint32_t CSF_FW_BINARY_ENTRY_TYPE(uint32_t ehdr) {
+    return ehdr & 0xff;
+}
+constexpr uint32_t CSF_FW_BINARY_ENTRY_SIZE(uint32_t ehdr) {
+    return (ehdr >> 8) & 0xff;
+}
 inline constexpr uint32_t CSF_FW_BINARY_ENTRY_UPDATE = BIT(30);
 inline constexpr uint32_t CSF_FW_BINARY_ENTRY_OPTIONAL = BIT(31);
 

@@ -71,10 +71,10 @@ inline constexpr std::uint32_t kSaveVersion = 4;
 inline constexpr std::uint32_t kMaxJobsPerStream = 32;
 
 struct SavedJob {
-    MockShader shader;  // duration_ns = the time the job had left
-    std::uint64_t seq;            // issue order (restored jobs keep their relative order)
-    std::uint8_t sb_slot;         // the scoreboard entry the job signals
-    std::uint8_t endpoint;        // 0 compute, 1 fragment
+    MockShader shader;      // duration_ns = the time the job had left
+    std::uint64_t seq;      // issue order (restored jobs keep their relative order)
+    std::uint8_t sb_slot;   // the scoreboard entry the job signals
+    std::uint8_t endpoint;  // 0 compute, 1 fragment
     std::uint8_t reserved[6];
 };
 static_assert(sizeof(SavedJob) == 80);
@@ -100,10 +100,13 @@ struct SavedStream {
     std::uint64_t checksum;  // saved_stream_checksum: the fixed part and the njobs entries
 };
 static_assert(sizeof(SavedStream) <= kSaveStride);
-inline constexpr std::uint32_t kSavedStarted = 1, kSavedInError = 2, kSavedSync64 = 4, kSavedWaitInstr = 8, kSavedReexec = 16;
+inline constexpr std::uint32_t kSavedStarted = 1, kSavedInError = 2, kSavedSync64 = 4, kSavedWaitInstr = 8,
+                               kSavedReexec = 16;
 // The part of a record before the job entries, and the bytes a suspend writes for `njobs` jobs.
 inline constexpr size_t kSavedFixedSize = offsetof(SavedStream, jobs);
-inline constexpr size_t saved_stream_size(std::uint32_t njobs) { return kSavedFixedSize + size_t{njobs} * sizeof(SavedJob); }
+inline constexpr size_t saved_stream_size(std::uint32_t njobs) {
+    return kSavedFixedSize + size_t{njobs} * sizeof(SavedJob);
+}
 static_assert(kSavedFixedSize % 8 == 0 && sizeof(SavedJob) % 8 == 0);
 
 // FNV-1a over 64-bit words, in four interleaved lanes so that the multiplications overlap (a
@@ -122,7 +125,8 @@ inline std::uint64_t saved_stream_checksum(const SavedStream& sv) {
         return v;
     };
     // Four scalars rather than an array: the lanes stay in registers.
-    std::uint64_t l0 = 0xcbf29ce484222325ull, l1 = 0x84222325cbf29ce4ull, l2 = 0xcbf29ce4cbf29ce4ull, l3 = 0x8422232584222325ull;
+    std::uint64_t l0 = 0xcbf29ce484222325ull, l1 = 0x84222325cbf29ce4ull, l2 = 0xcbf29ce4cbf29ce4ull,
+                  l3 = 0x8422232584222325ull;
     size_t i = 0;
     for (; i + 4 <= words; i += 4) {
         l0 = (l0 ^ word(i)) * kPrime;
@@ -130,11 +134,15 @@ inline std::uint64_t saved_stream_checksum(const SavedStream& sv) {
         l2 = (l2 ^ word(i + 2)) * kPrime;
         l3 = (l3 ^ word(i + 3)) * kPrime;
     }
-    if (i < words) l0 = (l0 ^ word(i++)) * kPrime;
-    if (i < words) l1 = (l1 ^ word(i++)) * kPrime;
-    if (i < words) l2 = (l2 ^ word(i++)) * kPrime;
+    if (i < words)
+        l0 = (l0 ^ word(i++)) * kPrime;
+    if (i < words)
+        l1 = (l1 ^ word(i++)) * kPrime;
+    if (i < words)
+        l2 = (l2 ^ word(i++)) * kPrime;
     std::uint64_t h = 0xcbf29ce484222325ull;
-    for (std::uint64_t v : {l0, l1, l2, l3}) h = (h ^ v) * kPrime;
+    for (std::uint64_t v : {l0, l1, l2, l3})
+        h = (h ^ v) * kPrime;
     return h;
 }
 

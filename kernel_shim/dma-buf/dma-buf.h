@@ -85,7 +85,9 @@ struct dma_buf_export_info {
 // map_dma_buf/unmap_dma_buf are mandatory, as upstream), a null priv or resv; ERR_PTR(-ENOMEM).
 dma_buf* dma_buf_export(const dma_buf_export_info* exp_info);
 // get_dma_buf: another reference (the file's get_file).
-inline void get_dma_buf(dma_buf* dmabuf) { get_file(dmabuf->file); }
+inline void get_dma_buf(dma_buf* dmabuf) {
+    get_file(dmabuf->file);
+}
 // dma_buf_put: fput of the file. The last reference runs ops->release, then frees the dma_buf
 // (dma_buf_file_release). WARNs if attachments or a vmap are left (each holds no reference of its
 // own, as upstream).

@@ -12,12 +12,17 @@ namespace {
 // with one compare-and-swap; it is cleared to 0 before the array signals cleanly.
 constexpr int PENDING_ERROR = 1;
 
-const char* dma_fence_array_get_driver_name(dma_fence*) { return "dma_fence_array"; }
-const char* dma_fence_array_get_timeline_name(dma_fence*) { return "unbound"; }
+const char* dma_fence_array_get_driver_name(dma_fence*) {
+    return "dma_fence_array";
+}
+const char* dma_fence_array_get_timeline_name(dma_fence*) {
+    return "unbound";
+}
 
 void dma_fence_array_set_pending_error(dma_fence_array* array, int error) {
     int expected = PENDING_ERROR;
-    if (error) array->base.error.compare_exchange_strong(expected, error);
+    if (error)
+        array->base.error.compare_exchange_strong(expected, error);
 }
 
 void dma_fence_array_clear_pending_error(dma_fence_array* array) {
@@ -67,12 +72,15 @@ bool dma_fence_array_signaled(dma_fence* fence) {
     // Read before the flag: enable_signaling may be decrementing concurrently.
     int num_pending = array->num_pending.load(std::memory_order_acquire);
     if (dma_fence_test_flag(&array->base, DMA_FENCE_FLAG_ENABLE_SIGNAL_BIT)) {
-        if (num_pending > 0) return false;
+        if (num_pending > 0)
+            return false;
     } else {
         bool done = false;
         for (unsigned i = 0; i < array->num_fences && !done; ++i)
-            if (dma_fence_is_signaled(array->fences[i]) && !--num_pending) done = true;
-        if (!done) return false;
+            if (dma_fence_is_signaled(array->fences[i]) && !--num_pending)
+                done = true;
+        if (!done)
+            return false;
     }
     dma_fence_array_clear_pending_error(array);
     return true;
@@ -80,16 +88,19 @@ bool dma_fence_array_signaled(dma_fence* fence) {
 
 void dma_fence_array_release(dma_fence* fence) {
     dma_fence_array* array = to_dma_fence_array(fence);
-    for (unsigned i = 0; i < array->num_fences; ++i) dma_fence_put(array->fences[i]);
+    for (unsigned i = 0; i < array->num_fences; ++i)
+        dma_fence_put(array->fences[i]);
     kfree(array->fences);
-    for (unsigned i = 0; i < array->num_fences; ++i) array->callbacks[i].~dma_fence_array_cb();
+    for (unsigned i = 0; i < array->num_fences; ++i)
+        array->callbacks[i].~dma_fence_array_cb();
     array->~dma_fence_array();
     kfree(array);
 }
 
 void dma_fence_array_set_deadline(dma_fence* fence, ktime_t deadline) {
     dma_fence_array* array = to_dma_fence_array(fence);
-    for (unsigned i = 0; i < array->num_fences; ++i) dma_fence_set_deadline(array->fences[i], deadline);
+    for (unsigned i = 0; i < array->num_fences; ++i)
+        dma_fence_set_deadline(array->fences[i], deadline);
 }
 }  // namespace
 
@@ -106,10 +117,12 @@ dma_fence_array* dma_fence_array_alloc(int num_fences) {
     // One allocation for the array and its callbacks, as the kernel's flexible array member.
     size_t bytes = sizeof(dma_fence_array) + sizeof(dma_fence_array_cb) * static_cast<size_t>(num_fences);
     void* mem = kmalloc(bytes, GFP_KERNEL);
-    if (!mem) return nullptr;
+    if (!mem)
+        return nullptr;
     auto* array = new (mem) dma_fence_array();
     array->callbacks = reinterpret_cast<dma_fence_array_cb*>(array + 1);
-    for (int i = 0; i < num_fences; ++i) new (&array->callbacks[i]) dma_fence_array_cb();
+    for (int i = 0; i < num_fences; ++i)
+        new (&array->callbacks[i]) dma_fence_array_cb();
     array->num_fences = static_cast<unsigned>(num_fences);
     return array;
 }
@@ -125,35 +138,42 @@ void dma_fence_array_init(dma_fence_array* array, int num_fences, dma_fence** fe
     array->base.error.store(PENDING_ERROR, std::memory_order_relaxed);
     // Containers inside containers would make every operation recursive: flatten first
     // (dma_fence_unwrap_merge does).
-    while (num_fences--) WARN_ON(dma_fence_is_container(fences[num_fences]));
+    while (num_fences--)
+        WARN_ON(dma_fence_is_container(fences[num_fences]));
 }
 
 dma_fence_array* dma_fence_array_create(int num_fences, dma_fence** fences, u64 context, unsigned seqno,
                                         bool signal_on_any) {
     dma_fence_array* array = dma_fence_array_alloc(num_fences);
-    if (!array) return nullptr;
+    if (!array)
+        return nullptr;
     dma_fence_array_init(array, num_fences, fences, context, seqno, signal_on_any);
     return array;
 }
 
 bool dma_fence_match_context(dma_fence* fence, u64 context) {
     dma_fence_array* array = to_dma_fence_array(fence);
-    if (!array) return fence->context == context;
+    if (!array)
+        return fence->context == context;
     for (unsigned i = 0; i < array->num_fences; i++)
-        if (array->fences[i]->context != context) return false;
+        if (array->fences[i]->context != context)
+            return false;
     return true;
 }
 
 dma_fence* dma_fence_array_first(dma_fence* head) {
-    if (!head) return nullptr;
+    if (!head)
+        return nullptr;
     dma_fence_array* array = to_dma_fence_array(head);
-    if (!array) return head;
+    if (!array)
+        return head;
     return array->num_fences ? array->fences[0] : nullptr;
 }
 
 dma_fence* dma_fence_array_next(dma_fence* head, unsigned index) {
     dma_fence_array* array = to_dma_fence_array(head);
-    if (!array || index >= array->num_fences) return nullptr;
+    if (!array || index >= array->num_fences)
+        return nullptr;
     return array->fences[index];
 }
 

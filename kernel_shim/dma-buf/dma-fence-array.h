@@ -26,9 +26,12 @@ struct dma_fence_array {
 
 extern const dma_fence_ops dma_fence_array_ops;
 
-inline bool dma_fence_is_array(const dma_fence* fence) { return fence->ops == &dma_fence_array_ops; }
+inline bool dma_fence_is_array(const dma_fence* fence) {
+    return fence->ops == &dma_fence_array_ops;
+}
 inline dma_fence_array* to_dma_fence_array(dma_fence* fence) {
-    if (!fence || !dma_fence_is_array(fence)) return nullptr;
+    if (!fence || !dma_fence_is_array(fence))
+        return nullptr;
     return container_of(fence, dma_fence_array, base);
 }
 
@@ -43,7 +46,7 @@ bool dma_fence_match_context(dma_fence* fence, u64 context);
 dma_fence* dma_fence_array_first(dma_fence* head);
 dma_fence* dma_fence_array_next(dma_fence* head, unsigned index);
 
-#define dma_fence_array_for_each(fence, index, head)                        \
+#define dma_fence_array_for_each(fence, index, head)                     \
     for (index = 0, fence = ::kshim::dma_fence_array_first(head); fence; \
          fence = ::kshim::dma_fence_array_next(head, ++(index)))
 

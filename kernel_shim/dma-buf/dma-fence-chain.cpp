@@ -16,15 +16,20 @@ dma_fence* dma_fence_chain_get_prev(dma_fence_chain* chain) {
     return dma_fence_get(chain->prev);
 }
 
-const char* dma_fence_chain_get_driver_name(dma_fence*) { return "dma_fence_chain"; }
-const char* dma_fence_chain_get_timeline_name(dma_fence*) { return "unbound"; }
+const char* dma_fence_chain_get_driver_name(dma_fence*) {
+    return "dma_fence_chain";
+}
+const char* dma_fence_chain_get_timeline_name(dma_fence*) {
+    return "unbound";
+}
 
 bool dma_fence_chain_arm(dma_fence_chain* head, bool from_irq_work);
 
 void dma_fence_chain_irq_work(irq_work* work) {
     dma_fence_chain* chain = container_of(work, dma_fence_chain, work);
     // Re-arm on the next unsignalled fence; none left means the whole prefix is done.
-    if (!dma_fence_chain_arm(chain, true)) dma_fence_signal(&chain->base);
+    if (!dma_fence_chain_arm(chain, true))
+        dma_fence_signal(&chain->base);
     dma_fence_put(&chain->base);
 }
 
@@ -63,7 +68,9 @@ bool dma_fence_chain_arm(dma_fence_chain* head, bool from_irq_work) {
     return false;
 }
 
-bool dma_fence_chain_enable_signaling(dma_fence* fence) { return dma_fence_chain_arm(to_dma_fence_chain(fence), false); }
+bool dma_fence_chain_enable_signaling(dma_fence* fence) {
+    return dma_fence_chain_arm(to_dma_fence_chain(fence), false);
+}
 
 bool dma_fence_chain_signaled(dma_fence* fence) {
     dma_fence_chain_for_each(fence, fence) {
@@ -82,9 +89,11 @@ void dma_fence_chain_release(dma_fence* fence) {
     // overflow the stack.
     dma_fence* prev;
     while ((prev = chain->prev)) {
-        if (kref_read(&prev->refcount) > 1) break;
+        if (kref_read(&prev->refcount) > 1)
+            break;
         dma_fence_chain* prev_chain = to_dma_fence_chain(prev);
-        if (!prev_chain) break;
+        if (!prev_chain)
+            break;
         // We hold the last reference to prev_chain: nobody else can look at its prev.
         chain->prev = prev_chain->prev;
         prev_chain->prev = nullptr;
@@ -113,7 +122,9 @@ const dma_fence_ops dma_fence_chain_ops = {
     .set_deadline = dma_fence_chain_set_deadline,
 };
 
-bool dma_fence_is_container(const dma_fence* fence) { return dma_fence_is_array(fence) || dma_fence_is_chain(fence); }
+bool dma_fence_is_container(const dma_fence* fence) {
+    return dma_fence_is_array(fence) || dma_fence_is_chain(fence);
+}
 
 dma_fence* dma_fence_chain_walk(dma_fence* fence) {
     dma_fence_chain* chain = to_dma_fence_chain(fence);
@@ -127,10 +138,12 @@ dma_fence* dma_fence_chain_walk(dma_fence* fence) {
         dma_fence* replacement;
         dma_fence_chain* prev_chain = to_dma_fence_chain(prev);
         if (prev_chain) {
-            if (!dma_fence_is_signaled(prev_chain->fence)) break;
+            if (!dma_fence_is_signaled(prev_chain->fence))
+                break;
             replacement = dma_fence_chain_get_prev(prev_chain);
         } else {
-            if (!dma_fence_is_signaled(prev)) break;
+            if (!dma_fence_is_signaled(prev))
+                break;
             replacement = nullptr;
         }
         // Skip the signalled link, unless another walker already changed chain->prev.
@@ -152,22 +165,31 @@ dma_fence* dma_fence_chain_walk(dma_fence* fence) {
     return prev;
 }
 
-u64 dma_fence_chain_walk_steps() { return g_walk_steps.load(std::memory_order_relaxed); }
+u64 dma_fence_chain_walk_steps() {
+    return g_walk_steps.load(std::memory_order_relaxed);
+}
 
 int dma_fence_chain_find_seqno(dma_fence** pfence, u64 seqno) {
-    if (!seqno) return 0;
+    if (!seqno)
+        return 0;
     dma_fence_chain* chain = to_dma_fence_chain(*pfence);
-    if (!chain || chain->base.seqno < seqno) return -EINVAL;
+    if (!chain || chain->base.seqno < seqno)
+        return -EINVAL;
     dma_fence_chain_for_each(*pfence, &chain->base) {
-        if ((*pfence)->context != chain->base.context || to_dma_fence_chain(*pfence)->prev_seqno < seqno) break;
+        if ((*pfence)->context != chain->base.context || to_dma_fence_chain(*pfence)->prev_seqno < seqno)
+            break;
     }
     dma_fence_put(&chain->base);
     return 0;
 }
 
-dma_fence_chain* dma_fence_chain_alloc() { return knew<dma_fence_chain>(GFP_KERNEL); }
+dma_fence_chain* dma_fence_chain_alloc() {
+    return knew<dma_fence_chain>(GFP_KERNEL);
+}
 
-void dma_fence_chain_free(dma_fence_chain* chain) { kdelete(chain); }
+void dma_fence_chain_free(dma_fence_chain* chain) {
+    kdelete(chain);
+}
 
 void dma_fence_chain_init(dma_fence_chain* chain, dma_fence* prev, dma_fence* fence, u64 seqno) {
     dma_fence_chain* prev_chain = to_dma_fence_chain(prev);
@@ -181,7 +203,8 @@ void dma_fence_chain_init(dma_fence_chain* chain, dma_fence* prev, dma_fence* fe
         chain->prev_seqno = prev->seqno;
     } else {
         context = dma_fence_context_alloc(1);
-        if (prev_chain) seqno = std::max(prev->seqno, seqno);  // never go backwards
+        if (prev_chain)
+            seqno = std::max(prev->seqno, seqno);  // never go backwards
     }
     init_irq_work(&chain->work, dma_fence_chain_irq_work);
     dma_fence_init64(&chain->base, &dma_fence_chain_ops, &chain->lock, context, seqno);

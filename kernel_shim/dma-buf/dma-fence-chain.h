@@ -26,9 +26,12 @@ struct dma_fence_chain {
 
 extern const dma_fence_ops dma_fence_chain_ops;
 
-inline bool dma_fence_is_chain(const dma_fence* fence) { return fence->ops == &dma_fence_chain_ops; }
+inline bool dma_fence_is_chain(const dma_fence* fence) {
+    return fence->ops == &dma_fence_chain_ops;
+}
 inline dma_fence_chain* to_dma_fence_chain(dma_fence* fence) {
-    if (!fence || !dma_fence_is_chain(fence)) return nullptr;
+    if (!fence || !dma_fence_is_chain(fence))
+        return nullptr;
     return container_of(fence, dma_fence_chain, base);
 }
 // Defined here for dma-fence-array.h users too: arrays and chains are the containers.

@@ -21,14 +21,17 @@ LockdepMap dma_fence_lockdep_map("dma_fence_map", std::source_location::current(
 bool dma_fence_begin_signalling(std::source_location loc) {
     // Atomic context cannot sleep anyway, and nested sections add nothing: the cookie says
     // "nothing to release".
-    if (in_atomic()) return true;
-    if (lock_is_held(&dma_fence_lockdep_map)) return true;
+    if (in_atomic())
+        return true;
+    if (lock_is_held(&dma_fence_lockdep_map))
+        return true;
     lock_acquire(&dma_fence_lockdep_map, 0, false, 2, nullptr, loc);
     return false;
 }
 
 void dma_fence_end_signalling(bool cookie) {
-    if (cookie) return;
+    if (cookie)
+        return;
     lock_release(&dma_fence_lockdep_map);
 }
 

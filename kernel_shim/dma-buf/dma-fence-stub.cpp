@@ -4,7 +4,9 @@
 
 namespace kshim {
 namespace {
-const char* dma_fence_stub_get_name(dma_fence*) { return "stub"; }
+const char* dma_fence_stub_get_name(dma_fence*) {
+    return "stub";
+}
 
 const dma_fence_ops dma_fence_stub_ops = {
     .get_driver_name = dma_fence_stub_get_name,
@@ -38,7 +40,8 @@ dma_fence* dma_fence_get_stub() {
 
 dma_fence* dma_fence_allocate_private_stub(ktime_t timestamp) {
     auto* fence = knew<dma_fence>(GFP_KERNEL);
-    if (!fence) return nullptr;
+    if (!fence)
+        return nullptr;
     dma_fence_init(fence, &dma_fence_stub_ops, &stub_lock(), 0, 0);
     spin_lock(fence->lock);
     dma_fence_set_flag(fence, DMA_FENCE_FLAG_ENABLE_SIGNAL_BIT);

@@ -20,16 +20,19 @@ dma_fence* dma_fence_unwrap_first(dma_fence* head, dma_fence_unwrap* cursor) {
 
 dma_fence* dma_fence_unwrap_next(dma_fence_unwrap* cursor) {
     ++cursor->index;
-    if (dma_fence* tmp = dma_fence_array_next(cursor->array, cursor->index)) return tmp;
+    if (dma_fence* tmp = dma_fence_array_next(cursor->array, cursor->index))
+        return tmp;
     cursor->chain = dma_fence_chain_walk(cursor->chain);
     return __dma_fence_unwrap_array(cursor);
 }
 
 int dma_fence_dedup_array(dma_fence** fences, int num_fences) {
-    if (num_fences <= 0) return 0;
+    if (num_fences <= 0)
+        return 0;
     // Context ascending, and the latest first within a context.
     std::sort(fences, fences + num_fences, [](dma_fence* a, dma_fence* b) {
-        if (a->context != b->context) return a->context < b->context;
+        if (a->context != b->context)
+            return a->context < b->context;
         return dma_fence_is_later(a, b);
     });
     int j = 0;
@@ -60,12 +63,15 @@ dma_fence* __dma_fence_unwrap_merge(unsigned num_fences, dma_fence** fences, dma
             }
         }
     }
-    if (count == 0) return dma_fence_allocate_private_stub(timestamp);
-    if (count == 1) return unsignaled;
+    if (count == 0)
+        return dma_fence_allocate_private_stub(timestamp);
+    if (count == 1)
+        return unsignaled;
     dma_fence_put(unsignaled);
 
     auto* array = static_cast<dma_fence**>(kmalloc(sizeof(dma_fence*) * static_cast<size_t>(count), GFP_KERNEL));
-    if (!array) return nullptr;
+    if (!array)
+        return nullptr;
 
     // Second pass: fences may have signalled meanwhile, so recount, bounded by the first.
     int n = 0;
@@ -79,11 +85,14 @@ dma_fence* __dma_fence_unwrap_merge(unsigned num_fences, dma_fence** fences, dma
         }
     }
     count = n;
-    if (count > 1) count = dma_fence_dedup_array(array, count);
+    if (count > 1)
+        count = dma_fence_dedup_array(array, count);
     if (count > 1) {
         dma_fence_array* result = dma_fence_array_create(count, array, dma_fence_context_alloc(1), 1, false);
-        if (result) return &result->base;
-        for (int i = 0; i < count; i++) dma_fence_put(array[i]);
+        if (result)
+            return &result->base;
+        for (int i = 0; i < count; i++)
+            dma_fence_put(array[i]);
         kfree(array);
         return nullptr;
     }

@@ -19,7 +19,8 @@ void dma_fence_default_wait_cb(dma_fence*, dma_fence_cb* cb) {
 bool dma_fence_test_signaled_any(dma_fence** fences, u32 count, u32* idx) {
     for (u32 i = 0; i < count; ++i) {
         if (dma_fence_test_flag(fences[i], DMA_FENCE_FLAG_SIGNALED_BIT)) {
-            if (idx) *idx = i;
+            if (idx)
+                *idx = i;
             return true;
         }
     }
@@ -31,7 +32,8 @@ long dma_fence_default_wait(dma_fence* fence, bool intr, long timeout) {
     long ret = timeout ? timeout : 1;
     default_wait_cb cb;
     spin_lock(fence->lock);
-    if (dma_fence_test_flag(fence, DMA_FENCE_FLAG_SIGNALED_BIT)) goto out;
+    if (dma_fence_test_flag(fence, DMA_FENCE_FLAG_SIGNALED_BIT))
+        goto out;
     if (!timeout) {
         ret = 0;
         goto out;
@@ -44,9 +46,11 @@ long dma_fence_default_wait(dma_fence* fence, bool intr, long timeout) {
         spin_unlock(fence->lock);
         ret = schedule_timeout(ret);
         spin_lock(fence->lock);
-        if (ret > 0 && intr && signal_pending(current())) ret = -ERESTARTSYS;
+        if (ret > 0 && intr && signal_pending(current()))
+            ret = -ERESTARTSYS;
     }
-    if (cb.base.node.is_linked()) fence->cb_list.erase(fence->cb_list.iterator_to(cb.base));
+    if (cb.base.node.is_linked())
+        fence->cb_list.erase(fence->cb_list.iterator_to(cb.base));
 out:
     spin_unlock(fence->lock);
     return ret;
@@ -76,7 +80,8 @@ long dma_fence_wait_any_timeout(dma_fence** fences, u32 count, bool intr, long t
     if (timeout == 0) {
         for (u32 i = 0; i < count; ++i) {
             if (dma_fence_is_signaled(fences[i])) {
-                if (idx) *idx = i;
+                if (idx)
+                    *idx = i;
                 return 1;
             }
         }
@@ -87,8 +92,10 @@ long dma_fence_wait_any_timeout(dma_fence** fences, u32 count, bool intr, long t
 
     // Constructed in place: the callback nodes carry Boost hooks, which must start unlinked.
     auto* cb = static_cast<default_wait_cb*>(kcalloc(count, sizeof(default_wait_cb), GFP_KERNEL));
-    if (!cb) return -ENOMEM;
-    for (u32 i = 0; i < count; ++i) new (&cb[i]) default_wait_cb{};
+    if (!cb)
+        return -ENOMEM;
+    for (u32 i = 0; i < count; ++i)
+        new (&cb[i]) default_wait_cb{};
 
     long ret = timeout;
     u32 i = 0;
@@ -96,20 +103,25 @@ long dma_fence_wait_any_timeout(dma_fence** fences, u32 count, bool intr, long t
         cb[i].task = current();
         if (dma_fence_add_callback(fences[i], &cb[i].base, dma_fence_default_wait_cb)) {
             // Already signalled: no need to sleep.
-            if (idx) *idx = i;
+            if (idx)
+                *idx = i;
             goto fence_rm_cb;
         }
     }
     while (ret > 0) {
         __set_current_state(intr ? TASK_INTERRUPTIBLE : TASK_UNINTERRUPTIBLE);
-        if (dma_fence_test_signaled_any(fences, count, idx)) break;
+        if (dma_fence_test_signaled_any(fences, count, idx))
+            break;
         ret = schedule_timeout(ret);
-        if (ret > 0 && intr && signal_pending(current())) ret = -ERESTARTSYS;
+        if (ret > 0 && intr && signal_pending(current()))
+            ret = -ERESTARTSYS;
     }
     __set_current_state(TASK_RUNNING);
 fence_rm_cb:
-    while (i-- > 0) dma_fence_remove_callback(fences[i], &cb[i].base);
-    for (u32 j = 0; j < count; ++j) cb[j].~default_wait_cb();
+    while (i-- > 0)
+        dma_fence_remove_callback(fences[i], &cb[i].base);
+    for (u32 j = 0; j < count; ++j)
+        cb[j].~default_wait_cb();
     kfree(cb);
     return ret;
 }

@@ -14,8 +14,8 @@ namespace {
 std::atomic<u64> g_context_counter{1};
 
 std::string fence_text(dma_fence* f) {
-    return std::string(dma_fence_driver_name(f)) + ":" + dma_fence_timeline_name(f) + ":" +
-           std::to_string(f->context) + ":" + std::to_string(f->seqno);
+    return std::string(dma_fence_driver_name(f)) + ":" + dma_fence_timeline_name(f) + ":" + std::to_string(f->context) +
+           ":" + std::to_string(f->seqno);
 }
 }  // namespace
 
@@ -63,7 +63,8 @@ void dma_fence_set_error_warn(dma_fence* fence, int error) {
     if (dma_fence_test_flag(fence, DMA_FENCE_FLAG_SIGNALED_BIT))
         report(ReportKind::Warn, "dma_fence_set_error on a signalled fence", fence_text(fence));
     if (error >= 0 || error < -MAX_ERRNO)
-        report(ReportKind::Warn, "dma_fence_set_error with a non-error value " + std::to_string(error), fence_text(fence));
+        report(ReportKind::Warn, "dma_fence_set_error with a non-error value " + std::to_string(error),
+               fence_text(fence));
 }
 
 void dma_fence_release(dma_fence* fence) {
@@ -98,7 +99,8 @@ void dma_fence_free(dma_fence* fence) {
 // keep them. Traced before, so the event still names the driver.
 static inline void dma_fence_detach_ops(dma_fence* fence) {
     const dma_fence_ops* ops = fence->ops.load(std::memory_order_relaxed);
-    if (!ops->release && !ops->wait) fence->ops.store(nullptr, std::memory_order_release);
+    if (!ops->release && !ops->wait)
+        fence->ops.store(nullptr, std::memory_order_release);
 }
 
 int dma_fence_signal_timestamp_locked(dma_fence* fence, ktime_t timestamp) {
@@ -130,10 +132,13 @@ int dma_fence_signal_timestamp_locked(dma_fence* fence, ktime_t timestamp) {
 // simulated runtime preempts, so real mode skips the call.
 static inline void dma_fence_signal_preempt_point() {
     Runtime* rt = Runtime::get();
-    if (rt && rt->mode() == Mode::Simulated) preempt_point();
+    if (rt && rt->mode() == Mode::Simulated)
+        preempt_point();
 }
 
-int dma_fence_signal_locked(dma_fence* fence) { return dma_fence_signal_timestamp_locked(fence, ktime_get()); }
+int dma_fence_signal_locked(dma_fence* fence) {
+    return dma_fence_signal_timestamp_locked(fence, ktime_get());
+}
 
 int dma_fence_signal_timestamp(dma_fence* fence, ktime_t timestamp) {
     if (!fence) [[unlikely]] {
@@ -161,15 +166,20 @@ int dma_fence_signal(dma_fence* fence) {
     return ret;
 }
 
-bool dma_fence_check_and_signal_locked(dma_fence* fence) { return dma_fence_signal_locked(fence) != 0; }
+bool dma_fence_check_and_signal_locked(dma_fence* fence) {
+    return dma_fence_signal_locked(fence) != 0;
+}
 
-bool dma_fence_check_and_signal(dma_fence* fence) { return dma_fence_signal(fence) != 0; }
+bool dma_fence_check_and_signal(dma_fence* fence) {
+    return dma_fence_signal(fence) != 0;
+}
 
 // Sets ENABLE_SIGNAL and calls the driver the first time; false when the fence is (now) done.
 static bool __dma_fence_enable_signaling(dma_fence* fence) {
     lockdep_assert_held(fence->lock);
     bool was_set = dma_fence_test_and_set_flag(fence, DMA_FENCE_FLAG_ENABLE_SIGNAL_BIT);
-    if (dma_fence_test_flag(fence, DMA_FENCE_FLAG_SIGNALED_BIT)) return false;
+    if (dma_fence_test_flag(fence, DMA_FENCE_FLAG_SIGNALED_BIT))
+        return false;
     // Unsignalled (checked above, under the lock the signal takes): the ops are still there.
     const dma_fence_ops* ops = dma_fence_ops_load(fence);
     if (!was_set && ops->enable_signaling) {
@@ -193,7 +203,8 @@ int dma_fence_add_callback(dma_fence* fence, dma_fence_cb* cb, dma_fence_func_t 
         WARN_ON(true);
         return -EINVAL;
     }
-    if (dma_fence_test_flag(fence, DMA_FENCE_FLAG_SIGNALED_BIT)) return -ENOENT;
+    if (dma_fence_test_flag(fence, DMA_FENCE_FLAG_SIGNALED_BIT))
+        return -ENOENT;
     int ret = 0;
     spin_lock(fence->lock);
     if (__dma_fence_enable_signaling(fence)) {
@@ -210,14 +221,16 @@ bool dma_fence_remove_callback(dma_fence* fence, dma_fence_cb* cb) {
     spin_lock(fence->lock);
     // Linked means still on this fence's list: the signal detaches nodes under this lock.
     bool ret = cb->node.is_linked();
-    if (ret) fence->cb_list.erase(fence->cb_list.iterator_to(*cb));
+    if (ret)
+        fence->cb_list.erase(fence->cb_list.iterator_to(*cb));
     spin_unlock(fence->lock);
     return ret;
 }
 
 void dma_fence_set_deadline(dma_fence* fence, ktime_t deadline) {
     const dma_fence_ops* ops = dma_fence_ops_load(fence);
-    if (ops && ops->set_deadline && !dma_fence_is_signaled(fence)) ops->set_deadline(fence, deadline);
+    if (ops && ops->set_deadline && !dma_fence_is_signaled(fence))
+        ops->set_deadline(fence, deadline);
 }
 
 int dma_fence_get_status(dma_fence* fence) {
@@ -233,7 +246,8 @@ ktime_t dma_fence_timestamp(dma_fence* fence) {
         return ktime_get();
     }
     // Set together with SIGNALED here; the wait only matters for a fence signalled elsewhere.
-    while (!dma_fence_test_flag(fence, DMA_FENCE_FLAG_TIMESTAMP_BIT)) cond_resched();
+    while (!dma_fence_test_flag(fence, DMA_FENCE_FLAG_TIMESTAMP_BIT))
+        cond_resched();
     return fence->timestamp;
 }
 

@@ -6,8 +6,8 @@
 // here, because every layer above polls it on its fast paths.
 #pragma once
 #include <atomic>
-#include <new>
 #include <boost/intrusive/list.hpp>
+#include <new>
 
 #include "kernel_shim/err.h"
 #include "kernel_shim/kref.h"
@@ -26,9 +26,8 @@ enum dma_fence_flag_bits {
     DMA_FENCE_FLAG_ENABLE_SIGNAL_BIT,
     DMA_FENCE_FLAG_SEQNO64_BIT,
     DMA_FENCE_FLAG_INLINE_LOCK_BIT,  // `lock` points at the fence's own inline_lock
-    DMA_FENCE_FLAG_USER_BITS,  // first bit free for the fence's implementer
+    DMA_FENCE_FLAG_USER_BITS,        // first bit free for the fence's implementer
 };
-
 
 using dma_fence_func_t = void (*)(dma_fence* fence, dma_fence_cb* cb);
 
@@ -41,7 +40,9 @@ struct dma_fence_cb {
 };
 
 // The kernel's `!list_empty(&cb->node)`: still queued on a fence.
-inline bool dma_fence_cb_pending(const dma_fence_cb* cb) { return cb->node.is_linked(); }
+inline bool dma_fence_cb_pending(const dma_fence_cb* cb) {
+    return cb->node.is_linked();
+}
 
 using dma_fence_cb_list =
     boost::intrusive::list<dma_fence_cb,
@@ -98,10 +99,14 @@ struct dma_fence {
 
 // The ops of a fence, or nullptr once it signalled and detached from them. The table itself
 // is static, so the pointer stays usable after the load even if the signal clears it.
-inline const dma_fence_ops* dma_fence_ops_load(const dma_fence* f) { return f->ops.load(std::memory_order_acquire); }
+inline const dma_fence_ops* dma_fence_ops_load(const dma_fence* f) {
+    return f->ops.load(std::memory_order_acquire);
+}
 
 // Upstream's accessors for the lock that protects the fence.
-inline SpinLock* dma_fence_spinlock(dma_fence* f) { return f->lock; }
+inline SpinLock* dma_fence_spinlock(dma_fence* f) {
+    return f->lock;
+}
 #define dma_fence_lock_irqsave(fence, flags) spin_lock_irqsave(::kshim::dma_fence_spinlock(fence), flags)
 #define dma_fence_unlock_irqrestore(fence, flags) spin_unlock_irqrestore(::kshim::dma_fence_spinlock(fence), flags)
 #define dma_fence_assert_held(fence) lockdep_assert_held(::kshim::dma_fence_spinlock(fence))
@@ -114,7 +119,9 @@ inline bool dma_fence_test_flag(const dma_fence* f, int bit) {
     return f->flags.load(std::memory_order_acquire) & (1ul << bit);
 }
 // Only looks at the flag: never asks the driver (ops->signaled) nor signals.
-inline bool dma_fence_test_signaled_flag(const dma_fence* f) { return dma_fence_test_flag(f, DMA_FENCE_FLAG_SIGNALED_BIT); }
+inline bool dma_fence_test_signaled_flag(const dma_fence* f) {
+    return dma_fence_test_flag(f, DMA_FENCE_FLAG_SIGNALED_BIT);
+}
 inline void __dma_fence_or_flags_locked(dma_fence* f, unsigned long bits) {
     f->flags.store(f->flags.load(std::memory_order_relaxed) | bits, std::memory_order_release);
 }
@@ -125,7 +132,8 @@ inline void dma_fence_set_flag(dma_fence* f, int bit) {
 inline bool dma_fence_test_and_set_flag(dma_fence* f, int bit) {
     lockdep_assert_held(f->lock);
     bool was = f->flags.load(std::memory_order_relaxed) & (1ul << bit);
-    if (!was) __dma_fence_or_flags_locked(f, 1ul << bit);
+    if (!was)
+        __dma_fence_or_flags_locked(f, 1ul << bit);
     return was;
 }
 
@@ -148,9 +156,12 @@ inline dma_fence* dma_fence_get(dma_fence* fence) {
     return fence;
 }
 // Only succeeds while somebody else still holds a reference (the kernel's RCU lookup).
-inline dma_fence* dma_fence_get_rcu(dma_fence* fence) { return kref_get_unless_zero(&fence->refcount) ? fence : nullptr; }
+inline dma_fence* dma_fence_get_rcu(dma_fence* fence) {
+    return kref_get_unless_zero(&fence->refcount) ? fence : nullptr;
+}
 inline void dma_fence_put(dma_fence* fence) {
-    if (!fence) return;
+    if (!fence)
+        return;
     unsigned old = fence->refcount.refcount.fetch_sub(1, std::memory_order_acq_rel);
     if (old == 1) [[unlikely]]
         dma_fence_release(fence);
@@ -164,11 +175,15 @@ bool dma_fence_begin_signalling(std::source_location loc = std::source_location:
 void dma_fence_end_signalling(bool cookie);
 void __dma_fence_might_wait(std::source_location loc = std::source_location::current());
 #else
-inline bool dma_fence_begin_signalling(std::source_location = std::source_location::current()) { return true; }
+inline bool dma_fence_begin_signalling(std::source_location = std::source_location::current()) {
+    return true;
+}
 inline void dma_fence_end_signalling(bool) {}
 inline void __dma_fence_might_wait(std::source_location = std::source_location::current()) {}
 #endif
-inline void dma_fence_might_wait(std::source_location loc = std::source_location::current()) { __dma_fence_might_wait(loc); }
+inline void dma_fence_might_wait(std::source_location loc = std::source_location::current()) {
+    __dma_fence_might_wait(loc);
+}
 // The map every signalling section holds (for tests and lockdep_assert-style checks).
 extern LockdepMap dma_fence_lockdep_map;
 
@@ -213,7 +228,8 @@ inline bool dma_fence_is_signaled(dma_fence* fence) {
 
 // ---- seqno ordering within one context ----
 inline bool __dma_fence_is_later(const dma_fence* fence, u64 f1, u64 f2) {
-    if (dma_fence_test_flag(fence, DMA_FENCE_FLAG_SEQNO64_BIT)) return f1 > f2;
+    if (dma_fence_test_flag(fence, DMA_FENCE_FLAG_SEQNO64_BIT))
+        return f1 > f2;
     // 32-bit timelines wrap: compare the distance, as the kernel does.
     return static_cast<s32>(static_cast<u32>(f1) - static_cast<u32>(f2)) > 0;
 }
@@ -224,21 +240,25 @@ inline bool dma_fence_is_later(dma_fence* f1, dma_fence* f2) {
     }
     return __dma_fence_is_later(f1, f1->seqno, f2->seqno);
 }
-inline bool dma_fence_is_later_or_same(dma_fence* f1, dma_fence* f2) { return f1 == f2 || dma_fence_is_later(f1, f2); }
+inline bool dma_fence_is_later_or_same(dma_fence* f1, dma_fence* f2) {
+    return f1 == f2 || dma_fence_is_later(f1, f2);
+}
 // The fence that signals last, or nullptr when that one already signalled.
 inline dma_fence* dma_fence_later(dma_fence* f1, dma_fence* f2) {
     if (f1->context != f2->context) [[unlikely]] {
         WARN_ON(true);
         return nullptr;
     }
-    if (dma_fence_is_later(f1, f2)) return dma_fence_is_signaled(f1) ? nullptr : f1;
+    if (dma_fence_is_later(f1, f2))
+        return dma_fence_is_signaled(f1) ? nullptr : f1;
     return dma_fence_is_signaled(f2) ? nullptr : f2;
 }
 
 // ---- status ----
 // 0 while pending, 1 when signalled cleanly, the error when signalled with one.
 inline int dma_fence_get_status_locked(dma_fence* fence) {
-    if (!dma_fence_is_signaled_locked(fence)) return 0;
+    if (!dma_fence_is_signaled_locked(fence))
+        return 0;
     int err = fence->error.load(std::memory_order_relaxed);
     return err ? err : 1;
 }
@@ -295,9 +315,12 @@ namespace kshim {
 inline dma_fence* dma_fence_get_rcu_safe(std::atomic<dma_fence*>* fencep) {
     for (;;) {
         dma_fence* fence = fencep->load(std::memory_order_acquire);
-        if (!fence) return nullptr;
-        if (!dma_fence_get_rcu(fence)) continue;
-        if (fence == fencep->load(std::memory_order_acquire)) return fence;
+        if (!fence)
+            return nullptr;
+        if (!dma_fence_get_rcu(fence))
+            continue;
+        if (fence == fencep->load(std::memory_order_acquire))
+            return fence;
         dma_fence_put(fence);
     }
 }
@@ -306,9 +329,12 @@ inline dma_fence* dma_fence_get_rcu_safe(dma_fence** fencep) {
     std::atomic_ref<dma_fence*> ref(*fencep);
     for (;;) {
         dma_fence* fence = ref.load(std::memory_order_acquire);
-        if (!fence) return nullptr;
-        if (!dma_fence_get_rcu(fence)) continue;
-        if (fence == ref.load(std::memory_order_acquire)) return fence;
+        if (!fence)
+            return nullptr;
+        if (!dma_fence_get_rcu(fence))
+            continue;
+        if (fence == ref.load(std::memory_order_acquire))
+            return fence;
         dma_fence_put(fence);
     }
 }

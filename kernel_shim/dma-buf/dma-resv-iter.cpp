@@ -21,15 +21,18 @@ void dma_resv_iter_walk_unlocked(dma_resv_iter* cursor, bool restart) {
         cursor->fence = nullptr;
         {
             SpinGuard g(obj->fences_lock);
-            if (restart || cursor->generation != obj->generation) dma_resv_iter_restart_unlocked(cursor);
+            if (restart || cursor->generation != obj->generation)
+                dma_resv_iter_restart_unlocked(cursor);
             restart = false;
             // The list only grows in place, but stay inside what it holds now.
-            if (cursor->index >= cursor->num_fences || cursor->index >= cursor->fences->num_fences) return;
+            if (cursor->index >= cursor->num_fences || cursor->index >= cursor->fences->num_fences)
+                return;
             const dma_resv_list::entry& e = cursor->fences->table[cursor->index++];
             cursor->fence = dma_fence_get(e.fence);
             cursor->fence_usage = e.usage;
         }
-        if (cursor->usage >= cursor->fence_usage && !dma_fence_is_signaled(cursor->fence)) return;
+        if (cursor->usage >= cursor->fence_usage && !dma_fence_is_signaled(cursor->fence))
+            return;
     }
 }
 }  // namespace
@@ -58,10 +61,12 @@ dma_fence* dma_resv_iter_next(dma_resv_iter* cursor) {
     dma_resv_assert_held(cursor->obj);
     cursor->is_restarted = false;
     for (;;) {
-        if (!cursor->fences || cursor->index >= cursor->fences->num_fences) return nullptr;
+        if (!cursor->fences || cursor->index >= cursor->fences->num_fences)
+            return nullptr;
         const dma_resv_list::entry& e = cursor->fences->table[cursor->index++];
         cursor->fence_usage = e.usage;
-        if (cursor->fence_usage <= cursor->usage) return e.fence;
+        if (cursor->fence_usage <= cursor->usage)
+            return e.fence;
     }
 }
 

@@ -16,15 +16,18 @@ namespace {
 dma_resv_list* dma_resv_list_alloc(unsigned max_fences) {
     auto* list = static_cast<dma_resv_list*>(
         kmalloc(sizeof(dma_resv_list) + sizeof(dma_resv_list::entry) * max_fences, GFP_KERNEL));
-    if (!list) return nullptr;
+    if (!list)
+        return nullptr;
     list->num_fences = 0;
     list->max_fences = max_fences;
     return list;
 }
 
 void dma_resv_list_free(dma_resv_list* list) {
-    if (!list) return;
-    for (u32 i = 0; i < list->num_fences; ++i) dma_fence_put(list->table[i].fence);
+    if (!list)
+        return;
+    for (u32 i = 0; i < list->num_fences; ++i)
+        dma_fence_put(list->table[i].fence);
     kfree(list);
 }
 
@@ -52,7 +55,8 @@ void dma_resv_unlock(dma_resv* obj) {
 #if KSHIM_DEBUG_CHECKS
     // Forget the reservation so an add_fence in the next locked section without its own
     // reserve_fences is caught, as CONFIG_DEBUG_MUTEXES does upstream.
-    if (obj->fences) obj->fences->max_fences = obj->fences->num_fences;
+    if (obj->fences)
+        obj->fences->max_fences = obj->fences->num_fences;
 #endif
     ww_mutex_unlock(&obj->lock);
 }
@@ -62,13 +66,15 @@ int dma_resv_reserve_fences(dma_resv* obj, unsigned num_fences) {
     dma_resv_list* old = obj->fences;
     unsigned max;
     if (old && old->max_fences) {
-        if (old->num_fences + num_fences <= old->max_fences) return 0;
+        if (old->num_fences + num_fences <= old->max_fences)
+            return 0;
         max = std::max(old->num_fences + num_fences, old->max_fences * 2);
     } else {
         max = std::max(4u, num_fences);
     }
     dma_resv_list* list = dma_resv_list_alloc(max);
-    if (!list) return -ENOMEM;
+    if (!list)
+        return -ENOMEM;
 
     // Carry the pending fences over; park the signalled ones at the tail to drop them.
     unsigned j = 0, k = max;
@@ -80,8 +86,10 @@ int dma_resv_reserve_fences(dma_resv* obj, unsigned num_fences) {
     }
     list->num_fences = j;
     dma_resv_swap_list(obj, list);
-    if (!old) return 0;
-    for (unsigned i = k; i < max; ++i) dma_fence_put(list->table[i].fence);
+    if (!old)
+        return 0;
+    for (unsigned i = k; i < max; ++i)
+        dma_fence_put(list->table[i].fence);
     kfree(old);
     return 0;
 }
@@ -121,7 +129,8 @@ void dma_resv_replace_fences(dma_resv* obj, u64 context, dma_fence* replacement,
     dma_resv_list* list = obj->fences;
     for (u32 i = 0; list && i < list->num_fences; ++i) {
         dma_fence* old = list->table[i].fence;
-        if (old->context != context) continue;
+        if (old->context != context)
+            continue;
         {
             SpinGuard g(obj->fences_lock);
             list->table[i] = {dma_fence_get(replacement), usage};
@@ -160,7 +169,8 @@ int dma_resv_get_fences(dma_resv* obj, dma_resv_usage usage, unsigned* num_fence
     dma_resv_iter_begin(&cursor, obj, usage);
     dma_resv_for_each_fence_unlocked(&cursor, fence) {
         if (dma_resv_iter_is_restarted(&cursor)) {
-            while (*num_fences) dma_fence_put((*fences)[--(*num_fences)]);
+            while (*num_fences)
+                dma_fence_put((*fences)[--(*num_fences)]);
             kfree(*fences);
             // The list may only grow in place up to the snapshot's count, which bounds us.
             *fences = static_cast<dma_fence**>(kmalloc(sizeof(dma_fence*) * (cursor.num_fences + 1), GFP_KERNEL));
@@ -179,7 +189,8 @@ int dma_resv_get_singleton(dma_resv* obj, dma_resv_usage usage, dma_fence** fenc
     dma_fence** fences;
     unsigned count;
     int r = dma_resv_get_fences(obj, usage, &count, &fences);
-    if (r) return r;
+    if (r)
+        return r;
     if (count == 0) {
         *fence = nullptr;
         kfree(fences);
@@ -190,9 +201,11 @@ int dma_resv_get_singleton(dma_resv* obj, dma_resv_usage usage, dma_fence** fenc
         kfree(fences);
         return 0;
     }
-    dma_fence_array* array = dma_fence_array_create(static_cast<int>(count), fences, dma_fence_context_alloc(1), 1, false);
+    dma_fence_array* array =
+        dma_fence_array_create(static_cast<int>(count), fences, dma_fence_context_alloc(1), 1, false);
     if (!array) {
-        while (count--) dma_fence_put(fences[count]);
+        while (count--)
+            dma_fence_put(fences[count]);
         kfree(fences);
         return -ENOMEM;
     }
@@ -232,7 +245,9 @@ void dma_resv_set_deadline(dma_resv* obj, dma_resv_usage usage, ktime_t deadline
     dma_resv_iter cursor;
     dma_fence* fence;
     dma_resv_iter_begin(&cursor, obj, usage);
-    dma_resv_for_each_fence_unlocked(&cursor, fence) { dma_fence_set_deadline(fence, deadline); }
+    dma_resv_for_each_fence_unlocked(&cursor, fence) {
+        dma_fence_set_deadline(fence, deadline);
+    }
     dma_resv_iter_end(&cursor);
 }
 
@@ -243,7 +258,8 @@ void dma_resv_lockdep() {
     dma_resv obj;
     ww_acquire_init(&ctx, &reservation_ww_class);
     int ret = dma_resv_lock(&obj, &ctx);
-    if (ret == -EDEADLK) dma_resv_lock_slow(&obj, &ctx);
+    if (ret == -EDEADLK)
+        dma_resv_lock_slow(&obj, &ctx);
     fs_reclaim_acquire(GFP_KERNEL);
     __dma_fence_might_wait();
     fs_reclaim_release(GFP_KERNEL);

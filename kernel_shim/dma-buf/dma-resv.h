@@ -21,7 +21,9 @@ enum dma_resv_usage {
 };
 
 // What an access must wait for: a writer waits for readers too, a reader only for writers.
-inline dma_resv_usage dma_resv_usage_rw(bool write) { return write ? DMA_RESV_USAGE_READ : DMA_RESV_USAGE_WRITE; }
+inline dma_resv_usage dma_resv_usage_rw(bool write) {
+    return write ? DMA_RESV_USAGE_READ : DMA_RESV_USAGE_WRITE;
+}
 
 struct dma_resv_list {
     struct entry {
@@ -52,19 +54,28 @@ inline int dma_resv_lock_interruptible(dma_resv* obj, WwAcquireCtx* ctx,
                                        std::source_location loc = std::source_location::current()) {
     return ww_mutex_lock_interruptible(&obj->lock, ctx, loc);
 }
-inline void dma_resv_lock_slow(dma_resv* obj, WwAcquireCtx* ctx, std::source_location loc = std::source_location::current()) {
+inline void dma_resv_lock_slow(dma_resv* obj, WwAcquireCtx* ctx,
+                               std::source_location loc = std::source_location::current()) {
     ww_mutex_lock_slow(&obj->lock, ctx, loc);
 }
 inline int dma_resv_lock_slow_interruptible(dma_resv* obj, WwAcquireCtx* ctx,
                                             std::source_location loc = std::source_location::current()) {
     return obj->lock.lock_slow_interruptible(ctx, loc);
 }
-inline bool dma_resv_trylock(dma_resv* obj) { return ww_mutex_trylock(&obj->lock, nullptr); }
+inline bool dma_resv_trylock(dma_resv* obj) {
+    return ww_mutex_trylock(&obj->lock, nullptr);
+}
 void dma_resv_unlock(dma_resv* obj);
-inline bool dma_resv_is_locked(dma_resv* obj) { return ww_mutex_is_locked(&obj->lock); }
-inline WwAcquireCtx* dma_resv_locking_ctx(dma_resv* obj) { return obj->lock.owner_ctx(); }
+inline bool dma_resv_is_locked(dma_resv* obj) {
+    return ww_mutex_is_locked(&obj->lock);
+}
+inline WwAcquireCtx* dma_resv_locking_ctx(dma_resv* obj) {
+    return obj->lock.owner_ctx();
+}
 #define dma_resv_assert_held(obj) lockdep_assert_held(&(obj)->lock)
-inline bool dma_resv_held(dma_resv* obj) { return lock_is_held(obj->lock.dep_map()); }
+inline bool dma_resv_held(dma_resv* obj) {
+    return lock_is_held(obj->lock.dep_map());
+}
 
 // Makes room for `num_fences` more add_fence calls; must be called (locked) before them.
 int dma_resv_reserve_fences(dma_resv* obj, unsigned num_fences);
@@ -87,7 +98,7 @@ void dma_resv_set_deadline(dma_resv* obj, dma_resv_usage usage, ktime_t deadline
 struct dma_resv_iter {
     dma_resv* obj = nullptr;
     dma_resv_usage usage = DMA_RESV_USAGE_KERNEL;  // include fences of this usage and stronger
-    dma_fence* fence = nullptr;                     // current fence (a reference when unlocked)
+    dma_fence* fence = nullptr;                    // current fence (a reference when unlocked)
     dma_resv_usage fence_usage = DMA_RESV_USAGE_KERNEL;
     unsigned index = 0;
     dma_resv_list* fences = nullptr;
@@ -105,8 +116,12 @@ inline void dma_resv_iter_end(dma_resv_iter* cursor) {
     dma_fence_put(cursor->fence);
     cursor->fence = nullptr;
 }
-inline dma_resv_usage dma_resv_iter_usage(const dma_resv_iter* cursor) { return cursor->fence_usage; }
-inline bool dma_resv_iter_is_restarted(const dma_resv_iter* cursor) { return cursor->is_restarted; }
+inline dma_resv_usage dma_resv_iter_usage(const dma_resv_iter* cursor) {
+    return cursor->fence_usage;
+}
+inline bool dma_resv_iter_is_restarted(const dma_resv_iter* cursor) {
+    return cursor->is_restarted;
+}
 
 // Unlocked: yields references (dropped by the next step or iter_end) to unsignalled fences.
 dma_fence* dma_resv_iter_first_unlocked(dma_resv_iter* cursor);
@@ -115,13 +130,13 @@ dma_fence* dma_resv_iter_next_unlocked(dma_resv_iter* cursor);
 dma_fence* dma_resv_iter_first(dma_resv_iter* cursor);
 dma_fence* dma_resv_iter_next(dma_resv_iter* cursor);
 
-#define dma_resv_for_each_fence_unlocked(cursor, fence)                         \
+#define dma_resv_for_each_fence_unlocked(cursor, fence)                \
     for (fence = ::kshim::dma_resv_iter_first_unlocked(cursor); fence; \
          fence = ::kshim::dma_resv_iter_next_unlocked(cursor))
 
-#define dma_resv_for_each_fence(cursor, obj, usage, fence)                                       \
-    for (::kshim::dma_resv_iter_begin(cursor, obj, usage), fence = ::kshim::dma_resv_iter_first(cursor); \
-         fence; fence = ::kshim::dma_resv_iter_next(cursor))
+#define dma_resv_for_each_fence(cursor, obj, usage, fence)                                                      \
+    for (::kshim::dma_resv_iter_begin(cursor, obj, usage), fence = ::kshim::dma_resv_iter_first(cursor); fence; \
+         fence = ::kshim::dma_resv_iter_next(cursor))
 
 // The boot-time priming of lockdep (dma_resv -> fs_reclaim -> dma_fence_map); registered as a
 // lockdep primer so every runtime starts with it.

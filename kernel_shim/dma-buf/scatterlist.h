@@ -18,11 +18,16 @@ struct sg_table {
     u32 nents = 0;
     Segment* sgl = nullptr;  // kmalloc'ed array of nents
 };
-inline dma_addr_t sg_dma_address(const sg_table::Segment* s) { return s->dma_address; }
-inline u64 sg_dma_len(const sg_table::Segment* s) { return s->length; }
+inline dma_addr_t sg_dma_address(const sg_table::Segment* s) {
+    return s->dma_address;
+}
+inline u64 sg_dma_len(const sg_table::Segment* s) {
+    return s->length;
+}
 // Frees the segments (not the table itself, as upstream).
 inline void sg_free_table(sg_table* sgt) {
-    if (!sgt) return;
+    if (!sgt)
+        return;
     kfree(sgt->sgl);
     sgt->sgl = nullptr;
     sgt->nents = 0;

@@ -6,12 +6,12 @@
 #include <climits>
 #include <cstdio>
 
-#include "uapi/linux/sync_file.h"
 #include "kernel_shim/dma-buf/sync_file.h"
 #include "kernel_shim/err.h"
-#include "kernel_shim/uaccess.h"
 #include "kernel_shim/slab.h"
 #include "kernel_shim/task.h"
+#include "kernel_shim/uaccess.h"
+#include "uapi/linux/sync_file.h"
 
 namespace kshim {
 
@@ -28,18 +28,23 @@ using sync_pt_list =
     boost::intrusive::list<sync_pt, boost::intrusive::member_hook<sync_pt, decltype(sync_pt::link), &sync_pt::link>,
                            boost::intrusive::constant_time_size<false>>;
 
-sync_timeline* dma_fence_parent(dma_fence* fence) { return container_of(fence->lock, sync_timeline, lock); }
+sync_timeline* dma_fence_parent(dma_fence* fence) {
+    return container_of(fence->lock, sync_timeline, lock);
+}
 
 sync_timeline* sync_timeline_create(const char* name) {
     auto* obj = knew<sync_timeline>(GFP_KERNEL);
-    if (!obj) return nullptr;
+    if (!obj)
+        return nullptr;
     obj->context = dma_fence_context_alloc(1);
     std::snprintf(obj->name, sizeof obj->name, "%s", name);
     timelines_live.fetch_add(1, std::memory_order_relaxed);
     return obj;
 }
 
-void sync_timeline_get(sync_timeline* obj) { kref_get(&obj->kref); }
+void sync_timeline_get(sync_timeline* obj) {
+    kref_get(&obj->kref);
+}
 
 void sync_timeline_put(sync_timeline* obj) {
     kref_put(&obj->kref, [obj](kref*) {
@@ -48,15 +53,21 @@ void sync_timeline_put(sync_timeline* obj) {
     });
 }
 
-const char* timeline_fence_get_driver_name(dma_fence*) { return "sw_sync"; }
-const char* timeline_fence_get_timeline_name(dma_fence* fence) { return dma_fence_parent(fence)->name; }
+const char* timeline_fence_get_driver_name(dma_fence*) {
+    return "sw_sync";
+}
+const char* timeline_fence_get_timeline_name(dma_fence* fence) {
+    return dma_fence_parent(fence)->name;
+}
 
 bool timeline_fence_signaled(dma_fence* fence) {
     sync_timeline* parent = dma_fence_parent(fence);
     return !__dma_fence_is_later(fence, fence->seqno, parent->value.load(std::memory_order_acquire));
 }
 
-bool timeline_fence_enable_signaling(dma_fence*) { return true; }
+bool timeline_fence_enable_signaling(dma_fence*) {
+    return true;
+}
 
 void timeline_fence_release(dma_fence* fence);
 void timeline_fence_set_deadline(dma_fence* fence, ktime_t deadline);
@@ -75,7 +86,8 @@ void timeline_fence_release(dma_fence* fence) {
     sync_timeline* parent = dma_fence_parent(fence);
     {
         SpinGuard g(parent->lock);
-        if (pt->node.is_linked()) parent->pt_tree.erase(parent->pt_tree.iterator_to(*pt));
+        if (pt->node.is_linked())
+            parent->pt_tree.erase(parent->pt_tree.iterator_to(*pt));
     }
     sync_timeline_put(parent);
     kdelete(pt);
@@ -85,7 +97,8 @@ void timeline_fence_set_deadline(dma_fence* fence, ktime_t deadline) {
     sync_pt* pt = container_of(fence, sync_pt, base);
     SpinGuard g(*fence->lock);
     if (dma_fence_test_flag(fence, SW_SYNC_HAS_DEADLINE_BIT)) {
-        if (deadline < pt->deadline) pt->deadline = deadline;
+        if (deadline < pt->deadline)
+            pt->deadline = deadline;
     } else {
         pt->deadline = deadline;
         dma_fence_set_flag(fence, SW_SYNC_HAS_DEADLINE_BIT);
@@ -100,12 +113,15 @@ void sync_timeline_take_locked(sync_timeline* obj, Pred&& reached, int error, sy
     lockdep_assert_held(&obj->lock);
     while (!obj->pt_tree.empty()) {
         sync_pt& pt = *obj->pt_tree.begin();
-        if (!reached(&pt)) break;
+        if (!reached(&pt))
+            break;
         obj->pt_tree.erase(obj->pt_tree.iterator_to(pt));
         // A point whose last reference is already gone is waiting for our lock in its release:
         // off the tree, it no longer needs us.
-        if (!dma_fence_get_rcu(&pt.base)) continue;
-        if (error && !dma_fence_test_signaled_flag(&pt.base)) dma_fence_set_error(&pt.base, error);
+        if (!dma_fence_get_rcu(&pt.base))
+            continue;
+        if (error && !dma_fence_test_signaled_flag(&pt.base))
+            dma_fence_set_error(&pt.base, error);
         dma_fence_signal_locked(&pt.base);
         signalled->push_back(pt);
     }
@@ -122,30 +138,36 @@ void put_signalled(sync_pt_list* signalled) {
 }  // namespace
 
 sync_pt* dma_fence_to_sync_pt(dma_fence* fence) {
-    if (dma_fence_ops_load(fence) != &timeline_fence_ops) return nullptr;
+    if (dma_fence_ops_load(fence) != &timeline_fence_ops)
+        return nullptr;
     return container_of(fence, sync_pt, base);
 }
 
-size_t sw_sync_timelines_live() { return timelines_live.load(std::memory_order_relaxed); }
+size_t sw_sync_timelines_live() {
+    return timelines_live.load(std::memory_order_relaxed);
+}
 
 void sync_timeline_signal(sync_timeline* obj, unsigned int inc) {
     sync_pt_list signalled;
     {
         SpinGuard g(obj->lock);
         obj->value.store(obj->value.load(std::memory_order_relaxed) + inc, std::memory_order_release);
-        sync_timeline_take_locked(obj, [](sync_pt* pt) { return timeline_fence_signaled(&pt->base); }, 0, &signalled);
+        sync_timeline_take_locked(
+            obj, [](sync_pt* pt) { return timeline_fence_signaled(&pt->base); }, 0, &signalled);
     }
     put_signalled(&signalled);
 }
 
 sync_pt* sync_pt_create(sync_timeline* obj, unsigned int value) {
     auto* pt = knew<sync_pt>(GFP_KERNEL);
-    if (!pt) return nullptr;
+    if (!pt)
+        return nullptr;
     sync_timeline_get(obj);
     dma_fence_init(&pt->base, &timeline_fence_ops, &obj->lock, obj->context, value);
 
     SpinGuard g(obj->lock);
-    if (dma_fence_is_signaled_locked(&pt->base)) return pt;  // born signalled: not on the tree
+    if (dma_fence_is_signaled_locked(&pt->base))
+        return pt;  // born signalled: not on the tree
     // An unsignalled point at the same seqno is the same fence, as long as it is still alive.
     auto [it, end] = obj->pt_tree.equal_range(*pt);
     for (; it != end; ++it) {
@@ -167,7 +189,8 @@ int sw_sync_debugfs_open(sync_timeline** out, const char* name) {
         name = t && !t->name.empty() ? t->name.c_str() : "upanthor";
     }
     sync_timeline* obj = sync_timeline_create(name);
-    if (!obj) return -ENOMEM;
+    if (!obj)
+        return -ENOMEM;
     *out = obj;
     return 0;
 }
@@ -176,7 +199,8 @@ int sw_sync_debugfs_release(sync_timeline* obj) {
     sync_pt_list signalled;
     {
         SpinGuard g(obj->lock);
-        sync_timeline_take_locked(obj, [](sync_pt*) { return true; }, -ENOENT, &signalled);
+        sync_timeline_take_locked(
+            obj, [](sync_pt*) { return true; }, -ENOENT, &signalled);
     }
     put_signalled(&signalled);
     sync_timeline_put(obj);
@@ -185,18 +209,22 @@ int sw_sync_debugfs_release(sync_timeline* obj) {
 
 static long sw_sync_ioctl_create_fence(sync_timeline* obj, u64 arg) {
     sw_sync_create_fence_data data;
-    if (copy_from_user(&data, arg, sizeof data)) return -EFAULT;
+    if (copy_from_user(&data, arg, sizeof data))
+        return -EFAULT;
     sync_pt* pt = sync_pt_create(obj, data.value);
-    if (!pt) return -ENOMEM;
+    if (!pt)
+        return -ENOMEM;
     sync_file* sf = sync_file_create(&pt->base);
     dma_fence_put(&pt->base);
-    if (!sf) return -ENOMEM;
+    if (!sf)
+        return -ENOMEM;
     return sync_file_fd_to_user(sf, arg, data);
 }
 
 static long sw_sync_ioctl_inc(sync_timeline* obj, u64 arg) {
     u32 value;
-    if (copy_from_user(&value, arg, sizeof value)) return -EFAULT;
+    if (copy_from_user(&value, arg, sizeof value))
+        return -EFAULT;
     while (value > INT_MAX) {
         sync_timeline_signal(obj, INT_MAX);
         value -= INT_MAX;
@@ -207,10 +235,13 @@ static long sw_sync_ioctl_inc(sync_timeline* obj, u64 arg) {
 
 static long sw_sync_ioctl_get_deadline(sync_timeline*, u64 arg) {
     sw_sync_get_deadline data;
-    if (copy_from_user(&data, arg, sizeof data)) return -EFAULT;
-    if (data.deadline_ns || data.pad) return -EINVAL;
+    if (copy_from_user(&data, arg, sizeof data))
+        return -EFAULT;
+    if (data.deadline_ns || data.pad)
+        return -EINVAL;
     sync_file* sf = sync_file_fdget(data.fence_fd);
-    if (!sf) return -EINVAL;
+    if (!sf)
+        return -EINVAL;
     dma_fence* fence = sync_file_get_fence(sf);
     sync_file_put(sf);
     sync_pt* pt = dma_fence_to_sync_pt(fence);
@@ -227,21 +258,19 @@ static long sw_sync_ioctl_get_deadline(sync_timeline*, u64 arg) {
             ret = -ENOENT;
     }
     dma_fence_put(fence);
-    if (ret) return ret;
-    if (copy_to_user(arg, &data, sizeof data)) return -EFAULT;
+    if (ret)
+        return ret;
+    if (copy_to_user(arg, &data, sizeof data))
+        return -EFAULT;
     return 0;
 }
 
 long sw_sync_ioctl(sync_timeline* obj, unsigned int cmd, u64 arg) {
     switch (cmd) {
-    case SW_SYNC_IOC_CREATE_FENCE:
-        return sw_sync_ioctl_create_fence(obj, arg);
-    case SW_SYNC_IOC_INC:
-        return sw_sync_ioctl_inc(obj, arg);
-    case SW_SYNC_GET_DEADLINE:
-        return sw_sync_ioctl_get_deadline(obj, arg);
-    default:
-        return -ENOTTY;
+    case SW_SYNC_IOC_CREATE_FENCE: return sw_sync_ioctl_create_fence(obj, arg);
+    case SW_SYNC_IOC_INC: return sw_sync_ioctl_inc(obj, arg);
+    case SW_SYNC_GET_DEADLINE: return sw_sync_ioctl_get_deadline(obj, arg);
+    default: return -ENOTTY;
     }
 }
 
@@ -250,12 +279,15 @@ namespace {
 int sw_sync_file_open(file* filp) {
     sync_timeline* obj = nullptr;
     const int ret = sw_sync_debugfs_open(&obj);
-    if (ret) return ret;
+    if (ret)
+        return ret;
     filp->private_data = obj;
     return 0;
 }
 
-int sw_sync_file_release(file* filp) { return sw_sync_debugfs_release(static_cast<sync_timeline*>(filp->private_data)); }
+int sw_sync_file_release(file* filp) {
+    return sw_sync_debugfs_release(static_cast<sync_timeline*>(filp->private_data));
+}
 
 long sw_sync_file_ioctl(file* filp, unsigned int cmd, unsigned long arg) {
     return sw_sync_ioctl(static_cast<sync_timeline*>(filp->private_data), cmd, arg);
@@ -270,7 +302,8 @@ const file_operations sw_sync_debugfs_fops = {
 };
 
 file* sw_sync_open_file(int flags) {
-    return open_chrdev_file(&sw_sync_debugfs_fops, static_cast<unsigned int>(flags) & (O_ACCMODE | O_NONBLOCK), "sw_sync");
+    return open_chrdev_file(&sw_sync_debugfs_fops, static_cast<unsigned int>(flags) & (O_ACCMODE | O_NONBLOCK),
+                            "sw_sync");
 }
 
 }  // namespace kshim

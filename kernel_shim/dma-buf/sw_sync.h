@@ -41,8 +41,7 @@ struct sync_pt_seqno_less {
     }
 };
 using sync_pt_tree =
-    boost::intrusive::multiset<sync_pt,
-                               boost::intrusive::member_hook<sync_pt, decltype(sync_pt::node), &sync_pt::node>,
+    boost::intrusive::multiset<sync_pt, boost::intrusive::member_hook<sync_pt, decltype(sync_pt::node), &sync_pt::node>,
                                boost::intrusive::compare<sync_pt_seqno_less>>;
 
 struct sync_timeline {

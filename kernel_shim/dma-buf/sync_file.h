@@ -24,9 +24,9 @@ struct eventfd_ctx;
 struct sync_file {
     struct file* file = nullptr;  // its references are the sync_file's
     char user_name[32] = {};
-    wait_queue_head wq;  // pollers; woken when the fence signals (once polled)
+    wait_queue_head wq;                     // pollers; woken when the fence signals (once polled)
     std::atomic<bool> poll_enabled{false};  // upstream's POLL_ENABLED bit: cb armed
-    dma_fence* fence = nullptr;  // one reference
+    dma_fence* fence = nullptr;             // one reference
     dma_fence_cb cb;
 };
 

@@ -10,7 +10,8 @@ namespace kshim {
 
 int anon_inode_getfd(const char* name, const file_operations* fops, void* priv, int flags) {
     const int fd = get_unused_fd_flags(static_cast<unsigned int>(flags));
-    if (fd < 0) return fd;
+    if (fd < 0)
+        return fd;
     file* f = anon_inode_getfile(name, fops, priv, flags);
     if (IS_ERR(f)) {
         put_unused_fd(fd);

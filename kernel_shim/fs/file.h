@@ -52,10 +52,10 @@ inline constexpr fmode_t FMODE_WRITE = 0x2;
 // The part of vm_area_struct the VFS and the file's mmap op share; the mm of this tree
 // (drm/drm_mmap.h, drm::VmArea) extends it with the mapping's pages and ops.
 struct vm_area_struct {
-    file* vm_file = nullptr;      // one reference, for the mapping's lifetime (when set)
-    u64 vm_pgoff = 0;             // mmap offset in pages
-    size_t length = 0;            // bytes, page multiple
-    unsigned long vm_flags = 0;   // VM_* (drm/drm_mmap.h)
+    file* vm_file = nullptr;     // one reference, for the mapping's lifetime (when set)
+    u64 vm_pgoff = 0;            // mmap offset in pages
+    size_t length = 0;           // bytes, page multiple
+    unsigned long vm_flags = 0;  // VM_* (drm/drm_mmap.h)
 };
 
 // Only the operations some file of this tree has. `arg`, `buf`: user pointers
@@ -103,7 +103,9 @@ inline file* get_file(file* f) {
 bool get_file_unless_zero(file* f);
 // Drops a reference; the last runs f_op->release and frees the file (see the DOC).
 void fput(file* f);
-inline long file_count(const file* f) { return f->f_count.load(std::memory_order_relaxed); }
+inline long file_count(const file* f) {
+    return f->f_count.load(std::memory_order_relaxed);
+}
 // Files alive (leak checks).
 long files_live();
 
@@ -121,7 +123,8 @@ struct poll_table_struct {
     __poll_t _key = ~0u;
 };
 inline void poll_wait(file* filp, wait_queue_head* wqh, poll_table* p) {
-    if (p && p->_qproc && wqh) p->_qproc(filp, wqh, p);
+    if (p && p->_qproc && wqh)
+        p->_qproc(filp, wqh, p);
 }
 // f_op->poll, or DEFAULT_POLLMASK for a file without one.
 __poll_t vfs_poll(file* f, poll_table* pt);

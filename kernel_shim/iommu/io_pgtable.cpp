@@ -20,19 +20,19 @@ u64 arm_lpae_s1_tcr_value(const IoPgtableCfg& cfg) {
 
 IoPgtableOps* alloc_io_pgtable_ops(IoPgtableFmt fmt, IoPgtableCfg* cfg, void* cookie) {
     // A custom allocator must come as a pair: tables allocated by one are freed by the other.
-    if (WARN_ON(!cfg->alloc != !cfg->free)) return nullptr;
+    if (WARN_ON(!cfg->alloc != !cfg->free))
+        return nullptr;
 
     IoPgtable* iop = nullptr;
     switch (fmt) {
-    case IoPgtableFmt::ARM_64_LPAE_S1:
-        iop = arm_64_lpae_alloc_pgtable_s1(cfg, cookie);
-        break;
+    case IoPgtableFmt::ARM_64_LPAE_S1: iop = arm_64_lpae_alloc_pgtable_s1(cfg, cookie); break;
     }
     return iop;
 }
 
 void free_io_pgtable_ops(IoPgtableOps* ops) {
-    if (!ops) return;
+    if (!ops)
+        return;
     IoPgtable* iop = io_pgtable_ops_to_pgtable(ops);
     io_pgtable_tlb_flush_all(iop);
     kshim::kdelete(iop);

@@ -93,8 +93,8 @@ class IoPgtableOps {
 public:
     // Maps pgcount pages of pgsize at iova -> paddr. On success adds the bytes mapped to *mapped
     // and returns 0; on failure returns -errno and changes nothing (see docs/pgtable.md).
-    virtual int map_pages(unsigned long iova, phys_addr_t paddr, size_t pgsize, size_t pgcount, int prot,
-                          gfp_t gfp, size_t* mapped) = 0;
+    virtual int map_pages(unsigned long iova, phys_addr_t paddr, size_t pgsize, size_t pgcount, int prot, gfp_t gfp,
+                          size_t* mapped) = 0;
     // Unmaps up to pgcount entries of pgsize; returns the bytes unmapped (stops at a hole).
     virtual size_t unmap_pages(unsigned long iova, size_t pgsize, size_t pgcount, IommuIotlbGather* gather) = 0;
     // The physical address iova translates to, or 0 when unmapped.
@@ -117,16 +117,21 @@ public:
     IoPgtableCfg cfg_;
 };
 
-inline IoPgtable* io_pgtable_ops_to_pgtable(IoPgtableOps* ops) { return static_cast<IoPgtable*>(ops); }
+inline IoPgtable* io_pgtable_ops_to_pgtable(IoPgtableOps* ops) {
+    return static_cast<IoPgtable*>(ops);
+}
 
 inline void io_pgtable_tlb_flush_all(IoPgtable* iop) {
-    if (iop->cfg_.tlb && iop->cfg_.tlb->tlb_flush_all) iop->cfg_.tlb->tlb_flush_all(iop->cookie_);
+    if (iop->cfg_.tlb && iop->cfg_.tlb->tlb_flush_all)
+        iop->cfg_.tlb->tlb_flush_all(iop->cookie_);
 }
 inline void io_pgtable_tlb_flush_walk(IoPgtable* iop, unsigned long iova, size_t size, size_t granule) {
-    if (iop->cfg_.tlb && iop->cfg_.tlb->tlb_flush_walk) iop->cfg_.tlb->tlb_flush_walk(iova, size, granule, iop->cookie_);
+    if (iop->cfg_.tlb && iop->cfg_.tlb->tlb_flush_walk)
+        iop->cfg_.tlb->tlb_flush_walk(iova, size, granule, iop->cookie_);
 }
 inline void io_pgtable_tlb_add_page(IoPgtable* iop, IommuIotlbGather* gather, unsigned long iova, size_t granule) {
-    if (iop->cfg_.tlb && iop->cfg_.tlb->tlb_add_page) iop->cfg_.tlb->tlb_add_page(gather, iova, granule, iop->cookie_);
+    if (iop->cfg_.tlb && iop->cfg_.tlb->tlb_add_page)
+        iop->cfg_.tlb->tlb_add_page(gather, iova, granule, iop->cookie_);
 }
 
 // Allocates page tables described by *cfg (which is updated: pgsize_bitmap restricted, ias/oas

@@ -39,8 +39,12 @@ using kshim::u64;
 // host, so run loops compile to plain vector loads and stores.
 typedef u64 v2u64 __attribute__((vector_size(16), aligned(8), may_alias));
 
-inline v2u64 load2(const arm_lpae_iopte* p) { return *reinterpret_cast<const v2u64*>(p); }
-inline void store2(arm_lpae_iopte* p, v2u64 v) { *reinterpret_cast<v2u64*>(p) = v; }
+inline v2u64 load2(const arm_lpae_iopte* p) {
+    return *reinterpret_cast<const v2u64*>(p);
+}
+inline void store2(arm_lpae_iopte* p, v2u64 v) {
+    *reinterpret_cast<v2u64*>(p) = v;
+}
 
 // Bitwise OR of a run of entries: zero iff every entry is empty.
 inline u64 ptes_or(const arm_lpae_iopte* p, size_t n) {
@@ -57,7 +61,8 @@ inline u64 ptes_or(const arm_lpae_iopte* p, size_t n) {
         a |= b | c | d;
         acc = a[0] | a[1];
     }
-    for (; i < n; i++) acc |= p[i];
+    for (; i < n; i++)
+        acc |= p[i];
     return acc;
 }
 
@@ -67,9 +72,11 @@ inline size_t ptes_valid_prefix(const arm_lpae_iopte* p, size_t n) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         v2u64 a = load2(p + i) & load2(p + i + 2) & load2(p + i + 4) & load2(p + i + 6);
-        if (!(a[0] & a[1] & ARM_LPAE_PTE_VALID)) break;
+        if (!(a[0] & a[1] & ARM_LPAE_PTE_VALID))
+            break;
     }
-    while (i < n && (p[i] & ARM_LPAE_PTE_VALID)) i++;
+    while (i < n && (p[i] & ARM_LPAE_PTE_VALID))
+        i++;
     return i;
 }
 
@@ -91,7 +98,8 @@ inline void ptes_fill(arm_lpae_iopte* p, size_t n, u64 first, u64 step) {
             d += inc;
         }
     }
-    for (; i < n; i++) p[i] = first + i * step;
+    for (; i < n; i++)
+        p[i] = first + i * step;
 }
 
 // Tables allocated before __arm_lpae_map runs, chained through their (otherwise zero) first word.
@@ -137,7 +145,8 @@ class ArmLpaeIoPgtable final : public IoPgtable {
 public:
     ArmLpaeIoPgtable(void* cookie, const IoPgtableCfg& cfg) : IoPgtable(IoPgtableFmt::ARM_64_LPAE_S1, cookie, cfg) {}
     ~ArmLpaeIoPgtable() override {
-        if (pgd_) __arm_lpae_free_pgtable(start_level_, pgd_);
+        if (pgd_)
+            __arm_lpae_free_pgtable(start_level_, pgd_);
     }
 
     int map_pages(unsigned long iova, phys_addr_t paddr, size_t pgsize, size_t pgcount, int iommu_prot, gfp_t gfp,
@@ -168,9 +177,11 @@ public:
             shift_[lvl] = (ARM_LPAE_MAX_LEVELS - lvl) * bits_per_level_ + 3;
             idx_mask_[lvl] = (u64{1} << (lvl == start_level_ ? pgd_bits_ : bits_per_level_)) - 1;
         }
-        for (int b = 0; b < 64; b++) level_of_shift_[b] = -1;
+        for (int b = 0; b < 64; b++)
+            level_of_shift_[b] = -1;
         for (int lvl = start_level_; lvl < ARM_LPAE_MAX_LEVELS; lvl++)
-            if (shift_[lvl] < 64) level_of_shift_[shift_[lvl]] = static_cast<signed char>(lvl);
+            if (shift_[lvl] < 64)
+                level_of_shift_[shift_[lvl]] = static_cast<signed char>(lvl);
         p2v_ = reinterpret_cast<u64>(kshim::phys_to_virt(kshim::kPhysBase)) - kshim::kPhysBase;
         granule_64k_ = granule() == SZ_64K;
     }
@@ -180,9 +191,7 @@ public:
     size_t granule() const { return size_t{8} << bits_per_level_; }
     size_t pgd_size() const { return size_t{8} << pgd_bits_; }
     size_t table_size(int lvl) const { return lvl == start_level_ ? pgd_size() : granule(); }
-    size_t ptes_per_table(int lvl) const {
-        return size_t{1} << (lvl == start_level_ ? pgd_bits_ : bits_per_level_);
-    }
+    size_t ptes_per_table(int lvl) const { return size_t{1} << (lvl == start_level_ ? pgd_bits_ : bits_per_level_); }
     size_t lvl_idx(u64 iova, int lvl) const { return (iova >> shift_[lvl]) & idx_mask_[lvl]; }
     // The level whose entries map exactly pgsize (a power of two), or -1.
     int leaf_level(size_t pgsize) const { return level_of_shift_[std::countr_zero(pgsize)]; }
@@ -200,7 +209,8 @@ public:
     }
     phys_addr_t iopte_to_paddr(arm_lpae_iopte pte) const {
         u64 paddr = pte & ARM_LPAE_PTE_ADDR_MASK;
-        if (!granule_64k_) return paddr;
+        if (!granule_64k_)
+            return paddr;
         return (paddr | (paddr << (48 - 12))) & (ARM_LPAE_PTE_ADDR_MASK << 4);
     }
     arm_lpae_iopte* iopte_deref(arm_lpae_iopte pte) const {
@@ -212,10 +222,9 @@ public:
     int arm_lpae_check_range(int lvl, arm_lpae_iopte* table, u64 start, u64 end, int leaf, MapCheck* chk) const;
     int arm_lpae_map_slow(u64 start, u64 end, u64 pa_delta, int leaf, arm_lpae_iopte prot, gfp_t gfp);
     void arm_lpae_clear_run(u64 start, u64 end, int leaf);
-    void __arm_lpae_map(int lvl, arm_lpae_iopte* table, u64 start, u64 end, u64 pa_delta, int leaf,
-                        arm_lpae_iopte prot, bool replace, TableStash* stash);
-    void __arm_lpae_init_pte(phys_addr_t paddr, arm_lpae_iopte prot, int lvl, size_t num_entries,
-                             arm_lpae_iopte* ptep);
+    void __arm_lpae_map(int lvl, arm_lpae_iopte* table, u64 start, u64 end, u64 pa_delta, int leaf, arm_lpae_iopte prot,
+                        bool replace, TableStash* stash);
+    void __arm_lpae_init_pte(phys_addr_t paddr, arm_lpae_iopte prot, int lvl, size_t num_entries, arm_lpae_iopte* ptep);
     void arm_lpae_install_table(arm_lpae_iopte* table, arm_lpae_iopte* ptep);
     size_t __arm_lpae_unmap(u64 iova, size_t size, int lvl, arm_lpae_iopte* ptep, size_t num_entries,
                             IommuIotlbGather* gather);
@@ -227,7 +236,8 @@ void* ArmLpaeIoPgtable::__arm_lpae_alloc_pages(size_t size, gfp_t gfp) {
     // Very small top-level tables still need 64-byte alignment in hardware.
     size_t alloc_size = std::max<size_t>(size, 64);
     void* pages = cfg_.alloc ? cfg_.alloc(cookie_, alloc_size, gfp) : default_alloc_pages(alloc_size, gfp);
-    if (!pages) return nullptr;
+    if (!pages)
+        return nullptr;
     // The walker only knows physical addresses: a table outside the arena, or not aligned to its
     // size, could never be reached through a descriptor.
     phys_addr_t pa = kshim::virt_to_phys(pages);
@@ -248,8 +258,10 @@ void ArmLpaeIoPgtable::__arm_lpae_free_pages(void* pages, size_t size) {
 
 arm_lpae_iopte ArmLpaeIoPgtable::arm_lpae_prot_to_pte(int prot) const {
     arm_lpae_iopte pte = ARM_LPAE_PTE_nG;
-    if (!(prot & IOMMU_WRITE) && (prot & IOMMU_READ)) pte |= ARM_LPAE_PTE_AP_RDONLY;
-    if (!(prot & IOMMU_PRIV)) pte |= ARM_LPAE_PTE_AP_UNPRIV;
+    if (!(prot & IOMMU_WRITE) && (prot & IOMMU_READ))
+        pte |= ARM_LPAE_PTE_AP_RDONLY;
+    if (!(prot & IOMMU_PRIV))
+        pte |= ARM_LPAE_PTE_AP_UNPRIV;
 
     if (prot & IOMMU_MMIO)
         pte |= arm_lpae_iopte{ARM_LPAE_MAIR_ATTR_IDX_DEV} << ARM_LPAE_PTE_ATTRINDX_SHIFT;
@@ -257,8 +269,10 @@ arm_lpae_iopte ArmLpaeIoPgtable::arm_lpae_prot_to_pte(int prot) const {
         pte |= arm_lpae_iopte{ARM_LPAE_MAIR_ATTR_IDX_CACHE} << ARM_LPAE_PTE_ATTRINDX_SHIFT;
 
     pte |= (prot & IOMMU_CACHE) ? ARM_LPAE_PTE_SH_IS : ARM_LPAE_PTE_SH_OS;
-    if (prot & IOMMU_NOEXEC) pte |= ARM_LPAE_PTE_XN;
-    if (cfg_.quirks & IO_PGTABLE_QUIRK_ARM_NS) pte |= ARM_LPAE_PTE_NS;
+    if (prot & IOMMU_NOEXEC)
+        pte |= ARM_LPAE_PTE_XN;
+    if (cfg_.quirks & IO_PGTABLE_QUIRK_ARM_NS)
+        pte |= ARM_LPAE_PTE_NS;
     // Nothing tracks accesses, so an unset AF would only turn the first access into a fault.
     pte |= ARM_LPAE_PTE_AF;
     return pte;
@@ -275,11 +289,14 @@ size_t ArmLpaeIoPgtable::tables_needed(int lvl, u64 start, u64 end, int leaf) co
 
 bool ArmLpaeIoPgtable::subtree_empty(int lvl, const arm_lpae_iopte* table) const {
     size_t n = ptes_per_table(lvl);
-    if (lvl == ARM_LPAE_MAX_LEVELS - 1) return ptes_or(table, n) == 0;
+    if (lvl == ARM_LPAE_MAX_LEVELS - 1)
+        return ptes_or(table, n) == 0;
     for (size_t i = 0; i < n; i++) {
         arm_lpae_iopte pte = table[i];
-        if (!pte) continue;
-        if (!iopte_table(pte, lvl) || !subtree_empty(lvl + 1, iopte_deref(pte))) return false;
+        if (!pte)
+            continue;
+        if (!iopte_table(pte, lvl) || !subtree_empty(lvl + 1, iopte_deref(pte)))
+            return false;
     }
     return true;
 }
@@ -289,10 +306,12 @@ int ArmLpaeIoPgtable::arm_lpae_check_range(int lvl, arm_lpae_iopte* table, u64 s
     if (lvl == leaf) {
         arm_lpae_iopte* ptep = table + lvl_idx(start, lvl);
         size_t n = (end - start) >> lvl_shift(lvl);
-        if (!ptes_or(ptep, n)) return 0;
+        if (!ptes_or(ptep, n))
+            return 0;
         for (size_t i = 0; i < n; i++) {
             arm_lpae_iopte pte = ptep[i];
-            if (!pte) continue;
+            if (!pte)
+                continue;
             // An emptied table may give way to a block; anything live must be unmapped first.
             if (iopte_table(pte, lvl) && subtree_empty(lvl + 1, iopte_deref(pte))) {
                 chk->replace = true;
@@ -311,7 +330,8 @@ int ArmLpaeIoPgtable::arm_lpae_check_range(int lvl, arm_lpae_iopte* table, u64 s
             chk->missing += tables_needed(lvl, start, sub_end, leaf);
         } else if (iopte_table(pte, lvl)) {
             int ret = arm_lpae_check_range(lvl + 1, iopte_deref(pte), start, sub_end, leaf, chk);
-            if (ret) return ret;
+            if (ret)
+                return ret;
         } else {
             return -EEXIST;  // a larger block already covers part of the range
         }
@@ -327,12 +347,14 @@ void ArmLpaeIoPgtable::__arm_lpae_init_pte(phys_addr_t paddr, arm_lpae_iopte pro
         ptes_fill(ptep, num_entries, prot | paddr_to_iopte(paddr), sz);
         return;
     }
-    for (size_t i = 0; i < num_entries; i++) ptep[i] = prot | paddr_to_iopte(paddr + i * sz);
+    for (size_t i = 0; i < num_entries; i++)
+        ptep[i] = prot | paddr_to_iopte(paddr + i * sz);
 }
 
 void ArmLpaeIoPgtable::arm_lpae_install_table(arm_lpae_iopte* table, arm_lpae_iopte* ptep) {
     arm_lpae_iopte pte = paddr_to_iopte(kshim::virt_to_phys(table)) | ARM_LPAE_PTE_TYPE_TABLE;
-    if (cfg_.quirks & IO_PGTABLE_QUIRK_ARM_NS) pte |= ARM_LPAE_PTE_NSTABLE;
+    if (cfg_.quirks & IO_PGTABLE_QUIRK_ARM_NS)
+        pte |= ARM_LPAE_PTE_NSTABLE;
     // A concurrent walker must see the zeroed table before the descriptor that points to it.
     __atomic_store_n(ptep, pte, __ATOMIC_RELEASE);
 }
@@ -346,7 +368,8 @@ void ArmLpaeIoPgtable::__arm_lpae_map(int lvl, arm_lpae_iopte* table, u64 start,
         if (replace) {
             for (size_t i = 0; i < n; i++) {
                 arm_lpae_iopte pte = ptep[i];
-                if (!pte) continue;
+                if (!pte)
+                    continue;
                 // arm_lpae_check_range proved this is an empty table.
                 ptep[i] = 0;
                 io_pgtable_tlb_flush_walk(this, start + i * bsz, bsz, granule());
@@ -373,27 +396,31 @@ void ArmLpaeIoPgtable::__arm_lpae_map(int lvl, arm_lpae_iopte* table, u64 start,
     }
 }
 
-int ArmLpaeIoPgtable::map_pages(unsigned long iova, phys_addr_t paddr, size_t pgsize, size_t pgcount,
-                                int iommu_prot, gfp_t gfp, size_t* mapped) {
+int ArmLpaeIoPgtable::map_pages(unsigned long iova, phys_addr_t paddr, size_t pgsize, size_t pgcount, int iommu_prot,
+                                gfp_t gfp, size_t* mapped) {
     const IoPgtableCfg& cfg = cfg_;
 
-    if (WARN_ON(!pgsize || (pgsize & (pgsize - 1)) || (pgsize & cfg.pgsize_bitmap) != pgsize)) return -EINVAL;
-    if (!pgcount) return 0;
+    if (WARN_ON(!pgsize || (pgsize & (pgsize - 1)) || (pgsize & cfg.pgsize_bitmap) != pgsize))
+        return -EINVAL;
+    if (!pgcount)
+        return 0;
     // The iommu core's alignment check, done here because we are the core in this shim.
-    if ((iova | paddr) & (pgsize - 1)) return -EINVAL;
+    if ((iova | paddr) & (pgsize - 1))
+        return -EINVAL;
     const int pg_shift = std::countr_zero(pgsize);
     if (WARN_ON(iova >> cfg.ias || paddr >> cfg.oas || pgcount > (((u64{1} << cfg.ias) - iova) >> pg_shift) ||
-                     (paddr + (u64{pgcount} << pg_shift) - 1) >> cfg.oas))
+                (paddr + (u64{pgcount} << pg_shift) - 1) >> cfg.oas))
         return -ERANGE;
-    if (!(iommu_prot & (IOMMU_READ | IOMMU_WRITE))) return -EINVAL;
+    if (!(iommu_prot & (IOMMU_READ | IOMMU_WRITE)))
+        return -EINVAL;
 
     const int leaf = leaf_level(pgsize);
-    if (WARN_ON(leaf < 0)) return -EINVAL;
+    if (WARN_ON(leaf < 0))
+        return -EINVAL;
     const u64 start = iova, end = iova + (u64{pgcount} << pg_shift);
     const u64 pa_delta = paddr - iova;
-    const arm_lpae_iopte prot =
-        arm_lpae_prot_to_pte(iommu_prot) |
-        (leaf == ARM_LPAE_MAX_LEVELS - 1 ? ARM_LPAE_PTE_TYPE_PAGE : ARM_LPAE_PTE_TYPE_BLOCK);
+    const arm_lpae_iopte prot = arm_lpae_prot_to_pte(iommu_prot) |
+                                (leaf == ARM_LPAE_MAX_LEVELS - 1 ? ARM_LPAE_PTE_TYPE_PAGE : ARM_LPAE_PTE_TYPE_BLOCK);
 
     // Fast path: while every table on the way exists and the target run is empty, check and fill
     // each leaf table in one visit. Nothing it writes needs undoing unless the rest fails.
@@ -403,14 +430,17 @@ int ArmLpaeIoPgtable::map_pages(unsigned long iova, phys_addr_t paddr, size_t pg
         int lvl = start_level_;
         for (; lvl < leaf; lvl++) {
             arm_lpae_iopte pte = table[lvl_idx(cur, lvl)];
-            if (!iopte_table(pte, lvl)) break;
+            if (!iopte_table(pte, lvl))
+                break;
             table = iopte_deref(pte);
         }
-        if (lvl != leaf) break;
+        if (lvl != leaf)
+            break;
         const size_t idx = lvl_idx(cur, leaf);
         const size_t n = std::min<u64>((end - cur) >> pg_shift, idx_mask_[leaf] + 1 - idx);
         arm_lpae_iopte* ptep = table + idx;
-        if (ptes_or(ptep, n)) break;
+        if (ptes_or(ptep, n))
+            break;
         __arm_lpae_init_pte(cur + pa_delta, prot, leaf, n, ptep);
         cur += u64{n} << pg_shift;
     }
@@ -431,8 +461,7 @@ int ArmLpaeIoPgtable::map_pages(unsigned long iova, phys_addr_t paddr, size_t pg
 
 // The rest of a map the fast path could not finish: missing tables, emptied tables to replace by
 // blocks, or a conflict. Two-phase, so that it either succeeds completely or changes nothing.
-int ArmLpaeIoPgtable::arm_lpae_map_slow(u64 start, u64 end, u64 pa_delta, int leaf, arm_lpae_iopte prot,
-                                        gfp_t gfp) {
+int ArmLpaeIoPgtable::arm_lpae_map_slow(u64 start, u64 end, u64 pa_delta, int leaf, arm_lpae_iopte prot, gfp_t gfp) {
     MapCheck chk;
     int ret = arm_lpae_check_range(start_level_, pgd_, start, end, leaf, &chk);
     if (ret) {
@@ -444,7 +473,8 @@ int ArmLpaeIoPgtable::arm_lpae_map_slow(u64 start, u64 end, u64 pa_delta, int le
     for (size_t i = 0; i < chk.missing; i++) {
         auto* table = static_cast<arm_lpae_iopte*>(__arm_lpae_alloc_pages(granule(), gfp));
         if (!table) {
-            while (stash.head) __arm_lpae_free_pages(stash.pop(), granule());
+            while (stash.head)
+                __arm_lpae_free_pages(stash.pop(), granule());
             return -ENOMEM;
         }
         stash.push(table);
@@ -459,10 +489,12 @@ int ArmLpaeIoPgtable::arm_lpae_map_slow(u64 start, u64 end, u64 pa_delta, int le
 // existed before, so clearing them restores the old state. They were briefly live, so the walk
 // cache is invalidated for the range.
 void ArmLpaeIoPgtable::arm_lpae_clear_run(u64 start, u64 end, int leaf) {
-    if (start == end) return;
+    if (start == end)
+        return;
     for (u64 cur = start; cur < end;) {
         arm_lpae_iopte* table = pgd_;
-        for (int lvl = start_level_; lvl < leaf; lvl++) table = iopte_deref(table[lvl_idx(cur, lvl)]);
+        for (int lvl = start_level_; lvl < leaf; lvl++)
+            table = iopte_deref(table[lvl_idx(cur, lvl)]);
         const size_t idx = lvl_idx(cur, leaf);
         const size_t n = std::min<u64>((end - cur) >> lvl_shift(leaf), idx_mask_[leaf] + 1 - idx);
         std::memset(table + idx, 0, n * sizeof(arm_lpae_iopte));
@@ -482,39 +514,49 @@ void ArmLpaeIoPgtable::arm_lpae_free_tables_in_run(u64 iova, size_t size, int lv
         size_t k = 0, first = 0, last = 0;
         for (size_t j = 0; j < m; j++) {
             arm_lpae_iopte pte = ptep[base + j];
-            if (!iopte_table(pte, lvl)) continue;
+            if (!iopte_table(pte, lvl))
+                continue;
             ptep[base + j] = 0;
-            if (!k) first = j;
+            if (!k)
+                first = j;
             last = j;
             old[k++] = pte;
         }
-        if (!k) continue;
+        if (!k)
+            continue;
         io_pgtable_tlb_flush_walk(this, iova + (base + first) * size, (last - first + 1) * size, granule());
-        for (size_t t = 0; t < k; t++) __arm_lpae_free_pgtable(lvl + 1, iopte_deref(old[t]));
+        for (size_t t = 0; t < k; t++)
+            __arm_lpae_free_pgtable(lvl + 1, iopte_deref(old[t]));
     }
 }
 
 size_t ArmLpaeIoPgtable::__arm_lpae_unmap(u64 iova, size_t size, int lvl, arm_lpae_iopte* ptep, size_t num_entries,
                                           IommuIotlbGather* gather) {
     size_t i = ptes_valid_prefix(ptep, num_entries);
-    if (!i) return 0;
-    if (lvl != ARM_LPAE_MAX_LEVELS - 1) arm_lpae_free_tables_in_run(iova, size, lvl, ptep, i);
+    if (!i)
+        return 0;
+    if (lvl != ARM_LPAE_MAX_LEVELS - 1)
+        arm_lpae_free_tables_in_run(iova, size, lvl, ptep, i);
     if (i == 1)
         ptep[0] = 0;
     else
         std::memset(ptep, 0, i * sizeof(*ptep));
 
     if (gather && !iommu_iotlb_gather_queued(gather) && cfg_.tlb && cfg_.tlb->tlb_add_page)
-        for (size_t j = 0; j < i; j++) io_pgtable_tlb_add_page(this, gather, iova + j * size, size);
+        for (size_t j = 0; j < i; j++)
+            io_pgtable_tlb_add_page(this, gather, iova + j * size, size);
     return i;
 }
 
 size_t ArmLpaeIoPgtable::unmap_pages(unsigned long iova, size_t pgsize, size_t pgcount, IommuIotlbGather* gather) {
     const IoPgtableCfg& cfg = cfg_;
-    if (WARN_ON(!pgsize || (pgsize & (pgsize - 1)) || (pgsize & cfg.pgsize_bitmap) != pgsize || !pgcount)) return 0;
-    if (WARN_ON(iova >> cfg.ias || (iova & (pgsize - 1)))) return 0;
+    if (WARN_ON(!pgsize || (pgsize & (pgsize - 1)) || (pgsize & cfg.pgsize_bitmap) != pgsize || !pgcount))
+        return 0;
+    if (WARN_ON(iova >> cfg.ias || (iova & (pgsize - 1))))
+        return 0;
     const int leaf = leaf_level(pgsize);
-    if (WARN_ON(leaf < 0)) return 0;
+    if (WARN_ON(leaf < 0))
+        return 0;
     // Nothing exists past the end of the input address space.
     pgcount = std::min<u64>(pgcount, ((u64{1} << cfg.ias) - iova) >> std::countr_zero(pgsize));
 
@@ -553,13 +595,17 @@ size_t ArmLpaeIoPgtable::unmap_pages(unsigned long iova, size_t pgsize, size_t p
 }
 
 phys_addr_t ArmLpaeIoPgtable::iova_to_phys(unsigned long iova) {
-    if (iova >> cfg_.ias) return 0;
+    if (iova >> cfg_.ias)
+        return 0;
     const arm_lpae_iopte* table = pgd_;
     for (int lvl = start_level_; lvl < ARM_LPAE_MAX_LEVELS; lvl++) {
         arm_lpae_iopte pte = __atomic_load_n(&table[lvl_idx(iova, lvl)], __ATOMIC_RELAXED);
-        if (!pte) return 0;
-        if (iopte_leaf(pte, lvl)) return iopte_to_paddr(pte) | (iova & (block_size(lvl) - 1));
-        if (!iopte_table(pte, lvl)) return 0;
+        if (!pte)
+            return 0;
+        if (iopte_leaf(pte, lvl))
+            return iopte_to_paddr(pte) | (iova & (block_size(lvl) - 1));
+        if (!iopte_table(pte, lvl))
+            return 0;
         table = iopte_deref(pte);
     }
     return 0;
@@ -570,7 +616,8 @@ void ArmLpaeIoPgtable::__arm_lpae_free_pgtable(int lvl, arm_lpae_iopte* table) {
         size_t n = ptes_per_table(lvl);
         for (size_t i = 0; i < n; i++) {
             arm_lpae_iopte pte = table[i];
-            if (pte && iopte_table(pte, lvl)) __arm_lpae_free_pgtable(lvl + 1, iopte_deref(pte));
+            if (pte && iopte_table(pte, lvl))
+                __arm_lpae_free_pgtable(lvl + 1, iopte_deref(pte));
         }
     }
     __arm_lpae_free_pages(table, table_size(lvl));
@@ -591,19 +638,15 @@ void arm_lpae_restrict_pgsizes(IoPgtableCfg* cfg) {
         granule = 0;
 
     switch (granule) {
-    case SZ_4K:
-        page_sizes = SZ_4K | SZ_2M | SZ_1G;
-        break;
-    case SZ_16K:
-        page_sizes = SZ_16K | SZ_32M;
-        break;
+    case SZ_4K: page_sizes = SZ_4K | SZ_2M | SZ_1G; break;
+    case SZ_16K: page_sizes = SZ_16K | SZ_32M; break;
     case SZ_64K:
         max_addr_bits = 52;
         page_sizes = SZ_64K | SZ_512M;
-        if (cfg->oas > 48) page_sizes |= 1ul << 42;  // 4 TiB blocks need the 52-bit output format
+        if (cfg->oas > 48)
+            page_sizes |= 1ul << 42;  // 4 TiB blocks need the 52-bit output format
         break;
-    default:
-        page_sizes = 0;
+    default: page_sizes = 0;
     }
 
     cfg->pgsize_bitmap &= page_sizes;
@@ -618,19 +661,24 @@ IoPgtable* arm_64_lpae_alloc_pgtable_s1(IoPgtableCfg* cfg, void* cookie) {
         return nullptr;
 
     arm_lpae_restrict_pgsizes(cfg);
-    if (!(cfg->pgsize_bitmap & (SZ_4K | SZ_16K | SZ_64K))) return nullptr;
-    if (cfg->ias > ARM_LPAE_MAX_ADDR_BITS || cfg->oas > ARM_LPAE_MAX_ADDR_BITS) return nullptr;
+    if (!(cfg->pgsize_bitmap & (SZ_4K | SZ_16K | SZ_64K)))
+        return nullptr;
+    if (cfg->ias > ARM_LPAE_MAX_ADDR_BITS || cfg->oas > ARM_LPAE_MAX_ADDR_BITS)
+        return nullptr;
 
     const int pg_shift = std::countr_zero(cfg->pgsize_bitmap);
     const int bits_per_level = pg_shift - 3;
     const int va_bits = int(cfg->ias) - pg_shift;
-    if (va_bits <= 0) return nullptr;
+    if (va_bits <= 0)
+        return nullptr;
     const int levels = (va_bits + bits_per_level - 1) / bits_per_level;
-    if (levels > ARM_LPAE_MAX_LEVELS) return nullptr;
+    if (levels > ARM_LPAE_MAX_LEVELS)
+        return nullptr;
 
     auto& tcr = cfg->arm_lpae_s1_cfg.tcr;
     if (cfg->coherent_walk) {
-        if (cfg->quirks & IO_PGTABLE_QUIRK_ARM_OUTER_WBWA) return nullptr;
+        if (cfg->quirks & IO_PGTABLE_QUIRK_ARM_OUTER_WBWA)
+            return nullptr;
         tcr.sh = ARM_LPAE_TCR_SH_IS;
         tcr.irgn = ARM_LPAE_TCR_RGN_WBWA;
         tcr.orgn = ARM_LPAE_TCR_RGN_WBWA;
@@ -641,15 +689,9 @@ IoPgtable* arm_64_lpae_alloc_pgtable_s1(IoPgtableCfg* cfg, void* cookie) {
     }
 
     switch (1ul << pg_shift) {
-    case SZ_4K:
-        tcr.tg = ARM_LPAE_TCR_TG0_4K;
-        break;
-    case SZ_16K:
-        tcr.tg = ARM_LPAE_TCR_TG0_16K;
-        break;
-    case SZ_64K:
-        tcr.tg = ARM_LPAE_TCR_TG0_64K;
-        break;
+    case SZ_4K: tcr.tg = ARM_LPAE_TCR_TG0_4K; break;
+    case SZ_16K: tcr.tg = ARM_LPAE_TCR_TG0_16K; break;
+    case SZ_64K: tcr.tg = ARM_LPAE_TCR_TG0_64K; break;
     }
 
     switch (cfg->oas) {
@@ -671,7 +713,8 @@ IoPgtable* arm_64_lpae_alloc_pgtable_s1(IoPgtableCfg* cfg, void* cookie) {
         (ARM_LPAE_MAIR_ATTR_INC_OWBRWA << ARM_LPAE_MAIR_ATTR_SHIFT(ARM_LPAE_MAIR_ATTR_IDX_INC_OCACHE));
 
     auto* data = kshim::knew<ArmLpaeIoPgtable>(kshim::GFP_KERNEL, cookie, *cfg);
-    if (!data) return nullptr;
+    if (!data)
+        return nullptr;
     data->bits_per_level_ = bits_per_level;
     data->start_level_ = ARM_LPAE_MAX_LEVELS - levels;
     data->pgd_bits_ = va_bits - bits_per_level * (levels - 1);

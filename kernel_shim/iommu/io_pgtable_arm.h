@@ -62,6 +62,8 @@ inline constexpr int ARM_LPAE_MAIR_ATTR_IDX_NC = 0;
 inline constexpr int ARM_LPAE_MAIR_ATTR_IDX_CACHE = 1;
 inline constexpr int ARM_LPAE_MAIR_ATTR_IDX_DEV = 2;
 inline constexpr int ARM_LPAE_MAIR_ATTR_IDX_INC_OCACHE = 3;
-inline constexpr u64 ARM_LPAE_MAIR_ATTR_SHIFT(int n) { return u64(n) << 3; }
+inline constexpr u64 ARM_LPAE_MAIR_ATTR_SHIFT(int n) {
+    return u64(n) << 3;
+}
 
 }  // namespace iommu

@@ -45,10 +45,10 @@ struct kunit {
 
     // Protects resources: work items and other tasks may register resources of the test.
     SpinLock lock{"kunit.lock"};
-    boost::intrusive::list<kunit_resource,
-                           boost::intrusive::member_hook<kunit_resource, decltype(kunit_resource::node),
-                                                         &kunit_resource::node>,
-                           boost::intrusive::constant_time_size<false>>
+    boost::intrusive::list<
+        kunit_resource,
+        boost::intrusive::member_hook<kunit_resource, decltype(kunit_resource::node), &kunit_resource::node>,
+        boost::intrusive::constant_time_size<false>>
         resources;
 };
 
@@ -83,7 +83,9 @@ void kunit_kfree(kunit* test, const void* ptr);
 // static, as upstream's: actions are matched by address, so in a header shared by several files
 // (whose inline functions register it) write an inline function instead.
 #define KUNIT_DEFINE_ACTION_WRAPPER(wrapper, orig, arg_type) \
-    static void wrapper(void* in) { orig(static_cast<arg_type>(in)); }
+    static void wrapper(void* in) {                          \
+        orig(static_cast<arg_type>(in));                     \
+    }
 
 // C++ objects: a knew'ed T that the test kdeletes when it ends (the typed kunit_kzalloc).
 template <class T>
@@ -93,13 +95,16 @@ void kunit_kdelete_action(void* obj) {
 template <class T, class... Args>
 T* kunit_knew(kunit* test, gfp_t gfp, Args&&... args) {
     T* obj = knew<T>(gfp, std::forward<Args>(args)...);
-    if (!obj) return nullptr;
-    if (kunit_add_action_or_reset(test, kunit_kdelete_action<T>, obj)) return nullptr;
+    if (!obj)
+        return nullptr;
+    if (kunit_add_action_or_reset(test, kunit_kdelete_action<T>, obj))
+        return nullptr;
     return obj;
 }
 template <class T>
 void kunit_kdelete(kunit* test, T* obj) {
-    if (obj) kunit_release_action(test, kunit_kdelete_action<T>, obj);
+    if (obj)
+        kunit_release_action(test, kunit_kdelete_action<T>, obj);
 }
 
 }  // namespace kshim

@@ -18,7 +18,8 @@ class FenceUnwrap : public kshim::testing::KernelTest {};
 static dma_fence* mock_array(std::initializer_list<dma_fence*> members, bool signal_on_any = false) {
     auto** fences = static_cast<dma_fence**>(kcalloc(members.size(), sizeof(dma_fence*), GFP_KERNEL));
     int i = 0;
-    for (dma_fence* f : members) fences[i++] = f;
+    for (dma_fence* f : members)
+        fences[i++] = f;
     dma_fence_array* a = dma_fence_array_create(i, fences, dma_fence_context_alloc(1), 1, signal_on_any);
     return &a->base;
 }
@@ -255,9 +256,11 @@ TEST_F(FenceUnwrap, MergeDistinctContextsMakesArray) {
     ASSERT_NE(m, nullptr);
     EXPECT_TRUE(dma_fence_is_array(m));
     EXPECT_EQ(unwrapped(m), (std::set<dma_fence*>{f1, f2, f3}));
-    for (dma_fence* x : {f1, f2, f3}) dma_fence_signal(x);
+    for (dma_fence* x : {f1, f2, f3})
+        dma_fence_signal(x);
     EXPECT_TRUE(dma_fence_is_signaled(m));
-    for (dma_fence* x : {f1, f2, f3, a, m}) dma_fence_put(x);
+    for (dma_fence* x : {f1, f2, f3, a, m})
+        dma_fence_put(x);
 }
 
 TEST_F(FenceUnwrap, MergeDuplicateGivesTheFenceItself) {
@@ -294,7 +297,8 @@ TEST_F(FenceUnwrap, MergeDropsSignalledFences) {
     EXPECT_EQ(m, f2);
     dma_fence_put(m);
     dma_fence_signal(f2);
-    for (dma_fence* x : {f1, f2}) dma_fence_put(x);
+    for (dma_fence* x : {f1, f2})
+        dma_fence_put(x);
 }
 
 TEST_F(FenceUnwrap, MergeOfSignalledGivesStubWithLatestTimestamp) {
@@ -308,7 +312,8 @@ TEST_F(FenceUnwrap, MergeOfSignalledGivesStubWithLatestTimestamp) {
     EXPECT_NE(m, f2);
     EXPECT_TRUE(dma_fence_is_signaled(m));
     EXPECT_EQ(dma_fence_timestamp(m), 900);
-    for (dma_fence* x : {f1, f2, m}) dma_fence_put(x);
+    for (dma_fence* x : {f1, f2, m})
+        dma_fence_put(x);
 }
 
 TEST_F(FenceUnwrap, MergeComplexFlattensEverything) {
@@ -325,10 +330,13 @@ TEST_F(FenceUnwrap, MergeComplexFlattensEverything) {
     EXPECT_EQ(unwrapped(m), (std::set<dma_fence*>{f2, f3, f4}));
     dma_fence_array* a = to_dma_fence_array(m);
     ASSERT_NE(a, nullptr);
-    for (unsigned i = 0; i < a->num_fences; i++) EXPECT_FALSE(dma_fence_is_container(a->fences[i]));
-    for (dma_fence* x : {f1, f2, f3, f4}) dma_fence_signal(x);
+    for (unsigned i = 0; i < a->num_fences; i++)
+        EXPECT_FALSE(dma_fence_is_container(a->fences[i]));
+    for (dma_fence* x : {f1, f2, f3, f4})
+        dma_fence_signal(x);
     EXPECT_TRUE(dma_fence_is_signaled(m));
-    for (dma_fence* x : {f1, f2, f3, f4, arr, ch, m}) dma_fence_put(x);
+    for (dma_fence* x : {f1, f2, f3, f4, arr, ch, m})
+        dma_fence_put(x);
 }
 
 TEST_F(FenceUnwrap, DedupArraySortsAndKeepsLatest) {
@@ -344,5 +352,6 @@ TEST_F(FenceUnwrap, DedupArraySortsAndKeepsLatest) {
     EXPECT_EQ(arr[1], d);
     dma_fence_put(arr[0]);
     dma_fence_put(arr[1]);
-    for (dma_fence* x : {a, b, c, d}) dma_fence_put(x);
+    for (dma_fence* x : {a, b, c, d})
+        dma_fence_put(x);
 }

@@ -37,12 +37,17 @@ struct FenceChains {
             dma_fence_signal(f);
             dma_fence_put(f);
         }
-        for (dma_fence* c : chains) dma_fence_put(c);
+        for (dma_fence* c : chains)
+            dma_fence_put(c);
     }
 };
 
-static u64 seqno_inc(unsigned i) { return i + 1; }
-static u64 seqno_inc2(unsigned i) { return 2 * i + 2; }
+static u64 seqno_inc(unsigned i) {
+    return i + 1;
+}
+static u64 seqno_inc2(unsigned i) {
+    return 2 * i + 2;
+}
 
 TEST_F(FenceChain, Sanity) {
     dma_fence* f = mock_fence();
@@ -184,7 +189,8 @@ TEST_F(FenceChain, SignalBackward) {
             ASSERT_FALSE(dma_fence_is_signaled(fc.chains[i])) << i;
         }
     }
-    for (unsigned i = 0; i < fc.chains.size(); i++) ASSERT_TRUE(dma_fence_is_signaled(fc.chains[i])) << i;
+    for (unsigned i = 0; i < fc.chains.size(); i++)
+        ASSERT_TRUE(dma_fence_is_signaled(fc.chains[i])) << i;
 }
 
 TEST_F(FenceChain, CallbackOnLinkRunsOnlyWhenPrefixSignalled) {
@@ -207,19 +213,24 @@ class FenceChainWait : public FenceChain, public ::testing::WithParamInterface<O
 TEST_P(FenceChainWait, TailWaiterWakesAfterAllSignalled) {
     FenceChains fc(4 << 10, seqno_inc);
     std::vector<dma_fence*> order = fc.fences;
-    if (GetParam() == Order::Backward) std::reverse(order.begin(), order.end());
-    if (GetParam() == Order::Random) std::shuffle(order.begin(), order.end(), std::mt19937(rt().seed()));
+    if (GetParam() == Order::Backward)
+        std::reverse(order.begin(), order.end());
+    if (GetParam() == Order::Random)
+        std::shuffle(order.begin(), order.end(), std::mt19937(rt().seed()));
     bool done = false;
-    Task* waiter = kthread_run([&] {
-        int r = static_cast<int>(dma_fence_wait(fc.tail, false));
-        done = true;
-        return r;
-    }, "dmabuf/wait");
+    Task* waiter = kthread_run(
+        [&] {
+            int r = static_cast<int>(dma_fence_wait(fc.tail, false));
+            done = true;
+            return r;
+        },
+        "dmabuf/wait");
     advance_until_idle();
     for (size_t i = 0; i < order.size(); i++) {
         EXPECT_FALSE(done);
         dma_fence_signal(order[i]);
-        if (i % 512 == 0) advance_until_idle();
+        if (i % 512 == 0)
+            advance_until_idle();
     }
     EXPECT_EQ(kthread_stop(waiter), 0);
     EXPECT_TRUE(done);
@@ -246,28 +257,32 @@ TEST_F(FenceChainPreempt, FindRaceWithConcurrentSignals) {
     int errors = 0;
     std::vector<Task*> threads;
     for (int t = 0; t < 3; t++) {
-        threads.push_back(kthread_run([&, t] {
-            std::mt19937 rng(rt().seed() * 7 + t);
-            for (int it = 0; it < 400; it++) {
-                dma_fence* fence = dma_fence_get(fc.tail);
-                u64 seqno = rng() % fc.chains.size() + 1;
-                if (dma_fence_chain_find_seqno(&fence, seqno)) {
-                    errors++;
-                    dma_fence_put(fence);
-                    break;
+        threads.push_back(kthread_run(
+            [&, t] {
+                std::mt19937 rng(rt().seed() * 7 + t);
+                for (int it = 0; it < 400; it++) {
+                    dma_fence* fence = dma_fence_get(fc.tail);
+                    u64 seqno = rng() % fc.chains.size() + 1;
+                    if (dma_fence_chain_find_seqno(&fence, seqno)) {
+                        errors++;
+                        dma_fence_put(fence);
+                        break;
+                    }
+                    if (fence) {
+                        // We can only find ourselves if we are the link we were looking for.
+                        if (fence->seqno == seqno && dma_fence_chain_find_seqno(&fence, seqno))
+                            errors++;
+                        dma_fence_put(fence);
+                    }
+                    dma_fence_signal(fc.fences[rng() % (fc.fences.size() - 1)]);
+                    cond_resched();
                 }
-                if (fence) {
-                    // We can only find ourselves if we are the link we were looking for.
-                    if (fence->seqno == seqno && dma_fence_chain_find_seqno(&fence, seqno)) errors++;
-                    dma_fence_put(fence);
-                }
-                dma_fence_signal(fc.fences[rng() % (fc.fences.size() - 1)]);
-                cond_resched();
-            }
-            return 0;
-        }, "dmabuf/find"));
+                return 0;
+            },
+            "dmabuf/find"));
     }
-    for (Task* t : threads) kthread_stop(t);
+    for (Task* t : threads)
+        kthread_stop(t);
     EXPECT_EQ(errors, 0);
 }
 
@@ -341,16 +356,20 @@ class FenceChainBurst : public FenceChain, public ::testing::WithParamInterface<
 TEST_P(FenceChainBurst, EveryLinkEnabledSignalsInLinearWork) {
     constexpr unsigned kLinks = 4 << 10;
     FenceChains fc(kLinks, seqno_inc);
-    for (dma_fence* c : fc.chains) dma_fence_enable_sw_signaling(c);
+    for (dma_fence* c : fc.chains)
+        dma_fence_enable_sw_signaling(c);
     u64 steps = dma_fence_chain_walk_steps();
     u64 runs = irq_work_run_count();
     if (GetParam() == Burst::Backward) {
-        for (unsigned i = kLinks; i--;) dma_fence_signal(fc.fences[i]);
+        for (unsigned i = kLinks; i--;)
+            dma_fence_signal(fc.fences[i]);
     } else {
-        for (unsigned i = 0; i < kLinks; i++) dma_fence_signal(fc.fences[i]);
+        for (unsigned i = 0; i < kLinks; i++)
+            dma_fence_signal(fc.fences[i]);
     }
     // Delivered before the signaller yields: nothing is left for other tasks to do.
-    for (dma_fence* c : fc.chains) ASSERT_TRUE(dma_fence_test_signaled_flag(c));
+    for (dma_fence* c : fc.chains)
+        ASSERT_TRUE(dma_fence_test_signaled_flag(c));
     steps = dma_fence_chain_walk_steps() - steps;
     runs = irq_work_run_count() - runs;
     EXPECT_LE(steps, 4u * kLinks) << "walk steps";

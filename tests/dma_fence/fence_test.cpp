@@ -125,9 +125,8 @@ TEST_F(Fence, CallbackNestingSameLockClassIsReported) {
         dma_fence_cb cb;
         dma_fence* other;
     } c{{}, f2};
-    dma_fence_add_callback(f1, &c.cb, [](dma_fence*, dma_fence_cb* cb) {
-        dma_fence_signal(container_of(cb, Cb, cb)->other);
-    });
+    dma_fence_add_callback(f1, &c.cb,
+                           [](dma_fence*, dma_fence_cb* cb) { dma_fence_signal(container_of(cb, Cb, cb)->other); });
     dma_fence_signal(f1);
 #if KSHIM_DEBUG_CHECKS
     EXPECT_TRUE(expect_report(ReportKind::LockUsage));
@@ -282,7 +281,9 @@ struct OpsFence {
     bool hw_done = false;
     ktime_t deadline = 0;
 };
-static OpsFence* to_ops(dma_fence* f) { return container_of(container_of(f, MockFence, base), OpsFence, m); }
+static OpsFence* to_ops(dma_fence* f) {
+    return container_of(container_of(f, MockFence, base), OpsFence, m);
+}
 static const dma_fence_ops ops_with_hooks = {
     .get_driver_name = mock_name,
     .get_timeline_name = mock_name,
@@ -409,9 +410,8 @@ TEST_F(Fence, ReleasedUnsignalledWithCallbacksIsReportedAndSignalled) {
         dma_fence_cb cb;
         int status = 0;
     } c;
-    dma_fence_add_callback(f, &c.cb, [](dma_fence* fence, dma_fence_cb* cb) {
-        container_of(cb, Cb, cb)->status = fence->error;
-    });
+    dma_fence_add_callback(f, &c.cb,
+                           [](dma_fence* fence, dma_fence_cb* cb) { container_of(cb, Cb, cb)->status = fence->error; });
     dma_fence_put(f);  // a refcounting bug: the waiter would otherwise hang forever
     EXPECT_TRUE(expect_report(ReportKind::Fence));
     EXPECT_EQ(c.status, -EDEADLK);
@@ -426,8 +426,8 @@ TEST_F(Fence, ReleasedUnsignalledWithoutWaitersIsFine) {
 
 TEST_F(Fence, GetAfterReleaseWarns) {
     auto* m = knew<MockFence>(GFP_KERNEL);
-    static const dma_fence_ops keep_ops = {.get_driver_name = mock_name, .get_timeline_name = mock_name,
-                                           .release = [](dma_fence*) {}};
+    static const dma_fence_ops keep_ops = {
+        .get_driver_name = mock_name, .get_timeline_name = mock_name, .release = [](dma_fence*) {}};
     dma_fence_init(&m->base, &keep_ops, &m->lock, 0, 0);
     dma_fence_put(&m->base);
     dma_fence_get(&m->base);
@@ -438,8 +438,8 @@ TEST_F(Fence, GetAfterReleaseWarns) {
 
 TEST_F(Fence, GetRcuFailsOnDeadFence) {
     auto* m = knew<MockFence>(GFP_KERNEL);
-    static const dma_fence_ops keep_ops = {.get_driver_name = mock_name, .get_timeline_name = mock_name,
-                                           .release = [](dma_fence*) {}};
+    static const dma_fence_ops keep_ops = {
+        .get_driver_name = mock_name, .get_timeline_name = mock_name, .release = [](dma_fence*) {}};
     dma_fence_init(&m->base, &keep_ops, &m->lock, 0, 0);
     EXPECT_EQ(dma_fence_get_rcu(&m->base), &m->base);
     dma_fence_put(&m->base);
@@ -503,8 +503,12 @@ TEST_F(Fence, NoTraceEventsWhenDisabled) {
 // ---- the newest upstream's API: detached ops, check_and_signal, the inline lock ----
 
 namespace {
-const char* plain_driver(dma_fence*) { return "plain-driver"; }
-const char* plain_timeline(dma_fence*) { return "plain-timeline"; }
+const char* plain_driver(dma_fence*) {
+    return "plain-driver";
+}
+const char* plain_timeline(dma_fence*) {
+    return "plain-timeline";
+}
 const dma_fence_ops detachable_ops = {.get_driver_name = plain_driver, .get_timeline_name = plain_timeline};
 
 dma_fence* kmalloc_fence(const dma_fence_ops* ops, SpinLock* lock) {

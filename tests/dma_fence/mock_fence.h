@@ -12,8 +12,12 @@ struct MockFence {
     SpinLock lock{"mock_fence"};
 };
 
-inline const char* mock_name(dma_fence*) { return "mock"; }
-inline void mock_release(dma_fence* f) { kdelete(container_of(f, MockFence, base)); }
+inline const char* mock_name(dma_fence*) {
+    return "mock";
+}
+inline void mock_release(dma_fence* f) {
+    kdelete(container_of(f, MockFence, base));
+}
 
 inline const dma_fence_ops mock_ops = {
     .get_driver_name = mock_name,

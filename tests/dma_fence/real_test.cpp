@@ -26,20 +26,26 @@ TEST_F(FenceReal, CallbackRacingSignalIsRunOrRefusedNeverLost) {
     // atomics), so adds and signals of the same fence really overlap.
     constexpr int kRounds = 1000, kBatch = 4, N = kRounds * kBatch;
     std::vector<dma_fence*> fences;
-    for (int i = 0; i < N; i++) fences.push_back(mock_fence());
+    for (int i = 0; i < N; i++)
+        fences.push_back(mock_fence());
     std::vector<RaceCb> cbs(N);
     std::vector<int> ret(N);
     std::atomic<int> main_round{-1}, signal_round{-1};
-    Task* signaller = kthread_run([&] {
-        for (int r = 0; r < kRounds; r++) {
-            while (main_round.load() < r) cond_resched();
-            for (int i = r * kBatch; i < (r + 1) * kBatch; i++) dma_fence_signal(fences[i]);
-            signal_round.store(r);
-        }
-        return 0;
-    }, "signaller");
+    Task* signaller = kthread_run(
+        [&] {
+            for (int r = 0; r < kRounds; r++) {
+                while (main_round.load() < r)
+                    cond_resched();
+                for (int i = r * kBatch; i < (r + 1) * kBatch; i++)
+                    dma_fence_signal(fences[i]);
+                signal_round.store(r);
+            }
+            return 0;
+        },
+        "signaller");
     for (int r = 0; r < kRounds; r++) {
-        while (signal_round.load() < r - 1) cond_resched();
+        while (signal_round.load() < r - 1)
+            cond_resched();
         main_round.store(r);
         for (int i = r * kBatch; i < (r + 1) * kBatch; i++)
             ret[i] = dma_fence_add_callback(fences[i], &cbs[i].cb, RaceCb::func);
@@ -74,18 +80,24 @@ TEST_F(FenceReal, RemoveCallbackRacingSignal) {
     }
     std::vector<char> removed(N);
     std::atomic<int> main_round{-1}, signal_round{-1};
-    Task* signaller = kthread_run([&] {
-        for (int r = 0; r < kRounds; r++) {
-            while (main_round.load() < r) cond_resched();
-            for (int i = r * kBatch; i < (r + 1) * kBatch; i++) dma_fence_signal(fences[i]);
-            signal_round.store(r);
-        }
-        return 0;
-    }, "signaller");
+    Task* signaller = kthread_run(
+        [&] {
+            for (int r = 0; r < kRounds; r++) {
+                while (main_round.load() < r)
+                    cond_resched();
+                for (int i = r * kBatch; i < (r + 1) * kBatch; i++)
+                    dma_fence_signal(fences[i]);
+                signal_round.store(r);
+            }
+            return 0;
+        },
+        "signaller");
     for (int r = 0; r < kRounds; r++) {
-        while (signal_round.load() < r - 1) cond_resched();
+        while (signal_round.load() < r - 1)
+            cond_resched();
         main_round.store(r);
-        for (int i = r * kBatch; i < (r + 1) * kBatch; i++) removed[i] = dma_fence_remove_callback(fences[i], &cbs[i].cb);
+        for (int i = r * kBatch; i < (r + 1) * kBatch; i++)
+            removed[i] = dma_fence_remove_callback(fences[i], &cbs[i].cb);
     }
     kthread_stop(signaller);
     int n_removed = 0;
@@ -101,17 +113,22 @@ TEST_F(FenceReal, RemoveCallbackRacingSignal) {
 TEST_F(FenceReal, WaitWokenBySignalFromAnotherThread) {
     constexpr int N = 200;
     std::vector<dma_fence*> fences;
-    for (int i = 0; i < N; i++) fences.push_back(mock_fence());
-    Task* signaller = kthread_run([&] {
-        for (dma_fence* f : fences) {
-            udelay(20);
-            dma_fence_signal(f);
-        }
-        return 0;
-    }, "signaller");
-    for (dma_fence* f : fences) EXPECT_GT(dma_fence_wait_timeout(f, false, msecs_to_jiffies(10000)), 0);
+    for (int i = 0; i < N; i++)
+        fences.push_back(mock_fence());
+    Task* signaller = kthread_run(
+        [&] {
+            for (dma_fence* f : fences) {
+                udelay(20);
+                dma_fence_signal(f);
+            }
+            return 0;
+        },
+        "signaller");
+    for (dma_fence* f : fences)
+        EXPECT_GT(dma_fence_wait_timeout(f, false, msecs_to_jiffies(10000)), 0);
     kthread_stop(signaller);
-    for (dma_fence* f : fences) dma_fence_put(f);
+    for (dma_fence* f : fences)
+        dma_fence_put(f);
 }
 
 TEST_F(FenceReal, ChainTailWaiterAcrossThreads) {
@@ -124,13 +141,17 @@ TEST_F(FenceReal, ChainTailWaiterAcrossThreads) {
         dma_fence_chain_init(c, tail, dma_fence_get(fences[i]), i + 1);
         tail = &c->base;
     }
-    Task* signaller = kthread_run([&] {
-        for (int i = N; i--;) dma_fence_signal(fences[i]);
-        return 0;
-    }, "signaller");
+    Task* signaller = kthread_run(
+        [&] {
+            for (int i = N; i--;)
+                dma_fence_signal(fences[i]);
+            return 0;
+        },
+        "signaller");
     EXPECT_EQ(dma_fence_wait(tail, false), 0);
     kthread_stop(signaller);
-    for (dma_fence* f : fences) dma_fence_put(f);
+    for (dma_fence* f : fences)
+        dma_fence_put(f);
     dma_fence_put(tail);
     advance_until_idle();
 }
@@ -150,19 +171,25 @@ TEST_F(FenceReal, ChainEveryLinkEnabledTwoSignallers) {
         dma_fence_enable_sw_signaling(tail);
     }
     auto signal_from = [&](int parity) {
-        return kthread_run([&fences, parity] {
-            for (int i = N; i--;)
-                if (i % 2 == parity) dma_fence_signal(fences[i]);
-            return 0;
-        }, "signaller");
+        return kthread_run(
+            [&fences, parity] {
+                for (int i = N; i--;)
+                    if (i % 2 == parity)
+                        dma_fence_signal(fences[i]);
+                return 0;
+            },
+            "signaller");
     };
     Task* a = signal_from(0);
     Task* b = signal_from(1);
-    for (dma_fence* c : chains) EXPECT_EQ(dma_fence_wait(c, false), 0);
+    for (dma_fence* c : chains)
+        EXPECT_EQ(dma_fence_wait(c, false), 0);
     kthread_stop(a);
     kthread_stop(b);
-    for (dma_fence* f : fences) dma_fence_put(f);
-    for (dma_fence* c : chains) dma_fence_put(c);
+    for (dma_fence* f : fences)
+        dma_fence_put(f);
+    for (dma_fence* c : chains)
+        dma_fence_put(c);
     advance_until_idle();
 }
 
@@ -170,19 +197,22 @@ TEST_F(FenceReal, UnlockedResvReadersWhileWriterAddsAndReallocates) {
     dma_resv obj;
     std::atomic<bool> stop{false};
     std::atomic<long> seen{0};
-    Task* reader = kthread_run([&] {
-        while (!stop.load()) {
-            unsigned n;
-            dma_fence** fences;
-            if (dma_resv_get_fences(&obj, DMA_RESV_USAGE_BOOKKEEP, &n, &fences) == 0) {
-                seen.fetch_add(n);
-                for (unsigned i = 0; i < n; i++) dma_fence_put(fences[i]);
-                kfree(fences);
+    Task* reader = kthread_run(
+        [&] {
+            while (!stop.load()) {
+                unsigned n;
+                dma_fence** fences;
+                if (dma_resv_get_fences(&obj, DMA_RESV_USAGE_BOOKKEEP, &n, &fences) == 0) {
+                    seen.fetch_add(n);
+                    for (unsigned i = 0; i < n; i++)
+                        dma_fence_put(fences[i]);
+                    kfree(fences);
+                }
+                dma_resv_test_signaled(&obj, DMA_RESV_USAGE_READ);
             }
-            dma_resv_test_signaled(&obj, DMA_RESV_USAGE_READ);
-        }
-        return 0;
-    }, "reader");
+            return 0;
+        },
+        "reader");
     std::vector<dma_fence*> mine;
     for (int i = 0; i < 300; i++) {
         dma_fence* f = mock_fence(dma_fence_context_alloc(1), 1);
@@ -190,7 +220,8 @@ TEST_F(FenceReal, UnlockedResvReadersWhileWriterAddsAndReallocates) {
         ASSERT_EQ(dma_resv_reserve_fences(&obj, 1), 0);
         dma_resv_add_fence(&obj, f, i % 2 ? DMA_RESV_USAGE_READ : DMA_RESV_USAGE_BOOKKEEP);
         dma_resv_unlock(&obj);
-        if (i % 3 == 0) dma_fence_signal(f);
+        if (i % 3 == 0)
+            dma_fence_signal(f);
         mine.push_back(f);
     }
     stop.store(true);

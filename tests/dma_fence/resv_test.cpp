@@ -19,7 +19,8 @@ protected:
     void unlock() { dma_resv_unlock(&obj_); }
     // Adds a fresh fence with `usage` (locks around it); returns the caller's reference.
     dma_fence* add(dma_resv_usage usage, u64 context = 0, u64 seqno = 1) {
-        if (!context) context = dma_fence_context_alloc(1);
+        if (!context)
+            context = dma_fence_context_alloc(1);
         dma_fence* f = mock_fence(context, seqno);
         lock();
         EXPECT_EQ(dma_resv_reserve_fences(&obj_, 1), 0);
@@ -56,7 +57,7 @@ TEST_F(Resv, Sanity) {
     dma_resv_unlock(&obj_);
     ww_acquire_fini(&ctx);
     EXPECT_TRUE(dma_resv_trylock(&obj_));
-    EXPECT_FALSE(dma_resv_trylock(&obj_)) ;
+    EXPECT_FALSE(dma_resv_trylock(&obj_));
     dma_resv_unlock(&obj_);
 }
 
@@ -70,9 +71,11 @@ class ResvUsage : public Resv, public ::testing::WithParamInterface<dma_resv_usa
 TEST_P(ResvUsage, TestSignaledFollowsTheFence) {
     dma_resv_usage usage = GetParam();
     dma_fence* f = add(usage);
-    for (dma_resv_usage u : kUsages) EXPECT_EQ(dma_resv_test_signaled(&obj_, u), u < usage) << u;
+    for (dma_resv_usage u : kUsages)
+        EXPECT_EQ(dma_resv_test_signaled(&obj_, u), u < usage) << u;
     dma_fence_signal(f);
-    for (dma_resv_usage u : kUsages) EXPECT_TRUE(dma_resv_test_signaled(&obj_, u)) << u;
+    for (dma_resv_usage u : kUsages)
+        EXPECT_TRUE(dma_resv_test_signaled(&obj_, u)) << u;
     dma_fence_put(f);
 }
 
@@ -117,7 +120,8 @@ TEST_P(ResvUsage, GetFences) {
         if (n) {
             EXPECT_EQ(fences[0], f);
         }
-        for (unsigned i = 0; i < n; i++) dma_fence_put(fences[i]);
+        for (unsigned i = 0; i < n; i++)
+            dma_fence_put(fences[i]);
         kfree(fences);
     }
     dma_fence_signal(f);
@@ -312,11 +316,13 @@ TEST_F(Resv, WaitTimeout) {
     dma_fence* w = add(DMA_RESV_USAGE_WRITE);
     dma_fence* r = add(DMA_RESV_USAGE_READ);
     // A reader waits for the writer only.
-    Task* t = kthread_run([w] {
-        msleep(8);
-        dma_fence_signal(w);
-        return 0;
-    }, "signal_writer");
+    Task* t = kthread_run(
+        [w] {
+            msleep(8);
+            dma_fence_signal(w);
+            return 0;
+        },
+        "signal_writer");
     long ret = dma_resv_wait_timeout(&obj_, dma_resv_usage_rw(false), false, msecs_to_jiffies(1000));
     EXPECT_GT(ret, 0);
     EXPECT_TRUE(dma_fence_is_signaled(w));
@@ -391,7 +397,8 @@ TEST_F(Resv, WwBackoffBetweenTwoObjects) {
             }
             dma_resv* failed = nullptr;
             for (dma_resv* o : objs) {
-                if (o == contended) continue;
+                if (o == contended)
+                    continue;
                 if (dma_resv_lock(o, &ctx) == -EDEADLK) {
                     failed = o;
                     break;
@@ -399,8 +406,10 @@ TEST_F(Resv, WwBackoffBetweenTwoObjects) {
                 held.push_back(o);
                 msleep(1);
             }
-            if (!failed) break;
-            for (dma_resv* h : held) dma_resv_unlock(h);
+            if (!failed)
+                break;
+            for (dma_resv* h : held)
+                dma_resv_unlock(h);
             contended = failed;
             backoffs++;
         }

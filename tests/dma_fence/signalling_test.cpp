@@ -161,5 +161,7 @@ TEST_F(FenceSignalling, SectionInAtomicContextIsNotTracked) {
 }
 
 #else
-TEST_F(FenceSignalling, CompiledOut) { EXPECT_TRUE(dma_fence_begin_signalling()); }
+TEST_F(FenceSignalling, CompiledOut) {
+    EXPECT_TRUE(dma_fence_begin_signalling());
+}
 #endif

@@ -60,7 +60,8 @@ TEST_F(SyncFile, MergeAndFenceInfo) {
     EXPECT_EQ(sync_file_get_status(m), 1);
     sync_file_get(m);
     sync_file_put(m);
-    for (sync_file* s : {a, b, m}) sync_file_put(s);
+    for (sync_file* s : {a, b, m})
+        sync_file_put(s);
     dma_fence_put(f1);
     dma_fence_put(f2);
 }

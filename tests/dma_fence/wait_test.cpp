@@ -14,12 +14,15 @@ class FenceWait : public kshim::testing::KernelTest {};
 
 // Signals `f` after `ms` of simulated time from a kthread.
 static Task* signal_after(dma_fence* f, unsigned ms, int error = 0) {
-    return kthread_run([f, ms, error] {
-        msleep(ms);
-        if (error) dma_fence_set_error(f, error);
-        dma_fence_signal(f);
-        return 0;
-    }, "signaller");
+    return kthread_run(
+        [f, ms, error] {
+            msleep(ms);
+            if (error)
+                dma_fence_set_error(f, error);
+            dma_fence_signal(f);
+            return 0;
+        },
+        "signaller");
 }
 
 TEST_F(FenceWait, ZeroTimeoutPollsStatus) {
@@ -121,14 +124,18 @@ TEST_F(FenceWait, ManyWaitersAllWoken) {
     int woken = 0;
     Task* waiters[4];
     for (auto& w : waiters)
-        w = kthread_run([&] {
-            if (dma_fence_wait_timeout(f, false, msecs_to_jiffies(1000)) > 0) woken++;
-            return 0;
-        }, "waiter");
+        w = kthread_run(
+            [&] {
+                if (dma_fence_wait_timeout(f, false, msecs_to_jiffies(1000)) > 0)
+                    woken++;
+                return 0;
+            },
+            "waiter");
     advance(10 * NSEC_PER_MSEC);
     EXPECT_EQ(woken, 0);
     dma_fence_signal(f);
-    for (auto* w : waiters) kthread_stop(w);
+    for (auto* w : waiters)
+        kthread_stop(w);
     EXPECT_EQ(woken, 4);
     dma_fence_put(f);
 }
@@ -141,10 +148,12 @@ TEST_F(FenceWait, WaitAnyReturnsIndexOfSignalledFence) {
     EXPECT_GT(ret, 0);
     EXPECT_EQ(idx, 1u);
     kthread_stop(t);
-    for (auto* x : f) EXPECT_TRUE(x->cb_list.empty());
+    for (auto* x : f)
+        EXPECT_TRUE(x->cb_list.empty());
     dma_fence_signal(f[0]);
     dma_fence_signal(f[2]);
-    for (auto* x : f) dma_fence_put(x);
+    for (auto* x : f)
+        dma_fence_put(x);
 }
 
 TEST_F(FenceWait, WaitAnyAlreadySignalled) {
@@ -157,7 +166,8 @@ TEST_F(FenceWait, WaitAnyAlreadySignalled) {
     EXPECT_EQ(dma_fence_wait_any_timeout(f, 2, false, 0, &idx), 1);
     EXPECT_EQ(idx, 1u);
     dma_fence_signal(f[0]);
-    for (auto* x : f) dma_fence_put(x);
+    for (auto* x : f)
+        dma_fence_put(x);
 }
 
 TEST_F(FenceWait, WaitAnyTimesOut) {

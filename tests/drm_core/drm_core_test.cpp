@@ -38,10 +38,13 @@ int echo_ioctl(Device*, void* data, drm_file*) {
 }
 int big_ioctl(Device*, void* data, drm_file*) {
     auto* a = static_cast<Arg200*>(data);
-    for (int i = 0; i < 200; i++) a->bytes[i] = static_cast<u8>(a->bytes[i] + 1);
+    for (int i = 0; i < 200; i++)
+        a->bytes[i] = static_cast<u8>(a->bytes[i] + 1);
     return 0;
 }
-int primary_only_ioctl(Device*, void*, drm_file*) { return 0; }
+int primary_only_ioctl(Device*, void*, drm_file*) {
+    return 0;
+}
 
 constexpr unsigned ECHO = DRM_IOWR<Arg16>(DRM_COMMAND_BASE + 0);
 constexpr unsigned BIG = DRM_IOWR<Arg200>(DRM_COMMAND_BASE + 2);
@@ -60,7 +63,8 @@ const IoctlDesc driver_ioctls[] = {
 int opens = 0, postcloses = 0, open_ret = 0;
 int test_open(Device*, drm_file* f) {
     opens++;
-    if (!open_ret) f->driver_priv = &opens;
+    if (!open_ret)
+        f->driver_priv = &opens;
     return open_ret;
 }
 void test_postclose(Device*, drm_file* f) {
@@ -80,7 +84,9 @@ DriverDesc test_driver(u32 features = DRIVER_GEM | DRIVER_RENDER | DRIVER_SYNCOB
 unsigned with_size(unsigned cmd, unsigned size) {
     return _IOC(_IOC_DIR(cmd), _IOC_TYPE(cmd), _IOC_NR(cmd), size);
 }
-unsigned with_dir(unsigned cmd, unsigned dir) { return _IOC(dir, _IOC_TYPE(cmd), _IOC_NR(cmd), _IOC_SIZE(cmd)); }
+unsigned with_dir(unsigned cmd, unsigned dir) {
+    return _IOC(dir, _IOC_TYPE(cmd), _IOC_NR(cmd), _IOC_SIZE(cmd));
+}
 
 }  // namespace
 
@@ -116,7 +122,7 @@ TEST_F(DrmIoctl, SmallerUserStructIsZeroExtendedInAndTruncatedOut) {
     UserRange r(&buf, 8);
     EXPECT_EQ(ioctl(o.file, with_size(ECHO, 8), &buf), 0);
     EXPECT_EQ(seen.arg.in, 7u);
-    EXPECT_EQ(seen.arg.out, 0u);  // zero-extended, not the canary
+    EXPECT_EQ(seen.arg.out, 0u);                   // zero-extended, not the canary
     EXPECT_EQ(buf.canary, 0x5a5a5a5a5a5a5a5aull);  // the kernel's `out` field was not copied back
 }
 
@@ -172,13 +178,13 @@ TEST_F(DrmIoctl, UnknownIoctlsAreEinval) {
     Opened o(&dev);
     Arg16 a{};
     UserRange r(a);
-    EXPECT_EQ(ioctl(o.file, DRM_IOWR<Arg16>(DRM_COMMAND_BASE + 1), &a), -EINVAL);   // hole
-    EXPECT_EQ(ioctl(o.file, DRM_IOWR<Arg16>(DRM_COMMAND_BASE + 4), &a), -EINVAL);   // past the table
+    EXPECT_EQ(ioctl(o.file, DRM_IOWR<Arg16>(DRM_COMMAND_BASE + 1), &a), -EINVAL);  // hole
+    EXPECT_EQ(ioctl(o.file, DRM_IOWR<Arg16>(DRM_COMMAND_BASE + 4), &a), -EINVAL);  // past the table
     EXPECT_EQ(ioctl(o.file, DRM_IOWR<Arg16>(DRM_COMMAND_END - 1), &a), -EINVAL);
-    EXPECT_EQ(ioctl(o.file, DRM_IOWR<Arg16>(0x01), &a), -EINVAL);                   // core, not served
-    EXPECT_EQ(ioctl(o.file, DRM_IOWR<Arg16>(0xA0), &a), -EINVAL);                   // core, not served
-    EXPECT_EQ(ioctl(o.file, DRM_IOWR<Arg16>(0xFF), &a), -EINVAL);                   // past the core table
-    EXPECT_EQ(ioctl(o.file, DRM_IOWR<Arg16>(0xCE), &a), -EINVAL);                   // MODE_GETFB2: no KMS
+    EXPECT_EQ(ioctl(o.file, DRM_IOWR<Arg16>(0x01), &a), -EINVAL);  // core, not served
+    EXPECT_EQ(ioctl(o.file, DRM_IOWR<Arg16>(0xA0), &a), -EINVAL);  // core, not served
+    EXPECT_EQ(ioctl(o.file, DRM_IOWR<Arg16>(0xFF), &a), -EINVAL);  // past the core table
+    EXPECT_EQ(ioctl(o.file, DRM_IOWR<Arg16>(0xCE), &a), -EINVAL);  // MODE_GETFB2: no KMS
     EXPECT_EQ(seen.calls, 0);
 }
 
@@ -212,9 +218,11 @@ TEST_F(DrmIoctl, BigStructsGoThroughKmalloc) {
     DrmDevice dev(d);
     Opened o(&dev);
     Arg200 a{};
-    for (int i = 0; i < 200; i++) a.bytes[i] = static_cast<u8>(i);
+    for (int i = 0; i < 200; i++)
+        a.bytes[i] = static_cast<u8>(i);
     EXPECT_EQ(call(o.file, BIG, &a), 0);
-    for (int i = 0; i < 200; i++) ASSERT_EQ(a.bytes[i], static_cast<u8>(i + 1));
+    for (int i = 0; i < 200; i++)
+        ASSERT_EQ(a.bytes[i], static_cast<u8>(i + 1));
     // Smaller user struct: the tail the handler incremented from zero is not copied back.
     Arg200 b{};
     std::memset(b.bytes, 0x77, sizeof b.bytes);

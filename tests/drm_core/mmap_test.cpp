@@ -5,8 +5,8 @@
 
 #include <cstring>
 
-#include "drm/drm_mmap.h"
 #include "drm/drm_gem_shmem_helper.h"
+#include "drm/drm_mmap.h"
 #include "kernel_shim/fault_inject.h"
 #include "tests/support/kernel_test.h"
 #include "tests/syncobj/syncobj_helpers.h"
@@ -25,7 +25,8 @@ struct GemDevice {
         EXPECT_EQ(drm_open(&dev, &file), 0);
     }
     ~GemDevice() {
-        if (file) drm_release(file);
+        if (file)
+            drm_release(file);
         drm_vma_offset_manager_destroy(&mgr);
     }
 
@@ -38,7 +39,8 @@ struct GemDevice {
         drm_gem_object_put(&shmem->base);
         EXPECT_EQ(drm_gem_create_mmap_offset(&shmem->base), 0);
         *offset = drm_vma_node_offset_addr(&shmem->base.vma_node);
-        if (handle) *handle = h;
+        if (handle)
+            *handle = h;
         return shmem;
     }
 
@@ -227,13 +229,19 @@ namespace {
 constexpr u64 kIoOffset = u64{1} << 40;
 int io_closes = 0;
 
-u32 io_read32(VmArea* vma, u64 offset) { return static_cast<u32>(vma->vm_pgoff << 16) | static_cast<u32>(offset); }
-void io_close(VmArea*) { io_closes++; }
+u32 io_read32(VmArea* vma, u64 offset) {
+    return static_cast<u32>(vma->vm_pgoff << 16) | static_cast<u32>(offset);
+}
+void io_close(VmArea*) {
+    io_closes++;
+}
 const VmOperations io_ops = {.open = nullptr, .close = io_close, .io_read32 = io_read32};
 
 int hook_mmap(drm_file*, VmArea* vma) {
-    if ((vma->vm_pgoff << PAGE_SHIFT) < kIoOffset) return drm_gem_mmap(vma);
-    if (vma->length != kPage || (vma->vm_flags & VM_WRITE)) return -EINVAL;
+    if ((vma->vm_pgoff << PAGE_SHIFT) < kIoOffset)
+        return drm_gem_mmap(vma);
+    if (vma->length != kPage || (vma->vm_flags & VM_WRITE))
+        return -EINVAL;
     vma->vm_flags = (vma->vm_flags & ~VM_MAYWRITE) | VM_IO | VM_PFNMAP;
     vma->vm_ops = &io_ops;
     return 0;

@@ -4,14 +4,13 @@
 // handle or a descriptor names it, and the kernel's errnos.
 #include <gtest/gtest.h>
 
-
 #include <cstring>
 #include <initializer_list>
 #include <vector>
 
+#include "drm/drm_gem_shmem_helper.h"
 #include "drm/drm_mmap.h"
 #include "drm/drm_prime.h"
-#include "drm/drm_gem_shmem_helper.h"
 #include "kernel_shim/dma-buf/dma-buf.h"
 #include "tests/support/kernel_test.h"
 #include "tests/syncobj/syncobj_helpers.h"
@@ -31,8 +30,10 @@ struct PrimeDevice {
         EXPECT_EQ(drm_open(&dev, &b), 0);
     }
     ~PrimeDevice() {
-        if (a) drm_release(a);
-        if (b) drm_release(b);
+        if (a)
+            drm_release(a);
+        if (b)
+            drm_release(b);
         drm_vma_offset_manager_destroy(&mgr);
     }
     void close_a() {
@@ -71,7 +72,9 @@ int fd_to_handle(drm_file* f, int fd, u32* handle) {
     return ret;
 }
 
-u32 refs(drm_gem_shmem_object* shmem) { return kref_read(&shmem->base.refcount); }
+u32 refs(drm_gem_shmem_object* shmem) {
+    return kref_read(&shmem->base.refcount);
+}
 
 // A GEM driver that imports other devices' dma_bufs (drm_gem_shmem_prime_import_sg_table).
 const DriverDesc& importing_driver() {
@@ -585,9 +588,11 @@ TEST_F(DrmPrime, ReleasingTheFileDropsItsPrimeEntries) {
 // and at the end nothing leaks (dma_bufs, descriptors, objects; checked at teardown).
 // Whether a racing call's result is success or one of the errnos the race may give.
 static bool errno_allowed(int ret, std::initializer_list<int> errnos) {
-    if (ret == 0) return true;
+    if (ret == 0)
+        return true;
     for (int e : errnos)
-        if (ret == e) return true;
+        if (ret == e)
+            return true;
     return false;
 }
 
@@ -611,37 +616,46 @@ TEST_F(DrmPrimePreempt, ExportImportAndCloseRace) {
         auto allowed = [&](int ret, std::initializer_list<int> errnos) { unexpected += !errno_allowed(ret, errnos); };
         std::vector<Task*> tasks;
         // a exports and hands the descriptor to b, then closes it.
-        tasks.push_back(kthread_run([&] {
-            for (int i = 0; i < 6; i++) {
-                int fd = -1;
-                const int ret = handle_to_fd(a, h, &fd);
-                allowed(ret, {-ENOENT});
-                if (ret) continue;
-                u32 hb = 0;
-                allowed(fd_to_handle(b, fd, &hb), {});
-                allowed(drm_fd_close(fd), {});
-            }
-            return 0;
-        }, "exporter"));
+        tasks.push_back(kthread_run(
+            [&] {
+                for (int i = 0; i < 6; i++) {
+                    int fd = -1;
+                    const int ret = handle_to_fd(a, h, &fd);
+                    allowed(ret, {-ENOENT});
+                    if (ret)
+                        continue;
+                    u32 hb = 0;
+                    allowed(fd_to_handle(b, fd, &hb), {});
+                    allowed(drm_fd_close(fd), {});
+                }
+                return 0;
+            },
+            "exporter"));
         // b re-exports whatever it holds and drops its handle again.
-        tasks.push_back(kthread_run([&] {
-            for (int i = 0; i < 6; i++) {
-                int fd = -1;
-                const int ret = handle_to_fd(b, 1, &fd);
-                allowed(ret, {-ENOENT});
-                if (!ret) allowed(drm_fd_close(fd), {});
-                uapi::drm_gem_close close{1, 0};
-                allowed(call(b, DRM_IOCTL_GEM_CLOSE, &close), {-EINVAL});
-            }
-            return 0;
-        }, "importer"));
+        tasks.push_back(kthread_run(
+            [&] {
+                for (int i = 0; i < 6; i++) {
+                    int fd = -1;
+                    const int ret = handle_to_fd(b, 1, &fd);
+                    allowed(ret, {-ENOENT});
+                    if (!ret)
+                        allowed(drm_fd_close(fd), {});
+                    uapi::drm_gem_close close{1, 0};
+                    allowed(call(b, DRM_IOCTL_GEM_CLOSE, &close), {-EINVAL});
+                }
+                return 0;
+            },
+            "importer"));
         // a's handle goes in the middle of it all.
-        tasks.push_back(kthread_run([&] {
-            uapi::drm_gem_close close{h, 0};
-            allowed(call(a, DRM_IOCTL_GEM_CLOSE, &close), {});
-            return 0;
-        }, "closer"));
-        for (Task* t : tasks) kthread_stop(t);
+        tasks.push_back(kthread_run(
+            [&] {
+                uapi::drm_gem_close close{h, 0};
+                allowed(call(a, DRM_IOCTL_GEM_CLOSE, &close), {});
+                return 0;
+            },
+            "closer"));
+        for (Task* t : tasks)
+            kthread_stop(t);
         EXPECT_EQ(unexpected, 0) << "round " << round;
         EXPECT_EQ(drm_fd_count(), 0u);
         EXPECT_EQ(a->gem.count(), 0u);
@@ -668,30 +682,35 @@ TEST_F(DrmPrimePreempt, ForeignImportMapAndCloseRace) {
         auto allowed = [&](int ret, std::initializer_list<int> errnos) { unexpected += !errno_allowed(ret, errnos); };
         std::vector<Task*> tasks;
         for (drm_file* f : {qa, qb}) {
-            tasks.push_back(kthread_run([&, f] {
-                for (int i = 0; i < 4; i++) {
-                    u32 hq = 0;
-                    allowed(fd_to_handle(f, fd, &hq), {});
-                    drm_gem_object* obj = f->gem.lookup(hq);
-                    if (obj) {
-                        IosysMap map;
-                        allowed(drm_gem_vmap(obj, &map), {});
-                        if (map.vaddr) {
-                            static_cast<volatile u8*>(map.vaddr)[i] = static_cast<u8>(i);
-                            drm_gem_vunmap(obj, &map);
+            tasks.push_back(kthread_run(
+                [&, f] {
+                    for (int i = 0; i < 4; i++) {
+                        u32 hq = 0;
+                        allowed(fd_to_handle(f, fd, &hq), {});
+                        drm_gem_object* obj = f->gem.lookup(hq);
+                        if (obj) {
+                            IosysMap map;
+                            allowed(drm_gem_vmap(obj, &map), {});
+                            if (map.vaddr) {
+                                static_cast<volatile u8*>(map.vaddr)[i] = static_cast<u8>(i);
+                                drm_gem_vunmap(obj, &map);
+                            }
+                            drm_gem_object_put(obj);
                         }
-                        drm_gem_object_put(obj);
+                        allowed(uapi_gem_close(f, hq), {-EINVAL});
                     }
-                    allowed(uapi_gem_close(f, hq), {-EINVAL});
-                }
-                return 0;
-            }, "importer"));
+                    return 0;
+                },
+                "importer"));
         }
-        tasks.push_back(kthread_run([&] {
-            allowed(uapi_gem_close(a, h), {});
-            return 0;
-        }, "closer"));
-        for (Task* t : tasks) kthread_stop(t);
+        tasks.push_back(kthread_run(
+            [&] {
+                allowed(uapi_gem_close(a, h), {});
+                return 0;
+            },
+            "closer"));
+        for (Task* t : tasks)
+            kthread_stop(t);
         EXPECT_EQ(unexpected, 0) << "round " << round;
         EXPECT_EQ(qa->gem.count(), 0u);
         EXPECT_EQ(qb->gem.count(), 0u);

@@ -24,7 +24,8 @@ std::vector<drm_gem_object*> make_bos(int n) {
     return v;
 }
 void put_bos(std::vector<drm_gem_object*>& v) {
-    for (auto* o : v) drm_gem_object_put(o);
+    for (auto* o : v)
+        drm_gem_object_put(o);
     v.clear();
 }
 }  // namespace
@@ -145,7 +146,8 @@ TEST_F(DrmExecTest, BackOffOnAHeldLockRetriesAfterTheHolderLetsGo) {
             return 0;
         },
         "holder");
-    while (!held) msleep(1);
+    while (!held)
+        msleep(1);
     int passes = 0;
     drm_exec exec;
     drm_exec_init(&exec, 0, 0);
@@ -188,7 +190,8 @@ TEST(DrmExecContention, OppositeOrdersBothCompleteInEverySeed) {
                                 preempt_point();
                             }
                         }
-                        for (auto* obj : order) EXPECT_EQ(dma_resv_locking_ctx(obj->resv), &exec.ticket);
+                        for (auto* obj : order)
+                            EXPECT_EQ(dma_resv_locking_ctx(obj->resv), &exec.ticket);
                         retries += passes - 1;
                         drm_exec_fini(&exec);
                     }

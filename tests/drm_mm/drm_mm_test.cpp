@@ -35,7 +35,8 @@ struct LeakCheck {
 
 size_t drain_warns() {
     size_t n = 0;
-    while (kshim::consume_report(kshim::ReportKind::Warn)) n++;
+    while (kshim::consume_report(kshim::ReportKind::Warn))
+        n++;
     return n;
 }
 
@@ -50,8 +51,10 @@ std::vector<unsigned> primes_upto(unsigned max) {
     std::vector<unsigned> out;
     for (unsigned n = 2; n <= max; n++) {
         bool prime = true;
-        for (unsigned d = 2; d * d <= n; d++) prime &= n % d != 0;
-        if (prime) out.push_back(n);
+        for (unsigned d = 2; d * d <= n; d++)
+            prime &= n % d != 0;
+        if (prime)
+            out.push_back(n);
     }
     return out;
 }
@@ -73,17 +76,20 @@ void check_invariants(const drm_mm& mm, u64 start, u64 end) {
     const drm_mm_node* prev = &mm.head_node_;
     bool ok = true;
     drm_mm_for_each_node(&mm, [&](const drm_mm_node* n) {
-        if (!ok) return;
+        if (!ok)
+            return;
         ok = n->start >= addr && drm_mm_node_allocated(n) && n->mm == &mm;
         EXPECT_TRUE(ok) << "node " << n->start << " overlaps or is out of order at " << addr;
         EXPECT_EQ(drm_mm_hole_follows(prev), n->start > addr);
-        if (n->start > addr) gaps++;
+        if (n->start > addr)
+            gaps++;
         addr = n->start + n->size;
         prev = n;
     });
     EXPECT_LE(addr, end);
     EXPECT_EQ(drm_mm_hole_follows(prev), addr < end);
-    if (addr < end) gaps++;
+    if (addr < end)
+        gaps++;
     EXPECT_EQ(count_holes(mm), gaps);
     u64 hole_bytes = 0, node_bytes = 0;
     drm_mm_for_each_hole(&mm, [&](const drm_mm_node*, u64 s, u64 e) { hole_bytes += e - s; });
@@ -165,7 +171,8 @@ TEST(DrmMm, Debug) {
 void expect_reserve_fail(drm_mm& mm, drm_mm_node& node) {
     int err = drm_mm_reserve_node(&mm, &node);
     EXPECT_EQ(err, -ENOSPC) << "reserve " << node.start << " + " << node.size;
-    if (!err) drm_mm_remove_node(&node);
+    if (!err)
+        drm_mm_remove_node(&node);
 }
 
 void check_reserve_boundaries(drm_mm& mm, u64 count, u64 size) {
@@ -233,8 +240,10 @@ void do_reserve(unsigned count, u64 size, std::mt19937& rng) {
 
     unsigned o = 0;
     for (unsigned p : primes_upto(std::min(count, 31u))) {
-        for (unsigned m = 0; m < p; m++) drm_mm_remove_node(&nodes[order[(o + m) % count]]);
-        for (unsigned m = 0; m < p; m++) ASSERT_EQ(drm_mm_reserve_node(&mm, &nodes[order[(o + m) % count]]), 0);
+        for (unsigned m = 0; m < p; m++)
+            drm_mm_remove_node(&nodes[order[(o + m) % count]]);
+        for (unsigned m = 0; m < p; m++)
+            ASSERT_EQ(drm_mm_reserve_node(&mm, &nodes[order[(o + m) % count]]), 0);
         o += p;
         assert_continuous(mm, size);
     }
@@ -249,7 +258,8 @@ TEST(DrmMm, Reserve) {
         do_reserve(64, size - 1 ? size - 1 : 1, rng);
         do_reserve(64, size, rng);
         do_reserve(64, size + 1, rng);
-        if (HasFatalFailure()) return;
+        if (HasFatalFailure())
+            return;
     }
 }
 
@@ -289,7 +299,8 @@ void do_insert(unsigned count, u64 size, bool replace, std::mt19937& rng) {
 
         unsigned o = 0;
         for (unsigned p : primes_upto(std::min(count, 31u))) {
-            for (unsigned m = 0; m < p; m++) drm_mm_remove_node(&nodes[order[(o + m) % count]]);
+            for (unsigned m = 0; m < p; m++)
+                drm_mm_remove_node(&nodes[order[(o + m) % count]]);
             for (unsigned m = 0; m < p; m++)
                 ASSERT_EQ(drm_mm_insert_node_generic(&mm, &nodes[order[(o + m) % count]], size, 0, p, mode.mode), 0);
             o += p;
@@ -308,13 +319,15 @@ TEST(DrmMm, Insert) {
         do_insert(64, (u64{1} << n) - 1 ? (u64{1} << n) - 1 : 1, false, rng);
         do_insert(64, u64{1} << n, false, rng);
         do_insert(64, (u64{1} << n) + 1, false, rng);
-        if (HasFatalFailure()) return;
+        if (HasFatalFailure())
+            return;
     }
 }
 
 TEST(DrmMm, Replace) {
     std::mt19937 rng(3);
-    for (unsigned n : {1u, 12u, 40u}) do_insert(64, u64{1} << n, true, rng);
+    for (unsigned n : {1u, 12u, 40u})
+        do_insert(64, u64{1} << n, true, rng);
 }
 
 // Nodes land inside [start, end); an empty or too small range is refused.
@@ -366,7 +379,8 @@ TEST(DrmMm, InsertRange) {
         do_insert_range(count, size, 0, max / 2);
         do_insert_range(count, size, max / 2, max);
         do_insert_range(count, size, max / 4 + 1, 3 * max / 4 - 1);
-        if (HasFatalFailure()) return;
+        if (HasFatalFailure())
+            return;
     }
     // Ranges that cannot hold the node.
     drm_mm mm;
@@ -391,7 +405,8 @@ TEST(DrmMm, AlignPrimes) {
         drm_mm_init(&mm, 1, U64_MAX - 2);
         unsigned i = 0;
         for (unsigned prime : primes_upto(max_count * 4)) {
-            if (i == max_count) break;
+            if (i == max_count)
+                break;
             u64 size = (prime % 7) + 1;  // irregular sizes keep the alignment work honest
             ASSERT_EQ(drm_mm_insert_node_generic(&mm, &nodes[i], size, prime, i, mode.mode), 0) << prime;
             expect_node(nodes[i], mm, size, prime, i);
@@ -416,8 +431,12 @@ void align_pot(int max) {
     drm_mm_takedown(&mm);
 }
 
-TEST(DrmMm, Align32) { align_pot(32); }
-TEST(DrmMm, Align64) { align_pot(64); }
+TEST(DrmMm, Align32) {
+    align_pot(32);
+}
+TEST(DrmMm, Align64) {
+    align_pot(64);
+}
 
 // Holes at [0,1), [2,5), [6,7): a 2-sized node fits only the middle one, whichever end we start.
 void insert_once(unsigned mode) {
@@ -438,10 +457,18 @@ void insert_once(unsigned mode) {
     drm_mm_takedown(&mm);
 }
 
-TEST(DrmMm, Lowest) { insert_once(DRM_MM_INSERT_LOW); }
-TEST(DrmMm, Highest) { insert_once(DRM_MM_INSERT_HIGH); }
-TEST(DrmMm, LowestOnce) { insert_once(DRM_MM_INSERT_LOWEST); }
-TEST(DrmMm, HighestOnce) { insert_once(DRM_MM_INSERT_HIGHEST); }
+TEST(DrmMm, Lowest) {
+    insert_once(DRM_MM_INSERT_LOW);
+}
+TEST(DrmMm, Highest) {
+    insert_once(DRM_MM_INSERT_HIGH);
+}
+TEST(DrmMm, LowestOnce) {
+    insert_once(DRM_MM_INSERT_LOWEST);
+}
+TEST(DrmMm, HighestOnce) {
+    insert_once(DRM_MM_INSERT_HIGHEST);
+}
 
 // Free random subsets; top-down reinsertion always takes the highest free slot, bottom-up the lowest.
 void do_updown(unsigned mode, bool highest_first) {
@@ -471,10 +498,16 @@ void do_updown(unsigned mode, bool highest_first) {
             unsigned want = 0;
             if (highest_first) {
                 for (unsigned s = count; s--;)
-                    if (freed[s]) { want = s; break; }
+                    if (freed[s]) {
+                        want = s;
+                        break;
+                    }
             } else {
                 for (unsigned s = 0; s < count; s++)
-                    if (freed[s]) { want = s; break; }
+                    if (freed[s]) {
+                        want = s;
+                        break;
+                    }
             }
             EXPECT_EQ(slot, want);
             freed[slot] = false;
@@ -485,8 +518,12 @@ void do_updown(unsigned mode, bool highest_first) {
     drm_mm_takedown(&mm);
 }
 
-TEST(DrmMm, Topdown) { do_updown(DRM_MM_INSERT_HIGH, true); }
-TEST(DrmMm, Bottomup) { do_updown(DRM_MM_INSERT_LOW, false); }
+TEST(DrmMm, Topdown) {
+    do_updown(DRM_MM_INSERT_HIGH, true);
+}
+TEST(DrmMm, Bottomup) {
+    do_updown(DRM_MM_INSERT_LOW, false);
+}
 
 // --- eviction roster ---
 
@@ -509,17 +546,20 @@ bool evict_nodes(drm_mm_scan* scan, std::vector<EvictNode>& nodes, const std::ve
         }
     }
     for (auto it = roster.rbegin(); it != roster.rend(); ++it)
-        if (drm_mm_scan_remove_block(scan, &(*it)->node)) evicted->push_back(*it);
+        if (drm_mm_scan_remove_block(scan, &(*it)->node))
+            evicted->push_back(*it);
     if (!found) {
         EXPECT_TRUE(evicted->empty());
         return false;
     }
-    for (EvictNode* e : *evicted) drm_mm_remove_node(&e->node);
+    for (EvictNode* e : *evicted)
+        drm_mm_remove_node(&e->node);
     if (use_color) {
         while (drm_mm_node* extra = drm_mm_scan_color_evict(scan)) {
             EvictNode* e = nullptr;
             for (EvictNode& cand : nodes)
-                if (&cand.node == extra) e = &cand;
+                if (&cand.node == extra)
+                    e = &cand;
             EXPECT_NE(e, nullptr);
             drm_mm_remove_node(extra);
             evicted->push_back(e);
@@ -546,7 +586,8 @@ void evict_something(drm_mm& mm, std::vector<EvictNode>& nodes, const std::vecto
         EXPECT_TRUE(drm_mm_hole_follows(&tmp) || !drm_mm_node_allocated(next)) << "colors abutt";
     }
     drm_mm_remove_node(&tmp);
-    for (EvictNode* e : evicted) ASSERT_EQ(drm_mm_reserve_node(&mm, &e->node), 0);
+    for (EvictNode* e : evicted)
+        ASSERT_EQ(drm_mm_reserve_node(&mm, &e->node), 0);
 }
 
 void do_evict(u64 range_start, u64 range_end) {
@@ -555,7 +596,8 @@ void do_evict(u64 range_start, u64 range_end) {
     std::vector<EvictNode> nodes(size);
     drm_mm mm;
     drm_mm_init(&mm, 0, size);
-    for (unsigned n = 0; n < size; n++) ASSERT_EQ(drm_mm_insert_node(&mm, &nodes[n].node, 1), 0);
+    for (unsigned n = 0; n < size; n++)
+        ASSERT_EQ(drm_mm_insert_node(&mm, &nodes[n].node, 1), 0);
 
     // Nothing fits without eviction.
     drm_mm_node tmp;
@@ -566,17 +608,20 @@ void do_evict(u64 range_start, u64 range_end) {
         SCOPED_TRACE(mode.name);
         for (u64 n = 1; n <= range; n <<= 1) {
             evict_something(mm, nodes, random_order(size, rng), range_start, range_end, n, 1, 0, mode.mode, false);
-            if (::testing::Test::HasFatalFailure()) return;
+            if (::testing::Test::HasFatalFailure())
+                return;
         }
         for (u64 n = 1; n < range; n <<= 1) {
             evict_something(mm, nodes, random_order(size, rng), range_start, range_end, range / 2, n, 0, mode.mode,
                             false);
-            if (::testing::Test::HasFatalFailure()) return;
+            if (::testing::Test::HasFatalFailure())
+                return;
         }
         for (unsigned p : primes_upto(std::min<u64>(range, 61))) {
             u64 nsize = (range - p + 1) / 2;
             evict_something(mm, nodes, random_order(size, rng), range_start, range_end, nsize, p, 0, mode.mode, false);
-            if (::testing::Test::HasFatalFailure()) return;
+            if (::testing::Test::HasFatalFailure())
+                return;
         }
     }
     check_invariants(mm, 0, size);
@@ -584,14 +629,19 @@ void do_evict(u64 range_start, u64 range_end) {
     drm_mm_takedown(&mm);
 }
 
-TEST(DrmMmEvict, WholeRange) { do_evict(0, 1024); }
-TEST(DrmMmEvict, SubRange) { do_evict(256, 768); }
+TEST(DrmMmEvict, WholeRange) {
+    do_evict(0, 1024);
+}
+TEST(DrmMmEvict, SubRange) {
+    do_evict(256, 768);
+}
 
 TEST(DrmMmEvict, ScanWithoutHitEvictsNothing) {
     std::vector<EvictNode> nodes(16);
     drm_mm mm;
     drm_mm_init(&mm, 0, 16);
-    for (auto& e : nodes) ASSERT_EQ(drm_mm_insert_node(&mm, &e.node, 1), 0);
+    for (auto& e : nodes)
+        ASSERT_EQ(drm_mm_insert_node(&mm, &e.node, 1), 0);
     drm_mm_scan scan;
     drm_mm_scan_init(&scan, &mm, 32, 0, 0, DRM_MM_INSERT_LOW);  // bigger than the whole mm
     std::vector<unsigned> order(16);
@@ -606,9 +656,11 @@ TEST(DrmMmEvict, ScanWithoutHitEvictsNothing) {
 // --- color ---
 
 void separate_adjacent_colors(const drm_mm_node* node, unsigned long color, u64* start, u64* end) {
-    if (drm_mm_node_allocated(node) && node->color != color) ++*start;
+    if (drm_mm_node_allocated(node) && node->color != color)
+        ++*start;
     node = drm_mm_next_node(node);
-    if (drm_mm_node_allocated(node) && node->color != color) --*end;
+    if (drm_mm_node_allocated(node) && node->color != color)
+        --*end;
 }
 
 bool colors_abutt(const drm_mm_node* node) {
@@ -682,21 +734,28 @@ void do_color_evict(u64 range_start, u64 range_end) {
     for (const InsertMode& mode : kEvictModes) {
         SCOPED_TRACE(mode.name);
         for (u64 n = 1; n <= range / 2; n <<= 1) {
-            evict_something(mm, nodes, random_order(total, rng), range_start, range_end, n, 1, color++, mode.mode, true);
-            if (::testing::Test::HasFatalFailure()) return;
+            evict_something(mm, nodes, random_order(total, rng), range_start, range_end, n, 1, color++, mode.mode,
+                            true);
+            if (::testing::Test::HasFatalFailure())
+                return;
         }
         for (u64 n = 1; n < range / 2; n <<= 1) {
             evict_something(mm, nodes, random_order(total, rng), range_start, range_end, range / 4, n, color++,
                             mode.mode, true);
-            if (::testing::Test::HasFatalFailure()) return;
+            if (::testing::Test::HasFatalFailure())
+                return;
         }
     }
     remove_all(mm);
     drm_mm_takedown(&mm);
 }
 
-TEST(DrmMmEvict, Color) { do_color_evict(0, 2 * 1024 - 1); }
-TEST(DrmMmEvict, ColorRange) { do_color_evict(512, 1536); }
+TEST(DrmMmEvict, Color) {
+    do_color_evict(0, 2 * 1024 - 1);
+}
+TEST(DrmMmEvict, ColorRange) {
+    do_color_evict(512, 1536);
+}
 
 // --- iteration and lookup ---
 
@@ -732,7 +791,8 @@ TEST(DrmMm, HolesMostRecentFirstAndEvictModeUsesThem) {
     drm_mm mm;
     drm_mm_init(&mm, 0, 100);
     drm_mm_node n[10];
-    for (auto& x : n) ASSERT_EQ(drm_mm_insert_node(&mm, &x, 10), 0);
+    for (auto& x : n)
+        ASSERT_EQ(drm_mm_insert_node(&mm, &x, 10), 0);
     drm_mm_remove_node(&n[2]);
     drm_mm_remove_node(&n[7]);
     std::vector<u64> starts;
@@ -751,7 +811,8 @@ TEST(DrmMm, BestFitPrefersTheSmallestHole) {
     r[0].start = 10, r[0].size = 90;    // hole [0,10)
     r[1].start = 130, r[1].size = 370;  // hole [100,130)
     r[2].start = 520, r[2].size = 480;  // hole [500,520)
-    for (auto& x : r) ASSERT_EQ(drm_mm_reserve_node(&mm, &x), 0);
+    for (auto& x : r)
+        ASSERT_EQ(drm_mm_reserve_node(&mm, &x), 0);
     ASSERT_EQ(drm_mm_insert_node(&mm, &node, 15), 0);
     EXPECT_EQ(node.start, 500u);
     drm_mm_remove_node(&node);
@@ -815,8 +876,8 @@ TEST(DrmMm, RandomChurnKeepsNodesAndHolesConsistent) {
     std::vector<drm_mm_node> nodes(kNodes);
     drm_mm mm;
     drm_mm_init(&mm, start, size);
-    const unsigned modes[] = {DRM_MM_INSERT_BEST, DRM_MM_INSERT_LOW, DRM_MM_INSERT_HIGH, DRM_MM_INSERT_EVICT,
-                              DRM_MM_INSERT_LOWEST, DRM_MM_INSERT_HIGHEST};
+    const unsigned modes[] = {DRM_MM_INSERT_BEST,  DRM_MM_INSERT_LOW,    DRM_MM_INSERT_HIGH,
+                              DRM_MM_INSERT_EVICT, DRM_MM_INSERT_LOWEST, DRM_MM_INSERT_HIGHEST};
     for (int op = 0; op < 20000; op++) {
         drm_mm_node& n = nodes[rng() % kNodes];
         if (drm_mm_node_allocated(&n)) {
@@ -835,15 +896,16 @@ TEST(DrmMm, RandomChurnKeepsNodesAndHolesConsistent) {
                 }
             }
         }
-        if (op % 500 == 0) check_invariants(mm, start, start + size);
-        if (HasFailure()) return;
+        if (op % 500 == 0)
+            check_invariants(mm, start, start + size);
+        if (HasFailure())
+            return;
     }
     check_invariants(mm, start, start + size);
     remove_all(mm);
     drm_mm_takedown(&mm);
     EXPECT_EQ(kshim::pending_report_count(), 0u);
 }
-
 
 // --- the address-ordered hole index (augmented rb-tree) ---
 
@@ -855,20 +917,24 @@ struct HoleTreeStats {
 // Checks one subtree: address order, red-black shape and every subtree_max_hole_.
 HoleTreeStats check_hole_subtree(const mm_detail::HoleAddrLink* link, const mm_detail::HoleAddrLink* parent,
                                  u64* prev_start, bool* first) {
-    if (!link) return {0, 1};
+    if (!link)
+        return {0, 1};
     EXPECT_EQ(link->hole_parent_, parent);
     const auto* node = static_cast<const drm_mm_node*>(link);
     HoleTreeStats l = check_hole_subtree(link->hole_left_, link, prev_start, first);
     u64 start = __drm_mm_hole_node_start(node);
-    if (!*first) EXPECT_LT(*prev_start, start);
+    if (!*first)
+        EXPECT_LT(*prev_start, start);
     *first = false;
     *prev_start = start;
     EXPECT_TRUE(drm_mm_hole_follows(node));
     EXPECT_EQ(node->hole_size_, __drm_mm_hole_node_end(node) - start);
     HoleTreeStats r = check_hole_subtree(link->hole_right_, link, prev_start, first);
     u64 max = node->hole_size_;
-    if (link->hole_left_) max = std::max(max, link->hole_left_->subtree_max_hole_);
-    if (link->hole_right_) max = std::max(max, link->hole_right_->subtree_max_hole_);
+    if (link->hole_left_)
+        max = std::max(max, link->hole_left_->subtree_max_hole_);
+    if (link->hole_right_)
+        max = std::max(max, link->hole_right_->subtree_max_hole_);
     EXPECT_EQ(link->subtree_max_hole_, max) << "hole at " << start;
     if (link->hole_red_) {
         EXPECT_FALSE(link->hole_left_ && link->hole_left_->hole_red_);
@@ -882,7 +948,8 @@ void check_hole_tree(const drm_mm& mm) {
     u64 prev = 0;
     bool first = true;
     const mm_detail::HoleAddrLink* root = mm.holes_addr_.hole_parent_;
-    if (root) EXPECT_FALSE(root->hole_red_);
+    if (root)
+        EXPECT_FALSE(root->hole_red_);
     HoleTreeStats st = check_hole_subtree(root, &mm.holes_addr_, &prev, &first);
     EXPECT_EQ(st.holes, count_holes(mm));
 }
@@ -932,16 +999,21 @@ std::vector<ModelHole> holes_by_address(const drm_mm& mm) {
 // Where the reference model puts `size` in hole h, or false (no color: plain alignment).
 bool model_place(const ModelHole& h, u64 rs, u64 re, u64 size, u64 align, bool high, u64* out) {
     u64 lo = std::max(h.start, rs), hi = std::min(h.end, re);
-    if (hi <= lo || hi - lo < size) return false;
+    if (hi <= lo || hi - lo < size)
+        return false;
     u64 at;
     if (high) {
         at = hi - size;
-        if (align) at -= at % align;
-        if (at < lo) return false;
+        if (align)
+            at -= at % align;
+        if (at < lo)
+            return false;
     } else {
         at = lo;
-        if (align && at % align) at += align - at % align;
-        if (at + size > hi || at + size < at) return false;
+        if (align && at % align)
+            at += align - at % align;
+        if (at + size > hi || at + size < at)
+            return false;
     }
     *out = at;
     return true;
@@ -962,7 +1034,8 @@ TEST(DrmMmHoleIndex, EveryModeMatchesAReferenceModel) {
         for (auto& f : fill) {
             f.start = rng() % size;
             f.size = 1 + rng() % (layout % 2 ? 64 : 2048);
-            if (drm_mm_reserve_node(&mm, &f)) f = drm_mm_node{};
+            if (drm_mm_reserve_node(&mm, &f))
+                f = drm_mm_node{};
         }
         for (auto& p : probe) {
             const unsigned mode = rng() % 4;
@@ -981,7 +1054,8 @@ TEST(DrmMmHoleIndex, EveryModeMatchesAReferenceModel) {
             u64 want_start = 0, best_size = ~u64{0};
             auto consider = [&](const ModelHole& h, bool high) {
                 u64 at;
-                if (!model_place(h, rs, re, sz, align, high, &at)) return false;
+                if (!model_place(h, rs, re, sz, align, high, &at))
+                    return false;
                 want_fit = true;
                 want_start = at;
                 return true;
@@ -989,15 +1063,18 @@ TEST(DrmMmHoleIndex, EveryModeMatchesAReferenceModel) {
             switch (mode) {
             case DRM_MM_INSERT_LOW:
                 for (const auto& h : holes)
-                    if (consider(h, false)) break;
+                    if (consider(h, false))
+                        break;
                 break;
             case DRM_MM_INSERT_HIGH:
                 for (auto it = holes.rbegin(); it != holes.rend(); ++it)
-                    if (consider(*it, true)) break;
+                    if (consider(*it, true))
+                        break;
                 break;
             case DRM_MM_INSERT_EVICT:
                 for (const auto& h : stack)
-                    if (consider(h, false)) break;
+                    if (consider(h, false))
+                        break;
                 break;
             default:
                 for (const auto& h : holes) {
@@ -1011,8 +1088,8 @@ TEST(DrmMmHoleIndex, EveryModeMatchesAReferenceModel) {
             }
 
             int ret = drm_mm_insert_node_in_range(&mm, &p, sz, align, 0, rs, re, mode);
-            SCOPED_TRACE(testing::Message() << "layout " << layout << " mode " << mode << " size " << sz
-                                            << " align " << align << " range [" << rs << ", " << re << ")");
+            SCOPED_TRACE(testing::Message() << "layout " << layout << " mode " << mode << " size " << sz << " align "
+                                            << align << " range [" << rs << ", " << re << ")");
             if (!want_fit) {
                 EXPECT_EQ(ret, -ENOSPC);
                 continue;
@@ -1030,7 +1107,8 @@ TEST(DrmMmHoleIndex, EveryModeMatchesAReferenceModel) {
             } else {
                 EXPECT_EQ(p.start, want_start);
             }
-            if (HasFailure()) break;
+            if (HasFailure())
+                break;
         }
         check_hole_tree(mm);
         check_invariants(mm, 0, size);

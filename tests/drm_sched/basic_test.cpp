@@ -32,7 +32,6 @@ TEST_F(DrmSchedBasic, ScheduledSignalsAtRunJobFinishedOnlyAfterHwFence) {
     // The scheduled fence's timestamp is when run_job ran, before the hardware finished.
     EXPECT_LE(dma_fence_timestamp(scheduled), dma_fence_timestamp(job->finished));
     dma_fence_put(scheduled);
-
 }
 
 TEST_F(DrmSchedBasic, RunJobErrorPointerFinishesWithThatError) {
@@ -79,7 +78,8 @@ TEST_P(DrmSchedQueue, HundredJobsCompleteInExpectedVirtualTime) {
     const QueueCase& c = GetParam();
     constexpr int kJobs = 100;
     std::vector<drm_mock_scheduler*> scheds;
-    for (int s = 0; s < c.schedulers; s++) scheds.push_back(managed_sched(test));
+    for (int s = 0; s < c.schedulers; s++)
+        scheds.push_back(managed_sched(test));
     std::vector<drm_mock_sched_entity*> entities;
     for (int e = 0; e < c.entities; e++)
         entities.push_back(managed_entity(test, DRM_SCHED_PRIORITY_NORMAL, scheds[e % c.schedulers]));
@@ -100,17 +100,17 @@ TEST_P(DrmSchedQueue, HundredJobsCompleteInExpectedVirtualTime) {
     }
     EXPECT_EQ(last - t0, c.expected_ms * NSEC_PER_MSEC);
     if (c.chain) {  // every job ends before the next one starts or together with it
-        for (int i = 1; i < kJobs; i++) EXPECT_LE(jobs[i - 1]->done_at.load(), jobs[i]->done_at.load() - 1000 * NSEC_PER_USEC);
+        for (int i = 1; i < kJobs; i++)
+            EXPECT_LE(jobs[i - 1]->done_at.load(), jobs[i]->done_at.load() - 1000 * NSEC_PER_USEC);
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, DrmSchedQueue,
-                         ::testing::Values(QueueCase{"OneEntity", 1, 1, false, 100}, QueueCase{"FourEntities", 4, 1, false, 100},
-                                           QueueCase{"OneEntityChain", 1, 1, true, 100},
-                                           QueueCase{"FourEntitiesChain", 4, 1, true, 100},
-                                           QueueCase{"TwoRings", 2, 2, false, 50},
-                                           QueueCase{"TwoRingsChain", 2, 2, true, 100}),
-                         [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(
+    Cases, DrmSchedQueue,
+    ::testing::Values(QueueCase{"OneEntity", 1, 1, false, 100}, QueueCase{"FourEntities", 4, 1, false, 100},
+                      QueueCase{"OneEntityChain", 1, 1, true, 100}, QueueCase{"FourEntitiesChain", 4, 1, true, 100},
+                      QueueCase{"TwoRings", 2, 2, false, 50}, QueueCase{"TwoRingsChain", 2, 2, true, 100}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 TEST_F(DrmSchedBasic, CreditLimitOneRunsSecondJobOnlyAfterFirstCompletes) {
     drm_mock_sched_args a;
@@ -137,7 +137,6 @@ TEST_F(DrmSchedBasic, CreditLimitOneRunsSecondJobOnlyAfterFirstCompletes) {
     ASSERT_TRUE(advance_until_idle());
     EXPECT_TRUE(drm_mock_sched_job_is_finished(j2));
     EXPECT_EQ(drm_sched_available_credits(&sched->base), 1u);
-
 }
 
 TEST_F(DrmSchedBasic, JobLargerThanCreditLimitIsClampedAndRuns) {
@@ -204,7 +203,8 @@ TEST_F(DrmSchedBasic, FiniCancelsPendingJobsWithECANCELED) {
     ASSERT_TRUE(run_until([&] { return sched->jobs_run.load() == 4; }, NSEC_PER_SEC));
     // The jobs' memory is the test's: fences held past fini stay readable until the test ends.
     std::vector<dma_fence*> hw;
-    for (auto* j : jobs) hw.push_back(dma_fence_get(&j->hw_fence));
+    for (auto* j : jobs)
+        hw.push_back(dma_fence_get(&j->hw_fence));
     kunit_release_action(test, drm_mock_sched_entity_free_wrap, entity);  // now, not at the end
     kunit_release_action(test, drm_mock_sched_fini_wrap, sched);
     for (size_t i = 0; i < jobs.size(); i++) {
@@ -323,7 +323,7 @@ TEST_F(DrmSchedBasic, StopAndStartFinishDetachedJobsWithTheError) {
     EXPECT_EQ(drm_mock_sched_advance(sched, 1), 1u);  // j1 completes before the reset
     drm_sched_stop(&sched->base, nullptr);
     EXPECT_TRUE(j1->flags.load() & DRM_MOCK_SCHED_JOB_FREED);  // done jobs are freed by stop
-    drm_mock_sched_job_submit(j3);                              // queued while stopped
+    drm_mock_sched_job_submit(j3);                             // queued while stopped
     ASSERT_TRUE(advance_until_idle());
     EXPECT_FALSE(drm_mock_sched_job_is_scheduled(j3));
     EXPECT_EQ(drm_sched_available_credits(&sched->base), sched->base.credit_limit);

@@ -112,7 +112,6 @@ TEST_F(DrmSchedDeps, SameSchedulerWaitsOnlyUntilScheduled) {
     EXPECT_EQ(drm_mock_sched_job_status(b), 1);
 }
 
-
 // The `scheduled` fence a same-scheduler waiter depends on can also be signalled by an entity
 // kill, outside the scheduler's own loop: the waiter must still be run (found by a seeded
 // sweep of the parallel test, where it stalled the scheduler for good).

@@ -26,15 +26,14 @@ protected:
         return jobs;
     }
     // How many of `jobs` ran among the first `n` jobs that ran of `jobs` and `others` together.
-    static int ran_among_first(const std::vector<drm_mock_sched_job*>& jobs, const std::vector<drm_mock_sched_job*>& others,
-                               size_t n) {
+    static int ran_among_first(const std::vector<drm_mock_sched_job*>& jobs,
+                               const std::vector<drm_mock_sched_job*>& others, size_t n) {
         std::vector<drm_mock_sched_job*> all(jobs);
         all.insert(all.end(), others.begin(), others.end());
         std::sort(all.begin(), all.end(), [](auto* x, auto* y) { return x->run_at < y->run_at; });
         all.resize(n);
-        return static_cast<int>(std::count_if(jobs.begin(), jobs.end(), [&](auto* j) {
-            return std::find(all.begin(), all.end(), j) != all.end();
-        }));
+        return static_cast<int>(std::count_if(
+            jobs.begin(), jobs.end(), [&](auto* j) { return std::find(all.begin(), all.end(), j) != all.end(); }));
     }
 
     drm_mock_scheduler* sched_ = nullptr;
@@ -49,8 +48,10 @@ TEST_F(DrmSchedFair, EntitiesOfOnePriorityShareTheRing) {
     const int a_first = ran_among_first(a, b, 20);
     EXPECT_GE(a_first, 8);
     EXPECT_LE(a_first, 12);
-    for (auto* j : a) EXPECT_EQ(drm_mock_sched_job_status(j), 1);
-    for (auto* j : b) EXPECT_EQ(drm_mock_sched_job_status(j), 1);
+    for (auto* j : a)
+        EXPECT_EQ(drm_mock_sched_job_status(j), 1);
+    for (auto* j : b)
+        EXPECT_EQ(drm_mock_sched_job_status(j), 1);
 }
 
 // NORMAL's virtual time grows 2^4 per ns of GPU time, LOW's 2^7: NORMAL gets about 8x the ring.
@@ -81,7 +82,8 @@ TEST_F(DrmSchedFair, HigherPriorityJoiningRunsNext) {
     auto kernel = queue(entity(DRM_SCHED_PRIORITY_KERNEL), 1, 1000);
     ASSERT_TRUE(advance_until_idle());
     int low_before = 0;
-    for (auto* j : low) low_before += j->run_at < kernel[0]->run_at;
+    for (auto* j : low)
+        low_before += j->run_at < kernel[0]->run_at;
     EXPECT_EQ(low_before, 3) << "only the jobs LOW had already run, and the one on the ring, come first";
 }
 
@@ -92,7 +94,8 @@ TEST_F(DrmSchedFair, LowerPriorityJoiningWaitsBehindTheFront) {
     auto low = queue(entity(DRM_SCHED_PRIORITY_LOW), 1, 1000);
     ASSERT_TRUE(advance_until_idle());
     int normal_before = 0;
-    for (auto* j : normal) normal_before += j->run_at < low[0]->run_at;
+    for (auto* j : normal)
+        normal_before += j->run_at < low[0]->run_at;
     EXPECT_GE(normal_before, 3);
 }
 

@@ -24,20 +24,25 @@ void sixteen_submitters(u64 seed, bool with_kill) {
     std::vector<std::atomic<drm_mock_sched_job*>> latest(kTasks);
     std::vector<Task*> tasks;
     for (int t = 0; t < kTasks; t++)
-        tasks.push_back(kthread_run([&, t] {
-            std::mt19937_64 rng(seed * 131 + t);
-            for (int k = 0; k < kJobsPerTask; k++) {
-                auto* j = timed_job(entities[t], 5 + rng() % 20);
-                drm_mock_sched_job* other = latest[(t + 1 + rng() % (kTasks - 1)) % kTasks].load();
-                submit_after(j, rng() % 3 == 0 && other ? other->finished : nullptr);
-                jobs[t][k] = j;
-                latest[t].store(j);
-                if (rng() % 8 == 0) usleep_range(10, 50);
-            }
-            return 0;
-        }, "submitter"));
-    for (Task* t : tasks) kthread_stop(t);
-    if (with_kill) drm_sched_entity_kill(&entities[5]->base);
+        tasks.push_back(kthread_run(
+            [&, t] {
+                std::mt19937_64 rng(seed * 131 + t);
+                for (int k = 0; k < kJobsPerTask; k++) {
+                    auto* j = timed_job(entities[t], 5 + rng() % 20);
+                    drm_mock_sched_job* other = latest[(t + 1 + rng() % (kTasks - 1)) % kTasks].load();
+                    submit_after(j, rng() % 3 == 0 && other ? other->finished : nullptr);
+                    jobs[t][k] = j;
+                    latest[t].store(j);
+                    if (rng() % 8 == 0)
+                        usleep_range(10, 50);
+                }
+                return 0;
+            },
+            "submitter"));
+    for (Task* t : tasks)
+        kthread_stop(t);
+    if (with_kill)
+        drm_sched_entity_kill(&entities[5]->base);
     ASSERT_TRUE(Runtime::get()->advance_until_idle());
     for (int t = 0; t < kTasks; t++) {
         for (int k = 0; k < kJobsPerTask; k++) {
@@ -53,8 +58,10 @@ void sixteen_submitters(u64 seed, bool with_kill) {
             }
         }
     }
-    for (auto* e : entities) kunit_release_action(test, drm_mock_sched_entity_free_wrap, e);
-    for (auto* x : s) EXPECT_EQ(drm_sched_score(&x->base), 0);
+    for (auto* e : entities)
+        kunit_release_action(test, drm_mock_sched_entity_free_wrap, e);
+    for (auto* x : s)
+        EXPECT_EQ(drm_sched_score(&x->base), 0);
 }
 
 // Sets the module parameter (the policy of schedulers created without one) for a scope.
@@ -69,8 +76,12 @@ private:
 
 class DrmSchedParallel : public kshim::testing::SweepableKernelTest {};
 
-TEST_F(DrmSchedParallel, SixteenSubmittingTasks) { sixteen_submitters(1, false); }
-TEST_F(DrmSchedParallel, SixteenSubmittingTasksWithAKill) { sixteen_submitters(2, true); }
+TEST_F(DrmSchedParallel, SixteenSubmittingTasks) {
+    sixteen_submitters(1, false);
+}
+TEST_F(DrmSchedParallel, SixteenSubmittingTasksWithAKill) {
+    sixteen_submitters(2, true);
+}
 TEST_F(DrmSchedParallel, SixteenSubmittingTasksFairPolicy) {
     PolicyGuard policy(DRM_SCHED_POLICY_FAIR);
     sixteen_submitters(3, true);
@@ -81,7 +92,8 @@ class DrmSchedSweep : public ::testing::TestWithParam<u64> {};
 // Seeds 1-4 under FIFO, 5-8 under FAIR.
 TEST_P(DrmSchedSweep, SixteenSubmittersWithPreemption) {
     PolicyGuard policy(GetParam() <= 4 ? DRM_SCHED_POLICY_FIFO : DRM_SCHED_POLICY_FAIR);
-    kshim::testing::run_simulated(GetParam(), [&] { sixteen_submitters(GetParam(), GetParam() % 2); }, 0.3);
+    kshim::testing::run_simulated(
+        GetParam(), [&] { sixteen_submitters(GetParam(), GetParam() % 2); }, 0.3);
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, DrmSchedSweep, ::testing::Range<u64>(1, 9));

@@ -55,8 +55,10 @@ TEST_P(DrmSchedPolicy, EntitiesOfOnePriorityTakeTurns) {
     ASSERT_TRUE(advance_until_idle());
     if (GetParam() == DRM_SCHED_POLICY_RR) {
         // Round-robin alternates.
-        for (int i = 0; i < 4; i++) EXPECT_LT(j1[i]->run_at, j2[i]->run_at);
-        for (int i = 0; i < 3; i++) EXPECT_LT(j2[i]->run_at, j1[i + 1]->run_at);
+        for (int i = 0; i < 4; i++)
+            EXPECT_LT(j1[i]->run_at, j2[i]->run_at);
+        for (int i = 0; i < 3; i++)
+            EXPECT_LT(j2[i]->run_at, j1[i + 1]->run_at);
     } else {
         // FIFO follows the oldest waiting job: e1's were all pushed first.
         EXPECT_LT(j1[3]->run_at, j2[0]->run_at);
@@ -74,14 +76,17 @@ TEST_F(DrmSchedMove, ChangingPriorityWhileJobsFlowIsSafe) {
     auto* sched = managed_sched(test);
     auto* e = managed_entity(test, DRM_SCHED_PRIORITY_LOW, sched);
     std::vector<drm_mock_sched_job*> jobs(200);
-    Task* submitter = kthread_run([&] {
-        for (auto& j : jobs) {
-            j = timed_job(e, 50);
-            drm_mock_sched_job_submit(j);
-            if (&j - &jobs[0] == 100) msleep(5);
-        }
-        return 0;
-    }, "submitter");
+    Task* submitter = kthread_run(
+        [&] {
+            for (auto& j : jobs) {
+                j = timed_job(e, 50);
+                drm_mock_sched_job_submit(j);
+                if (&j - &jobs[0] == 100)
+                    msleep(5);
+            }
+            return 0;
+        },
+        "submitter");
     for (int i = 0; i < 20; i++) {
         drm_sched_entity_set_priority(&e->base, static_cast<drm_sched_priority>(i % DRM_SCHED_PRIORITY_COUNT));
         usleep_range(200, 300);
@@ -90,7 +95,8 @@ TEST_F(DrmSchedMove, ChangingPriorityWhileJobsFlowIsSafe) {
     drm_sched_entity_set_priority(&e->base, DRM_SCHED_PRIORITY_KERNEL);
     ASSERT_TRUE(advance_until_idle());
     ASSERT_TRUE(all_finished(jobs));
-    for (size_t i = 1; i < jobs.size(); i++) EXPECT_LE(jobs[i - 1]->run_at, jobs[i]->run_at);
+    for (size_t i = 1; i < jobs.size(); i++)
+        EXPECT_LE(jobs[i - 1]->run_at, jobs[i]->run_at);
     // Idle now: the next job's arm puts the entity on the KERNEL run queue.
     auto* last = timed_job(e, 10);
     drm_mock_sched_job_submit(last);
@@ -132,25 +138,30 @@ TEST_F(DrmSchedMove, MovingEntitiesBetweenSchedulersWhileJobsFlowIsSafe) {
     drm_mock_scheduler* s[2] = {managed_sched(test), managed_sched(test)};
     constexpr int kEntities = 4, kJobs = 60;
     std::vector<drm_mock_sched_entity*> entities;
-    for (int i = 0; i < kEntities; i++) entities.push_back(managed_entity_list(test, DRM_SCHED_PRIORITY_NORMAL, s, 2));
+    for (int i = 0; i < kEntities; i++)
+        entities.push_back(managed_entity_list(test, DRM_SCHED_PRIORITY_NORMAL, s, 2));
     std::vector<std::vector<drm_mock_sched_job*>> jobs(kEntities, std::vector<drm_mock_sched_job*>(kJobs));
     std::vector<Task*> tasks;
     for (int i = 0; i < kEntities; i++)
-        tasks.push_back(kthread_run([&, i] {
-            for (int k = 0; k < kJobs; k++) {
-                jobs[i][k] = timed_job(entities[i], 20 + 10 * i);
-                drm_mock_sched_job_submit(jobs[i][k]);
-                if (k % 7 == 0) usleep_range(100, 200);
-            }
-            return 0;
-        }, "submitter"));
+        tasks.push_back(kthread_run(
+            [&, i] {
+                for (int k = 0; k < kJobs; k++) {
+                    jobs[i][k] = timed_job(entities[i], 20 + 10 * i);
+                    drm_mock_sched_job_submit(jobs[i][k]);
+                    if (k % 7 == 0)
+                        usleep_range(100, 200);
+                }
+                return 0;
+            },
+            "submitter"));
     for (int r = 0; r < 30; r++) {
         auto* e = entities[r % kEntities];
         drm_sched_entity_modify_sched(&e->base, &e->sched_list[(r / kEntities) % 2], 1);
         usleep_range(50, 150);
         drm_sched_entity_modify_sched(&e->base, e->sched_list, 2);
     }
-    for (Task* t : tasks) kthread_stop(t);
+    for (Task* t : tasks)
+        kthread_stop(t);
     ASSERT_TRUE(advance_until_idle());
     int on[2] = {0, 0};
     for (auto& v : jobs) {

@@ -18,25 +18,30 @@ TEST_F(DrmSchedReal, ParallelSubmittersAllJobsFinishInOrder) {
     std::vector<std::atomic<drm_mock_sched_job*>> latest(kTasks);
     std::vector<Task*> tasks;
     for (int t = 0; t < kTasks; t++)
-        tasks.push_back(kthread_run([&, t] {
-            for (int k = 0; k < kJobs; k++) {
-                auto* j = timed_job(entities[t], k % 4 ? 0 : 20);
-                if (!j->duration_us) j->duration_us = 1;
-                drm_mock_sched_job* other = latest[(t + 1) % kTasks].load();
-                submit_after(j, k % 5 == 0 && other ? other->finished : nullptr);
-                jobs[t][k] = j;
-                latest[t].store(j);
-            }
-            return 0;
-        }, "submitter"));
-    for (Task* t : tasks) kthread_stop(t);
+        tasks.push_back(kthread_run(
+            [&, t] {
+                for (int k = 0; k < kJobs; k++) {
+                    auto* j = timed_job(entities[t], k % 4 ? 0 : 20);
+                    if (!j->duration_us)
+                        j->duration_us = 1;
+                    drm_mock_sched_job* other = latest[(t + 1) % kTasks].load();
+                    submit_after(j, k % 5 == 0 && other ? other->finished : nullptr);
+                    jobs[t][k] = j;
+                    latest[t].store(j);
+                }
+                return 0;
+            },
+            "submitter"));
+    for (Task* t : tasks)
+        kthread_stop(t);
     for (auto& v : jobs)
         for (auto* j : v) {
             ASSERT_GT(dma_fence_wait_timeout(j->finished, false, msecs_to_jiffies(10000)), 0);
             EXPECT_EQ(drm_mock_sched_job_status(j), 1);
         }
     for (auto& v : jobs)
-        for (size_t k = 1; k < v.size(); k++) EXPECT_LE(v[k - 1]->done_at.load(), v[k]->done_at.load());
+        for (size_t k = 1; k < v.size(); k++)
+            EXPECT_LE(v[k - 1]->done_at.load(), v[k]->done_at.load());
 }
 
 // The entity's job queue has no lock: a pop that takes the last job races with a push that is
@@ -52,7 +57,8 @@ TEST_F(DrmSchedReal, EntityQueueHandsOverEveryJobWhileItKeepsEmptying) {
         auto* j = timed_job(e, 1);
         drm_mock_sched_job_submit(j);
         jobs.push_back(j);
-        if (i % 7 == 6) udelay(i % 3);  // let the worker catch up and find the queue empty
+        if (i % 7 == 6)
+            udelay(i % 3);  // let the worker catch up and find the queue empty
     }
     for (auto* j : jobs) {
         ASSERT_GT(dma_fence_wait_timeout(j->finished, false, msecs_to_jiffies(10000)), 0);
@@ -77,15 +83,18 @@ TEST_F(DrmSchedReal, TimeoutKillAndFiniRacingRunningJobs) {
         drm_mock_sched_job_submit(j);
         jobs.push_back(j);
     }
-    Task* killer = kthread_run([&] {
-        msleep(2);
-        drm_sched_entity_kill(&e1->base);
-        return 0;
-    }, "killer");
+    Task* killer = kthread_run(
+        [&] {
+            msleep(2);
+            drm_sched_entity_kill(&e1->base);
+            return 0;
+        },
+        "killer");
     kthread_stop(killer);
     msleep(50);
     std::vector<dma_fence*> finished;
-    for (auto* j : jobs) finished.push_back(dma_fence_get(j->finished));
+    for (auto* j : jobs)
+        finished.push_back(dma_fence_get(j->finished));
     kunit_release_action(test, drm_mock_sched_entity_free_wrap, e1);
     kunit_release_action(test, drm_mock_sched_entity_free_wrap, e2);
     kunit_release_action(test, drm_mock_sched_fini_wrap, sched);  // cancels whatever is still on the ring

@@ -20,7 +20,9 @@ struct TestFence {
     dma_fence base;
     SpinLock lock{"sched_test_fence"};
 };
-inline const char* test_fence_name(dma_fence*) { return "sched_test"; }
+inline const char* test_fence_name(dma_fence*) {
+    return "sched_test";
+}
 inline const dma_fence_ops test_fence_ops = {
     .get_driver_name = test_fence_name,
     .get_timeline_name = test_fence_name,
@@ -37,7 +39,9 @@ inline dma_fence* test_fence(u64 context = 0, u64 seqno = 1) {
 // entities are freed before their scheduler is fini'd. kunit_release_action runs one early.
 // Not KUNIT_DEFINE_ACTION_WRAPPER, whose wrappers are static: an action is matched by its
 // address, which must be the same in every file that includes this header.
-inline void drm_mock_sched_fini_wrap(void* sched) { drm_mock_sched_fini(static_cast<drm_mock_scheduler*>(sched)); }
+inline void drm_mock_sched_fini_wrap(void* sched) {
+    drm_mock_sched_fini(static_cast<drm_mock_scheduler*>(sched));
+}
 inline void drm_mock_sched_entity_free_wrap(void* entity) {
     drm_mock_sched_entity_free(static_cast<drm_mock_sched_entity*>(entity));
 }
@@ -45,7 +49,8 @@ inline void drm_mock_sched_entity_free_wrap(void* entity) {
 // A mock scheduler fini'd when the test ends.
 inline drm_mock_scheduler* managed_sched(kunit* test, const drm_mock_sched_args& args = {}) {
     drm_mock_scheduler* sched = drm_mock_sched_new(test, args);
-    if (sched) EXPECT_EQ(kunit_add_action_or_reset(test, drm_mock_sched_fini_wrap, sched), 0);
+    if (sched)
+        EXPECT_EQ(kunit_add_action_or_reset(test, drm_mock_sched_fini_wrap, sched), 0);
     return sched;
 }
 inline drm_mock_scheduler* managed_sched(kunit* test, long timeout) {
@@ -57,7 +62,8 @@ inline drm_mock_scheduler* managed_sched(kunit* test, long timeout) {
 inline drm_mock_sched_entity* managed_entity_list(kunit* test, drm_sched_priority priority, drm_mock_scheduler** scheds,
                                                   unsigned n) {
     drm_mock_sched_entity* entity = drm_mock_sched_entity_new_list(test, priority, scheds, n);
-    if (entity) EXPECT_EQ(kunit_add_action_or_reset(test, drm_mock_sched_entity_free_wrap, entity), 0);
+    if (entity)
+        EXPECT_EQ(kunit_add_action_or_reset(test, drm_mock_sched_entity_free_wrap, entity), 0);
     return entity;
 }
 inline drm_mock_sched_entity* managed_entity(kunit* test, drm_sched_priority priority, drm_mock_scheduler* sched) {
@@ -80,7 +86,8 @@ inline void submit_after(drm_mock_sched_job* j, dma_fence* dep) {
 
 inline bool all_finished(const std::vector<drm_mock_sched_job*>& jobs) {
     for (auto* j : jobs)
-        if (!drm_mock_sched_job_is_finished(j)) return false;
+        if (!drm_mock_sched_job_is_finished(j))
+            return false;
     return true;
 }
 

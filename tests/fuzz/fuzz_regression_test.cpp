@@ -17,8 +17,6 @@
 #include "drm/drm_file.h"
 #include "drm/drm_ioctl.h"
 #include "drm/uaccess.h"
-#include "uapi/drm/drm.h"
-#include "uapi/drm/panthor_drm.h"
 #include "fuzz/cs_program.h"
 #include "fuzz/fw_image_program.h"
 #include "fuzz/gpuvm_program.h"
@@ -26,6 +24,8 @@
 #include "fuzz/panthor_world.h"
 #include "fuzz/world_history.h"
 #include "kernel_shim/report.h"
+#include "uapi/drm/drm.h"
+#include "uapi/drm/panthor_drm.h"
 
 namespace {
 
@@ -38,14 +38,17 @@ std::vector<uint8_t> read_file(const fs::path& p) {
 }
 
 // The saved inputs of `target` under fuzz/<kind>/ (kind: "crashes" or "corpus"), sorted.
-std::vector<fs::path> inputs_of(const std::string& target, std::initializer_list<const char*> kinds = {"crashes", "corpus"}) {
+std::vector<fs::path> inputs_of(const std::string& target,
+                                std::initializer_list<const char*> kinds = {"crashes", "corpus"}) {
     std::vector<fs::path> out;
     for (const char* kind : kinds) {
         const fs::path dir = fs::path(UPANTHOR_SOURCE_DIR) / "fuzz" / kind / target;
-        if (!fs::is_directory(dir)) continue;
+        if (!fs::is_directory(dir))
+            continue;
         std::vector<fs::path> files;
         for (const auto& e : fs::directory_iterator(dir))
-            if (e.is_regular_file()) files.push_back(e.path());
+            if (e.is_regular_file())
+                files.push_back(e.path());
         std::sort(files.begin(), files.end());
         out.insert(out.end(), files.begin(), files.end());
     }
@@ -58,7 +61,7 @@ void replay_ioctl(PanthorWorld& world, const fs::path& p) {
     upanthor_fuzz::IoctlProgramOptions opts;
     opts.trace = &trace;
     EXPECT_EQ(upanthor_fuzz::run_ioctl_program(world, data.data(), data.size(), opts), "") << p << "\nprogram:\n"
-                                                                                             << trace;
+                                                                                           << trace;
 }
 
 // Each crash in a freshly probed world, as `fuzz_ioctl <file>` replays it; a device's history
@@ -86,7 +89,8 @@ TEST(FuzzRegression, IoctlSeedsReplayClean) {
     ASSERT_FALSE(inputs.empty());
     PanthorWorld world(PanthorWorld::Kind::Driver);
     ASSERT_EQ(world.probe_result(), 0);
-    for (const fs::path& p : inputs) replay_ioctl(world, p);
+    for (const fs::path& p : inputs)
+        replay_ioctl(world, p);
     EXPECT_EQ(world.finish(), "");
 }
 
@@ -312,13 +316,15 @@ TEST(FuzzRegression, WorldRebootGivesAFreshDeviceForTheFdOpsSeed) {
     ASSERT_EQ(world.probe_result(), 0);
     ASSERT_NE(world.ptdev(), nullptr);
     EXPECT_FALSE(world.device_lost());
-    const auto seed = read_file(fs::path(UPANTHOR_SOURCE_DIR) / "fuzz/corpus/fuzz_ioctl/seed-fd-ops-prime-dmabuf-syncfile");
+    const auto seed =
+        read_file(fs::path(UPANTHOR_SOURCE_DIR) / "fuzz/corpus/fuzz_ioctl/seed-fd-ops-prime-dmabuf-syncfile");
     std::string trace;
     upanthor_fuzz::IoctlProgramOptions opts;
     opts.trace = &trace;
     EXPECT_EQ(upanthor_fuzz::run_ioctl_program(world, seed.data(), seed.size(), opts), "");
-    for (const char* call : {"PRIME_HANDLE_TO_FD = 0", "PRIME_FD_TO_HANDLE = 0", "dma_buf_mmap = 0", "DMA_BUF_IOCTL_SYNC = 0",
-                             "SYNC_IOC_FILE_INFO = 0", "SYNC_IOC_MERGE = 0", "SYNCOBJ_EVENTFD = 0", "close_fd = 0"})
+    for (const char* call :
+         {"PRIME_HANDLE_TO_FD = 0", "PRIME_FD_TO_HANDLE = 0", "dma_buf_mmap = 0", "DMA_BUF_IOCTL_SYNC = 0",
+          "SYNC_IOC_FILE_INFO = 0", "SYNC_IOC_MERGE = 0", "SYNCOBJ_EVENTFD = 0", "close_fd = 0"})
         EXPECT_NE(trace.find(call), std::string::npos) << call << "\n" << trace;
     EXPECT_EQ(world.finish(), "");
 }

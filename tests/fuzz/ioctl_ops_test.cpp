@@ -89,7 +89,8 @@ constexpr uint8_t kOldTeardownList[] = {2, 5, 8, 11, 19, 29, 35, 36, 38, 39, 45}
 
 // The decoder's name of an op value: the table's.
 const char* op_name(uint8_t v) {
-    return v < upanthor_fuzz::kIoctlOpCount ? upanthor_fuzz::ioctl_op_desc(static_cast<upanthor_fuzz::IoctlOp>(v)).name : "?";
+    return v < upanthor_fuzz::kIoctlOpCount ? upanthor_fuzz::ioctl_op_desc(static_cast<upanthor_fuzz::IoctlOp>(v)).name
+                                            : "?";
 }
 
 TEST(IoctlOps, TableHasEveryValueOnceInOrderWithAHandler) {
@@ -118,7 +119,8 @@ TEST(IoctlOps, ValuesNamesAndTeardownFlagsAreThePinnedOnes) {
 TEST(IoctlOps, TeardownSetIsTheOldHandKeptList) {
     std::vector<uint8_t> teardown;
     for (const auto& d : upanthor_fuzz::ioctl_ops())
-        if (d.teardown) teardown.push_back(static_cast<uint8_t>(d.op));
+        if (d.teardown)
+            teardown.push_back(static_cast<uint8_t>(d.op));
     EXPECT_EQ(teardown, std::vector<uint8_t>(std::begin(kOldTeardownList), std::end(kOldTeardownList)));
 }
 
@@ -250,9 +252,11 @@ std::vector<std::string> saved_inputs() {
     std::vector<std::string> out;
     for (const char* kind : {"corpus", "crashes"}) {
         const fs::path dir = fs::path(UPANTHOR_SOURCE_DIR) / "fuzz" / kind / "fuzz_ioctl";
-        if (!fs::is_directory(dir)) continue;
+        if (!fs::is_directory(dir))
+            continue;
         for (const auto& e : fs::directory_iterator(dir))
-            if (e.is_regular_file()) out.push_back(std::string(kind) + "/fuzz_ioctl/" + e.path().filename().string());
+            if (e.is_regular_file())
+                out.push_back(std::string(kind) + "/fuzz_ioctl/" + e.path().filename().string());
     }
     std::sort(out.begin(), out.end());
     return out;
@@ -277,7 +281,8 @@ std::vector<uint8_t> op_stream_of(const std::string& input) {
 
 TEST(IoctlOps, SavedInputsDecodeToThePinnedOpStreams) {
     std::map<std::string, const PinnedStream*> pinned;
-    for (const PinnedStream& p : kPinnedStreams) pinned[p.input] = &p;
+    for (const PinnedStream& p : kPinnedStreams)
+        pinned[p.input] = &p;
     const std::vector<std::string> inputs = saved_inputs();
     ASSERT_FALSE(inputs.empty());
     std::string lines;  // what this build computes, in kPinnedStreams' format
@@ -291,10 +296,13 @@ TEST(IoctlOps, SavedInputsDecodeToThePinnedOpStreams) {
         auto it = pinned.find(input);
         const bool match = it != pinned.end() && it->second->calls == ops.size() && it->second->digest == d;
         all_match &= match;
-        if (match) continue;
+        if (match)
+            continue;
         std::string stream;
-        for (uint8_t v : ops) stream += std::to_string(v) + ":" + op_name(v) + " ";
-        ADD_FAILURE() << input << (it == pinned.end() ? ": not pinned" : ": decodes to another op stream") << "\n  " << stream;
+        for (uint8_t v : ops)
+            stream += std::to_string(v) + ":" + op_name(v) + " ";
+        ADD_FAILURE() << input << (it == pinned.end() ? ": not pinned" : ": decodes to another op stream") << "\n  "
+                      << stream;
     }
     EXPECT_TRUE(all_match) << "computed:\n" << lines;
     EXPECT_EQ(pinned.size(), inputs.size()) << "a pinned input is gone from fuzz/";

@@ -115,7 +115,8 @@ std::string calls_only(const std::string& trace) {
     std::istringstream in(trace);
     std::string out;
     for (std::string line; std::getline(in, line);)
-        if (line.rfind("history input ", 0) != 0) out += line + "\n";
+        if (line.rfind("history input ", 0) != 0)
+            out += line + "\n";
     return out;
 }
 
@@ -126,7 +127,8 @@ WorldInputs seeds() {
         files.push_back(e.path());
     std::sort(files.begin(), files.end());
     WorldInputs out;
-    for (const auto& f : files) out.push_back(read_file(f));
+    for (const auto& f : files)
+        out.push_back(read_file(f));
     return out;
 }
 
@@ -142,7 +144,8 @@ TEST(WorldHistory, AHistoryReplaysWithTheSameCallsAndResultsOnAFreshDevice) {
     {
         PanthorWorld world(PanthorWorld::Kind::Driver);
         ASSERT_EQ(world.probe_result(), 0);
-        for (const auto& in : before) ASSERT_EQ(upanthor_fuzz::run_ioctl_program(world, in.data(), in.size()), "");
+        for (const auto& in : before)
+            ASSERT_EQ(upanthor_fuzz::run_ioctl_program(world, in.data(), in.size()), "");
         ASSERT_EQ(world.reboot(), "");
         upanthor_fuzz::IoctlProgramOptions opts;
         opts.trace = &recorded;

@@ -180,7 +180,8 @@ TEST_F(Gem, PagesAreAllocatedOnFirstNeedZeroedAndCounted) {
     EXPECT_EQ(shmem->pages_use_count, 1u);
     for (u64 i = 0; i < 5; i++) {
         const unsigned char* p = static_cast<const unsigned char*>(page_address(shmem->pages[i]));
-        for (u64 j = 0; j < kPage; j += 64) ASSERT_EQ(p[j], 0) << "page " << i;
+        for (u64 j = 0; j < kPage; j += 64)
+            ASSERT_EQ(p[j], 0) << "page " << i;
     }
     ASSERT_EQ(drm_gem_shmem_pin(shmem), 0);
     EXPECT_EQ(shmem->pages_pin_count, 2u);

@@ -26,7 +26,9 @@ namespace {
 class GpuvaIndexTest : public kshim::testing::KernelTest {};
 
 // The index never dereferences its values: a distinct fake pointer per key is enough.
-drm_gpuva* val(u64 key) { return reinterpret_cast<drm_gpuva*>(static_cast<uintptr_t>(key) * 16 + 16); }
+drm_gpuva* val(u64 key) {
+    return reinterpret_cast<drm_gpuva*>(static_cast<uintptr_t>(key) * 16 + 16);
+}
 
 u64 seed_from_env(u64 dflt) {
     const char* s = std::getenv("KSHIM_SEED");
@@ -40,8 +42,10 @@ void expect_same(const GpuvaIndex& idx, const std::map<u64, drm_gpuva*>& model) 
     auto it = model.begin();
     bool same = true;
     idx.for_each([&](u64 k, drm_gpuva* v) {
-        if (it == model.end() || it->first != k || it->second != v) same = false;
-        if (it != model.end()) ++it;
+        if (it == model.end() || it->first != k || it->second != v)
+            same = false;
+        if (it != model.end())
+            ++it;
     });
     EXPECT_TRUE(same && it == model.end()) << "order differs";
 }
@@ -100,16 +104,19 @@ TEST_F(GpuvaIndexTest, RandomOpsMatchStdMap) {
                 expect_bounds(idx, model, ~u64{0});
             }
             max_height = std::max(max_height, idx.height());
-            if (op % 2500 == 0) expect_same(idx, model);
+            if (op % 2500 == 0)
+                expect_same(idx, model);
         }
         // Drain: erase everything left, in random order.
         std::vector<u64> keys;
-        for (auto& [k, v] : model) keys.push_back(k);
+        for (auto& [k, v] : model)
+            keys.push_back(k);
         std::shuffle(keys.begin(), keys.end(), rng);
         for (size_t i = 0; i < keys.size(); i++) {
             ASSERT_EQ(idx.erase(keys[i]), val(keys[i]));
             model.erase(keys[i]);
-            if (i % 500 == 0) expect_same(idx, model);
+            if (i % 500 == 0)
+                expect_same(idx, model);
         }
         expect_same(idx, model);
         EXPECT_GE(max_height, 3u);
@@ -148,7 +155,8 @@ TEST_F(GpuvaIndexTest, SplitsAndMergesAtEveryLevel) {
             ASSERT_STREQ(idx.check(), "");
             const unsigned top = idx.height();
             EXPECT_GE(top, 5u);
-            for (unsigned h = 1; h <= top; h++) EXPECT_GT(heights_seen[h], 0u) << "height " << h << " skipped";
+            for (unsigned h = 1; h <= top; h++)
+                EXPECT_GT(heights_seen[h], 0u) << "height " << h << " skipped";
             unsigned last_height = top;
             std::vector<bool> heights_down(top + 1, false);
             for (u64 i = 0; i < n; i++) {
@@ -164,7 +172,8 @@ TEST_F(GpuvaIndexTest, SplitsAndMergesAtEveryLevel) {
                     ASSERT_STREQ(idx.check(), "");
                 }
             }
-            for (unsigned h = 1; h < top; h++) EXPECT_TRUE(heights_down[h]) << "never shrank to " << h;
+            for (unsigned h = 1; h < top; h++)
+                EXPECT_TRUE(heights_down[h]) << "never shrank to " << h;
             ASSERT_STREQ(idx.check(), "");
             EXPECT_TRUE(idx.empty());
         }
@@ -191,7 +200,8 @@ TEST_F(GpuvaIndexTest, ReserveCoversItsInserts) {
             // Erase some, so merges hand nodes back to the reserve.
             for (int i = 0; i < 3 && !model.empty(); i++) {
                 auto it = model.lower_bound(rng() % 6400000);
-                if (it == model.end()) it = model.begin();
+                if (it == model.end())
+                    it = model.begin();
                 ASSERT_EQ(idx.erase(it->first), it->second);
                 model.erase(it);
             }
@@ -207,14 +217,16 @@ TEST_F(GpuvaIndexTest, ReserveCoversItsInserts) {
 TEST_F(GpuvaIndexTest, EmptyReserveFallsBackToNowaitAndWarnsOnce) {
     GpuvaIndex idx;
     EXPECT_EQ(idx.reserved(), 0u);
-    for (u64 k = 0; k < 1000; k++) ASSERT_EQ(idx.insert(k, val(k)), 0);
+    for (u64 k = 0; k < 1000; k++)
+        ASSERT_EQ(idx.insert(k, val(k)), 0);
     EXPECT_TRUE(idx.warned());
     EXPECT_TRUE(expect_report(ReportKind::Warn));
     EXPECT_EQ(pending_report_count(), 0u);  // once
     ASSERT_STREQ(idx.check(), "");
     // The fallback is allowed inside a signalling section (it cannot sleep): no report there.
     bool cookie = dma_fence_begin_signalling();
-    for (u64 k = 1000; k < 2000; k++) ASSERT_EQ(idx.insert(k, val(k)), 0);
+    for (u64 k = 1000; k < 2000; k++)
+        ASSERT_EQ(idx.insert(k, val(k)), 0);
     dma_fence_end_signalling(cookie);
     EXPECT_EQ(pending_report_count(), 0u);
     idx.clear();
@@ -242,7 +254,8 @@ TEST_F(GpuvaIndexTest, ExhaustedReserveAndFailedAllocationGiveEnomem) {
             ASSERT_EQ(ret, -ENOMEM);
             enomem++;
         }
-        if (k % 97 == 0) expect_same(idx, model);  // a failed insert changed nothing
+        if (k % 97 == 0)
+            expect_same(idx, model);  // a failed insert changed nothing
     }
     EXPECT_EQ(idx.reserve(4), -ENOMEM);
     fault_inject_disarm();
@@ -253,7 +266,8 @@ TEST_F(GpuvaIndexTest, ExhaustedReserveAndFailedAllocationGiveEnomem) {
     // Inserts into leaves with room need no node and still work with allocation failing.
     fault_inject_arm({.probability = 1.0, .only_cache = "drm_gpuva_index"});
     for (auto& [k, v] : model) {
-        if (idx.erase(k) != v) ADD_FAILURE() << "erase " << k;
+        if (idx.erase(k) != v)
+            ADD_FAILURE() << "erase " << k;
         break;
     }
     fault_inject_disarm();
@@ -271,7 +285,8 @@ TEST_F(GpuvaIndexTest, VmMapsAndUnmapsInSignallingSectionWithoutReports) {
     {
         TestVm vm;
         std::mt19937_64 rng(seed_from_env(3));
-        for (u64 i = 0; i < 3000; i++) ASSERT_EQ(vm.map(4 * i * kPage, kPage, bo, 0), 0);
+        for (u64 i = 0; i < 3000; i++)
+            ASSERT_EQ(vm.map(4 * i * kPage, kPage, bo, 0), 0);
         for (int op = 0; op < 3000; op++) {
             const u64 slot = rng() % 3000;
             const u64 addr = (4 * slot + 1 + rng() % 3) * kPage;

@@ -44,10 +44,12 @@ TEST_F(Gpuvm, LookupsByAddressAndRange) {
         EXPECT_FALSE(drm_gpuvm_interval_empty(v, 0x16 * kPage, 0xb * kPage));
 
         std::vector<u64> seen;
-        drm_gpuvm_for_each_va_range(v, 0x11 * kPage, 0x21 * kPage, [&](drm_gpuva* va) { seen.push_back(va->va.addr / kPage); });
+        drm_gpuvm_for_each_va_range(v, 0x11 * kPage, 0x21 * kPage,
+                                    [&](drm_gpuva* va) { seen.push_back(va->va.addr / kPage); });
         EXPECT_EQ(seen, (std::vector<u64>{0x10, 0x14, 0x20}));
         seen.clear();
-        drm_gpuvm_for_each_va_range(v, 0x15 * kPage, 0x20 * kPage, [&](drm_gpuva* va) { seen.push_back(va->va.addr / kPage); });
+        drm_gpuvm_for_each_va_range(v, 0x15 * kPage, 0x20 * kPage,
+                                    [&](drm_gpuva* va) { seen.push_back(va->va.addr / kPage); });
         EXPECT_EQ(seen, (std::vector<u64>{0x14}));
     }
     drm_gem_object_put(bo);
@@ -75,7 +77,7 @@ TEST_F(Gpuvm, FindFirstAtTheEdgesAndAgainstAScan) {
         const u64 first = maps.front().first, last_end = maps.back().second;
         EXPECT_EQ(drm_gpuva_find_first(v, 0, first), nullptr);  // ends where the first starts
         EXPECT_EQ(drm_gpuva_find_first(v, 0, first + 1)->va.addr, first);
-        EXPECT_EQ(drm_gpuva_find_first(v, last_end, kPage), nullptr);  // after the last
+        EXPECT_EQ(drm_gpuva_find_first(v, last_end, kPage), nullptr);                     // after the last
         EXPECT_EQ(drm_gpuva_find_first(v, last_end - 1, 1)->va.addr, maps.back().first);  // its last byte
         for (int i = 0; i < 5000; i++) {
             const u64 a = first - 4 * kPage + rng() % (last_end - first + 8 * kPage);
@@ -248,7 +250,8 @@ TEST_F(Gpuvm, ExtobjListTracksBosNotSharingTheVmResv) {
     ASSERT_EQ(vm.map(kPage, kPage, ext, 0), 0);
     ASSERT_EQ(vm.map(2 * kPage, kPage, ext, kPage), 0);
     std::vector<drm_gem_object*> on_list;
-    for (auto& vm_bo : vm.vm()->extobj.list) on_list.push_back(vm_bo.obj);
+    for (auto& vm_bo : vm.vm()->extobj.list)
+        on_list.push_back(vm_bo.obj);
     EXPECT_EQ(on_list, std::vector<drm_gem_object*>{ext});
 
     // prepare_objects locks the VM resv (prepare_vm) and every extobj.
@@ -269,10 +272,12 @@ TEST_F(Gpuvm, ExtobjListTracksBosNotSharingTheVmResv) {
     dma_fence* it;
     int ext_write = 0, vm_bookkeep = 0;
     dma_resv_lock(ext->resv, nullptr);
-    dma_resv_for_each_fence(&cursor, ext->resv, DMA_RESV_USAGE_BOOKKEEP, it) ext_write += dma_resv_iter_usage(&cursor) == DMA_RESV_USAGE_WRITE;
+    dma_resv_for_each_fence(&cursor, ext->resv, DMA_RESV_USAGE_BOOKKEEP, it) ext_write +=
+        dma_resv_iter_usage(&cursor) == DMA_RESV_USAGE_WRITE;
     dma_resv_unlock(ext->resv);
     dma_resv_lock(drm_gpuvm_resv(vm.vm()), nullptr);
-    dma_resv_for_each_fence(&cursor, drm_gpuvm_resv(vm.vm()), DMA_RESV_USAGE_BOOKKEEP, it) vm_bookkeep += dma_resv_iter_usage(&cursor) == DMA_RESV_USAGE_BOOKKEEP;
+    dma_resv_for_each_fence(&cursor, drm_gpuvm_resv(vm.vm()), DMA_RESV_USAGE_BOOKKEEP, it) vm_bookkeep +=
+        dma_resv_iter_usage(&cursor) == DMA_RESV_USAGE_BOOKKEEP;
     dma_resv_unlock(drm_gpuvm_resv(vm.vm()));
     EXPECT_EQ(ext_write, 1);
     EXPECT_EQ(vm_bookkeep, 1);
@@ -312,7 +317,8 @@ TEST_F(Gpuvm, EvictListAndValidate) {
     dma_resv_unlock(ext->resv);
     EXPECT_TRUE(drm_gpuva_invalidated(drm_gpuva_find(vm.vm(), 0, kPage)));
     size_t evicted = 0;
-    for (auto& vm_bo : vm.vm()->evict.list) evicted += vm_bo.evicted;
+    for (auto& vm_bo : vm.vm()->evict.list)
+        evicted += vm_bo.evicted;
     EXPECT_EQ(evicted, 2u);
 
     drm_gpuvm_exec vm_exec;
@@ -437,7 +443,8 @@ TEST_F(Gpuvm, PrefetchAndBoUnmapOpLists) {
     drm_gpuva_ops* ops = nullptr;
     ASSERT_EQ(drm_gpuvm_prefetch_ops_create(vm.vm(), kPage, 6 * kPage, &ops), 0);
     std::vector<std::string> got;
-    for (auto& op : ops->list) got.push_back(fmt_op(&op, names));
+    for (auto& op : ops->list)
+        got.push_back(fmt_op(&op, names));
     drm_gpuva_ops_free(vm.vm(), ops);
     EXPECT_EQ(got, (std::vector<std::string>{"prefetch 0+2 a@0", "prefetch 2+2 b@0", "prefetch 6+2 a@4"}));
 
@@ -448,7 +455,8 @@ TEST_F(Gpuvm, PrefetchAndBoUnmapOpLists) {
     EXPECT_FALSE(drm_gpuvm_bo_put(vm_bo));
     TestVm::unlock_gpuva(a);
     got.clear();
-    for (auto& op : ops->list) got.push_back(fmt_op(&op, names));
+    for (auto& op : ops->list)
+        got.push_back(fmt_op(&op, names));
     drm_gpuva_ops_free(vm.vm(), ops);
     EXPECT_EQ(got, (std::vector<std::string>{"unmap 0+2 a@0", "unmap 6+2 a@4"}));
     vm.unmap_all();
@@ -502,7 +510,8 @@ TEST_F(Gpuvm, DifferentialAgainstIntervalModel_100kRandomOps) {
     const u64 seed = seed_from_env(20240611);
     std::mt19937_64 rng(seed);
     std::vector<drm_gem_object*> bos;
-    for (int i = 0; i < 4; i++) bos.push_back(new_bo(256 * kPage));
+    for (int i = 0; i < 4; i++)
+        bos.push_back(new_bo(256 * kPage));
     Model model;
     {
         // Declared before the VM so they outlive it, whatever way the test leaves.
@@ -516,13 +525,15 @@ TEST_F(Gpuvm, DifferentialAgainstIntervalModel_100kRandomOps) {
         inner = &vm.ops();
         auto check_keep = [](drm_gpuva* old, bool keep) {
             if (!chk->is_map) {
-                if (keep) chk->errors++;
+                if (keep)
+                    chk->errors++;
                 return;
             }
             u64 x = std::max(old->va.addr, chk->req_addr);
             bool expect = old->gem.obj && old->gem.obj == chk->req_obj &&
                           old->gem.offset + (x - old->va.addr) == chk->req_offset + (x - chk->req_addr);
-            if (keep != expect) chk->errors++;
+            if (keep != expect)
+                chk->errors++;
         };
         static decltype(check_keep)* ck;
         ck = &check_keep;
@@ -546,7 +557,8 @@ TEST_F(Gpuvm, DifferentialAgainstIntervalModel_100kRandomOps) {
             drm_gpuvm_for_each_va(vm.vm(), [&](drm_gpuva* va) {
                 int bo = -1;
                 for (int i = 0; i < 4; i++)
-                    if (bos[i] == va->gem.obj) bo = i;
+                    if (bos[i] == va->gem.obj)
+                        bo = i;
                 seen[va->va.addr / kPage] = {(va->va.addr + va->va.range) / kPage, bo, va->gem.offset / kPage};
             });
             ASSERT_EQ(seen.size(), model.size()) << "op " << step << " seed " << seed;
@@ -565,7 +577,8 @@ TEST_F(Gpuvm, DifferentialAgainstIntervalModel_100kRandomOps) {
                     drm_gpuvm_bo_for_each_va(vm_bo, [&](drm_gpuva*) { linked++; });
                 });
                 TestVm::unlock_gpuva(bos[i]);
-                for (auto& [s, mm] : model) expected += mm.bo == i;
+                for (auto& [s, mm] : model)
+                    expected += mm.bo == i;
                 ASSERT_EQ(linked, expected) << "op " << step;
             }
         };
@@ -595,10 +608,12 @@ TEST_F(Gpuvm, DifferentialAgainstIntervalModel_100kRandomOps) {
             ASSERT_EQ(c.errors, 0) << "wrong keep flag at op " << step << " seed " << seed;
             if (step % 2000 == 0 || step == kOps - 1) {
                 full_compare(step);
-                if (HasFatalFailure()) return;
+                if (HasFatalFailure())
+                    return;
             }
         }
         vm.vm()->ops = inner;
     }
-    for (drm_gem_object* bo : bos) drm_gem_object_put(bo);
+    for (drm_gem_object* bo : bos)
+        drm_gem_object_put(bo);
 }

@@ -26,7 +26,8 @@ void burn(u64 ns) {
 
 CpuTimes delta(const CpuTimes& a, const CpuTimes& b) {
     CpuTimes d;
-    for (int i = 0; i < kCpuAccounts; i++) d.ns[i] = b.ns[i] - a.ns[i];
+    for (int i = 0; i < kCpuAccounts; i++)
+        d.ns[i] = b.ns[i] - a.ns[i];
     return d;
 }
 
@@ -40,16 +41,22 @@ std::string show(const CpuTimes& t) {
 class Cputime : public kshim::testing::KernelTest {};
 
 TEST_F(Cputime, BusyTaskAccruesCpuWhileASleepingTaskAccruesNone) {
-    Task* busy = kthread_run([] {
-        burn(20 * kMs);
-        while (!kthread_should_stop()) schedule();
-        return 0;
-    }, "busy");
-    Task* sleeper = kthread_run([] {
-        msleep(5000);  // virtual time: no CPU while it passes
-        while (!kthread_should_stop()) schedule();
-        return 0;
-    }, "sleeper");
+    Task* busy = kthread_run(
+        [] {
+            burn(20 * kMs);
+            while (!kthread_should_stop())
+                schedule();
+            return 0;
+        },
+        "busy");
+    Task* sleeper = kthread_run(
+        [] {
+            msleep(5000);  // virtual time: no CPU while it passes
+            while (!kthread_should_stop())
+                schedule();
+            return 0;
+        },
+        "sleeper");
     advance_until_idle();
     EXPECT_GE(task_cputime_ns(busy), 16 * kMs);
     EXPECT_LT(task_cputime_ns(busy), 60 * kMs);
@@ -61,13 +68,15 @@ TEST_F(Cputime, BusyTaskAccruesCpuWhileASleepingTaskAccruesNone) {
 }
 
 TEST_F(Cputime, AccountsAndTaskTimesNeverGoDown) {
-    Task* busy = kthread_run([] {
-        while (!kthread_should_stop()) {
-            burn(kMs / 4);
-            schedule_timeout(1);
-        }
-        return 0;
-    }, "busy");
+    Task* busy = kthread_run(
+        [] {
+            while (!kthread_should_stop()) {
+                burn(kMs / 4);
+                schedule_timeout(1);
+            }
+            return 0;
+        },
+        "busy");
     CpuTimes prev = cputime_all();
     u64 prev_task = task_cputime_ns(busy);
     u64 grew = 0;
@@ -78,7 +87,8 @@ TEST_F(Cputime, AccountsAndTaskTimesNeverGoDown) {
             burn(kMs / 10);
         }
         const CpuTimes now = cputime_all();
-        for (int a = 0; a < kCpuAccounts; a++) ASSERT_GE(now.ns[a], prev.ns[a]) << cpu_account_name(static_cast<CpuAccount>(a));
+        for (int a = 0; a < kCpuAccounts; a++)
+            ASSERT_GE(now.ns[a], prev.ns[a]) << cpu_account_name(static_cast<CpuAccount>(a));
         const u64 t = task_cputime_ns(busy);
         ASSERT_GE(t, prev_task);
         grew += now.total() > prev.total();
@@ -133,11 +143,13 @@ TEST_F(Cputime, ScopeChargesItsRegionToItsAccountAndNests) {
 
 TEST_F(Cputime, ScopeAcrossABlockingWaitKeepsItsAccountOnlyForItsOwnTask) {
     completion done;
-    Task* other = kthread_run([&] {
-        burn(10 * kMs);
-        complete(&done);
-        return 0;
-    }, "other");
+    Task* other = kthread_run(
+        [&] {
+            burn(10 * kMs);
+            complete(&done);
+            return 0;
+        },
+        "other");
     const CpuTimes before = cputime_all();
     {
         CpuAccountScope hw(CpuAccount::Hardware);
@@ -170,11 +182,13 @@ TEST_F(Cputime, WorkqueueWorkIsKernelAndTheBodyIsBody) {
 }
 
 TEST_F(Cputime, TaskAccountCanBeSetToHardware) {
-    Task* model = kthread_run([] {
-        set_task_cpu_account(current(), CpuAccount::Hardware);
-        burn(10 * kMs);
-        return 0;
-    }, "device model");
+    Task* model = kthread_run(
+        [] {
+            set_task_cpu_account(current(), CpuAccount::Hardware);
+            burn(10 * kMs);
+            return 0;
+        },
+        "device model");
     const CpuTimes before = cputime_all();
     advance_until_idle();
     EXPECT_EQ(task_cpu_account(model), CpuAccount::Hardware);
@@ -185,10 +199,12 @@ TEST_F(Cputime, TaskAccountCanBeSetToHardware) {
 }
 
 TEST_F(Cputime, AccountsSumToTheProcessCpuTime) {
-    Task* busy = kthread_run([] {
-        burn(10 * kMs);
-        return 0;
-    }, "busy");
+    Task* busy = kthread_run(
+        [] {
+            burn(10 * kMs);
+            return 0;
+        },
+        "busy");
     const u64 p0 = process_cputime_ns();
     const u64 c0 = cputime_total_ns();
     burn(10 * kMs);
@@ -212,15 +228,19 @@ class CputimeReal : public kshim::testing::RealKernelTest {};
 
 TEST_F(CputimeReal, BusyThreadAccruesCpuWhileABlockedOneAccruesNone) {
     completion go, done;
-    Task* busy = kthread_run([&] {
-        burn(20 * kMs);
-        complete(&done);
-        return 0;
-    }, "busy");
-    Task* waiter = kthread_run([&] {
-        wait_for_completion(&go);
-        return 0;
-    }, "waiter");
+    Task* busy = kthread_run(
+        [&] {
+            burn(20 * kMs);
+            complete(&done);
+            return 0;
+        },
+        "busy");
+    Task* waiter = kthread_run(
+        [&] {
+            wait_for_completion(&go);
+            return 0;
+        },
+        "waiter");
     wait_for_completion(&done);
     EXPECT_GE(task_cputime_ns(busy), 16 * kMs);
     EXPECT_LT(task_cputime_ns(waiter), 3 * kMs);
@@ -237,10 +257,12 @@ TEST_F(CputimeReal, ScopesAndHardwareEventsAreChargedAndTheTotalIsTheProcesss) {
     struct Ctx {
         completion* fired;
     } ctx{&fired};
-    TimerEvent hw_event([](TimerEvent* ev, u64) {
-        burn(10 * kMs);
-        complete(static_cast<Ctx*>(ev->owner)->fired);
-    }, &ctx, kBandHardware, "test hw event");
+    TimerEvent hw_event(
+        [](TimerEvent* ev, u64) {
+            burn(10 * kMs);
+            complete(static_cast<Ctx*>(ev->owner)->fired);
+        },
+        &ctx, kBandHardware, "test hw event");
     hw_event.account = CpuAccount::Hardware;
     const u64 p0 = process_cputime_ns();
     const CpuTimes before = cputime_all();

@@ -18,17 +18,22 @@ int racy_sample(u64 seed, std::string* trace_out = nullptr) {
     kshim::testing::run_simulated(
         seed,
         [&] {
-            if (trace_out) trace::set_enabled(true);
+            if (trace_out)
+                trace::set_enabled(true);
             std::vector<Task*> ts;
             for (int i = 0; i < 2; i++)
-                ts.push_back(kthread_run([&] {
-                    int v = counter;
-                    preempt_point();
-                    counter = v + 1;
-                    return 0;
-                }, "racer"));
-            for (Task* t : ts) kthread_stop(t);
-            if (trace_out) *trace_out = trace::to_json();
+                ts.push_back(kthread_run(
+                    [&] {
+                        int v = counter;
+                        preempt_point();
+                        counter = v + 1;
+                        return 0;
+                    },
+                    "racer"));
+            for (Task* t : ts)
+                kthread_stop(t);
+            if (trace_out)
+                *trace_out = trace::to_json();
         },
         0.5);
     return counter;
@@ -48,7 +53,8 @@ TEST(Determinism, SameSeedGivesTheSameResultAndTrace) {
 
 TEST(Determinism, ASweepOfSeedsFindsBothOutcomesOfTheRace) {
     std::set<int> outcomes;
-    for (u64 seed = 1; seed <= 64 && outcomes.size() < 2; seed++) outcomes.insert(racy_sample(seed));
+    for (u64 seed = 1; seed <= 64 && outcomes.size() < 2; seed++)
+        outcomes.insert(racy_sample(seed));
     EXPECT_EQ(outcomes, (std::set<int>{1, 2}));  // the lost update and the correct sum
 }
 
@@ -61,49 +67,63 @@ TEST(Determinism, MutexProtectedCounterNeverLosesUpdatesAcrossSeeds) {
                 Mutex m;
                 std::vector<Task*> ts;
                 for (int i = 0; i < 4; i++)
-                    ts.push_back(kthread_run([&] {
-                        for (int k = 0; k < 10; k++) {
-                            MutexGuard g(m);
-                            int v = counter;
-                            preempt_point();
-                            counter = v + 1;
-                        }
-                        return 0;
-                    }, "locked-racer"));
-                for (Task* t : ts) kthread_stop(t);
+                    ts.push_back(kthread_run(
+                        [&] {
+                            for (int k = 0; k < 10; k++) {
+                                MutexGuard g(m);
+                                int v = counter;
+                                preempt_point();
+                                counter = v + 1;
+                            }
+                            return 0;
+                        },
+                        "locked-racer"));
+                for (Task* t : ts)
+                    kthread_stop(t);
             },
             0.3);
         ASSERT_EQ(counter, 40) << "seed " << seed;
     }
 }
 
-
 // cond_resched: with preemption points on, however unlikely a preemption is, it
 // always lets a runnable task in; with them off it never switches, like every preemption point.
 TEST(CondResched, YieldsToARunnableTaskWheneverPreemptionPointsAreOn) {
-    kshim::testing::run_simulated(7, [] {
-        std::atomic<bool> flag{false};
-        Task* t = kthread_run([&] {
-            flag.store(true);
-            return 0;
-        }, "setter");
-        // Before: a preemption point taken with probability 1e-12, so this loop never ended.
-        for (int rounds = 0; !flag.load() && rounds < 1000; rounds++) cond_resched();
-        EXPECT_TRUE(flag.load());
-        kthread_stop(t);
-    }, 1e-12);
+    kshim::testing::run_simulated(
+        7,
+        [] {
+            std::atomic<bool> flag{false};
+            Task* t = kthread_run(
+                [&] {
+                    flag.store(true);
+                    return 0;
+                },
+                "setter");
+            // Before: a preemption point taken with probability 1e-12, so this loop never ended.
+            for (int rounds = 0; !flag.load() && rounds < 1000; rounds++)
+                cond_resched();
+            EXPECT_TRUE(flag.load());
+            kthread_stop(t);
+        },
+        1e-12);
 }
 
 TEST(CondResched, NeverSwitchesWithPreemptionPointsOff) {
-    kshim::testing::run_simulated(7, [] {
-        std::atomic<bool> ran{false};
-        Task* t = kthread_run([&] {
-            ran.store(true);
-            return 0;
-        }, "other");
-        for (int i = 0; i < 100; i++) cond_resched();
-        EXPECT_FALSE(ran.load());
-        kthread_stop(t);
-        EXPECT_TRUE(ran.load());
-    }, 0.0);
+    kshim::testing::run_simulated(
+        7,
+        [] {
+            std::atomic<bool> ran{false};
+            Task* t = kthread_run(
+                [&] {
+                    ran.store(true);
+                    return 0;
+                },
+                "other");
+            for (int i = 0; i < 100; i++)
+                cond_resched();
+            EXPECT_FALSE(ran.load());
+            kthread_stop(t);
+            EXPECT_TRUE(ran.load());
+        },
+        0.0);
 }

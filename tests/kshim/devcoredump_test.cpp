@@ -20,7 +20,8 @@ namespace {
 
 char* kstrdup_text(const std::string& s, gfp_t gfp = GFP_KERNEL) {
     char* p = static_cast<char*>(kmalloc(s.size(), gfp));
-    if (p) std::memcpy(p, s.data(), s.size());
+    if (p)
+        std::memcpy(p, s.data(), s.size());
     return p;
 }
 
@@ -29,7 +30,8 @@ std::string read_all(Device* dev) {
     char buf[3];  // small on purpose: offsets must add up
     for (loff_t off = 0;;) {
         const ssize_t n = devcd_read(dev, buf, off, sizeof(buf));
-        if (n <= 0) break;
+        if (n <= 0)
+            break;
         out.append(buf, static_cast<size_t>(n));
         off += n;
     }
@@ -198,13 +200,15 @@ TEST_F(DevcoredumpReal, ConcurrentDumpsAndListener) {
     });
     std::vector<Task*> ts;
     for (int i = 0; i < 4; i++)
-        ts.push_back(kthread_run([&, i] {
-            for (int k = 0; k < 200; k++) {
-                const std::string text(16 + k % 7, static_cast<char>('a' + i));
-                dev_coredumpv(&devs[(i + k) % 2], kstrdup_text(text), text.size(), GFP_KERNEL);
-            }
-            return 0;
-        }, "dumper"));
+        ts.push_back(kthread_run(
+            [&, i] {
+                for (int k = 0; k < 200; k++) {
+                    const std::string text(16 + k % 7, static_cast<char>('a' + i));
+                    dev_coredumpv(&devs[(i + k) % 2], kstrdup_text(text), text.size(), GFP_KERNEL);
+                }
+                return 0;
+            },
+            "dumper"));
     for (Task* t : ts)
         kthread_stop(t);
     EXPECT_TRUE(run_until([&] { return !dev_coredump_pending(&devs[0]) && !dev_coredump_pending(&devs[1]); },

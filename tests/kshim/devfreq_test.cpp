@@ -27,7 +27,8 @@ Load g_load;
 int load_target(Device* dev, unsigned long* freq, u32 flags) {
     g_load.targets++;
     DevPmOpp* opp = devfreq_recommended_opp(dev, freq, flags);
-    if (IS_ERR(opp)) return static_cast<int>(PTR_ERR(opp));
+    if (IS_ERR(opp))
+        return static_cast<int>(PTR_ERR(opp));
     return dev_pm_opp_set_rate(dev, *freq);
 }
 

@@ -20,9 +20,8 @@ class Firmware : public kshim::testing::KernelTest {
 protected:
     void SetUp() override {
         KernelTest::SetUp();
-        dir_ = fs::temp_directory_path() /
-               ("kshim_fw_" + std::to_string(::getpid()) + "_" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        dir_ = fs::temp_directory_path() / ("kshim_fw_" + std::to_string(::getpid()) + "_" +
+                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
         fs::create_directories(dir_ / "arm/mali/arch10.8");
         image_ = {0x43, 0x53, 0x46, 0x46, 0x00, 0xff, 0x10, 0x20};
         std::ofstream(dir_ / "arm/mali/arch10.8/mali_csffw.bin", std::ios::binary)
@@ -55,8 +54,8 @@ TEST_F(Firmware, MissingImageIsEnoentWithThePathInTheLog) {
     EXPECT_EQ(request_firmware(&fw, "arm/mali/arch10.9/mali_csffw.bin", &dev_), -ENOENT);
     EXPECT_EQ(fw, nullptr);
     const std::string path = (dir_ / "arm/mali/arch10.9/mali_csffw.bin").string();
-    EXPECT_TRUE(log_contains("Direct firmware load for arm/mali/arch10.9/mali_csffw.bin failed with error -2",
-                             LogLevel::Err));
+    EXPECT_TRUE(
+        log_contains("Direct firmware load for arm/mali/arch10.9/mali_csffw.bin failed with error -2", LogLevel::Err));
     EXPECT_TRUE(log_contains("(path: " + path + ")", LogLevel::Err));
     // A directory is not an image.
     EXPECT_EQ(request_firmware(&fw, "arm/mali", &dev_), -ENOENT);
@@ -80,7 +79,8 @@ TEST_F(Firmware, SearchPathOverrideAndDefault) {
     ::unsetenv("UPANTHOR_FIRMWARE_PATH");
     const std::string def = firmware_search_path();
     EXPECT_EQ(fs::path(def).filename(), "firmware");
-    if (saved) ::setenv("UPANTHOR_FIRMWARE_PATH", saved_value.c_str(), 1);
+    if (saved)
+        ::setenv("UPANTHOR_FIRMWARE_PATH", saved_value.c_str(), 1);
 }
 
 TEST_F(Firmware, AllocationFailureIsEnomemAndLeaksNothing) {

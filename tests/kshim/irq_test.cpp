@@ -41,7 +41,8 @@ struct Driver {
     irqreturn_t hard(int, void*) {
         hard_runs++;
         hard_in_hardirq = in_hardirq();
-        if (!(dev->rawstat & dev->mask)) return IRQ_NONE;
+        if (!(dev->rawstat & dev->mask))
+            return IRQ_NONE;
         dev->set_mask(0);
         return IRQ_WAKE_THREAD;
     }
@@ -78,8 +79,8 @@ TEST_F(Irq, ThreadedHandlerRunsWithTheLineMaskedThenUnmasks) {
     Driver drv{&d};
     d.set_mask(~0u);
     ASSERT_EQ(request_threaded_irq(
-                  &d.line, [&](int i, void* p) { return drv.hard(i, p); }, [&](int i, void* p) { return drv.thread(i, p); },
-                  IRQF_SHARED, "dev", &drv),
+                  &d.line, [&](int i, void* p) { return drv.hard(i, p); },
+                  [&](int i, void* p) { return drv.thread(i, p); }, IRQF_SHARED, "dev", &drv),
               0);
     d.raise(0x5);
     advance_until_idle();
@@ -101,11 +102,15 @@ TEST_F(Irq, ThreadedHandlerRunsWithTheLineMaskedThenUnmasks) {
 TEST_F(Irq, SleepingInTheHardHandlerIsReported) {
     Device d;
     d.set_mask(1);
-    ASSERT_EQ(request_irq(&d.line, [&](int, void*) {
-        msleep(1);
-        d.clear(1);
-        return IRQ_HANDLED;
-    }, 0, "sleepy", &d), 0);
+    ASSERT_EQ(request_irq(
+                  &d.line,
+                  [&](int, void*) {
+                      msleep(1);
+                      d.clear(1);
+                      return IRQ_HANDLED;
+                  },
+                  0, "sleepy", &d),
+              0);
     d.raise(1);
     advance_until_idle();
     EXPECT_TRUE(expect_report(ReportKind::MightSleep));
@@ -116,11 +121,14 @@ TEST_F(Irq, DisableIrqHoldsInterruptsUntilEnabled) {
     Device d;
     int runs = 0;
     d.set_mask(1);
-    request_irq(&d.line, [&](int, void*) {
-        runs++;
-        d.clear(1);
-        return IRQ_HANDLED;
-    }, 0, "gated", &d);
+    request_irq(
+        &d.line,
+        [&](int, void*) {
+            runs++;
+            d.clear(1);
+            return IRQ_HANDLED;
+        },
+        0, "gated", &d);
     disable_irq(&d.line);
     d.raise(1);
     advance_until_idle();
@@ -136,8 +144,9 @@ TEST_F(Irq, DisableIrqWaitsForARunningThreadedHandler) {
     Device d;
     Driver drv{&d};
     d.set_mask(~0u);
-    request_threaded_irq(&d.line, [&](int i, void* p) { return drv.hard(i, p); },
-                         [&](int i, void* p) { return drv.thread(i, p); }, 0, "dev", &drv);
+    request_threaded_irq(
+        &d.line, [&](int i, void* p) { return drv.hard(i, p); }, [&](int i, void* p) { return drv.thread(i, p); }, 0,
+        "dev", &drv);
     d.raise(1);
     run_until([&] { return drv.hard_runs == 1; }, ms_to_ktime(1));
     disable_irq(&d.line);  // the thread sleeps 1 ms inside: we wait for it
@@ -159,7 +168,8 @@ TEST_F(Irq, RequestingABusyLineFailsAndBothHandlersNullIsInvalid) {
 TEST_F(Irq, UnhandledStormDisablesTheLine) {
     Device d;
     d.set_mask(1);
-    request_irq(&d.line, [](int, void*) { return IRQ_NONE; }, 0, "deaf", &d);
+    request_irq(
+        &d.line, [](int, void*) { return IRQ_NONE; }, 0, "deaf", &d);
     d.raise(1);  // never cleared, never claimed
     advance_until_idle();
     EXPECT_TRUE(expect_report(ReportKind::Irq));
@@ -171,7 +181,8 @@ TEST_F(Irq, UnhandledStormDisablesTheLine) {
 TEST_F(Irq, HandledButNeverDeassertedStormDisablesTheLine) {
     Device d;
     d.set_mask(1);
-    request_irq(&d.line, [](int, void*) { return IRQ_HANDLED; }, 0, "stuck-high", &d);  // never clears
+    request_irq(
+        &d.line, [](int, void*) { return IRQ_HANDLED; }, 0, "stuck-high", &d);  // never clears
     d.raise(1);
     advance_until_idle();
     EXPECT_TRUE(expect_report(ReportKind::Irq));

@@ -27,7 +27,8 @@ struct Counted {
         auto* self = container_of(w, Counted, work);
         self->runs++;
         self->in_irq = in_hardirq();
-        if (self->order) self->order->push_back(self->id);
+        if (self->order)
+            self->order->push_back(self->id);
     }
 };
 
@@ -69,10 +70,12 @@ TEST_F(IrqWorkPreempt, RunsBeforeAnyOtherTask) {
     // Another runnable task must not get in between the raising context and the work.
     bool other_ran = false;
     bool other_ran_before_work = true;
-    Task* other = kthread_run([&] {
-        other_ran = true;
-        return 0;
-    }, "other");
+    Task* other = kthread_run(
+        [&] {
+            other_ran = true;
+            return 0;
+        },
+        "other");
     SpinLock a("irq_work_a");
     static bool* seen;
     static bool* before;
@@ -97,7 +100,8 @@ struct Cascade {
         self->depth++;
         self->max_depth = std::max(self->max_depth, self->depth);
         // Re-raising from inside a run joins the list instead of nesting.
-        if (--self->remaining > 0) irq_work_queue(w);
+        if (--self->remaining > 0)
+            irq_work_queue(w);
         self->depth--;
     }
 };
@@ -151,12 +155,16 @@ TEST_F(IrqWork, RaisedFromHardIrqHandlerRunsWhenItReturns) {
     init_irq_work(&c.work, Counted::func);
     int runs_in_handler = -1;
     IrqLine line("irq_work_dev", 7);
-    ASSERT_EQ(request_irq(&line, [&](int, void*) -> irqreturn_t {
-        irq_work_queue(&c.work);
-        runs_in_handler = c.runs;
-        line.set_level(false);  // the device's ack
-        return IRQ_HANDLED;
-    }, 0, "irq_work_dev", nullptr), 0);
+    ASSERT_EQ(request_irq(
+                  &line,
+                  [&](int, void*) -> irqreturn_t {
+                      irq_work_queue(&c.work);
+                      runs_in_handler = c.runs;
+                      line.set_level(false);  // the device's ack
+                      return IRQ_HANDLED;
+                  },
+                  0, "irq_work_dev", nullptr),
+              0);
     line.set_level(true);
     advance_until_idle();
     EXPECT_EQ(runs_in_handler, 0);  // not inside the handler...

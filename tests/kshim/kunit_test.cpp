@@ -28,7 +28,8 @@ class Kunit : public kshim::testing::KernelTest {};
 TEST_F(Kunit, ActionsRunNewestFirst) {
     std::vector<int> log;
     Tagged t[3] = {{&log, 1}, {&log, 2}, {&log, 3}};
-    for (auto& x : t) ASSERT_EQ(kunit_add_action(test, log_tag, &x), 0);
+    for (auto& x : t)
+        ASSERT_EQ(kunit_add_action(test, log_tag, &x), 0);
     EXPECT_TRUE(log.empty());
     EXPECT_EQ(kunit_resource_count(test), 3u);
     kunit_cleanup(test);
@@ -40,12 +41,15 @@ TEST_F(Kunit, ActionsRunNewestFirst) {
 TEST_F(Kunit, ActionRegisteredDuringCleanupRunsNext) {
     static std::vector<int> log;
     log.clear();
-    ASSERT_EQ(kunit_add_action(test, [](void*) { log.push_back(1); }, nullptr), 0);
+    ASSERT_EQ(kunit_add_action(
+                  test, [](void*) { log.push_back(1); }, nullptr),
+              0);
     ASSERT_EQ(kunit_add_action(
                   test,
                   [](void* t) {
                       log.push_back(2);
-                      kunit_add_action(static_cast<kunit*>(t), [](void*) { log.push_back(3); }, nullptr);
+                      kunit_add_action(
+                          static_cast<kunit*>(t), [](void*) { log.push_back(3); }, nullptr);
                   },
                   test),
               0);
@@ -106,7 +110,8 @@ TEST_F(Kunit, KzallocIsZeroedAndFreedAtTheEndOrByKfree) {
     const long before = mem_counters().kmalloc_live;
     auto* p = static_cast<unsigned char*>(kunit_kzalloc(test, 100, GFP_KERNEL));
     ASSERT_NE(p, nullptr);
-    for (int i = 0; i < 100; i++) ASSERT_EQ(p[i], 0) << i;
+    for (int i = 0; i < 100; i++)
+        ASSERT_EQ(p[i], 0) << i;
     auto* q = static_cast<int*>(kunit_kcalloc(test, 4, sizeof(int), GFP_KERNEL));
     ASSERT_NE(q, nullptr);
     EXPECT_EQ(q[3], 0);
@@ -165,7 +170,9 @@ protected:
 
 TEST_F(KunitTeardown, ReleasesTheTestsResources) {
     ASSERT_NE(kunit_kzalloc(test, 256, GFP_KERNEL), nullptr);
-    ASSERT_EQ(kunit_add_action(test, [](void* r) { ++*static_cast<int*>(r); }, &ran_), 0);
+    ASSERT_EQ(kunit_add_action(
+                  test, [](void* r) { ++*static_cast<int*>(r); }, &ran_),
+              0);
 }
 
 // A KernelTest run by hand inside an outer test, so its failures can be intercepted and read.
@@ -184,7 +191,8 @@ struct Outcome {
     std::vector<std::string> failures;
     bool mentions(const std::string& s) const {
         for (auto& f : failures)
-            if (f.find(s) != std::string::npos) return true;
+            if (f.find(s) != std::string::npos)
+                return true;
         return false;
     }
 };
@@ -199,7 +207,8 @@ Outcome run_nested(Body body) {
         t.run(body);
     }
     Outcome o;
-    for (int i = 0; i < results.size(); i++) o.failures.push_back(results.GetTestPartResult(i).message());
+    for (int i = 0; i < results.size(); i++)
+        o.failures.push_back(results.GetTestPartResult(i).message());
     return o;
 }
 
@@ -210,7 +219,9 @@ TEST(KunitNested, ReleasedAfterAFailedAssertBeforeTheLeakCheck) {
     ran = 0;
     Outcome o = run_nested([](kunit* test) {
         ASSERT_NE(kunit_kzalloc(test, 128, GFP_KERNEL), nullptr);
-        ASSERT_EQ(kunit_add_action(test, [](void*) { ran++; }, nullptr), 0);
+        ASSERT_EQ(kunit_add_action(
+                      test, [](void*) { ran++; }, nullptr),
+                  0);
         ASSERT_TRUE(false) << "deliberate";
         ran = 100;  // not reached
     });
@@ -235,7 +246,9 @@ TEST(KunitNested, OtherAllocationsAreStillLeaks) {
 TEST(KunitNested, AnActionFreesBeforeTheLeakCheck) {
     Outcome o = run_nested([](kunit* test) {
         void* p = kzalloc(32, GFP_KERNEL);
-        ASSERT_EQ(kunit_add_action_or_reset(test, [](void* x) { kfree(x); }, p), 0);
+        ASSERT_EQ(kunit_add_action_or_reset(
+                      test, [](void* x) { kfree(x); }, p),
+                  0);
     });
     EXPECT_TRUE(o.failures.empty()) << o.failures.front();
 }

@@ -17,18 +17,22 @@ class Lockdep : public kshim::testing::KernelTest {};
 TEST_F(Lockdep, AbBaOrderIsReportedWithoutADeadlock) {
     Mutex a("lock_a"), b("lock_b");
     // One task takes A then B, later another takes B then A: never at the same time.
-    Task* t1 = kthread_run([&] {
-        MutexGuard ga(a);
-        MutexGuard gb(b);
-        return 0;
-    }, "ab");
+    Task* t1 = kthread_run(
+        [&] {
+            MutexGuard ga(a);
+            MutexGuard gb(b);
+            return 0;
+        },
+        "ab");
     kthread_stop(t1);
     EXPECT_EQ(pending_report_count(), 0u);
-    Task* t2 = kthread_run([&] {
-        MutexGuard gb(b);
-        MutexGuard ga(a);
-        return 0;
-    }, "ba");
+    Task* t2 = kthread_run(
+        [&] {
+            MutexGuard gb(b);
+            MutexGuard ga(a);
+            return 0;
+        },
+        "ba");
     kthread_stop(t2);
     auto reports = take_reports();
     ASSERT_EQ(reports.size(), 1u);
@@ -122,10 +126,12 @@ TEST_F(Lockdep, AssertHeldChecksTheCurrentTask) {
     m.lock();
     lockdep_assert_held(&m);
     EXPECT_EQ(pending_report_count(), 0u);
-    Task* t = kthread_run([&] {
-        lockdep_assert_held(&m);  // held, but by main, not by this task
-        return 0;
-    }, "other");
+    Task* t = kthread_run(
+        [&] {
+            lockdep_assert_held(&m);  // held, but by main, not by this task
+            return 0;
+        },
+        "other");
     kthread_stop(t);
     m.unlock();
     lockdep_assert_held(&m);
@@ -135,10 +141,12 @@ TEST_F(Lockdep, AssertHeldChecksTheCurrentTask) {
 
 TEST_F(Lockdep, TaskExitingWithALockHeldIsReported) {
     Mutex m("leaked.lock");
-    Task* t = kthread_run([&] {
-        m.lock();
-        return 0;
-    }, "forgetful");
+    Task* t = kthread_run(
+        [&] {
+            m.lock();
+            return 0;
+        },
+        "forgetful");
     kthread_stop(t);
     EXPECT_TRUE(expect_report(ReportKind::LockUsage));
 }
@@ -147,7 +155,8 @@ namespace {
 Mutex* g_flush_lock;
 bool g_work_takes_lock;
 void maybe_takes_lock(work_struct*) {
-    if (g_work_takes_lock) MutexGuard g(*g_flush_lock);
+    if (g_work_takes_lock)
+        MutexGuard g(*g_flush_lock);
 }
 }  // namespace
 
@@ -159,7 +168,7 @@ TEST_F(Lockdep, FlushingWorkUnderALockTheWorkTakesIsReported) {
     INIT_WORK(&w, maybe_takes_lock);
     workqueue_struct* wq = alloc_ordered_workqueue("flush-order", 0);
     queue_work(wq, &w);
-    flush_workqueue(wq);  // ran once, under its map: work -> flush.lock recorded
+    flush_workqueue(wq);        // ran once, under its map: work -> flush.lock recorded
     g_work_takes_lock = false;  // so the next run cannot really deadlock
 
     // Keep w pending behind a blocker, whatever the interleaving, until the flush waits.
@@ -169,11 +178,13 @@ TEST_F(Lockdep, FlushingWorkUnderALockTheWorkTakesIsReported) {
     INIT_WORK(&blocker, [](work_struct*) { wait_for_completion(&release); });
     queue_work(wq, &blocker);
     queue_work(wq, &w);
-    Task* releaser = kthread_run([] {
-        msleep(1);
-        complete(&release);
-        return 0;
-    }, "releaser");
+    Task* releaser = kthread_run(
+        [] {
+            msleep(1);
+            complete(&release);
+            return 0;
+        },
+        "releaser");
     {
         MutexGuard g(m);
         EXPECT_TRUE(flush_work(&w));  // flush.lock -> work: the inversion

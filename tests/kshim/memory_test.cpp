@@ -22,7 +22,8 @@ TEST_F(Memory, KmallocIsCountedAndKzallocZeroes) {
     long before = mem_counters().kmalloc_live;
     auto* p = static_cast<unsigned char*>(kzalloc(256, GFP_KERNEL));
     ASSERT_NE(p, nullptr);
-    for (int i = 0; i < 256; i++) ASSERT_EQ(p[i], 0);
+    for (int i = 0; i < 256; i++)
+        ASSERT_EQ(p[i], 0);
     EXPECT_EQ(mem_counters().kmalloc_live, before + 1);
     kfree(p);
     EXPECT_EQ(mem_counters().kmalloc_live, before);
@@ -45,14 +46,16 @@ TEST_F(Memory, KnewOfAnOverAlignedTypeIsAlignedAndKdeleteFreesIt) {
         EXPECT_EQ(objs[i]->v, i);
     }
     EXPECT_EQ(mem_counters().kmalloc_live, before + 8);
-    for (CacheLineObj* o : objs) kdelete(o);
+    for (CacheLineObj* o : objs)
+        kdelete(o);
     EXPECT_EQ(mem_counters().kmalloc_live, before);
 
     // kmalloc_aligned itself: zeroing, odd sizes, fault injection like kmalloc.
     auto* z = static_cast<unsigned char*>(kmalloc_aligned(100, 128, GFP_KERNEL | __GFP_ZERO));
     ASSERT_NE(z, nullptr);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(z) % 128, 0u);
-    for (int i = 0; i < 100; i++) ASSERT_EQ(z[i], 0);
+    for (int i = 0; i < 100; i++)
+        ASSERT_EQ(z[i], 0);
     kfree(z);
     fault_inject_arm({.fail_nth = 1});
     EXPECT_EQ(knew<CacheLineObj>(GFP_KERNEL, 1), nullptr);
@@ -60,14 +63,17 @@ TEST_F(Memory, KnewOfAnOverAlignedTypeIsAlignedAndKdeleteFreesIt) {
     EXPECT_EQ(mem_counters().kmalloc_live, before);
 }
 
-TEST_F(Memory, KcallocRejectsOverflow) { EXPECT_EQ(kcalloc(SIZE_MAX / 2, 4, GFP_KERNEL), nullptr); }
+TEST_F(Memory, KcallocRejectsOverflow) {
+    EXPECT_EQ(kcalloc(SIZE_MAX / 2, 4, GFP_KERNEL), nullptr);
+}
 
 TEST_F(Memory, KmemCacheCountsLiveObjectsAndBulkIsAllOrNothing) {
     KmemCache* c = kmem_cache_create("test_objs", 48, 16, 0);
     void* objs[8];
     ASSERT_EQ(kmem_cache_alloc_bulk(c, GFP_KERNEL, 8, objs), 8);
     EXPECT_EQ(kmem_cache_live(c), 8u);
-    for (void* o : objs) EXPECT_EQ(reinterpret_cast<uintptr_t>(o) % 16, 0u);
+    for (void* o : objs)
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(o) % 16, 0u);
     kmem_cache_free_bulk(c, 8, objs);
     EXPECT_EQ(kmem_cache_live(c), 0u);
 
@@ -89,7 +95,8 @@ TEST_F(Memory, DestroyingACacheWithLiveObjectsIsReported) {
 TEST_F(Memory, FailureInjectionHitsExactlyTheNthAllocation) {
     fault_inject_arm({.fail_nth = 3});
     void* p[5];
-    for (auto& x : p) x = kmalloc(16, GFP_KERNEL);
+    for (auto& x : p)
+        x = kmalloc(16, GFP_KERNEL);
     EXPECT_NE(p[0], nullptr);
     EXPECT_NE(p[1], nullptr);
     EXPECT_EQ(p[2], nullptr);
@@ -98,7 +105,8 @@ TEST_F(Memory, FailureInjectionHitsExactlyTheNthAllocation) {
     EXPECT_EQ(fault_inject_attempts(), 5u);
     EXPECT_EQ(fault_inject_failures(), 1u);
     fault_inject_disarm();
-    for (void* x : p) kfree(x);
+    for (void* x : p)
+        kfree(x);
 }
 
 TEST_F(Memory, FailureInjectionCanBeLimitedToOneCacheAndToNonBlockingAllocations) {
@@ -207,7 +215,8 @@ TEST_F(Memory, PageTablePoolGivesZeroedPagesAndHonoursInjection) {
     pt_pool_free(p);
     Page* q = pt_pool_alloc(GFP_NOWAIT);  // the same page back, zeroed again
     auto* bytes = static_cast<unsigned char*>(page_address(q));
-    for (size_t i = 0; i < PAGE_SIZE; i++) ASSERT_EQ(bytes[i], 0);
+    for (size_t i = 0; i < PAGE_SIZE; i++)
+        ASSERT_EQ(bytes[i], 0);
     fault_inject_arm({.fail_nth = 1, .only_cache = "pt_pages"});
     EXPECT_EQ(pt_pool_alloc(GFP_NOWAIT), nullptr);
     fault_inject_disarm();
@@ -268,7 +277,8 @@ TEST_F(Memory, AllocPagesExactKeepsOnlyWhatWasAskedFor) {
     ASSERT_NE(p, nullptr);
     EXPECT_EQ(mem_counters().pages_live, before + 5);
     auto* bytes = static_cast<unsigned char*>(p);
-    for (size_t i = 0; i < 5 * PAGE_SIZE; i += 512) ASSERT_EQ(bytes[i], 0);
+    for (size_t i = 0; i < 5 * PAGE_SIZE; i += 512)
+        ASSERT_EQ(bytes[i], 0);
     EXPECT_EQ(virt_to_phys(bytes + 4 * PAGE_SIZE), virt_to_phys(p) + 4 * PAGE_SIZE);  // contiguous
     free_pages_exact(p, 5 * PAGE_SIZE);
     EXPECT_EQ(mem_counters().pages_live, before);
@@ -278,8 +288,10 @@ TEST_F(Memory, AllocPagesExactKeepsOnlyWhatWasAskedFor) {
 // How many top-order (1 GiB) blocks the arena can hand out right now; address space only.
 static int count_top_order_blocks() {
     std::vector<Page*> blocks;
-    while (Page* p = alloc_pages(GFP_KERNEL | __GFP_NOWARN, MAX_PAGE_ORDER)) blocks.push_back(p);
-    for (Page* p : blocks) __free_pages(p, MAX_PAGE_ORDER);
+    while (Page* p = alloc_pages(GFP_KERNEL | __GFP_NOWARN, MAX_PAGE_ORDER))
+        blocks.push_back(p);
+    for (Page* p : blocks)
+        __free_pages(p, MAX_PAGE_ORDER);
     return static_cast<int>(blocks.size());
 }
 
@@ -291,8 +303,8 @@ TEST_F(Memory, FreedBlocksMergeWithTheirBuddiesSoFragmentationIsUndone) {
     // Blocks of mixed orders and odd exact sizes, freed in an order unrelated to the allocation.
     struct Block {
         void* p;
-        unsigned order;   // for alloc_pages
-        size_t exact;     // for alloc_pages_exact, 0 otherwise
+        unsigned order;  // for alloc_pages
+        size_t exact;    // for alloc_pages_exact, 0 otherwise
     };
     std::vector<Block> blocks;
     for (unsigned i = 0; i < 600; i++) {
@@ -306,11 +318,13 @@ TEST_F(Memory, FreedBlocksMergeWithTheirBuddiesSoFragmentationIsUndone) {
         ASSERT_NE(blocks.back().p, nullptr);
     }
     EXPECT_LT(nr_free_pages(), free_before);
-    for (size_t i = 0; i < blocks.size(); i++) std::swap(blocks[i], blocks[(i * 389) % blocks.size()]);
+    for (size_t i = 0; i < blocks.size(); i++)
+        std::swap(blocks[i], blocks[(i * 389) % blocks.size()]);
     for (const Block& b : blocks) {
         if (b.exact) {
             // Given back one page at a time, as a caller may free parts of an exact run.
-            for (size_t off = 0; off < b.exact; off += PAGE_SIZE) free_pages_exact(static_cast<char*>(b.p) + off, PAGE_SIZE);
+            for (size_t off = 0; off < b.exact; off += PAGE_SIZE)
+                free_pages_exact(static_cast<char*>(b.p) + off, PAGE_SIZE);
         } else {
             __free_pages(virt_to_page(b.p), b.order);
         }

@@ -60,7 +60,8 @@ TEST_F(Misc, XaAllocMatchesALinearScanUnderRandomUse) {
         if (op < 5) {
             const u32 lo = rng() % 4 == 0 ? rng() % 200 : 0, hi = lo + rng() % 300;
             u64 expect = lo == 0 ? 1 : lo;
-            while (used.count(static_cast<u32>(expect))) expect++;
+            while (used.count(static_cast<u32>(expect)))
+                expect++;
             u32 id = 0;
             const int ret = xa.alloc(&id, &v, XA_LIMIT(lo, hi), GFP_KERNEL);
             if (expect > hi) {

@@ -274,7 +274,8 @@ TEST_F(Platform, DevresRunsInReverseOrder) {
     Device* dev = tp.dev();
     std::vector<int> order;
     EXPECT_EQ(devres_count(dev), 0u);
-    for (int i = 0; i < 4; i++) ASSERT_EQ(devm_add_action(dev, [&order, i] { order.push_back(i); }), 0);
+    for (int i = 0; i < 4; i++)
+        ASSERT_EQ(devm_add_action(dev, [&order, i] { order.push_back(i); }), 0);
     EXPECT_EQ(devres_count(dev), 4u);
     EXPECT_NE(dev->devres, nullptr);
     devres_release_all(dev);

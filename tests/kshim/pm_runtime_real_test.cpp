@@ -34,20 +34,25 @@ TEST_F(PmRuntimeReal, ConcurrentUsersAndAutosuspend) {
     std::atomic<int> failures{0};
     std::vector<Task*> ts;
     for (int i = 0; i < 4; i++)
-        ts.push_back(kthread_run([&] {
-            for (int k = 0; k < 200; k++) {
-                if (pm_runtime_resume_and_get(dev) != 0) {
-                    failures++;
-                    continue;
+        ts.push_back(kthread_run(
+            [&] {
+                for (int k = 0; k < 200; k++) {
+                    if (pm_runtime_resume_and_get(dev) != 0) {
+                        failures++;
+                        continue;
+                    }
+                    if (pm_runtime_status(dev) != RPM_ACTIVE)
+                        failures++;
+                    pm_runtime_mark_last_busy(dev);
+                    pm_runtime_put_autosuspend(dev);
+                    if (k % 16 == 0)
+                        msleep(3);  // long enough for an autosuspend, now and then
                 }
-                if (pm_runtime_status(dev) != RPM_ACTIVE) failures++;
-                pm_runtime_mark_last_busy(dev);
-                pm_runtime_put_autosuspend(dev);
-                if (k % 16 == 0) msleep(3);  // long enough for an autosuspend, now and then
-            }
-            return 0;
-        }, "pm_user"));
-    for (Task* t : ts) kthread_stop(t);
+                return 0;
+            },
+            "pm_user"));
+    for (Task* t : ts)
+        kthread_stop(t);
     EXPECT_EQ(failures, 0);
     EXPECT_EQ(probe.max_in_callback, 1);  // transitions never overlap
 
@@ -64,7 +69,8 @@ std::atomic<int> g_busy_pct{100};
 
 int real_target(Device* dev, unsigned long* freq, u32 flags) {
     DevPmOpp* opp = devfreq_recommended_opp(dev, freq, flags);
-    if (IS_ERR(opp)) return static_cast<int>(PTR_ERR(opp));
+    if (IS_ERR(opp))
+        return static_cast<int>(PTR_ERR(opp));
     return dev_pm_opp_set_rate(dev, *freq);
 }
 

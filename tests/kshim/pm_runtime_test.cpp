@@ -211,19 +211,24 @@ TEST_F(PmRuntime, ConcurrentResumersRunTheCallbackOnce) {
     std::atomic<int> results[3] = {99, 99, 99};
     std::vector<Task*> ts;
     for (int i = 0; i < 3; i++)
-        ts.push_back(kthread_run([&, i] {
-            results[i] = pm_runtime_resume_and_get(dev);
-            return 0;
-        }, "resumer"));
-    for (Task* t : ts) kthread_stop(t);
-    for (auto& r : results) EXPECT_EQ(r.load(), 0);
+        ts.push_back(kthread_run(
+            [&, i] {
+                results[i] = pm_runtime_resume_and_get(dev);
+                return 0;
+            },
+            "resumer"));
+    for (Task* t : ts)
+        kthread_stop(t);
+    for (auto& r : results)
+        EXPECT_EQ(r.load(), 0);
     EXPECT_EQ(probe.resumes, 1);
     EXPECT_EQ(pm_runtime_usage_count(dev), 3);
     EXPECT_EQ(pm_runtime_status(dev), RPM_ACTIVE);
 
     // A synchronous suspend racing with a resume: the callbacks never overlap, and the
     // resumer finds the device active when it returns.
-    for (int i = 0; i < 3; i++) pm_runtime_put_noidle(dev);
+    for (int i = 0; i < 3; i++)
+        pm_runtime_put_noidle(dev);
     Task* s = kthread_run([&] { return pm_runtime_suspend(dev); }, "suspender");
     msleep(1);  // the suspend callback is running
     EXPECT_EQ(pm_runtime_status(dev), RPM_SUSPENDING);

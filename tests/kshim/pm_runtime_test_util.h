@@ -12,8 +12,8 @@ namespace kshim::testing {
 struct PmProbe {
     std::atomic<int> resumes{0};
     std::atomic<int> suspends{0};
-    std::atomic<int> fail_resume{0};   // the next resume callback returns this
-    std::atomic<int> fail_suspend{0};  // the next suspend callback returns this
+    std::atomic<int> fail_resume{0};    // the next resume callback returns this
+    std::atomic<int> fail_suspend{0};   // the next suspend callback returns this
     std::atomic<unsigned> sleep_ms{0};  // each callback sleeps this long
     std::atomic<ktime_t> last_suspend_at{-1};
     std::atomic<Task*> last_suspend_task{nullptr};
@@ -27,14 +27,16 @@ struct PmProbe {
         int m = max_in_callback.load();
         while (n > m && !max_in_callback.compare_exchange_weak(m, n)) {
         }
-        if (unsigned ms = sleep_ms.load()) msleep(ms);
+        if (unsigned ms = sleep_ms.load())
+            msleep(ms);
     }
 
     static int runtime_resume(Device* dev) {
         PmProbe* p = of(dev);
         p->enter();
         p->in_callback.fetch_sub(1);
-        if (int err = p->fail_resume.exchange(0)) return err;
+        if (int err = p->fail_resume.exchange(0))
+            return err;
         p->resumes.fetch_add(1);
         return 0;
     }
@@ -42,7 +44,8 @@ struct PmProbe {
         PmProbe* p = of(dev);
         p->enter();
         p->in_callback.fetch_sub(1);
-        if (int err = p->fail_suspend.exchange(0)) return err;
+        if (int err = p->fail_suspend.exchange(0))
+            return err;
         p->suspends.fetch_add(1);
         p->last_suspend_at.store(ktime_get());
         p->last_suspend_task.store(current());

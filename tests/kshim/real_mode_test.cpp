@@ -6,11 +6,11 @@
 #include "kernel_shim/completion.h"
 #include "kernel_shim/irq.h"
 #include "kernel_shim/kthread.h"
-#include "kernel_shim/wait_bit.h"
 #include "kernel_shim/mutex.h"
 #include "kernel_shim/rwsem.h"
 #include "kernel_shim/slab.h"
 #include "kernel_shim/spinlock.h"
+#include "kernel_shim/wait_bit.h"
 #include "kernel_shim/workqueue.h"
 #include "kernel_shim/ww_mutex.h"
 #include "tests/support/kernel_test.h"
@@ -25,18 +25,21 @@ TEST_F(Real, MutexAndSpinlockExcludeAcrossThreads) {
     long a = 0, b = 0;
     std::vector<Task*> ts;
     for (int i = 0; i < 4; i++)
-        ts.push_back(kthread_run([&] {
-            for (int k = 0; k < 2000; k++) {
-                {
-                    MutexGuard g(m);
-                    a++;
+        ts.push_back(kthread_run(
+            [&] {
+                for (int k = 0; k < 2000; k++) {
+                    {
+                        MutexGuard g(m);
+                        a++;
+                    }
+                    SpinGuard g(s);
+                    b++;
                 }
-                SpinGuard g(s);
-                b++;
-            }
-            return 0;
-        }, "worker"));
-    for (Task* t : ts) kthread_stop(t);
+                return 0;
+            },
+            "worker"));
+    for (Task* t : ts)
+        kthread_stop(t);
     EXPECT_EQ(a, 8000);
     EXPECT_EQ(b, 8000);
 }
@@ -53,34 +56,40 @@ TEST_F(Real, KmemCacheAcrossThreadsAndDestroyWithMagazinesElsewhere) {
     completion drained, destroyed;
     init_completion(&drained);
     init_completion(&destroyed);
-    Task* producer = kthread_run([&] {
-        for (int k = 0; k < 5000; k++) {
-            void* p = kmem_cache_alloc(a, GFP_KERNEL);
-            EXPECT_NE(p, nullptr);
-            SpinGuard g(lock);
-            handoff.push_back(p);
-        }
-        produced = true;
-        return 0;
-    }, "producer");
-    Task* consumer = kthread_run([&] {
-        for (;;) {
-            // Read before the hand-off is emptied: if the producer had finished by then, nothing
-            // can arrive after this batch.
-            const bool producer_done = produced;
-            std::vector<void*> batch;
-            {
+    Task* producer = kthread_run(
+        [&] {
+            for (int k = 0; k < 5000; k++) {
+                void* p = kmem_cache_alloc(a, GFP_KERNEL);
+                EXPECT_NE(p, nullptr);
                 SpinGuard g(lock);
-                batch.swap(handoff);
+                handoff.push_back(p);
             }
-            for (void* p : batch) kmem_cache_free(a, p);
-            if (producer_done) break;
-        }
-        complete(&drained);
-        // Exits only after the cache is gone, holding a magazine of it until then.
-        wait_for_completion(&destroyed);
-        return 0;
-    }, "consumer");
+            produced = true;
+            return 0;
+        },
+        "producer");
+    Task* consumer = kthread_run(
+        [&] {
+            for (;;) {
+                // Read before the hand-off is emptied: if the producer had finished by then, nothing
+                // can arrive after this batch.
+                const bool producer_done = produced;
+                std::vector<void*> batch;
+                {
+                    SpinGuard g(lock);
+                    batch.swap(handoff);
+                }
+                for (void* p : batch)
+                    kmem_cache_free(a, p);
+                if (producer_done)
+                    break;
+            }
+            complete(&drained);
+            // Exits only after the cache is gone, holding a magazine of it until then.
+            wait_for_completion(&destroyed);
+            return 0;
+        },
+        "consumer");
     kthread_stop(producer);
     wait_for_completion(&drained);
     EXPECT_EQ(kmem_cache_live(a), 0u);
@@ -103,34 +112,44 @@ TEST_F(Real, KmemCacheLiveIsExactWithAllocAndFreeOnDifferentThreads) {
     KmemCache* c = kmem_cache_create("real.live_exact", 40, 0, 0);
     // Eight more caches: one of them shares c's magazine slot, whichever ids they get.
     KmemCache* others[8];
-    for (auto*& o : others) o = kmem_cache_create("real.live_other", 24, 0, 0);
+    for (auto*& o : others)
+        o = kmem_cache_create("real.live_other", 24, 0, 0);
     auto live_in_counters = [&] {
         for (auto& [name, live] : mem_counters().caches)
-            if (name == "real.live_exact") return live;
+            if (name == "real.live_exact")
+                return live;
         return -1L;
     };
     constexpr int kObjs = 100, kFreed = 60;
     std::vector<void*> objs;
     completion allocated, freed, producer_exit, consumer_exit;
-    for (completion* x : {&allocated, &freed, &producer_exit, &consumer_exit}) init_completion(x);
-    Task* producer = kthread_run([&] {
-        for (int k = 0; k < kObjs; k++) objs.push_back(kmem_cache_alloc(c, GFP_KERNEL));
-        complete(&allocated);
-        wait_for_completion(&producer_exit);  // keeps its +100 unfolded until then
-        return 0;
-    }, "producer");
+    for (completion* x : {&allocated, &freed, &producer_exit, &consumer_exit})
+        init_completion(x);
+    Task* producer = kthread_run(
+        [&] {
+            for (int k = 0; k < kObjs; k++)
+                objs.push_back(kmem_cache_alloc(c, GFP_KERNEL));
+            complete(&allocated);
+            wait_for_completion(&producer_exit);  // keeps its +100 unfolded until then
+            return 0;
+        },
+        "producer");
     wait_for_completion(&allocated);
     EXPECT_EQ(kmem_cache_live(c), size_t(kObjs));
     EXPECT_EQ(live_in_counters(), kObjs);
 
-    Task* consumer = kthread_run([&] {
-        for (int k = 0; k < kFreed; k++) kmem_cache_free(c, objs[k]);
-        complete(&freed);
-        wait_for_completion(&consumer_exit);
-        // Re-binds the slot c's magazine sits in: its -60 is folded into the cache.
-        for (KmemCache* o : others) kmem_cache_free(o, kmem_cache_alloc(o, GFP_KERNEL));
-        return 0;
-    }, "consumer");
+    Task* consumer = kthread_run(
+        [&] {
+            for (int k = 0; k < kFreed; k++)
+                kmem_cache_free(c, objs[k]);
+            complete(&freed);
+            wait_for_completion(&consumer_exit);
+            // Re-binds the slot c's magazine sits in: its -60 is folded into the cache.
+            for (KmemCache* o : others)
+                kmem_cache_free(o, kmem_cache_alloc(o, GFP_KERNEL));
+            return 0;
+        },
+        "consumer");
     wait_for_completion(&freed);
     EXPECT_EQ(kmem_cache_live(c), size_t(kObjs - kFreed));
     EXPECT_EQ(live_in_counters(), kObjs - kFreed);
@@ -147,7 +166,8 @@ TEST_F(Real, KmemCacheLiveIsExactWithAllocAndFreeOnDifferentThreads) {
     complete(&producer_exit);
     kthread_stop(producer);
     EXPECT_EQ(kmem_cache_live(c), size_t(kObjs - kFreed));
-    for (int k = kFreed; k < kObjs; k++) kmem_cache_free(c, objs[k]);
+    for (int k = kFreed; k < kObjs; k++)
+        kmem_cache_free(c, objs[k]);
     EXPECT_EQ(kmem_cache_live(c), 0u);
     EXPECT_EQ(live_in_counters(), 0);
     for (KmemCache* o : others) {
@@ -164,21 +184,27 @@ TEST_F(Real, KmemCacheDestroyCountsLeaksAcrossThreadMagazines) {
     KmemCache* c = kmem_cache_create("real.leak_split", 40, 0, 0);
     std::vector<void*> objs;
     completion allocated, freed, destroyed;
-    for (completion* x : {&allocated, &freed, &destroyed}) init_completion(x);
-    Task* producer = kthread_run([&] {
-        for (int k = 0; k < 3; k++) objs.push_back(kmem_cache_alloc(c, GFP_KERNEL));
-        complete(&allocated);
-        wait_for_completion(&destroyed);  // exits holding a magazine of a destroyed cache
-        return 0;
-    }, "producer");
+    for (completion* x : {&allocated, &freed, &destroyed})
+        init_completion(x);
+    Task* producer = kthread_run(
+        [&] {
+            for (int k = 0; k < 3; k++)
+                objs.push_back(kmem_cache_alloc(c, GFP_KERNEL));
+            complete(&allocated);
+            wait_for_completion(&destroyed);  // exits holding a magazine of a destroyed cache
+            return 0;
+        },
+        "producer");
     wait_for_completion(&allocated);
-    Task* consumer = kthread_run([&] {
-        kmem_cache_free(c, objs[0]);
-        kmem_cache_free(c, objs[1]);
-        complete(&freed);
-        wait_for_completion(&destroyed);
-        return 0;
-    }, "consumer");
+    Task* consumer = kthread_run(
+        [&] {
+            kmem_cache_free(c, objs[0]);
+            kmem_cache_free(c, objs[1]);
+            complete(&freed);
+            wait_for_completion(&destroyed);
+            return 0;
+        },
+        "consumer");
     wait_for_completion(&freed);
     EXPECT_EQ(kmem_cache_live(c), 1u);
     kmem_cache_destroy(c);
@@ -228,10 +254,12 @@ TEST_F(Real, CancelDelayedWorkSyncBeforeDeadline) {
 TEST_F(Real, CompletionAcrossThreadsAndTimeout) {
     completion c;
     EXPECT_EQ(wait_for_completion_timeout(&c, 1), 0);  // one jiffy of real time
-    Task* t = kthread_run([&] {
-        complete(&c);
-        return 0;
-    }, "completer");
+    Task* t = kthread_run(
+        [&] {
+            complete(&c);
+            return 0;
+        },
+        "completer");
     EXPECT_GT(wait_for_completion_timeout(&c, HZ * 10), 0);
     kthread_stop(t);
 }
@@ -260,7 +288,8 @@ TEST_F(Real, WwMutexOppositeOrdersComplete) {
             WwMutex* order[2] = {first, second};
             WwMutex* contended = nullptr;
             for (;;) {
-                if (contended) contended->lock_slow(&ctx);
+                if (contended)
+                    contended->lock_slow(&ctx);
                 WwMutex* other = contended == order[0] ? order[1] : order[0];
                 if (!contended) {
                     if (order[0]->lock(&ctx) == -EDEADLK) {
@@ -306,10 +335,12 @@ TEST_F(Real, ThreadedIrqFromAnotherThread) {
             return IRQ_HANDLED;
         },
         0, "real", &line);
-    Task* device = kthread_run([&] {
-        line.set_level(true);
-        return 0;
-    }, "device");
+    Task* device = kthread_run(
+        [&] {
+            line.set_level(true);
+            return 0;
+        },
+        "device");
     wait_for_completion(&done);
     kthread_stop(device);
     free_irq(&line, &line);
@@ -363,14 +394,19 @@ TEST_F(Real, KthreadWorkerAndWaitVarAcrossThreads) {
                 wake_up_var(w->count);
             });
         }
-    Task* q1 = kthread_run([&] {
-        for (int i = 0; i < kPer; i++) kthread_queue_work(worker, &works[kPer + i].work);
-        return 0;
-    }, "queuer1");
-    for (int i = 0; i < kPer; i++) kthread_queue_work(worker, &works[i].work);
+    Task* q1 = kthread_run(
+        [&] {
+            for (int i = 0; i < kPer; i++)
+                kthread_queue_work(worker, &works[kPer + i].work);
+            return 0;
+        },
+        "queuer1");
+    for (int i = 0; i < kPer; i++)
+        kthread_queue_work(worker, &works[i].work);
     kthread_stop(q1);
     wait_var_event(&count, count.load() == 2 * kPer);
     kthread_flush_worker(worker);
-    for (auto& w : works) EXPECT_TRUE(w.in_order);
+    for (auto& w : works)
+        EXPECT_TRUE(w.in_order);
     kthread_destroy_worker(worker);
 }

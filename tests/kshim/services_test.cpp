@@ -26,7 +26,8 @@ struct Item {
 
 void item_fn(kthread_work* w) {
     Item* it = container_of(w, Item, work);
-    if (it->sleep) msleep(static_cast<unsigned>(it->sleep / NSEC_PER_MSEC));
+    if (it->sleep)
+        msleep(static_cast<unsigned>(it->sleep / NSEC_PER_MSEC));
     it->log->push_back(it->id);
 }
 
@@ -95,17 +96,21 @@ TEST_F(Services, KthreadCancelWorkSyncTakesAQueuedWorkOff) {
 TEST_F(Services, WaitVarEventWakesOnlyTheWaitersOfThatVariable) {
     int a = 0, b = 0;
     int woke_a = 0, woke_b = 0;
-    Task* ta = kthread_run([&] {
-        wait_var_event(&a, a == 1);
-        woke_a++;
-        return 0;
-    }, "wait-a");
-    Task* tb = kthread_run([&] {
-        long left = wait_var_event_timeout(&b, b == 1, msecs_to_jiffies(50));
-        EXPECT_EQ(left, 0);  // never set: times out after the full time
-        woke_b++;
-        return 0;
-    }, "wait-b");
+    Task* ta = kthread_run(
+        [&] {
+            wait_var_event(&a, a == 1);
+            woke_a++;
+            return 0;
+        },
+        "wait-a");
+    Task* tb = kthread_run(
+        [&] {
+            long left = wait_var_event_timeout(&b, b == 1, msecs_to_jiffies(50));
+            EXPECT_EQ(left, 0);  // never set: times out after the full time
+            woke_b++;
+            return 0;
+        },
+        "wait-b");
     advance(NSEC_PER_MSEC);
     EXPECT_EQ(woke_a, 0);
     b = 2;
@@ -125,12 +130,14 @@ TEST_F(Services, WaitVarEventWakesOnlyTheWaitersOfThatVariable) {
 
 TEST_F(Services, WaitVarEventTimeoutReturnsTheJiffiesLeft) {
     int v = 0;
-    Task* t = kthread_run([&] {
-        msleep(20);
-        v = 1;
-        wake_up_var(&v);
-        return 0;
-    }, "setter");
+    Task* t = kthread_run(
+        [&] {
+            msleep(20);
+            v = 1;
+            wake_up_var(&v);
+            return 0;
+        },
+        "setter");
     long left = wait_var_event_timeout(&v, v == 1, msecs_to_jiffies(100));
     EXPECT_GT(left, 0);
     EXPECT_LE(left, static_cast<long>(msecs_to_jiffies(80)) + 1);

@@ -9,15 +9,15 @@
 #include <atomic>
 #include <vector>
 
-#include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/completion.h"
+#include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/kthread.h"
-#include "kernel_shim/wait_bit.h"
 #include "kernel_shim/mutex.h"
-#include "kernel_shim/ww_mutex.h"
-#include "kernel_shim/sched.h"
 #include "kernel_shim/sanitizers.h"
+#include "kernel_shim/sched.h"
 #include "kernel_shim/signal.h"
+#include "kernel_shim/wait_bit.h"
+#include "kernel_shim/ww_mutex.h"
 #include "tests/dma_fence/mock_fence.h"
 #include "tests/support/kernel_test.h"
 
@@ -34,11 +34,13 @@ struct FenceWaiter {
     std::atomic<bool> done{false};
     Task* task = nullptr;
     void start() {
-        task = kthread_run([this] {
-            ret = dma_fence_wait_timeout(f, intr, static_cast<long>(msecs_to_jiffies(1000)));
-            done = true;
-            return 0;
-        }, intr ? "intr_waiter" : "waiter");
+        task = kthread_run(
+            [this] {
+                ret = dma_fence_wait_timeout(f, intr, static_cast<long>(msecs_to_jiffies(1000)));
+                done = true;
+                return 0;
+            },
+            intr ? "intr_waiter" : "waiter");
     }
 };
 
@@ -95,10 +97,12 @@ TEST_F(Signal, UninterruptibleFenceWaitIgnoresTheSignal) {
 TEST_F(Signal, WaitAnyInterruptibleEndsWithErestartsys) {
     dma_fence* fs[2] = {mock_fence(), mock_fence()};
     std::atomic<long> ret{1234};
-    Task* t = kthread_run([&] {
-        ret = dma_fence_wait_any_timeout(fs, 2, true, static_cast<long>(msecs_to_jiffies(1000)), nullptr);
-        return 0;
-    }, "any_waiter");
+    Task* t = kthread_run(
+        [&] {
+            ret = dma_fence_wait_any_timeout(fs, 2, true, static_cast<long>(msecs_to_jiffies(1000)), nullptr);
+            return 0;
+        },
+        "any_waiter");
     advance(10 * NSEC_PER_MSEC);
     signal_wake_up(t);
     advance_until_idle();
@@ -124,11 +128,13 @@ TEST_F(Signal, InterruptibleSleepWithASignalPendingDoesNotSleep) {
 }
 
 TEST_F(Signal, UninterruptibleSleepsIgnoreSignals) {
-    Task* t = kthread_run([] {
-        msleep(50);
-        schedule_timeout(static_cast<long>(msecs_to_jiffies(50)));  // TASK_UNINTERRUPTIBLE by default
-        return 0;
-    }, "sleeper");
+    Task* t = kthread_run(
+        [] {
+            msleep(50);
+            schedule_timeout(static_cast<long>(msecs_to_jiffies(50)));  // TASK_UNINTERRUPTIBLE by default
+            return 0;
+        },
+        "sleeper");
     advance(10 * NSEC_PER_MSEC);
     signal_wake_up(t);
     advance_until_idle();
@@ -140,17 +146,23 @@ TEST_F(Signal, MutexLockInterruptibleGivesEintrToAWaiterAndHandsTheWakeOn) {
     Mutex m("signal.m");
     mutex_lock(&m);
     std::atomic<int> first{1234}, second{1234};
-    Task* a = kthread_run([&] {
-        first = mutex_lock_interruptible(&m);
-        if (first == 0) mutex_unlock(&m);
-        return 0;
-    }, "waiter_a");
+    Task* a = kthread_run(
+        [&] {
+            first = mutex_lock_interruptible(&m);
+            if (first == 0)
+                mutex_unlock(&m);
+            return 0;
+        },
+        "waiter_a");
     advance(NSEC_PER_MSEC);
-    Task* b = kthread_run([&] {
-        second = mutex_lock_interruptible(&m);
-        if (second == 0) mutex_unlock(&m);
-        return 0;
-    }, "waiter_b");
+    Task* b = kthread_run(
+        [&] {
+            second = mutex_lock_interruptible(&m);
+            if (second == 0)
+                mutex_unlock(&m);
+            return 0;
+        },
+        "waiter_b");
     advance(NSEC_PER_MSEC);
     signal_wake_up(a);
     advance_until_idle();
@@ -180,20 +192,22 @@ TEST_F(Signal, WwMutexLockInterruptibleGivesEintrAndTheContextStaysUsable) {
     ww_acquire_init(&holder, &cls);
     ASSERT_EQ(ww_mutex_lock(&x, &holder), 0);
     std::atomic<int> ret{1234}, slow_ret{1234};
-    Task* t = kthread_run([&] {
-        WwAcquireCtx ctx;
-        ww_acquire_init(&ctx, &cls);
-        ret = ww_mutex_lock_interruptible(&x, &ctx);  // younger, holds nothing: waits
-        EXPECT_EQ(ctx.acquired, 0);
-        clear_signal_pending(current());
-        EXPECT_EQ(ww_mutex_lock_interruptible(&y, &ctx), 0);  // free: taken
-        EXPECT_EQ(ww_mutex_lock(&x, &ctx), -EDEADLK);        // younger and holding: backs off
-        ww_mutex_unlock(&y);
-        signal_wake_up(current());
-        slow_ret = ww_mutex_lock_slow_interruptible(&x, &ctx);  // would wait, a signal is pending
-        ww_acquire_fini(&ctx);
-        return 0;
-    }, "ww_waiter");
+    Task* t = kthread_run(
+        [&] {
+            WwAcquireCtx ctx;
+            ww_acquire_init(&ctx, &cls);
+            ret = ww_mutex_lock_interruptible(&x, &ctx);  // younger, holds nothing: waits
+            EXPECT_EQ(ctx.acquired, 0);
+            clear_signal_pending(current());
+            EXPECT_EQ(ww_mutex_lock_interruptible(&y, &ctx), 0);  // free: taken
+            EXPECT_EQ(ww_mutex_lock(&x, &ctx), -EDEADLK);         // younger and holding: backs off
+            ww_mutex_unlock(&y);
+            signal_wake_up(current());
+            slow_ret = ww_mutex_lock_slow_interruptible(&x, &ctx);  // would wait, a signal is pending
+            ww_acquire_fini(&ctx);
+            return 0;
+        },
+        "ww_waiter");
     advance(NSEC_PER_MSEC);
     signal_wake_up(t);
     advance_until_idle();
@@ -211,19 +225,39 @@ TEST_F(Signal, InterruptibleWaitEventCompletionAndVarWaitsGiveErestartsys) {
     int var = 0;
     std::atomic<long> ev{1234}, ev_timeout{1234}, comp{1234}, comp_timeout{1234}, var_ret{1234};
     std::vector<Task*> ts;
-    ts.push_back(kthread_run([&] { ev = wait_event_interruptible(wq, false); return 0; }, "ev"));
-    ts.push_back(kthread_run([&] {
-        ev_timeout = wait_event_interruptible_timeout(wq, false, static_cast<long>(msecs_to_jiffies(1000)));
-        return 0;
-    }, "ev_timeout"));
-    ts.push_back(kthread_run([&] { comp = wait_for_completion_interruptible(&c); return 0; }, "comp"));
-    ts.push_back(kthread_run([&] {
-        comp_timeout = wait_for_completion_interruptible_timeout(&c, static_cast<long>(msecs_to_jiffies(1000)));
-        return 0;
-    }, "comp_timeout"));
-    ts.push_back(kthread_run([&] { var_ret = wait_var_event_interruptible(&var, var != 0); return 0; }, "var"));
+    ts.push_back(kthread_run(
+        [&] {
+            ev = wait_event_interruptible(wq, false);
+            return 0;
+        },
+        "ev"));
+    ts.push_back(kthread_run(
+        [&] {
+            ev_timeout = wait_event_interruptible_timeout(wq, false, static_cast<long>(msecs_to_jiffies(1000)));
+            return 0;
+        },
+        "ev_timeout"));
+    ts.push_back(kthread_run(
+        [&] {
+            comp = wait_for_completion_interruptible(&c);
+            return 0;
+        },
+        "comp"));
+    ts.push_back(kthread_run(
+        [&] {
+            comp_timeout = wait_for_completion_interruptible_timeout(&c, static_cast<long>(msecs_to_jiffies(1000)));
+            return 0;
+        },
+        "comp_timeout"));
+    ts.push_back(kthread_run(
+        [&] {
+            var_ret = wait_var_event_interruptible(&var, var != 0);
+            return 0;
+        },
+        "var"));
     advance(10 * NSEC_PER_MSEC);
-    for (Task* t : ts) signal_wake_up(t);
+    for (Task* t : ts)
+        signal_wake_up(t);
     advance_until_idle();
     EXPECT_EQ(ev, -ERESTARTSYS);
     EXPECT_EQ(ev_timeout, -ERESTARTSYS);
@@ -231,7 +265,8 @@ TEST_F(Signal, InterruptibleWaitEventCompletionAndVarWaitsGiveErestartsys) {
     EXPECT_EQ(comp_timeout, -ERESTARTSYS);
     EXPECT_EQ(var_ret, -ERESTARTSYS);
     EXPECT_LT(ktime_get(), 100 * NSEC_PER_MSEC);
-    for (Task* t : ts) kthread_stop(t);
+    for (Task* t : ts)
+        kthread_stop(t);
     EXPECT_FALSE(wq.has_sleepers());
 }
 
@@ -254,7 +289,8 @@ TEST_F(SignalReal, InterruptibleFenceWaitEndsWithErestartsys) {
     dma_fence* f = mock_fence();
     FenceWaiter w{f, true};
     w.start();
-    while (w.task->sleep_state.load() != TASK_INTERRUPTIBLE) cpu_relax();
+    while (w.task->sleep_state.load() != TASK_INTERRUPTIBLE)
+        cpu_relax();
     signal_wake_up(w.task);
     kthread_stop(w.task);
     EXPECT_EQ(w.ret, -ERESTARTSYS);
@@ -272,12 +308,14 @@ TEST_F(SignalReal, InterruptibleSleepWithASignalPendingDoesNotSleep) {
 namespace {
 std::atomic<Task*> g_signal_target{nullptr};
 void deliver_to_task(int) {
-    if (Task* t = g_signal_target.load()) signal_wake_up(t);
+    if (Task* t = g_signal_target.load())
+        signal_wake_up(t);
 }
 }  // namespace
 
 TEST_F(SignalReal, APosixSignalHandlerEndsTheWaitOfItsThread) {
-    struct sigaction sa{}, old{};
+    struct sigaction sa {
+    }, old{};
     sa.sa_handler = deliver_to_task;
     sigemptyset(&sa.sa_mask);
     ASSERT_EQ(sigaction(SIGUSR1, &sa, &old), 0);
@@ -285,19 +323,22 @@ TEST_F(SignalReal, APosixSignalHandlerEndsTheWaitOfItsThread) {
     std::atomic<pthread_t> thread{};
     std::atomic<bool> ready{false};
     std::atomic<long> ret{1234};
-    Task* t = kthread_run([&] {
-        // Kernel threads block signals; this one stands for a client thread in an ioctl.
-        sigset_t s;
-        sigemptyset(&s);
-        sigaddset(&s, SIGUSR1);
-        pthread_sigmask(SIG_UNBLOCK, &s, nullptr);
-        g_signal_target = current();
-        thread = pthread_self();
-        ready = true;
-        ret = dma_fence_wait_timeout(f, true, static_cast<long>(msecs_to_jiffies(10000)));
-        return 0;
-    }, "client");
-    while (!ready || t->sleep_state.load() != TASK_INTERRUPTIBLE) cpu_relax();
+    Task* t = kthread_run(
+        [&] {
+            // Kernel threads block signals; this one stands for a client thread in an ioctl.
+            sigset_t s;
+            sigemptyset(&s);
+            sigaddset(&s, SIGUSR1);
+            pthread_sigmask(SIG_UNBLOCK, &s, nullptr);
+            g_signal_target = current();
+            thread = pthread_self();
+            ready = true;
+            ret = dma_fence_wait_timeout(f, true, static_cast<long>(msecs_to_jiffies(10000)));
+            return 0;
+        },
+        "client");
+    while (!ready || t->sleep_state.load() != TASK_INTERRUPTIBLE)
+        cpu_relax();
     pthread_kill(thread.load(), SIGUSR1);
     kthread_stop(t);
     EXPECT_EQ(ret, -ERESTARTSYS);

@@ -24,11 +24,13 @@ TEST_F(Smoke, WorkRunsAndTimePasses) {
 
 TEST_F(Smoke, KthreadAndCompletion) {
     completion c;
-    Task* t = kthread_run([&] {
-        msleep(10);
-        complete(&c);
-        return 7;
-    }, "k");
+    Task* t = kthread_run(
+        [&] {
+            msleep(10);
+            complete(&c);
+            return 7;
+        },
+        "k");
     wait_for_completion(&c);
     EXPECT_EQ(kthread_stop(t), 7);
 }

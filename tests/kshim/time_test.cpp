@@ -17,8 +17,12 @@ class Time : public kshim::testing::SweepableKernelTest {};
 
 namespace {
 int g_ran_now = 0, g_ran_later = 0;
-void run_now(work_struct*) { g_ran_now++; }
-void run_later(work_struct*) { g_ran_later++; }
+void run_now(work_struct*) {
+    g_ran_now++;
+}
+void run_later(work_struct*) {
+    g_ran_later++;
+}
 }  // namespace
 
 // The two ways to drive the runtime say whether time passes: run_pending runs what is runnable
@@ -119,7 +123,8 @@ TEST_F(Time, HrtimerPeriodicWithForwardNow) {
     std::vector<ktime_t> at;
     hrtimer_setup(&t, [&](hrtimer* h) {
         at.push_back(ktime_get());
-        if (at.size() == 3) return HRTIMER_NORESTART;
+        if (at.size() == 3)
+            return HRTIMER_NORESTART;
         hrtimer_forward_now(h, us_to_ktime(500));
         return HRTIMER_RESTART;
     });
@@ -149,11 +154,13 @@ TEST_F(Time, HrtimerCancelReportsWhetherItWasActive) {
 
 TEST_F(Time, ScheduleTimeoutReturnsJiffiesLeftWhenWoken) {
     Task* me = current();
-    Task* waker = kthread_run([me] {
-        msleep(40);  // 10 jiffies
-        wake_up_process(me);
-        return 0;
-    }, "waker");
+    Task* waker = kthread_run(
+        [me] {
+            msleep(40);  // 10 jiffies
+            wake_up_process(me);
+            return 0;
+        },
+        "waker");
     long left = schedule_timeout(100);
     EXPECT_EQ(left, 90);
     EXPECT_EQ(schedule_timeout(5), 0);  // nobody wakes us: the full timeout passes
@@ -172,17 +179,23 @@ TEST_F(Time, UdelayLetsTimePassWithoutSleepChecks) {
 // must let virtual time move, or the peer never wakes.
 TEST_F(Time, SpinningForASleepingPeerMovesTheClockToItsTimer) {
     std::atomic<bool> flag{false};
-    Task* sleeper = kthread_run([&] {
-        msleep(10);
-        flag.store(true);
-        return 0;
-    }, "sleeper");
-    Task* spinner = kthread_run([&] {
-        for (unsigned i = 0; !flag.load(); i++) cpu_relax(i);
-        return 0;
-    }, "spinner");
+    Task* sleeper = kthread_run(
+        [&] {
+            msleep(10);
+            flag.store(true);
+            return 0;
+        },
+        "sleeper");
+    Task* spinner = kthread_run(
+        [&] {
+            for (unsigned i = 0; !flag.load(); i++)
+                cpu_relax(i);
+            return 0;
+        },
+        "spinner");
     // The test body spins too: every runnable task is spinning.
-    for (unsigned i = 0; !flag.load(); i++) cpu_relax(i);
+    for (unsigned i = 0; !flag.load(); i++)
+        cpu_relax(i);
     EXPECT_EQ(ktime_get(), 10 * NSEC_PER_MSEC);
     kthread_stop(spinner);
     kthread_stop(sleeper);
@@ -192,10 +205,13 @@ TEST_F(Time, SpinningForASleepingPeerMovesTheClockToItsTimer) {
 // where each spins, and the main task unwound, as a deadlock is.
 TEST_F(Time, SpinningWithNoTimerPendingIsReportedAsALivelock) {
     std::atomic<bool> flag{false};
-    Task* spinner = kthread_run([&] {
-        for (unsigned i = 0; !flag.load(); i++) cpu_relax(i);
-        return 0;
-    }, "spinner");
+    Task* spinner = kthread_run(
+        [&] {
+            for (unsigned i = 0; !flag.load(); i++)
+                cpu_relax(i);
+            return 0;
+        },
+        "spinner");
     bool aborted = false;
     try {
         advance_until_idle();
@@ -217,18 +233,23 @@ TEST_F(Time, SpinningWithNoTimerPendingIsReportedAsALivelock) {
 // is not spinning still has work to do.
 TEST_F(Time, SpinningBehindABusyPeerDoesNotMoveTheClock) {
     std::atomic<int> steps{0};
-    Task* worker = kthread_run([&] {
-        for (int i = 0; i < 100; i++) {
-            steps.fetch_add(1);
-            backend().yield();
-        }
-        return 0;
-    }, "worker");
-    Task* timer_task = kthread_run([&] {
-        msleep(1000);
-        return 0;
-    }, "far-timer");
-    for (unsigned i = 0; steps.load() < 100; i++) cpu_relax(i);
+    Task* worker = kthread_run(
+        [&] {
+            for (int i = 0; i < 100; i++) {
+                steps.fetch_add(1);
+                backend().yield();
+            }
+            return 0;
+        },
+        "worker");
+    Task* timer_task = kthread_run(
+        [&] {
+            msleep(1000);
+            return 0;
+        },
+        "far-timer");
+    for (unsigned i = 0; steps.load() < 100; i++)
+        cpu_relax(i);
     EXPECT_EQ(ktime_get(), 0);
     kthread_stop(worker);
     kthread_stop(timer_task);

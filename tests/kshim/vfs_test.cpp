@@ -29,7 +29,8 @@ int probe_release(file* f) {
     auto* p = static_cast<Probe*>(f->private_data);
     p->releases++;
     p->count_at_release = file_count(f);
-    if (p->fd_during_release >= 0) p->got_during_release = fget(p->fd_during_release);
+    if (p->fd_during_release >= 0)
+        p->got_during_release = fget(p->fd_during_release);
     return 0;
 }
 
@@ -116,7 +117,8 @@ TEST_F(Vfs, AClosedOrNeverOpenedDescriptorIsEbadf) {
 TEST_F(Vfs, NewDescriptorsTakeTheLowestFreeNumber) {
     Probe p;
     int fds[4];
-    for (int& fd : fds) fd = anon_inode_getfd("[probe]", &probe_fops, &p, O_RDWR);
+    for (int& fd : fds)
+        fd = anon_inode_getfd("[probe]", &probe_fops, &p, O_RDWR);
     EXPECT_EQ(fds[0], 0);
     EXPECT_EQ(fds[1], 1);
     EXPECT_EQ(fds[2], 2);

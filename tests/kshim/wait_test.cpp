@@ -14,12 +14,14 @@ class Wait : public kshim::testing::SweepableKernelTest {};
 TEST_F(Wait, WaitEventTimeoutReturnsRemainingJiffies) {
     wait_queue_head wq;
     bool flag = false;
-    Task* t = kthread_run([&] {
-        msleep(40);  // 10 jiffies
-        flag = true;
-        wake_up(&wq);
-        return 0;
-    }, "setter");
+    Task* t = kthread_run(
+        [&] {
+            msleep(40);  // 10 jiffies
+            flag = true;
+            wake_up(&wq);
+            return 0;
+        },
+        "setter");
     long left = wait_event_timeout(wq, flag, 100);
     EXPECT_EQ(left, 90);
     kthread_stop(t);
@@ -41,14 +43,16 @@ TEST_F(Wait, WaitEventTimeoutReturnsAtLeastOneWhenTrueAtOnce) {
 TEST_F(Wait, ConditionIsRecheckedAfterEveryWakeUp) {
     wait_queue_head wq;
     int value = 0;
-    Task* t = kthread_run([&] {
-        for (int i = 1; i <= 5; i++) {
-            msleep(1);
-            value = i;
-            wake_up(&wq);  // four of these wake the waiter for nothing
-        }
-        return 0;
-    }, "stepper");
+    Task* t = kthread_run(
+        [&] {
+            for (int i = 1; i <= 5; i++) {
+                msleep(1);
+                value = i;
+                wake_up(&wq);  // four of these wake the waiter for nothing
+            }
+            return 0;
+        },
+        "stepper");
     wait_event(wq, value == 5);
     EXPECT_EQ(ktime_get(), ms_to_ktime(5));
     kthread_stop(t);
@@ -64,11 +68,13 @@ TEST_F(Wait, CompletionCountsAndCompleteAllReleasesEveryone) {
     int woken = 0;
     std::vector<Task*> ts;
     for (int i = 0; i < 3; i++)
-        ts.push_back(kthread_run([&] {
-            wait_for_completion(&c);
-            woken++;
-            return 0;
-        }, "waiter"));
+        ts.push_back(kthread_run(
+            [&] {
+                wait_for_completion(&c);
+                woken++;
+                return 0;
+            },
+            "waiter"));
     advance_until_idle();
     EXPECT_EQ(woken, 0);
     complete_all(&c);
@@ -77,30 +83,35 @@ TEST_F(Wait, CompletionCountsAndCompleteAllReleasesEveryone) {
     EXPECT_TRUE(completion_done(&c));
     reinit_completion(&c);
     EXPECT_FALSE(completion_done(&c));
-    for (Task* t : ts) kthread_stop(t);
+    for (Task* t : ts)
+        kthread_stop(t);
 }
 
 TEST_F(Wait, WaitForCompletionTimeout) {
     completion c;
     EXPECT_EQ(wait_for_completion_timeout(&c, msecs_to_jiffies(100)), 0u);
-    Task* t = kthread_run([&] {
-        msleep(20);
-        complete(&c);
-        return 0;
-    }, "completer");
+    Task* t = kthread_run(
+        [&] {
+            msleep(20);
+            complete(&c);
+            return 0;
+        },
+        "completer");
     EXPECT_EQ(wait_for_completion_timeout(&c, msecs_to_jiffies(100)), static_cast<long>(msecs_to_jiffies(80)));
     kthread_stop(t);
 }
 
 TEST_F(Wait, KthreadShouldStopEndsALoop) {
     int loops = 0;
-    Task* t = kthread_run([&] {
-        while (!kthread_should_stop()) {
-            loops++;
-            schedule_timeout(1);
-        }
-        return 42;
-    }, "looper");
+    Task* t = kthread_run(
+        [&] {
+            while (!kthread_should_stop()) {
+                loops++;
+                schedule_timeout(1);
+            }
+            return 42;
+        },
+        "looper");
     advance(jiffies_to_nsecs(10));
     EXPECT_EQ(kthread_stop(t), 42);
     EXPECT_GE(loops, 10);
@@ -121,10 +132,12 @@ static void world_with_a_stuck_task() {
     kshim::testing::TestWorld w(RuntimeOptions{});
     static completion never;
     init_completion(&never);
-    kthread_run([] {
-        wait_for_completion(&never);
-        return 0;
-    }, "stuck-forever");
+    kthread_run(
+        [] {
+            wait_for_completion(&never);
+            return 0;
+        },
+        "stuck-forever");
 }
 
 TEST(WaitChecks, ATaskStillBlockedAtTheEndFailsTheTest) {

@@ -24,14 +24,18 @@ struct Item {
     static void fn(work_struct* w) {
         Item* it = container_of(w, Item, work);
         it->runs++;
-        if (it->log) it->log->push_back(it->tag);
-        if (it->signal_start) complete(&it->started);
+        if (it->log)
+            it->log->push_back(it->tag);
+        if (it->signal_start)
+            complete(&it->started);
         if (it->concurrent) {
             ++*it->concurrent;
             *it->max_concurrent = std::max(*it->max_concurrent, *it->concurrent);
         }
-        if (it->sleep) msleep(static_cast<unsigned>(it->sleep / NSEC_PER_MSEC));
-        if (it->concurrent) --*it->concurrent;
+        if (it->sleep)
+            msleep(static_cast<unsigned>(it->sleep / NSEC_PER_MSEC));
+        if (it->concurrent)
+            --*it->concurrent;
     }
     Item() { INIT_WORK(&work, fn); }
 };
@@ -132,7 +136,8 @@ struct Requeuer {
         Requeuer* r = container_of(w, Requeuer, work);
         r->runs++;
         msleep(1);
-        if (r->limit == 0 || r->runs < r->limit) queue_work(r->wq, w);
+        if (r->limit == 0 || r->runs < r->limit)
+            queue_work(r->wq, w);
     }
 };
 }  // namespace

@@ -11,8 +11,8 @@ namespace upanthor::layout {
 namespace {
 
 // Layers, most specific first: a path belongs to the first folder that prefixes it.
-const std::vector<std::string_view> kLayers = {"uapi", "hw", "kernel_shim", "drm", "panthor", "mock_hw", "umd",
-                                               "host", "testkit", "tools", "fuzz", "bench", "tests"};
+const std::vector<std::string_view> kLayers = {"uapi", "hw",      "kernel_shim", "drm",  "panthor", "mock_hw", "umd",
+                                               "host", "testkit", "tools",       "fuzz", "bench",   "tests"};
 
 // What each layer may include besides itself. The lowest layers first: the hardware contract
 // and the uAPI depend on nothing of ours, the kernel services on the uAPI they implement; the DRM
@@ -57,16 +57,19 @@ std::string normalize(const std::string& path) {
     std::vector<std::string> parts;
     std::istringstream in(path);
     for (std::string part; std::getline(in, part, '/');) {
-        if (part.empty() || part == ".") continue;
+        if (part.empty() || part == ".")
+            continue;
         if (part == "..") {
-            if (parts.empty()) return "";  // leaves the repository
+            if (parts.empty())
+                return "";  // leaves the repository
             parts.pop_back();
         } else {
             parts.push_back(part);
         }
     }
     std::string out;
-    for (const std::string& p : parts) out += (out.empty() ? "" : "/") + p;
+    for (const std::string& p : parts)
+        out += (out.empty() ? "" : "/") + p;
     return out;
 }
 
@@ -74,12 +77,14 @@ std::string normalize(const std::string& path) {
 
 std::string layer_of(std::string_view repo_path) {
     for (std::string_view l : kLayers)
-        if (has_prefix_folder(repo_path, l)) return std::string(l);
+        if (has_prefix_folder(repo_path, l))
+            return std::string(l);
     return "";
 }
 
 bool may_include(std::string_view from, std::string_view to) {
-    if (from == to) return true;
+    if (from == to)
+        return true;
     auto it = rules().find(from);
     return it != rules().end() && it->second.count(to);
 }
@@ -87,36 +92,45 @@ bool may_include(std::string_view from, std::string_view to) {
 std::optional<std::string> resolve_include(std::string_view from_file, std::string_view spelled) {
     const std::string s(spelled);
     // By repository path (every include root is a project folder).
-    if (!layer_of(s).empty() && s.find("..") == std::string::npos) return s;
+    if (!layer_of(s).empty() && s.find("..") == std::string::npos)
+        return s;
     // Relative to the including file, as "..." finds it first.
     const std::string dir = std::filesystem::path(std::string(from_file)).parent_path().string();
     const std::string rel = normalize(dir + "/" + s);
-    if (!rel.empty() && !layer_of(rel).empty()) return rel;
+    if (!rel.empty() && !layer_of(rel).empty())
+        return rel;
     return std::nullopt;
 }
 
 std::vector<Violation> check_file(std::string_view repo_path, std::string_view text) {
     std::vector<Violation> out;
     const std::string from = layer_of(repo_path);
-    if (from.empty()) return out;
+    if (from.empty())
+        return out;
     std::istringstream in{std::string(text)};
     int lineno = 0;
     for (std::string line; std::getline(in, line);) {
         lineno++;
         size_t i = line.find_first_not_of(" \t");
-        if (i == std::string::npos || line[i] != '#') continue;
+        if (i == std::string::npos || line[i] != '#')
+            continue;
         i = line.find_first_not_of(" \t", i + 1);
-        if (i == std::string::npos || line.compare(i, 7, "include") != 0) continue;
+        if (i == std::string::npos || line.compare(i, 7, "include") != 0)
+            continue;
         i = line.find_first_of("\"<", i + 7);
-        if (i == std::string::npos) continue;
+        if (i == std::string::npos)
+            continue;
         const char close = line[i] == '"' ? '"' : '>';
         const size_t j = line.find(close, i + 1);
-        if (j == std::string::npos) continue;
+        if (j == std::string::npos)
+            continue;
         const std::string spelled = line.substr(i + 1, j - i - 1);
         std::optional<std::string> target = resolve_include(repo_path, spelled);
-        if (!target) continue;
+        if (!target)
+            continue;
         const std::string to = layer_of(*target);
-        if (!may_include(from, to)) out.push_back({std::string(repo_path), lineno, spelled, from, to});
+        if (!may_include(from, to))
+            out.push_back({std::string(repo_path), lineno, spelled, from, to});
     }
     return out;
 }
@@ -127,10 +141,12 @@ std::vector<Violation> check_tree(const std::filesystem::path& root) {
     std::vector<fs::path> files;
     for (std::string_view layer : kLayers) {
         const fs::path dir = root / std::string(layer);
-        if (!fs::is_directory(dir)) continue;
+        if (!fs::is_directory(dir))
+            continue;
         for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator(); ++it) {
             const std::string name = it->path().filename().string();
-            if (it->is_directory() && (name == "build" || name == "corpus" || name == "crashes" || name.starts_with("."))) {
+            if (it->is_directory() &&
+                (name == "build" || name == "corpus" || name == "crashes" || name.starts_with("."))) {
                 it.disable_recursion_pending();
                 continue;
             }
@@ -144,14 +160,15 @@ std::vector<Violation> check_tree(const std::filesystem::path& root) {
         std::ifstream in(f);
         std::stringstream text;
         text << in.rdbuf();
-        for (Violation& v : check_file(fs::relative(f, root).generic_string(), text.str())) out.push_back(std::move(v));
+        for (Violation& v : check_file(fs::relative(f, root).generic_string(), text.str()))
+            out.push_back(std::move(v));
     }
     return out;
 }
 
 std::string to_string(const Violation& v) {
-    return v.file + ":" + std::to_string(v.line) + ": #include \"" + v.include + "\": " + v.from_layer + " may not include " +
-           v.to_layer;
+    return v.file + ":" + std::to_string(v.line) + ": #include \"" + v.include + "\": " + v.from_layer +
+           " may not include " + v.to_layer;
 }
 
 }  // namespace upanthor::layout

@@ -7,7 +7,9 @@
 namespace upanthor::layout {
 namespace {
 
-bool allowed(std::string_view file, std::string_view include) { return check_file(file, "#include \"" + std::string(include) + "\"\n").empty(); }
+bool allowed(std::string_view file, std::string_view include) {
+    return check_file(file, "#include \"" + std::string(include) + "\"\n").empty();
+}
 
 TEST(Layering, LayersAreFoldersTheMostSpecificFirst) {
     EXPECT_EQ(layer_of("panthor/panthor_drv.cpp"), "panthor");
@@ -21,7 +23,8 @@ TEST(Layering, LayersAreFoldersTheMostSpecificFirst) {
 
 TEST(Layering, TheForbiddenDirectionsTheIssueNames) {
     EXPECT_FALSE(allowed("panthor/panthor_gpu.cpp", "mock_hw/gpu.h")) << "a driver reaches its GPU through MMIO only";
-    EXPECT_FALSE(allowed("mock_hw/gpu.cpp", "panthor/panthor_device.h")) << "the mock knows the contract, not the driver";
+    EXPECT_FALSE(allowed("mock_hw/gpu.cpp", "panthor/panthor_device.h"))
+        << "the mock knows the contract, not the driver";
     EXPECT_FALSE(allowed("kernel_shim/wait.cpp", "drm/drm_file.h"));
     EXPECT_FALSE(allowed("drm/drm_file.cpp", "panthor/panthor_drv.h"));
     EXPECT_FALSE(allowed("fuzz/gpuvm_program.cpp", "tests/gpuvm/gpuvm_test.h"));
@@ -38,7 +41,8 @@ TEST(Layering, TheAllowedDirections) {
     EXPECT_TRUE(allowed("mock_hw/gpu.cpp", "hw/csf/regs/gpu_regs.h"));
     EXPECT_TRUE(allowed("panthor/panthor_drv.cpp", "uapi/drm/panthor_drm.h"));
     EXPECT_TRUE(allowed("umd/panthor_client.h", "uapi/drm/panthor_drm.h"));
-    EXPECT_TRUE(allowed("kernel_shim/dma-buf/sync_file.cpp", "uapi/linux/sync_file.h")) << "the kernel implements the uAPI";
+    EXPECT_TRUE(allowed("kernel_shim/dma-buf/sync_file.cpp", "uapi/linux/sync_file.h"))
+        << "the kernel implements the uAPI";
     EXPECT_TRUE(allowed("drm/drm_gem.cpp", "kernel_shim/slab.h"));
     EXPECT_TRUE(allowed("host/machine.cpp", "panthor/panthor_drv.h"));
     EXPECT_TRUE(allowed("host/machine.cpp", "mock_hw/platform.h"));
@@ -72,7 +76,8 @@ TEST(Layering, IncludeDirectivesAreFoundInEveryForm) {
 TEST(Layout, EveryIncludeOfTheTreeFollowsTheLayers) {
     const std::vector<Violation> v = check_tree(UPANTHOR_SOURCE_DIR);
     std::string all;
-    for (const Violation& x : v) all += to_string(x) + "\n";
+    for (const Violation& x : v)
+        all += to_string(x) + "\n";
     EXPECT_TRUE(v.empty()) << v.size() << " include(s) against the layering (docs/conventions.md, Layers):\n" << all;
 }
 

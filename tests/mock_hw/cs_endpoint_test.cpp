@@ -17,15 +17,20 @@ class CsExclusive : public CsTest, public ::testing::WithParamInterface<Exclusiv
 protected:
     void set_endpoints(CsfRig& r, u32 slot, u32 extra) {
         r.locked([&] {
-            r.csg_in(slot)->endpoint_req = CSG_EP_REQ_COMPUTE(4) | CSG_EP_REQ_FRAGMENT(4) | CSG_EP_REQ_TILER(1) | CSG_EP_REQ_PRIORITY(15) | extra;
+            r.csg_in(slot)->endpoint_req =
+                CSG_EP_REQ_COMPUTE(4) | CSG_EP_REQ_FRAGMENT(4) | CSG_EP_REQ_TILER(1) | CSG_EP_REQ_PRIORITY(15) | extra;
         });
         r.toggle_csg(slot, CSG_ENDPOINT_CONFIG);
-        ASSERT_TRUE(wait([&] { return r.locked([&] { return !((r.csg_in(slot)->req ^ r.csg_out(slot)->ack) & CSG_ENDPOINT_CONFIG); }); }));
+        ASSERT_TRUE(wait([&] {
+            return r.locked([&] { return !((r.csg_in(slot)->req ^ r.csg_out(slot)->ack) & CSG_ENDPOINT_CONFIG); });
+        }));
     }
     // RUN_COMPUTE reads the shader at d16; RUN_FRAGMENT at d40 (the FBD pointer).
     void push_job(CsfRig& r, CsfRig::Queue& q, bool fragment, u64 shader) {
-        if (fragment) r.push(q, {cs::move48(40, shader), cs::run_fragment()});
-        else r.push(q, {cs::move48(16, shader), cs::run_compute()});
+        if (fragment)
+            r.push(q, {cs::move48(40, shader), cs::run_fragment()});
+        else
+            r.push(q, {cs::move48(16, shader), cs::run_compute()});
     }
 };
 
@@ -35,14 +40,17 @@ TEST_P(CsExclusive, OtherGroupsJobsOfTheExclusiveKindWaitWhileTheOtherKindRuns) 
     ASSERT_TRUE(r.boot());  // 4 cores
     u8* m;
     const u64 buf = r.gpu_alloc(64, &m);
-    auto landed = [&](u32 i, u64 v) { return [&r, m, i, v] { return r.locked([&] { return reinterpret_cast<u64*>(m)[i] == v; }); }; };
+    auto landed = [&](u32 i, u64 v) {
+        return [&r, m, i, v] { return r.locked([&] { return reinterpret_cast<u64*>(m)[i] == v; }); };
+    };
     CsfRig::Queue qa = r.make_queue(), qb_same = r.make_queue(), qb_other = r.make_queue();
     start(r, 0, {&qa});
     start(r, 1, {&qb_same, &qb_other});
     const u32 excl = c.fragment ? CSG_EP_REQ_EXCL_FRAGMENT : CSG_EP_REQ_EXCL_COMPUTE;
     set_endpoints(r, 0, c.exclusive ? excl : 0);
-    EXPECT_EQ(r.locked([&] { return r.csg_out(0)->status_ep_req & (CSG_EP_REQ_EXCL_COMPUTE | CSG_EP_REQ_EXCL_FRAGMENT); }),
-              c.exclusive ? excl : 0u);
+    EXPECT_EQ(
+        r.locked([&] { return r.csg_out(0)->status_ep_req & (CSG_EP_REQ_EXCL_COMPUTE | CSG_EP_REQ_EXCL_FRAGMENT); }),
+        c.exclusive ? excl : 0u);
     // Group A: one 100 us job of its kind. Group B, 10 us later: a 20 us job of the same kind and
     // one of the other kind, on two queues.
     push_job(r, qa, c.fragment, r.shader(MockShader::Write, 100 * kUs, buf, 1));
@@ -63,8 +71,10 @@ TEST_P(CsExclusive, OtherGroupsJobsOfTheExclusiveKindWaitWhileTheOtherKindRuns) 
 }
 
 INSTANTIATE_TEST_SUITE_P(Endpoints, CsExclusive,
-                         ::testing::Values(ExclusiveCase{"ExclusiveCompute", false, true}, ExclusiveCase{"SharedCompute", false, false},
-                                           ExclusiveCase{"ExclusiveFragment", true, true}, ExclusiveCase{"SharedFragment", true, false}),
+                         ::testing::Values(ExclusiveCase{"ExclusiveCompute", false, true},
+                                           ExclusiveCase{"SharedCompute", false, false},
+                                           ExclusiveCase{"ExclusiveFragment", true, true},
+                                           ExclusiveCase{"SharedFragment", true, false}),
                          [](const ::testing::TestParamInfo<ExclusiveCase>& i) { return std::string(i.param.name); });
 
 class CsEndpoint : public CsTest {};
@@ -74,7 +84,9 @@ TEST_F(CsEndpoint, ExclusiveGroupWaitsForOthersToDrainAndLaterJobsDoNotOvertakeI
     ASSERT_TRUE(r.boot());  // 4 cores: only exclusivity keeps these jobs apart
     u8* m;
     const u64 buf = r.gpu_alloc(64, &m);
-    auto landed = [&](u32 i, u64 v) { return [&r, m, i, v] { return r.locked([&] { return reinterpret_cast<u64*>(m)[i] == v; }); }; };
+    auto landed = [&](u32 i, u64 v) {
+        return [&r, m, i, v] { return r.locked([&] { return reinterpret_cast<u64*>(m)[i] == v; }); };
+    };
     CsfRig::Queue qa = r.make_queue(), qb = r.make_queue();
     start(r, 0, {&qa});
     start(r, 1, {&qb});

@@ -12,9 +12,12 @@ protected:
     // The 11 "always" instructions of prepare_job_instrs (no profiling) + 5 NOPs.
     void push_job(CsfRig& r, CsfRig::Queue& q, u64 stream_va, u32 stream_size, u64 syncobj_va) {
         const u32 flush = r.d.r(CSF_GPU_LATEST_FLUSH_ID);
-        r.push(q, {cs::move32(V, flush), cs::flush_cache2(cs::FLUSH_CLEAN_INVALIDATE, cs::FLUSH_CLEAN_INVALIDATE, cs::OTHER_FLUSH_INVALIDATE, V, 0, 0),
-                   cs::move48(A, stream_va), cs::move32(V, stream_size), cs::wait(1), cs::call(A, V), cs::move48(A, syncobj_va),
-                   cs::move48(V, 1), cs::wait(0xFF), cs::sync_add64(A, V, cs::SCOPE_SYSTEM, true), cs::error_barrier(), 0, 0, 0, 0, 0});
+        r.push(q, {cs::move32(V, flush),
+                   cs::flush_cache2(cs::FLUSH_CLEAN_INVALIDATE, cs::FLUSH_CLEAN_INVALIDATE, cs::OTHER_FLUSH_INVALIDATE,
+                                    V, 0, 0),
+                   cs::move48(A, stream_va), cs::move32(V, stream_size), cs::wait(1), cs::call(A, V),
+                   cs::move48(A, syncobj_va), cs::move48(V, 1), cs::wait(0xFF),
+                   cs::sync_add64(A, V, cs::SCOPE_SYSTEM, true), cs::error_barrier(), 0, 0, 0, 0, 0});
     }
     // A user stream running one mock shader.
     u64 user_stream(CsfRig& r, u64 shader_va, u32* size) {
@@ -31,25 +34,29 @@ TEST_F(CsEngineTest, PanthorJobSequenceAdvancesSyncobjAndRaisesSyncUpdate) {
     u8* out;
     const u64 out_va = r.gpu_alloc(64, &out);
     CsfRig::Queue q[3] = {r.make_queue(), r.make_queue(), r.make_queue()};
-    for (u32 i = 0; i < 3; i++) r.program_cs(0, i, q[i]);
+    for (u32 i = 0; i < 3; i++)
+        r.program_cs(0, i, q[i]);
     r.start_group(0);
     ASSERT_TRUE(wait([&] { return r.state_acked(0); }));
     EXPECT_EQ(r.csg_out(0)->ack & CSG_STATE_MASK, CSG_STATE_START);
-    for (u32 i = 0; i < 3; i++) EXPECT_EQ(q[i].out->active, 1u);
+    for (u32 i = 0; i < 3; i++)
+        EXPECT_EQ(q[i].out->active, 1u);
     // Empty queues: the group went idle at once. Ack that event like panthor does.
     ASSERT_TRUE(wait([&] { return r.csg_events(0) & CSG_IDLE; }));
     r.ack_csg(0, CSG_EVT_MASK);
     r.d.w(JOB_INT_CLEAR, ~0u);
     for (u32 i = 0; i < 3; i++) {
         u32 size;
-        const u64 us = user_stream(r, r.shader(MockShader::Write, 50 * NSEC_PER_USEC, out_va + 8 * i, 0x100 + i), &size);
+        const u64 us =
+            user_stream(r, r.shader(MockShader::Write, 50 * NSEC_PER_USEC, out_va + 8 * i, 0x100 + i), &size);
         push_job(r, q[i], us, size, sync_va + 16 * i);
         push_job(r, q[i], us, size, sync_va + 16 * i);
     }
     r.d.w(CSF_DOORBELL(1), 1);
     ASSERT_TRUE(wait([&] {
         for (u32 i = 0; i < 3; i++)
-            if (reinterpret_cast<u64*>(objs + 16 * i)[0] != 2) return false;
+            if (reinterpret_cast<u64*>(objs + 16 * i)[0] != 2)
+                return false;
         return true;
     }));
     for (u32 i = 0; i < 3; i++) {
@@ -80,8 +87,8 @@ TEST_F(CsEngineTest, CrossQueueSyncWaitReleasedBySyncSetFromAnotherQueue) {
     r.start_group(0);
     ASSERT_TRUE(wait([&] { return r.state_acked(0); }));
     // q0: wait until obj > 0, then store 7 at obj+16.
-    r.push(q0, {cs::move48(0, obj), cs::move32(2, 0), cs::sync_wait32(0, 2, cs::GREATER), cs::move48(4, obj + 16), cs::move32(6, 7),
-                cs::store_multiple(6, 4, 1)});
+    r.push(q0, {cs::move48(0, obj), cs::move32(2, 0), cs::sync_wait32(0, 2, cs::GREATER), cs::move48(4, obj + 16),
+                cs::move32(6, 7), cs::store_multiple(6, 4, 1)});
     r.d.w(CSF_DOORBELL(1), 1);
     advance(500 * NSEC_PER_USEC);
     EXPECT_EQ(reinterpret_cast<u32*>(m)[4], 0u);
@@ -113,8 +120,8 @@ TEST_F(CsEngineTest, SyncWait64ReleasedByHostThroughThePoll) {
     r.program_cs(0, 0, q);
     r.start_group(0);
     ASSERT_TRUE(wait([&] { return r.state_acked(0); }));
-    r.push(q, {cs::move48(0, obj), cs::move48(2, 0x100000000ull), cs::sync_wait64(0, 2, cs::GREATER), cs::move48(4, obj + 32),
-               cs::move32(6, 9), cs::store_multiple(6, 4, 1)});
+    r.push(q, {cs::move48(0, obj), cs::move48(2, 0x100000000ull), cs::sync_wait64(0, 2, cs::GREATER),
+               cs::move48(4, obj + 32), cs::move32(6, 9), cs::store_multiple(6, 4, 1)});
     r.d.w(CSF_DOORBELL(1), 1);
     advance(200 * NSEC_PER_USEC);
     EXPECT_EQ(reinterpret_cast<u32*>(m)[8], 0u);
@@ -158,9 +165,9 @@ TEST_F(CsEngineTest, ArithmeticBranchLoadStore) {
     r.start_group(0);
     ASSERT_TRUE(wait([&] { return r.state_acked(0); }));
     // r1 = mem[buf]; loop r2 = 10..1: r1 += 3; r3 = umin(r1, 55); store r1, r3 at buf+4.
-    r.push(q, {cs::move48(10, buf), cs::load_multiple(1, 10, 1), cs::move32(2, 10), cs::add_imm32(1, 1, 3), cs::add_imm32(2, 2, -1),
-               cs::branch(cs::GREATER, 2, -3), cs::move32(4, 55), cs::umin32(3, 1, 4), cs::add_imm64(12, 10, 4),
-               cs::store_multiple(1, 12, 0b101)});
+    r.push(q, {cs::move48(10, buf), cs::load_multiple(1, 10, 1), cs::move32(2, 10), cs::add_imm32(1, 1, 3),
+               cs::add_imm32(2, 2, -1), cs::branch(cs::GREATER, 2, -3), cs::move32(4, 55), cs::umin32(3, 1, 4),
+               cs::add_imm64(12, 10, 4), cs::store_multiple(1, 12, 0b101)});
     r.d.w(CSF_DOORBELL(1), 1);
     ASSERT_TRUE(wait([&] { return q.out->extract == q.in->insert && reinterpret_cast<u32*>(m)[1] != 0; }));
     EXPECT_EQ(reinterpret_cast<u32*>(m)[1], 70u);
@@ -222,8 +229,8 @@ TEST_F(CsEngineTest, TilerOomHandshake) {
     r.start_group(0);
     ASSERT_TRUE(wait([&] { return r.state_acked(0); }));
     const u64 sh = r.shader(MockShader::Write, 10 * NSEC_PER_USEC, done, 1, /*heap_chunks=*/2);
-    r.push(q, {cs::move48(0, heap), cs::heap_set(0), cs::heap_operation(cs::HEAP_VT_START), cs::move48(16, sh), cs::run_idvs(),
-               cs::wait(1), cs::heap_operation(cs::HEAP_VT_END)});
+    r.push(q, {cs::move48(0, heap), cs::heap_set(0), cs::heap_operation(cs::HEAP_VT_START), cs::move48(16, sh),
+               cs::run_idvs(), cs::wait(1), cs::heap_operation(cs::HEAP_VT_END)});
     r.d.w(CSF_DOORBELL(1), 1);
     ASSERT_TRUE(wait([&] { return r.cs_events(0, 0) & CS_TILER_OOM; }));
     auto* o = r.cs_out(0, 0);
@@ -253,7 +260,8 @@ TEST_F(CsEngineTest, TilerOomAnsweredWithZeroFaults) {
     r.program_cs(0, 0, q);
     r.start_group(0);
     ASSERT_TRUE(wait([&] { return r.state_acked(0); }));
-    r.push(q, {cs::move48(0, heap), cs::heap_set(0), cs::move48(16, r.shader(MockShader::Run, 1000, 0, 0, 1)), cs::run_tiling()});
+    r.push(q, {cs::move48(0, heap), cs::heap_set(0), cs::move48(16, r.shader(MockShader::Run, 1000, 0, 0, 1)),
+               cs::run_tiling()});
     r.d.w(CSF_DOORBELL(1), 1);
     ASSERT_TRUE(wait([&] { return r.cs_events(0, 0) & CS_TILER_OOM; }));
     r.cs_in(0, 0)->heap_start = r.cs_in(0, 0)->heap_end = 0;
@@ -292,7 +300,8 @@ TEST_F(CsEngineTest, ProgressTimerEventOnHungShader) {
 std::vector<u64> run_suspend_scenario(kshim::Runtime& rt, bool suspend, bool corrupt, u32* fatal_out = nullptr) {
     CsfRig r(rt);
     EXPECT_TRUE(r.boot());
-    if (corrupt) r.gpu.faults().add(FaultSpec{.kind = FaultKind::CorruptSuspendBuffer, .trigger = FaultTrigger::always()});
+    if (corrupt)
+        r.gpu.faults().add(FaultSpec{.kind = FaultKind::CorruptSuspendBuffer, .trigger = FaultTrigger::always()});
     u8* m;
     const u64 buf = r.gpu_alloc(64, &m);
     u64* mem = reinterpret_cast<u64*>(m);
@@ -300,10 +309,11 @@ std::vector<u64> run_suspend_scenario(kshim::Runtime& rt, bool suspend, bool cor
     r.program_cs(0, 0, q);
     const u32 sb = r.start_group(0);
     EXPECT_TRUE(r.wait([&] { return r.state_acked(0); }));
-    r.push(q, {cs::move48(16, r.shader(MockShader::Write, 10 * NSEC_PER_USEC, buf, 1)), cs::run_compute(), cs::move48(0, buf + 8),
-               cs::move48(2, 0), cs::move32(50, 0xABC), cs::sync_wait64(0, 2, cs::GREATER), cs::wait(1),
-               cs::move48(16, r.shader(MockShader::Write, 10 * NSEC_PER_USEC, buf + 16, 2)), cs::run_compute(), cs::wait(1),
-               cs::move48(4, buf + 24), cs::move48(6, 1), cs::sync_add64(4, 6), cs::move48(8, buf + 40), cs::store_multiple(50, 8, 1)});
+    r.push(q, {cs::move48(16, r.shader(MockShader::Write, 10 * NSEC_PER_USEC, buf, 1)), cs::run_compute(),
+               cs::move48(0, buf + 8), cs::move48(2, 0), cs::move32(50, 0xABC), cs::sync_wait64(0, 2, cs::GREATER),
+               cs::wait(1), cs::move48(16, r.shader(MockShader::Write, 10 * NSEC_PER_USEC, buf + 16, 2)),
+               cs::run_compute(), cs::wait(1), cs::move48(4, buf + 24), cs::move48(6, 1), cs::sync_add64(4, 6),
+               cs::move48(8, buf + 40), cs::store_multiple(50, 8, 1)});
     r.d.w(CSF_DOORBELL(1), 1);
     EXPECT_TRUE(r.wait([&] { return mem[0] == 1; }));
     r.wait([] { return false; }, 100 * NSEC_PER_USEC);
@@ -326,7 +336,8 @@ std::vector<u64> run_suspend_scenario(kshim::Runtime& rt, bool suspend, bool cor
     }
     if (corrupt) {
         EXPECT_TRUE(r.wait([&] { return r.cs_events(0, 0) & CS_FATAL; }));
-        if (fatal_out) *fatal_out = r.cs_out(0, 0)->fatal;
+        if (fatal_out)
+            *fatal_out = r.cs_out(0, 0)->fatal;
     } else {
         EXPECT_TRUE(r.wait([&] { return mem[3] == 1 && mem[5] != 0; }));
     }
@@ -384,11 +395,11 @@ TEST_F(CsEngineTest, CsFaultErrorStateUntilErrorBarrier) {
     r.program_cs(0, 0, q);
     r.start_group(0);
     ASSERT_TRUE(wait([&] { return r.state_acked(0); }));
-    r.push(q, {cs::move48(16, r.shader(MockShader::Fault, 1000, 0x1234, DRM_PANTHOR_EXCEPTION_DATA_INVALID_FAULT)), cs::run_compute(),
-               cs::wait(1), cs::move48(16, r.shader(MockShader::Write, 1000, buf, 1)), cs::run_compute(), cs::wait(1),
-               cs::move48(A, sync), cs::move48(V, 1), cs::sync_add64(A, V), cs::error_barrier(),
-               cs::move48(16, r.shader(MockShader::Write, 1000, buf + 8, 2)), cs::run_compute(), cs::wait(1),
-               cs::move48(A, sync + 16), cs::sync_add64(A, V)});
+    r.push(q, {cs::move48(16, r.shader(MockShader::Fault, 1000, 0x1234, DRM_PANTHOR_EXCEPTION_DATA_INVALID_FAULT)),
+               cs::run_compute(), cs::wait(1), cs::move48(16, r.shader(MockShader::Write, 1000, buf, 1)),
+               cs::run_compute(), cs::wait(1), cs::move48(A, sync), cs::move48(V, 1), cs::sync_add64(A, V),
+               cs::error_barrier(), cs::move48(16, r.shader(MockShader::Write, 1000, buf + 8, 2)), cs::run_compute(),
+               cs::wait(1), cs::move48(A, sync + 16), cs::sync_add64(A, V)});
     r.d.w(CSF_DOORBELL(1), 1);
     ASSERT_TRUE(wait([&] { return r.cs_events(0, 0) & CS_FAULT; }));
     EXPECT_EQ(CS_EXCEPTION_TYPE(r.cs_out(0, 0)->fault), u32{DRM_PANTHOR_EXCEPTION_DATA_INVALID_FAULT});
@@ -398,10 +409,10 @@ TEST_F(CsEngineTest, CsFaultErrorStateUntilErrorBarrier) {
     r.ack_cs(0, 0, CS_FAULT);
     r.ring_cs(0, 0);
     ASSERT_TRUE(wait([&] { return reinterpret_cast<u64*>(objs)[2] == 1; }));
-    EXPECT_EQ(reinterpret_cast<u64*>(m)[0], 0u);          // RUN skipped in the error state
-    EXPECT_EQ(reinterpret_cast<u64*>(objs)[0], 1u);       // the sync op still ran...
-    EXPECT_EQ(reinterpret_cast<u32*>(objs)[2], 1u);       // ...and propagated the error
-    EXPECT_EQ(reinterpret_cast<u64*>(m)[1], 2u);          // after ERROR_BARRIER jobs run again
+    EXPECT_EQ(reinterpret_cast<u64*>(m)[0], 0u);     // RUN skipped in the error state
+    EXPECT_EQ(reinterpret_cast<u64*>(objs)[0], 1u);  // the sync op still ran...
+    EXPECT_EQ(reinterpret_cast<u32*>(objs)[2], 1u);  // ...and propagated the error
+    EXPECT_EQ(reinterpret_cast<u64*>(m)[1], 2u);     // after ERROR_BARRIER jobs run again
     EXPECT_EQ(reinterpret_cast<u32*>(objs + 16)[2], 0u);
 }
 
@@ -438,8 +449,8 @@ TEST_F(CsEngineTest, HigherPriorityGroupGetsTheOnlyCoreFirst) {
     // queues two: when the core frees, both high-priority jobs run before the low ones.
     const u64 counter = order + 32;
     auto job = [&](u32 tag) { return r.shader(MockShader::Write, 10 * NSEC_PER_USEC, order + 8 * (tag % 4), tag); };
-    r.push(lo, {cs::move48(16, r.shader(MockShader::Run, 50 * NSEC_PER_USEC)), cs::run_compute(), cs::move48(16, job(10)),
-                cs::run_compute()});
+    r.push(lo, {cs::move48(16, r.shader(MockShader::Run, 50 * NSEC_PER_USEC)), cs::run_compute(),
+                cs::move48(16, job(10)), cs::run_compute()});
     r.d.w(CSF_DOORBELL(1), 1);
     advance(20 * NSEC_PER_USEC);
     r.push(hi, {cs::move48(16, job(21)), cs::run_compute()});
@@ -454,10 +465,15 @@ TEST_F(CsEngineTest, HigherPriorityGroupGetsTheOnlyCoreFirst) {
 TEST_F(CsEngineTest, FaultPlanDropsCsgStateAckAndInjectsCsFatal) {
     CsfRig r(rt());
     ASSERT_TRUE(r.boot());
-    const int drop = r.gpu.faults().add(FaultSpec{.kind = FaultKind::CsgAckDrop, .trigger = FaultTrigger::nth_occurrence(1),
-                                                   .csg_req_mask = CSG_STATE_MASK, .csg = 2});
-    const int fatal = r.gpu.faults().add(FaultSpec{.kind = FaultKind::CsFatal, .trigger = FaultTrigger::nth_occurrence(2),
-                                                    .csg = 0, .cs = 0, .exception = DRM_PANTHOR_EXCEPTION_CS_ENDPOINT_FAULT});
+    const int drop = r.gpu.faults().add(FaultSpec{.kind = FaultKind::CsgAckDrop,
+                                                  .trigger = FaultTrigger::nth_occurrence(1),
+                                                  .csg_req_mask = CSG_STATE_MASK,
+                                                  .csg = 2});
+    const int fatal = r.gpu.faults().add(FaultSpec{.kind = FaultKind::CsFatal,
+                                                   .trigger = FaultTrigger::nth_occurrence(2),
+                                                   .csg = 0,
+                                                   .cs = 0,
+                                                   .exception = DRM_PANTHOR_EXCEPTION_CS_ENDPOINT_FAULT});
     CsfRig::Queue q = r.make_queue(), q2 = r.make_queue();
     r.program_cs(2, 0, q2);
     r.start_group(2);
@@ -524,7 +540,8 @@ TEST_F(CsEngineTest, FlushCache2SkipsWhenAFlushHappenedSinceTheIdWasSampled) {
     r.start_group(0);
     ASSERT_TRUE(wait([&] { return r.state_acked(0); }));
     const u32 id0 = r.d.r(CSF_GPU_LATEST_FLUSH_ID);
-    const auto flush = cs::flush_cache2(cs::FLUSH_CLEAN_INVALIDATE, cs::FLUSH_CLEAN_INVALIDATE, cs::OTHER_FLUSH_INVALIDATE, 2, 0, 3);
+    const auto flush =
+        cs::flush_cache2(cs::FLUSH_CLEAN_INVALIDATE, cs::FLUSH_CLEAN_INVALIDATE, cs::OTHER_FLUSH_INVALIDATE, 2, 0, 3);
     // Current ID: the flush runs (SB entry 3 held for cache_flush) and advances the ID.
     r.push(q, {cs::move32(2, id0), flush, cs::wait(1u << 3)});
     r.d.w(CSF_DOORBELL(1), 1);
@@ -549,9 +566,10 @@ TEST_F(CsEngineTest, StoreStateAndProgressCounter) {
     r.start_group(0);
     ASSERT_TRUE(wait([&] { return r.state_acked(0); }));
     advance(NSEC_PER_MSEC);
-    r.push(q, {cs::move48(0, buf), cs::store_state(0, cs::STATE_TIMESTAMP), cs::store_state(0, cs::STATE_CYCLE_COUNT, 8),
-               cs::move48(2, 41), cs::progress_store(2), cs::wait(0, true), cs::progress_load(4), cs::move48(6, buf + 16),
-               cs::store_multiple(4, 6, 1), cs::store_state(0, cs::STATE_ERROR_STATUS, 24)});
+    r.push(q,
+           {cs::move48(0, buf), cs::store_state(0, cs::STATE_TIMESTAMP), cs::store_state(0, cs::STATE_CYCLE_COUNT, 8),
+            cs::move48(2, 41), cs::progress_store(2), cs::wait(0, true), cs::progress_load(4), cs::move48(6, buf + 16),
+            cs::store_multiple(4, 6, 1), cs::store_state(0, cs::STATE_ERROR_STATUS, 24)});
     r.d.w(CSF_DOORBELL(1), 1);
     ASSERT_TRUE(wait([&] { return q.out->extract == q.in->insert; }));
     const u64* v = reinterpret_cast<u64*>(m);
@@ -565,10 +583,17 @@ TEST_F(CsEngineTest, FaultPlanSecondPartKinds) {
     CsfRig r(rt());
     ASSERT_TRUE(r.boot(100));
     FaultPlan& fp = r.gpu.faults();
-    fp.add(FaultSpec{.kind = FaultKind::CsgWrongState, .trigger = FaultTrigger::nth_occurrence(1), .csg = 1, .wrong_state = 3});
-    fp.add(FaultSpec{.kind = FaultKind::MmuFaultAt, .trigger = FaultTrigger::nth_occurrence(1), .fault_addr = 0x6000000000ull, .csg = 0});
-    fp.add(FaultSpec{.kind = FaultKind::CsFault, .trigger = FaultTrigger::at_time(kshim::ktime_get() + 5 * NSEC_PER_MSEC),
-                     .csg = 2, .cs = 0, .exception = DRM_PANTHOR_EXCEPTION_KABOOM});
+    fp.add(FaultSpec{
+        .kind = FaultKind::CsgWrongState, .trigger = FaultTrigger::nth_occurrence(1), .csg = 1, .wrong_state = 3});
+    fp.add(FaultSpec{.kind = FaultKind::MmuFaultAt,
+                     .trigger = FaultTrigger::nth_occurrence(1),
+                     .fault_addr = 0x6000000000ull,
+                     .csg = 0});
+    fp.add(FaultSpec{.kind = FaultKind::CsFault,
+                     .trigger = FaultTrigger::at_time(kshim::ktime_get() + 5 * NSEC_PER_MSEC),
+                     .csg = 2,
+                     .cs = 0,
+                     .exception = DRM_PANTHOR_EXCEPTION_KABOOM});
     fp.add(FaultSpec{.kind = FaultKind::ShaderHang, .trigger = FaultTrigger::always(), .max_fires = 0, .csg = 3});
     fp.add(FaultSpec{.kind = FaultKind::CsUnrecoverable, .trigger = FaultTrigger::always(), .csg = 4});
     CsfRig::Queue q[5] = {r.make_queue(), r.make_queue(), r.make_queue(), r.make_queue(), r.make_queue()};
@@ -580,8 +605,10 @@ TEST_F(CsEngineTest, FaultPlanSecondPartKinds) {
     advance(100 * NSEC_PER_USEC);
     EXPECT_EQ(r.locked([&] { return r.csg_out(1)->ack & CSG_STATE_MASK; }), 3u);  // START acked as RESUME
     const u64 sh = r.shader(MockShader::Run, 1000);
-    for (u32 g : {0u, 3u, 4u}) r.push(q[g], {cs::move48(16, sh), cs::run_compute(), cs::wait(1)});
-    for (u32 g : {0u, 3u, 4u}) r.d.w(CSF_DOORBELL(g + 1), 1);
+    for (u32 g : {0u, 3u, 4u})
+        r.push(q[g], {cs::move48(16, sh), cs::run_compute(), cs::wait(1)});
+    for (u32 g : {0u, 3u, 4u})
+        r.d.w(CSF_DOORBELL(g + 1), 1);
     ASSERT_TRUE(wait([&] { return r.d.r(MMU_INT_RAWSTAT) & 2; }));  // group 0's job read the VA
     EXPECT_EQ(r.d.r64(AS_FAULTADDRESS(1)), 0x6000000000ull);
     ASSERT_TRUE(wait([&] { return r.cs_events(4, 0) & CS_FATAL; }));
@@ -591,7 +618,8 @@ TEST_F(CsEngineTest, FaultPlanSecondPartKinds) {
     EXPECT_GE(kshim::ktime_get(), 5 * NSEC_PER_MSEC);
     EXPECT_EQ(r.locked([&] { return r.cs_out(2, 0)->fault; }), u32{DRM_PANTHOR_EXCEPTION_KABOOM});
     // Clean up the stalled AS so the test ends quietly: terminate everything.
-    for (u32 g = 0; g < 5; g++) r.set_state(g, CSG_STATE_TERMINATE);
+    for (u32 g = 0; g < 5; g++)
+        r.set_state(g, CSG_STATE_TERMINATE);
     ASSERT_TRUE(wait([&] { return r.state_acked(0) && r.state_acked(3); }));
 }
 

@@ -17,9 +17,11 @@ protected:
     u64 make_heap(CsfRig& r, u32 n, std::vector<u64>* chunks) {
         u8* ctx;
         const u64 heap = r.gpu_alloc(64, &ctx);
-        for (u32 i = 0; i < n; i++) chunks->push_back(r.gpu_alloc(kChunkSize));
+        for (u32 i = 0; i < n; i++)
+            chunks->push_back(r.gpu_alloc(kChunkSize));
         r.locked([&] {
-            for (u32 i = 0; i < n; i++) *r.host<u64>((*chunks)[i]) = i + 1 < n ? ((*chunks)[i + 1] | kChunkEnc) : 0;
+            for (u32 i = 0; i < n; i++)
+                *r.host<u64>((*chunks)[i]) = i + 1 < n ? ((*chunks)[i + 1] | kChunkEnc) : 0;
             reinterpret_cast<MockHeapContext*>(ctx)->free_chunk = n ? ((*chunks)[0] | kChunkEnc) : 0;
         });
         return heap;
@@ -31,7 +33,8 @@ protected:
     std::vector<u64> free_list(CsfRig& r, u64 heap) {
         return r.locked([&] {
             std::vector<u64> out;
-            for (u64 c = r.host<MockHeapContext>(heap)->free_chunk; c && out.size() < 64; c = *r.host<u64>(c & ~0xFFFull))
+            for (u64 c = r.host<MockHeapContext>(heap)->free_chunk; c && out.size() < 64;
+                 c = *r.host<u64>(c & ~0xFFFull))
                 out.push_back(c & ~0xFFFull);
             return out;
         });
@@ -57,15 +60,16 @@ TEST_P(CsHeapLoop, FragmentPassesReturnChunksSoTilingNeverRunsOutElseOom) {
     start(r, 0, {&q});
     const u64 tiler = r.shader(MockShader::Run, 5 * NSEC_PER_USEC, 0, 0, /*heap_chunks=*/2);
     const u64 frag = r.shader(MockShader::Run, 5 * NSEC_PER_USEC);
-    r.push(q, {cs::move48(0, heap), cs::heap_set(0), cs::move32(20, kPasses), cs::move48(16, tiler), cs::move48(40, frag),
-               // loop:
-               cs::heap_operation(cs::HEAP_VT_START), cs::run_tiling(), cs::wait(1), cs::heap_operation(cs::HEAP_VT_END),
-               cs::load_multiple(24, 0, 0xF, offsetof(MockHeapContext, last_chunk)),  // d24 = last, d26 = pass_first
-               returns ? cs::nop() : cs::move48(26, 0), cs::run_fragment(),
-               cs::finish_fragment(true, /*wait=*/1, /*last=*/24, /*first=*/26, 0), cs::add_imm32(20, 20, -1),
-               cs::branch(cs::NEQUAL, 20, -10),
-               // after the loop:
-               cs::move48(30, done), cs::move32(32, 1), cs::store_multiple(32, 30, 1)});
+    r.push(q,
+           {cs::move48(0, heap), cs::heap_set(0), cs::move32(20, kPasses), cs::move48(16, tiler), cs::move48(40, frag),
+            // loop:
+            cs::heap_operation(cs::HEAP_VT_START), cs::run_tiling(), cs::wait(1), cs::heap_operation(cs::HEAP_VT_END),
+            cs::load_multiple(24, 0, 0xF, offsetof(MockHeapContext, last_chunk)),  // d24 = last, d26 = pass_first
+            returns ? cs::nop() : cs::move48(26, 0), cs::run_fragment(),
+            cs::finish_fragment(true, /*wait=*/1, /*last=*/24, /*first=*/26, 0), cs::add_imm32(20, 20, -1),
+            cs::branch(cs::NEQUAL, 20, -10),
+            // after the loop:
+            cs::move48(30, done), cs::move32(32, 1), cs::store_multiple(32, 30, 1)});
     r.d.w(CSF_DOORBELL(1), 1);
     if (returns) {
         ASSERT_TRUE(wait([&] { return r.locked([&] { return *reinterpret_cast<u32*>(m) == 1; }); }));
@@ -90,8 +94,9 @@ TEST_P(CsHeapLoop, FragmentPassesReturnChunksSoTilingNeverRunsOutElseOom) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Heap, CsHeapLoop, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "ChunksReturned" : "ChunksKept"; });
+INSTANTIATE_TEST_SUITE_P(Heap, CsHeapLoop, ::testing::Bool(), [](const ::testing::TestParamInfo<bool>& i) {
+    return i.param ? "ChunksReturned" : "ChunksKept";
+});
 
 TEST_F(CsHeap, ChunkFromTheOomReplyJoinsThePassAndIsReturnedWithIt) {
     CsfRig r(rt());
@@ -101,9 +106,10 @@ TEST_F(CsHeap, ChunkFromTheOomReplyJoinsThePassAndIsReturnedWithIt) {
     const u64 spare = r.gpu_alloc(kChunkSize);
     CsfRig::Queue q = r.make_queue();
     start(r, 0, {&q});
-    r.push(q, {cs::move48(0, heap), cs::heap_set(0), cs::heap_operation(cs::HEAP_VT_START),
-               cs::move48(16, r.shader(MockShader::Run, 5 * NSEC_PER_USEC, 0, 0, 2)), cs::run_tiling(), cs::wait(1),
-               cs::heap_operation(cs::HEAP_VT_END), cs::load_multiple(24, 0, 0xF, offsetof(MockHeapContext, last_chunk))});
+    r.push(q,
+           {cs::move48(0, heap), cs::heap_set(0), cs::heap_operation(cs::HEAP_VT_START),
+            cs::move48(16, r.shader(MockShader::Run, 5 * NSEC_PER_USEC, 0, 0, 2)), cs::run_tiling(), cs::wait(1),
+            cs::heap_operation(cs::HEAP_VT_END), cs::load_multiple(24, 0, 0xF, offsetof(MockHeapContext, last_chunk))});
     r.d.w(CSF_DOORBELL(1), 1);
     ASSERT_TRUE(wait([&] { return r.cs_events(0, 0) & CS_TILER_OOM; }));
     r.locked([&] { r.cs_in(0, 0)->heap_start = r.cs_in(0, 0)->heap_end = spare | kChunkEnc; });
@@ -131,8 +137,8 @@ TEST_F(CsHeap, FinishFragmentOverABrokenChainIsDataInvalidFault) {
     const u64 stray = r.gpu_alloc(kChunkSize);  // not reachable from chunks[0]
     CsfRig::Queue q = r.make_queue();
     start(r, 0, {&q});
-    r.push(q, {cs::move48(0, heap), cs::heap_set(0), cs::move48(24, stray | kChunkEnc), cs::move48(26, chunks[0] | kChunkEnc),
-               cs::finish_fragment(true, 0, 24, 26, 0)});
+    r.push(q, {cs::move48(0, heap), cs::heap_set(0), cs::move48(24, stray | kChunkEnc),
+               cs::move48(26, chunks[0] | kChunkEnc), cs::finish_fragment(true, 0, 24, 26, 0)});
     r.d.w(CSF_DOORBELL(1), 1);
     ASSERT_TRUE(wait([&] { return r.cs_events(0, 0) & CS_FAULT; }));
     EXPECT_EQ(r.locked([&] { return r.cs_out(0, 0)->fault; }), u32{DRM_PANTHOR_EXCEPTION_DATA_INVALID_FAULT});
@@ -148,12 +154,14 @@ TEST_F(CsHeap, ZeroOomAnswerRunsTheExceptionHandlerThenRaisesOomAgain) {
     u8* m;
     const u64 marks = r.gpu_alloc(64, &m);
     // The handler (an "incremental render") counts its runs at marks[0].
-    const u64 handler = r.buffer({cs::move48(60, marks), cs::load_multiple(62, 60, 1), cs::add_imm32(62, 62, 1), cs::store_multiple(62, 60, 1)});
+    const u64 handler = r.buffer(
+        {cs::move48(60, marks), cs::load_multiple(62, 60, 1), cs::add_imm32(62, 62, 1), cs::store_multiple(62, 60, 1)});
     CsfRig::Queue q = r.make_queue();
     start(r, 0, {&q});
     r.push(q, {cs::move48(0, heap), cs::heap_set(0), cs::move48(2, handler), cs::move32(4, 32),
                cs::set_exception_handler(cs::EXCEPTION_TILER_OOM, 2, 4),
-               cs::move48(16, r.shader(MockShader::Write, 5 * NSEC_PER_USEC, marks + 8, 0x77, 1)), cs::run_tiling(), cs::wait(1)});
+               cs::move48(16, r.shader(MockShader::Write, 5 * NSEC_PER_USEC, marks + 8, 0x77, 1)), cs::run_tiling(),
+               cs::wait(1)});
     r.d.w(CSF_DOORBELL(1), 1);
     ASSERT_TRUE(wait([&] { return r.cs_events(0, 0) & CS_TILER_OOM; }));
     // No memory for it: heap_start = 0.

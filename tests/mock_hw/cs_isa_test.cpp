@@ -9,7 +9,8 @@ namespace {
 
 TEST(CsIsa, PanthorJobSequenceEncodings) {
     EXPECT_EQ(move32(0x5E, 0x1234), 0x025E000000001234ull);
-    EXPECT_EQ(flush_cache2(FLUSH_CLEAN_INVALIDATE, FLUSH_CLEAN_INVALIDATE, OTHER_FLUSH_INVALIDATE, 0x5E, 0, 0), 0x24005E0000000233ull);
+    EXPECT_EQ(flush_cache2(FLUSH_CLEAN_INVALIDATE, FLUSH_CLEAN_INVALIDATE, OTHER_FLUSH_INVALIDATE, 0x5E, 0, 0),
+              0x24005E0000000233ull);
     EXPECT_EQ(move48(0x5C, 0xABCDEF012345ull), 0x015CABCDEF012345ull);
     EXPECT_EQ(store_state(0x5C, STATE_CYCLE_COUNT), 0x28005C0100000000ull);
     EXPECT_EQ(store_state(0x5E, STATE_TIMESTAMP), 0x28005E0000000000ull);
@@ -57,7 +58,8 @@ TEST(CsIsa, DecodeRoundTrips) {
     EXPECT_TRUE(i.progress_inc);
     EXPECT_FALSE(decode(0x0A00000000000000ull).valid);
     EXPECT_TRUE(decode(nop()).valid);
-    for (unsigned op = 0; op < 64; op++) EXPECT_EQ(is_valid_opcode(op), std::string(opcode_name(op)) != "INVALID") << op;
+    for (unsigned op = 0; op < 64; op++)
+        EXPECT_EQ(is_valid_opcode(op), std::string(opcode_name(op)) != "INVALID") << op;
 }
 
 }  // namespace

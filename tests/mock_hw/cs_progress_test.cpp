@@ -10,7 +10,9 @@ namespace mock_hw::testing {
 namespace {
 
 // GLB progress_timer (units of 1024 GPU cycles) -> ns at the default 1 GHz clock.
-constexpr kshim::ktime_t timeout_ns(u32 progress_timer) { return static_cast<kshim::ktime_t>(progress_timer) * 1024; }
+constexpr kshim::ktime_t timeout_ns(u32 progress_timer) {
+    return static_cast<kshim::ktime_t>(progress_timer) * 1024;
+}
 
 class CsProgressTest : public CsTest {
 protected:
@@ -68,7 +70,8 @@ TEST_F(CsProgressTest, MoveBranchLoopRaisesTheProgressTimerOncePerStall) {
     CsfRig r(rt());
     CsfRig::Queue q = r.make_queue();
     const kshim::ktime_t timeout = timeout_ns(200);  // 204.8 us
-    const kshim::ktime_t t0 = run_stream(r, q, 200, {cs::move48(2, 0x1234), cs::move32(4, 7), cs::branch(cs::ALWAYS, 0, -3)});
+    const kshim::ktime_t t0 =
+        run_stream(r, q, 200, {cs::move48(2, 0x1234), cs::move32(4, 7), cs::branch(cs::ALWAYS, 0, -3)});
 
     advance(timeout - 3 * NSEC_PER_USEC);
     EXPECT_FALSE(progress_event(r));
@@ -90,11 +93,11 @@ TEST_F(CsProgressTest, LoopThatCompletesJobsDoesNotTimeOut) {
     const u64 sh = r.shader(MockShader::Run, 10 * NSEC_PER_USEC);
     run_stream(r, q, 100,
                {cs::move48(16, sh),
-                cs::run_compute(),                   // L0
-                cs::move32(2, 20000),                //
-                cs::add_imm32(2, 2, -1),             // L1
-                cs::branch(cs::NEQUAL, 2, -2),       // -> L1
-                cs::branch(cs::ALWAYS, 0, -5)});     // -> L0
+                cs::run_compute(),                // L0
+                cs::move32(2, 20000),             //
+                cs::add_imm32(2, 2, -1),          // L1
+                cs::branch(cs::NEQUAL, 2, -2),    // -> L1
+                cs::branch(cs::ALWAYS, 0, -5)});  // -> L0
     advance(20 * timeout_ns(100));
     EXPECT_FALSE(progress_event(r));
     const u64 jobs = r.locked([&] { return r.gpu.engine().jobs_completed(); });
@@ -121,8 +124,9 @@ TEST_F(CsProgressTest, LongTimeoutIsReachedWithTheSpinThrottled) {
     EXPECT_GE(at - t0, timeout);
     EXPECT_LE(at - t0, timeout + lat.cs_spin_slice);
     const u64 unthrottled = static_cast<u64>(timeout / lat.cs_slice) * lat.cs_slice_instrs;
-    const u64 bound = static_cast<u64>(lat.cs_spin_after / lat.cs_slice + (timeout - lat.cs_spin_after) / lat.cs_spin_slice + 4) *
-                      lat.cs_slice_instrs;
+    const u64 bound =
+        static_cast<u64>(lat.cs_spin_after / lat.cs_slice + (timeout - lat.cs_spin_after) / lat.cs_spin_slice + 4) *
+        lat.cs_slice_instrs;
     EXPECT_LE(instructions(r), bound) << "unthrottled it would be " << unthrottled;
     EXPECT_GE(instructions(r), u64{lat.cs_slice_instrs} * static_cast<u64>(lat.cs_spin_after / lat.cs_slice));
 }
@@ -143,7 +147,8 @@ TEST_F(CsProgressTest, NoProgressTimeSurvivesSuspendAndResume) {
         r.set_state(0, CSG_STATE_SUSPEND);
         ASSERT_TRUE(wait([&] { return r.state_acked(0); }));
         running += kshim::ktime_get() - from;
-        if (progress_event(r)) break;
+        if (progress_event(r))
+            break;
         resume(r, 0, {&q}, sb);
         ASSERT_TRUE(wait([&] { return r.state_acked(0); }));
     }

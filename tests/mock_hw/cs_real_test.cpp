@@ -25,8 +25,8 @@ TEST_F(CsReal, BootAndRunAStreamToCompletion) {
     r.program_cs(0, 0, q);
     r.start_group(0);
     ASSERT_TRUE(wait([&] { return r.state_acked(0); }, 5 * kshim::NSEC_PER_SEC));
-    r.push(q, {cs::move48(16, r.shader(MockShader::Write, 1000, obj + 16, 42)), cs::run_compute(), cs::wait(1), cs::move48(0, obj),
-               cs::move48(2, 1), cs::sync_add64(0, 2)});
+    r.push(q, {cs::move48(16, r.shader(MockShader::Write, 1000, obj + 16, 42)), cs::run_compute(), cs::wait(1),
+               cs::move48(0, obj), cs::move48(2, 1), cs::sync_add64(0, 2)});
     r.d.w(CSF_DOORBELL(1), 1);
     (void)m;
     ASSERT_TRUE(wait([&] { return r.read64(obj) == 1; }, 5 * kshim::NSEC_PER_SEC));

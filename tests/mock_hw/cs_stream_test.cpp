@@ -24,8 +24,8 @@ TEST_F(CsStream, SyncAdd64OnOneQueueReleasesSyncWait64OnAnother) {
     CsfRig::Queue q0 = r.make_queue(), q1 = r.make_queue();
     start(r, 0, {&q0, &q1});
     // q0: a 100 us job writes buf[0], then SYNC_ADD64 (CSG scope) signals the syncobj.
-    r.push(q0, {cs::move48(16, r.shader(MockShader::Write, 100 * kUs, buf, 0x5A)), cs::run_compute(), cs::wait(1), cs::move48(0, syncobj),
-                cs::move48(2, 1), cs::sync_add64(0, 2, cs::SCOPE_CSG)});
+    r.push(q0, {cs::move48(16, r.shader(MockShader::Write, 100 * kUs, buf, 0x5A)), cs::run_compute(), cs::wait(1),
+                cs::move48(0, syncobj), cs::move48(2, 1), cs::sync_add64(0, 2, cs::SCOPE_CSG)});
     // q1: waits for syncobj > 0, then copies buf[0] to buf[1].
     r.push(q1, {cs::move48(0, syncobj), cs::move48(2, 0), cs::sync_wait64(0, 2, cs::GREATER), cs::move48(4, buf),
                 cs::load_multiple(6, 4, 1), cs::store_multiple(6, 4, 1, 8)});
@@ -35,7 +35,8 @@ TEST_F(CsStream, SyncAdd64OnOneQueueReleasesSyncWait64OnAnother) {
     status_update(r, 0);
     const panthor_fw_cs_output_iface st = r.locked([&] { return *r.cs_out(0, 1); });
     EXPECT_EQ(st.status_blocked_reason, u32{CS_STATUS_BLOCKED_REASON_SYNC_WAIT});
-    EXPECT_EQ(st.status_wait & (CS_STATUS_WAIT_SYNC | CS_STATUS_WAIT_SYNC_64B), CS_STATUS_WAIT_SYNC | CS_STATUS_WAIT_SYNC_64B);
+    EXPECT_EQ(st.status_wait & (CS_STATUS_WAIT_SYNC | CS_STATUS_WAIT_SYNC_64B),
+              CS_STATUS_WAIT_SYNC | CS_STATUS_WAIT_SYNC_64B);
     EXPECT_EQ(st.status_wait_sync_ptr, syncobj);
     EXPECT_EQ(r.locked([&] { return reinterpret_cast<u64*>(m)[1]; }), 0u);
     // Released the instant q0's SYNC_ADD64 ran, and it saw the job's result.
@@ -51,10 +52,11 @@ TEST_F(CsStream, WaitOnOneScoreboardEntryDoesNotWaitForAnother) {
     const u64 buf = r.gpu_alloc(64, &m);
     CsfRig::Queue q = r.make_queue();
     start(r, 0, {&q});
-    r.push(q, {cs::set_sb_entry(1, 0), cs::move48(16, r.shader(MockShader::Write, 200 * kUs, buf, 1)), cs::run_compute(),
-               cs::set_sb_entry(2, 0), cs::move48(16, r.shader(MockShader::Write, 20 * kUs, buf + 8, 2)), cs::run_compute(),
-               cs::move48(4, buf), cs::move32(6, 7), cs::wait(1u << 2), cs::store_multiple(6, 4, 1, 16), cs::wait(1u << 1),
-               cs::store_multiple(6, 4, 1, 24)});
+    r.push(q,
+           {cs::set_sb_entry(1, 0), cs::move48(16, r.shader(MockShader::Write, 200 * kUs, buf, 1)), cs::run_compute(),
+            cs::set_sb_entry(2, 0), cs::move48(16, r.shader(MockShader::Write, 20 * kUs, buf + 8, 2)),
+            cs::run_compute(), cs::move48(4, buf), cs::move32(6, 7), cs::wait(1u << 2), cs::store_multiple(6, 4, 1, 16),
+            cs::wait(1u << 1), cs::store_multiple(6, 4, 1, 24)});
     const kshim::ktime_t t0 = kshim::ktime_get();
     r.d.w(CSF_DOORBELL(1), 1);
     advance(10 * kUs);
@@ -75,8 +77,8 @@ TEST_F(CsStream, CsFatalStopsOnlyItsStreamUntilStopAndStart) {
     CsfRig::Queue q0 = r.make_queue(), q1 = r.make_queue();
     start(r, 0, {&q0, &q1});
     r.push(q0, {0x0A00000000000000ull, cs::move48(4, buf), cs::move32(6, 1), cs::store_multiple(6, 4, 1)});
-    r.push(q1, {cs::move48(16, r.shader(MockShader::Run, 50 * kUs)), cs::run_compute(), cs::wait(1), cs::move48(4, buf + 8), cs::move32(6, 2),
-                cs::store_multiple(6, 4, 1)});
+    r.push(q1, {cs::move48(16, r.shader(MockShader::Run, 50 * kUs)), cs::run_compute(), cs::wait(1),
+                cs::move48(4, buf + 8), cs::move32(6, 2), cs::store_multiple(6, 4, 1)});
     r.d.w(CSF_DOORBELL(1), 1);
     ASSERT_TRUE(wait([&] { return r.cs_events(0, 0) & CS_FATAL; }));
     EXPECT_EQ(r.locked([&] { return r.cs_out(0, 0)->fatal; }), u32{DRM_PANTHOR_EXCEPTION_CS_INSTR_INVALID});
@@ -117,8 +119,8 @@ TEST_F(CsStream, TerminateDropsInFlightJobsAndTheSlotStartsClean) {
     const u64 buf = r.gpu_alloc(64, &m);
     CsfRig::Queue q = r.make_queue();
     start(r, 0, {&q});
-    r.push(q, {cs::move48(16, r.shader(MockShader::Write, 500 * kUs, buf, 1)), cs::run_compute(), cs::wait(1), cs::move48(4, buf + 8),
-               cs::move32(6, 2), cs::store_multiple(6, 4, 1)});
+    r.push(q, {cs::move48(16, r.shader(MockShader::Write, 500 * kUs, buf, 1)), cs::run_compute(), cs::wait(1),
+               cs::move48(4, buf + 8), cs::move32(6, 2), cs::store_multiple(6, 4, 1)});
     r.d.w(CSF_DOORBELL(1), 1);
     advance(100 * kUs);
     EXPECT_EQ(cores_busy(r), 1u);

@@ -10,18 +10,26 @@ namespace {
 constexpr kshim::ktime_t kUs = NSEC_PER_USEC;
 
 // How a test damages the suspend buffer between SUSPEND and RESUME.
-enum class Damage { None, FaultPlan, Zeroed, JobCountPastLimit, ScoreboardCountMismatch, JobShaderBroken, CallDepthPastLimit };
+enum class Damage {
+    None,
+    FaultPlan,
+    Zeroed,
+    JobCountPastLimit,
+    ScoreboardCountMismatch,
+    JobShaderBroken,
+    CallDepthPastLimit
+};
 
 struct TwoJobRun {
-    std::vector<u64> mem;                   // buf[0..3] at the end
-    kshim::ktime_t t0 = 0;                  // the doorbell
-    kshim::ktime_t a_at = -1, b_at = -1;    // when each job's write landed
-    kshim::ktime_t requested_at = -1;       // SUSPEND written
-    kshim::ktime_t preempted_at = -1;       // SUSPEND processed (its ack minus csg_suspend)
-    kshim::ktime_t resumed_at = -1;         // RESUME acked
-    SavedStream saved{};                    // stream 0's record as the SUSPEND wrote it
+    std::vector<u64> mem;                 // buf[0..3] at the end
+    kshim::ktime_t t0 = 0;                // the doorbell
+    kshim::ktime_t a_at = -1, b_at = -1;  // when each job's write landed
+    kshim::ktime_t requested_at = -1;     // SUSPEND written
+    kshim::ktime_t preempted_at = -1;     // SUSPEND processed (its ack minus csg_suspend)
+    kshim::ktime_t resumed_at = -1;       // RESUME acked
+    SavedStream saved{};                  // stream 0's record as the SUSPEND wrote it
     u32 cores_while_suspended = ~0u;
-    u64 jobs_done = 0;                      // jobs the engine completed after the doorbell
+    u64 jobs_done = 0;  // jobs the engine completed after the doorbell
     u32 fatal = 0;
     u64 fatal_info = 0;
     u32 suspend_buf = 0;
@@ -45,8 +53,9 @@ protected:
         out.suspend_buf = r.mcu_alloc(r.locked([&] { return r.csg_ctrl(0)->suspend_size; }), &sbh);
         CsfRig::Queue q = r.make_queue();
         start(r, 0, {&q}, 15, out.suspend_buf);
-        r.push(q, {cs::set_sb_entry(0, 0), cs::move48(16, r.shader(MockShader::Write, 500 * kUs, buf, 0x11)), cs::run_compute(),
-                   cs::set_sb_entry(1, 0), cs::move48(16, r.shader(MockShader::Write, 300 * kUs, buf + 8, 0x22)), cs::run_compute(),
+        r.push(q, {cs::set_sb_entry(0, 0), cs::move48(16, r.shader(MockShader::Write, 500 * kUs, buf, 0x11)),
+                   cs::run_compute(), cs::set_sb_entry(1, 0),
+                   cs::move48(16, r.shader(MockShader::Write, 300 * kUs, buf + 8, 0x22)), cs::run_compute(),
                    cs::wait(0b11), cs::move48(4, buf + 16), cs::move32(6, 7), cs::store_multiple(6, 4, 1)});
         const u64 done_before = r.gpu.engine().jobs_completed();
         out.t0 = kshim::ktime_get();
@@ -159,8 +168,9 @@ TEST_F(CsSuspend, ResumedStreamReportsItsScoreboardsUntilTheJobsFinish) {
     CsfRig::Queue q = r.make_queue();
     const u32 sb = r.mcu_alloc(r.locked([&] { return r.csg_ctrl(0)->suspend_size; }));
     start(r, 0, {&q}, 15, sb);
-    r.push(q, {cs::set_sb_entry(2, 0), cs::move48(16, r.shader(MockShader::Write, 400 * kUs, buf, 1)), cs::run_compute(),
-               cs::wait(1u << 2), cs::move48(4, buf + 8), cs::move32(6, 9), cs::store_multiple(6, 4, 1)});
+    r.push(q,
+           {cs::set_sb_entry(2, 0), cs::move48(16, r.shader(MockShader::Write, 400 * kUs, buf, 1)), cs::run_compute(),
+            cs::wait(1u << 2), cs::move48(4, buf + 8), cs::move32(6, 9), cs::store_multiple(6, 4, 1)});
     r.d.w(CSF_DOORBELL(1), 1);
     advance(100 * kUs);
     r.set_state(0, CSG_STATE_SUSPEND);
@@ -204,7 +214,8 @@ TEST_F(CsSuspend, PreemptedGroupsCoreGoesToAnotherGroupAtOnce) {
     EXPECT_EQ(time_when([&] { return r.locked([&] { return mem[1] == 2; }); }), preempted_at + 50 * kUs);
     resume(r, 0, {&q0}, sb);
     const kshim::ktime_t resumed_at = time_when([&] { return r.state_acked(0); });
-    EXPECT_EQ(time_when([&] { return r.locked([&] { return mem[0] == 1; }); }), t0 + 1000 * kUs + (resumed_at - preempted_at));
+    EXPECT_EQ(time_when([&] { return r.locked([&] { return mem[0] == 1; }); }),
+              t0 + 1000 * kUs + (resumed_at - preempted_at));
 }
 
 TEST_F(CsSuspend, HungJobKeepsTheSuspendFromCompletingWhileOthersArePreempted) {
@@ -212,8 +223,8 @@ TEST_F(CsSuspend, HungJobKeepsTheSuspendFromCompletingWhileOthersArePreempted) {
     ASSERT_TRUE(r.boot());
     CsfRig::Queue q = r.make_queue();
     start(r, 0, {&q});
-    r.push(q, {cs::move48(16, r.shader(MockShader::Hang, 0)), cs::run_compute(), cs::move48(16, r.shader(MockShader::Run, NSEC_PER_MSEC)),
-               cs::run_compute()});
+    r.push(q, {cs::move48(16, r.shader(MockShader::Hang, 0)), cs::run_compute(),
+               cs::move48(16, r.shader(MockShader::Run, NSEC_PER_MSEC)), cs::run_compute()});
     r.d.w(CSF_DOORBELL(1), 1);
     advance(50 * kUs);
     EXPECT_EQ(cores_busy(r), 2u);
@@ -294,14 +305,20 @@ TEST_P(CsSuspendDamage, ResumeFromADamagedBufferIsFwInternalErrorAndDropsTheSave
 }
 
 std::string damage_name(const ::testing::TestParamInfo<Damage>& i) {
-    static const char* names[] = {"None", "FaultPlanCorruption", "Zeroed", "JobCountPastLimit", "ScoreboardCountMismatch",
-                                  "JobShaderBroken", "CallDepthPastLimit"};
+    static const char* names[] = {"None",
+                                  "FaultPlanCorruption",
+                                  "Zeroed",
+                                  "JobCountPastLimit",
+                                  "ScoreboardCountMismatch",
+                                  "JobShaderBroken",
+                                  "CallDepthPastLimit"};
     return names[static_cast<int>(i.param)];
 }
 
 INSTANTIATE_TEST_SUITE_P(Buffers, CsSuspendDamage,
-                         ::testing::Values(Damage::FaultPlan, Damage::Zeroed, Damage::JobCountPastLimit, Damage::ScoreboardCountMismatch,
-                                           Damage::JobShaderBroken, Damage::CallDepthPastLimit),
+                         ::testing::Values(Damage::FaultPlan, Damage::Zeroed, Damage::JobCountPastLimit,
+                                           Damage::ScoreboardCountMismatch, Damage::JobShaderBroken,
+                                           Damage::CallDepthPastLimit),
                          damage_name);
 
 }  // namespace

@@ -15,7 +15,8 @@ protected:
     // Starts group `slot` with the given queues on CS 0, 1, ... and waits for the START ack.
     void start(CsfRig& r, u32 slot, std::initializer_list<CsfRig::Queue*> queues, u32 prio = 15, u32 suspend_buf = 0) {
         u32 c = 0;
-        for (CsfRig::Queue* q : queues) r.program_cs(slot, c++, *q);
+        for (CsfRig::Queue* q : queues)
+            r.program_cs(slot, c++, *q);
         r.start_group(slot, prio, CSG_STATE_START, suspend_buf);
         ASSERT_TRUE(wait([&] { return r.state_acked(slot); }));
     }
@@ -32,7 +33,9 @@ protected:
     // STATUS_UPDATE round trip on `slot`.
     void status_update(CsfRig& r, u32 slot) {
         r.toggle_csg(slot, CSG_STATUS_UPDATE);
-        ASSERT_TRUE(wait([&] { return r.locked([&] { return !((r.csg_in(slot)->req ^ r.csg_out(slot)->ack) & CSG_STATUS_UPDATE); }); }));
+        ASSERT_TRUE(wait([&] {
+            return r.locked([&] { return !((r.csg_in(slot)->req ^ r.csg_out(slot)->ack) & CSG_STATUS_UPDATE); });
+        }));
     }
     u32 cores_busy(CsfRig& r) {
         return r.locked([&] { return r.gpu.engine().cores_busy_locked(); });

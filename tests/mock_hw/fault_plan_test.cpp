@@ -37,8 +37,8 @@ TEST_F(Faults, GlbAckDropLosesOneRequest) {
     Drv d{gpu};
     FwLoader fw(default_fw_image());
     start(gpu, fw);
-    const int id = gpu.faults().add({.kind = FaultKind::GlbAckDrop, .trigger = FaultTrigger::nth_occurrence(2),
-                                     .glb_req_mask = GLB_PING});
+    const int id = gpu.faults().add(
+        {.kind = FaultKind::GlbAckDrop, .trigger = FaultTrigger::nth_occurrence(2), .glb_req_mask = GLB_PING});
     EXPECT_TRUE(ping(d));
     d.w(JOB_INT_CLEAR, ~0u);
     EXPECT_FALSE(ping(d));  // the second ping is never acked: panthor would reset the GPU
@@ -55,8 +55,10 @@ TEST_F(Faults, GlbAckDelayAcksLate) {
     Drv d{gpu};
     FwLoader fw(default_fw_image());
     start(gpu, fw);
-    gpu.faults().add({.kind = FaultKind::GlbAckDelay, .trigger = FaultTrigger::always(),
-                      .glb_req_mask = GLB_CFG_ALLOC_EN, .delay = 50 * NSEC_PER_MSEC});
+    gpu.faults().add({.kind = FaultKind::GlbAckDelay,
+                      .trigger = FaultTrigger::always(),
+                      .glb_req_mask = GLB_CFG_ALLOC_EN,
+                      .delay = 50 * NSEC_PER_MSEC});
     in->core_en_mask = 0x5;
     const auto t0 = kshim::ktime_get();
     toggle_and_ring(d, GLB_CFG_ALLOC_EN | GLB_PING);
@@ -96,7 +98,8 @@ TEST_F(Faults, McuFatalWithHaltStatus) {
     Drv d{gpu};
     FwLoader fw(default_fw_image());
     start(gpu, fw);
-    gpu.faults().add({.kind = FaultKind::McuFatal, .trigger = FaultTrigger::nth_occurrence(2),
+    gpu.faults().add({.kind = FaultKind::McuFatal,
+                      .trigger = FaultTrigger::nth_occurrence(2),
                       .halt_status = GLB_HALT_STATUS_WATCHDOG_EXPIRY});
     EXPECT_TRUE(ping(d));
     EXPECT_FALSE(ping(d));
@@ -128,8 +131,10 @@ TEST_F(Faults, GpuFaultAtTime) {
     Drv d{gpu};
     d.w(GPU_INT_MASK, 0x00020103);
     const u32 status = 0x88 | GPU_FAULT_STATUS_ADDRESS_VALID;
-    gpu.faults().add({.kind = FaultKind::GpuFault, .trigger = FaultTrigger::at_time(5 * NSEC_PER_MSEC + kshim::ktime_get()),
-                      .fault_status = status, .fault_addr = 0xABC000});
+    gpu.faults().add({.kind = FaultKind::GpuFault,
+                      .trigger = FaultTrigger::at_time(5 * NSEC_PER_MSEC + kshim::ktime_get()),
+                      .fault_status = status,
+                      .fault_addr = 0xABC000});
     advance(4 * NSEC_PER_MSEC);
     EXPECT_FALSE(gpu.irq_gpu().level());
     advance(NSEC_PER_MSEC);
@@ -209,8 +214,11 @@ TEST_F(Faults, ProbabilityTriggerIsSeededAndReplays) {
         Drv d{gpu};
         FwLoader fw(default_fw_image());
         start(gpu, fw);
-        gpu.faults().add({.kind = FaultKind::GlbAckDelay, .trigger = FaultTrigger::with_probability(0.5),
-                          .glb_req_mask = GLB_PING, .delay = NSEC_PER_MSEC, .max_fires = 0});
+        gpu.faults().add({.kind = FaultKind::GlbAckDelay,
+                          .trigger = FaultTrigger::with_probability(0.5),
+                          .glb_req_mask = GLB_PING,
+                          .delay = NSEC_PER_MSEC,
+                          .max_fires = 0});
         std::string p;
         for (int i = 0; i < 32; i++) {
             toggle_and_ring(d, GLB_PING);

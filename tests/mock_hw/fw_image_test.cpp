@@ -6,7 +6,9 @@ namespace {
 
 using FwImageTest = MockHwTest;
 
-void put32(std::vector<u8>& b, size_t off, u32 v) { std::memcpy(b.data() + off, &v, 4); }
+void put32(std::vector<u8>& b, size_t off, u32 v) {
+    std::memcpy(b.data() + off, &v, 4);
+}
 u32 get32(const std::vector<u8>& b, size_t off) {
     u32 v;
     std::memcpy(&v, b.data() + off, 4);
@@ -15,7 +17,8 @@ u32 get32(const std::vector<u8>& b, size_t off) {
 // File offset of the n-th entry header.
 size_t entry_off(const std::vector<u8>& b, int n) {
     size_t off = 20;
-    for (int i = 0; i < n; i++) off += (get32(b, off) >> 8) & 0xFF;
+    for (int i = 0; i < n; i++)
+        off += (get32(b, off) >> 8) & 0xFF;
     return off;
 }
 

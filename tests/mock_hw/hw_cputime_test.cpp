@@ -12,7 +12,8 @@ class HwCputime : public MockHwTest {};
 
 kshim::CpuTimes delta(const kshim::CpuTimes& a, const kshim::CpuTimes& b) {
     kshim::CpuTimes d;
-    for (int i = 0; i < kshim::kCpuAccounts; i++) d.ns[i] = b.ns[i] - a.ns[i];
+    for (int i = 0; i < kshim::kCpuAccounts; i++)
+        d.ns[i] = b.ns[i] - a.ns[i];
     return d;
 }
 
@@ -42,7 +43,8 @@ TEST_F(HwCputime, MmioHandlersRunInTheCallerButAreHardware) {
     Drv d{gpu};
     const kshim::CpuTimes before = kshim::cputime_all();
     u64 sum = 0;
-    for (int i = 0; i < 20000; i++) sum += d.r(GPU_ID) + d.r(GPU_INT_RAWSTAT);
+    for (int i = 0; i < 20000; i++)
+        sum += d.r(GPU_ID) + d.r(GPU_INT_RAWSTAT);
     const kshim::CpuTimes dt = delta(before, kshim::cputime_all());
     EXPECT_NE(sum, 0u);
     // The register reads (lock, decode, handler) are the mock's; the loop around them the body's.

@@ -20,13 +20,18 @@ protected:
         d.w(MCU_CONTROL, MCU_CONTROL_AUTO);
         const bool booted = wait([&] { return d.r(JOB_INT_RAWSTAT) & JOB_INT_GLOBAL_IF; }, 1000 * NSEC_PER_MSEC);
         EXPECT_EQ(booted, expect_boot);
-        if (booted) d.w(JOB_INT_CLEAR, JOB_INT_GLOBAL_IF);
+        if (booted)
+            d.w(JOB_INT_CLEAR, JOB_INT_GLOBAL_IF);
     }
     panthor_fw_global_control_iface* glb_ctrl(FwLoader& fw) {
         return fw.host<panthor_fw_global_control_iface>(CSF_MCU_SHARED_REGION_START);
     }
-    panthor_fw_global_input_iface* glb_in(FwLoader& fw) { return fw.host<panthor_fw_global_input_iface>(glb_ctrl(fw)->input_va); }
-    panthor_fw_global_output_iface* glb_out(FwLoader& fw) { return fw.host<panthor_fw_global_output_iface>(glb_ctrl(fw)->output_va); }
+    panthor_fw_global_input_iface* glb_in(FwLoader& fw) {
+        return fw.host<panthor_fw_global_input_iface>(glb_ctrl(fw)->input_va);
+    }
+    panthor_fw_global_output_iface* glb_out(FwLoader& fw) {
+        return fw.host<panthor_fw_global_output_iface>(glb_ctrl(fw)->output_va);
+    }
     // panthor_fw_toggle_reqs + ring doorbell 0.
     void toggle_and_ring(Drv& d, FwLoader& fw, u32 bits) {
         auto* in = glb_in(fw);
@@ -130,7 +135,8 @@ TEST_F(Mcu, BootWithoutAs0MappingFails) {
     EXPECT_EQ(d.r(MCU_STATUS), MCU_STATUS_FATAL);
     // The instruction fetch through the disabled AS 0 faulted there.
     EXPECT_TRUE(d.r(MMU_INT_RAWSTAT) & MMU_INT_PAGE_FAULT(0));
-    EXPECT_EQ(d.r(AS_FAULTSTATUS(0)) & 0x3FF, DRM_PANTHOR_EXCEPTION_TRANSLATION_FAULT_0 | AS_FAULTSTATUS_ACCESS_TYPE_EX);
+    EXPECT_EQ(d.r(AS_FAULTSTATUS(0)) & 0x3FF,
+              DRM_PANTHOR_EXCEPTION_TRANSLATION_FAULT_0 | AS_FAULTSTATUS_ACCESS_TYPE_EX);
 }
 
 TEST_F(Mcu, BootWithoutSharedSectionFails) {

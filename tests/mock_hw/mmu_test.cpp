@@ -112,7 +112,9 @@ TEST_P(MmuFault, LatchesStatusAddressAndStallsUntilClearAndUpdate) {
     EXPECT_TRUE(gpu.mmu().read(2, 0x10000, &buf, 8, Access::Read, kSourceTest).ok());
 }
 
-u64 setup_l0(PageTables&, PhysPages&) { return kVa; }
+u64 setup_l0(PageTables&, PhysPages&) {
+    return kVa;
+}
 u64 setup_l1(PageTables& pt, PhysPages&) {
     pt.slot(kVa, 1);
     return kVa;
@@ -141,7 +143,9 @@ u64 setup_af(PageTables& pt, PhysPages& m) {
     pt.map_page(kVa, m.pa(), kPteRw & ~kPteAf);
     return kVa;
 }
-u64 setup_in(PageTables&, PhysPages&) { return 1ull << 48; }
+u64 setup_in(PageTables&, PhysPages&) {
+    return 1ull << 48;
+}
 u64 setup_out(PageTables& pt, PhysPages&) {
     pt.map_page(kVa, 1ull << 41);  // beyond the 40-bit PA
     return kVa;
@@ -153,20 +157,20 @@ u64 setup_memattr(PageTables& pt, PhysPages& m) {
 
 INSTANTIATE_TEST_SUITE_P(
     Kinds, MmuFault,
-    ::testing::Values(
-        FaultCase{"Translation0", DRM_PANTHOR_EXCEPTION_TRANSLATION_FAULT_0, Access::Read, setup_l0},
-        FaultCase{"Translation1", DRM_PANTHOR_EXCEPTION_TRANSLATION_FAULT_1, Access::Read, setup_l1},
-        FaultCase{"Translation2", DRM_PANTHOR_EXCEPTION_TRANSLATION_FAULT_2, Access::Write, setup_l2},
-        FaultCase{"Translation3", DRM_PANTHOR_EXCEPTION_TRANSLATION_FAULT_3, Access::Read, setup_l3},
-        FaultCase{"PermWriteReadOnly", DRM_PANTHOR_EXCEPTION_PERM_FAULT_3, Access::Write, setup_ro},
-        FaultCase{"PermAtomicReadOnly", DRM_PANTHOR_EXCEPTION_PERM_FAULT_3, Access::Atomic, setup_ro},
-        FaultCase{"PermWriteReadOnlyBlock", DRM_PANTHOR_EXCEPTION_PERM_FAULT_2, Access::Write, setup_ro_block},
-        FaultCase{"PermExecuteXn", DRM_PANTHOR_EXCEPTION_PERM_FAULT_3, Access::Execute, setup_xn},
-        FaultCase{"AccessFlag", DRM_PANTHOR_EXCEPTION_ACCESS_FLAG_3, Access::Read, setup_af},
-        FaultCase{"AddressSizeIn", DRM_PANTHOR_EXCEPTION_ADDR_SIZE_FAULT_IN, Access::Read, setup_in},
-        FaultCase{"AddressSizeOut", DRM_PANTHOR_EXCEPTION_ADDR_SIZE_FAULT_OUT3, Access::Read, setup_out},
-        FaultCase{"MemAttr", DRM_PANTHOR_EXCEPTION_MEM_ATTR_FAULT_3, Access::Read, setup_memattr,
-                  (kMemattr & ~(0xFFull << 56)) | (u64{AS_MEMATTR_AARCH64_FAULT} << 56)}),
+    ::testing::Values(FaultCase{"Translation0", DRM_PANTHOR_EXCEPTION_TRANSLATION_FAULT_0, Access::Read, setup_l0},
+                      FaultCase{"Translation1", DRM_PANTHOR_EXCEPTION_TRANSLATION_FAULT_1, Access::Read, setup_l1},
+                      FaultCase{"Translation2", DRM_PANTHOR_EXCEPTION_TRANSLATION_FAULT_2, Access::Write, setup_l2},
+                      FaultCase{"Translation3", DRM_PANTHOR_EXCEPTION_TRANSLATION_FAULT_3, Access::Read, setup_l3},
+                      FaultCase{"PermWriteReadOnly", DRM_PANTHOR_EXCEPTION_PERM_FAULT_3, Access::Write, setup_ro},
+                      FaultCase{"PermAtomicReadOnly", DRM_PANTHOR_EXCEPTION_PERM_FAULT_3, Access::Atomic, setup_ro},
+                      FaultCase{"PermWriteReadOnlyBlock", DRM_PANTHOR_EXCEPTION_PERM_FAULT_2, Access::Write,
+                                setup_ro_block},
+                      FaultCase{"PermExecuteXn", DRM_PANTHOR_EXCEPTION_PERM_FAULT_3, Access::Execute, setup_xn},
+                      FaultCase{"AccessFlag", DRM_PANTHOR_EXCEPTION_ACCESS_FLAG_3, Access::Read, setup_af},
+                      FaultCase{"AddressSizeIn", DRM_PANTHOR_EXCEPTION_ADDR_SIZE_FAULT_IN, Access::Read, setup_in},
+                      FaultCase{"AddressSizeOut", DRM_PANTHOR_EXCEPTION_ADDR_SIZE_FAULT_OUT3, Access::Read, setup_out},
+                      FaultCase{"MemAttr", DRM_PANTHOR_EXCEPTION_MEM_ATTR_FAULT_3, Access::Read, setup_memattr,
+                                (kMemattr & ~(0xFFull << 56)) | (u64{AS_MEMATTR_AARCH64_FAULT} << 56)}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST_F(Mmu, ReadOnlyPageAllowsReadsAndXnAllowsData) {

@@ -1,14 +1,14 @@
 // MockPlatform: the mock GPU as the platform device a driver probes.
 #include <gtest/gtest.h>
 
+#include "hw/csf/regs/csf_regs.h"
+#include "hw/csf/regs/gpu_regs.h"
 #include "kernel_shim/clk.h"
 #include "kernel_shim/devres.h"
 #include "kernel_shim/err.h"
 #include "kernel_shim/pm_opp.h"
 #include "kernel_shim/pm_runtime.h"
 #include "mock_hw/platform.h"
-#include "hw/csf/regs/csf_regs.h"
-#include "hw/csf/regs/gpu_regs.h"
 #include "tests/support/kernel_test.h"
 
 using namespace kshim;

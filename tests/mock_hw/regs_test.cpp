@@ -32,9 +32,11 @@ TEST_F(Regs, OffsetsMatchReferenceLiterals) {
     EXPECT_EQ(GPU_FLUSH_CACHES(3, 0, 0), 0x304u);
     EXPECT_EQ(GPU_FLUSH_CACHES(3, 3, 0), 0x3304u);
     EXPECT_EQ(GPU_FLUSH_CACHES(1, 1, 0), 0x1104u);
-    EXPECT_EQ(GPU_IRQ_FAULT | GPU_IRQ_PROTM_FAULT | GPU_IRQ_RESET_COMPLETED | GPU_IRQ_CLEAN_CACHES_COMPLETED, 0x00020103u);
-    EXPECT_EQ(AS_TRANSCFG_PTW_MEMATTR_WB | AS_TRANSCFG_PTW_RA | AS_TRANSCFG_ADRMODE_AARCH64_4K | AS_TRANSCFG_INA_BITS(7),
-              0x420001C6u);
+    EXPECT_EQ(GPU_IRQ_FAULT | GPU_IRQ_PROTM_FAULT | GPU_IRQ_RESET_COMPLETED | GPU_IRQ_CLEAN_CACHES_COMPLETED,
+              0x00020103u);
+    EXPECT_EQ(
+        AS_TRANSCFG_PTW_MEMATTR_WB | AS_TRANSCFG_PTW_RA | AS_TRANSCFG_ADRMODE_AARCH64_4K | AS_TRANSCFG_INA_BITS(7),
+        0x420001C6u);
     EXPECT_EQ(GLB_CFG_ALLOC_EN | GLB_PING | GLB_CFG_PROGRESS_TIMER | GLB_CFG_POWEROFF_TIMER | GLB_IDLE_EN | GLB_IDLE,
               0x0400050Eu);
     EXPECT_EQ(CSG_REQ_MASK, 0x37u);
@@ -106,7 +108,8 @@ TEST_F(Regs, UnknownOffsetsReadZeroAndLogOnce) {
     EXPECT_EQ(gpu.unknown_accesses(), 4u);
     int lines = 0;
     for (const auto& l : kshim::log_lines())
-        if (l.text.find("0xffc") != std::string::npos) lines++;
+        if (l.text.find("0xffc") != std::string::npos)
+            lines++;
     EXPECT_EQ(lines, 1);
     EXPECT_EQ(d.r(0x21), 0u);  // misaligned
 }
@@ -177,7 +180,8 @@ TEST_F(Regs, IrqLineRunsThePanthorStyleHandler) {
                   &gpu.irq_gpu(),
                   [&](int, void*) {
                       hard++;
-                      if (!d.r(GPU_INT_STAT)) return kshim::IRQ_NONE;
+                      if (!d.r(GPU_INT_STAT))
+                          return kshim::IRQ_NONE;
                       d.w(GPU_INT_MASK, 0);
                       return kshim::IRQ_WAKE_THREAD;
                   },

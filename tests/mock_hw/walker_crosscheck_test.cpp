@@ -74,7 +74,8 @@ TEST_P(WalkerCrossCheck, MockWalkerTranslatesIoPgtableTablesLikeIovaToPhys) {
         EXPECT_EQ(r.t.xn, (m.prot & IOMMU_NOEXEC) != 0) << std::hex << iova;
         EXPECT_EQ(mock_hw::check_permission(as, r.t, mock_hw::Access::Write) == 0, (m.prot & IOMMU_WRITE) != 0);
     }
-    for (int i = 0; i < 2000; i++) check(rng() % (u64{1} << 48));
+    for (int i = 0; i < 2000; i++)
+        check(rng() % (u64{1} << 48));
 
     // Unmapping shows up in the walker too.
     for (auto& [iova, m] : maps) {

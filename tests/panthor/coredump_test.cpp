@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/csf/regs/gpu_regs.h"
 #include "kernel_shim/devcoredump.h"
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/log.h"
@@ -14,7 +15,6 @@
 #include "mock_hw/fault_plan.h"
 #include "mock_hw/gpu.h"
 #include "panthor/panthor_fw.h"
-#include "hw/csf/regs/gpu_regs.h"
 #include "tests/panthor/sched_test.h"
 
 namespace panthor::testing {

@@ -11,6 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "hw/csf/fw_iface.h"
+#include "hw/csf/fw_image_format.h"
+#include "hw/csf/regs/gpu_regs.h"
+#include "hw/csf/regs/mmu_regs.h"
 #include "kernel_shim/clk.h"
 #include "kernel_shim/firmware.h"
 #include "kernel_shim/irq.h"
@@ -21,12 +25,8 @@
 #include "mock_hw/fault_plan.h"
 #include "mock_hw/fw_image.h"
 #include "mock_hw/gpu.h"
-#include "hw/csf/fw_iface.h"
-#include "hw/csf/fw_image_format.h"
 #include "panthor/panthor_fw.h"
 #include "panthor/panthor_mmu.h"
-#include "hw/csf/regs/gpu_regs.h"
-#include "hw/csf/regs/mmu_regs.h"
 #include "tests/panthor/panthor_test.h"
 
 namespace panthor::testing {
@@ -39,11 +39,13 @@ using kshim::ms_to_ktime;
 constexpr size_t kHdrMajor = 5;
 constexpr size_t kHdrSize = 16;
 constexpr size_t kEntry0 = 20;
-constexpr size_t kEntry0Size = kEntry0 + 1;           // CSF_FW_BINARY_ENTRY_SIZE byte
+constexpr size_t kEntry0Size = kEntry0 + 1;            // CSF_FW_BINARY_ENTRY_SIZE byte
 constexpr size_t kEntry0DataStart = kEntry0 + 4 + 12;  // panthor_fw_binary_section_entry_hdr.data.start
 constexpr size_t kEntry0DataEnd = kEntry0DataStart + 4;
 
-void put32(std::vector<u8>& b, size_t off, u32 v) { std::memcpy(b.data() + off, &v, sizeof(v)); }
+void put32(std::vector<u8>& b, size_t off, u32 v) {
+    std::memcpy(b.data() + off, &v, sizeof(v));
+}
 u32 get32(const std::vector<u8>& b, size_t off) {
     u32 v;
     std::memcpy(&v, b.data() + off, sizeof(v));
@@ -148,8 +150,7 @@ protected:
         // The checks of expect_probe_fails_cleanly do see what a probed driver holds.
         {
             kshim::SpinGuard g(gpu().lock());
-            EXPECT_EQ(gpu().mmu().config_locked(0).transcfg & AS_TRANSCFG_ADRMODE_MASK,
-                      AS_TRANSCFG_ADRMODE_AARCH64_4K);
+            EXPECT_EQ(gpu().mmu().config_locked(0).transcfg & AS_TRANSCFG_ADRMODE_MASK, AS_TRANSCFG_ADRMODE_AARCH64_4K);
         }
         EXPECT_EQ(ptdev->clks.core->enable_count, 1);
         int cookie = 0;
@@ -168,7 +169,9 @@ struct MalformedImage {
     std::function<void(std::vector<u8>&)> patch;  // on the written bytes
     const char* log;                              // what the driver must say
 };
-void PrintTo(const MalformedImage& m, std::ostream* os) { *os << m.name; }
+void PrintTo(const MalformedImage& m, std::ostream* os) {
+    *os << m.name;
+}
 
 class FwMalformedImage : public FwImageTest, public ::testing::WithParamInterface<MalformedImage> {};
 
@@ -200,8 +203,7 @@ INSTANTIATE_TEST_SUITE_P(
                        "Unsupported firmware binary header version 1.1 (expected 0.x)"},
         MalformedImage{"RawMajorByte", nullptr, [](auto& b) { b[kHdrMajor] = 0x80; },
                        "Unsupported firmware binary header version 128."},
-        MalformedImage{"SizeBeyondFile", nullptr,
-                       [](auto& b) { put32(b, kHdrSize, static_cast<u32>(b.size()) + 4); },
+        MalformedImage{"SizeBeyondFile", nullptr, [](auto& b) { put32(b, kHdrSize, static_cast<u32>(b.size()) + 4); },
                        "Firmware image is truncated"},
         MalformedImage{"EntryPastTheEnd", nullptr, [](auto& b) { b[kEntry0Size] = 0xfc; }, "Firmware entry too long"},
         MalformedImage{"EntrySizeNotMultipleOf4", nullptr, [](auto& b) { b[kEntry0Size] = 0x22; },
@@ -209,11 +211,8 @@ INSTANTIATE_TEST_SUITE_P(
         MalformedImage{"EntrySizeZero", nullptr, [](auto& b) { b[kEntry0Size] = 0; }, "Firmware entry too short"},
         MalformedImage{"EntryCutInsideSectionHeader", nullptr, [](auto& b) { b[kEntry0Size] = 8; },
                        "Firmware too small"},
-        MalformedImage{"SectionVaInverted",
-                       [](auto& i) {
-                           find_section(i, kData)->va_end = kData - 0x1000;
-                       },
-                       nullptr, "Firmware corrupted, hdr.va.end < hdr.va.start (0xff000 < 0x100000)"},
+        MalformedImage{"SectionVaInverted", [](auto& i) { find_section(i, kData)->va_end = kData - 0x1000; }, nullptr,
+                       "Firmware corrupted, hdr.va.end < hdr.va.start (0xff000 < 0x100000)"},
         MalformedImage{"SectionWrapsPastMcuVaSpace",
                        [](auto& i) {
                            // [0xfffff000, 4 GiB + 4 KiB) does not fit 32 bits: va.end wraps to 0x1000.
@@ -241,16 +240,17 @@ INSTANTIATE_TEST_SUITE_P(
                        nullptr, "section data larger than its VA range (0x2000 > 0x1000)"},
         MalformedImage{"UnknownSectionFlags", [](auto& i) { find_section(i, kData)->flags |= 1u << 7; }, nullptr,
                        "Firmware contains interface with unsupported flags (0x8000008b)"},
-        MalformedImage{"UnknownMandatoryEntry", [](auto& i) { i.others.push_back({9, false, {1, 2, 3, 4}}); },
+        MalformedImage{"UnknownMandatoryEntry",
+                       [](auto& i) {
+                           i.others.push_back({9, false, {1, 2, 3, 4}});
+                       },
                        nullptr, "Unsupported non-optional entry type 9 in firmware"},
         MalformedImage{"MissingSharedSection",
-                       [](auto& i) {
-                           std::erase_if(i.sections, [](const auto& s) { return s.va_start == kShared; });
-                       },
+                       [](auto& i) { std::erase_if(i.sections, [](const auto& s) { return s.va_start == kShared; }); },
                        nullptr, "Shared interface region not found"},
         MalformedImage{"SharedSectionNotShared",
-                       [](auto& i) { find_section(i, kShared)->flags &= ~CSF_FW_BINARY_IFACE_ENTRY_SHARED; },
-                       nullptr, "Interface at 0x4000000 must be shared"},
+                       [](auto& i) { find_section(i, kShared)->flags &= ~CSF_FW_BINARY_IFACE_ENTRY_SHARED; }, nullptr,
+                       "Interface at 0x4000000 must be shared"},
         MalformedImage{"SharedSectionEmpty", [](auto& i) { find_section(i, kShared)->va_end = kShared; }, nullptr,
                        "empty shared interface section"}),
     [](const auto& info) { return std::string(info.param.name); });
@@ -263,7 +263,9 @@ struct AcceptedImage {
     const char* log;      // expected log line, or null
     const char* git_sha;  // what panthor_fw_git_sha must report (null: none)
 };
-void PrintTo(const AcceptedImage& a, std::ostream* os) { *os << a.name; }
+void PrintTo(const AcceptedImage& a, std::ostream* os) {
+    *os << a.name;
+}
 
 class FwAcceptedImage : public FwImageTest, public ::testing::WithParamInterface<AcceptedImage> {};
 
@@ -294,7 +296,10 @@ INSTANTIATE_TEST_SUITE_P(
     Images, FwAcceptedImage,
     ::testing::Values(
         AcceptedImage{"Default", nullptr, nullptr, "Firmware git sha: upanthor-mock-fw-1", "upanthor-mock-fw-1"},
-        AcceptedImage{"UnknownOptionalEntrySkipped", [](auto& i) { i.others.push_back({9, true, {1, 2, 3, 4}}); },
+        AcceptedImage{"UnknownOptionalEntrySkipped",
+                      [](auto& i) {
+                          i.others.push_back({9, true, {1, 2, 3, 4}});
+                      },
                       nullptr, nullptr, "upanthor-mock-fw-1"},
         AcceptedImage{"UnusedEntryTypesSkipped",
                       [](auto& i) {
@@ -367,8 +372,8 @@ protected:
     u32 fw_data_word() {
         u32 v = ~0u;
         EXPECT_EQ(fw_as(), 0);
-        const auto r = gpu().mmu().read(0, mock_hw::kMockFwDataVa, &v, sizeof(v), mock_hw::Access::Read,
-                                        mock_hw::kSourceTest);
+        const auto r =
+            gpu().mmu().read(0, mock_hw::kMockFwDataVa, &v, sizeof(v), mock_hw::Access::Read, mock_hw::kSourceTest);
         EXPECT_TRUE(r.ok());
         return v;
     }
@@ -399,7 +404,6 @@ protected:
                 n++;
         return n;
     }
-
 };
 
 TEST_F(FwRuntime, PingTimeoutResetsTheGpuAndTheFwAnswersAgain) {
@@ -414,13 +418,13 @@ TEST_F(FwRuntime, PingTimeoutResetsTheGpuAndTheFwAnswersAgain) {
     advance(ms_to_ktime(11'900));
     EXPECT_FALSE(kshim::log_contains("FW ping timeout"));
     EXPECT_EQ(gpu().faults().fired(id), 0u);
-    ASSERT_TRUE(run_until([&] { return kshim::log_contains("FW ping timeout, scheduling a reset"); },
-                          ms_to_ktime(300)));
+    ASSERT_TRUE(
+        run_until([&] { return kshim::log_contains("FW ping timeout, scheduling a reset"); }, ms_to_ktime(300)));
     EXPECT_EQ(gpu().faults().fired(id), 1u);
 
     // The reset work: a soft reset, sections reloaded, the FW booted again.
-    ASSERT_TRUE(run_until([&] { return !panthor_device_reset_is_pending(ptdev) && soft_resets_ > 0; },
-                          ms_to_ktime(1000)));
+    ASSERT_TRUE(
+        run_until([&] { return !panthor_device_reset_is_pending(ptdev) && soft_resets_ > 0; }, ms_to_ktime(1000)));
     advance_until_idle(ms_to_ktime(10));
     EXPECT_EQ(soft_resets_, 1);
     EXPECT_EQ(gpu().mcu().boots(), boots + 1);

@@ -45,8 +45,8 @@ public:
         drm_panthor_group_create args{};
         std::vector<drm_panthor_queue_create> queues;
         u32 stride = sizeof(drm_panthor_queue_create);
-        u8 tail = 0;       // the bytes past sizeof(drm_panthor_queue_create) when stride is larger
-        int count = -1;    // queues.count if >= 0, else queues.size()
+        u8 tail = 0;             // the bytes past sizeof(drm_panthor_queue_create) when stride is larger
+        int count = -1;          // queues.count if >= 0, else queues.size()
         bool bad_array = false;  // queues.array not user memory
     };
     CreateReq create_req(u8 priority = PANTHOR_GROUP_PRIORITY_MEDIUM) const {
@@ -76,9 +76,9 @@ public:
 
     // ---- GROUP_SUBMIT with full control of both array levels ----
     struct SubmitReq {
-        drm_panthor_group_submit args{};  // group_handle and pad; queue_submits is built
-        std::vector<drm_panthor_queue_submit> qs;               // syncs are built from `syncs`
-        std::vector<std::vector<drm_panthor_sync_op>> syncs;    // one list per queue submit
+        drm_panthor_group_submit args{};                      // group_handle and pad; queue_submits is built
+        std::vector<drm_panthor_queue_submit> qs;             // syncs are built from `syncs`
+        std::vector<std::vector<drm_panthor_sync_op>> syncs;  // one list per queue submit
         u32 q_stride = sizeof(drm_panthor_queue_submit);
         u8 q_tail = 0;
         u32 s_stride = sizeof(drm_panthor_sync_op);
@@ -152,12 +152,16 @@ struct CreateRow {
     void (*mutate)(GroupIoctlTest::CreateReq& r, const drm_panthor_gpu_info& gi);
     bool cap_sys_nice = false;
 };
-std::ostream& operator<<(std::ostream& os, const CreateRow& r) { return os << r.name; }
+std::ostream& operator<<(std::ostream& os, const CreateRow& r) {
+    return os << r.name;
+}
 
 class GroupCreateErrno : public GroupIoctlTest, public ::testing::WithParamInterface<CreateRow> {};
 
 // A bit just outside `present`.
-u64 outside(u64 present) { return u64{1} << std::countr_one(present); }
+u64 outside(u64 present) {
+    return u64{1} << std::countr_one(present);
+}
 
 TEST_P(GroupCreateErrno, ReturnsKernelErrno) {
     const CreateRow& row = GetParam();
@@ -180,7 +184,9 @@ TEST_P(GroupCreateErrno, ReturnsKernelErrno) {
     EXPECT_EQ(group_destroy(handle), 0);
 }
 
-std::string create_row_name(const ::testing::TestParamInfo<CreateRow>& info) { return info.param.name; }
+std::string create_row_name(const ::testing::TestParamInfo<CreateRow>& info) {
+    return info.param.name;
+}
 
 using CR = GroupIoctlTest::CreateReq;
 using GI = drm_panthor_gpu_info;
@@ -297,7 +303,9 @@ struct SubmitRow {
     void (*mutate)(GroupIoctlTest::SubmitReq& r, const SubmitCtx& c);
     Outcome outcome = Outcome::Runs;
 };
-std::ostream& operator<<(std::ostream& os, const SubmitRow& r) { return os << r.name; }
+std::ostream& operator<<(std::ostream& os, const SubmitRow& r) {
+    return os << r.name;
+}
 
 class GroupSubmitErrno : public GroupIoctlTest, public ::testing::WithParamInterface<SubmitRow> {};
 
@@ -346,7 +354,9 @@ TEST_P(GroupSubmitErrno, ReturnsKernelErrnoAndRunsNothingOnFailure) {
     }
 }
 
-std::string submit_row_name(const ::testing::TestParamInfo<SubmitRow>& info) { return info.param.name; }
+std::string submit_row_name(const ::testing::TestParamInfo<SubmitRow>& info) {
+    return info.param.name;
+}
 
 using SR = GroupIoctlTest::SubmitReq;
 using SC = SubmitCtx;
@@ -450,7 +460,9 @@ struct HandleRow {
     int expected;
     int (*run)(GroupIoctlTest& t, u32 group);
 };
-std::ostream& operator<<(std::ostream& os, const HandleRow& r) { return os << r.name; }
+std::ostream& operator<<(std::ostream& os, const HandleRow& r) {
+    return os << r.name;
+}
 
 class GroupHandleErrno : public GroupIoctlTest, public ::testing::WithParamInterface<HandleRow> {};
 
@@ -461,45 +473,46 @@ TEST_P(GroupHandleErrno, ReturnsKernelErrno) {
     EXPECT_EQ(row.run(*this, g), row.expected);
 }
 
-std::string handle_row_name(const ::testing::TestParamInfo<HandleRow>& info) { return info.param.name; }
+std::string handle_row_name(const ::testing::TestParamInfo<HandleRow>& info) {
+    return info.param.name;
+}
 
 using T = GroupIoctlTest;
 
 INSTANTIATE_TEST_SUITE_P(
     Handles, GroupHandleErrno,
-    ::testing::Values(
-        HandleRow{"DestroyValid", 0, [](T& t, u32 g) { return t.destroy_raw(g, 0); }},
-        HandleRow{"DestroyPad", -EINVAL,
-                  [](T& t, u32 g) {
-                      const int ret = t.destroy_raw(g, 1);
-                      // The group is still there.
-                      EXPECT_EQ(t.get_state_raw(g, 0), 0);
-                      return ret;
-                  }},
-        HandleRow{"DestroyHandleZero", -EINVAL, [](T& t, u32) { return t.destroy_raw(0, 0); }},
-        HandleRow{"DestroyUnknown", -EINVAL, [](T& t, u32) { return t.destroy_raw(kBadHandle, 0); }},
-        HandleRow{"DestroyTwice", -EINVAL,
-                  [](T& t, u32 g) {
-                      EXPECT_EQ(t.destroy_raw(g, 0), 0);
-                      return t.destroy_raw(g, 0);
-                  }},
-        HandleRow{"GetStateValid", 0,
-                  [](T& t, u32 g) {
-                      drm_panthor_group_get_state s{};
-                      const int ret = t.get_state_raw(g, 0, &s);
-                      EXPECT_EQ(s.state, 0u);
-                      EXPECT_EQ(s.fatal_queues, 0u);
-                      EXPECT_EQ(s.pad, 0u);
-                      return ret;
-                  }},
-        HandleRow{"GetStatePad", -EINVAL, [](T& t, u32 g) { return t.get_state_raw(g, 1); }},
-        HandleRow{"GetStateHandleZero", -EINVAL, [](T& t, u32) { return t.get_state_raw(0, 0); }},
-        HandleRow{"GetStateUnknown", -EINVAL, [](T& t, u32) { return t.get_state_raw(kBadHandle, 0); }},
-        HandleRow{"GetStateAfterDestroy", -EINVAL,
-                  [](T& t, u32 g) {
-                      EXPECT_EQ(t.destroy_raw(g, 0), 0);
-                      return t.get_state_raw(g, 0);
-                  }}),
+    ::testing::Values(HandleRow{"DestroyValid", 0, [](T& t, u32 g) { return t.destroy_raw(g, 0); }},
+                      HandleRow{"DestroyPad", -EINVAL,
+                                [](T& t, u32 g) {
+                                    const int ret = t.destroy_raw(g, 1);
+                                    // The group is still there.
+                                    EXPECT_EQ(t.get_state_raw(g, 0), 0);
+                                    return ret;
+                                }},
+                      HandleRow{"DestroyHandleZero", -EINVAL, [](T& t, u32) { return t.destroy_raw(0, 0); }},
+                      HandleRow{"DestroyUnknown", -EINVAL, [](T& t, u32) { return t.destroy_raw(kBadHandle, 0); }},
+                      HandleRow{"DestroyTwice", -EINVAL,
+                                [](T& t, u32 g) {
+                                    EXPECT_EQ(t.destroy_raw(g, 0), 0);
+                                    return t.destroy_raw(g, 0);
+                                }},
+                      HandleRow{"GetStateValid", 0,
+                                [](T& t, u32 g) {
+                                    drm_panthor_group_get_state s{};
+                                    const int ret = t.get_state_raw(g, 0, &s);
+                                    EXPECT_EQ(s.state, 0u);
+                                    EXPECT_EQ(s.fatal_queues, 0u);
+                                    EXPECT_EQ(s.pad, 0u);
+                                    return ret;
+                                }},
+                      HandleRow{"GetStatePad", -EINVAL, [](T& t, u32 g) { return t.get_state_raw(g, 1); }},
+                      HandleRow{"GetStateHandleZero", -EINVAL, [](T& t, u32) { return t.get_state_raw(0, 0); }},
+                      HandleRow{"GetStateUnknown", -EINVAL, [](T& t, u32) { return t.get_state_raw(kBadHandle, 0); }},
+                      HandleRow{"GetStateAfterDestroy", -EINVAL,
+                                [](T& t, u32 g) {
+                                    EXPECT_EQ(t.destroy_raw(g, 0), 0);
+                                    return t.get_state_raw(g, 0);
+                                }}),
     handle_row_name);
 
 // =============================================================================================
@@ -556,7 +569,9 @@ struct PrioRow {
     bool cap_sys_nice;
     u8 mask;
 };
-std::ostream& operator<<(std::ostream& os, const PrioRow& r) { return os << r.name; }
+std::ostream& operator<<(std::ostream& os, const PrioRow& r) {
+    return os << r.name;
+}
 class GroupPriorities : public GroupIoctlTest, public ::testing::WithParamInterface<PrioRow> {};
 
 TEST_P(GroupPriorities, QueryMatchesWhatGroupCreateAccepts) {
@@ -634,7 +649,9 @@ struct BatchRow {
     // Makes the second queue submit (queue 1) fail.
     void (*spoil)(GroupIoctlTest::SubmitReq& r, u32 nofence);
 };
-std::ostream& operator<<(std::ostream& os, const BatchRow& r) { return os << r.name; }
+std::ostream& operator<<(std::ostream& os, const BatchRow& r) {
+    return os << r.name;
+}
 class FailingBatch : public GroupIoctlTest, public ::testing::WithParamInterface<BatchRow> {};
 
 TEST_P(FailingBatch, PushesNothing) {

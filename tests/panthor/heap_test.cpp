@@ -35,7 +35,9 @@ constexpr size_t kCtxBoSize = 8192;
 constexpr u64 kVaMask = ~u64{0xFFF};
 
 // A chunk pointer as the firmware reads it.
-u64 chunk_ptr(u64 va, u32 chunk_size) { return (va & kVaMask) | (chunk_size >> 12); }
+u64 chunk_ptr(u64 va, u32 chunk_size) {
+    return (va & kVaMask) | (chunk_size >> 12);
+}
 
 // The first 64 bytes of a chunk as the GPU sees them.
 struct ChunkHeader {
@@ -71,9 +73,11 @@ public:
             kshim::pm_runtime_put_autosuspend(dev());
         }
         active_.clear();
-        for (panthor_heap_pool* pool : pools_) panthor_heap_pool_put(pool);
+        for (panthor_heap_pool* pool : pools_)
+            panthor_heap_pool_put(pool);
         pools_.clear();
-        for (panthor_vm* vm : vms_) panthor_vm_put(vm);
+        for (panthor_vm* vm : vms_)
+            panthor_vm_put(vm);
         vms_.clear();
         PanthorTest::TearDown();
     }
@@ -101,8 +105,8 @@ public:
         return ret;
     }
     // A heap the test expects to be created.
-    drm_panthor_tiler_heap_create heap_create(u32 vm_id, u32 initial = 2, u32 chunk_size = SZ_128K,
-                                              u32 max_chunks = 8, u32 target_in_flight = 4, drm::drm_file* f = nullptr) {
+    drm_panthor_tiler_heap_create heap_create(u32 vm_id, u32 initial = 2, u32 chunk_size = SZ_128K, u32 max_chunks = 8,
+                                              u32 target_in_flight = 4, drm::drm_file* f = nullptr) {
         drm_panthor_tiler_heap_create args{};
         EXPECT_EQ(heap_create_ret(vm_id, initial, chunk_size, max_chunks, target_in_flight, &args, f), 0);
         return args;
@@ -280,7 +284,8 @@ TEST_F(PanthorHeap, ContextIsZeroedWhenHandedOut) {
     u8 ctx[64];
     std::memset(ctx, 0xA5, sizeof(ctx));
     ASSERT_TRUE(gpu_read(vm, h.tiler_heap_ctx_gpu_va, ctx, sizeof(ctx)));
-    for (u8 b : ctx) EXPECT_EQ(b, 0);
+    for (u8 b : ctx)
+        EXPECT_EQ(b, 0);
 
     // The firmware scribbles on the context; the next heap on that id starts from zero again.
     std::vector<u8> junk(64, 0xEE);
@@ -289,7 +294,8 @@ TEST_F(PanthorHeap, ContextIsZeroedWhenHandedOut) {
     const auto again = heap_create(v.id);
     ASSERT_EQ(again.tiler_heap_ctx_gpu_va, h.tiler_heap_ctx_gpu_va);
     ASSERT_TRUE(gpu_read(vm, again.tiler_heap_ctx_gpu_va, ctx, sizeof(ctx)));
-    for (u8 b : ctx) EXPECT_EQ(b, 0);
+    for (u8 b : ctx)
+        EXPECT_EQ(b, 0);
     // The context is data for the firmware, never code.
     EXPECT_TRUE(walk(vm, again.tiler_heap_ctx_gpu_va).t.xn);
 }
@@ -345,7 +351,8 @@ TEST_F(PanthorHeap, DestroyUnmapsAndFreesChunksAndTheirVa) {
 
     EXPECT_EQ(kshim::mem_counters_diff(before, kshim::mem_counters()), "");
     EXPECT_EQ(panthor_heap_pool_size(pool), pool_size);
-    for (const Chunk& c : chunks) EXPECT_FALSE(walk(vm, c.va).ok) << std::hex << c.va;
+    for (const Chunk& c : chunks)
+        EXPECT_FALSE(walk(vm, c.va).ok) << std::hex << c.va;
     EXPECT_EQ(heap_destroy(h.handle), -EINVAL);
 
     // The kernel VA went back to the VM: the same chunks come back at the same places.
@@ -397,7 +404,9 @@ struct ErrnoRow {
     int (*run)(PanthorHeap& t);
 };
 
-void PrintTo(const ErrnoRow& r, std::ostream* os) { *os << r.name; }
+void PrintTo(const ErrnoRow& r, std::ostream* os) {
+    *os << r.name;
+}
 
 class PanthorHeapErrno : public PanthorHeap, public ::testing::WithParamInterface<ErrnoRow> {};
 
@@ -406,7 +415,9 @@ TEST_P(PanthorHeapErrno, ReturnsKernelErrno) {
     EXPECT_EQ(row.run(*this), row.expected) << row.name;
 }
 
-std::string row_name(const ::testing::TestParamInfo<ErrnoRow>& info) { return info.param.name; }
+std::string row_name(const ::testing::TestParamInfo<ErrnoRow>& info) {
+    return info.param.name;
+}
 
 // Rows expecting 0 are the valid base the rows around them change in one field.
 INSTANTIATE_TEST_SUITE_P(
@@ -447,14 +458,16 @@ INSTANTIATE_TEST_SUITE_P(
                  [](PanthorHeap& t) { return t.heap_create_ret(t.make_vm().id, 2, SZ_128K, 2, 4); }},
         ErrnoRow{"MaxChunksZero", -EINVAL,
                  [](PanthorHeap& t) { return t.heap_create_ret(t.make_vm().id, 1, SZ_128K, 0, 4); }},
-        ErrnoRow{"ChunkSizeZero", -EINVAL, [](PanthorHeap& t) { return t.heap_create_ret(t.make_vm().id, 2, 0, 8, 4); }},
+        ErrnoRow{"ChunkSizeZero", -EINVAL,
+                 [](PanthorHeap& t) { return t.heap_create_ret(t.make_vm().id, 2, 0, 8, 4); }},
         ErrnoRow{"ChunkSizeNotPageAligned", -EINVAL,
                  [](PanthorHeap& t) { return t.heap_create_ret(t.make_vm().id, 2, SZ_128K + 2048, 8, 4); }},
         ErrnoRow{"ChunkSizeOneByteOverPage", -EINVAL,
                  [](PanthorHeap& t) { return t.heap_create_ret(t.make_vm().id, 2, SZ_256K + 1, 8, 4); }},
         ErrnoRow{"ChunkSizeBelow128K", -EINVAL,
                  [](PanthorHeap& t) { return t.heap_create_ret(t.make_vm().id, 2, SZ_128K - SZ_4K, 8, 4); }},
-        ErrnoRow{"ChunkSize128K", 0, [](PanthorHeap& t) { return t.heap_create_ret(t.make_vm().id, 2, SZ_128K, 8, 4); }},
+        ErrnoRow{"ChunkSize128K", 0,
+                 [](PanthorHeap& t) { return t.heap_create_ret(t.make_vm().id, 2, SZ_128K, 8, 4); }},
         ErrnoRow{"ChunkSize8M", 0, [](PanthorHeap& t) { return t.heap_create_ret(t.make_vm().id, 1, SZ_8M, 8, 4); }},
         ErrnoRow{"ChunkSizeAbove8M", -EINVAL,
                  [](PanthorHeap& t) { return t.heap_create_ret(t.make_vm().id, 1, SZ_8M + SZ_4K, 8, 4); }},
@@ -571,7 +584,8 @@ TEST_F(PanthorHeapGrow, GrowHandsOutAnUnlinkedChunkEncodedWithItsSize) {
     const u64 va = chunk & kVaMask;
     EXPECT_GE(va, vm_.kernel_start);
     EXPECT_LE(va + SZ_256K, va_end());
-    for (const Chunk& c : before) EXPECT_NE(c.va, va);
+    for (const Chunk& c : before)
+        EXPECT_NE(c.va, va);
 
     // The firmware links the chunk where it uses it: the driver leaves its header zeroed, and
     // the initial list is untouched (upstream: only initial chunks are linked).
@@ -716,7 +730,8 @@ TEST_F(PanthorHeapGrow, ParallelGrowsNeverPassMaxChunks) {
     EXPECT_EQ(grown, kMax - 1);
     EXPECT_EQ(vas.size(), grown);
     EXPECT_EQ(chunk_bytes(), size_t{kMax} * SZ_128K);
-    for (const u64 va : vas) EXPECT_TRUE(walk(vm_ptr_, va).ok);
+    for (const u64 va : vas)
+        EXPECT_TRUE(walk(vm_ptr_, va).ok);
 }
 
 TEST_F(PanthorHeapGrow, EachAllocationFailureInGrowIsEnomemAndLeavesTheHeapAsItWas) {

@@ -10,14 +10,14 @@
 #include <vector>
 
 #include "drm/drm_gem.h"
-#include "uapi/drm/drm.h"
+#include "hw/csf/regs/csf_regs.h"
+#include "hw/csf/regs/gpu_regs.h"
 #include "kernel_shim/err.h"
 #include "mock_hw/lpae_walker.h"
 #include "panthor/panthor_gem.h"
 #include "panthor/panthor_mmu.h"
-#include "hw/csf/regs/csf_regs.h"
-#include "hw/csf/regs/gpu_regs.h"
 #include "tests/panthor/panthor_test.h"
+#include "uapi/drm/drm.h"
 
 namespace panthor::testing {
 namespace {
@@ -48,7 +48,9 @@ constexpr unsigned with_size(unsigned cmd, unsigned size) {
            (size << drm::uapi::_IOC_SIZESHIFT);
 }
 
-drm_panthor_obj_array obj_array(u32 stride, u32 count, const void* p) { return {stride, count, user_ptr(p)}; }
+drm_panthor_obj_array obj_array(u32 stride, u32 count, const void* p) {
+    return {stride, count, user_ptr(p)};
+}
 
 template <class T>
 drm_panthor_obj_array obj_array(std::vector<T>& v) {
@@ -106,7 +108,8 @@ public:
         Op op{};
         op.flags = OP_SYNC_ONLY;
         op.syncs = obj_array(syncs);
-        if (tweak) tweak(op);
+        if (tweak)
+            tweak(op);
         return bind_one(vm_id, DRM_PANTHOR_VM_BIND_ASYNC, op);
     }
     // A SYNC_ONLY op signalling a fresh binary syncobj, with one field changed by `tweak`.
@@ -150,7 +153,8 @@ public:
         drm_panthor_vm_destroy args{id, pad};
         return ioctl(DRM_IOCTL_PANTHOR_VM_DESTROY, &args);
     }
-    int bo_create_ret(u64 size, u32 flags = 0, u32 exclusive_vm_id = 0, u32 pad = 0, drm_panthor_bo_create* out = nullptr) {
+    int bo_create_ret(u64 size, u32 flags = 0, u32 exclusive_vm_id = 0, u32 pad = 0,
+                      drm_panthor_bo_create* out = nullptr) {
         drm_panthor_bo_create args{};
         args.size = size;
         args.flags = flags;
@@ -263,7 +267,9 @@ struct ErrnoRow {
     int (*run)(PanthorIoctl& t);
 };
 
-std::ostream& operator<<(std::ostream& os, const ErrnoRow& r) { return os << r.name; }
+std::ostream& operator<<(std::ostream& os, const ErrnoRow& r) {
+    return os << r.name;
+}
 
 class PanthorIoctlErrno : public PanthorIoctl, public ::testing::WithParamInterface<ErrnoRow> {};
 
@@ -272,10 +278,11 @@ TEST_P(PanthorIoctlErrno, ReturnsKernelErrno) {
     EXPECT_EQ(row.run(*this), row.expected) << row.name;
 }
 
-std::string row_name(const ::testing::TestParamInfo<ErrnoRow>& info) { return info.param.name; }
+std::string row_name(const ::testing::TestParamInfo<ErrnoRow>& info) {
+    return info.param.name;
+}
 
-#define ROWS(suite, ...) \
-    INSTANTIATE_TEST_SUITE_P(suite, PanthorIoctlErrno, ::testing::Values(__VA_ARGS__), row_name)
+#define ROWS(suite, ...) INSTANTIATE_TEST_SUITE_P(suite, PanthorIoctlErrno, ::testing::Values(__VA_ARGS__), row_name)
 
 // ---- DRM core: ioctl numbers and the unplugged device ----
 ROWS(DrmCore,
@@ -293,10 +300,9 @@ ROWS(DrmCore,
      ErrnoRow{"NrPastDriverTable", -EINVAL,
               [](PanthorIoctl& t) {
                   u64 arg[2] = {};
-                  const unsigned cmd = drm::uapi::_IOC(drm::uapi::_IOC_READ | drm::uapi::_IOC_WRITE,
-                                                       drm::uapi::DRM_IOCTL_BASE,
-                                                       drm::uapi::DRM_COMMAND_BASE + DRM_PANTHOR_SET_USER_MMIO_OFFSET + 1,
-                                                       sizeof(arg));
+                  const unsigned cmd =
+                      drm::uapi::_IOC(drm::uapi::_IOC_READ | drm::uapi::_IOC_WRITE, drm::uapi::DRM_IOCTL_BASE,
+                                      drm::uapi::DRM_COMMAND_BASE + DRM_PANTHOR_SET_USER_MMIO_OFFSET + 1, sizeof(arg));
                   return t.ioctl(cmd, &arg);
               }},
      ErrnoRow{"LastDriverNr", -EINVAL,
@@ -308,9 +314,7 @@ ROWS(DrmCore,
                   return t.ioctl(cmd, &arg);
               }},
      ErrnoRow{"ArgStructBadPointer", -EFAULT,
-              [](PanthorIoctl& t) {
-                  return drm::drm_ioctl(t.file, DRM_IOCTL_PANTHOR_VM_CREATE, kBadUserPtr);
-              }},
+              [](PanthorIoctl& t) { return drm::drm_ioctl(t.file, DRM_IOCTL_PANTHOR_VM_CREATE, kBadUserPtr); }},
      ErrnoRow{"Unplugged_VmCreate", -ENODEV,
               [](PanthorIoctl& t) {
                   panthor_device_unplug(t.ptdev);
@@ -330,8 +334,7 @@ ROWS(DrmCore,
                   panthor_device_unplug(t.ptdev);
                   return t.bind_one(vm, DRM_PANTHOR_VM_BIND_ASYNC, map_op(bo, kVa, SZ_4K));
               }},
-     ErrnoRow{"Unplugged_BoCreate", -ENODEV,
-              [](PanthorIoctl& t) {
+     ErrnoRow{"Unplugged_BoCreate", -ENODEV, [](PanthorIoctl& t) {
                   panthor_device_unplug(t.ptdev);
                   return t.bo_create_ret(SZ_4K);
               }});
@@ -447,8 +450,7 @@ ROWS(VmCreate, ErrnoRow{"Default", 0, [](PanthorIoctl& t) { return t.vm_create_r
                   return t.vm_create_ret(0, 0);
               }});
 
-ROWS(VmDestroy,
-     ErrnoRow{"Valid", 0, [](PanthorIoctl& t) { return t.vm_destroy_ret(t.vm_create()); }},
+ROWS(VmDestroy, ErrnoRow{"Valid", 0, [](PanthorIoctl& t) { return t.vm_destroy_ret(t.vm_create()); }},
      ErrnoRow{"PadNonZero", -EINVAL, [](PanthorIoctl& t) { return t.vm_destroy_ret(t.vm_create(), 1); }},
      ErrnoRow{"UnknownId", -EINVAL,
               [](PanthorIoctl& t) {
@@ -500,10 +502,9 @@ ROWS(VmBind,
               [](PanthorIoctl& t) {
                   return t.bind_one(t.vm_create(), 0, map_op(t.bo_create(SZ_4K), kVa, SZ_4K, 0, 1u << 27));
               }},
-     ErrnoRow{"Map_VaUnaligned", -EINVAL,
-              [](PanthorIoctl& t) {
-                  return t.bind_one(t.vm_create(), 0, map_op(t.bo_create(SZ_4K), kVa + 0x800, SZ_4K));
-              }},
+     ErrnoRow{
+         "Map_VaUnaligned", -EINVAL,
+         [](PanthorIoctl& t) { return t.bind_one(t.vm_create(), 0, map_op(t.bo_create(SZ_4K), kVa + 0x800, SZ_4K)); }},
      ErrnoRow{"Map_SizeUnaligned", -EINVAL,
               [](PanthorIoctl& t) {
                   return t.bind_one(t.vm_create(), 0, map_op(t.bo_create(2 * SZ_4K), kVa, SZ_4K + 0x800));
@@ -534,10 +535,9 @@ ROWS(VmBind,
               [](PanthorIoctl& t) {
                   return t.bind_one(t.vm_create(), 0, map_op(t.bo_create(4 * SZ_4K), kVa, 2 * SZ_4K, 3 * SZ_4K));
               }},
-     ErrnoRow{"Map_OffsetAtBoEnd", -EINVAL,
-              [](PanthorIoctl& t) {
-                  return t.bind_one(t.vm_create(), 0, map_op(t.bo_create(SZ_4K), kVa, SZ_4K, SZ_4K));
-              }},
+     ErrnoRow{
+         "Map_OffsetAtBoEnd", -EINVAL,
+         [](PanthorIoctl& t) { return t.bind_one(t.vm_create(), 0, map_op(t.bo_create(SZ_4K), kVa, SZ_4K, SZ_4K)); }},
      ErrnoRow{"Map_OffsetPlusSizeOverflows", -EINVAL,
               [](PanthorIoctl& t) {
                   // offset + size wraps to a value inside the BO: only offset > bo_size - size sees it.
@@ -698,10 +698,14 @@ ROWS(VmBindAsync,
                   return t.bind_one(t.vm_create(), DRM_PANTHOR_VM_BIND_ASYNC, op);
               }},
      ErrnoRow{"SyncOnly_Signal", 0,
-              [](PanthorIoctl& t) { return t.sync_only(t.vm_create(), {{SYNC_SIGNAL | SYNC_BINARY, t.syncobj_create(), 0}}); }},
+              [](PanthorIoctl& t) {
+                  return t.sync_only(t.vm_create(), {{SYNC_SIGNAL | SYNC_BINARY, t.syncobj_create(), 0}});
+              }},
      ErrnoRow{"SyncOnly_NoSyncs", -EINVAL, [](PanthorIoctl& t) { return t.sync_only(t.vm_create(), {}); }},
      ErrnoRow{"SyncOnly_MapFlag", -EINVAL,
-              [](PanthorIoctl& t) { return t.sync_only_signal_with([](Op& op) { op.flags |= DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC; }); }},
+              [](PanthorIoctl& t) {
+                  return t.sync_only_signal_with([](Op& op) { op.flags |= DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC; });
+              }},
      ErrnoRow{"SyncOnly_BoHandle", -EINVAL,
               [](PanthorIoctl& t) {
                   const u32 bo = t.bo_create(SZ_4K);
@@ -713,7 +717,8 @@ ROWS(VmBindAsync,
               [](PanthorIoctl& t) { return t.sync_only_signal_with([](Op& op) { op.va = kVa; }); }},
      ErrnoRow{"SyncOnly_Size", -EINVAL,
               [](PanthorIoctl& t) { return t.sync_only_signal_with([](Op& op) { op.size = SZ_4K; }); }},
-     ErrnoRow{"EmptyOpsArray", 0, [](PanthorIoctl& t) { return t.bind(t.vm_create(), DRM_PANTHOR_VM_BIND_ASYNC, {}); }});
+     ErrnoRow{"EmptyOpsArray", 0,
+              [](PanthorIoctl& t) { return t.bind(t.vm_create(), DRM_PANTHOR_VM_BIND_ASYNC, {}); }});
 
 // ---- drm_panthor_obj_array (VM_BIND's ops; the sync-op arrays are below) ----
 ROWS(ObjArray,
@@ -723,7 +728,9 @@ ROWS(ObjArray,
                   return t.bind_raw(t.vm_create(), 0, {0, 0, kBadUserPtr});
               }},
      ErrnoRow{"CountZeroIsEmpty_Async", 0,
-              [](PanthorIoctl& t) { return t.bind_raw(t.vm_create(), DRM_PANTHOR_VM_BIND_ASYNC, {0, 0, kBadUserPtr}); }},
+              [](PanthorIoctl& t) {
+                  return t.bind_raw(t.vm_create(), DRM_PANTHOR_VM_BIND_ASYNC, {0, 0, kBadUserPtr});
+              }},
      ErrnoRow{"StrideBelowMinimum", -EINVAL,
               [](PanthorIoctl& t) {
                   std::vector<Op> ops = {map_op(t.bo_create(SZ_4K), kVa, SZ_4K)};
@@ -771,7 +778,9 @@ ROWS(ObjArray,
                   return t.bind_raw(t.vm_create(), 0, obj_array(stride, 1, buf.data()));
               }},
      ErrnoRow{"BadArrayPointer", -EFAULT,
-              [](PanthorIoctl& t) { return t.bind_raw(t.vm_create(), 0, {sizeof(Op), 1, kBadUserPtr}); }},
+              [](PanthorIoctl& t) {
+                  return t.bind_raw(t.vm_create(), 0, {sizeof(Op), 1, kBadUserPtr});
+              }},
      ErrnoRow{"ArrayPastUserMemory", -EFAULT,
               [](PanthorIoctl& t) {
                   std::vector<Op> ops = {map_op(t.bo_create(SZ_4K), kVa, SZ_4K), unmap_op(kVa, SZ_4K)};
@@ -785,7 +794,9 @@ ROWS(ObjArray,
 // ---- drm_panthor_sync_op (on an asynchronous SYNC_ONLY op) ----
 ROWS(SyncOp,
      ErrnoRow{"SignalBinary", 0,
-              [](PanthorIoctl& t) { return t.sync_only(t.vm_create(), {{SYNC_SIGNAL | SYNC_BINARY, t.syncobj_create(), 0}}); }},
+              [](PanthorIoctl& t) {
+                  return t.sync_only(t.vm_create(), {{SYNC_SIGNAL | SYNC_BINARY, t.syncobj_create(), 0}});
+              }},
      ErrnoRow{"SignalTimelinePoint", 0,
               [](PanthorIoctl& t) {
                   return t.sync_only(t.vm_create(), {{SYNC_SIGNAL | SYNC_TIMELINE, t.syncobj_create(), 5}});
@@ -805,7 +816,9 @@ ROWS(SyncOp,
                                                      {SYNC_SIGNAL | SYNC_BINARY, t.syncobj_create(), 0}});
               }},
      ErrnoRow{"HandleType2", -EINVAL,
-              [](PanthorIoctl& t) { return t.sync_only(t.vm_create(), {{SYNC_SIGNAL | 2u, t.syncobj_create(), 0}}); }},
+              [](PanthorIoctl& t) {
+                  return t.sync_only(t.vm_create(), {{SYNC_SIGNAL | 2u, t.syncobj_create(), 0}});
+              }},
      ErrnoRow{"HandleType255_Wait", -EINVAL,
               [](PanthorIoctl& t) {
                   return t.sync_only(t.vm_create(), {{SYNC_WAIT | 0xffu, t.syncobj_create(true), 0},
@@ -821,7 +834,9 @@ ROWS(SyncOp,
                                                      {SYNC_SIGNAL | SYNC_BINARY, t.syncobj_create(), 0}});
               }},
      ErrnoRow{"SignalUnknownSyncobj", -EINVAL,
-              [](PanthorIoctl& t) { return t.sync_only(t.vm_create(), {{SYNC_SIGNAL | SYNC_BINARY, kBadHandle, 0}}); }},
+              [](PanthorIoctl& t) {
+                  return t.sync_only(t.vm_create(), {{SYNC_SIGNAL | SYNC_BINARY, kBadHandle, 0}});
+              }},
      ErrnoRow{"WaitUnknownSyncobj", -ENOENT,
               [](PanthorIoctl& t) {
                   return t.sync_only(t.vm_create(), {{SYNC_WAIT | SYNC_BINARY, kBadHandle, 0},
@@ -923,8 +938,7 @@ ROWS(BoSetLabel,
                   UserRange r(s.data(), s.size());
                   return t.bo_set_label(t.bo_create(SZ_4K), user_ptr(s.data()));
               }},
-     ErrnoRow{"BadPointer", -EFAULT,
-              [](PanthorIoctl& t) { return t.bo_set_label(t.bo_create(SZ_4K), kBadUserPtr); }},
+     ErrnoRow{"BadPointer", -EFAULT, [](PanthorIoctl& t) { return t.bo_set_label(t.bo_create(SZ_4K), kBadUserPtr); }},
      ErrnoRow{"UnterminatedAtEndOfUserMemory", -EFAULT,
               [](PanthorIoctl& t) {
                   static const char label[4] = {'a', 'b', 'c', 'd'};
@@ -974,22 +988,21 @@ ROWS(Mmap,
                   t.bo_offset_of(t.bo_create(SZ_4K));
                   return t.mmap(u64{1} << 40, SZ_4K, PROT_READ, MAP_SHARED);
               }},
-     ErrnoRow{"UnalignedOffset", -EINVAL,
-              [](PanthorIoctl& t) {
-                  return t.mmap(t.bo_offset_of(t.bo_create(SZ_4K)) + 16, SZ_4K, PROT_READ, MAP_SHARED);
-              }},
+     ErrnoRow{
+         "UnalignedOffset", -EINVAL,
+         [](PanthorIoctl& t) { return t.mmap(t.bo_offset_of(t.bo_create(SZ_4K)) + 16, SZ_4K, PROT_READ, MAP_SHARED); }},
      ErrnoRow{"Unplugged", -ENODEV,
               [](PanthorIoctl& t) {
                   const u64 off = t.bo_offset_of(t.bo_create(SZ_4K));
                   panthor_device_unplug(t.ptdev);
                   return t.mmap(off, SZ_4K, PROT_READ, MAP_SHARED);
               }},
-     ErrnoRow{"FlushId64_SharedReadOnePage", 0,
-              [](PanthorIoctl& t) { return t.mmap(DRM_PANTHOR_USER_FLUSH_ID_MMIO_OFFSET, SZ_4K, PROT_READ, MAP_SHARED); }},
-     ErrnoRow{"FlushId64_Private", -EINVAL,
-              [](PanthorIoctl& t) {
-                  return t.mmap(DRM_PANTHOR_USER_FLUSH_ID_MMIO_OFFSET, SZ_4K, PROT_READ, MAP_PRIVATE);
-              }},
+     ErrnoRow{
+         "FlushId64_SharedReadOnePage", 0,
+         [](PanthorIoctl& t) { return t.mmap(DRM_PANTHOR_USER_FLUSH_ID_MMIO_OFFSET, SZ_4K, PROT_READ, MAP_SHARED); }},
+     ErrnoRow{
+         "FlushId64_Private", -EINVAL,
+         [](PanthorIoctl& t) { return t.mmap(DRM_PANTHOR_USER_FLUSH_ID_MMIO_OFFSET, SZ_4K, PROT_READ, MAP_PRIVATE); }},
      ErrnoRow{"FlushId64_TwoPages", -EINVAL,
               [](PanthorIoctl& t) {
                   return t.mmap(DRM_PANTHOR_USER_FLUSH_ID_MMIO_OFFSET, 2 * SZ_4K, PROT_READ, MAP_SHARED);

@@ -72,7 +72,9 @@ void PanthorTest::remove() {
     ptdev = nullptr;
 }
 
-int PanthorTest::open_file(drm::drm_file** out, bool render) { return machine_->open_file(out, render); }
+int PanthorTest::open_file(drm::drm_file** out, bool render) {
+    return machine_->open_file(out, render);
+}
 
 u32 PanthorTest::vm_create(u64 user_va_range, drm::drm_file* f) {
     drm_panthor_vm_create args{};

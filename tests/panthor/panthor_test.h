@@ -11,14 +11,14 @@
 #include "drm/drm_ioctl.h"
 #include "drm/drm_mmap.h"
 #include "drm/uaccess.h"
-#include "uapi/drm/panthor_drm.h"
-#include "kernel_shim/pm_runtime.h"
 #include "host/machine.h"
+#include "hw/csf/regs/gpu_regs.h"
+#include "kernel_shim/pm_runtime.h"
 #include "mock_hw/platform.h"
 #include "panthor/panthor_device.h"
 #include "panthor/panthor_drv.h"
-#include "hw/csf/regs/gpu_regs.h"
 #include "tests/support/kernel_test.h"
+#include "uapi/drm/panthor_drm.h"
 
 namespace panthor::testing {
 

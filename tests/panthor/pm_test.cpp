@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "hw/csf/fw_iface.h"
+#include "hw/csf/regs/gpu_regs.h"
 #include "kernel_shim/clk.h"
 #include "kernel_shim/log.h"
 #include "kernel_shim/pm_runtime.h"
@@ -12,10 +14,8 @@
 #include "kernel_shim/time.h"
 #include "mock_hw/fault_plan.h"
 #include "mock_hw/gpu.h"
-#include "hw/csf/fw_iface.h"
 #include "panthor/panthor_fw.h"
 #include "panthor/panthor_mmu.h"
-#include "hw/csf/regs/gpu_regs.h"
 #include "tests/panthor/panthor_test.h"
 
 namespace panthor::testing {
@@ -34,13 +34,10 @@ protected:
         if (ptdev)
             count_soft_resets();
     }
-    u64 l2_ready() {
-        return gpu().peek32(L2_READY).value_or(0) | (u64{gpu().peek32(L2_READY + 4).value_or(0)} << 32);
-    }
+    u64 l2_ready() { return gpu().peek32(L2_READY).value_or(0) | (u64{gpu().peek32(L2_READY + 4).value_or(0)} << 32); }
     // Enabled and prepared counts of the three clocks of the G610 node, summed.
     int clocks_enabled() {
-        return ptdev->clks.core->enable_count +
-               (ptdev->clks.stacks ? ptdev->clks.stacks->enable_count : 0) +
+        return ptdev->clks.core->enable_count + (ptdev->clks.stacks ? ptdev->clks.stacks->enable_count : 0) +
                (ptdev->clks.coregroup ? ptdev->clks.coregroup->enable_count : 0);
     }
     int clocks_prepared() {
@@ -67,7 +64,8 @@ protected:
         const u32 bo = bo_create(kPage);
         auto* cpu = static_cast<u32*>(bo_cpu(bo, kPage));
         if (cpu)
-            for (size_t i = 0; i < kPage / sizeof(u32); i++) cpu[i] = fill + static_cast<u32>(i);
+            for (size_t i = 0; i < kPage / sizeof(u32); i++)
+                cpu[i] = fill + static_cast<u32>(i);
         return bo;
     }
 
@@ -108,7 +106,6 @@ protected:
         panthor_fw_global_iface* glb = panthor_fw_get_glb_iface(ptdev);
         EXPECT_EQ(glb->output->ack & GLB_REQ_MASK & ~GLB_HALT, glb->input->req & GLB_REQ_MASK & ~GLB_HALT);
     }
-
 };
 
 TEST_F(PanthorPm, ProbeLeavesDeviceActiveThenAutosuspendsAfter50ms) {
@@ -249,7 +246,9 @@ struct ClockCase {
     const char* name;
     kshim::Clk* (*get)(panthor_device*);
 };
-void PrintTo(const ClockCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const ClockCase& c, std::ostream* os) {
+    *os << c.name;
+}
 
 class PanthorPmClockFail : public PanthorPm, public ::testing::WithParamInterface<ClockCase> {};
 
@@ -289,8 +288,7 @@ TEST_P(PanthorPmClockFail, FailedResumeReturnsTheErrnoAndTheNextIoctlWorks) {
 INSTANTIATE_TEST_SUITE_P(Clocks, PanthorPmClockFail,
                          ::testing::Values(ClockCase{"core", [](panthor_device* p) { return p->clks.core; }},
                                            ClockCase{"stacks", [](panthor_device* p) { return p->clks.stacks; }},
-                                           ClockCase{"coregroup",
-                                                     [](panthor_device* p) { return p->clks.coregroup; }}),
+                                           ClockCase{"coregroup", [](panthor_device* p) { return p->clks.coregroup; }}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST_F(PanthorPm, FastRestartThatFailsToBootFallsBackToASlowOne) {

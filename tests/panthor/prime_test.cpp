@@ -7,14 +7,14 @@
 #include <cstring>
 
 #include "drm/drm_file.h"
+#include "drm/drm_gem_shmem_helper.h"
 #include "drm/drm_mmap.h"
 #include "drm/drm_prime.h"
-#include "drm/drm_gem_shmem_helper.h"
-#include "uapi/drm/drm.h"
 #include "kernel_shim/dma-buf/dma-buf.h"
 #include "panthor/panthor_gem.h"
 #include "panthor/panthor_mmu.h"
 #include "tests/panthor/panthor_test.h"
+#include "uapi/drm/drm.h"
 
 namespace panthor::testing {
 namespace {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/csf/regs/gpu_regs.h"
 #include "kernel_shim/clk.h"
 #include "kernel_shim/err.h"
 #include "kernel_shim/fault_inject.h"
@@ -21,7 +22,6 @@
 #include "panthor/panthor_gem.h"
 #include "panthor/panthor_gpu.h"
 #include "panthor/panthor_mmu.h"
-#include "hw/csf/regs/gpu_regs.h"
 #include "tests/panthor/panthor_test.h"
 
 namespace panthor::testing {
@@ -325,7 +325,9 @@ struct AllocSweep {
     u64 last;   // the last one this shard tries (0: until probe no longer reaches it)
 };
 
-void PrintTo(const AllocSweep& s, std::ostream* os) { *os << s.name; }
+void PrintTo(const AllocSweep& s, std::ostream* os) {
+    *os << s.name;
+}
 
 class PanthorProbeAllocFailure : public PanthorProbeManual, public ::testing::WithParamInterface<AllocSweep> {};
 
@@ -390,7 +392,8 @@ TEST_P(PanthorProbeAllocFailure, EachFailureUnwindsCleanly) {
     RecordProperty("absorbed", absorbed_list);
     std::printf("[ probe   ] %s: allocations %llu..%llu, %llu failed probes, absorbed:%s\n", sweep.name,
                 static_cast<unsigned long long>(sweep.first), static_cast<unsigned long long>(n - 1),
-                static_cast<unsigned long long>(failed_probes), absorbed_list.empty() ? " none" : absorbed_list.c_str());
+                static_cast<unsigned long long>(failed_probes),
+                absorbed_list.empty() ? " none" : absorbed_list.c_str());
 
     // A probe with nothing injected still works on the same platform device.
     ASSERT_EQ(probe(), 0);
@@ -448,7 +451,9 @@ struct HwWaitFault {
     const char* error_log;    // what the driver says when it hits it
 };
 
-void PrintTo(const HwWaitFault& f, std::ostream* os) { *os << f.name; }
+void PrintTo(const HwWaitFault& f, std::ostream* os) {
+    *os << f.name;
+}
 
 mock_hw::FaultSpec fault(mock_hw::FaultKind kind) {
     mock_hw::FaultSpec s;
@@ -458,9 +463,7 @@ mock_hw::FaultSpec fault(mock_hw::FaultKind kind) {
 
 class PanthorProbeHwWait : public PanthorProbeManual, public ::testing::WithParamInterface<HwWaitFault> {
 protected:
-    void fresh_platform() {
-        new_device();
-    }
+    void fresh_platform() { new_device(); }
 };
 
 TEST_P(PanthorProbeHwWait, EachStalledWaitFailsOrIsSurvivedCleanly) {
@@ -589,8 +592,8 @@ TEST_F(PanthorProbeManual, GlbConfigAckDroppedIsOnlyWarnedAbout) {
 
     ASSERT_EQ(probe(), 0);
     EXPECT_EQ(gpu().faults().fired(drop_id), 1u);
-    EXPECT_TRUE(kshim::log_contains("FW global interface configuration not acknowledged (acked=0x40a)",
-                                    kshim::LogLevel::Warn));
+    EXPECT_TRUE(
+        kshim::log_contains("FW global interface configuration not acknowledged (acked=0x40a)", kshim::LogLevel::Warn));
     EXPECT_FALSE(panthor_device_reset_is_pending(ptdev));
 
     // Kept active past two ping periods: the watchdog pings, the FW answers, nothing resets.
@@ -655,11 +658,11 @@ TEST_F(PanthorDevQuery, NullPointerReturnsTheKernelSize) {
         u32 type;
         u32 size;
     };
-    for (const Case& c : {Case{DRM_PANTHOR_DEV_QUERY_GPU_INFO, sizeof(drm_panthor_gpu_info)},
-                          Case{DRM_PANTHOR_DEV_QUERY_CSIF_INFO, sizeof(drm_panthor_csif_info)},
-                          Case{DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, sizeof(drm_panthor_timestamp_info)},
-                          Case{DRM_PANTHOR_DEV_QUERY_GROUP_PRIORITIES_INFO,
-                               sizeof(drm_panthor_group_priorities_info)}}) {
+    for (const Case& c :
+         {Case{DRM_PANTHOR_DEV_QUERY_GPU_INFO, sizeof(drm_panthor_gpu_info)},
+          Case{DRM_PANTHOR_DEV_QUERY_CSIF_INFO, sizeof(drm_panthor_csif_info)},
+          Case{DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, sizeof(drm_panthor_timestamp_info)},
+          Case{DRM_PANTHOR_DEV_QUERY_GROUP_PRIORITIES_INFO, sizeof(drm_panthor_group_priorities_info)}}) {
         u32 size = 0;
         EXPECT_EQ(dev_query(c.type, nullptr, 0, &size), 0) << c.type;
         EXPECT_EQ(size, c.size) << c.type;
@@ -782,7 +785,9 @@ struct SizeCase {
     u32 stable_bytes;  // leading bytes that do not change between two queries
 };
 
-void PrintTo(const SizeCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const SizeCase& c, std::ostream* os) {
+    *os << c.name;
+}
 
 class PanthorDevQuerySize : public PanthorDevQuery, public ::testing::WithParamInterface<SizeCase> {
 protected:
@@ -829,14 +834,14 @@ TEST_P(PanthorDevQuerySize, NegotiatesTheObjectSize) {
         ASSERT_EQ(buf[i], kPoison) << "past the user's size: byte " << i;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Types, PanthorDevQuerySize,
-    ::testing::Values(SizeCase{"GpuInfo", DRM_PANTHOR_DEV_QUERY_GPU_INFO, 96, 104, 104},
-                      SizeCase{"CsifInfo", DRM_PANTHOR_DEV_QUERY_CSIF_INFO, 24, 24, 24},
-                      // current_timestamp moves: only the frequency is compared.
-                      SizeCase{"TimestampInfo", DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, 16, 24, 8},
-                      SizeCase{"GroupPrioritiesInfo", DRM_PANTHOR_DEV_QUERY_GROUP_PRIORITIES_INFO, 4, 4, 4}),
-    [](const ::testing::TestParamInfo<SizeCase>& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Types, PanthorDevQuerySize,
+                         ::testing::Values(SizeCase{"GpuInfo", DRM_PANTHOR_DEV_QUERY_GPU_INFO, 96, 104, 104},
+                                           SizeCase{"CsifInfo", DRM_PANTHOR_DEV_QUERY_CSIF_INFO, 24, 24, 24},
+                                           // current_timestamp moves: only the frequency is compared.
+                                           SizeCase{"TimestampInfo", DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, 16, 24, 8},
+                                           SizeCase{"GroupPrioritiesInfo", DRM_PANTHOR_DEV_QUERY_GROUP_PRIORITIES_INFO,
+                                                    4, 4, 4}),
+                         [](const ::testing::TestParamInfo<SizeCase>& info) { return std::string(info.param.name); });
 
 // The answers follow the GPU and firmware the driver finds, not constants.
 class PanthorDevQueryOtherGpu : public PanthorDevQuery {

@@ -59,12 +59,11 @@ enum class FaultClass {
     SoftResetFail,    // the FW hangs and the GPU soft reset that follows never completes
     AllocFailure,     // a CS_UNRECOVERABLE reset while kernel allocations fail at random
 };
-constexpr FaultClass kClasses[] = {FaultClass::ProgressTimeout, FaultClass::SpinLoop,       FaultClass::JobTimeout,
-                                   FaultClass::MmuFault,
-                                   FaultClass::CsFatal,         FaultClass::CsFault,        FaultClass::CsUnrecoverable,
-                                   FaultClass::CsgAckTimeout,   FaultClass::FwHang,         FaultClass::McuFatal,
-                                   FaultClass::AsStuck,         FaultClass::GpuFault,       FaultClass::TilerOom,
-                                   FaultClass::InheritFault,    FaultClass::SoftResetFail,  FaultClass::AllocFailure};
+constexpr FaultClass kClasses[] = {
+    FaultClass::ProgressTimeout, FaultClass::SpinLoop,     FaultClass::JobTimeout,      FaultClass::MmuFault,
+    FaultClass::CsFatal,         FaultClass::CsFault,      FaultClass::CsUnrecoverable, FaultClass::CsgAckTimeout,
+    FaultClass::FwHang,          FaultClass::McuFatal,     FaultClass::AsStuck,         FaultClass::GpuFault,
+    FaultClass::TilerOom,        FaultClass::InheritFault, FaultClass::SoftResetFail,   FaultClass::AllocFailure};
 
 const char* class_name(FaultClass c) {
     switch (c) {
@@ -90,12 +89,12 @@ const char* class_name(FaultClass c) {
 
 // When the fault is armed (or, for a fault carried by a job, when that job is submitted).
 enum class Trigger {
-    BeforeSubmit,    // before the workload's first submission
-    WhileRunning,    // at a seeded moment while jobs run
-    DuringReset,     // together with a reset the test requests
-    DuringAsyncBind, // while an asynchronous VM_BIND waits on a job's fence
-    DuringTick,      // inside the n-th scheduler tick (seeded), at its doorbell write
-    DuringSuspend,   // inside a runtime suspend, at its n-th (seeded) register write
+    BeforeSubmit,     // before the workload's first submission
+    WhileRunning,     // at a seeded moment while jobs run
+    DuringReset,      // together with a reset the test requests
+    DuringAsyncBind,  // while an asynchronous VM_BIND waits on a job's fence
+    DuringTick,       // inside the n-th scheduler tick (seeded), at its doorbell write
+    DuringSuspend,    // inside a runtime suspend, at its n-th (seeded) register write
 };
 constexpr Trigger kTriggers[] = {Trigger::BeforeSubmit,    Trigger::WhileRunning, Trigger::DuringReset,
                                  Trigger::DuringAsyncBind, Trigger::DuringTick,   Trigger::DuringSuspend};
@@ -133,13 +132,15 @@ bool fails_alone(FaultClass c) {
 
 // Triggers that fire from inside the driver (an MMIO hook): a job-borne fault is then a culprit
 // submitted up front behind a gate word the hook opens.
-bool hook_triggered(Trigger t) { return t == Trigger::DuringTick || t == Trigger::DuringSuspend; }
+bool hook_triggered(Trigger t) {
+    return t == Trigger::DuringTick || t == Trigger::DuringSuspend;
+}
 
 // The faults carried by the culprit's own job rather than by the FaultPlan.
 bool job_borne(FaultClass c) {
     return c == FaultClass::ProgressTimeout || c == FaultClass::SpinLoop || c == FaultClass::JobTimeout ||
-           c == FaultClass::MmuFault ||
-           c == FaultClass::CsFault || c == FaultClass::TilerOom || c == FaultClass::InheritFault;
+           c == FaultClass::MmuFault || c == FaultClass::CsFault || c == FaultClass::TilerOom ||
+           c == FaultClass::InheritFault;
 }
 
 using Param = std::tuple<FaultClass, Trigger, u64>;
@@ -197,8 +198,10 @@ class RecoveryCampaign : public SchedTest, public ::testing::WithParamInterface<
 protected:
     FaultClass cls() const { return std::get<0>(GetParam()); }
     Trigger trig() const { return std::get<1>(GetParam()); }
-    u64 seed() const { return kshim::seed_from_env(std::get<2>(GetParam()) * 1000003 + static_cast<u64>(cls()) * 31 +
-                                                   static_cast<u64>(trig())); }
+    u64 seed() const {
+        return kshim::seed_from_env(std::get<2>(GetParam()) * 1000003 + static_cast<u64>(cls()) * 31 +
+                                    static_cast<u64>(trig()));
+    }
 
     kshim::RuntimeOptions runtime_options() const override {
         kshim::RuntimeOptions o;
@@ -239,10 +242,10 @@ protected:
     }
 
     struct Job {
-        u32 group = 0;       // index into groups_
+        u32 group = 0;  // index into groups_
         u32 queue = 0;
-        u32 syncobj = 0;     // its done fence
-        u64 count_off = 0;   // where the job counts its runs
+        u32 syncobj = 0;        // its done fence
+        u64 count_off = 0;      // where the job counts its runs
         bool cs_fault = false;  // the CS_FAULT job (fails alone)
         bool culprit = false;   // carries the class's fault
     };
@@ -272,8 +275,8 @@ protected:
             return;
         ASSERT_EQ(cr, 0);
         j.syncobj = sc.handle;
-        const int r = submit(groups_[j.group].handle, {{.queue = j.queue, .stream = stream, .size = size,
-                                                        .syncs = {signal_op(j.syncobj)}}});
+        const int r = submit(groups_[j.group].handle,
+                             {{.queue = j.queue, .stream = stream, .size = size, .syncs = {signal_op(j.syncobj)}}});
         if (r && (may_refuse || ptdev->base.is_unplugged()) && (r == -ENOMEM || r == -ENODEV))
             return;
         // Submitting to a group the fault already killed is refused: that is not a violation.
@@ -289,12 +292,14 @@ protected:
         const int r = syncobj_wait(handles, bound);
         if (r != -ENODEV)
             return r == 0;
-        return run_until([&] {
-            for (u32 h : handles)
-                if (fence_status(h) == 0)
-                    return false;
-            return true;
-        }, bound);
+        return run_until(
+            [&] {
+                for (u32 h : handles)
+                    if (fence_status(h) == 0)
+                        return false;
+                return true;
+            },
+            bound);
     }
 
     // The FaultPlan spec of the class (FaultPlan-borne classes only), armed now.
@@ -390,12 +395,15 @@ protected:
             v = {cs::move48(6, data_va(kGate)), cs::move48(8, 0), cs::sync_wait64(6, 8, cs::GREATER)};
         auto append = [&](const std::vector<u64>& w) { v.insert(v.end(), w.begin(), w.end()); };
         auto counted = [&](MockShader::Kind kind, ktime_t duration, u64 addr = 0, u64 value = 0) {
-            append({cs::move48(16, put_shader(shader(kind, duration, addr, value))), cs::run_compute(1), cs::wait(0xFF)});
+            append(
+                {cs::move48(16, put_shader(shader(kind, duration, addr, value))), cs::run_compute(1), cs::wait(0xFF)});
             append(count_instrs(j.count_off));
         };
         switch (cls()) {
         case FaultClass::ProgressTimeout: counted(MockShader::Hang, 0); break;
-        case FaultClass::SpinLoop: append({cs::move48(2, 0x1234), cs::move32(4, 7), cs::branch(cs::ALWAYS, 0, -3)}); break;
+        case FaultClass::SpinLoop:
+            append({cs::move48(2, 0x1234), cs::move32(4, 7), cs::branch(cs::ALWAYS, 0, -3)});
+            break;
         case FaultClass::JobTimeout:
             append({cs::move48(6, data_va(kNeverSet)), cs::move48(8, 0), cs::sync_wait64(6, 8, cs::GREATER)});
             break;
@@ -453,10 +461,10 @@ protected:
 
     u64 next_count() { return (count_next_++) * 8; }
 
-    static constexpr u64 kNeverSet = 0xF0000;  // data offset of a word nothing writes (below the shaders)
-    static constexpr u64 kGate = 0xF0040;      // the hook-opened gate of a culprit
+    static constexpr u64 kNeverSet = 0xF0000;     // data offset of a word nothing writes (below the shaders)
+    static constexpr u64 kGate = 0xF0040;         // the hook-opened gate of a culprit
     static constexpr u64 kInheritSync = 0xF0080;  // InheritFault's sync object
-    static constexpr u32 kVictim = 4;           // the victim group (own VM)
+    static constexpr u32 kVictim = 4;             // the victim group (own VM)
 
     drm_panthor_tiler_heap_create heap_{};  // TilerOom: the victim VM's heap that cannot grow
     bool hook_fired_ = false;
@@ -494,7 +502,8 @@ TEST_P(RecoveryCampaign, InvariantsHold) {
 
     // The fault's moment, seeded; before_submit arms it at once. The hook-fired triggers arm
     // from inside the driver: the n-th tick, or the n-th register write of a runtime suspend.
-    const ktime_t fault_at = trig() == Trigger::BeforeSubmit ? 0 : static_cast<ktime_t>(1 + rng() % 30) * kshim::NSEC_PER_MSEC;
+    const ktime_t fault_at =
+        trig() == Trigger::BeforeSubmit ? 0 : static_cast<ktime_t>(1 + rng() % 30) * kshim::NSEC_PER_MSEC;
     bool armed = hook_triggered(trig());
     if (armed) {
         install_trigger_hook(static_cast<u32>(1 + rng() % (trig() == Trigger::DuringTick ? 4 : 6)));
@@ -602,8 +611,8 @@ TEST_P(RecoveryCampaign, InvariantsHold) {
         std::string blocked;
         for (const std::string& t : kshim::Runtime::get()->stuck_tasks())
             blocked += "\n  blocked: " + t;
-        FAIL() << "fences not signalled " << kSignalBound / kshim::NSEC_PER_SEC << " s after the last submission:" << pending
-               << blocked;
+        FAIL() << "fences not signalled " << kSignalBound / kshim::NSEC_PER_SEC
+               << " s after the last submission:" << pending << blocked;
     }
 
     // A failed reset signals the fences before it unplugs the device: let it finish first.
@@ -632,8 +641,8 @@ TEST_P(RecoveryCampaign, InvariantsHold) {
         const int st = fence_status(j.syncobj);
         const u64 runs = read_data(j.count_off);
         const u32 gs = state[j.group];
-        const std::string who = "group " + std::to_string(j.group) + " queue " + std::to_string(j.queue) +
-                                " job@" + std::to_string(j.count_off);
+        const std::string who = "group " + std::to_string(j.group) + " queue " + std::to_string(j.queue) + " job@" +
+                                std::to_string(j.count_off);
         EXPECT_LE(runs, 1u) << who << " ran " << runs << " times";
         if (st == 1) {
             if (!j.culprit || fails_alone(cls())) {
@@ -702,7 +711,8 @@ TEST_P(RecoveryCampaign, InvariantsHold) {
         drm_panthor_vm_get_state vs{.vm_id = vms_[v], .state = 0};
         ASSERT_EQ(ioctl(DRM_IOCTL_PANTHOR_VM_GET_STATE, &vs), 0);
         const bool failed_bind_here = v == 0 && bind_status != 1;
-        EXPECT_EQ(vs.state, static_cast<u32>(failed_bind_here ? DRM_PANTHOR_VM_STATE_UNUSABLE : DRM_PANTHOR_VM_STATE_USABLE))
+        EXPECT_EQ(vs.state,
+                  static_cast<u32>(failed_bind_here ? DRM_PANTHOR_VM_STATE_UNUSABLE : DRM_PANTHOR_VM_STATE_USABLE))
             << "vm " << v;
     }
 

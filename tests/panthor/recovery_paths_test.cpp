@@ -22,7 +22,8 @@ protected:
     // A compute job writing `value` at data offset `off`: skipped (a no-op) while the stream is in
     // the error state a CS fault leaves until the next ERROR_BARRIER.
     std::vector<u64> write_job_instrs(u64 off, u64 value) {
-        return {cs::move48(16, put_shader(shader(mock_hw::MockShader::Write, 10 * kshim::NSEC_PER_USEC, data_va(off), value))),
+        return {cs::move48(
+                    16, put_shader(shader(mock_hw::MockShader::Write, 10 * kshim::NSEC_PER_USEC, data_va(off), value))),
                 cs::run_compute(1), cs::wait(0xFF)};
     }
     static std::vector<u64> concat(std::vector<u64> a, const std::vector<u64>& b) {

@@ -1,8 +1,8 @@
 // The scheduler test fixture (sched_test.h).
 #include "tests/panthor/sched_test.h"
 
-#include <cstring>
 #include <cstddef>
+#include <cstring>
 #include <deque>
 
 namespace panthor::testing {

@@ -57,8 +57,8 @@ protected:
 
     // A compute job holding a core for `duration`, then writing `value` at data offset `off`.
     u64 compute_stream(u64 off, u64 value, ktime_t duration) {
-        return put_stream({cs::move48(16, put_shader(shader(MockShader::Write, duration, data_va(off), value))),
-                           cs::run_compute(1)});
+        return put_stream(
+            {cs::move48(16, put_shader(shader(MockShader::Write, duration, data_va(off), value))), cs::run_compute(1)});
     }
     u64 run_stream(ktime_t duration) {
         return put_stream({cs::move48(16, put_shader(shader(MockShader::Run, duration))), cs::run_compute(1)});
@@ -175,10 +175,11 @@ TEST_F(SchedLifecycleTest, FileCloseWithJobsInFlightCancelsThemAndSparesOtherFil
     for (u32 q = 0; q < 2; q++) {
         for (u32 i = 0; i < 2; i++) {
             const u32 s = client_syncobj(&c);
-            ASSERT_EQ(submit(cg, {{.queue = q,
-                                   .stream = client_run_stream(&c, 64 * (2 * q + i), 100 * kMs),
-                                   .size = size_of(2),
-                                   .syncs = {signal_op(s)}}},
+            ASSERT_EQ(submit(cg,
+                             {{.queue = q,
+                               .stream = client_run_stream(&c, 64 * (2 * q + i), 100 * kMs),
+                               .size = size_of(2),
+                               .syncs = {signal_op(s)}}},
                              c.f),
                       0);
             fences.push_back(fence_of(s, c.f));
@@ -593,9 +594,10 @@ TEST_F(SchedLifecycleTest, CrossQueueSyncWaitOrdersTheQueues) {
     const u64 producer = put_stream(
         {cs::move48(16, put_shader(shader(MockShader::Write, 30 * kMs, data_va(kResult), 0x5A5A))), cs::run_compute(1),
          cs::wait(0xFF), cs::move48(2, data_va(kFlag)), cs::move48(4, 1), cs::sync_set64(2, 4)});
-    const u64 consumer = put_stream({cs::move48(2, data_va(kFlag)), cs::move48(4, 0), cs::sync_wait64(2, 4, cs::GREATER),
-                                     cs::move48(6, data_va(kResult)), cs::load_multiple(8, 6, 0x3),
-                                     cs::move48(10, data_va(kCopy)), cs::store_multiple(8, 10, 0x3)});
+    const u64 consumer =
+        put_stream({cs::move48(2, data_va(kFlag)), cs::move48(4, 0), cs::sync_wait64(2, 4, cs::GREATER),
+                    cs::move48(6, data_va(kResult)), cs::load_multiple(8, 6, 0x3), cs::move48(10, data_va(kCopy)),
+                    cs::store_multiple(8, 10, 0x3)});
     // The consumer first, so it is blocked before the producer starts.
     const u32 c = submit_stream(g, 1, consumer, size_of(7));
     advance(5 * kMs);
@@ -652,8 +654,7 @@ TEST_P(SyncWaitRelease, OffSlotBlockedGroupIsReleasedBySyncUpdate) {
         EXPECT_EQ(read_data<u32>(16), 0u) << "the blocked group was still on a slot";
         ts = submit_stream(t, 0, store_stream(24, 1), size_of(4));
     } else {
-        ts = submit_stream(t, 0,
-                           put_stream({cs::move48(2, data_va(0)), cs::move48(4, 1), cs::sync_set64(2, 4)}),
+        ts = submit_stream(t, 0, put_stream({cs::move48(2, data_va(0)), cs::move48(4, 1), cs::sync_set64(2, 4)}),
                            size_of(3));
     }
     EXPECT_EQ(wait_done(ts, 1000 * kMs).status, 1);
@@ -670,8 +671,9 @@ TEST_P(SyncWaitRelease, OffSlotBlockedGroupIsReleasedBySyncUpdate) {
 INSTANTIATE_TEST_SUITE_P(Lifecycle, SyncWaitRelease,
                          ::testing::Values(Release::CpuWriteThenOtherSubmit, Release::OtherGroupsJobWrites),
                          [](const ::testing::TestParamInfo<Release>& info) {
-                             return std::string(info.param == Release::CpuWriteThenOtherSubmit ? "CpuWriteThenOtherSubmit"
-                                                                                               : "OtherGroupsJobWrites");
+                             return std::string(info.param == Release::CpuWriteThenOtherSubmit
+                                                    ? "CpuWriteThenOtherSubmit"
+                                                    : "OtherGroupsJobWrites");
                          });
 
 }  // namespace

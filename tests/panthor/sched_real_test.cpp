@@ -19,9 +19,15 @@ constexpr u64 kResults = 0x0;
 constexpr u64 kSeen = 0x4000;
 constexpr u64 kUs = kshim::NSEC_PER_USEC;
 constexpr kshim::ktime_t kWait = 20 * kshim::NSEC_PER_SEC;
-u64 result_off(u32 id) { return kResults + 8 * id; }
-u64 seen_off(u32 id) { return kSeen + 8 * id; }
-u64 result_value(u32 id) { return 0x5EED0000ull + id; }
+u64 result_off(u32 id) {
+    return kResults + 8 * id;
+}
+u64 seen_off(u32 id) {
+    return kSeen + 8 * id;
+}
+u64 result_value(u32 id) {
+    return 0x5EED0000ull + id;
+}
 
 class SchedReal : public SchedTest {
 protected:
@@ -147,7 +153,8 @@ TEST_F(SchedReal, RotationWhileTwoThreadsSubmit) {
     constexpr u32 kThreads = 2, kJobs = 18, kGroups = 12;
     std::vector<u32> groups;
     for (u32 g = 0; g < kGroups; g++)
-        groups.push_back(group_create(1, static_cast<u8>(g % 2 ? PANTHOR_GROUP_PRIORITY_MEDIUM : PANTHOR_GROUP_PRIORITY_LOW)));
+        groups.push_back(
+            group_create(1, static_cast<u8>(g % 2 ? PANTHOR_GROUP_PRIORITY_MEDIUM : PANTHOR_GROUP_PRIORITY_LOW)));
     std::vector<std::pair<u64, u32>> streams;
     for (u32 id = 0; id < kThreads * kJobs; id++)
         streams.push_back(job(id, -1, 3 * kshim::NSEC_PER_MSEC));

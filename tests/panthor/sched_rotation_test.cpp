@@ -29,8 +29,12 @@ static_assert(kTickPeriod == 12 * kshim::NSEC_PER_MSEC);
 constexpr u64 kMarkers = 0x0;
 constexpr u64 kResults = 0x2000;
 constexpr u64 kGate = 0x4000;
-u64 marker_off(u32 i) { return kMarkers + 8 * i; }
-u64 result_off(u32 i) { return kResults + 8 * i; }
+u64 marker_off(u32 i) {
+    return kMarkers + 8 * i;
+}
+u64 result_off(u32 i) {
+    return kResults + 8 * i;
+}
 
 class SchedRotation : public SchedTest {
 protected:

@@ -18,12 +18,18 @@ namespace {
 
 using kshim::ktime_t;
 
-constexpr u64 kResults = 0x0;      // data offsets: per-job result words
-constexpr u64 kSeen = 0x4000;      // ... what a job read from its dependency's result
+constexpr u64 kResults = 0x0;  // data offsets: per-job result words
+constexpr u64 kSeen = 0x4000;  // ... what a job read from its dependency's result
 constexpr u64 kUs = kshim::NSEC_PER_USEC;
-u64 result_off(u32 id) { return kResults + 8 * id; }
-u64 seen_off(u32 id) { return kSeen + 8 * id; }
-u64 result_value(u32 id) { return 0xABC00000ull + id; }
+u64 result_off(u32 id) {
+    return kResults + 8 * id;
+}
+u64 seen_off(u32 id) {
+    return kSeen + 8 * id;
+}
+u64 result_value(u32 id) {
+    return 0xABC00000ull + id;
+}
 
 // A BO mapped at SchedTest::kVa in a VM of some file, and on the CPU: where that file's streams,
 // shaders and results live. Not thread-safe: streams are built by one task at a time.
@@ -64,7 +70,8 @@ struct ClientMem {
             ins.push_back(cs::move48(12, data_va(seen_off(id))));
             ins.push_back(cs::store_multiple(10, 12, 0x3));
         }
-        ins.push_back(cs::move48(16, put_shader(mock_hw::MockShader::Write, duration, data_va(result_off(id)), result_value(id))));
+        ins.push_back(cs::move48(
+            16, put_shader(mock_hw::MockShader::Write, duration, data_va(result_off(id)), result_value(id))));
         ins.push_back(cs::run_compute(1));
         return {put_stream(ins), static_cast<u32>(ins.size() * 8)};
     }
@@ -275,7 +282,9 @@ TEST_P(SchedSweep, FileCloseRacesInFlightJobs) {
         for (u32 i = 0; i < kG2; i++) {
             const u32 id = k * kG2 + i;
             u32 s = 0;
-            ASSERT_EQ(submit_one(g2[i], 0, mem2.job(id, prev_id, static_cast<ktime_t>(200 + rng() % 2000) * kUs), prev, &s, f2), 0);
+            ASSERT_EQ(submit_one(g2[i], 0, mem2.job(id, prev_id, static_cast<ktime_t>(200 + rng() % 2000) * kUs), prev,
+                                 &s, f2),
+                      0);
             kshim::dma_fence* f = nullptr;
             ASSERT_EQ(drm::drm_syncobj_find_fence(f2, s, 0, 0, &f), 0);
             fences2.push_back(f);

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "drm/drm_syncobj.h"
-#include "hw/csf/mock_fw_formats.h"
 #include "hw/csf/cs_isa.h"
+#include "hw/csf/mock_fw_formats.h"
 #include "panthor/panthor_sched.h"
 #include "tests/panthor/panthor_test.h"
 
@@ -18,8 +18,8 @@ namespace cs = panthor::cs;
 class SchedTest : public PanthorTest {
 protected:
     static constexpr u64 kMs = kshim::NSEC_PER_MSEC;
-    static constexpr u64 kVa = 0x1000000;        // the BO's GPU VA
-    static constexpr u64 kBoSize = 4ull << 20;   // streams at the start, data from kDataOffset
+    static constexpr u64 kVa = 0x1000000;       // the BO's GPU VA
+    static constexpr u64 kBoSize = 4ull << 20;  // streams at the start, data from kDataOffset
     static constexpr u64 kDataOffset = 2ull << 20;
 
     void SetUp() override;
@@ -52,7 +52,8 @@ protected:
 
     // ---- fault workloads shared by the recovery tests and the fault campaign ----
     // TILER_HEAP_CREATE on `vm` (0: vm_); the returned args (handle, context and first chunk VAs).
-    drm_panthor_tiler_heap_create tiler_heap_create(u32 initial, u32 max_chunks, u32 vm = 0, u32 chunk_size = 128 * 1024);
+    drm_panthor_tiler_heap_create tiler_heap_create(u32 initial, u32 max_chunks, u32 vm = 0,
+                                                    u32 chunk_size = 128 * 1024);
     // A tiling pass that seeds the heap's free list with its first chunk, then runs a RUN_IDVS
     // whose job takes `chunks` chunks; when the heap cannot give them the driver's TILER_OOM
     // reply decides what happens. Afterwards the stream adds one to the u64 at `count_off`.
@@ -95,8 +96,8 @@ protected:
     }
     struct Submit {
         u32 queue = 0;
-        u64 stream = 0;      // GPU VA (0: a pure sync point)
-        u32 size = 0;        // bytes
+        u64 stream = 0;  // GPU VA (0: a pure sync point)
+        u32 size = 0;    // bytes
         u32 latest_flush = 0;
         std::vector<drm_panthor_sync_op> syncs;
     };
@@ -119,7 +120,7 @@ protected:
     u32 vm_ = 0;
     u32 bo_ = 0;
     u8* cpu_ = nullptr;
-    u64 stream_off_ = 0;  // next free byte of the stream area
+    u64 stream_off_ = 0;           // next free byte of the stream area
     u64 shader_off_ = 1ull << 20;  // shaders live in the data area from 1 MiB
 };
 

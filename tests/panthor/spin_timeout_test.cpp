@@ -39,8 +39,8 @@ protected:
     }
     // A compute job holding a core for `duration`, then writing `value` at data offset `off`.
     u64 compute_stream(u64 off, u64 value, ktime_t duration) {
-        return put_stream({cs::move48(16, put_shader(shader(MockShader::Write, duration, data_va(off), value))),
-                           cs::run_compute(1)});
+        return put_stream(
+            {cs::move48(16, put_shader(shader(MockShader::Write, duration, data_va(off), value))), cs::run_compute(1)});
     }
     u64 instructions() {
         kshim::SpinGuard g(gpu().lock());
@@ -59,7 +59,8 @@ TEST_P(SpinTimeoutTest, SpinningStreamTimesOutThroughTheProgressTimer) {
     const u32 sibling = submit_stream(g, 1, compute_stream(8, 2, 10 * kMs), size_of(2));
     // The other group works all along, job after job.
     std::vector<u32> others;
-    for (u32 i = 0; i < 4; i++) others.push_back(submit_stream(other, 0, compute_stream(32 + 8 * i, 10 + i, 800 * kMs), size_of(2)));
+    for (u32 i = 0; i < 4; i++)
+        others.push_back(submit_stream(other, 0, compute_stream(32 + 8 * i, 10 + i, 800 * kMs), size_of(2)));
 
     const Done d = wait_done(spinning, 20000 * kMs);
     ASSERT_TRUE(d.signalled);

@@ -15,6 +15,9 @@
 #include <vector>
 
 #include "drm/drm_syncobj.h"
+#include "hw/csf/regs/exceptions.h"
+#include "hw/csf/regs/gpu_regs.h"
+#include "hw/csf/regs/mmu_regs.h"
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/err.h"
 #include "kernel_shim/log.h"
@@ -25,9 +28,6 @@
 #include "mock_hw/lpae_walker.h"
 #include "panthor/panthor_gem.h"
 #include "panthor/panthor_mmu.h"
-#include "hw/csf/regs/exceptions.h"
-#include "hw/csf/regs/gpu_regs.h"
-#include "hw/csf/regs/mmu_regs.h"
 #include "tests/panthor/panthor_test.h"
 
 namespace panthor::testing {
@@ -47,7 +47,9 @@ constexpr u64 kVa = 0x40000000;  // 1 GiB aligned: 2 MiB blocks possible
 constexpr kshim::ktime_t kMs = kshim::NSEC_PER_MSEC;
 
 // The word the CPU writes at the start of page `page` of a BO tagged `tag`.
-u64 pattern(u64 tag, u64 page) { return (tag << 32) | page; }
+u64 pattern(u64 tag, u64 page) {
+    return (tag << 32) | page;
+}
 
 const kshim::dma_fence_ops kGateOps = {
     .get_driver_name = [](kshim::dma_fence*) { return "vm_bind_test"; },
@@ -115,7 +117,8 @@ protected:
     // Every VM the test activated is released at teardown, also when an ASSERT cut the test
     // short, so one failure does not leak into the next test's leak check.
     void TearDown() override {
-        while (!held_.empty()) release(held_.back().vm);
+        while (!held_.empty())
+            release(held_.back().vm);
         PanthorTest::TearDown();
     }
 
@@ -316,7 +319,9 @@ struct PermCase {
     bool faults;
 };
 
-void PrintTo(const PermCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const PermCase& c, std::ostream* os) {
+    *os << c.name;
+}
 
 class PanthorVmPerm : public PanthorVm, public ::testing::WithParamInterface<PermCase> {};
 
@@ -372,8 +377,8 @@ INSTANTIATE_TEST_SUITE_P(
                       PermCase{"NoExec_Write", DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC, Access::Write, false},
                       PermCase{"NoExec_Execute", DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC, Access::Execute, true},
                       PermCase{"ReadOnlyNoExec_Execute",
-                               DRM_PANTHOR_VM_BIND_OP_MAP_READONLY | DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC,
-                               Access::Execute, true}),
+                               DRM_PANTHOR_VM_BIND_OP_MAP_READONLY | DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC, Access::Execute,
+                               true}),
     [](const ::testing::TestParamInfo<PermCase>& info) { return std::string(info.param.name); });
 
 TEST_F(PanthorVm, UncachedMapsUseTheNonCacheableAttribute) {
@@ -409,7 +414,9 @@ struct HugeCase {
     std::vector<u64> blocks;  // offsets (from va) of the 2 MiB blocks expected as level-2 leaves
 };
 
-void PrintTo(const HugeCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const HugeCase& c, std::ostream* os) {
+    *os << c.name;
+}
 
 class PanthorVmHuge : public PanthorVm, public ::testing::WithParamInterface<HugeCase> {};
 
@@ -448,8 +455,7 @@ INSTANTIATE_TEST_SUITE_P(
                       HugeCase{"MisalignedBoOffset", kVa, SZ_4K, SZ_2M, {}},
                       HugeCase{"BoOffsetOf2MiB", kVa + SZ_2M, SZ_2M, SZ_2M, {0}},
                       HugeCase{"PagesAfterTheBlock", kVa, 0, SZ_2M + SZ_64K, {0}},
-                      HugeCase{"PagesBeforeTheBlock", kVa + SZ_2M - SZ_64K, SZ_2M - SZ_64K, SZ_2M + SZ_64K,
-                               {SZ_64K}},
+                      HugeCase{"PagesBeforeTheBlock", kVa + SZ_2M - SZ_64K, SZ_2M - SZ_64K, SZ_2M + SZ_64K, {SZ_64K}},
                       HugeCase{"ShorterThanABlock", kVa, 0, SZ_2M - SZ_4K, {}}),
     [](const ::testing::TestParamInfo<HugeCase>& info) { return std::string(info.param.name); });
 
@@ -508,7 +514,9 @@ struct UnmapCase {
     u8 level;  // of the leaf before the unmap
 };
 
-void PrintTo(const UnmapCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const UnmapCase& c, std::ostream* os) {
+    *os << c.name;
+}
 
 class PanthorVmUnmap : public PanthorVm, public ::testing::WithParamInterface<UnmapCase> {};
 
@@ -525,7 +533,8 @@ TEST_P(PanthorVmUnmap, LeavesNoTranslationAndFlushesTheTlb) {
     const u64 tlb_hits_before = tlb_hits(as);
 
     ASSERT_EQ(vm_unmap(id, kVa, c.size), 0);
-    for (u64 off = 0; off < c.size; off += SZ_4K) ASSERT_FALSE(walk(as, kVa + off).ok) << std::hex << off;
+    for (u64 off = 0; off < c.size; off += SZ_4K)
+        ASSERT_FALSE(walk(as, kVa + off).ok) << std::hex << off;
 
     u64 v;
     const MemResult r = gpu_read64(as, kVa + c.size - SZ_4K, &v);
@@ -598,7 +607,8 @@ TEST_F(PanthorVm, IdleVmsAreEvictedLeastRecentlyIdledFirst) {
         EXPECT_EQ(gpu_word(as, kVa), pattern(0x100 + i, 0));
     }
     std::vector<u32> as_before(kVms, ~0u);
-    for (int i = 0; i < 7; i++) as_before[i] = as_of(vms[i]);
+    for (int i = 0; i < 7; i++)
+        as_before[i] = as_of(vms[i]);
 
     // vm 2 idles before vm 5: it is the one evicted for vm 7.
     idle(vms[2]);
@@ -762,7 +772,8 @@ TEST_F(PanthorVm, SyncOnlyForwardsWaitToSignalWithoutTouchingMappings) {
 
     // Same tables, same mapping, nothing new.
     EXPECT_EQ(as_config(as).transtab, cfg.transtab);
-    for (u64 off = 0; off < SZ_64K; off += SZ_4K) EXPECT_EQ(walk_pa(as, kVa + off), a.pa(off));
+    for (u64 off = 0; off < SZ_64K; off += SZ_4K)
+        EXPECT_EQ(walk_pa(as, kVa + off), a.pa(off));
     EXPECT_FALSE(walk(as, kVa + SZ_64K).ok);
 
     // A SYNC_ONLY op must have syncs and no range.
@@ -877,9 +888,9 @@ TEST_F(PanthorVm, KernelBoGetsAKernelVaAndIsFreedCleanly) {
     panthor_vm* vm = activate(id);
     const u32 as = as_of(vm);
 
-    panthor_kernel_bo* kbo = panthor_kernel_bo_create(ptdev, vm, 3 * SZ_4K, DRM_PANTHOR_BO_NO_MMAP,
-                                                      DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC, PANTHOR_VM_KERNEL_AUTO_VA,
-                                                      "vm_test kbo");
+    panthor_kernel_bo* kbo =
+        panthor_kernel_bo_create(ptdev, vm, 3 * SZ_4K, DRM_PANTHOR_BO_NO_MMAP, DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC,
+                                 PANTHOR_VM_KERNEL_AUTO_VA, "vm_test kbo");
     ASSERT_FALSE(kshim::IS_ERR(kbo));
     const u64 va = panthor_kernel_bo_gpuva(kbo);
     EXPECT_GE(va, kstart);
@@ -937,9 +948,9 @@ TEST_F(PanthorVm, KernelBoAtAnExplicitVa) {
         u64 va;
         int err;
     };
-    for (const Bad& bad : {Bad{va + SZ_64K / 2, -ENOSPC},  // overlaps the first
-                           Bad{va - SZ_4K, -ENOSPC},       // overlaps its start
-                           Bad{kstart - SZ_64K, -ENOSPC},  // user VA range
+    for (const Bad& bad : {Bad{va + SZ_64K / 2, -ENOSPC},        // overlaps the first
+                           Bad{va - SZ_4K, -ENOSPC},             // overlaps its start
+                           Bad{kstart - SZ_64K, -ENOSPC},        // user VA range
                            Bad{va + SZ_1M + 0x800, -EINVAL}}) {  // not page aligned
         panthor_kernel_bo* k =
             panthor_kernel_bo_create(ptdev, vm, SZ_64K, DRM_PANTHOR_BO_NO_MMAP, 0, bad.va, "vm_test clash");

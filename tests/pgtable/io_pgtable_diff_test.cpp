@@ -41,7 +41,9 @@ const Mix kMixes[] = {
     {"Pages64K_Blocks512M", SZ_64K | SZ_512M, {SZ_64K, SZ_512M}, {6, 2}, 8ull << 30},
 };
 
-void PrintTo(const Mix& mix, std::ostream* os) { *os << mix.name; }
+void PrintTo(const Mix& mix, std::ostream* os) {
+    *os << mix.name;
+}
 
 // The architecture's view of the table tree, independent of the implementation.
 class Model {
@@ -53,13 +55,15 @@ public:
     };
 
     explicit Model(unsigned granule_shift)
-        : g_(granule_shift), stride_(granule_shift - 3),
+        : g_(granule_shift),
+          stride_(granule_shift - 3),
           start_(4 - int((kIas - granule_shift + stride_ - 1) / stride_)) {}
 
     u64 bsize(int lvl) const { return u64{1} << (g_ + unsigned(3 - lvl) * stride_); }
     int level_of(size_t size) const {
         for (int l = start_; l <= 3; l++)
-            if (bsize(l) == size) return l;
+            if (bsize(l) == size)
+                return l;
         return -1;
     }
     size_t table_count() const { return tables_.size(); }
@@ -71,19 +75,26 @@ public:
             const u64 e = iova + i * size;
             bool tables_all_there = true;
             for (int l = start_; l < L; l++) {
-                if (has_table(l + 1, e)) continue;
-                if (leaf_at(align(e, l), bsize(l))) return -EEXIST;
+                if (has_table(l + 1, e))
+                    continue;
+                if (leaf_at(align(e, l), bsize(l)))
+                    return -EEXIST;
                 tables_all_there = false;
                 break;
             }
-            if (!tables_all_there) continue;
-            if (leaf_at(e, size)) return -EEXIST;
-            if (L < 3 && has_table(L + 1, e) && any_leaf_in(e, e + size)) return -EEXIST;
+            if (!tables_all_there)
+                continue;
+            if (leaf_at(e, size))
+                return -EEXIST;
+            if (L < 3 && has_table(L + 1, e) && any_leaf_in(e, e + size))
+                return -EEXIST;
         }
         for (size_t i = 0; i < count; i++) {
             const u64 e = iova + i * size;
-            for (int l = start_; l < L; l++) tables_.insert({l + 1, align(e, l)});
-            if (L < 3) erase_tables_in(L + 1, e, e + size);
+            for (int l = start_; l < L; l++)
+                tables_.insert({l + 1, align(e, l)});
+            if (L < 3)
+                erase_tables_in(L + 1, e, e + size);
             leaves_[e] = {size, pa + i * size, prot};
         }
         return 0;
@@ -94,9 +105,11 @@ public:
         size_t done = 0;
         for (size_t i = 0; i < count; i++) {
             const u64 e = iova + i * size;
-            if (e >> kIas) break;
+            if (e >> kIas)
+                break;
             for (int l = start_; l < L; l++)
-                if (!has_table(l + 1, e)) return done;  // a hole, or part of a larger block
+                if (!has_table(l + 1, e))
+                    return done;  // a hole, or part of a larger block
             if (leaf_at(e, size)) {
                 leaves_.erase(e);
             } else if (L < 3 && has_table(L + 1, e)) {
@@ -112,9 +125,11 @@ public:
 
     std::optional<std::pair<u64, const Leaf*>> lookup(u64 va) const {
         auto it = leaves_.upper_bound(va);
-        if (it == leaves_.begin()) return std::nullopt;
+        if (it == leaves_.begin())
+            return std::nullopt;
         --it;
-        if (it->first + it->second.size <= va) return std::nullopt;
+        if (it->first + it->second.size <= va)
+            return std::nullopt;
         return std::make_pair(it->second.pa + (va - it->first), &it->second);
     }
 
@@ -128,13 +143,15 @@ private:
     }
     bool any_leaf_in(u64 a, u64 b) const {
         auto it = leaves_.lower_bound(a);
-        if (it != leaves_.end() && it->first < b) return true;
+        if (it != leaves_.end() && it->first < b)
+            return true;
         return false;
     }
     void erase_tables_in(int from_level, u64 a, u64 b) {
         for (int k = from_level; k <= 3; k++) {
             auto it = tables_.lower_bound({k, a});
-            while (it != tables_.end() && it->first == k && it->second < b) it = tables_.erase(it);
+            while (it != tables_.end() && it->first == k && it->second < b)
+                it = tables_.erase(it);
         }
     }
 
@@ -172,15 +189,20 @@ TEST_P(IoPgtableDifferential, HundredThousandRandomOps) {
     const u64 win_base = (1ull << 39) - mix.window / 2;
     const u64 win_end = win_base + mix.window;
     std::discrete_distribution<int> pick_size(mix.weights.begin(), mix.weights.end());
-    const int prots[] = {IOMMU_READ | IOMMU_WRITE, IOMMU_READ, IOMMU_READ | IOMMU_WRITE | IOMMU_CACHE,
-                         IOMMU_WRITE | IOMMU_NOEXEC, IOMMU_READ | IOMMU_MMIO, IOMMU_READ | IOMMU_PRIV};
+    const int prots[] = {IOMMU_READ | IOMMU_WRITE,
+                         IOMMU_READ,
+                         IOMMU_READ | IOMMU_WRITE | IOMMU_CACHE,
+                         IOMMU_WRITE | IOMMU_NOEXEC,
+                         IOMMU_READ | IOMMU_MMIO,
+                         IOMMU_READ | IOMMU_PRIV};
 
     // An address near existing mappings half the time, so ops collide.
     auto pick_iova = [&](size_t size) -> u64 {
         u64 va = win_base + rnd(mix.window);
         if (rnd(2) && !model.leaves().empty()) {
             auto it = model.leaves().lower_bound(va);
-            if (it == model.leaves().end()) --it;
+            if (it == model.leaves().end())
+                --it;
             va = it->first + rnd(3 * it->second.size) - it->second.size;
         }
         va &= ~(u64{size} - 1);
@@ -236,13 +258,17 @@ TEST_P(IoPgtableDifferential, HundredThousandRandomOps) {
             const size_t expect = model.unmap(iova, size, count);
             const size_t got = ops->unmap_pages(iova, size, count, nullptr);
             ASSERT_EQ(got, expect) << std::hex << "unmap iova " << iova << " size " << size << " count " << count;
-            if (got && got < size * count) unmaps_partial++;
-            if (got) check_lookup(iova);
+            if (got && got < size * count)
+                unmaps_partial++;
+            if (got)
+                check_lookup(iova);
         } else {
             check_lookup(pick_iova(1));
-            if (HasFatalFailure()) return;
+            if (HasFatalFailure())
+                return;
         }
-        if (HasFatalFailure()) return;
+        if (HasFatalFailure())
+            return;
         if (op % 1000 == 999) {
             ASSERT_EQ(pages_live() - base_pages, long(model.table_count()) * table_pages) << "table pages";
         }
@@ -252,7 +278,8 @@ TEST_P(IoPgtableDifferential, HundredThousandRandomOps) {
     for (const auto& [va, leaf] : model.leaves()) {
         check_lookup(va);
         check_lookup(va + leaf.size - 1);
-        if (HasFatalFailure()) return;
+        if (HasFatalFailure())
+            return;
     }
     EXPECT_GT(maps_ok, kOps / 20);
     EXPECT_GT(maps_eexist, kOps / 100);

@@ -28,7 +28,9 @@ const Granule kGranules[] = {
     {"G64K", SZ_64K | SZ_512M | (1ul << 42), 52},
 };
 
-void PrintTo(const Granule& g, std::ostream* os) { *os << g.name; }
+void PrintTo(const Granule& g, std::ostream* os) {
+    *os << g.name;
+}
 
 using SweepParam = std::tuple<Granule, unsigned, unsigned>;
 
@@ -37,7 +39,8 @@ class IoPgtableSweep : public ::testing::TestWithParam<SweepParam> {};
 std::vector<size_t> sizes_of(unsigned long bitmap) {
     std::vector<size_t> out;
     for (unsigned b = 0; b < 64; b++)
-        if (bitmap & (1ul << b)) out.push_back(size_t{1} << b);
+        if (bitmap & (1ul << b))
+            out.push_back(size_t{1} << b);
     return out;
 }
 
@@ -58,7 +61,8 @@ TEST_P(IoPgtableSweep, SelftestSequence) {
         // What the format settled on, and what the hardware would read from TCR.
         const unsigned eff_oas = std::min(oas, gran.max_bits);
         unsigned long expect_bitmap = gran.pgsize_bitmap;
-        if (eff_oas <= 48) expect_bitmap &= ~(1ul << 42);  // 4T blocks need the 52-bit output format
+        if (eff_oas <= 48)
+            expect_bitmap &= ~(1ul << 42);  // 4T blocks need the 52-bit output format
         EXPECT_EQ(cfg.pgsize_bitmap, expect_bitmap);
         EXPECT_EQ(cfg.ias, ias);
         EXPECT_EQ(cfg.oas, eff_oas);
@@ -90,12 +94,12 @@ TEST_P(IoPgtableSweep, SelftestSequence) {
         u64 cursor = 0;
         for (size_t size : sizes_of(cfg.pgsize_bitmap)) {
             u64 iova = (cursor + size - 1) & ~(u64{size} - 1);
-            if (iova + size > va_limit || iova + size > pa_limit) continue;
+            if (iova + size > va_limit || iova + size > pa_limit)
+                continue;
             size_t mapped = 0;
             ASSERT_EQ(ops->map_pages(iova, iova, size, 1, prot, kshim::GFP_KERNEL, &mapped), 0) << size;
             EXPECT_EQ(mapped, size);
-            EXPECT_EQ(ops->map_pages(iova, iova + size, size, 1, IOMMU_READ | IOMMU_NOEXEC, kshim::GFP_KERNEL,
-                                     &mapped),
+            EXPECT_EQ(ops->map_pages(iova, iova + size, size, 1, IOMMU_READ | IOMMU_NOEXEC, kshim::GFP_KERNEL, &mapped),
                       -EEXIST);
             EXPECT_EQ(ops->iova_to_phys(iova + 42), iova + 42);
             Translation t = lpae_walk(regs, iova + 42);
@@ -119,7 +123,8 @@ TEST_P(IoPgtableSweep, SelftestSequence) {
             EXPECT_EQ(t.pa, p.iova + 42);
             expect_leaf_attrs(t, IOMMU_WRITE, "remap " + std::to_string(p.size));
         }
-        for (const Placed& p : placed) EXPECT_EQ(ops->unmap_pages(p.iova, p.size, 1, nullptr), p.size);
+        for (const Placed& p : placed)
+            EXPECT_EQ(ops->unmap_pages(p.iova, p.size, 1, nullptr), p.size);
 
         // The highest legal output address (exercises the 52-bit packing with 64K granules).
         const size_t page = placed[0].size;
@@ -162,7 +167,8 @@ std::string sweep_name(const ::testing::TestParamInfo<SweepParam>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(PgsizeIasOas, IoPgtableSweep,
-                         ::testing::Combine(::testing::ValuesIn(kGranules), ::testing::Values(32u, 36u, 40u, 42u, 44u, 48u),
+                         ::testing::Combine(::testing::ValuesIn(kGranules),
+                                            ::testing::Values(32u, 36u, 40u, 42u, 44u, 48u),
                                             ::testing::Values(32u, 40u, 48u, 52u)),
                          sweep_name);
 

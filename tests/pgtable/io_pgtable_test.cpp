@@ -76,10 +76,10 @@ TEST(IoPgtableCfg, PanthorG610Registers) {
         EXPECT_EQ(g.pa_bits, 40u);
         EXPECT_EQ(g.start_level, 0);
         u64 tcr = arm_lpae_s1_tcr_value(out);
-        EXPECT_EQ(tcr & 0x3f, 16u);               // T0SZ
-        EXPECT_EQ((tcr >> 12) & 3, 2u);           // SH0 outer: the walk does not snoop
-        EXPECT_EQ((tcr >> 8) & 0xf, 0u);          // IRGN0/ORGN0 non-cacheable
-        EXPECT_EQ((tcr >> 23) & 1, 1u);           // EPD1
+        EXPECT_EQ(tcr & 0x3f, 16u);       // T0SZ
+        EXPECT_EQ((tcr >> 12) & 3, 2u);   // SH0 outer: the walk does not snoop
+        EXPECT_EQ((tcr >> 8) & 0xf, 0u);  // IRGN0/ORGN0 non-cacheable
+        EXPECT_EQ((tcr >> 23) & 1, 1u);   // EPD1
     }
     {
         IoPgtableCfg cfg = panthor_cfg();
@@ -185,7 +185,8 @@ TEST(IoPgtableMap, MultiTableRangeEveryPageTranslates) {
         EXPECT_FALSE(pt.walk(iova - SZ_4K).ok);
         EXPECT_FALSE(pt.walk(iova + count * SZ_4K).ok);
         EXPECT_EQ(pt->unmap_pages(iova, SZ_4K, count, nullptr), count * SZ_4K);
-        for (size_t i = 0; i < count; i += 97) EXPECT_EQ(pt->iova_to_phys(iova + i * SZ_4K), 0u);
+        for (size_t i = 0; i < count; i += 97)
+            EXPECT_EQ(pt->iova_to_phys(iova + i * SZ_4K), 0u);
     }
     EXPECT_EQ(leaks.diff(), "");
 }
@@ -198,7 +199,8 @@ TEST(IoPgtableMap, OverLiveEntryFailsAndLeavesItAlone) {
     // Overlap on the last page of a 16-page range: nothing of the range may appear.
     EXPECT_EQ(pt.map(0x1f4000, 0x50000000, SZ_4K, 14), -EEXIST);
     EXPECT_EQ(drain_warns(), 1u);  // upstream WARNs: "we require an unmap first"
-    for (int i = 0; i < 12; i++) EXPECT_EQ(pt->iova_to_phys(0x1f4000 + i * SZ_4K), 0u) << i;
+    for (int i = 0; i < 12; i++)
+        EXPECT_EQ(pt->iova_to_phys(0x1f4000 + i * SZ_4K), 0u) << i;
     EXPECT_EQ(pt.walk(0x201000).descriptor, before);
     EXPECT_EQ(pt->iova_to_phys(0x201000), 0x40001000u);
 
@@ -218,7 +220,8 @@ TEST(IoPgtableMap, ConflictAfterFilledTablesUndoesThem) {
     ASSERT_EQ(pt.map(0x200000, 0x2000, SZ_4K, 1), 0);  // live page at the start of the next one
     EXPECT_EQ(pt.map(0x1000, 0x10000000, SZ_4K, 512), -EEXIST);
     EXPECT_EQ(drain_warns(), 1u);
-    for (u64 va = 0x1000; va < 0x200000; va += SZ_4K) ASSERT_FALSE(pt.walk(va).ok) << va;
+    for (u64 va = 0x1000; va < 0x200000; va += SZ_4K)
+        ASSERT_FALSE(pt.walk(va).ok) << va;
     EXPECT_EQ(pt->iova_to_phys(0x0), 0x1000u);
     EXPECT_EQ(pt->iova_to_phys(0x200000), 0x2000u);
     ASSERT_EQ(log.walks.size(), 1u);  // the briefly live entries are invalidated
@@ -370,7 +373,7 @@ TEST(IoPgtableTables, GigabyteUnmapFreesTheWholeSubtree) {
         cfg.pgsize_bitmap = SZ_4K | SZ_2M | SZ_1G;
         Pgtable pt(cfg, &log);
         const long base = pages_live();
-        ASSERT_EQ(pt.map(SZ_1G, 0, SZ_4K, 600), 0);           // L1 + L2 + 2 leaf tables
+        ASSERT_EQ(pt.map(SZ_1G, 0, SZ_4K, 600), 0);            // L1 + L2 + 2 leaf tables
         ASSERT_EQ(pt.map(SZ_1G + 8 * SZ_2M, 0, SZ_2M, 3), 0);  // blocks in the same L2 table
         EXPECT_EQ(pages_live() - base, 4);
         EXPECT_EQ(pt->unmap_pages(SZ_1G, SZ_1G, 1, nullptr), SZ_1G);
@@ -423,7 +426,8 @@ struct PtCache {
     int fail_at = -1;  // the allocation count at which the cache claims to be empty
     static void* alloc(void* cookie, size_t size, kshim::gfp_t) {
         auto* c = static_cast<PtCache*>(cookie);
-        if (c->allocs == c->fail_at || c->pages.empty() || size > SZ_4K) return nullptr;
+        if (c->allocs == c->fail_at || c->pages.empty() || size > SZ_4K)
+            return nullptr;
         void* p = c->pages.back();
         c->pages.pop_back();
         std::memset(p, 0, SZ_4K);
@@ -440,7 +444,8 @@ struct PtCache {
 TEST(IoPgtableAlloc, CustomHooksProvideEveryTable) {
     LeakCheck leaks;
     PtCache cache;
-    for (int i = 0; i < 8; i++) cache.pages.push_back(kshim::page_address(kshim::alloc_page(kshim::GFP_KERNEL)));
+    for (int i = 0; i < 8; i++)
+        cache.pages.push_back(kshim::page_address(kshim::alloc_page(kshim::GFP_KERNEL)));
     {
         IoPgtableCfg cfg = panthor_cfg();
         cfg.alloc = PtCache::alloc;
@@ -465,7 +470,8 @@ TEST(IoPgtableAlloc, CustomHooksProvideEveryTable) {
     }
     EXPECT_EQ(cache.frees, cache.allocs);
     EXPECT_EQ(cache.pages.size(), 8u);
-    for (void* p : cache.pages) kshim::__free_page(kshim::virt_to_page(p));
+    for (void* p : cache.pages)
+        kshim::__free_page(kshim::virt_to_page(p));
     EXPECT_EQ(leaks.diff(), "");
 }
 
@@ -497,7 +503,8 @@ TEST(IoPgtableAlloc, NowaitFailureAtEachTableLeavesNothingHalfMapped) {
             EXPECT_EQ(kshim::fault_inject_failures(), 1u) << nth;
             kshim::fault_inject_disarm();
             EXPECT_EQ(pages_live(), before_pages) << nth;
-            for (size_t i = 0; i < count; i += 101) EXPECT_FALSE(pt.walk(iova + i * SZ_4K).ok) << nth << " " << i;
+            for (size_t i = 0; i < count; i += 101)
+                EXPECT_FALSE(pt.walk(iova + i * SZ_4K).ok) << nth << " " << i;
         }
         kshim::fault_inject_arm(kshim::FaultPlan{.fail_nth = 5, .only_cache = "pt_pages"});
         EXPECT_EQ(pt.map(iova, 0x1000000, SZ_4K, count, kRW, kshim::GFP_NOWAIT), 0);

@@ -6,13 +6,16 @@
 namespace pgtable_test {
 
 namespace {
-u64 bits(u64 v, unsigned hi, unsigned lo) { return (v >> lo) & ((hi - lo == 63) ? ~u64{0} : ((u64{1} << (hi - lo + 1)) - 1)); }
+u64 bits(u64 v, unsigned hi, unsigned lo) {
+    return (v >> lo) & ((hi - lo == 63) ? ~u64{0} : ((u64{1} << (hi - lo + 1)) - 1));
+}
 
 // Output address held in a descriptor whose address field starts at bit `lo`. With a 64 KiB
 // granule and a 52-bit PA, OA[51:48] live in descriptor bits [15:12].
 u64 descriptor_oa(u64 desc, unsigned lo, unsigned granule_shift, unsigned pa_bits) {
     u64 oa = bits(desc, 47, lo) << lo;
-    if (granule_shift == 16 && pa_bits == 52) oa |= bits(desc, 15, 12) << 48;
+    if (granule_shift == 16 && pa_bits == 52)
+        oa |= bits(desc, 15, 12) << 48;
     return oa;
 }
 
@@ -20,9 +23,11 @@ u64 descriptor_oa(u64 desc, unsigned lo, unsigned granule_shift, unsigned pa_bit
 
 // Descriptor bits [addr_lo-1:12] that are not part of the output address but are set.
 static u64 low_address_bits(u64 desc, unsigned addr_lo, const WalkerGeometry& g) {
-    if (addr_lo <= 12) return 0;
+    if (addr_lo <= 12)
+        return 0;
     u64 low = bits(desc, addr_lo - 1, 12);
-    if (g.granule_shift == 16 && g.pa_bits == 52) low &= ~u64{0xf};
+    if (g.granule_shift == 16 && g.pa_bits == 52)
+        low &= ~u64{0xf};
     return low;
 }
 

@@ -27,8 +27,8 @@ struct Translation {
     unsigned attr_index = 0;
     unsigned mair_attr = 0;  // the MAIR byte attr_index selects
     bool ns = false;
-    bool ap_unpriv = false;   // AP[1]: EL0 access
-    bool ap_rdonly = false;   // AP[2]: read-only
+    bool ap_unpriv = false;  // AP[1]: EL0 access
+    bool ap_rdonly = false;  // AP[2]: read-only
     unsigned sh = 0;
     bool af = false;
     bool ng = false;

@@ -19,7 +19,9 @@ struct LeakCheck {
     std::string diff() const { return kshim::mem_counters_diff(before, kshim::mem_counters()); }
 };
 
-inline long pages_live() { return kshim::mem_counters().pages_live; }
+inline long pages_live() {
+    return kshim::mem_counters().pages_live;
+}
 
 inline WalkerRegs regs_of(const iommu::IoPgtableCfg& cfg) {
     return {cfg.arm_lpae_s1_cfg.ttbr, iommu::arm_lpae_s1_tcr_value(cfg), cfg.arm_lpae_s1_cfg.mair};
@@ -71,7 +73,8 @@ struct TlbLog {
 // Drops WARN reports a test provoked on purpose; returns how many there were.
 inline size_t drain_warns() {
     size_t n = 0;
-    while (kshim::consume_report(kshim::ReportKind::Warn)) n++;
+    while (kshim::consume_report(kshim::ReportKind::Warn))
+        n++;
     return n;
 }
 

@@ -27,7 +27,8 @@ TEST_F(ArenaMemfd, PagesAreVisibleThroughASecondMappingOfTheMemfd) {
     ASSERT_NE(pages, nullptr);
     auto* kva = static_cast<unsigned*>(kshim::page_address(pages));
     const off_t off = static_cast<off_t>(kshim::page_to_phys(pages) - kshim::kPhysBase);
-    auto* alias = static_cast<unsigned*>(mmap(nullptr, 4 * kshim::PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, off));
+    auto* alias =
+        static_cast<unsigned*>(mmap(nullptr, 4 * kshim::PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, off));
     ASSERT_NE(alias, MAP_FAILED);
     kva[0] = 0xC0FFEE;
     alias[3 * 1024 + 5] = 0xBEEF;

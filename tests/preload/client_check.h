@@ -11,22 +11,21 @@
 
 static int client_failures;
 
-#define CLIENT_REPORT_(cond)                                                                               \
-    fprintf(stderr, "%s:%d: CHECK failed: %s (errno %d %s)\n", __FILE__, __LINE__, #cond, errno,         \
-            strerror(errno))
-#define CHECK(cond)                                                            \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            CLIENT_REPORT_(cond);                                              \
-            __atomic_add_fetch(&client_failures, 1, __ATOMIC_RELAXED);         \
-        }                                                                      \
+#define CLIENT_REPORT_(cond) \
+    fprintf(stderr, "%s:%d: CHECK failed: %s (errno %d %s)\n", __FILE__, __LINE__, #cond, errno, strerror(errno))
+#define CHECK(cond)                                                    \
+    do {                                                               \
+        if (!(cond)) {                                                 \
+            CLIENT_REPORT_(cond);                                      \
+            __atomic_add_fetch(&client_failures, 1, __ATOMIC_RELAXED); \
+        }                                                              \
     } while (0)
-#define REQUIRE(cond)              \
-    do {                           \
-        if (!(cond)) {             \
-            CLIENT_REPORT_(cond);  \
-            exit(1);               \
-        }                          \
+#define REQUIRE(cond)             \
+    do {                          \
+        if (!(cond)) {            \
+            CLIENT_REPORT_(cond); \
+            exit(1);              \
+        }                         \
     } while (0)
 
 static inline int64_t now_ns(void) {
@@ -37,7 +36,8 @@ static inline int64_t now_ns(void) {
 
 /* main's return value: 0 with "<name>: all checks passed" (what CTest looks for), else 1. */
 static inline int client_result(const char* name) {
-    if (__atomic_load_n(&client_failures, __ATOMIC_RELAXED)) return 1;
+    if (__atomic_load_n(&client_failures, __ATOMIC_RELAXED))
+        return 1;
     printf("%s: all checks passed\n", name);
     return 0;
 }

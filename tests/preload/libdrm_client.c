@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/dma-buf.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,15 +18,18 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/dma-buf.h>
 #include <xf86drm.h>
 
 #include "client_check.h"
 #include "panthor_uapi.h"
 
 /* v10 CS instructions (panthor/cs_isa.h, hw-interface.md): opcode in [63:56]. */
-static uint64_t cs_move48(unsigned dst, uint64_t imm) { return (1ull << 56) | ((uint64_t)dst << 48) | (imm & 0xffffffffffffull); }
-static uint64_t cs_move32(unsigned dst, uint32_t imm) { return (2ull << 56) | ((uint64_t)dst << 48) | imm; }
+static uint64_t cs_move48(unsigned dst, uint64_t imm) {
+    return (1ull << 56) | ((uint64_t)dst << 48) | (imm & 0xffffffffffffull);
+}
+static uint64_t cs_move32(unsigned dst, uint32_t imm) {
+    return (2ull << 56) | ((uint64_t)dst << 48) | imm;
+}
 static uint64_t cs_store_multiple(unsigned base, unsigned addr, uint16_t mask, int16_t off) {
     return (21ull << 56) | ((uint64_t)base << 48) | ((uint64_t)addr << 40) | ((uint64_t)mask << 16) | (uint16_t)off;
 }
@@ -40,7 +44,8 @@ static void unrelated_files(void) {
     CHECK(close(fd) == 0);
     FILE* f = fopen("/proc/self/cmdline", "r");
     CHECK(f != NULL);
-    if (f) fclose(f);
+    if (f)
+        fclose(f);
     CHECK(open("/dev/dri/renderD129", O_RDWR) < 0);
     CHECK(stat("/", &st) == 0 && S_ISDIR(st.st_mode));
 }
@@ -52,19 +57,22 @@ static void discovery(void) {
     int found = 0;
     for (int i = 0; i < n; i++) {
         drmDevicePtr d = devs[i];
-        if (d->bustype != DRM_BUS_PLATFORM) continue;
+        if (d->bustype != DRM_BUS_PLATFORM)
+            continue;
         CHECK(d->available_nodes & (1 << DRM_NODE_RENDER));
         CHECK(d->available_nodes & (1 << DRM_NODE_PRIMARY));
         CHECK(strcmp(d->nodes[DRM_NODE_RENDER], "/dev/dri/renderD128") == 0);
         CHECK(strcmp(d->nodes[DRM_NODE_PRIMARY], "/dev/dri/card0") == 0);
         int compatible = 0;
         for (char** c = d->deviceinfo.platform->compatible; c && *c; c++)
-            if (strcmp(*c, "arm,mali-valhall-csf") == 0) compatible = 1;
+            if (strcmp(*c, "arm,mali-valhall-csf") == 0)
+                compatible = 1;
         CHECK(compatible);
         found++;
     }
     CHECK(found == 1);
-    if (n > 0) drmFreeDevices(devs, n);
+    if (n > 0)
+        drmFreeDevices(devs, n);
     struct stat st;
     CHECK(stat("/dev/dri/renderD128", &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 226 &&
           minor(st.st_rdev) == 128);
@@ -98,15 +106,16 @@ static void version_and_caps(int fd) {
         char line[256];
         int driver = 0;
         while (fgets(line, sizeof(line), fi))
-            if (strcmp(line, "drm-driver:\tpanthor\n") == 0) driver = 1;
+            if (strcmp(line, "drm-driver:\tpanthor\n") == 0)
+                driver = 1;
         CHECK(driver);
         fclose(fi);
     }
 }
 
 static void bad_pointers(int fd) {
-    struct drm_panthor_dev_query q = {.type = DRM_PANTHOR_DEV_QUERY_GPU_INFO, .size = sizeof(struct drm_panthor_gpu_info),
-                                      .pointer = 16};
+    struct drm_panthor_dev_query q = {
+        .type = DRM_PANTHOR_DEV_QUERY_GPU_INFO, .size = sizeof(struct drm_panthor_gpu_info), .pointer = 16};
     errno = 0;
     CHECK(drmIoctl(fd, DRM_IOCTL_PANTHOR_DEV_QUERY, &q) == -1 && errno == EFAULT);
     errno = 0;
@@ -151,7 +160,7 @@ static void prime(void) {
     CHECK(close(inherit) == 0);
     uint32_t hb = 0, hb2 = 0, ha = 0;
     CHECK(drmPrimeFDToHandle(b, pfd, &hb) == 0 && hb != 0);
-    CHECK(drmPrimeFDToHandle(b, pfd, &hb2) == 0 && hb2 == hb);   /* the file already has it */
+    CHECK(drmPrimeFDToHandle(b, pfd, &hb2) == 0 && hb2 == hb);       /* the file already has it */
     CHECK(drmPrimeFDToHandle(a, pfd, &ha) == 0 && ha == boc.handle); /* back home: its own handle */
 
     struct drm_panthor_bo_mmap_offset mob = {.handle = hb};
@@ -179,7 +188,7 @@ static void prime(void) {
     CHECK(munmap(cd2, 4096) == 0);
     errno = 0;
     CHECK(mmap(NULL, size, PROT_READ, MAP_SHARED, pfd, 4096) == MAP_FAILED && errno == EINVAL); /* past the end */
-    sync.flags = DMA_BUF_SYNC_START; /* no direction */
+    sync.flags = DMA_BUF_SYNC_START;                                                            /* no direction */
     errno = 0;
     CHECK(ioctl(pfd, DMA_BUF_IOCTL_SYNC, &sync) == -1 && errno == EINVAL);
     sync.flags = DMA_BUF_SYNC_RW | 0x100;
@@ -245,8 +254,8 @@ int main(void) {
     prime();
 
     struct drm_panthor_gpu_info gpu = {0};
-    struct drm_panthor_dev_query q = {.type = DRM_PANTHOR_DEV_QUERY_GPU_INFO, .size = sizeof(gpu),
-                                      .pointer = (uint64_t)(uintptr_t)&gpu};
+    struct drm_panthor_dev_query q = {
+        .type = DRM_PANTHOR_DEV_QUERY_GPU_INFO, .size = sizeof(gpu), .pointer = (uint64_t)(uintptr_t)&gpu};
     REQUIRE(drmIoctl(fd, DRM_IOCTL_PANTHOR_DEV_QUERY, &q) == 0);
     CHECK(gpu.gpu_id != 0 && gpu.shader_present != 0);
     printf("gpu_id 0x%08x shader_present 0x%llx\n", gpu.gpu_id, (unsigned long long)gpu.shader_present);
@@ -263,7 +272,8 @@ int main(void) {
     REQUIRE(cpu != MAP_FAILED);
     memset(cpu, 0, size);
 
-    struct drm_panthor_vm_bind_op op = {.flags = DRM_PANTHOR_VM_BIND_OP_TYPE_MAP, .bo_handle = boc.handle, .va = va, .size = size};
+    struct drm_panthor_vm_bind_op op = {
+        .flags = DRM_PANTHOR_VM_BIND_OP_TYPE_MAP, .bo_handle = boc.handle, .va = va, .size = size};
     struct drm_panthor_vm_bind bind = {.vm_id = vmc.id, .ops = {sizeof(op), 1, (uint64_t)(uintptr_t)&op}};
     REQUIRE(drmIoctl(fd, DRM_IOCTL_PANTHOR_VM_BIND, &bind) == 0);
 
@@ -292,15 +302,22 @@ int main(void) {
 
     uint32_t timeline;
     REQUIRE(drmSyncobjCreate(fd, 0, &timeline) == 0);
-    struct drm_panthor_sync_op sig = {.flags = DRM_PANTHOR_SYNC_OP_SIGNAL | DRM_PANTHOR_SYNC_OP_HANDLE_TYPE_TIMELINE_SYNCOBJ,
-                                      .handle = timeline, .timeline_value = 1};
-    struct drm_panthor_queue_submit qs = {.queue_index = 0, .stream_size = 3 * 8, .stream_addr = va, .latest_flush = flush_id,
+    struct drm_panthor_sync_op sig = {
+        .flags = DRM_PANTHOR_SYNC_OP_SIGNAL | DRM_PANTHOR_SYNC_OP_HANDLE_TYPE_TIMELINE_SYNCOBJ,
+        .handle = timeline,
+        .timeline_value = 1};
+    struct drm_panthor_queue_submit qs = {.queue_index = 0,
+                                          .stream_size = 3 * 8,
+                                          .stream_addr = va,
+                                          .latest_flush = flush_id,
                                           .syncs = {sizeof(sig), 1, (uint64_t)(uintptr_t)&sig}};
-    struct drm_panthor_group_submit gs = {.group_handle = gc.group_handle, .queue_submits = {sizeof(qs), 1, (uint64_t)(uintptr_t)&qs}};
+    struct drm_panthor_group_submit gs = {.group_handle = gc.group_handle,
+                                          .queue_submits = {sizeof(qs), 1, (uint64_t)(uintptr_t)&qs}};
     REQUIRE(drmIoctl(fd, DRM_IOCTL_PANTHOR_GROUP_SUBMIT, &gs) == 0);
 
     uint64_t point = 1;
-    CHECK(drmSyncobjTimelineWait(fd, &timeline, &point, 1, now_ns() + 5000000000ll, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL, NULL) == 0);
+    CHECK(drmSyncobjTimelineWait(fd, &timeline, &point, 1, now_ns() + 5000000000ll, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL,
+                                 NULL) == 0);
     CHECK(*(volatile uint32_t*)(cpu + 0x10000) == 0xdeadbeefu);
     printf("stored by the GPU: 0x%08x\n", *(volatile uint32_t*)(cpu + 0x10000));
 
@@ -308,8 +325,9 @@ int main(void) {
     uint64_t never = 2;
     const int64_t t0 = now_ns();
     errno = 0;
-    CHECK(drmSyncobjTimelineWait(fd, &timeline, &never, 1, t0 + 50000000, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL |
-                                 DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, NULL) == -ETIME);
+    CHECK(drmSyncobjTimelineWait(fd, &timeline, &never, 1, t0 + 50000000,
+                                 DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL | DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+                                 NULL) == -ETIME);
     CHECK(now_ns() - t0 >= 40000000 && now_ns() - t0 < 3000000000ll);
 
     /* A sync_file export is a real, pollable descriptor. */
@@ -349,11 +367,13 @@ int main(void) {
     drmSyncobjDestroy(fd, timeline);
     drmSyncobjDestroy(fd, bin);
     CHECK(munmap(cpu, size) == 0);
-    if (flush != MAP_FAILED) CHECK(munmap(flush, 4096) == 0);
+    if (flush != MAP_FAILED)
+        CHECK(munmap(flush, 4096) == 0);
     CHECK(close(fd) == 0);
     drmVersionPtr v = drmGetVersion(d);
     CHECK(v != NULL);
-    if (v) drmFreeVersion(v);
+    if (v)
+        drmFreeVersion(v);
     CHECK(close(d) == 0);
     CHECK(close(fd2) == 0);
     errno = 0;

@@ -3,8 +3,8 @@
  * static asserts pin them to the values uapi/drm/panthor_drm.h asserts. */
 #ifndef UPANTHOR_TESTS_PRELOAD_PANTHOR_UAPI_H
 #define UPANTHOR_TESTS_PRELOAD_PANTHOR_UAPI_H
-#include <stdint.h>
 #include <drm.h>
+#include <stdint.h>
 
 #define DRM_PANTHOR_USER_FLUSH_ID_MMIO_OFFSET (1ull << 56)
 

@@ -46,7 +46,9 @@ static int create_fence(int timeline, uint32_t value) {
     return ioctl(timeline, SW_SYNC_IOC_CREATE_FENCE, &d) == 0 ? d.fence : -1;
 }
 
-static int inc(int timeline, uint32_t n) { return ioctl(timeline, SW_SYNC_IOC_INC, &n); }
+static int inc(int timeline, uint32_t n) {
+    return ioctl(timeline, SW_SYNC_IOC_INC, &n);
+}
 
 static int poll_in(int fd, int ms) {
     struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -141,7 +143,8 @@ int main(void) {
     CHECK(poll_in(f9, 1000) && file_status(f9) < 0);
 
     int fds[] = {f1, f2, f3, f4, f9, m.fence, efd};
-    for (unsigned i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) CHECK(close(fds[i]) == 0);
+    for (unsigned i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+        CHECK(close(fds[i]) == 0);
     drmSyncobjDestroy(drm, so);
     drmSyncobjDestroy(drm, tls);
     drmSyncobjDestroy(drm, tmp);

@@ -36,7 +36,8 @@ protected:
 
 TEST_P(UaccessProcess, CopiesFromAndToMappedMemoryWithoutRegistering) {
     char src[64], dst[64] = {};
-    for (int i = 0; i < 64; i++) src[i] = static_cast<char>(i * 3);
+    for (int i = 0; i < 64; i++)
+        src[i] = static_cast<char>(i * 3);
     EXPECT_EQ(drm::copy_from_user(dst, user_ptr(src), sizeof(src)), 0u);
     EXPECT_EQ(std::memcmp(src, dst, sizeof(src)), 0);
     char out[13] = {};
@@ -75,7 +76,9 @@ TEST_P(UaccessProcess, BadPointersFaultInsteadOfCrashing) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, UaccessProcess, ::testing::Values(UaccessMode::FaultFixup, UaccessMode::ProcessVm),
-                         [](const auto& info) { return info.param == UaccessMode::FaultFixup ? "FaultFixup" : "ProcessVm"; });
+                         [](const auto& info) {
+                             return info.param == UaccessMode::FaultFixup ? "FaultFixup" : "ProcessVm";
+                         });
 
 // A stand-in for the preload library's host-backed table: numbers from 1000 made by the backend,
 // raw dups (from 2000) found through lookup_miss.
@@ -118,7 +121,7 @@ TEST_F(HostBackedTable, ExportsTakeTheBackendsNumbersAndResolveDups) {
     ASSERT_NE(got, nullptr);
     EXPECT_EQ(got, drm::drm_fd_get_sync_file(fd) ? got : nullptr);
     kshim::sync_file_put(got);
-    kshim::sync_file_put(got);  // the second get
+    kshim::sync_file_put(got);                        // the second get
     EXPECT_EQ(drm::drm_fd_get_syncobj(fd), nullptr);  // the other kind
     EXPECT_EQ(drm::drm_fd_get_sync_file(2001), nullptr);
     // close(2) by the kernel: the entry goes and the backend closes its descriptor.

@@ -18,10 +18,13 @@ TestWorld::TestWorld(RuntimeOptions opts) {
     prev_test_ = kunit_set_current_test(test_.get());
 }
 
-TestWorld::~TestWorld() { finish(); }
+TestWorld::~TestWorld() {
+    finish();
+}
 
 void TestWorld::finish() {
-    if (finished_) return;
+    if (finished_)
+        return;
     finished_ = true;
     const u64 seed = rt_->seed();
     const bool simulated = rt_->mode() == Mode::Simulated;
@@ -41,7 +44,8 @@ void TestWorld::finish() {
             idle = rt_->advance_until_idle();
         } catch (const SimAbort&) {
         }
-        if (!kunit_resource_count(test_.get())) break;
+        if (!kunit_resource_count(test_.get()))
+            break;
     }
     kunit_set_current_test(prev_test_);
     // The drain above went as far as it could: what is left is a problem (not idle, blocked
@@ -51,8 +55,10 @@ void TestWorld::finish() {
     std::vector<upanthor::host::Problem> problems = upanthor::host::RunChecks::leftovers(*rt_, idle, opts);
     test_.reset();  // releases what work registered in the last drain, if anything
     rt_.reset();
-    for (upanthor::host::Problem& p : checks_.leaks(opts)) problems.push_back(std::move(p));
-    for (upanthor::host::Problem& p : upanthor::host::RunChecks::reports(opts)) problems.push_back(std::move(p));
+    for (upanthor::host::Problem& p : checks_.leaks(opts))
+        problems.push_back(std::move(p));
+    for (upanthor::host::Problem& p : upanthor::host::RunChecks::reports(opts))
+        problems.push_back(std::move(p));
     for (const upanthor::host::Problem& p : problems) {
         found = true;
         ADD_FAILURE() << p.text;

@@ -8,8 +8,8 @@
 #include <functional>
 #include <memory>
 
-#include "kernel_shim/kunit/resource.h"
 #include "host/run_checks.h"
+#include "kernel_shim/kunit/resource.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/runtime.h"
 #include "kernel_shim/slab.h"
@@ -51,7 +51,8 @@ protected:
     // interleaving (a test that asserts "still pending right after queueing" does not).
     virtual RuntimeOptions runtime_options() const {
         RuntimeOptions o = options_from_env({});
-        if (!interleaving_agnostic()) o.preempt_probability = 0.0;
+        if (!interleaving_agnostic())
+            o.preempt_probability = 0.0;
         return o;
     }
     virtual bool interleaving_agnostic() const { return false; }

@@ -22,7 +22,8 @@ struct Timeline {
     explicit Timeline(const char* name = "test-timeline") { EXPECT_EQ(sw_sync_debugfs_open(&obj, name), 0); }
     ~Timeline() { close(); }
     void close() {
-        if (obj) sw_sync_debugfs_release(obj);
+        if (obj)
+            sw_sync_debugfs_release(obj);
         obj = nullptr;
     }
 
@@ -44,7 +45,8 @@ struct Timeline {
         sw_sync_get_deadline d{in, fd, pad};
         UserRange r(d);
         long ret = sw_sync_ioctl(obj, SW_SYNC_GET_DEADLINE, user_ptr(&d));
-        if (!ret) *deadline = d.deadline_ns;
+        if (!ret)
+            *deadline = d.deadline_ns;
         return ret;
     }
 
@@ -54,7 +56,8 @@ struct Timeline {
 // The fence behind a sync_file fd (a new reference), or nullptr.
 inline dma_fence* fd_fence(int fd) {
     sync_file* sf = drm_fd_get_sync_file(fd);
-    if (!sf) return nullptr;
+    if (!sf)
+        return nullptr;
     dma_fence* f = sync_file_get_fence(sf);
     sync_file_put(sf);
     return f;

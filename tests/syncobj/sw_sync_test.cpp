@@ -48,7 +48,8 @@ TEST_F(SwSync, IncSignalsExactlyTheFencesItReached) {
     EXPECT_EQ(fd_status(f5), 0);
     EXPECT_EQ(tl.inc(2), 0);
     EXPECT_EQ(fd_status(f5), 1);
-    for (int fd : {f1, f3, f5}) EXPECT_EQ(drm_fd_close(fd), 0);
+    for (int fd : {f1, f3, f5})
+        EXPECT_EQ(drm_fd_close(fd), 0);
 }
 
 TEST_F(SwSync, AFenceAtAPassedValueIsBornSignalled) {
@@ -75,8 +76,10 @@ TEST_F(SwSync, PendingFencesAtTheSameValueAreTheSameFence) {
     int d = other.create_fence(2);
     dma_fence* fd = fd_fence(d);
     EXPECT_NE(fd->context, fa->context);
-    for (dma_fence* f : {fa, fb, fc, fd}) dma_fence_put(f);
-    for (int x : {a, b, c, d}) EXPECT_EQ(drm_fd_close(x), 0);
+    for (dma_fence* f : {fa, fb, fc, fd})
+        dma_fence_put(f);
+    for (int x : {a, b, c, d})
+        EXPECT_EQ(drm_fd_close(x), 0);
 }
 
 TEST_F(SwSync, ClosingTheTimelineSignalsPendingFencesWithEnoent) {
@@ -211,11 +214,13 @@ TEST_F(SwSyncSyncobj, ImportedFenceIsWaitedForThenSignalledByInc) {
     ASSERT_EQ(call(o.file, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &imp), 0);
     EXPECT_EQ(o.wait({h}, 0, 0), -ETIME);
     sync_timeline* obj = tl.obj;
-    Task* t = kthread_run([obj] {
-        msleep(5);
-        sync_timeline_signal(obj, 1);
-        return 0;
-    }, "inc");
+    Task* t = kthread_run(
+        [obj] {
+            msleep(5);
+            sync_timeline_signal(obj, 1);
+            return 0;
+        },
+        "inc");
     ktime_t start = ktime_get();
     EXPECT_EQ(o.wait({h}, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, start + NSEC_PER_SEC), 0);
     EXPECT_GE(ktime_get() - start, 5 * NSEC_PER_MSEC);
@@ -234,18 +239,20 @@ TEST_F(SwSyncSyncobj, WaitForSubmitWaitsForTheImportThenTheInc) {
     int efd = eventfd_fd_create(0, 0);
     drm_syncobj_eventfd ev{h, 0, 0, efd, 0};
     ASSERT_EQ(call(o.file, DRM_IOCTL_SYNCOBJ_EVENTFD, &ev), 0);
-    Task* t = kthread_run([file, obj, h] {
-        msleep(5);
-        // What a client's other thread does: make a fence, put it in the syncobj, signal it.
-        sync_pt* pt = sync_pt_create(obj, 1);
-        sync_file* sf = sync_file_create(&pt->base);
-        dma_fence_put(&pt->base);
-        EXPECT_EQ(drm_syncobj_import_sync_file_obj(file, sf, h, 0), 0);
-        sync_file_put(sf);
-        msleep(5);
-        sync_timeline_signal(obj, 1);
-        return 0;
-    }, "client");
+    Task* t = kthread_run(
+        [file, obj, h] {
+            msleep(5);
+            // What a client's other thread does: make a fence, put it in the syncobj, signal it.
+            sync_pt* pt = sync_pt_create(obj, 1);
+            sync_file* sf = sync_file_create(&pt->base);
+            dma_fence_put(&pt->base);
+            EXPECT_EQ(drm_syncobj_import_sync_file_obj(file, sf, h, 0), 0);
+            sync_file_put(sf);
+            msleep(5);
+            sync_timeline_signal(obj, 1);
+            return 0;
+        },
+        "client");
     ktime_t start = ktime_get();
     EXPECT_EQ(o.wait({h}, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, start + NSEC_PER_SEC), 0);
     EXPECT_GE(ktime_get() - start, 10 * NSEC_PER_MSEC);
@@ -264,9 +271,8 @@ TEST_F(SwSyncSyncobj, TimelinePointsFromSwSyncFences) {
     u32 h = o.create();
     for (u32 p = 1; p <= 3; p++) {
         int fd = tl.create_fence(p);
-        uapi::drm_syncobj_handle imp{h, DRM_SYNCOBJ_FD_TO_HANDLE_FLAGS_IMPORT_SYNC_FILE |
-                                            DRM_SYNCOBJ_FD_TO_HANDLE_FLAGS_TIMELINE,
-                                     fd, 0, p};
+        uapi::drm_syncobj_handle imp{
+            h, DRM_SYNCOBJ_FD_TO_HANDLE_FLAGS_IMPORT_SYNC_FILE | DRM_SYNCOBJ_FD_TO_HANDLE_FLAGS_TIMELINE, fd, 0, p};
         ASSERT_EQ(call(o.file, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &imp), 0);
         EXPECT_EQ(drm_fd_close(fd), 0);
     }

@@ -95,7 +95,8 @@ TEST_F(SyncFileIoctl, FileInfoListsEveryFenceOfAMerge) {
     EXPECT_EQ(info.status, -ENOENT);  // an error wins over signalled
     EXPECT_NE(fi[0].timestamp_ns, 0u);
     EXPECT_NE(fi[1].timestamp_ns, 0u);
-    for (int fd : {fa, fb, m}) EXPECT_EQ(drm_fd_close(fd), 0);
+    for (int fd : {fa, fb, m})
+        EXPECT_EQ(drm_fd_close(fd), 0);
 }
 
 TEST_F(SyncFileIoctl, FileInfoErrnos) {
@@ -116,7 +117,8 @@ TEST_F(SyncFileIoctl, FileInfoErrnos) {
     info.sync_fence_info = user_ptr(fi.data());  // not registered: -EFAULT
     EXPECT_EQ(file_info(m, &info), -EFAULT);
     EXPECT_EQ(sync_file_fd_ioctl(m, SYNC_IOC_FILE_INFO, user_ptr(&info)), -EFAULT);  // struct itself
-    for (int fd : {fa, fb, m}) EXPECT_EQ(drm_fd_close(fd), 0);
+    for (int fd : {fa, fb, m})
+        EXPECT_EQ(drm_fd_close(fd), 0);
 }
 
 TEST_F(SyncFileIoctl, MergedFenceSignalsWhenBothHave) {
@@ -130,7 +132,8 @@ TEST_F(SyncFileIoctl, MergedFenceSignalsWhenBothHave) {
     EXPECT_EQ(fd_status(m), 0);
     EXPECT_EQ(a.inc(1), 0);
     EXPECT_EQ(fd_status(m), 1);
-    for (int fd : {fa, fb, m}) EXPECT_EQ(drm_fd_close(fd), 0);
+    for (int fd : {fa, fb, m})
+        EXPECT_EQ(drm_fd_close(fd), 0);
 }
 
 TEST_F(SyncFileIoctl, MergingFencesOfOneTimelineKeepsTheLater) {
@@ -150,7 +153,8 @@ TEST_F(SyncFileIoctl, MergingFencesOfOneTimelineKeepsTheLater) {
     info = {};
     ASSERT_EQ(file_info(self, &info), 0);
     EXPECT_EQ(info.num_fences, 1u);
-    for (int fd : {f2, f5, m, self}) EXPECT_EQ(drm_fd_close(fd), 0);
+    for (int fd : {f2, f5, m, self})
+        EXPECT_EQ(drm_fd_close(fd), 0);
 }
 
 TEST_F(SyncFileIoctl, MergeErrnos) {

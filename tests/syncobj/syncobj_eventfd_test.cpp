@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "kernel_shim/eventfd.h"
+#include "kernel_shim/fault_inject.h"
 #include "kernel_shim/fs/anon_inodes.h"
 #include "kernel_shim/fs/fdtable.h"
-#include "kernel_shim/fault_inject.h"
 #include "kernel_shim/sched.h"
 #include "tests/support/kernel_test.h"
 #include "tests/syncobj/syncobj_helpers.h"
@@ -70,11 +70,13 @@ TEST_F(SyncobjEventfd, PendingFenceFiresWhenItSignalsLater) {
     Efd e;
     ASSERT_EQ(eventfd_ioctl(o.file, h, 0, e.fd), 0);
     EXPECT_EQ(drain(e.fd), 0u);
-    Task* t = kthread_run([f] {
-        msleep(10);
-        dma_fence_signal(f);
-        return 0;
-    }, "signaller");
+    Task* t = kthread_run(
+        [f] {
+            msleep(10);
+            dma_fence_signal(f);
+            return 0;
+        },
+        "signaller");
     ktime_t start = ktime_get();
     u64 v = 0;
     ASSERT_EQ(eventfd_fd_read(e.fd, &v, false), 0);  // blocks until the fence signals
@@ -266,7 +268,7 @@ TEST_F(SyncobjEventfd, BadArgumentsGetUpstreamErrnos) {
     EXPECT_EQ(eventfd_ioctl(o.file, 99, 0, -1), -ENOENT);
     EXPECT_EQ(eventfd_ioctl(o.file, h, 0, -1), -EBADF);
     EXPECT_EQ(eventfd_ioctl(o.file, h, 0, e.fd + 1), -EBADF);  // not open
-    EXPECT_EQ(drain(e.fd), 0u);  // nothing was registered by the failed calls
+    EXPECT_EQ(drain(e.fd), 0u);                                // nothing was registered by the failed calls
     drm_syncobj_eventfd a{h, 0, 0, e.fd, 0};
     EXPECT_EQ(drm::ioctl(o.file, DRM_IOCTL_SYNCOBJ_EVENTFD, &a), -EFAULT);  // not user memory
 }
@@ -316,7 +318,8 @@ protected:
     static constexpr files_struct_ops kHostOps = {
         .lookup_miss = [](files_struct*, int fd) -> file* {
             file* f = eventfd_host_file(fd);
-            if (IS_ERR(f) && PTR_ERR(f) == -EINVAL) f = anon_inode_getfile("host", &kHostFops, nullptr, 0);
+            if (IS_ERR(f) && PTR_ERR(f) == -EINVAL)
+                f = anon_inode_getfile("host", &kHostFops, nullptr, 0);
             return IS_ERR(f) ? nullptr : f;
         },
     };
@@ -433,11 +436,13 @@ TEST_F(Eventfd, ABlockedReaderWakesOnSignal) {
     int fd = eventfd_fd_create(0, 0);
     eventfd_ctx* ctx = eventfd_ctx_fdget(fd);
     ktime_t start = ktime_get();
-    Task* t = kthread_run([ctx] {
-        msleep(3);
-        eventfd_signal(ctx);
-        return 0;
-    }, "signaller");
+    Task* t = kthread_run(
+        [ctx] {
+            msleep(3);
+            eventfd_signal(ctx);
+            return 0;
+        },
+        "signaller");
     u64 v = 0;
     EXPECT_EQ(eventfd_fd_read(fd, &v, false), 0);
     EXPECT_EQ(v, 1u);

@@ -21,8 +21,12 @@ struct TestFence {
     dma_fence base;
     SpinLock lock{"test_fence"};
 };
-inline const char* test_fence_name(dma_fence*) { return "test"; }
-inline void test_fence_release(dma_fence* f) { kdelete(container_of(f, TestFence, base)); }
+inline const char* test_fence_name(dma_fence*) {
+    return "test";
+}
+inline void test_fence_release(dma_fence* f) {
+    kdelete(container_of(f, TestFence, base));
+}
 inline const dma_fence_ops test_fence_ops = {
     .use_64bit_seqno = true,
     .get_driver_name = test_fence_name,
@@ -59,7 +63,8 @@ int call(drm_file* f, unsigned cmd, T* args) {
 struct Opened {
     explicit Opened(drm::drm_device* dev) { EXPECT_EQ(drm_open(dev, &file), 0); }
     ~Opened() {
-        if (file) drm_release(file);
+        if (file)
+            drm_release(file);
     }
     drm_file* file = nullptr;
 
@@ -90,7 +95,8 @@ struct Opened {
         w.timeout_nsec = timeout_abs;
         w.first_signaled = 0xdead;
         int ret = call(file, DRM_IOCTL_SYNCOBJ_WAIT, &w);
-        if (first) *first = w.first_signaled;
+        if (first)
+            *first = w.first_signaled;
         return ret;
     }
     int timeline_wait(std::vector<u32> handles, std::vector<u64> points, u32 flags, s64 timeout_abs,
@@ -104,7 +110,8 @@ struct Opened {
         w.flags = flags;
         w.timeout_nsec = timeout_abs;
         int ret = call(file, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &w);
-        if (first) *first = w.first_signaled;
+        if (first)
+            *first = w.first_signaled;
         return ret;
     }
     int array_op(unsigned cmd, std::vector<u32> handles) {

@@ -15,14 +15,17 @@ protected:
     // A kthread that signals `target` `after` from now; stopped at the end of the test.
     void signal_after(ktime_t after) {
         Task* target = current();
-        sender_ = kthread_run([target, after] {
-            msleep(static_cast<unsigned>(after / NSEC_PER_MSEC));
-            signal_wake_up(target);
-            return 0;
-        }, "sender");
+        sender_ = kthread_run(
+            [target, after] {
+                msleep(static_cast<unsigned>(after / NSEC_PER_MSEC));
+                signal_wake_up(target);
+                return 0;
+            },
+            "sender");
     }
     void TearDown() override {
-        if (sender_) kthread_stop(sender_);
+        if (sender_)
+            kthread_stop(sender_);
         clear_signal_pending(current());
         KernelTest::TearDown();
     }
@@ -84,8 +87,8 @@ TEST_F(SyncobjSignal, APendingSignalStopsOnlyAWaitThatWouldSleep) {
     o.replace(busy, f);
     signal_wake_up(current());
     const ktime_t start = ktime_get();
-    EXPECT_EQ(o.wait({done}, 0, start + NSEC_PER_SEC), 0);     // satisfied: no sleep to end
-    EXPECT_EQ(o.wait({busy}, 0, 0), -ETIME);                   // a poll times out first, as upstream
+    EXPECT_EQ(o.wait({done}, 0, start + NSEC_PER_SEC), 0);             // satisfied: no sleep to end
+    EXPECT_EQ(o.wait({busy}, 0, 0), -ETIME);                           // a poll times out first, as upstream
     EXPECT_EQ(o.wait({busy}, 0, start + NSEC_PER_SEC), -ERESTARTSYS);  // would sleep: does not
     EXPECT_EQ(ktime_get(), start);
     dma_fence_signal(f);
@@ -99,12 +102,14 @@ TEST_F(SyncobjSignal, ASignalAfterTheFenceDoesNotChangeTheResult) {
     dma_fence* f = new_fence();
     o.replace(h, f);
     Task* target = current();
-    sender_ = kthread_run([target, f] {
-        msleep(10);
-        dma_fence_signal(f);
-        signal_wake_up(target);
-        return 0;
-    }, "signal_then_sender");
+    sender_ = kthread_run(
+        [target, f] {
+            msleep(10);
+            dma_fence_signal(f);
+            signal_wake_up(target);
+            return 0;
+        },
+        "signal_then_sender");
     EXPECT_EQ(o.wait({h}, 0, ktime_get() + NSEC_PER_SEC), 0);
     dma_fence_put(f);
 }

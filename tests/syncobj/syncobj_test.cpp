@@ -3,10 +3,10 @@
 // WAIT_AVAILABLE), transfer, -ENOENT atomicity, -EFAULT, and export/import between files.
 #include <gtest/gtest.h>
 
-#include "drm/sched/testing/mock_scheduler.h"
 #include "drm/drm_syncobj_sched.h"
-#include "kernel_shim/fault_inject.h"
+#include "drm/sched/testing/mock_scheduler.h"
 #include "kernel_shim/dma-buf/sync_file.h"
+#include "kernel_shim/fault_inject.h"
 #include "kernel_shim/sched.h"
 #include "tests/support/kernel_test.h"
 #include "tests/syncobj/syncobj_helpers.h"
@@ -77,7 +77,7 @@ TEST_F(Syncobj, WaitRejectsBadFlagsAndAcceptsZeroCount) {
     EXPECT_EQ(o.wait({h}, 1u << 4, 0), -EINVAL);
     u32 first = 1234;
     EXPECT_EQ(o.wait({}, 0, 0, &first), 0);  // upstream: an empty wait succeeds at once
-    EXPECT_EQ(first, 0xdeadu);             // ...and leaves first_signaled alone
+    EXPECT_EQ(first, 0xdeadu);               // ...and leaves first_signaled alone
 }
 
 TEST_F(Syncobj, CreatedSignalledWaitsAtOnce) {
@@ -125,11 +125,13 @@ TEST_F(Syncobj, WaitReturnsWhenAFenceSignalsLater) {
     u32 h = o.create();
     dma_fence* f = new_fence();
     o.replace(h, f);
-    Task* t = kthread_run([f] {
-        msleep(30);
-        dma_fence_signal(f);
-        return 0;
-    }, "signaller");
+    Task* t = kthread_run(
+        [f] {
+            msleep(30);
+            dma_fence_signal(f);
+            return 0;
+        },
+        "signaller");
     ktime_t start = ktime_get();
     EXPECT_EQ(o.wait({h}, 0, start + NSEC_PER_SEC), 0);
     EXPECT_GE(ktime_get() - start, 30 * NSEC_PER_MSEC);
@@ -159,14 +161,17 @@ TEST_F(Syncobj, WaitAnyReportsFirstSignaledAndWaitAllNeedsEvery) {
     EXPECT_EQ(first, 1u);  // the lowest signalled index
     EXPECT_EQ(o.wait({a, b, c}, WAIT_ALL, in(10 * NSEC_PER_MSEC)), -ETIME);
     // Blocking wait-all: returns once the last one signals.
-    Task* t = kthread_run([fa] {
-        msleep(5);
-        dma_fence_signal(fa);
-        return 0;
-    }, "signaller");
+    Task* t = kthread_run(
+        [fa] {
+            msleep(5);
+            dma_fence_signal(fa);
+            return 0;
+        },
+        "signaller");
     EXPECT_EQ(o.wait({a, b, c}, WAIT_ALL, in(NSEC_PER_SEC)), 0);
     kthread_stop(t);
-    for (dma_fence* f : {fa, fb, fc}) dma_fence_put(f);
+    for (dma_fence* f : {fa, fb, fc})
+        dma_fence_put(f);
 }
 
 TEST_F(Syncobj, BlockingWaitAnyWakesOnTheFirstToSignal) {
@@ -177,11 +182,13 @@ TEST_F(Syncobj, BlockingWaitAnyWakesOnTheFirstToSignal) {
     dma_fence* fb = new_fence();
     o.replace(a, fa);
     o.replace(b, fb);
-    Task* t = kthread_run([fb] {
-        msleep(7);
-        dma_fence_signal(fb);
-        return 0;
-    }, "signaller");
+    Task* t = kthread_run(
+        [fb] {
+            msleep(7);
+            dma_fence_signal(fb);
+            return 0;
+        },
+        "signaller");
     u32 first = 99;
     EXPECT_EQ(o.wait({a, b}, 0, in(NSEC_PER_SEC), &first), 0);
     EXPECT_EQ(first, 1u);
@@ -197,15 +204,17 @@ TEST_F(Syncobj, WaitForSubmitWaitsForAFenceToAppear) {
     EXPECT_EQ(o.wait({h}, WAIT_FOR_SUBMIT, 0), -ETIME);  // poll: no fence yet
     dma_fence* f = new_fence();
     drm_file* file = o.file;
-    Task* t = kthread_run([file, h, f] {
-        msleep(10);
-        drm_syncobj* s = drm_syncobj_find(file, h);
-        drm_syncobj_replace_fence(s, f);  // submitted...
-        drm_syncobj_put(s);
-        msleep(10);
-        dma_fence_signal(f);  // ...and completed
-        return 0;
-    }, "submitter");
+    Task* t = kthread_run(
+        [file, h, f] {
+            msleep(10);
+            drm_syncobj* s = drm_syncobj_find(file, h);
+            drm_syncobj_replace_fence(s, f);  // submitted...
+            drm_syncobj_put(s);
+            msleep(10);
+            dma_fence_signal(f);  // ...and completed
+            return 0;
+        },
+        "submitter");
     ktime_t start = ktime_get();
     EXPECT_EQ(o.wait({h}, WAIT_FOR_SUBMIT, start + NSEC_PER_SEC), 0);
     EXPECT_GE(ktime_get() - start, 20 * NSEC_PER_MSEC);
@@ -234,11 +243,13 @@ TEST_F(Syncobj, AWaiterKeepsTheFencesItCaptured) {
     int result = 1;
     ktime_t done_at = 0;
     Opened* po = &o;
-    Task* t = kthread_run([&, po, h] {
-        result = po->wait({h}, 0, ktime_get() + NSEC_PER_SEC);
-        done_at = ktime_get();
-        return 0;
-    }, "waiter");
+    Task* t = kthread_run(
+        [&, po, h] {
+            result = po->wait({h}, 0, ktime_get() + NSEC_PER_SEC);
+            done_at = ktime_get();
+            return 0;
+        },
+        "waiter");
     advance(5 * NSEC_PER_MSEC);
     // Resetting, then signalling the syncobj does not complete the ongoing wait.
     EXPECT_EQ(o.array_op(DRM_IOCTL_SYNCOBJ_RESET, {h}), 0);
@@ -393,7 +404,8 @@ TEST_F(Syncobj, QueryNeverJumpsOverAnUnsignalledPointAndNeverDecreases) {
     drm_syncobj_put(s);
     advance_until_idle();
     EXPECT_EQ(o.query(h), 4u);
-    for (dma_fence* f : {f1, f2, f3}) dma_fence_put(f);
+    for (dma_fence* f : {f1, f2, f3})
+        dma_fence_put(f);
 }
 
 TEST_F(Syncobj, TimelineWaitOnMultiplePoints) {
@@ -409,11 +421,13 @@ TEST_F(Syncobj, TimelineWaitOnMultiplePoints) {
     EXPECT_EQ(o.timeline_wait({a, b}, {2, 3}, 0, 0, &first), 0);  // point 3 <= 4: signalled
     EXPECT_EQ(first, 1u);
     EXPECT_EQ(o.timeline_wait({a}, {3}, 0, 0), -EINVAL);  // past the head, no WAIT_FOR_SUBMIT
-    Task* t = kthread_run([fa2] {
-        msleep(3);
-        dma_fence_signal(fa2);
-        return 0;
-    }, "signaller");
+    Task* t = kthread_run(
+        [fa2] {
+            msleep(3);
+            dma_fence_signal(fa2);
+            return 0;
+        },
+        "signaller");
     EXPECT_EQ(o.timeline_wait({a, b}, {2, 4}, WAIT_ALL, in(NSEC_PER_SEC)), 0);
     kthread_stop(t);
     dma_fence_put(fa2);
@@ -425,15 +439,17 @@ TEST_F(Syncobj, TimelineWaitForSubmitAndWaitAvailable) {
     u32 h = o.create();
     dma_fence* f = new_fence();
     drm_file* file = o.file;
-    Task* t = kthread_run([file, h, f] {
-        msleep(10);
-        drm_syncobj* s = drm_syncobj_find(file, h);
-        drm_syncobj_add_point(s, dma_fence_chain_alloc(), f, 7);
-        drm_syncobj_put(s);
-        msleep(10);
-        dma_fence_signal(f);
-        return 0;
-    }, "submitter");
+    Task* t = kthread_run(
+        [file, h, f] {
+            msleep(10);
+            drm_syncobj* s = drm_syncobj_find(file, h);
+            drm_syncobj_add_point(s, dma_fence_chain_alloc(), f, 7);
+            drm_syncobj_put(s);
+            msleep(10);
+            dma_fence_signal(f);
+            return 0;
+        },
+        "submitter");
     // WAIT_AVAILABLE returns when point 7 exists, before it signals.
     ktime_t start = ktime_get();
     EXPECT_EQ(o.timeline_wait({h}, {7}, WAIT_AVAILABLE, in(NSEC_PER_SEC)), 0);
@@ -488,11 +504,11 @@ TEST_F(Syncobj, TransferErrors) {
     EXPECT_EQ(o.transfer(a, 0, 99, 0), -ENOENT);
     EXPECT_EQ(o.transfer(99, 0, b, 0), -ENOENT);
     EXPECT_EQ(o.transfer(99, 0, b, 3), -ENOENT);
-    EXPECT_EQ(o.transfer(a, 0, b, 0), -EINVAL);   // no fence in the source
+    EXPECT_EQ(o.transfer(a, 0, b, 0), -EINVAL);     // no fence in the source
     EXPECT_EQ(o.transfer(a, 0, b, 0, 4), -EINVAL);  // bad flags
     drm_syncobj_transfer t{a, b, 0, 0, 0, 1};
     EXPECT_EQ(call(o.file, DRM_IOCTL_SYNCOBJ_TRANSFER, &t), -EINVAL);  // pad
-    EXPECT_EQ(o.transfer(a, 0, b, 0, WAIT_FOR_SUBMIT), -ETIME);  // find_fence waits 5 s
+    EXPECT_EQ(o.transfer(a, 0, b, 0, WAIT_FOR_SUBMIT), -ETIME);        // find_fence waits 5 s
     EXPECT_EQ(o.query(b), 0u);
     EXPECT_EQ(o.wait({b}, 0, 0), -EINVAL);
 }

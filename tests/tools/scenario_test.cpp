@@ -20,14 +20,16 @@ using namespace upanthor::scenario;
 
 std::string dump(const ParseResult& r) {
     std::string s;
-    for (auto& d : r.diagnostics) s += d.to_string() + "\n";
+    for (auto& d : r.diagnostics)
+        s += d.to_string() + "\n";
     return s;
 }
 
 TEST(ScenarioExamples, EveryShippedScenarioParses) {
     std::vector<std::filesystem::path> files;
     for (auto& e : std::filesystem::directory_iterator(UPANTHOR_SCENARIO_DIR))
-        if (e.path().extension() == ".toml") files.push_back(e.path());
+        if (e.path().extension() == ".toml")
+            files.push_back(e.path());
     std::sort(files.begin(), files.end());
     ASSERT_GE(files.size(), 2u) << "no scenarios found in " << UPANTHOR_SCENARIO_DIR;
     for (auto& f : files) {
@@ -125,7 +127,8 @@ TEST(ScenarioExamples, RotationHasFortyGroupsAndSixtyFps) {
     ASSERT_TRUE(r.ok()) << dump(r);
     const Scenario& s = *r.scenario;
     u32 groups = 0;
-    for (auto& g : s.groups) groups += g.instances;
+    for (auto& g : s.groups)
+        groups += g.instances;
     EXPECT_EQ(groups, 40u);
     EXPECT_EQ(s.gpu.mcu.group_num, 8u);
     EXPECT_TRUE(s.clients[1].cap_sys_nice);
@@ -257,7 +260,8 @@ TEST(ScenarioParse, AsmAcceptsTheDisassemblersSpelling) {
 }
 
 TEST(ScenarioParse, ReportsEveryProblemNotJustTheFirst) {
-    ParseResult r = parse_scenario("[[client]]\nname = \"a\"\ncolour = 1\n[[vm]]\nname = \"v\"\nclient = \"b\"\n", "t.toml");
+    ParseResult r =
+        parse_scenario("[[client]]\nname = \"a\"\ncolour = 1\n[[vm]]\nname = \"v\"\nclient = \"b\"\n", "t.toml");
     ASSERT_FALSE(r.ok());
     ASSERT_EQ(r.diagnostics.size(), 2u) << dump(r);
     EXPECT_EQ(r.diagnostics[0].to_string().substr(0, 12), "t.toml:3:1: ");
@@ -325,40 +329,52 @@ const DiagRow kDiagRows[] = {
     // Unknown keys, at every level.
     {"UnknownTopLevelKey", "[frobnicate]\nx = 1\n", 1, 2, "unknown key 'frobnicate' in the top level"},
     {"UnknownKeyInTable", "[gpu]\ncsg_slot = 4\n", 2, 1, "unknown key 'csg_slot' in [gpu] (expected one of: csg_slots"},
-    {"UnknownKeyInArrayTable", "[[client]]\nname = \"b\"\nprivileged = true\n", 3, 1, "expected one of: name, cap_sys_nice"},
-    {"UnknownKeyInInlineTable", "[[job]]\nname = \"c\"\ncompute = { workgroups = 1, duration_us = 5, colour = 1 }\n", 3, 46,
-     "unknown key 'colour' in 'compute'"},
+    {"UnknownKeyInArrayTable", "[[client]]\nname = \"b\"\nprivileged = true\n", 3, 1,
+     "expected one of: name, cap_sys_nice"},
+    {"UnknownKeyInInlineTable", "[[job]]\nname = \"c\"\ncompute = { workgroups = 1, duration_us = 5, colour = 1 }\n", 3,
+     46, "unknown key 'colour' in 'compute'"},
     {"UnknownLatency", "[gpu.latency_us]\ncsg_stat = 1\n", 2, 1, "in [gpu.latency_us]"},
-    {"UnknownQueueKey", "[[group]]\nname = \"h\"\nvm = \"vm\"\nqueues = [{ name = \"q\", prio = 1 }]\n", 4, 25, "unknown key 'prio'"},
+    {"UnknownQueueKey", "[[group]]\nname = \"h\"\nvm = \"vm\"\nqueues = [{ name = \"q\", prio = 1 }]\n", 4, 25,
+     "unknown key 'prio'"},
     // Wrong types.
     {"WrongTypeBool", "[[bo]]\nname = \"b\"\nvm = \"vm\"\nsize = true\n", 4, 8, "'size' is a boolean (expected a size"},
     {"WrongTypeString", "[gpu]\ncsg_slots = \"8\"\n", 2, 13, "'csg_slots' is a string (expected an integer in 1..31)"},
     {"WrongTypeTableForArray", "[expect]\nmemory = 3\n", 2, 10, "'memory' is an integer (expected an array of tables"},
     {"WrongTypeAsm", "[[job]]\nname = \"a\"\nasm = 3\n", 3, 7, "'asm' is an integer (expected a string"},
     // Undefined references.
-    {"UndefinedClient", "[[vm]]\nname = \"v2\"\nclient = \"nobody\"\n", 3, 10, "undefined client 'nobody' (expected one of: app)"},
+    {"UndefinedClient", "[[vm]]\nname = \"v2\"\nclient = \"nobody\"\n", 3, 10,
+     "undefined client 'nobody' (expected one of: app)"},
     {"UndefinedVm", "[[bo]]\nname = \"b\"\nvm = \"nope\"\nsize = 1\n", 3, 6, "undefined vm 'nope'"},
-    {"UndefinedGroup", "[[submit]]\ngroup = \"zz\"\nqueue = \"q\"\njob = \"j\"\nat_us = 0\n", 2, 9, "undefined group 'zz'"},
+    {"UndefinedGroup", "[[submit]]\ngroup = \"zz\"\nqueue = \"q\"\njob = \"j\"\nat_us = 0\n", 2, 9,
+     "undefined group 'zz'"},
     {"UndefinedQueue", "[[submit]]\ngroup = \"g\"\nqueue = \"zz\"\njob = \"j\"\nat_us = 0\n", 3, 9,
      "undefined queue 'zz' in group 'g' (expected one of: q)"},
     {"UndefinedJob", "[[submit]]\ngroup = \"g\"\nqueue = \"q\"\njob = \"zz\"\nat_us = 0\n", 4, 7, "undefined job 'zz'"},
-    {"UndefinedSyncobj", "[[submit]]\ngroup = \"g\"\nqueue = \"q\"\njob = \"j\"\nat_us = 0\nwaits = [{ syncobj = \"zz\" }]\n", 6, 22,
+    {"UndefinedSyncobj",
+     "[[submit]]\ngroup = \"g\"\nqueue = \"q\"\njob = \"j\"\nat_us = 0\nwaits = [{ syncobj = \"zz\" }]\n", 6, 22,
      "undefined syncobj 'zz'"},
-    {"UndefinedHeap", "[[job]]\nname = \"t\"\ntiler_fragment = { heap = \"zz\", chunks = 1 }\n", 3, 27, "undefined heap 'zz'"},
-    {"UndefinedBoInAsm", "[[job]]\nname = \"a\"\nasm = \"\"\"\nNOP\nMOVE48 d0, @zz\n\"\"\"\n", 5, 12, "undefined bo 'zz'"},
+    {"UndefinedHeap", "[[job]]\nname = \"t\"\ntiler_fragment = { heap = \"zz\", chunks = 1 }\n", 3, 27,
+     "undefined heap 'zz'"},
+    {"UndefinedBoInAsm", "[[job]]\nname = \"a\"\nasm = \"\"\"\nNOP\nMOVE48 d0, @zz\n\"\"\"\n", 5, 12,
+     "undefined bo 'zz'"},
     {"UndefinedFence", "[expect]\nfences = { nope = \"signaled\" }\n", 2, 12, "undefined fence 'nope'"},
     {"UndefinedGroupInExpect", "[expect.groups]\nzz = []\n", 2, 1, "undefined group 'zz'"},
     {"UndefinedBoInExpect", "[[expect.memory]]\nbo = \"zz\"\noffset = 0\nvalue = 1\n", 2, 6, "undefined bo 'zz'"},
     {"DuplicateName", "[[client]]\nname = \"app\"\n", 2, 8, "duplicate client name 'app' (first defined at 1:1)"},
-    {"GroupClientDoesNotOwnVm", "[[client]]\nname = \"other\"\n[[group]]\nname = \"h\"\nclient = \"other\"\nvm = \"vm\"\nqueues = [{ name = \"q\" }]\n",
+    {"GroupClientDoesNotOwnVm",
+     "[[client]]\nname = \"other\"\n[[group]]\nname = \"h\"\nclient = \"other\"\nvm = \"vm\"\nqueues = [{ name = \"q\" "
+     "}]\n",
      5, 10, "client 'other' does not own vm 'vm' (expected 'app'"},
     {"JobBoInAnotherVm",
-     "[[client]]\nname=\"o\"\n[[vm]]\nname=\"v2\"\nclient=\"o\"\n[[group]]\nname=\"h\"\nvm=\"v2\"\nqueues=[{name=\"q\"}]\n"
+     "[[client]]\nname=\"o\"\n[[vm]]\nname=\"v2\"\nclient=\"o\"\n[[group]]\nname=\"h\"\nvm=\"v2\"\nqueues=[{name=\"q\"}"
+     "]\n"
      "[[submit]]\ngroup=\"h\"\nqueue=\"q\"\njob=\"j\"\nat_us=0\n",
      13, 5, "job 'j' uses bo 'data' of vm 'vm' but group 'h' runs in vm 'v2'"},
     {"SyncobjOfAnotherClient",
-     "[[client]]\nname=\"o\"\n[[vm]]\nname=\"v2\"\nclient=\"o\"\n[[group]]\nname=\"h\"\nvm=\"v2\"\nqueues=[{name=\"q\"}]\n"
-     "[[job]]\nname=\"k\"\nhang={}\n[[submit]]\ngroup=\"h\"\nqueue=\"q\"\njob=\"k\"\nat_us=0\nsignals=[{syncobj=\"bin\"}]\n",
+     "[[client]]\nname=\"o\"\n[[vm]]\nname=\"v2\"\nclient=\"o\"\n[[group]]\nname=\"h\"\nvm=\"v2\"\nqueues=[{name=\"q\"}"
+     "]\n"
+     "[[job]]\nname=\"k\"\nhang={}\n[[submit]]\ngroup=\"h\"\nqueue=\"q\"\njob=\"k\"\nat_us=0\nsignals=[{syncobj="
+     "\"bin\"}]\n",
      18, 19, "syncobj 'bin' belongs to client 'app' (expected a syncobj of client 'o'"},
     // A rejected object is reported once, not again at every reference to it.
     {"NoCascadeFromRejectedObject",
@@ -375,11 +391,12 @@ const DiagRow kDiagRows[] = {
      "inside the BO"},
     {"RingSizeNotPow2", "[[group]]\nname = \"h\"\nvm = \"vm\"\nqueues = [{ name = \"q\", ring_size = 5000 }]\n", 4, 37,
      "not a power of two in 4096..65536"},
-    {"RingSizeTooBig", "[[group]]\nname = \"h\"\nvm = \"vm\"\nqueues = [{ name = \"q\", ring_size = \"128K\" }]\n", 4, 37,
-     "not a power of two"},
-    {"QueuePriorityOutOfRange", "[[group]]\nname = \"h\"\nvm = \"vm\"\nqueues = [{ name = \"q\", priority = 16 }]\n", 4, 36,
-     "out of range (expected an integer in 0..15)"},
-    {"GroupPriorityUnknown", "[[group]]\nname = \"h\"\nvm = \"vm\"\npriority = \"urgent\"\nqueues = [{ name = \"q\" }]\n", 4, 12,
+    {"RingSizeTooBig", "[[group]]\nname = \"h\"\nvm = \"vm\"\nqueues = [{ name = \"q\", ring_size = \"128K\" }]\n", 4,
+     37, "not a power of two"},
+    {"QueuePriorityOutOfRange", "[[group]]\nname = \"h\"\nvm = \"vm\"\nqueues = [{ name = \"q\", priority = 16 }]\n", 4,
+     36, "out of range (expected an integer in 0..15)"},
+    {"GroupPriorityUnknown",
+     "[[group]]\nname = \"h\"\nvm = \"vm\"\npriority = \"urgent\"\nqueues = [{ name = \"q\" }]\n", 4, 12,
      "unknown priority 'urgent'"},
     {"TooManyQueues",
      "[[group]]\nname = \"h\"\nvm = \"vm\"\nqueues = [{name=\"a\"},{name=\"b\"},{name=\"c\"},{name=\"d\"},{name=\"e\"},"
@@ -388,46 +405,61 @@ const DiagRow kDiagRows[] = {
     {"NoQueues", "[[group]]\nname = \"h\"\nvm = \"vm\"\nqueues = []\n", 4, 10, "has 0 queues"},
     {"DuplicateQueue", "[[group]]\nname = \"h\"\nvm = \"vm\"\nqueues = [{ name = \"q\" }, { name = \"q\" }]\n", 4, 36,
      "duplicate queue name 'q'"},
-    {"FpsZero", "[[submit]]\ngroup = \"g\"\nqueue = \"q\"\njob = \"j\"\nfps = 0\ncount = 1\n", 5, 7, "expected a number > 0"},
-    {"CountMissing", "[[submit]]\ngroup = \"g\"\nqueue = \"q\"\njob = \"j\"\nevery_us = 100\n", 1, 1, "missing key 'count'"},
-    {"TwoTimings", "[[submit]]\ngroup = \"g\"\nqueue = \"q\"\njob = \"j\"\nat_us = 0\nfps = 30\n", 1, 1, "has 2 timings"},
+    {"FpsZero", "[[submit]]\ngroup = \"g\"\nqueue = \"q\"\njob = \"j\"\nfps = 0\ncount = 1\n", 5, 7,
+     "expected a number > 0"},
+    {"CountMissing", "[[submit]]\ngroup = \"g\"\nqueue = \"q\"\njob = \"j\"\nevery_us = 100\n", 1, 1,
+     "missing key 'count'"},
+    {"TwoTimings", "[[submit]]\ngroup = \"g\"\nqueue = \"q\"\njob = \"j\"\nat_us = 0\nfps = 30\n", 1, 1,
+     "has 2 timings"},
     {"PointOnBinarySyncobj",
-     "[[submit]]\ngroup = \"g\"\nqueue = \"q\"\njob = \"j\"\nat_us = 0\nsignals = [{ syncobj = \"bin\", point = 2 }]\n", 6, 39,
-     "'point' on binary syncobj 'bin'"},
+     "[[submit]]\ngroup = \"g\"\nqueue = \"q\"\njob = \"j\"\nat_us = 0\nsignals = [{ syncobj = \"bin\", point = 2 }]\n",
+     6, 39, "'point' on binary syncobj 'bin'"},
     {"HeapChunkTooSmall",
-     "[[heap]]\nname = \"h\"\nvm = \"vm\"\nchunk_size = \"64K\"\ninitial_chunks = 1\nmax_chunks = 2\ntarget_in_flight = 1\n", 4, 14,
-     "out of range (expected 131072..8388608)"},
+     "[[heap]]\nname = \"h\"\nvm = \"vm\"\nchunk_size = \"64K\"\ninitial_chunks = 1\nmax_chunks = 2\ntarget_in_flight "
+     "= 1\n",
+     4, 14, "out of range (expected 131072..8388608)"},
     {"HeapInitialAboveMax",
-     "[[heap]]\nname = \"h\"\nvm = \"vm\"\nchunk_size = \"256K\"\ninitial_chunks = 3\nmax_chunks = 2\ntarget_in_flight = 1\n", 5, 18,
-     "exceeds 'max_chunks'"},
+     "[[heap]]\nname = \"h\"\nvm = \"vm\"\nchunk_size = \"256K\"\ninitial_chunks = 3\nmax_chunks = 2\ntarget_in_flight "
+     "= 1\n",
+     5, 18, "exceeds 'max_chunks'"},
     {"StoreOffsetOutsideBo", "[[job]]\nname = \"s\"\nstore = { bo = \"data\", offset = 4096, value = 1 }\n", 3, 33,
      "inside bo 'data' (expected 0..4088"},
-    {"StoreOffsetUnaligned", "[[job]]\nname = \"s\"\nstore = { bo = \"data\", offset = 4, value = 1 }\n", 3, 33, "8-byte aligned"},
-    {"JobWithTwoOps", "[[job]]\nname = \"x\"\nhang = {}\ncompute = { workgroups = 1, duration_us = 1 }\n", 1, 1, "has 2 operations"},
+    {"StoreOffsetUnaligned", "[[job]]\nname = \"s\"\nstore = { bo = \"data\", offset = 4, value = 1 }\n", 3, 33,
+     "8-byte aligned"},
+    {"JobWithTwoOps", "[[job]]\nname = \"x\"\nhang = {}\ncompute = { workgroups = 1, duration_us = 1 }\n", 1, 1,
+     "has 2 operations"},
     {"JobWithNoOp", "[[job]]\nname = \"x\"\n", 1, 1, "has no operation"},
     {"ComputeZeroWorkgroups", "[[job]]\nname = \"c\"\ncompute = { workgroups = 0, duration_us = 5 }\n", 3, 26,
      "expected an integer in 1.."},
     {"AsmUnknownInstruction", "[[job]]\nname = \"a\"\nasm = \"\"\"\nNOP\n  JUMP d0\n\"\"\"\n", 5, 3,
      "unknown instruction 'JUMP' (expected one of: NOP, MOVE48"},
-    {"AsmBadRegister", "[[job]]\nname = \"a\"\nasm = \"\"\"\nMOVE48 d1, 0x10\n\"\"\"\n", 4, 8, "bad register 'd1' (expected a 64-bit register"},
-    {"AsmRegisterTooHigh", "[[job]]\nname = \"a\"\nasm = \"\"\"\nMOVE32 r92, 1\n\"\"\"\n", 4, 8, "expected a register r0..r91"},
-    {"AsmOperandCount", "[[job]]\nname = \"a\"\nasm = \"\"\"\nADD_IMM32 r1, r2\n\"\"\"\n", 4, 1, "takes 3 operands, got 2"},
-    {"AsmImmediateTooBig", "[[job]]\nname = \"a\"\nasm = \"\"\"\nMOVE48 d0, 0x1000000000000\n\"\"\"\n", 4, 12, "bad immediate"},
-    {"AsmBadCondition", "[[job]]\nname = \"a\"\nasm = \"SYNC_WAIT64 d0, d2, eq\"\n", 3, 28, "bad condition 'eq' (expected le or gt)"},
+    {"AsmBadRegister", "[[job]]\nname = \"a\"\nasm = \"\"\"\nMOVE48 d1, 0x10\n\"\"\"\n", 4, 8,
+     "bad register 'd1' (expected a 64-bit register"},
+    {"AsmRegisterTooHigh", "[[job]]\nname = \"a\"\nasm = \"\"\"\nMOVE32 r92, 1\n\"\"\"\n", 4, 8,
+     "expected a register r0..r91"},
+    {"AsmOperandCount", "[[job]]\nname = \"a\"\nasm = \"\"\"\nADD_IMM32 r1, r2\n\"\"\"\n", 4, 1,
+     "takes 3 operands, got 2"},
+    {"AsmImmediateTooBig", "[[job]]\nname = \"a\"\nasm = \"\"\"\nMOVE48 d0, 0x1000000000000\n\"\"\"\n", 4, 12,
+     "bad immediate"},
+    {"AsmBadCondition", "[[job]]\nname = \"a\"\nasm = \"SYNC_WAIT64 d0, d2, eq\"\n", 3, 28,
+     "bad condition 'eq' (expected le or gt)"},
     {"AsmSymbolOffsetOutsideBo",
      "[[client]]\nname=\"c\"\n[[vm]]\nname=\"v\"\nclient=\"c\"\n[[bo]]\nname=\"b\"\nvm=\"v\"\nsize=4096\n"
      "[[job]]\nname = \"a\"\nasm = \"MOVE48 d0, @b+4096\"\n",
      12, 19, "bad offset 4096 in '@b+...' (expected @b+N with N < 4096)"},
-    {"AsmDisasmSpellingBadModifier", "[[job]]\nname = \"a\"\nasm = \"\"\"\nNOP\nSYNC_WAIT64.eq [d0], d2\n\"\"\"\n", 5, 12,
-     "unknown modifier '.eq' of SYNC_WAIT64 (expected .le, .gt, .reject)"},
+    {"AsmDisasmSpellingBadModifier", "[[job]]\nname = \"a\"\nasm = \"\"\"\nNOP\nSYNC_WAIT64.eq [d0], d2\n\"\"\"\n", 5,
+     12, "unknown modifier '.eq' of SYNC_WAIT64 (expected .le, .gt, .reject)"},
     {"AsmEmpty", "[[job]]\nname = \"a\"\nasm = \"\"\"\n# nothing\n\"\"\"\n", 3, 7, "has no instructions"},
-    {"FaultUnknownKind", "[[fault]]\nkind = \"Meltdown\"\nat_us = 1\n", 2, 8, "unknown fault kind 'Meltdown' (expected one of: GlbAckDrop"},
+    {"FaultUnknownKind", "[[fault]]\nkind = \"Meltdown\"\nat_us = 1\n", 2, 8,
+     "unknown fault kind 'Meltdown' (expected one of: GlbAckDrop"},
     {"FaultNoTrigger", "[[fault]]\nkind = \"FwHang\"\n", 1, 1, "has 0 triggers"},
     {"FaultProbabilityAboveOne", "[[fault]]\nkind = \"ShaderHang\"\nprobability = 1.5\n", 3, 15, "above 1"},
-    {"FaultCsgOutOfRange", "[[fault]]\nkind = \"CsgAckDrop\"\nalways = true\ncsg = 8\n", 4, 7, "expected an integer in -1..7"},
+    {"FaultCsgOutOfRange", "[[fault]]\nkind = \"CsgAckDrop\"\nalways = true\ncsg = 8\n", 4, 7,
+     "expected an integer in -1..7"},
     {"FenceStateUnknown",
-     "[[submit]]\ngroup = \"g\"\nqueue = \"q\"\njob = \"j\"\nat_us = 0\nfence = \"f\"\n[expect]\nfences = { f = \"done\" }\n", 8, 16,
-     "unknown fence state 'done'"},
+     "[[submit]]\ngroup = \"g\"\nqueue = \"q\"\njob = \"j\"\nat_us = 0\nfence = \"f\"\n[expect]\nfences = { f = "
+     "\"done\" }\n",
+     8, 16, "unknown fence state 'done'"},
     {"GroupFlagUnknown", "[expect]\ngroups = { g = [\"dead\"] }\n", 2, 17, "bad group state flag"},
     {"LatencyWithoutBound", "[[expect.latency]]\ngroup = \"g\"\n", 1, 1, "has no bound"},
     {"DurationZero", "[scenario]\nduration_us = 0\n", 2, 15, "out of range"},

@@ -31,7 +31,9 @@ struct Canonical {
     AsmOp op;
     const char* text;
 };
-void PrintTo(const Canonical& c, std::ostream* os) { *os << c.text; }
+void PrintTo(const Canonical& c, std::ostream* os) {
+    *os << c.text;
+}
 const Canonical kCanonical[] = {
     {AsmOp::Nop, "NOP"},
     {AsmOp::Nop, "NOP #0x00000000001234"},
@@ -175,7 +177,9 @@ struct BadLine {
     AsmOptions opts;
     const char* error;  // "line:column: message" (a prefix of it)
 };
-void PrintTo(const BadLine& c, std::ostream* os) { *os << c.text; }
+void PrintTo(const BadLine& c, std::ostream* os) {
+    *os << c.text;
+}
 
 class CsAsmErrors : public ::testing::TestWithParam<BadLine> {};
 
@@ -188,28 +192,54 @@ TEST_P(CsAsmErrors, ReportsLineColumnAndMessage) {
 }
 
 const BadLine kBad[] = {
-    {"UnknownMnemonic", "NOP\n  JUMP d0, r2\n", {},
+    {"UnknownMnemonic",
+     "NOP\n  JUMP d0, r2\n",
+     {},
      "2:3: unknown instruction 'JUMP' (expected one of: NOP, MOVE48, MOVE32, ADD_IMM32, LOAD, STORE, WAIT, SYNC_ADD64, "
      "SYNC_WAIT64, or the disassembler's MOVE, ADD_IMMEDIATE32, LOAD_MULTIPLE, STORE_MULTIPLE)"},
-    {"UnknownModifier", "SYNC_WAIT64.eq [d0], d2", {}, "1:12: unknown modifier '.eq' of SYNC_WAIT64 (expected .le, .gt, .reject)"},
+    {"UnknownModifier",
+     "SYNC_WAIT64.eq [d0], d2",
+     {},
+     "1:12: unknown modifier '.eq' of SYNC_WAIT64 (expected .le, .gt, .reject)"},
     {"OddPair", "MOVE d1, #0x10", {}, "1:6: bad register 'd1' (expected a 64-bit register d0, d2 .. d94)"},
-    {"RegisterAboveTheUserOnes", "MOVE32 r92, 1", {.regs = 92},
+    {"RegisterAboveTheUserOnes",
+     "MOVE32 r92, 1",
+     {.regs = 92},
      "1:8: bad register 'r92' (expected a register r0..r91)"},
-    {"RegisterWithoutNumber", "LOAD rx, d0", {}, "1:6: bad register 'rx' (expected a register r0..r95 or 64-bit register"},
+    {"RegisterWithoutNumber",
+     "LOAD rx, d0",
+     {},
+     "1:6: bad register 'rx' (expected a register r0..r95 or 64-bit register"},
     {"AddressRegisterInBrackets", "LOAD_MULTIPLE r0, [d3 + 8], mask=0x1", {}, "1:20: bad register 'd3'"},
-    {"ImmediateTooWide", "\n\nMOVE48 d0, 0x1000000000000", {},
+    {"ImmediateTooWide",
+     "\n\nMOVE48 d0, 0x1000000000000",
+     {},
      "3:12: bad immediate '0x1000000000000' (expected an integer in 0..281474976710655)"},
-    {"ImmediateNotANumber", "ADD_IMM32 r1, r1, 12z", {}, "1:19: bad immediate '12z' (expected an integer in -2147483648..2147483647)"},
+    {"ImmediateNotANumber",
+     "ADD_IMM32 r1, r1, 12z",
+     {},
+     "1:19: bad immediate '12z' (expected an integer in -2147483648..2147483647)"},
     {"OffsetTooBig", "STORE r0, d2, 40000", {}, "1:15: bad immediate '40000' (expected an integer in -32768..32767)"},
-    {"TrailingJunk", "MOVE32 r1, 5 junk", {},
+    {"TrailingJunk",
+     "MOVE32 r1, 5 junk",
+     {},
      "1:14: unexpected 'junk' after the operands of MOVE32 (expected MOVE32 rN, imm32)"},
     {"TrailingOperand", "NOP #1, #2", {}, "1:9: unexpected '#2' after the operands of NOP"},
-    {"TooFewOperands", "ADD_IMM32 r1, r2", {}, "1:1: ADD_IMM32 takes 3 operands, got 2 (expected ADD_IMM32 rD, rS, imm32)"},
+    {"TooFewOperands",
+     "ADD_IMM32 r1, r2",
+     {},
+     "1:1: ADD_IMM32 takes 3 operands, got 2 (expected ADD_IMM32 rD, rS, imm32)"},
     {"EmptyOperand", "MOVE32 r1,, 1", {}, "1:11: empty operand"},
     {"BadCondition", "SYNC_WAIT64 d0, d2, eq", {}, "1:21: bad condition 'eq' (expected le or gt)"},
     {"ConditionTwice", "SYNC_WAIT64.gt d0, d2, le", {}, "1:24: unexpected 'le' after the operands of SYNC_WAIT64"},
-    {"WaitMaskBeyondScoreboards", "WAIT wait=0x10", {.scoreboards = 4}, "1:11: bad immediate '0x10' (expected an integer in 0..15)"},
-    {"BadSignalSlot", "SYNC_ADD64.csg [d0], d2 wait=0x0 signal=sb9", {}, "1:41: bad signal slot 'sb9' (expected sb0..sb7)"},
+    {"WaitMaskBeyondScoreboards",
+     "WAIT wait=0x10",
+     {.scoreboards = 4},
+     "1:11: bad immediate '0x10' (expected an integer in 0..15)"},
+    {"BadSignalSlot",
+     "SYNC_ADD64.csg [d0], d2 wait=0x0 signal=sb9",
+     {},
+     "1:41: bad signal slot 'sb9' (expected sb0..sb7)"},
     {"UnknownNamedOperand", "LOAD_MULTIPLE r0, [d2], count=2", {}, "1:25: unexpected 'count=2' in LOAD_MULTIPLE"},
     {"MaskPastTheRegisterFile", "LOAD_MULTIPLE r90, [d2], mask=0x0100", {}, "1:31: bad register mask '0x0100'"},
     {"BadSymbol", "MOVE48 d0, @", {}, "1:12: bad symbol '@'"},

@@ -44,7 +44,8 @@ struct Machine {
             case isa::MOVE32: r[i.dst] = static_cast<u32>(i.imm); break;
             case isa::ADD_IMMEDIATE32: r[i.dst] = r[i.src] + static_cast<u32>(i.simm); break;
             case isa::ADD_IMMEDIATE64: {
-                const u64 v = (u64{r[i.src]} | u64{r[i.src + 1]} << 32) + static_cast<u64>(static_cast<int64_t>(i.simm));
+                const u64 v =
+                    (u64{r[i.src]} | u64{r[i.src + 1]} << 32) + static_cast<u64>(static_cast<int64_t>(i.simm));
                 r[i.dst] = static_cast<u32>(v);
                 r[i.dst + 1] = static_cast<u32>(v >> 32);
                 break;
@@ -82,7 +83,9 @@ struct EmitCase {
     std::function<void(const std::vector<Instr>&)> check;
 };
 
-void PrintTo(const EmitCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const EmitCase& c, std::ostream* os) {
+    *os << c.name;
+}
 
 class CsEmit : public ::testing::TestWithParam<EmitCase> {};
 
@@ -114,7 +117,8 @@ std::vector<EmitCase> emit_cases() {
          },
          [](auto& i) {
              ASSERT_EQ(i.size(), 8u);
-             for (size_t k = 1; k < 8; k++) EXPECT_EQ(i[k].opcode, isa::NOP);
+             for (size_t k = 1; k < 8; k++)
+                 EXPECT_EQ(i[k].opcode, isa::NOP);
          }},
         {"Move48", [kVa](Builder& b) { b.move48(b.reg64(10), kVa); },
          [kVa](auto& i) {
@@ -416,8 +420,8 @@ std::vector<EmitCase> emit_cases() {
          }},
         {"FlushCache2",
          [](Builder& b) {
-             b.flush_cache2(isa::FLUSH_CLEAN_INVALIDATE, isa::FLUSH_CLEAN, isa::OTHER_FLUSH_INVALIDATE, b.reg32(7),
-                            0x2, 1);
+             b.flush_cache2(isa::FLUSH_CLEAN_INVALIDATE, isa::FLUSH_CLEAN, isa::OTHER_FLUSH_INVALIDATE, b.reg32(7), 0x2,
+                            1);
          },
          [](auto& i) {
              EXPECT_EQ(i[0].opcode, isa::FLUSH_CACHE2);
@@ -480,9 +484,9 @@ TEST(CsLabels, BackwardBranchIsNegative) {
     Builder b;
     Label l;
     b.nop();
-    b.set_label(l);  // 1
-    b.nop();         // 1
-    b.nop();         // 2
+    b.set_label(l);                         // 1
+    b.nop();                                // 1
+    b.nop();                                // 2
     b.branch(l, isa::GREATER, b.reg32(2));  // 3: 1 - (3 + 1)
     ASSERT_TRUE(b.finish().ok());
     EXPECT_EQ(isa::decode(b.at(3)).offset, -3);
@@ -526,14 +530,16 @@ TEST(CsLabels, BranchBeyondSixteenBitsIsERange) {
     Builder fwd({}, 40000);
     Label l;
     fwd.branch(l);
-    for (int k = 0; k < 32768; k++) fwd.nop();  // offset 32768: one too far
+    for (int k = 0; k < 32768; k++)
+        fwd.nop();  // offset 32768: one too far
     fwd.set_label(l);
     EXPECT_EQ(fwd.error(), -ERANGE);
 
     Builder ok({}, 40000);
     Label l2;
     ok.branch(l2);
-    for (int k = 0; k < 32767; k++) ok.nop();
+    for (int k = 0; k < 32767; k++)
+        ok.nop();
     ok.set_label(l2);
     ASSERT_TRUE(ok.finish().ok());
     EXPECT_EQ(isa::decode(ok.at(0)).offset, 32767);
@@ -541,7 +547,8 @@ TEST(CsLabels, BranchBeyondSixteenBitsIsERange) {
     Builder back({}, 40000);
     Label l3;
     back.set_label(l3);
-    for (int k = 0; k < 32768; k++) back.nop();
+    for (int k = 0; k < 32768; k++)
+        back.nop();
     back.branch(l3);  // offset -32769
     EXPECT_EQ(back.error(), -ERANGE);
 }
@@ -580,8 +587,8 @@ TEST(CsControlFlow, IfWithoutElseSkipsTheBody) {
 TEST(CsControlFlow, WhileLoopLayout) {
     Builder b;
     Loop l = b.begin_while(isa::GREATER, b.reg32(0));  // 0: BRANCH LEQUAL r0 -> end
-    b.add32(b.reg32(0), b.reg32(0), -1);                // 1: body
-    b.end_while(l);                                     // 2: BRANCH GREATER r0 -> 1
+    b.add32(b.reg32(0), b.reg32(0), -1);               // 1: body
+    b.end_while(l);                                    // 2: BRANCH GREATER r0 -> 1
     ASSERT_TRUE(b.finish().ok());
     ASSERT_EQ(b.size(), 3u);
     EXPECT_EQ(isa::decode(b.at(0)).cond, isa::LEQUAL);
@@ -672,14 +679,16 @@ TEST(CsControlFlow, UnclosedOrMisnestedBlocksFailFinish) {
 
 TEST(CsOverflow, OwnedBufferReportsENoSpcAndKeepsWhatFit) {
     Builder b({}, 4);
-    for (u32 k = 0; k < 4; k++) b.move32(b.reg32(k), k);
+    for (u32 k = 0; k < 4; k++)
+        b.move32(b.reg32(k), k);
     EXPECT_TRUE(b.ok());
     b.move32(b.reg32(9), 9);
     EXPECT_EQ(b.error(), -ENOSPC);
     b.nop();  // dropped
     EXPECT_EQ(b.size(), 4u);
     EXPECT_EQ(b.finish().error(), -ENOSPC);
-    for (u32 k = 0; k < 4; k++) EXPECT_EQ(isa::decode(b.at(k)).imm, k);
+    for (u32 k = 0; k < 4; k++)
+        EXPECT_EQ(isa::decode(b.at(k)).imm, k);
 }
 
 TEST(CsOverflow, CallerMemoryIsNeverWrittenPastItsEnd) {
@@ -688,10 +697,12 @@ TEST(CsOverflow, CallerMemoryIsNeverWrittenPastItsEnd) {
     constexpr u64 kVa = 0x10000;
     Builder b({}, mem.data(), kVa, 4 * sizeof(u64));
     EXPECT_EQ(b.capacity(), 4u);
-    for (int k = 0; k < 6; k++) b.error_barrier();
+    for (int k = 0; k < 6; k++)
+        b.error_barrier();
     EXPECT_EQ(b.error(), -ENOSPC);
     EXPECT_EQ(b.data(), mem.data());
-    for (int k = 0; k < 4; k++) EXPECT_EQ(mem[k], isa::error_barrier());
+    for (int k = 0; k < 4; k++)
+        EXPECT_EQ(mem[k], isa::error_barrier());
     EXPECT_EQ(mem[4], 0xAAAA'AAAA'AAAA'AAAAull);
     EXPECT_EQ(mem[5], 0xAAAA'AAAA'AAAA'AAAAull);
     EXPECT_EQ(b.gpu_va_at(3), kVa + 24);
@@ -734,7 +745,9 @@ struct BadOperand {
     std::string name;
     std::function<void(Builder&)> emit;
 };
-void PrintTo(const BadOperand& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const BadOperand& c, std::ostream* os) {
+    *os << c.name;
+}
 
 class CsBadOperand : public ::testing::TestWithParam<BadOperand> {};
 

@@ -29,15 +29,15 @@
 #include "drm/drm_fdinfo.h"
 #include "drm/drm_mmap.h"
 #include "drm/drm_syncobj.h"
+#include "host/drm_file_backend.h"
+#include "hw/csf/mock_fw_formats.h"
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/pm_runtime.h"
 #include "kernel_shim/time.h"
-#include "hw/csf/mock_fw_formats.h"
 #include "tests/panthor/panthor_test.h"
 #include "tests/umd/sync_file_fence.h"
 #include "tests/umd/umd_client_test.h"
 #include "umd/cs_builder.h"
-#include "host/drm_file_backend.h"
 #include "umd/panthor_client.h"
 
 namespace umd {
@@ -85,7 +85,9 @@ struct FrameRecord {
     MockHeapContext heap_after_tiling;
     MockHeapContext heap_after_fragment;
 };
-constexpr cs::s16 off(size_t o) { return static_cast<cs::s16>(o); }
+constexpr cs::s16 off(size_t o) {
+    return static_cast<cs::s16>(o);
+}
 
 // A BO bound in the VM and mapped on the CPU, sub-allocated by bumping (panvk_pool-like).
 struct GpuBuffer {
@@ -255,7 +257,8 @@ TEST_F(E2e, ComputeJobWritesWhatTheClientReadsBackAfterItsSyncobjSignals) {
 
     const u32 done = *c().syncobj_create();
     const s64 t0 = kshim::ktime_get();
-    ASSERT_TRUE(c().group_submit(group, QueueSubmit::of(0, b, c().latest_flush_id().value_or(0), {sync_signal(done)})).ok());
+    ASSERT_TRUE(
+        c().group_submit(group, QueueSubmit::of(0, b, c().latest_flush_id().value_or(0), {sync_signal(done)})).ok());
     EXPECT_EQ(fence_status(done), 0);  // the job holds a core for 5 ms of virtual time
     ASSERT_TRUE(wait(done));
     EXPECT_GE(kshim::ktime_get() - t0, 5 * kMs);
@@ -275,8 +278,8 @@ enum Subqueue : u32 { kVertexTiler = 0, kFragment = 1, kCompute = 2, kSubqueueCo
 constexpr u8 kIterSb = 3;  // the scoreboard entry the RUN_*s signal (panvk's first iterator slot)
 
 struct FrameDesc {
-    u64 n = 1;                     // frame number: the subqueue seqnos reach n
-    u32 heap_chunks = 1;           // what the tiling job takes from the heap
+    u64 n = 1;            // frame number: the subqueue seqnos reach n
+    u32 heap_chunks = 1;  // what the tiling job takes from the heap
     u64 tiler_ns = 3 * kMs, frag_ns = 2 * kMs, compute_ns = 1 * kMs;
     std::vector<drm_panthor_sync_op> waits;  // the submit's semaphore waits
     u32 signal = 0;                          // timeline syncobj the frame signals (0: none)
@@ -523,7 +526,9 @@ protected:
     }
     // Two initial chunks: a tiling job taking three makes the firmware raise TILER_OOM once.
     static TilerHeapDesc heap_desc() {
-        return {.initial_chunk_count = 2, .chunk_size = static_cast<u32>(SZ_256K), .max_chunks = 8,
+        return {.initial_chunk_count = 2,
+                .chunk_size = static_cast<u32>(SZ_256K),
+                .max_chunks = 8,
                 .target_in_flight = 65535};
     }
     FrameRecord record(const FrameOut& o) const { return desc_.read<FrameRecord>(o.record_va); }
@@ -654,8 +659,14 @@ TEST_F(E2eFrame, WithoutRoomToGrowTheTilingJobFaultsOutOfMemory) {
 
 // A frame long enough to still be running when the client tears things down.
 FrameDesc long_frame(u32 signal) {
-    return {.n = 1, .heap_chunks = 3, .tiler_ns = 200 * kMs, .frag_ns = 200 * kMs, .compute_ns = 500 * kMs,
-            .signal = signal, .signal_point = 1, .track_jobs = true};
+    return {.n = 1,
+            .heap_chunks = 3,
+            .tiler_ns = 200 * kMs,
+            .frag_ns = 200 * kMs,
+            .compute_ns = 500 * kMs,
+            .signal = signal,
+            .signal_point = 1,
+            .track_jobs = true};
 }
 
 TEST_F(E2eFrame, GroupThenHeapThenVmDestroyedWhileAFrameRunsCancelsItAndFreesEverything) {

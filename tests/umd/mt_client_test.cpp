@@ -30,7 +30,9 @@ constexpr u64 kBoSize = (kSubmits + 1) * kStreamSize;  // one stream per submit,
 constexpr u64 kVaBase = 0x10000000;
 constexpr s64 kTimeoutNs = 10'000'000'000;  // wall time: a loaded sanitizer run is slow
 
-u64 value_of(int thread, int submit) { return 0x5EED000000000000ull | (u64(thread) << 32) | u64(submit); }
+u64 value_of(int thread, int submit) {
+    return 0x5EED000000000000ull | (u64(thread) << 32) | u64(submit);
+}
 
 struct Worker {
     PanthorClient* client = nullptr;
@@ -87,7 +89,9 @@ void* worker_main(void* arg) {
         Result<u32> flush = c.latest_flush_id();
         if (!flush)
             return fail(i, flush.error());
-        if (Status s = c.group_submit(*group, QueueSubmit::of(0, b, *flush, {sync_signal(*done), timeline_signal(*timeline, point)})); !s)
+        if (Status s = c.group_submit(
+                *group, QueueSubmit::of(0, b, *flush, {sync_signal(*done), timeline_signal(*timeline, point)}));
+            !s)
             return fail(i, s.error());
         if (Result<u32> r = c.syncobj_wait(*done, c.deadline_after(kTimeoutNs)); !r)
             return fail(i, r.error());

@@ -14,6 +14,8 @@
 
 #include "drm/drm_mmap.h"
 #include "drm/uaccess.h"
+#include "host/drm_file_backend.h"
+#include "hw/csf/regs/csf_regs.h"
 #include "kernel_shim/pm_runtime.h"
 #include "kernel_shim/time.h"
 #include "mock_hw/gpu.h"
@@ -21,10 +23,8 @@
 #include "panthor/panthor_device.h"
 #include "panthor/panthor_drv.h"
 #include "panthor/panthor_mmu.h"
-#include "hw/csf/regs/csf_regs.h"
 #include "tests/panthor/panthor_test.h"
 #include "tests/umd/umd_client_test.h"
-#include "host/drm_file_backend.h"
 #include "umd/panthor_client.h"
 
 namespace umd {
@@ -71,7 +71,6 @@ protected:
         });
         return ok;
     }
-
 };
 
 // ---- open and queries ----
@@ -171,9 +170,9 @@ TEST_F(UmdClient, ErrorsComeBackWithTheKernelsErrno) {
     const u32 vm = c().vm_create()->id;
     const Bo bo = *c().bo_create(SZ_64K);
 
-    EXPECT_EQ(c().vm_map(vm, 0xBAD, kVa, SZ_4K).error(), -EINVAL);       // unknown BO handle
+    EXPECT_EQ(c().vm_map(vm, 0xBAD, kVa, SZ_4K).error(), -EINVAL);          // unknown BO handle
     EXPECT_EQ(c().vm_map(vm, bo.handle, kVa + 1, SZ_4K).error(), -EINVAL);  // unaligned VA
-    EXPECT_EQ(c().vm_map(99, bo.handle, kVa, SZ_4K).error(), -EINVAL);       // unknown VM
+    EXPECT_EQ(c().vm_map(99, bo.handle, kVa, SZ_4K).error(), -EINVAL);      // unknown VM
     EXPECT_EQ(c().bo_create(0).error(), -EINVAL);
     EXPECT_EQ(c().bo_create(SZ_4K, 0x80).error(), -EINVAL);
     EXPECT_EQ(c().bo_mmap_offset(0xBAD).error(), -ENOENT);
@@ -259,7 +258,7 @@ TEST_F(UmdClient, LatestFlushIdReadsTheRegisterWhilePoweredAndTheDummyPageWhenSu
 
     ASSERT_TRUE(wait_autosuspend());
     EXPECT_EQ(c().latest_flush_id().value_or(0), 1u);  // the dummy page panthor maps meanwhile
-    EXPECT_EQ(backend_->live_mappings(), 1u);           // mapped once
+    EXPECT_EQ(backend_->live_mappings(), 1u);          // mapped once
 }
 
 TEST_F(UmdClient, UserMmioOffset) {
@@ -387,7 +386,8 @@ public:
         }
         if (cmd == DRM_IOCTL_PANTHOR_GROUP_SUBMIT) {
             submit = *static_cast<drm_panthor_group_submit*>(arg);
-            EXPECT_TRUE(announced(submit.queue_submits.array, submit.queue_submits.count * submit.queue_submits.stride));
+            EXPECT_TRUE(
+                announced(submit.queue_submits.array, submit.queue_submits.count * submit.queue_submits.stride));
             const auto* qs = reinterpret_cast<const drm_panthor_queue_submit*>(submit.queue_submits.array);
             submits.assign(qs, qs + submit.queue_submits.count);
             for (const auto& s : submits) {
@@ -475,7 +475,8 @@ TEST(UmdClientArgs, GroupSubmitCarriesEveryQueueAndItsSyncOps) {
     EXPECT_EQ(be.submits[1].queue_index, 2u);
     EXPECT_EQ(be.submits[1].stream_size, 0u);
     ASSERT_EQ(be.syncs[0].size(), 2u);
-    EXPECT_EQ(be.syncs[0][0].flags, static_cast<u32>(DRM_PANTHOR_SYNC_OP_WAIT | DRM_PANTHOR_SYNC_OP_HANDLE_TYPE_SYNCOBJ));
+    EXPECT_EQ(be.syncs[0][0].flags,
+              static_cast<u32>(DRM_PANTHOR_SYNC_OP_WAIT | DRM_PANTHOR_SYNC_OP_HANDLE_TYPE_SYNCOBJ));
     EXPECT_EQ(be.syncs[0][1].flags,
               static_cast<u32>(DRM_PANTHOR_SYNC_OP_SIGNAL) | DRM_PANTHOR_SYNC_OP_HANDLE_TYPE_TIMELINE_SYNCOBJ);
     EXPECT_EQ(be.syncs[0][1].timeline_value, 9u);

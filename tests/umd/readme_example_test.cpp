@@ -5,10 +5,10 @@
 // preload library (tests/umd/umd_client_test.h): the same steps, over both.
 #include <gtest/gtest.h>
 
+#include "host/drm_file_backend.h"
 #include "tests/panthor/panthor_test.h"
 #include "tests/umd/umd_client_test.h"
 #include "umd/cs_builder.h"
-#include "host/drm_file_backend.h"
 #include "umd/panthor_client.h"
 
 namespace umd {
@@ -30,8 +30,9 @@ TEST_F(ReadmeExample, StoresAValueTheClientReadsBack) {
     ASSERT_TRUE(b.finish().ok());
     u32 group = client->group_create({.vm_id = vm, .queues = {{}}}).value();
     u32 done = client->syncobj_create().value();
-    ASSERT_TRUE(client->group_submit(group, umd::QueueSubmit::of(0, b, client->latest_flush_id().value(),
-                                                                 {umd::sync_signal(done)}))
+    ASSERT_TRUE(client
+                    ->group_submit(
+                        group, umd::QueueSubmit::of(0, b, client->latest_flush_id().value(), {umd::sync_signal(done)}))
                     .ok());
     ASSERT_TRUE(client->syncobj_wait(done, client->deadline_after(1'000'000'000)).ok());
     EXPECT_EQ(*reinterpret_cast<volatile u32*>(cpu + 0x10000), 42u);

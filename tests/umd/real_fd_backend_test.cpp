@@ -79,10 +79,10 @@ TEST_F(RealFdBackendTest, OnlyItsOwnMappingsUnmapAndTheRestGoWithIt) {
     Result<void*> b = client_->bo_mmap(bo->handle, bo->size);
     ASSERT_TRUE(a.ok() && b.ok());
     static_cast<volatile u8*>(*a)[0] = 0x5A;
-    EXPECT_EQ(static_cast<volatile u8*>(*b)[0], 0x5A);  // one BO, two views of the same pages
+    EXPECT_EQ(static_cast<volatile u8*>(*b)[0], 0x5A);                       // one BO, two views of the same pages
     EXPECT_EQ(be_->munmap(static_cast<u8*>(*a) + 0x1000, 0x1000), -EINVAL);  // part of a mapping
     EXPECT_EQ(be_->munmap(*a, bo->size), 0);
-    EXPECT_EQ(be_->munmap(*a, bo->size), -EINVAL);  // gone already
+    EXPECT_EQ(be_->munmap(*a, bo->size), -EINVAL);      // gone already
     ASSERT_TRUE(client_->bo_destroy(bo->handle).ok());  // b keeps the pages
 
     EXPECT_TRUE(maps_bo_pages_at(*b));
@@ -95,7 +95,8 @@ TEST_F(RealFdBackendTest, AWaitTimesOutOnTheBackendsClock) {
     Result<u32> h = client_->syncobj_create();
     ASSERT_TRUE(h.ok());
     const s64 t0 = be_->monotonic_ns();
-    EXPECT_EQ(client_->syncobj_wait(*h, t0 + 30 * kMs, drm::uapi::DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT).error(), -ETIME);
+    EXPECT_EQ(client_->syncobj_wait(*h, t0 + 30 * kMs, drm::uapi::DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT).error(),
+              -ETIME);
     const s64 waited = be_->monotonic_ns() - t0;
     EXPECT_GE(waited, 30 * kMs - kJiffy);
     EXPECT_LT(waited, 5000 * kMs);
@@ -107,7 +108,8 @@ void on_alarm(int) {}
 // A signal during a wait is not the wait's answer: the ioctl is restarted with the same absolute
 // deadline (as drmIoctl does), so the wait still ends at its deadline.
 TEST_F(RealFdBackendTest, ASignalDuringAWaitRestartsItWithTheSameDeadline) {
-    struct sigaction sa {}, old {};
+    struct sigaction sa {
+    }, old{};
     sa.sa_handler = on_alarm;  // no SA_RESTART: the ioctl sees EINTR
     sigemptyset(&sa.sa_mask);
     ASSERT_EQ(sigaction(SIGALRM, &sa, &old), 0);
@@ -117,7 +119,8 @@ TEST_F(RealFdBackendTest, ASignalDuringAWaitRestartsItWithTheSameDeadline) {
     it.it_value.tv_usec = 10'000;  // 10 ms into the 60 ms wait
     ASSERT_EQ(setitimer(ITIMER_REAL, &it, nullptr), 0);
     const s64 t0 = be_->monotonic_ns();
-    EXPECT_EQ(client_->syncobj_wait(*h, t0 + 60 * kMs, drm::uapi::DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT).error(), -ETIME);
+    EXPECT_EQ(client_->syncobj_wait(*h, t0 + 60 * kMs, drm::uapi::DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT).error(),
+              -ETIME);
     const s64 waited = be_->monotonic_ns() - t0;
     EXPECT_GE(waited, 60 * kMs - kJiffy);
     EXPECT_LT(waited, 5000 * kMs);

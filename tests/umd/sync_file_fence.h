@@ -8,10 +8,10 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "uapi/linux/sync_file.h"
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/gfp.h"
 #include "kernel_shim/slab.h"
+#include "uapi/linux/sync_file.h"
 
 namespace umd::testing {
 

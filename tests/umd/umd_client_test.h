@@ -25,11 +25,11 @@
 #include <string>
 
 #include "drm/drm_mmap.h"
-#include "uapi/drm/drm.h"
-#include "uapi/linux/sync_file.h"
+#include "host/drm_file_backend.h"
 #include "kernel_shim/time.h"
 #include "tests/panthor/panthor_test.h"
-#include "host/drm_file_backend.h"
+#include "uapi/drm/drm.h"
+#include "uapi/linux/sync_file.h"
 #include "umd/panthor_client.h"
 #include "umd/real_fd_backend.h"
 
@@ -45,8 +45,8 @@ class UmdClientTest : public panthor::testing::PanthorTest {
 protected:
     // What a real-mode test may need beyond plain ioctls (real_mode_requires()).
     enum RealNeed : unsigned {
-        kFenceErrors = 1u << 0,    // a fence's error status: SYNC_IOC_FILE_INFO on a sync_file export
-        kFdinfo = 1u << 1,         // DRM fdinfo through /proc/self/fdinfo/<fd>
+        kFenceErrors = 1u << 0,  // a fence's error status: SYNC_IOC_FILE_INFO on a sync_file export
+        kFdinfo = 1u << 1,       // DRM fdinfo through /proc/self/fdinfo/<fd>
     };
 
     kshim::RuntimeOptions runtime_options() const override {
@@ -181,7 +181,7 @@ protected:
             kshim::ms_to_ktime(1000));
     }
 
-    std::unique_ptr<DrmFileBackend> backend_;       // in-process mode
+    std::unique_ptr<DrmFileBackend> backend_;      // in-process mode
     std::unique_ptr<RealFdBackend> real_backend_;  // real mode
     std::unique_ptr<PanthorClient> client_;
     long mmaps_before_ = 0;

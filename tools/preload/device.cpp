@@ -43,8 +43,10 @@ pthread_mutex_t g_boot_lock = PTHREAD_MUTEX_INITIALIZER;
 struct ClientTask {
     kshim::Task* task = nullptr;
     ~ClientTask() {
-        if (!task) return;
-        if (kshim::current() == task) kshim::set_current(nullptr);
+        if (!task)
+            return;
+        if (kshim::current() == task)
+            kshim::set_current(nullptr);
         delete task;
     }
 };
@@ -59,7 +61,8 @@ void* shutdown_thread(void*) {
     return nullptr;
 }
 void atexit_shutdown() {
-    if (!__atomic_load_n(&g_world, __ATOMIC_ACQUIRE)) return;
+    if (!__atomic_load_n(&g_world, __ATOMIC_ACQUIRE))
+        return;
     pthread_t t;
     if (pthread_create(&t, nullptr, shutdown_thread, nullptr) == 0)
         pthread_join(t, nullptr);
@@ -72,10 +75,13 @@ void atexit_shutdown() {
 
 bool boot_locked() {
     // UPANTHOR_LOG maps onto the shim's KSHIM_LOG (err/warn always print).
-    if (const char* l = std::getenv("UPANTHOR_LOG"); l && *l && !std::getenv("KSHIM_LOG")) setenv("KSHIM_LOG", l, 0);
-    if (const char* d = std::getenv("UPANTHOR_FIRMWARE_DIR"); d && *d) kshim::firmware_set_search_path(d);
+    if (const char* l = std::getenv("UPANTHOR_LOG"); l && *l && !std::getenv("KSHIM_LOG"))
+        setenv("KSHIM_LOG", l, 0);
+    if (const char* d = std::getenv("UPANTHOR_FIRMWARE_DIR"); d && *d)
+        kshim::firmware_set_search_path(d);
     const char* model = std::getenv("UPANTHOR_GPU");
-    if (!model || !*model) model = "default";
+    if (!model || !*model)
+        model = "default";
     if (!upanthor::host::find_gpu_model(model)) {
         std::fprintf(stderr, "libupanthor_preload: UPANTHOR_GPU=%s: no such GPU model (models: %s)\n", model,
                      upanthor::host::gpu_model_names().c_str());
@@ -88,7 +94,8 @@ bool boot_locked() {
     }
     // The client's pointers are real: checked against its mappings.
     const char* ua = std::getenv("UPANTHOR_UACCESS");
-    drm::uaccess_set_mode(ua && std::strcmp(ua, "vm") == 0 ? drm::UaccessMode::ProcessVm : drm::UaccessMode::FaultFixup);
+    drm::uaccess_set_mode(ua && std::strcmp(ua, "vm") == 0 ? drm::UaccessMode::ProcessVm
+                                                           : drm::UaccessMode::FaultFixup);
 
     upanthor::host::World::Options opts;
     opts.runtime.mode = kshim::Mode::Real;
@@ -104,8 +111,10 @@ bool boot_locked() {
     auto* w = new World();
     w->host = new upanthor::host::World(opts);
     if (const int ret = w->host->status()) {
-        std::fprintf(stderr, "libupanthor_preload: %s failed: %s%s\n", w->host->failed_step().c_str(), std::strerror(-ret),
-                     ret == -ENOENT ? " (no firmware image: build the target upanthor_firmware, or set UPANTHOR_FIRMWARE_DIR)" : "");
+        std::fprintf(
+            stderr, "libupanthor_preload: %s failed: %s%s\n", w->host->failed_step().c_str(), std::strerror(-ret),
+            ret == -ENOENT ? " (no firmware image: build the target upanthor_firmware, or set UPANTHOR_FIRMWARE_DIR)"
+                           : "");
         delete w->host;
         delete w;
         return false;
@@ -126,16 +135,19 @@ bool boot_locked() {
 }  // namespace
 
 drm::drm_device* device_get() {
-    if (World* w = __atomic_load_n(&g_world, __ATOMIC_ACQUIRE)) return w->ddev;
+    if (World* w = __atomic_load_n(&g_world, __ATOMIC_ACQUIRE))
+        return w->ddev;
     pthread_mutex_lock(&g_boot_lock);
-    if (!g_world && !g_boot_failed) g_boot_failed = !boot_locked();
+    if (!g_world && !g_boot_failed)
+        g_boot_failed = !boot_locked();
     World* w = g_world;
     pthread_mutex_unlock(&g_boot_lock);
     return w ? w->ddev : nullptr;
 }
 
 void attach_thread() {
-    if (kshim::current()) return;
+    if (kshim::current())
+        return;
     auto* t = new kshim::Task();
     t->name = "client";
     t->kind = kshim::TaskKind::Kthread;
@@ -153,11 +165,17 @@ void attach_thread() {
 
 bool g_device_up = false;
 
-bool device_booted() { return __atomic_load_n(&g_world, __ATOMIC_ACQUIRE) != nullptr; }
+bool device_booted() {
+    return __atomic_load_n(&g_world, __ATOMIC_ACQUIRE) != nullptr;
+}
 
-void device_exit_handler(void*) { atexit_shutdown(); }
+void device_exit_handler(void*) {
+    atexit_shutdown();
+}
 
-long long monotonic_offset_ns() { return g_world ? g_world->mono_offset : 0; }
+long long monotonic_offset_ns() {
+    return g_world ? g_world->mono_offset : 0;
+}
 
 void device_shutdown() {
     pthread_mutex_lock(&g_boot_lock);
@@ -165,7 +183,8 @@ void device_shutdown() {
     g_world = nullptr;
     __atomic_store_n(&g_device_up, false, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&g_boot_lock);
-    if (!w || w->pid != getpid()) return;
+    if (!w || w->pid != getpid())
+        return;
     // Teardown runs as the runtime's main task, whichever thread exits.
     kshim::Task* was = kshim::current();
     kshim::set_current(w->host->rt().main_task());
@@ -178,7 +197,8 @@ void device_shutdown() {
 #if KSHIM_DEBUG_CHECKS
     for (const upanthor::host::Problem& p : problems) {
         if (p.kind == upanthor::host::Problem::Kind::Leak)
-            std::fprintf(stderr, "libupanthor_preload: leaked at exit:\n%s\n", p.text.substr(p.text.find('\n') + 1).c_str());
+            std::fprintf(stderr, "libupanthor_preload: leaked at exit:\n%s\n",
+                         p.text.substr(p.text.find('\n') + 1).c_str());
         else
             std::fprintf(stderr, "libupanthor_preload: %s\n", p.text.c_str());
     }

@@ -32,7 +32,8 @@ std::atomic<bool> g_ready{false};
 
 void write_file(const std::string& path, const std::string& text) {
     int fd = libc().open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return;
+    if (fd < 0)
+        return;
     (void)!write(fd, text.data(), text.size());
     libc().close(fd);
 }
@@ -45,9 +46,9 @@ void make_tree() {
     }
     const std::string r = tmpl;
     const std::string plat = r + kPlatDir;
-    for (const char* d : {"/dev", "/dev/dri", "/sys", "/sys/dev", "/sys/dev/char", "/sys/class", "/sys/class/drm", "/sys/bus",
-                          "/sys/bus/platform", "/sys/bus/platform/drivers", "/sys/bus/platform/drivers/panthor",
-                          "/sys/devices", "/sys/devices/platform", kPlatDir})
+    for (const char* d : {"/dev", "/dev/dri", "/sys", "/sys/dev", "/sys/dev/char", "/sys/class", "/sys/class/drm",
+                          "/sys/bus", "/sys/bus/platform", "/sys/bus/platform/drivers",
+                          "/sys/bus/platform/drivers/panthor", "/sys/devices", "/sys/devices/platform", kPlatDir})
         mkdir((r + d).c_str(), 0755);
     mkdir((plat + "/drm").c_str(), 0755);
     write_file(plat + "/uevent",
@@ -94,9 +95,12 @@ bool under(const char* path, const char* prefix) {
 }  // namespace
 
 int node_minor(const char* path) {
-    if (!path) return -1;
-    if (std::strcmp(path, "/dev/dri/renderD128") == 0) return kRenderMinor;
-    if (std::strcmp(path, "/dev/dri/card0") == 0) return kCardMinor;
+    if (!path)
+        return -1;
+    if (std::strcmp(path, "/dev/dri/renderD128") == 0)
+        return kRenderMinor;
+    if (std::strcmp(path, "/dev/dri/card0") == 0)
+        return kCardMinor;
     return -1;
 }
 
@@ -114,7 +118,9 @@ void sw_sync_stat(struct stat* st) {
     st->st_blksize = 4096;
 }
 
-const char* node_path(int minor) { return minor == kCardMinor ? "/dev/dri/card0" : "/dev/dri/renderD128"; }
+const char* node_path(int minor) {
+    return minor == kCardMinor ? "/dev/dri/card0" : "/dev/dri/renderD128";
+}
 
 void node_stat(int minor, struct stat* st) {
     std::memset(st, 0, sizeof(*st));
@@ -127,34 +133,44 @@ void node_stat(int minor, struct stat* st) {
 }
 
 const char* fake_path(const char* path, char* buf, size_t len) {
-    if (!path || path[0] != '/') return path;
+    if (!path || path[0] != '/')
+        return path;
     // Cheap reject first: everything we serve is under /dev/dri or /sys.
-    if (path[1] != 'd' && path[1] != 's') return path;
+    if (path[1] != 'd' && path[1] != 's')
+        return path;
     const bool ours = under(path, "/dev/dri") || under(path, "/sys/dev/char/226:0") ||
                       under(path, "/sys/dev/char/226:128") || under(path, "/sys/class/drm") || under(path, kPlatDir);
-    if (!ours) return path;
-    if (!g_ready.load(std::memory_order_acquire)) pthread_once(&g_once, make_tree);
-    if (!g_root[0]) return path;
-    if (std::snprintf(buf, len, "%s%s", g_root, path) >= static_cast<int>(len)) return path;
+    if (!ours)
+        return path;
+    if (!g_ready.load(std::memory_order_acquire))
+        pthread_once(&g_once, make_tree);
+    if (!g_root[0])
+        return path;
+    if (std::snprintf(buf, len, "%s%s", g_root, path) >= static_cast<int>(len))
+        return path;
     return buf;
 }
 
 void fake_fs_cleanup() {
-    if (!g_ready.load(std::memory_order_acquire)) return;
+    if (!g_ready.load(std::memory_order_acquire))
+        return;
     // Only what make_tree made, deepest first.
-    if (!g_root[0] || getpid() != g_root_owner) return;
+    if (!g_root[0] || getpid() != g_root_owner)
+        return;
     const std::string r = g_root;
     const std::string plat = r + kPlatDir;
     for (const char* name : {"card0", "renderD128"}) {
         const std::string dir = plat + "/drm/" + name;
-        for (const char* f : {"/dev", "/uevent", "/device", "/subsystem"}) unlink((dir + f).c_str());
+        for (const char* f : {"/dev", "/uevent", "/device", "/subsystem"})
+            unlink((dir + f).c_str());
         rmdir(dir.c_str());
         unlink((r + "/sys/class/drm/" + name).c_str());
         unlink((r + "/dev/dri/" + name).c_str());
     }
     unlink((r + "/sys/dev/char/226:0").c_str());
     unlink((r + "/sys/dev/char/226:128").c_str());
-    for (const char* f : {"/uevent", "/subsystem", "/driver"}) unlink((plat + f).c_str());
+    for (const char* f : {"/uevent", "/subsystem", "/driver"})
+        unlink((plat + f).c_str());
     rmdir((plat + "/drm").c_str());
     for (const char* d : {kPlatDir, "/sys/devices/platform", "/sys/devices", "/sys/bus/platform/drivers/panthor",
                           "/sys/bus/platform/drivers", "/sys/bus/platform", "/sys/bus", "/sys/class/drm", "/sys/class",

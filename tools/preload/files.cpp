@@ -76,22 +76,26 @@ void watch_woken(kshim::wait_queue_head::Entry* e) {
 
 void watch_queue(file*, kshim::wait_queue_head* wqh, kshim::poll_table* pt) {
     Watch* w = reinterpret_cast<Watch*>(reinterpret_cast<char*>(pt) - offsetof(Watch, pt));
-    if (w->wqh) return;
+    if (w->wqh)
+        return;
     w->wqh = wqh;
     w->entry.func = watch_woken;
     wqh->add(&w->entry);
 }
 
 void watch_free(Watch* w) {
-    if (w->wqh) w->wqh->remove(&w->entry);
-    if (w->host_fd >= 0) libc().close(w->host_fd);
+    if (w->wqh)
+        w->wqh->remove(&w->entry);
+    if (w->host_fd >= 0)
+        libc().close(w->host_fd);
     delete w;
 }
 
 // ---- kshim::files_struct_ops ----
 int ops_reserve(kshim::files_struct*, unsigned int flags) {
     const int fd = eventfd(0, EFD_NONBLOCK | ((flags & O_CLOEXEC) ? EFD_CLOEXEC : 0));
-    if (fd < 0) return -errno;
+    if (fd < 0)
+        return -errno;
     g_tracked.fetch_add(1, std::memory_order_acq_rel);
     return fd;
 }
@@ -123,10 +127,12 @@ void ops_installed(kshim::files_struct*, int fd, file* f) {
         (*g_watches)[f] = fresh;
     }
     pthread_mutex_unlock(&g_lock);
-    if (!fresh) return;
+    if (!fresh)
+        return;
     fresh->host_fd = static_cast<int>(syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 0));
     fresh->pt._qproc = watch_queue;
-    if (kshim::vfs_poll(f, &fresh->pt) & kshim::EPOLLIN) host_ready(fresh->host_fd);
+    if (kshim::vfs_poll(f, &fresh->pt) & kshim::EPOLLIN)
+        host_ready(fresh->host_fd);
 }
 
 // A host descriptor of another kind than the kernel's files: what kernel code handed it finds
@@ -134,11 +140,13 @@ void ops_installed(kshim::files_struct*, int fd, file* f) {
 const kshim::file_operations host_fops = {};
 
 file* ops_lookup_miss(kshim::files_struct* files, int fd) {
-    if (fd < 0 || libc().fcntl(fd, F_GETFD) < 0) return nullptr;
+    if (fd < 0 || libc().fcntl(fd, F_GETFD) < 0)
+        return nullptr;
     (void)files;
     // The program's own eventfd (SYNCOBJ_EVENTFD), or a file of another kind.
     file* f = kshim::eventfd_host_file(fd);
-    if (IS_ERR(f) && PTR_ERR(f) == -EINVAL) f = kshim::anon_inode_getfile("host", &host_fops, nullptr, O_RDWR);
+    if (IS_ERR(f) && PTR_ERR(f) == -EINVAL)
+        f = kshim::anon_inode_getfile("host", &host_fops, nullptr, O_RDWR);
     return IS_ERR(f) ? nullptr : f;
 }
 
@@ -165,7 +173,8 @@ void desc_gone(int fd, file* f) {
         g_watches->erase(it);
     }
     pthread_mutex_unlock(&g_lock);
-    if (dead) watch_free(dead);
+    if (dead)
+        watch_free(dead);
 }
 
 }  // namespace
@@ -182,7 +191,8 @@ int files_install(file* f, int flags) {
 }
 
 file* files_get(int fd) {
-    if (g_tracked.load(std::memory_order_acquire) == 0 || fd < 0 || !g_files) return nullptr;
+    if (g_tracked.load(std::memory_order_acquire) == 0 || fd < 0 || !g_files)
+        return nullptr;
     // Every host eventfd shares one anonymous inode, so a raw dup (behind the library's back)
     // cannot be told from the program's own eventfd: only the table's numbers are ours.
     return kshim::fget_table(g_files, fd);
@@ -194,10 +204,12 @@ int file_minor(file* f) {
 }
 
 bool files_close(int fd) {
-    if (g_tracked.load(std::memory_order_acquire) == 0 || fd < 0 || !g_files) return false;
+    if (g_tracked.load(std::memory_order_acquire) == 0 || fd < 0 || !g_files)
+        return false;
     attach_thread();
     kshim::file* f = kshim::file_close_fd(fd);  // the process table is g_files
-    if (!f) return false;
+    if (!f)
+        return false;
     g_tracked.fetch_sub(1, std::memory_order_acq_rel);
     desc_gone(fd, f);
     kshim::fput(f);
@@ -205,22 +217,27 @@ bool files_close(int fd) {
 }
 
 void files_dup(int oldfd, int newfd) {
-    if (oldfd == newfd) return;
+    if (oldfd == newfd)
+        return;
     files_close(newfd);  // dup2 onto one of ours closes it first
     file* f = files_get(oldfd);
-    if (!f) return;
-    if (kshim::replace_fd(newfd, f) == 0) g_tracked.fetch_add(1, std::memory_order_acq_rel);
+    if (!f)
+        return;
+    if (kshim::replace_fd(newfd, f) == 0)
+        g_tracked.fetch_add(1, std::memory_order_acq_rel);
     kshim::fput(f);
 }
 
 void files_add_map(void* addr, size_t len, drm::VmArea* vma) {
     pthread_mutex_lock(&g_lock);
-    if (g_maps->insert_or_assign(addr, Map{len, vma}).second) g_nmaps.fetch_add(1, std::memory_order_release);
+    if (g_maps->insert_or_assign(addr, Map{len, vma}).second)
+        g_nmaps.fetch_add(1, std::memory_order_release);
     pthread_mutex_unlock(&g_lock);
 }
 
 drm::VmArea* files_take_map(void* addr, size_t* len) {
-    if (g_nmaps.load(std::memory_order_acquire) == 0) return nullptr;
+    if (g_nmaps.load(std::memory_order_acquire) == 0)
+        return nullptr;
     pthread_mutex_lock(&g_lock);
     drm::VmArea* vma = nullptr;
     auto it = g_maps->find(addr);
@@ -235,7 +252,8 @@ drm::VmArea* files_take_map(void* addr, size_t* len) {
 }
 
 void files_install_fd_ops() {
-    if (!g_files) g_files = new kshim::files_struct(0, &kOps);
+    if (!g_files)
+        g_files = new kshim::files_struct(0, &kOps);
     kshim::files_set_process_table(g_files);
 }
 
@@ -253,8 +271,10 @@ void files_release_all() {
         drm::drm_munmap(m.vma);
     }
     // Off the files' queues before the files go.
-    for (auto& [f, w] : watches) watch_free(w);
-    if (g_files) kshim::close_files(g_files);
+    for (auto& [f, w] : watches)
+        watch_free(w);
+    if (g_files)
+        kshim::close_files(g_files);
     g_tracked.store(0, std::memory_order_release);
     kshim::files_set_process_table(nullptr);
 }

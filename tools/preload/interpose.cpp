@@ -24,16 +24,16 @@
 #include "drm/drm_mmap.h"
 #include "drm/drm_prime.h"
 #include "drm/uaccess.h"
-#include "uapi/drm/drm.h"
 #include "kernel_shim/dma-buf/sw_sync.h"
-#include "kernel_shim/fs/fdtable.h"
 #include "kernel_shim/err.h"
+#include "kernel_shim/fs/fdtable.h"
 #include "kernel_shim/page_alloc.h"
 #include "tools/preload/device.h"
 #include "tools/preload/fake_fs.h"
 #include "tools/preload/files.h"
 #include "tools/preload/libc_next.h"
 #include "tools/preload/signals.h"
+#include "uapi/drm/drm.h"
 
 using namespace upanthor::preload;
 
@@ -58,7 +58,8 @@ int open_drm_fdinfo(const char* path, int flags);
 int open_path(int dirfd, const char* path, int flags, mode_t mode) {
     if (is_sw_sync_path(path)) {
         const int fd = deferring_signals([&] {
-            if (!device_get()) return -ENODEV;
+            if (!device_get())
+                return -ENODEV;
             attach_thread();
             kshim::file* f = kshim::sw_sync_open_file(flags);
             return kshim::IS_ERR(f) ? static_cast<int>(kshim::PTR_ERR(f)) : files_install(f, flags);
@@ -69,7 +70,8 @@ int open_path(int dirfd, const char* path, int flags, mode_t mode) {
     if (minor >= 0) {
         const int fd = deferring_signals([&] {
             drm::drm_device* dev = device_get();
-            if (!dev) return -ENODEV;
+            if (!dev)
+                return -ENODEV;
             attach_thread();
             kshim::file* f = drm::drm_open_file(dev, minor >= 128, flags);
             return kshim::IS_ERR(f) ? static_cast<int>(kshim::PTR_ERR(f)) : files_install(f, flags);
@@ -78,7 +80,8 @@ int open_path(int dirfd, const char* path, int flags, mode_t mode) {
     }
     if (path && path[0] == '/' && path[1] == 'p') {
         const int fd = deferring_signals([&] { return open_drm_fdinfo(path, flags); });
-        if (fd >= 0) return fd;
+        if (fd >= 0)
+            return fd;
     }
     Path p(path);
     return libc().openat(dirfd, p.p, flags, mode);
@@ -91,9 +94,11 @@ mode_t open_mode(int flags, va_list ap) {
 // A stat of a DRM descriptor: the node it was opened from. False when fd is not a DRM file.
 bool drm_fd_stat(int fd, struct stat* st) {
     kshim::file* f = files_get(fd);
-    if (!f) return false;
+    if (!f)
+        return false;
     const int minor = file_minor(f);
-    if (minor >= 0) node_stat(minor, st);
+    if (minor >= 0)
+        node_stat(minor, st);
     kshim::fput(f);
     return minor >= 0;
 }
@@ -103,12 +108,15 @@ template <class T>
 int wait_with_host_clock(drm::drm_file* f, unsigned cmd, void* arg) {
     // Older clients pass the struct without deadline_nsec (40 bytes): only what they pass.
     const size_t n = drm::uapi::_IOC_SIZE(cmd);
-    if (n > sizeof(T) || n < offsetof(T, timeout_nsec) + sizeof(s64_t)) return drm::ioctl(f, cmd, arg);
+    if (n > sizeof(T) || n < offsetof(T, timeout_nsec) + sizeof(s64_t))
+        return drm::ioctl(f, cmd, arg);
     T w{};
-    if (drm::copy_from_user(&w, drm::user_ptr(arg), n)) return -EFAULT;
+    if (drm::copy_from_user(&w, drm::user_ptr(arg), n))
+        return -EFAULT;
     const T orig = w;
     const long long off = monotonic_offset_ns();
-    if (w.timeout_nsec > 0) w.timeout_nsec -= off;
+    if (w.timeout_nsec > 0)
+        w.timeout_nsec -= off;
     const bool has_deadline = n >= offsetof(T, deadline_nsec) + sizeof(w.deadline_nsec);
     if (has_deadline && (w.flags & drm::uapi::DRM_SYNCOBJ_WAIT_FLAGS_WAIT_DEADLINE) &&
         w.deadline_nsec > static_cast<unsigned long long>(off))
@@ -116,7 +124,8 @@ int wait_with_host_clock(drm::drm_file* f, unsigned cmd, void* arg) {
     const int ret = drm::ioctl(f, cmd, &w);
     w.timeout_nsec = orig.timeout_nsec;
     w.deadline_nsec = orig.deadline_nsec;
-    if (drm::copy_to_user(drm::user_ptr(arg), &w, n)) return -EFAULT;
+    if (drm::copy_to_user(drm::user_ptr(arg), &w, n))
+        return -EFAULT;
     return ret;
 }
 
@@ -143,17 +152,20 @@ int empty_kms_ioctl(unsigned cmd, void* arg, bool* handled) {
     *handled = drm::uapi::_IOC_TYPE(cmd) == drm::uapi::DRM_IOCTL_BASE &&
                ((nr == kModeGetResources && drm::uapi::_IOC_SIZE(cmd) == sizeof(ModeCardRes)) ||
                 (nr == kModeGetPlaneResources && drm::uapi::_IOC_SIZE(cmd) >= 12));
-    if (!*handled) return 0;
+    if (!*handled)
+        return 0;
     if (nr == kModeGetResources) {
         ModeCardRes r{};
-        if (drm::copy_from_user(&r, drm::user_ptr(arg), sizeof(r))) return -EFAULT;
+        if (drm::copy_from_user(&r, drm::user_ptr(arg), sizeof(r)))
+            return -EFAULT;
         r.count_fbs = r.count_crtcs = r.count_connectors = r.count_encoders = 0;
         r.min_width = r.min_height = 0;
         r.max_width = r.max_height = 0;
         return drm::copy_to_user(drm::user_ptr(arg), &r, sizeof(r)) ? -EFAULT : 0;
     }
     const unsigned zero = 0;
-    return drm::copy_to_user(drm::user_ptr(arg) + offsetof(ModePlaneRes, count_planes), &zero, sizeof(zero)) ? -EFAULT : 0;
+    return drm::copy_to_user(drm::user_ptr(arg) + offsetof(ModePlaneRes, count_planes), &zero, sizeof(zero)) ? -EFAULT
+                                                                                                             : 0;
 }
 
 constexpr int ENOIOCTLCMD = 515;
@@ -163,11 +175,13 @@ int drm_file_ioctl(drm::drm_file* f, unsigned cmd, void* arg) {
     if (!f->is_render) {
         bool handled;
         const int ret = empty_kms_ioctl(cmd, arg, &handled);
-        if (handled) return ret;
+        if (handled)
+            return ret;
     }
     // By number, not by the whole cmd: older clients encode a smaller struct size.
     const unsigned nr = _IOC_NR(cmd);
-    if (nr == _IOC_NR(DRM_IOCTL_SYNCOBJ_WAIT)) return wait_with_host_clock<drm_syncobj_wait>(f, cmd, arg);
+    if (nr == _IOC_NR(DRM_IOCTL_SYNCOBJ_WAIT))
+        return wait_with_host_clock<drm_syncobj_wait>(f, cmd, arg);
     if (nr == _IOC_NR(DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT))
         return wait_with_host_clock<drm_syncobj_timeline_wait>(f, cmd, arg);
     return -ENOIOCTLCMD;  // the file's own unlocked_ioctl
@@ -224,18 +238,21 @@ void* mmap_file(kshim::file* f, void* addr, size_t len, int prot, int flags, off
 
 // "/proc/self/<dir>/N" or "/proc/<our pid>/<dir>/N" (dir "fd" or "fdinfo"): N, else -1.
 int proc_fd_number(const char* path, const char* dir = "fd") {
-    if (!path || std::strncmp(path, "/proc/", 6) != 0) return -1;
+    if (!path || std::strncmp(path, "/proc/", 6) != 0)
+        return -1;
     const char* rest = path + 6;
     if (std::strncmp(rest, "self/", 5) == 0) {
         rest += 5;
     } else {
         char* end;
         const long pid = std::strtol(rest, &end, 10);
-        if (end == rest || *end != '/' || pid != getpid()) return -1;
+        if (end == rest || *end != '/' || pid != getpid())
+            return -1;
         rest = end + 1;
     }
     const size_t dl = std::strlen(dir);
-    if (std::strncmp(rest, dir, dl) != 0 || rest[dl] != '/') return -1;
+    if (std::strncmp(rest, dir, dl) != 0 || rest[dl] != '/')
+        return -1;
     rest += dl + 1;
     char* end;
     const long fd = std::strtol(rest, &end, 10);
@@ -247,9 +264,11 @@ int proc_fd_number(const char* path, const char* dir = "fd") {
 // DRM descriptor, so the caller falls through to the real file.
 int open_drm_fdinfo(const char* path, int flags) {
     const int fd = proc_fd_number(path, "fdinfo");
-    if (fd < 0) return -1;
+    if (fd < 0)
+        return -1;
     kshim::file* filp = files_get(fd);
-    if (!filp) return -1;
+    if (!filp)
+        return -1;
     drm::drm_file* f = drm::drm_file_from(filp);
     if (!f) {
         kshim::fput(filp);
@@ -262,7 +281,8 @@ int open_drm_fdinfo(const char* path, int flags) {
     const std::string text = std::string(head) + drm::drm_show_fdinfo(f);
     kshim::fput(filp);
     const int out = memfd_create("upanthor-fdinfo", (flags & O_CLOEXEC) ? MFD_CLOEXEC : 0);
-    if (out < 0) return -1;
+    if (out < 0)
+        return -1;
     if (write(out, text.data(), text.size()) != static_cast<ssize_t>(text.size()) || lseek(out, 0, SEEK_SET) != 0) {
         libc().close(out);
         return -1;
@@ -273,9 +293,11 @@ int open_drm_fdinfo(const char* path, int flags) {
 ssize_t readlink_drm(const char* path, char* buf, size_t size, bool* handled) {
     *handled = false;
     const int fd = proc_fd_number(path);
-    if (fd < 0) return 0;
+    if (fd < 0)
+        return 0;
     kshim::file* f = files_get(fd);
-    if (!f) return 0;
+    if (!f)
+        return 0;
     ssize_t n = 0;
     if (const int minor = file_minor(f); minor >= 0) {
         *handled = true;
@@ -317,7 +339,8 @@ int stat_path(const char* path, struct stat* st, bool follow) {
 }
 
 int fstatat_impl(int dirfd, const char* path, struct stat* st, int flags) {
-    if ((flags & AT_EMPTY_PATH) && path && !path[0] && drm_fd_stat(dirfd, st)) return 0;
+    if ((flags & AT_EMPTY_PATH) && path && !path[0] && drm_fd_stat(dirfd, st))
+        return 0;
     const int minor = node_minor(path);
     if (minor >= 0) {
         node_stat(minor, st);
@@ -363,15 +386,24 @@ int openat64(int dirfd, const char* path, int flags, ...) {
     return open_path(dirfd, path, flags, mode);
 }
 // The _FORTIFY_SOURCE variants (no mode: O_CREAT is not allowed through them).
-int __open_2(const char* path, int flags) { return open_path(AT_FDCWD, path, flags, 0); }
-int __open64_2(const char* path, int flags) { return open_path(AT_FDCWD, path, flags, 0); }
-int __openat_2(int dirfd, const char* path, int flags) { return open_path(dirfd, path, flags, 0); }
-int __openat64_2(int dirfd, const char* path, int flags) { return open_path(dirfd, path, flags, 0); }
+int __open_2(const char* path, int flags) {
+    return open_path(AT_FDCWD, path, flags, 0);
+}
+int __open64_2(const char* path, int flags) {
+    return open_path(AT_FDCWD, path, flags, 0);
+}
+int __openat_2(int dirfd, const char* path, int flags) {
+    return open_path(dirfd, path, flags, 0);
+}
+int __openat64_2(int dirfd, const char* path, int flags) {
+    return open_path(dirfd, path, flags, 0);
+}
 
 FILE* fopen(const char* path, const char* mode) {
     if (path && path[0] == '/' && path[1] == 'p') {
         const int fd = open_drm_fdinfo(path, O_CLOEXEC);
-        if (fd >= 0) return fdopen(fd, "r");
+        if (fd >= 0)
+            return fdopen(fd, "r");
     }
     Path p(path);
     return libc().fopen(p.p, mode);
@@ -379,7 +411,8 @@ FILE* fopen(const char* path, const char* mode) {
 FILE* fopen64(const char* path, const char* mode) {
     if (path && path[0] == '/' && path[1] == 'p') {
         const int fd = open_drm_fdinfo(path, O_CLOEXEC);
-        if (fd >= 0) return fdopen(fd, "r");
+        if (fd >= 0)
+            return fdopen(fd, "r");
     }
     Path p(path);
     return libc().fopen64(p.p, mode);
@@ -392,7 +425,8 @@ DIR* opendir(const char* path) {
 // ---- descriptors ----
 int close(int fd) {
     const int arena = kshim::page_arena_memfd();
-    if (fd >= 0 && fd == arena) return 0;  // the BO mappings' backing: not the program's to close
+    if (fd >= 0 && fd == arena)
+        return 0;  // the BO mappings' backing: not the program's to close
     return deferring_signals([&] {
         files_close(fd);
         return libc().close(fd);
@@ -401,30 +435,35 @@ int close(int fd) {
 int dup(int fd) {
     return deferring_signals([&] {
         const int r = libc().dup(fd);
-        if (r >= 0) files_dup(fd, r);
+        if (r >= 0)
+            files_dup(fd, r);
         return r;
     });
 }
 int dup2(int oldfd, int newfd) {
     return deferring_signals([&] {
         const int r = libc().dup2(oldfd, newfd);
-        if (r >= 0) files_dup(oldfd, r);
+        if (r >= 0)
+            files_dup(oldfd, r);
         return r;
     });
 }
 int dup3(int oldfd, int newfd, int flags) {
     return deferring_signals([&] {
         const int r = libc().dup3(oldfd, newfd, flags);
-        if (r >= 0) files_dup(oldfd, r);
+        if (r >= 0)
+            files_dup(oldfd, r);
         return r;
     });
 }
 static int fcntl_impl(int fd, int cmd, va_list ap) {
     void* arg = va_arg(ap, void*);  // every fcntl argument fits a pointer-sized slot
-    if (cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC) return libc().fcntl(fd, cmd, arg);
+    if (cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC)
+        return libc().fcntl(fd, cmd, arg);
     return deferring_signals([&] {
         const int r = libc().fcntl(fd, cmd, arg);
-        if (r >= 0) files_dup(fd, r);
+        if (r >= 0)
+            files_dup(fd, r);
         return r;
     });
 }
@@ -463,12 +502,15 @@ int ioctl(int fd, unsigned long request, ...) {
         }
         attach_thread();
         int r = -ENOIOCTLCMD;
-        if (drm::drm_file* df = drm::drm_file_from(f)) r = drm_file_ioctl(df, cmd, arg);
-        if (r == -ENOIOCTLCMD) r = static_cast<int>(kshim::vfs_ioctl(f, cmd, reinterpret_cast<unsigned long>(arg)));
+        if (drm::drm_file* df = drm::drm_file_from(f))
+            r = drm_file_ioctl(df, cmd, arg);
+        if (r == -ENOIOCTLCMD)
+            r = static_cast<int>(kshim::vfs_ioctl(f, cmd, reinterpret_cast<unsigned long>(arg)));
         kshim::fput(f);
         return r;
     });
-    if (!ours) return libc().ioctl(fd, request, arg);
+    if (!ours)
+        return libc().ioctl(fd, request, arg);
     return ret < 0 ? fail(-ret) : ret;
 }
 
@@ -486,7 +528,8 @@ ssize_t read(int fd, void* buf, size_t count) {
         kshim::fput(f);
         return static_cast<int>(r);
     });
-    if (!ours) return libc().read(fd, buf, count);
+    if (!ours)
+        return libc().read(fd, buf, count);
     if (ret < 0) {
         errno = static_cast<int>(-ret);
         return -1;
@@ -496,10 +539,12 @@ ssize_t read(int fd, void* buf, size_t count) {
 
 // ---- mappings ----
 void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
-    if (fd < 0) return libc().mmap(addr, len, prot, flags, fd, off);
+    if (fd < 0)
+        return libc().mmap(addr, len, prot, flags, fd, off);
     return deferring_signals([&] {
         kshim::file* f = files_get(fd);
-        if (!f) return libc().mmap(addr, len, prot, flags, fd, off);
+        if (!f)
+            return libc().mmap(addr, len, prot, flags, fd, off);
         void* p = mmap_file(f, addr, len, prot, flags, off);
         kshim::fput(f);
         return p;
@@ -522,15 +567,27 @@ int munmap(void* addr, size_t len) {
 }
 
 // ---- stat ----
-int stat(const char* path, struct stat* st) { return stat_path(path, st, true); }
-int stat64(const char* path, struct stat64* st) { return stat_path(path, reinterpret_cast<struct stat*>(st), true); }
-int lstat(const char* path, struct stat* st) { return stat_path(path, st, false); }
-int lstat64(const char* path, struct stat64* st) { return stat_path(path, reinterpret_cast<struct stat*>(st), false); }
+int stat(const char* path, struct stat* st) {
+    return stat_path(path, st, true);
+}
+int stat64(const char* path, struct stat64* st) {
+    return stat_path(path, reinterpret_cast<struct stat*>(st), true);
+}
+int lstat(const char* path, struct stat* st) {
+    return stat_path(path, st, false);
+}
+int lstat64(const char* path, struct stat64* st) {
+    return stat_path(path, reinterpret_cast<struct stat*>(st), false);
+}
 int fstat(int fd, struct stat* st) {
     return deferring_signals([&] { return drm_fd_stat(fd, st); }) ? 0 : libc().fstat(fd, st);
 }
-int fstat64(int fd, struct stat64* st) { return fstat(fd, reinterpret_cast<struct stat*>(st)); }
-int fstatat(int dirfd, const char* path, struct stat* st, int flags) { return fstatat_impl(dirfd, path, st, flags); }
+int fstat64(int fd, struct stat64* st) {
+    return fstat(fd, reinterpret_cast<struct stat*>(st));
+}
+int fstatat(int dirfd, const char* path, struct stat* st, int flags) {
+    return fstatat_impl(dirfd, path, st, flags);
+}
 int fstatat64(int dirfd, const char* path, struct stat64* st, int flags) {
     return fstatat_impl(dirfd, path, reinterpret_cast<struct stat*>(st), flags);
 }
@@ -544,7 +601,9 @@ int __xstat(int ver, const char* path, struct stat* st) {
     Path p(path);
     return libc().xstat ? libc().xstat(ver, p.p, st) : libc().stat(p.p, st);
 }
-int __xstat64(int ver, const char* path, struct stat64* st) { return __xstat(ver, path, reinterpret_cast<struct stat*>(st)); }
+int __xstat64(int ver, const char* path, struct stat64* st) {
+    return __xstat(ver, path, reinterpret_cast<struct stat*>(st));
+}
 int __lxstat(int ver, const char* path, struct stat* st) {
     const int minor = node_minor(path);
     if (minor >= 0) {
@@ -554,12 +613,17 @@ int __lxstat(int ver, const char* path, struct stat* st) {
     Path p(path);
     return libc().lxstat ? libc().lxstat(ver, p.p, st) : libc().lstat(p.p, st);
 }
-int __lxstat64(int ver, const char* path, struct stat64* st) { return __lxstat(ver, path, reinterpret_cast<struct stat*>(st)); }
+int __lxstat64(int ver, const char* path, struct stat64* st) {
+    return __lxstat(ver, path, reinterpret_cast<struct stat*>(st));
+}
 int __fxstat(int ver, int fd, struct stat* st) {
-    if (drm_fd_stat(fd, st)) return 0;
+    if (drm_fd_stat(fd, st))
+        return 0;
     return libc().fxstat ? libc().fxstat(ver, fd, st) : libc().fstat(fd, st);
 }
-int __fxstat64(int ver, int fd, struct stat64* st) { return __fxstat(ver, fd, reinterpret_cast<struct stat*>(st)); }
+int __fxstat64(int ver, int fd, struct stat64* st) {
+    return __fxstat(ver, fd, reinterpret_cast<struct stat*>(st));
+}
 int __fxstatat(int ver, int dirfd, const char* path, struct stat* st, int flags) {
     (void)ver;
     return fstatat_impl(dirfd, path, st, flags);
@@ -570,15 +634,19 @@ int __fxstatat64(int ver, int dirfd, const char* path, struct stat64* st, int fl
 }
 // glibc declares statx's path nonnull, yet with AT_EMPTY_PATH a NULL path means dirfd (Linux 6.11)
 // as "" does: test it outside that declaration, where the compiler may not assume it away.
-[[gnu::noinline]] static bool path_is_empty(const char* path) { return !path || !path[0]; }
+[[gnu::noinline]] static bool path_is_empty(const char* path) {
+    return !path || !path[0];
+}
 
 int statx(int dirfd, const char* path, int flags, unsigned int mask, struct statx* sx) {
     if ((flags & AT_EMPTY_PATH) && path_is_empty(path)) {
         if (kshim::file* f = files_get(dirfd)) {
             const int minor = file_minor(f);
-            if (minor >= 0) fill_statx(minor, sx);
+            if (minor >= 0)
+                fill_statx(minor, sx);
             kshim::fput(f);
-            if (minor >= 0) return 0;
+            if (minor >= 0)
+                return 0;
         }
     }
     const int minor = node_minor(path);
@@ -586,18 +654,21 @@ int statx(int dirfd, const char* path, int flags, unsigned int mask, struct stat
         fill_statx(minor, sx);
         return 0;
     }
-    if (!libc().statx) return fail(ENOSYS);
+    if (!libc().statx)
+        return fail(ENOSYS);
     Path p(path);
     return libc().statx(dirfd, p.p, flags, mask, sx);
 }
 
 int access(const char* path, int mode) {
-    if (node_minor(path) >= 0 || is_sw_sync_path(path)) return 0;
+    if (node_minor(path) >= 0 || is_sw_sync_path(path))
+        return 0;
     Path p(path);
     return libc().access(p.p, mode);
 }
 int faccessat(int dirfd, const char* path, int mode, int flags) {
-    if (node_minor(path) >= 0 || is_sw_sync_path(path)) return 0;
+    if (node_minor(path) >= 0 || is_sw_sync_path(path))
+        return 0;
     Path p(path);
     return libc().faccessat(dirfd, p.p, mode, flags);
 }
@@ -606,28 +677,33 @@ int faccessat(int dirfd, const char* path, int mode, int flags) {
 ssize_t readlink(const char* path, char* buf, size_t size) {
     bool handled;
     const ssize_t n = readlink_drm(path, buf, size, &handled);
-    if (handled) return n;
+    if (handled)
+        return n;
     Path p(path);
     return libc().readlink(p.p, buf, size);
 }
 ssize_t readlinkat(int dirfd, const char* path, char* buf, size_t size) {
     bool handled;
     const ssize_t n = readlink_drm(path, buf, size, &handled);
-    if (handled) return n;
+    if (handled)
+        return n;
     Path p(path);
     return libc().readlinkat(dirfd, p.p, buf, size);
 }
 char* realpath(const char* path, char* resolved) {
     if (node_minor(path) >= 0) {
-        if (!resolved) return strdup(path);
+        if (!resolved)
+            return strdup(path);
         std::strcpy(resolved, path);
         return resolved;
     }
     Path p(path);
-    if (p.p == path) return libc().realpath(path, resolved);
+    if (p.p == path)
+        return libc().realpath(path, resolved);
     // Resolved inside the fake tree, then shown without the tree's folder.
     char* r = libc().realpath(p.p, resolved);
-    if (!r) return r;
+    if (!r)
+        return r;
     const size_t root = std::strlen(p.buf) - std::strlen(path);
     std::memmove(r, r + root, std::strlen(r + root) + 1);
     return r;
@@ -639,7 +715,7 @@ char* realpath(const char* path, char* resolved) {
 // Sanitizer runtimes call this from their own initialisation, before they can take instrumented
 // code: nothing here is instrumented, and it calls nothing that is (no static-local guard).
 __attribute__((no_sanitize("address", "thread", "undefined"))) int __cxa_atexit(void (*func)(void*), void* arg,
-                                                                               void* dso) {
+                                                                                void* dso) {
     using cxa_atexit_t = int (*)(void (*)(void*), void*, void*);
     static cxa_atexit_t next_fn;  // zero-initialised, no guard
     cxa_atexit_t next = __atomic_load_n(&next_fn, __ATOMIC_ACQUIRE);

@@ -3,9 +3,9 @@
 
 #include <dlfcn.h>
 
+#include <unistd.h>
 #include <cstdlib>
 #include <cstring>
-#include <unistd.h>
 
 namespace upanthor::preload {
 namespace {

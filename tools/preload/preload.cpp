@@ -5,8 +5,12 @@
 
 namespace {
 
-__attribute__((constructor)) void preload_init() { (void)upanthor::preload::libc(); }
+__attribute__((constructor)) void preload_init() {
+    (void)upanthor::preload::libc();
+}
 
-__attribute__((destructor)) void preload_fini() { upanthor::preload::fake_fs_cleanup(); }
+__attribute__((destructor)) void preload_fini() {
+    upanthor::preload::fake_fs_cleanup();
+}
 
 }  // namespace

@@ -30,7 +30,7 @@ struct UserAction {
     std::atomic<void*> handler{nullptr};  // sa_handler or sa_sigaction
     std::atomic<int> flags{0};
     sigset_t mask{};
-    struct sigaction user{};  // as the program gave it, for oldact
+    struct sigaction user {};  // as the program gave it, for oldact
 };
 UserAction g_actions[NSIG];
 
@@ -54,7 +54,8 @@ void call_user_handler(int sig, siginfo_t* info, void* uc) {
     UserAction& a = g_actions[sig];
     void* h = a.handler.load(std::memory_order_acquire);
     const int flags = a.flags.load(std::memory_order_acquire);
-    if (h == reinterpret_cast<void*>(SIG_IGN) || h == reinterpret_cast<void*>(SIG_DFL) || !h) return;
+    if (h == reinterpret_cast<void*>(SIG_IGN) || h == reinterpret_cast<void*>(SIG_DFL) || !h)
+        return;
     if (flags & SA_SIGINFO)
         reinterpret_cast<void (*)(int, siginfo_t*, void*)>(h)(sig, info, uc);
     else
@@ -66,7 +67,8 @@ void trampoline(int sig, siginfo_t* info, void* uc) {
     const int flags = a.flags.load(std::memory_order_acquire);
     if (t_depth == 0) {
         call_user_handler(sig, info, uc);
-        if (flags & SA_RESETHAND) a.handler.store(reinterpret_cast<void*>(SIG_DFL), std::memory_order_release);
+        if (flags & SA_RESETHAND)
+            a.handler.store(reinterpret_cast<void*>(SIG_DFL), std::memory_order_release);
         return;
     }
     const int saved_errno = errno;
@@ -74,9 +76,11 @@ void trampoline(int sig, siginfo_t* info, void* uc) {
     t_deferred[sig].info = *info;
     t_deferred[sig].set = true;
     t_any_deferred = 1;
-    if (!(flags & SA_RESTART)) t_no_restart = 1;
+    if (!(flags & SA_RESTART))
+        t_no_restart = 1;
     if (kshim::Runtime::get()) {
-        if (kshim::Task* t = kshim::current()) kshim::signal_wake_up(t);
+        if (kshim::Task* t = kshim::current())
+            kshim::signal_wake_up(t);
     }
     errno = saved_errno;
 }
@@ -87,13 +91,17 @@ DriverCallScope::DriverCallScope() {
     const int outer = t_depth;
     t_depth = outer + 1;
     if (outer == 0) {
-        if (kshim::Task* t = kshim::current()) kshim::clear_signal_pending(t);
+        if (kshim::Task* t = kshim::current())
+            kshim::clear_signal_pending(t);
     }
 }
-DriverCallScope::~DriverCallScope() { t_depth = t_depth - 1; }
+DriverCallScope::~DriverCallScope() {
+    t_depth = t_depth - 1;
+}
 
 bool deliver_deferred_signals() {
-    if (!t_any_deferred || t_depth != 0) return true;
+    if (!t_any_deferred || t_depth != 0)
+        return true;
     // Blocked while the list is read and reset, so a signal arriving now is handled directly.
     sigset_t all, old;
     sigfillset(&all);
@@ -106,21 +114,26 @@ bool deliver_deferred_signals() {
     const bool restart = !t_no_restart;
     t_any_deferred = 0;
     t_no_restart = 0;
-    if (kshim::Task* t = kshim::current()) kshim::clear_signal_pending(t);
+    if (kshim::Task* t = kshim::current())
+        kshim::clear_signal_pending(t);
     for (int s = 1; s < NSIG; s++) {
-        if (!pending[s].set) continue;
+        if (!pending[s].set)
+            continue;
         // The kernel's delivery: the handler's sa_mask and (without SA_NODEFER) the signal itself
         // are blocked while it runs; SA_RESETHAND already took effect when the signal arrived.
         UserAction& a = g_actions[s];
         sigset_t during = old;
         for (int m = 1; m < NSIG; m++)
-            if (sigismember(&a.mask, m) == 1) sigaddset(&during, m);
-        if (!(a.flags.load() & SA_NODEFER)) sigaddset(&during, s);
+            if (sigismember(&a.mask, m) == 1)
+                sigaddset(&during, m);
+        if (!(a.flags.load() & SA_NODEFER))
+            sigaddset(&during, s);
         pthread_sigmask(SIG_SETMASK, &during, nullptr);
         ucontext_t uc;
         getcontext(&uc);
         call_user_handler(s, &pending[s].info, &uc);
-        if (a.flags.load() & SA_RESETHAND) a.handler.store(reinterpret_cast<void*>(SIG_DFL));
+        if (a.flags.load() & SA_RESETHAND)
+            a.handler.store(reinterpret_cast<void*>(SIG_DFL));
         pthread_sigmask(SIG_BLOCK, &all, nullptr);
     }
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
@@ -135,13 +148,14 @@ int interposed_sigaction(int sig, const struct sigaction* act, struct sigaction*
         errno = ENOSYS;
         return -1;
     }
-    if (sig <= 0 || sig >= NSIG || is_synchronous(sig)) return next(sig, act, oldact);
+    if (sig <= 0 || sig >= NSIG || is_synchronous(sig))
+        return next(sig, act, oldact);
     UserAction& a = g_actions[sig];
     // Serialises the program's own concurrent changes of one action (not the trampoline's reads).
     static std::atomic_flag busy[NSIG] = {};
     while (busy[sig].test_and_set(std::memory_order_acquire)) {
     }
-    struct sigaction prev{};
+    struct sigaction prev {};
     const struct sigaction user_prev = a.user;
     int ret = 0;
     if (act) {
@@ -156,15 +170,18 @@ int interposed_sigaction(int sig, const struct sigaction* act, struct sigaction*
             k.sa_flags = act->sa_flags | SA_SIGINFO;
         }
         ret = next(sig, &k, &prev);
-        if (ret == 0) a.user = *act;
+        if (ret == 0)
+            a.user = *act;
     } else {
         ret = next(sig, nullptr, &prev);
     }
     busy[sig].clear(std::memory_order_release);
-    if (ret != 0) return ret;
+    if (ret != 0)
+        return ret;
     // The trampoline stands for what the program installed, reported as it installed it (after a
     // SA_RESETHAND handler fired, the kernel's record is SIG_DFL again and is reported as such).
-    if (oldact) *oldact = prev.sa_sigaction == trampoline && (prev.sa_flags & SA_SIGINFO) ? user_prev : prev;
+    if (oldact)
+        *oldact = prev.sa_sigaction == trampoline && (prev.sa_flags & SA_SIGINFO) ? user_prev : prev;
     return 0;
 }
 
@@ -184,12 +201,14 @@ int sigaction(int sig, const struct sigaction* act, struct sigaction* oldact) {
 
 // signal() as glibc gives it: BSD semantics (SA_RESTART, handler kept).
 sighandler_t signal(int sig, sighandler_t handler) {
-    struct sigaction act{}, old{};
+    struct sigaction act {
+    }, old{};
     act.sa_handler = handler;
     sigemptyset(&act.sa_mask);
     sigaddset(&act.sa_mask, sig);
     act.sa_flags = SA_RESTART;
-    if (upanthor::preload::interposed_sigaction(sig, &act, &old) != 0) return SIG_ERR;
+    if (upanthor::preload::interposed_sigaction(sig, &act, &old) != 0)
+        return SIG_ERR;
     return old.sa_handler;
 }
 

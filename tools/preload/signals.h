@@ -51,8 +51,10 @@ int driver_call(Body&& body) {
             ret = body();
         }
         const bool restart = deliver_deferred_signals();
-        if (ret != -kErestartsys) return ret;
-        if (!restart) return -EINTR;
+        if (ret != -kErestartsys)
+            return ret;
+        if (!restart)
+            return -EINTR;
     }
 }
 

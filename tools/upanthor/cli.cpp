@@ -115,7 +115,8 @@ int run_run(const Command& c, const std::map<std::string, std::string>& opts, co
     ro.json = opts.count("--json") != 0;
     ro.real = opts.count("--real") != 0;
     if (ro.real && ro.seed)
-        return usage_error(err, c.name, "--seed has no meaning with --real (the real-thread runtime is not deterministic)");
+        return usage_error(err, c.name,
+                           "--seed has no meaning with --real (the real-thread runtime is not deterministic)");
     // Progress only for a person watching: never into a pipe or a log file.
     if (isatty(fileno(err)))
         ro.progress_out = err;
@@ -199,7 +200,8 @@ const std::vector<Command>& commands() {
          0,
          run_info},
         {"run",
-         "usage: upanthor run SCENARIO [--seed N] [--trace FILE] [--json] [--coredump DIR] [--inject SPEC]... [--real]\n"
+         "usage: upanthor run SCENARIO [--seed N] [--trace FILE] [--json] [--coredump DIR] [--inject SPEC]... "
+         "[--real]\n"
          "\n"
          "Runs a scenario file (docs/scenario-format.md) on the driver hosted in-process on the\n"
          "simulated GPU, in virtual time, then checks its [expect] section and prints a summary: per\n"
@@ -220,7 +222,11 @@ const std::vector<Command>& commands() {
          "  --coredump DIR write each devcoredump the driver takes to DIR/coredump-<n>.txt (DIR is\n"
          "                 created if missing; each dump is read and cleared, so the next fault dumps\n"
          "                 too); the summary says how many were written\n",
-         {{"--seed", true}, {"--trace", true}, {"--coredump", true}, {"--inject", true, true}, {"--real", false},
+         {{"--seed", true},
+          {"--trace", true},
+          {"--coredump", true},
+          {"--inject", true, true},
+          {"--real", false},
           {"--preempt", true},
           {"--json", false}},
          1,

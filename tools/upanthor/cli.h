@@ -6,8 +6,8 @@
 // success, 1 a failure of the command itself (a probe that failed, a file that cannot be read, a
 // scenario whose expectations do not hold).
 #pragma once
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <span>
 #include <string>
 

@@ -24,9 +24,13 @@ std::unique_ptr<CoredumpSink> CoredumpSink::open(const std::string& dir, std::st
     return sink;
 }
 
-CoredumpSink::~CoredumpSink() { kshim::devcoredump_set_listener(nullptr); }
+CoredumpSink::~CoredumpSink() {
+    kshim::devcoredump_set_listener(nullptr);
+}
 
-std::string CoredumpSink::error() const { return error_ready_.load(std::memory_order_acquire) ? error_ : std::string(); }
+std::string CoredumpSink::error() const {
+    return error_ready_.load(std::memory_order_acquire) ? error_ : std::string();
+}
 
 void CoredumpSink::on_dump(kshim::Device* dev) {
     const ssize_t size = kshim::devcd_size(dev);

@@ -10,14 +10,14 @@
 #include <vector>
 
 #include "drm/drm_file.h"
+#include "host/world.h"
+#include "hw/csf/fw_iface.h"
+#include "hw/csf/regs/gpu_regs.h"
 #include "kernel_shim/runtime.h"
 #include "mock_hw/platform.h"
-#include "hw/csf/fw_iface.h"
 #include "panthor/panthor_device.h"
 #include "panthor/panthor_drv.h"
 #include "panthor/panthor_fw.h"
-#include "hw/csf/regs/gpu_regs.h"
-#include "host/world.h"
 #include "umd/panthor_client.h"
 
 namespace upanthor {
@@ -33,9 +33,8 @@ const char* gpu_model_name(u32 gpu_id) {
         const char* name;
     };
     static constexpr Model models[] = {
-        {10, 2, "Mali-G710"}, {10, 3, "Mali-G510"}, {10, 4, "Mali-G310"}, {10, 7, "Mali-G610"},
-        {11, 2, "Mali-G715"}, {11, 3, "Mali-G615"}, {12, 0, "Mali-G720"}, {12, 1, "Mali-G620"},
-        {13, 0, "Mali-G925"}, {13, 1, "Mali-G625"},
+        {10, 2, "Mali-G710"}, {10, 3, "Mali-G510"}, {10, 4, "Mali-G310"}, {10, 7, "Mali-G610"}, {11, 2, "Mali-G715"},
+        {11, 3, "Mali-G615"}, {12, 0, "Mali-G720"}, {12, 1, "Mali-G620"}, {13, 0, "Mali-G925"}, {13, 1, "Mali-G625"},
     };
     for (const Model& m : models)
         if (DRM_PANTHOR_ARCH_MAJOR(gpu_id) == m.arch_major && DRM_PANTHOR_PRODUCT_MAJOR(gpu_id) == m.product_major)
@@ -193,7 +192,8 @@ int probe_device_info(const mock_hw::GpuConfig& cfg, DeviceInfo* out, std::strin
     int ret = world.status();
     if (ret) {
         *what = world.failed_step();
-        if (ret == -ENOENT) *what += " (is the mock firmware image built? target upanthor_firmware)";
+        if (ret == -ENOENT)
+            *what += " (is the mock firmware image built? target upanthor_firmware)";
         return ret;
     }
     upanthor::host::Machine& m = *world.machine();
@@ -269,13 +269,15 @@ void print_info_text(const DeviceInfo& in, std::FILE* out) {
                  DRM_PANTHOR_CSHW_MAJOR(g.csf_id), DRM_PANTHOR_CSHW_MINOR(g.csf_id), DRM_PANTHOR_CSHW_REV(g.csf_id),
                  DRM_PANTHOR_MCU_MAJOR(g.csf_id), DRM_PANTHOR_MCU_MINOR(g.csf_id), DRM_PANTHOR_MCU_REV(g.csf_id));
     std::fprintf(out, "  shader cores      %u (shader_present 0x%" PRIx64 ")\n", d.cores, u64{g.shader_present});
-    std::fprintf(out, "  L2 cache          %u slice(s), %s, %u-byte lines, %u-way, %u-bit bus (l2_features 0x%08x, "
+    std::fprintf(out,
+                 "  L2 cache          %u slice(s), %s, %u-byte lines, %u-way, %u-bit bus (l2_features 0x%08x, "
                  "l2_present 0x%" PRIx64 ")\n",
                  d.l2_slices, human_bytes(d.l2_size_bytes).c_str(), d.l2_line_bytes, d.l2_assoc, d.l2_bus_bits,
                  g.l2_features, u64{g.l2_present});
     std::fprintf(out, "  memory            coherent core group: %s (mem_features 0x%08x)\n",
                  d.coherent_core_group ? "yes" : "no", g.mem_features);
-    std::fprintf(out, "  tiler             bin size %u B, max %u active levels (tiler_features 0x%08x, "
+    std::fprintf(out,
+                 "  tiler             bin size %u B, max %u active levels (tiler_features 0x%08x, "
                  "tiler_present 0x%" PRIx64 ")\n",
                  d.tiler_bin_bytes, d.tiler_max_levels, g.tiler_features, u64{g.tiler_present});
     std::fprintf(out, "  MMU               %u-bit VA, %u-bit PA (mmu_features 0x%08x)\n", d.va_bits, d.pa_bits,
@@ -286,11 +288,11 @@ void print_info_text(const DeviceInfo& in, std::FILE* out) {
         coh += coh.empty() ? p : std::string(", ") + p;
     std::fprintf(out, "  coherency         %s (coherency_features 0x%08x)\n", coh.empty() ? "none" : coh.c_str(),
                  g.coherency_features);
-    std::fprintf(out, "  threads           max %u, workgroup %u, barrier %u (thread_features 0x%08x)\n",
-                 g.max_threads, g.thread_max_workgroup_size, g.thread_max_barrier_size, g.thread_features);
+    std::fprintf(out, "  threads           max %u, workgroup %u, barrier %u (thread_features 0x%08x)\n", g.max_threads,
+                 g.thread_max_workgroup_size, g.thread_max_barrier_size, g.thread_features);
     std::fprintf(out, "  core_features     0x%08x\n", g.core_features);
-    std::fprintf(out, "  texture_features  0x%08x 0x%08x 0x%08x 0x%08x\n", g.texture_features[0],
-                 g.texture_features[1], g.texture_features[2], g.texture_features[3]);
+    std::fprintf(out, "  texture_features  0x%08x 0x%08x 0x%08x 0x%08x\n", g.texture_features[0], g.texture_features[1],
+                 g.texture_features[2], g.texture_features[3]);
     const drm_panthor_csif_info& cs = in.csif;
     std::fprintf(out, "CSIF: %u CSG slots, %u CS per CSG, %u CS registers (%u unpreserved), %u scoreboard slots\n",
                  cs.csg_slot_count, cs.cs_slot_count, cs.cs_reg_count, cs.unpreserved_cs_reg_count,

@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "uapi/drm/panthor_drm.h"
 #include "mock_hw/config.h"
+#include "uapi/drm/panthor_drm.h"
 
 namespace upanthor {
 

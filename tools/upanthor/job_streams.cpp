@@ -66,9 +66,7 @@ int Runner::stream_for(size_t j, size_t g, u32 gi, size_t q, u64* va, u32* size)
     case sc::JobKind::Compute:
         parts = split_dispatch(job.workgroups, job.duration_us * kshim::NSEC_PER_USEC, s_.gpu.id.shader_present);
         break;
-    case sc::JobKind::Hang:
-        shader = umd::cs::mock::hang();
-        break;
+    case sc::JobKind::Hang: shader = umd::cs::mock::hang(); break;
     case sc::JobKind::FaultAccess: {
         mock_hw::MockShader m;
         m.kind = mock_hw::MockShader::Access;
@@ -80,8 +78,7 @@ int Runner::stream_for(size_t j, size_t g, u32 gi, size_t q, u64* va, u32* size)
         shader = umd::cs::mock::run(0);
         shader->heap_chunks = job.chunks;
         break;
-    default:
-        break;
+    default: break;
     }
     u64 shader_va = 0, frag_va = 0;
     if (shader) {
@@ -146,9 +143,7 @@ int Runner::stream_for(size_t j, size_t g, u32 gi, size_t q, u64* va, u32* size)
         break;
     }
     case sc::JobKind::Hang:
-    case sc::JobKind::FaultAccess:
-        run_shader();
-        break;
+    case sc::JobKind::FaultAccess: run_shader(); break;
     case sc::JobKind::Store:
         b.move64(d0, bos_[job.bo].va + job.offset);
         b.move64(d2, job.value);
@@ -208,8 +203,8 @@ int Runner::stream_for(size_t j, size_t g, u32 gi, size_t q, u64* va, u32* size)
     b.wait_all();
     b.pad_to(8);
     if (umd::Status st = b.finish(); !st) {
-        setup_error_ = "job '" + job.name + "' (line " + std::to_string(job.loc.line) +
-                       "): command stream: " + b.error_message();
+        setup_error_ =
+            "job '" + job.name + "' (line " + std::to_string(job.loc.line) + "): command stream: " + b.error_message();
         return st.error();
     }
     *va = sva;

@@ -32,13 +32,16 @@ const char* errno_name(int e) {
 }
 
 std::string status_name(int st) {
-    if (st == 1) return "signaled";
-    if (st == 0) return "pending";
+    if (st == 1)
+        return "signaled";
+    if (st == 0)
+        return "pending";
     return errno_name(st);
 }
 
 u64 percentile(const std::vector<u64>& sorted, unsigned pct) {
-    if (sorted.empty()) return 0;
+    if (sorted.empty())
+        return 0;
     return sorted[(sorted.size() - 1) * pct / 100];
 }
 
@@ -66,14 +69,22 @@ void Runner::check_expectations() {
         for (const auto& p : pending_) {
             if (s_.submissions[p->submission].fence != fe.fence)
                 continue;
-            const int st = p->submit_error ? p->submit_error
-                                           : (p->done ? kshim::dma_fence_get_status(p->fence) : 0);
+            const int st = p->submit_error ? p->submit_error : (p->done ? kshim::dma_fence_get_status(p->fence) : 0);
             bool ok = false;
             std::string want;
             switch (fe.state) {
-            case sc::FenceExpect::State::Signaled: ok = st == 1; want = "signaled"; break;
-            case sc::FenceExpect::State::Pending: ok = st == 0; want = "pending"; break;
-            case sc::FenceExpect::State::Error: ok = st == fe.error; want = errno_name(fe.error); break;
+            case sc::FenceExpect::State::Signaled:
+                ok = st == 1;
+                want = "signaled";
+                break;
+            case sc::FenceExpect::State::Pending:
+                ok = st == 0;
+                want = "pending";
+                break;
+            case sc::FenceExpect::State::Error:
+                ok = st == fe.error;
+                want = errno_name(fe.error);
+                break;
             }
             if (!ok) {
                 fail(fe.loc.line, "fence '" + fe.fence + "' (" + s_.groups[p->group].name + "#" +
@@ -96,8 +107,8 @@ void Runner::check_expectations() {
             }
             if (st->state != ge.state) {
                 char buf[96];
-                std::snprintf(buf, sizeof(buf), "': state 0x%x, expected 0x%x (fatal_queues 0x%x)", st->state,
-                              ge.state, st->fatal_queues);
+                std::snprintf(buf, sizeof(buf), "': state 0x%x, expected 0x%x (fatal_queues 0x%x)", st->state, ge.state,
+                              st->fatal_queues);
                 fail(ge.loc.line, "group '" + s_.groups[ge.group].name + "#" + std::to_string(i) + buf);
                 break;
             }
@@ -147,8 +158,9 @@ void Runner::report(std::FILE* out) const {
     std::fprintf(out, "scenario %s (%s), seed %" PRIu64 "\n", s_.name.c_str(), s_.file.c_str(), seed_);
     std::fprintf(out, "virtual time %.3f ms, wall %.3f s (%.1fx real time)\n", vt_ms, wall_,
                  wall_ > 0 ? vt_ms / 1e3 / wall_ : 0.0);
-    std::fprintf(out, "scheduler: %" PRIu64 " ticks (%" PRIu64 " full), %" PRIu64 " CSG starts/resumes, %" PRIu64
-                      " suspends/terminates\n",
+    std::fprintf(out,
+                 "scheduler: %" PRIu64 " ticks (%" PRIu64 " full), %" PRIu64 " CSG starts/resumes, %" PRIu64
+                 " suspends/terminates\n",
                  stats_.ticks, stats_.full_ticks, stats_.csg_starts, stats_.csg_suspends);
     std::fprintf(out, "gpu: busy %.3f ms (%.1f%%), %" PRIu64 " fault(s) injected, %" PRIu64 " reset(s)\n",
                  static_cast<double>(gpu_busy_ns_) / 1e6,
@@ -206,7 +218,8 @@ void Runner::report_json(std::FILE* out) const {
                  "  \"scheduler\": {\"ticks\": %" PRIu64 ", \"full_ticks\": %" PRIu64 ", \"csg_starts\": %" PRIu64
                  ", \"csg_suspends\": %" PRIu64 "},\n",
                  stats_.ticks, stats_.full_ticks, stats_.csg_starts, stats_.csg_suspends);
-    std::fprintf(out, "  \"gpu\": {\"busy_us\": %" PRIu64 ", \"faults_injected\": %" PRIu64 ", \"resets\": %" PRIu64 "},\n",
+    std::fprintf(out,
+                 "  \"gpu\": {\"busy_us\": %" PRIu64 ", \"faults_injected\": %" PRIu64 ", \"resets\": %" PRIu64 "},\n",
                  gpu_busy_ns_ / 1000, faults_fired_, gpu_resets_.load());
     std::fprintf(out, "  \"groups\": [");
     for (size_t g = 0; g < s_.groups.size(); g++) {
@@ -232,7 +245,7 @@ void Runner::report_json(std::FILE* out) const {
                      setup_error_.empty() ? "null" : json_str(setup_error_).c_str());
     else
         std::fprintf(out, "\n  ],\n  \"error\": %s\n}\n",
-                 setup_error_.empty() ? "null" : json_str(setup_error_).c_str());
+                     setup_error_.empty() ? "null" : json_str(setup_error_).c_str());
 }
 
 }  // namespace upanthor::run_detail

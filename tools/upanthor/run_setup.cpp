@@ -2,9 +2,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "tools/upanthor/run_state.h"
 #include "drm/drm_file.h"
 #include "panthor/panthor_drv.h"
+#include "tools/upanthor/run_state.h"
 
 namespace upanthor::run_detail {
 
@@ -83,7 +83,8 @@ int Runner::setup(upanthor::host::Machine& m) {
         }
         (void)c.bo_set_label(r.bo.handle, b.name.c_str());
         if (umd::Status st = c.vm_map(v.id, r.bo.handle, r.va, r.bo.size); !st)
-            return fail_setup(s_.file + ":" + std::to_string(b.loc.line) + ": VM_BIND of BO '" + b.name + "'", st.error());
+            return fail_setup(s_.file + ":" + std::to_string(b.loc.line) + ": VM_BIND of BO '" + b.name + "'",
+                              st.error());
     }
     for (const sc::TilerHeap& h : s_.heaps) {
         umd::TilerHeapDesc d;
@@ -94,7 +95,8 @@ int Runner::setup(upanthor::host::Machine& m) {
         d.target_in_flight = h.target_in_flight;
         auto r = client_of_vm(h.vm).tiler_heap_create(d);
         if (!r.ok())
-            return fail_setup(s_.file + ":" + std::to_string(h.loc.line) + ": TILER_HEAP_CREATE '" + h.name + "'", r.error());
+            return fail_setup(s_.file + ":" + std::to_string(h.loc.line) + ": TILER_HEAP_CREATE '" + h.name + "'",
+                              r.error());
         heaps_.push_back(*r);
         heap_seeded_.push_back(false);
     }
@@ -110,8 +112,8 @@ int Runner::setup(upanthor::host::Machine& m) {
             GroupInst& gi = insts.emplace_back();
             auto h = c.group_create(d);
             if (!h.ok())
-                return fail_setup(s_.file + ":" + std::to_string(g.loc.line) + ": GROUP_CREATE '" + g.name + "' instance " +
-                                      std::to_string(i),
+                return fail_setup(s_.file + ":" + std::to_string(g.loc.line) + ": GROUP_CREATE '" + g.name +
+                                      "' instance " + std::to_string(i),
                                   h.error());
             gi.handle = *h;
             for (size_t q = 0; q < g.queues.size(); q++) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "drm/drm_file.h"
+#include "host/world.h"
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/runtime.h"
 #include "kernel_shim/slab.h"
@@ -20,7 +21,6 @@
 #include "tools/upanthor/coredump_sink.h"
 #include "tools/upanthor/runner.h"
 #include "tools/upanthor/scenario.h"
-#include "host/world.h"
 #include "umd/panthor_client.h"
 
 namespace upanthor::run_detail {
@@ -40,7 +40,9 @@ constexpr u64 kUserVa = 0x40000000;
 // With duration_us = 0 the run still stops after this much virtual time.
 constexpr s64 kMaxRunNs = 600 * kshim::NSEC_PER_SEC;
 
-inline u64 align_up(u64 v, u64 a) { return (v + a - 1) & ~(a - 1); }
+inline u64 align_up(u64 v, u64 a) {
+    return (v + a - 1) & ~(a - 1);
+}
 
 // "ETIMEDOUT" for -ETIMEDOUT (or ETIMEDOUT); "E?" for one it does not know.
 const char* errno_name(int e);
@@ -165,11 +167,11 @@ private:
     std::vector<GroupStats> gstats_;
     std::vector<Failure> failures_;
     std::vector<std::string> kernel_findings_;  // "leaked ...", "WARN ...", "task still blocked ..."
-    std::vector<std::string> notes_;  // what was not checked, and why
-    u64 busy0_ns_ = 0;                // the mock's core-busy time at the start of the workload
-    u64 gpu_busy_ns_ = 0;             // ... during the workload
-    u64 faults_fired_ = 0;            // how often the scenario's and --inject faults fired
-    std::atomic<u64> gpu_resets_{0};  // GPU soft/hard reset commands during the workload
+    std::vector<std::string> notes_;            // what was not checked, and why
+    u64 busy0_ns_ = 0;                          // the mock's core-busy time at the start of the workload
+    u64 gpu_busy_ns_ = 0;                       // ... during the workload
+    u64 faults_fired_ = 0;                      // how often the scenario's and --inject faults fired
+    std::atomic<u64> gpu_resets_{0};            // GPU soft/hard reset commands during the workload
     u32 checked_ = 0;
     double last_progress_wall_ = 0;
     // --coredump DIR: the devcoredump listener of this run (coredump_sink.h).

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "drm/drm_syncobj.h"
+#include "hw/csf/regs/gpu_regs.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/runtime.h"
 #include "kernel_shim/sim_abort.h"
@@ -13,7 +14,6 @@
 #include "kernel_shim/time.h"
 #include "mock_hw/gpu.h"
 #include "panthor/panthor_drv.h"
-#include "hw/csf/regs/gpu_regs.h"
 #include "tools/upanthor/cli.h"
 #include "tools/upanthor/run_state.h"
 
@@ -21,9 +21,10 @@ namespace upanthor {
 namespace run_detail {
 namespace {
 
-
 // The simulator's own speed (virtual vs. wall time); the driver never sees this clock.
-double wall_seconds() { return static_cast<double>(kshim::host_monotonic_ns()) * 1e-9; }
+double wall_seconds() {
+    return static_cast<double>(kshim::host_monotonic_ns()) * 1e-9;
+}
 
 }  // namespace
 
@@ -47,9 +48,8 @@ int Runner::submit_instance(size_t si, u32 inst) {
             syncs.push_back(s_.syncobjs[w.syncobj].timeline ? umd::timeline_wait(syncobjs_[w.syncobj], w.point + inst)
                                                             : umd::sync_wait(syncobjs_[w.syncobj]));
         for (const sc::SyncRef& w : sub.signals)
-            syncs.push_back(s_.syncobjs[w.syncobj].timeline
-                                ? umd::timeline_signal(syncobjs_[w.syncobj], w.point + inst)
-                                : umd::sync_signal(syncobjs_[w.syncobj]));
+            syncs.push_back(s_.syncobjs[w.syncobj].timeline ? umd::timeline_signal(syncobjs_[w.syncobj], w.point + inst)
+                                                            : umd::sync_signal(syncobjs_[w.syncobj]));
         syncs.push_back(umd::sync_signal(*done));
         umd::QueueSubmit qs;
         qs.queue_index = static_cast<u32>(sub.queue.queue);
@@ -102,7 +102,8 @@ std::vector<TimedSubmit> submission_schedule(const sc::Scenario& s) {
     for (size_t i = 0; i < s.submissions.size(); i++)
         for (u32 k = 0; k < s.submissions[i].count; k++)
             evs.push_back({s.submissions[i].start_us + k * s.submissions[i].every_us, i, k});
-    std::stable_sort(evs.begin(), evs.end(), [](const TimedSubmit& a, const TimedSubmit& b) { return a.t_us < b.t_us; });
+    std::stable_sort(evs.begin(), evs.end(),
+                     [](const TimedSubmit& a, const TimedSubmit& b) { return a.t_us < b.t_us; });
     return evs;
 }
 
@@ -118,7 +119,8 @@ void Runner::progress(s64 now, s64 end) {
         return;
     last_progress_wall_ = w;
     std::fprintf(opts_.progress_out, "upanthor run: %.3f s of %.3f s virtual, %u/%u jobs done\n",
-                 static_cast<double>(now - t0_) / 1e9, static_cast<double>(end - t0_) / 1e9, done_count_.load(), total_);
+                 static_cast<double>(now - t0_) / 1e9, static_cast<double>(end - t0_) / 1e9, done_count_.load(),
+                 total_);
 }
 
 u64 gpu_busy_ns(mock_hw::MockPlatform& plat) {

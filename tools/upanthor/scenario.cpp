@@ -59,7 +59,8 @@ InjectResult ScenarioParser::run_fault(std::string_view text, const mock_hw::Gpu
         return res;
     }
     check_keys(root, "the fault", {"fault"});
-    for (auto* t : get_tables(root, "fault", "a [[fault]] table")) parse_fault(*t);
+    for (auto* t : get_tables(root, "fault", "a [[fault]] table"))
+        parse_fault(*t);
     if (diags_.empty() && sc_.faults.size() == 1)
         res.fault = sc_.faults.front();
     res.diagnostics = std::move(diags_);
@@ -68,33 +69,41 @@ InjectResult ScenarioParser::run_fault(std::string_view text, const mock_hw::Gpu
 
 std::optional<std::string> ScenarioParser::get_name(const toml::table& t, const std::string& what) {
     auto s = get_string(t, "name", what, true);
-    if (!s) return std::nullopt;
+    if (!s)
+        return std::nullopt;
     if (s->empty() || s->find_first_of(" \t.@+,") != std::string::npos) {
-        error(*t.get("name"), "invalid name '" + *s + "' (expected a non-empty name without spaces, '.', '@', '+' or ',')");
+        error(*t.get("name"),
+              "invalid name '" + *s + "' (expected a non-empty name without spaces, '.', '@', '+' or ',')");
         return std::nullopt;
     }
     return s;
 }
 
-std::optional<size_t> ScenarioParser::get_ref(const toml::table& t, std::string_view key, const std::string& what, bool required,
-                                              const std::map<std::string, size_t>& names, const char* kind) {
+std::optional<size_t> ScenarioParser::get_ref(const toml::table& t, std::string_view key, const std::string& what,
+                                              bool required, const std::map<std::string, size_t>& names,
+                                              const char* kind) {
     auto s = get_string(t, key, what, required);
-    if (!s) return std::nullopt;
+    if (!s)
+        return std::nullopt;
     auto it = names.find(*s);
     if (it == names.end()) {
-        if (invalid_.count({kind, *s})) return std::nullopt;  // its own diagnostic says why
-        error(*t.get(key), "undefined " + std::string(kind) + " '" + *s + "' (expected " + expected_names(names, kind) + ")");
+        if (invalid_.count({kind, *s}))
+            return std::nullopt;  // its own diagnostic says why
+        error(*t.get(key),
+              "undefined " + std::string(kind) + " '" + *s + "' (expected " + expected_names(names, kind) + ")");
         return std::nullopt;
     }
     return it->second;
 }
 
 std::string ScenarioParser::expected_names(const std::map<std::string, size_t>& names, const char* kind) {
-    if (names.empty()) return std::string("a ") + kind + " defined in this file; there is none";
+    if (names.empty())
+        return std::string("a ") + kind + " defined in this file; there is none";
     std::string s = "one of: ";
     size_t i = 0;
     for (auto& [n, idx] : names) {
-        if (i++) s += ", ";
+        if (i++)
+            s += ", ";
         if (i > 8) {
             s += "...";
             break;
@@ -106,12 +115,13 @@ std::string ScenarioParser::expected_names(const std::map<std::string, size_t>& 
 
 // An object that was named but rejected: references to it are not reported again.
 void ScenarioParser::poison(const char* kind, const std::optional<std::string>& name) {
-    if (name) invalid_.insert({kind, *name});
+    if (name)
+        invalid_.insert({kind, *name});
 }
 
 // Registers a unique name; false (and a diagnostic) on a duplicate.
-bool ScenarioParser::define(std::map<std::string, size_t>& names, std::map<std::string, SourceLoc>& where, const std::string& name,
-                            size_t idx, const toml::table& t, const char* kind) {
+bool ScenarioParser::define(std::map<std::string, size_t>& names, std::map<std::string, SourceLoc>& where,
+                            const std::string& name, size_t idx, const toml::table& t, const char* kind) {
     auto [it, inserted] = names.emplace(name, idx);
     if (!inserted) {
         SourceLoc first = where[name];
@@ -124,27 +134,41 @@ bool ScenarioParser::define(std::map<std::string, size_t>& names, std::map<std::
 }
 
 void ScenarioParser::parse_root(const toml::table& root) {
-    check_keys(root, "the top level",
-               {"scenario", "gpu", "client", "vm", "bo", "heap", "group", "syncobj", "job", "submit", "fault", "expect"});
-    if (auto* t = get_table(root, "scenario", false, "the top level")) parse_meta(*t);
-    if (auto* t = get_table(root, "gpu", false, "the top level")) parse_gpu(*t);
-    for (auto* t : get_tables(root, "client", "an array of tables [[client]]")) parse_client(*t);
-    for (auto* t : get_tables(root, "vm", "an array of tables [[vm]]")) parse_vm(*t);
-    for (auto* t : get_tables(root, "bo", "an array of tables [[bo]]")) parse_bo(*t);
-    for (auto* t : get_tables(root, "heap", "an array of tables [[heap]]")) parse_heap(*t);
-    for (auto* t : get_tables(root, "group", "an array of tables [[group]]")) parse_group(*t);
-    for (auto* t : get_tables(root, "syncobj", "an array of tables [[syncobj]]")) parse_syncobj(*t);
-    for (auto* t : get_tables(root, "job", "an array of tables [[job]]")) parse_job(*t);
-    for (auto* t : get_tables(root, "submit", "an array of tables [[submit]]")) parse_submit(*t);
-    for (auto* t : get_tables(root, "fault", "an array of tables [[fault]]")) parse_fault(*t);
-    if (auto* t = get_table(root, "expect", false, "the top level")) parse_expect(*t);
+    check_keys(
+        root, "the top level",
+        {"scenario", "gpu", "client", "vm", "bo", "heap", "group", "syncobj", "job", "submit", "fault", "expect"});
+    if (auto* t = get_table(root, "scenario", false, "the top level"))
+        parse_meta(*t);
+    if (auto* t = get_table(root, "gpu", false, "the top level"))
+        parse_gpu(*t);
+    for (auto* t : get_tables(root, "client", "an array of tables [[client]]"))
+        parse_client(*t);
+    for (auto* t : get_tables(root, "vm", "an array of tables [[vm]]"))
+        parse_vm(*t);
+    for (auto* t : get_tables(root, "bo", "an array of tables [[bo]]"))
+        parse_bo(*t);
+    for (auto* t : get_tables(root, "heap", "an array of tables [[heap]]"))
+        parse_heap(*t);
+    for (auto* t : get_tables(root, "group", "an array of tables [[group]]"))
+        parse_group(*t);
+    for (auto* t : get_tables(root, "syncobj", "an array of tables [[syncobj]]"))
+        parse_syncobj(*t);
+    for (auto* t : get_tables(root, "job", "an array of tables [[job]]"))
+        parse_job(*t);
+    for (auto* t : get_tables(root, "submit", "an array of tables [[submit]]"))
+        parse_submit(*t);
+    for (auto* t : get_tables(root, "fault", "an array of tables [[fault]]"))
+        parse_fault(*t);
+    if (auto* t = get_table(root, "expect", false, "the top level"))
+        parse_expect(*t);
 }
 
 // `group` + `queue` keys naming one queue.
 std::optional<QueueRef> ScenarioParser::get_queue_ref(const toml::table& t, const std::string& what) {
     auto g = get_ref(t, "group", what, true, group_names_, "group");
     auto qs = get_string(t, "queue", what, true);
-    if (!g || !qs) return std::nullopt;
+    if (!g || !qs)
+        return std::nullopt;
     const auto& names = queue_names_[sc_.groups[*g].name];
     auto it = names.find(*qs);
     if (it == names.end()) {
@@ -157,15 +181,17 @@ std::optional<QueueRef> ScenarioParser::get_queue_ref(const toml::table& t, cons
 
 bool ScenarioParser::check_bo_offset(const toml::table& t, size_t bo, u64 off) {
     u64 size = sc_.bos[bo].size;
-    if (off % 8 == 0 && off + 8 <= size) return true;
+    if (off % 8 == 0 && off + 8 <= size)
+        return true;
     error(*t.get("offset"), "'offset' = " + std::to_string(off) + " is not an 8-byte aligned offset inside bo '" +
                                 sc_.bos[bo].name + "' (expected 0.." + std::to_string(size >= 8 ? size - 8 : 0) +
                                 ", a multiple of 8)");
     return false;
 }
 
-
-ParseResult parse_scenario(std::string_view text, std::string_view file) { return ScenarioParser(file).run(text); }
+ParseResult parse_scenario(std::string_view text, std::string_view file) {
+    return ScenarioParser(file).run(text);
+}
 
 namespace {
 
@@ -203,8 +229,10 @@ InjectResult parse_inject(std::string_view spec, const mock_hw::GpuConfig& gpu) 
         const size_t eq = pair.find('=');
         if (pair.empty() || eq == std::string_view::npos || eq == 0) {
             InjectResult r;
-            r.diagnostics.push_back({"--inject", {0, 0},
-                                     "'" + std::string(pair) + "' is not a key=value pair (expected e.g. kind=FwHang,at_us=2000)"});
+            r.diagnostics.push_back(
+                {"--inject",
+                 {0, 0},
+                 "'" + std::string(pair) + "' is not a key=value pair (expected e.g. kind=FwHang,at_us=2000)"});
             return r;
         }
         text += std::string(pair.substr(0, eq)) + " = " + inject_value_as_toml(pair.substr(eq + 1)) + "\n";
@@ -226,4 +254,3 @@ ParseResult parse_scenario_file(const std::string& path) {
 }
 
 }  // namespace upanthor::scenario
-

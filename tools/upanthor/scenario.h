@@ -58,11 +58,11 @@ struct BoValue {
 
 struct Bo {
     std::string name;
-    size_t vm = 0;                  // created by the VM's client, mapped in that VM
-    u64 size = 0;                   // bytes, > 0; the driver rounds up to pages
-    std::optional<u64> va;          // fixed GPU VA (4 KiB aligned); otherwise the runner picks one
-    std::optional<u32> pattern;     // initial contents: this word repeated; zero otherwise
-    std::vector<BoValue> values;    // then these u64 written at their offsets
+    size_t vm = 0;                // created by the VM's client, mapped in that VM
+    u64 size = 0;                 // bytes, > 0; the driver rounds up to pages
+    std::optional<u64> va;        // fixed GPU VA (4 KiB aligned); otherwise the runner picks one
+    std::optional<u32> pattern;   // initial contents: this word repeated; zero otherwise
+    std::vector<BoValue> values;  // then these u64 written at their offsets
     SourceLoc loc;
 };
 
@@ -89,7 +89,7 @@ struct Group {
     std::string name;
     size_t vm = 0;  // the group's client is the VM's client
     GroupPriority priority = GroupPriority::Medium;
-    u32 instances = 1;  // identical groups created from this entry; submissions go to each
+    u32 instances = 1;          // identical groups created from this entry; submissions go to each
     std::vector<Queue> queues;  // 1 .. cs_per_csg
     SourceLoc loc;
 };
@@ -104,8 +104,8 @@ struct QueueRef {
 // indices; a 64-bit register dN is the pair rN, rN+1). A MOVE immediate may be `@bo` or
 // `@bo+offset`, the BO's GPU VA, which only the runner knows: bo_ref is set and imm holds the
 // offset.
-using umd::cs::AsmOp;
 using umd::cs::asm_op_name;
+using umd::cs::AsmOp;
 
 struct AsmInstr : umd::cs::AsmInstr {
     std::optional<size_t> bo_ref;  // the BO `symbol` names
@@ -205,8 +205,8 @@ struct Scenario {
     std::string file;
     std::string name;
     std::string description;
-    u64 seed = 0;          // 0: the runtime's default
-    u64 duration_us = 0;   // virtual time to run for; 0: until every submission is done
+    u64 seed = 0;            // 0: the runtime's default
+    u64 duration_us = 0;     // virtual time to run for; 0: until every submission is done
     mock_hw::GpuConfig gpu;  // the G610 mock with the file's overrides applied
     std::vector<Client> clients;
     std::vector<Vm> vms;
@@ -221,7 +221,7 @@ struct Scenario {
 };
 
 struct ParseResult {
-    std::optional<Scenario> scenario;   // set iff diagnostics is empty
+    std::optional<Scenario> scenario;  // set iff diagnostics is empty
     std::vector<Diagnostic> diagnostics;
     bool ok() const { return scenario.has_value(); }
 };

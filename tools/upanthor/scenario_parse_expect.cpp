@@ -62,7 +62,8 @@ void ScenarioParser::parse_expect(const toml::table& t) {
                 auto it = std::find_if(std::begin(kErrnos), std::end(kErrnos), [&](auto& e) { return s == e.name; });
                 if (it == std::end(kErrnos)) {
                     std::string all;
-                    for (auto& e : kErrnos) all += std::string(", ") + e.name;
+                    for (auto& e : kErrnos)
+                        all += std::string(", ") + e.name;
                     error(v, "unknown fence state '" + s + "' (expected signaled, pending" + all + ")");
                     continue;
                 }
@@ -77,7 +78,8 @@ void ScenarioParser::parse_expect(const toml::table& t) {
             std::string name(k.str());
             auto g = group_names_.find(name);
             if (g == group_names_.end()) {
-                error(loc_of(k.source()), "undefined group '" + name + "' (expected " + expected_names(group_names_, "group") + ")");
+                error(loc_of(k.source()),
+                      "undefined group '" + name + "' (expected " + expected_names(group_names_, "group") + ")");
                 continue;
             }
             GroupExpect ge;
@@ -100,7 +102,8 @@ void ScenarioParser::parse_expect(const toml::table& t) {
                 }
                 ge.state |= it->flag;
             }
-            if (ok) sc_.expect.groups.push_back(ge);
+            if (ok)
+                sc_.expect.groups.push_back(ge);
         }
     }
     const std::string mwhat = "[[expect.memory]]";
@@ -109,8 +112,10 @@ void ScenarioParser::parse_expect(const toml::table& t) {
         auto bo = get_ref(*mt, "bo", mwhat, true, bo_names_, "bo");
         auto off = get_u64(*mt, "offset", mwhat, true);
         auto val = get_u64(*mt, "value", mwhat, true);
-        if (bo && off && !check_bo_offset(*mt, *bo, *off)) continue;
-        if (bo && off && val) sc_.expect.memory.push_back({*bo, *off, *val, loc_of(mt->source())});
+        if (bo && off && !check_bo_offset(*mt, *bo, *off))
+            continue;
+        if (bo && off && val)
+            sc_.expect.memory.push_back({*bo, *off, *val, loc_of(mt->source())});
     }
     const std::string lwhat = "[[expect.latency]]";
     for (auto* lt : get_tables(t, "latency", "an array of tables [[expect.latency]]")) {
@@ -123,7 +128,8 @@ void ScenarioParser::parse_expect(const toml::table& t) {
             ok = le.group.has_value();
         }
         for (auto [key, field] : {std::pair{"p50_us", &le.p50_us}, {"p99_us", &le.p99_us}, {"max_us", &le.max_us}}) {
-            if (!lt->contains(key)) continue;
+            if (!lt->contains(key))
+                continue;
             *field = get_u64(*lt, key, lwhat, false, 1);
             ok = ok && field->has_value();
         }
@@ -131,7 +137,8 @@ void ScenarioParser::parse_expect(const toml::table& t) {
             error(*lt, "[[expect.latency]] has no bound (expected at least one of: p50_us, p99_us, max_us)");
             ok = false;
         }
-        if (ok) sc_.expect.latency.push_back(le);
+        if (ok)
+            sc_.expect.latency.push_back(le);
     }
 }
 
@@ -143,6 +150,5 @@ std::map<std::string, size_t> client_names_, vm_names_, bo_names_, heap_names_, 
 std::map<std::string, SourceLoc> client_where_, vm_where_, bo_where_, heap_where_, group_where_, job_where_,
     syncobj_where_;
 std::map<std::string, std::map<std::string, size_t>> queue_names_;  // group -> queue -> index
-
 
 }  // namespace upanthor::scenario

@@ -12,9 +12,10 @@ constexpr int kLastFaultKind = static_cast<int>(mock_hw::FaultKind::CorruptSuspe
 
 void ScenarioParser::parse_fault(const toml::table& t) {
     const std::string what = "[[fault]]";
-    check_keys(t, what, {"kind", "at_us", "after_count", "probability", "always", "max_fires", "csg", "cs", "as",
-                         "fault_addr", "fault_status", "exception", "delay_us", "glb_req_mask", "csg_req_mask",
-                         "halt_status", "slow_factor", "wrong_state", "cs_event"});
+    check_keys(t, what,
+               {"kind", "at_us", "after_count", "probability", "always", "max_fires", "csg", "cs", "as", "fault_addr",
+                "fault_status", "exception", "delay_us", "glb_req_mask", "csg_req_mask", "halt_status", "slow_factor",
+                "wrong_state", "cs_event"});
     Fault f;
     f.loc = loc_of(t.source());
     mock_hw::FaultSpec& sp = f.spec;
@@ -24,7 +25,8 @@ void ScenarioParser::parse_fault(const toml::table& t) {
         std::string all;
         for (int i = 0; i <= kLastFaultKind; i++) {
             const char* n = mock_hw::fault_kind_name(static_cast<mock_hw::FaultKind>(i));
-            if (*k == n) found = i;
+            if (*k == n)
+                found = i;
             all += (i ? ", " : "") + std::string(n);
         }
         if (found < 0) {
@@ -44,11 +46,13 @@ void ScenarioParser::parse_fault(const toml::table& t) {
     } else if (t.contains("at_us")) {
         auto v = get_u64(t, "at_us", what, true);
         ok = ok && v;
-        if (v) sp.trigger = mock_hw::FaultTrigger::at_time(static_cast<kshim::ktime_t>(*v) * 1000);
+        if (v)
+            sp.trigger = mock_hw::FaultTrigger::at_time(static_cast<kshim::ktime_t>(*v) * 1000);
     } else if (t.contains("after_count")) {
         auto v = get_u64(t, "after_count", what, true, 1);
         ok = ok && v;
-        if (v) sp.trigger = mock_hw::FaultTrigger::nth_occurrence(*v);
+        if (v)
+            sp.trigger = mock_hw::FaultTrigger::nth_occurrence(*v);
     } else if (t.contains("probability")) {
         auto p = get_number(t, "probability", what, true, true);
         if (p && *p > 1.0) {
@@ -56,7 +60,8 @@ void ScenarioParser::parse_fault(const toml::table& t) {
             p.reset();
         }
         ok = ok && p;
-        if (p) sp.trigger = mock_hw::FaultTrigger::with_probability(*p);
+        if (p)
+            sp.trigger = mock_hw::FaultTrigger::with_probability(*p);
     } else {
         auto b = get_bool(t, "always", what, true);
         if (b && !*b) {
@@ -67,16 +72,20 @@ void ScenarioParser::parse_fault(const toml::table& t) {
         sp.trigger = mock_hw::FaultTrigger::always();
     }
     auto opt_u32 = [&](std::string_view key, u32& field, u64 lo = 0, u64 hi = 0xFFFFFFFFull) {
-        if (!t.contains(key)) return;
+        if (!t.contains(key))
+            return;
         auto v = get_u64(t, key, what, false, lo, hi);
         ok = ok && v;
-        if (v) field = static_cast<u32>(*v);
+        if (v)
+            field = static_cast<u32>(*v);
     };
     auto opt_int = [&](std::string_view key, int& field, s64 lo, s64 hi) {
-        if (!t.contains(key)) return;
+        if (!t.contains(key))
+            return;
         auto v = get_int(t, key, what, false, lo, hi);
         ok = ok && v;
-        if (v) field = static_cast<int>(*v);
+        if (v)
+            field = static_cast<int>(*v);
     };
     opt_u32("max_fires", sp.max_fires);
     opt_int("csg", sp.csg, -1, static_cast<s64>(sc_.gpu.mcu.group_num) - 1);
@@ -92,12 +101,14 @@ void ScenarioParser::parse_fault(const toml::table& t) {
     if (t.contains("fault_addr")) {
         auto v = get_u64(t, "fault_addr", what, false, 0, (1ull << 48) - 1);
         ok = ok && v;
-        if (v) sp.fault_addr = *v;
+        if (v)
+            sp.fault_addr = *v;
     }
     if (t.contains("delay_us")) {
         auto v = get_u64(t, "delay_us", what, false, 0, 3600ull * 1000 * 1000);
         ok = ok && v;
-        if (v) sp.delay = static_cast<kshim::ktime_t>(*v) * 1000;
+        if (v)
+            sp.delay = static_cast<kshim::ktime_t>(*v) * 1000;
     }
     if (auto e = get_string(t, "cs_event", what, false)) {
         if (*e == "run_issue")
@@ -111,8 +122,8 @@ void ScenarioParser::parse_fault(const toml::table& t) {
     } else if (t.contains("cs_event")) {
         ok = false;
     }
-    if (ok) sc_.faults.push_back(std::move(f));
+    if (ok)
+        sc_.faults.push_back(std::move(f));
 }
-
 
 }  // namespace upanthor::scenario

@@ -20,7 +20,8 @@ void ScenarioParser::parse_job(const toml::table& t) {
     auto name = get_name(t, what);
     std::vector<std::string_view> present;
     for (auto op : kOps)
-        if (t.contains(op)) present.push_back(op);
+        if (t.contains(op))
+            present.push_back(op);
     if (present.size() != 1) {
         error(t, present.empty() ? "[[job]] has no operation (expected exactly one of: " + join(kOps) + ")"
                                  : "[[job]] has " + std::to_string(present.size()) +
@@ -35,11 +36,13 @@ void ScenarioParser::parse_job(const toml::table& t) {
     } else if (op == "hang") {
         j.kind = JobKind::Hang;
         auto* ot = get_table(t, "hang", true, what);
-        if (ot) check_keys(*ot, "'hang'", {});
+        if (ot)
+            check_keys(*ot, "'hang'", {});
         ok = ok && ot;
     } else {
         auto* ot = get_table(t, op, true, what);
-        if (!ot) return poison("job", name);
+        if (!ot)
+            return poison("job", name);
         const std::string ow = "'" + std::string(op) + "'";
         if (op == "compute") {
             j.kind = JobKind::Compute;
@@ -47,39 +50,46 @@ void ScenarioParser::parse_job(const toml::table& t) {
             auto wg = get_int(*ot, "workgroups", ow, true, 1, 1 << 30);
             auto d = get_u64(*ot, "duration_us", ow, true, 0, 3600ull * 1000 * 1000);
             ok = ok && wg && d;
-            if (wg && d) j.workgroups = static_cast<u32>(*wg), j.duration_us = *d;
+            if (wg && d)
+                j.workgroups = static_cast<u32>(*wg), j.duration_us = *d;
         } else if (op == "store") {
             j.kind = JobKind::Store;
             check_keys(*ot, ow, {"bo", "offset", "value"});
             auto bo = get_ref(*ot, "bo", ow, true, bo_names_, "bo");
             auto off = get_u64(*ot, "offset", ow, true);
             auto val = get_u64(*ot, "value", ow, true);
-            if (bo && off && !check_bo_offset(*ot, *bo, *off)) off.reset();
+            if (bo && off && !check_bo_offset(*ot, *bo, *off))
+                off.reset();
             ok = ok && bo && off && val;
-            if (bo && off && val) j.bo = *bo, j.offset = *off, j.value = *val;
+            if (bo && off && val)
+                j.bo = *bo, j.offset = *off, j.value = *val;
         } else if (op == "wait") {
             j.kind = JobKind::Wait;
             check_keys(*ot, ow, {"group", "queue", "value"});
             auto q = get_queue_ref(*ot, ow);
             auto val = get_u64(*ot, "value", ow, true, 1);
             ok = ok && q && val;
-            if (q && val) j.wait_queue = *q, j.value = *val;
+            if (q && val)
+                j.wait_queue = *q, j.value = *val;
         } else if (op == "fault_access") {
             j.kind = JobKind::FaultAccess;
             check_keys(*ot, ow, {"address"});
             auto a = get_u64(*ot, "address", ow, true, 0, (1ull << 48) - 1);
             ok = ok && a;
-            if (a) j.address = *a;
+            if (a)
+                j.address = *a;
         } else if (op == "tiler_fragment") {
             j.kind = JobKind::TilerFragment;
             check_keys(*ot, ow, {"heap", "chunks"});
             auto h = get_ref(*ot, "heap", ow, true, heap_names_, "heap");
             auto c = get_int(*ot, "chunks", ow, true, 1, 1 << 20);
             ok = ok && h && c;
-            if (h && c) j.heap = *h, j.chunks = static_cast<u32>(*c);
+            if (h && c)
+                j.heap = *h, j.chunks = static_cast<u32>(*c);
         }
     }
-    if (!ok || !define(job_names_, job_where_, *name, sc_.jobs.size(), t, "job")) return poison("job", name);
+    if (!ok || !define(job_names_, job_where_, *name, sc_.jobs.size(), t, "job"))
+        return poison("job", name);
     j.name = *name;
     sc_.jobs.push_back(std::move(j));
 }
@@ -99,7 +109,9 @@ bool ScenarioParser::parse_asm(const toml::node& n, Job& j) {
     const bool multiline = src.end.line > src.begin.line;
     const u32 first_line = src.begin.line + ((multiline && src.end.line - src.begin.line > newlines) ? 1 : 0);
     const u32 first_col = first_line == src.begin.line ? src.begin.column + (multiline ? 3 : 1) : 1;
-    auto at = [&](u32 line, u32 col) { return SourceLoc{first_line + line - 1, line == 1 ? first_col + col - 1 : col}; };
+    auto at = [&](u32 line, u32 col) {
+        return SourceLoc{first_line + line - 1, line == 1 ? first_col + col - 1 : col};
+    };
 
     umd::cs::AsmOptions opts;
     opts.regs = sc_.gpu.mcu.work_regs - 4;  // the top 4 are the kernel's (cs_builder Config)
@@ -142,7 +154,8 @@ bool ScenarioParser::parse_asm(const toml::node& n, Job& j) {
 // A job's BOs and heaps must be mapped in the VM of the group it is submitted to.
 std::optional<std::string> ScenarioParser::job_vm_conflict(const Job& j, size_t vm) {
     auto other = [&](const char* kind, const std::string& name, size_t in_vm) -> std::optional<std::string> {
-        if (in_vm == vm) return std::nullopt;
+        if (in_vm == vm)
+            return std::nullopt;
         return std::string(kind) + " '" + name + "' of vm '" + sc_.vms[in_vm].name + "'";
     };
     switch (j.kind) {
@@ -155,13 +168,15 @@ std::optional<std::string> ScenarioParser::job_vm_conflict(const Job& j, size_t 
     case JobKind::Asm:
         for (auto& in : j.instrs)
             if (in.bo_ref)
-                if (auto c = other("bo", sc_.bos[*in.bo_ref].name, sc_.bos[*in.bo_ref].vm)) return c;
+                if (auto c = other("bo", sc_.bos[*in.bo_ref].name, sc_.bos[*in.bo_ref].vm))
+                    return c;
         return std::nullopt;
     default: return std::nullopt;
     }
 }
 
-std::vector<SyncRef> ScenarioParser::parse_sync_refs(const toml::table& t, std::string_view key, std::optional<size_t> client, bool* ok) {
+std::vector<SyncRef> ScenarioParser::parse_sync_refs(const toml::table& t, std::string_view key,
+                                                     std::optional<size_t> client, bool* ok) {
     std::vector<SyncRef> out;
     const std::string what = "an element of '" + std::string(key) + "'";
     for (auto* st : get_tables(t, key, "an array of tables {syncobj, point}")) {
@@ -173,8 +188,9 @@ std::vector<SyncRef> ScenarioParser::parse_sync_refs(const toml::table& t, std::
         }
         if (client && sc_.syncobjs[*s].client != *client) {
             error(*st->get("syncobj"), "syncobj '" + sc_.syncobjs[*s].name + "' belongs to client '" +
-                                           sc_.clients[sc_.syncobjs[*s].client].name + "' (expected a syncobj of client '" +
-                                           sc_.clients[*client].name + "', the group's)");
+                                           sc_.clients[sc_.syncobjs[*s].client].name +
+                                           "' (expected a syncobj of client '" + sc_.clients[*client].name +
+                                           "', the group's)");
             *ok = false;
             continue;
         }
@@ -195,13 +211,15 @@ std::vector<SyncRef> ScenarioParser::parse_sync_refs(const toml::table& t, std::
         }
         out.push_back(r);
     }
-    if (t.contains(key) && !t.get(key)->is_array()) *ok = false;
+    if (t.contains(key) && !t.get(key)->is_array())
+        *ok = false;
     return out;
 }
 
 void ScenarioParser::parse_submit(const toml::table& t) {
     const std::string what = "[[submit]]";
-    check_keys(t, what, {"group", "queue", "job", "at_us", "every_us", "fps", "count", "start_us", "waits", "signals", "fence"});
+    check_keys(t, what,
+               {"group", "queue", "job", "at_us", "every_us", "fps", "count", "start_us", "waits", "signals", "fence"});
     Submission s;
     s.loc = loc_of(t.source());
     auto q = get_queue_ref(t, what);
@@ -222,12 +240,14 @@ void ScenarioParser::parse_submit(const toml::table& t) {
     }
     int timings = t.contains("at_us") + t.contains("every_us") + t.contains("fps");
     if (timings != 1) {
-        error(t, "[[submit]] has " + std::to_string(timings) + " timings (expected exactly one of: at_us, every_us, fps)");
+        error(t,
+              "[[submit]] has " + std::to_string(timings) + " timings (expected exactly one of: at_us, every_us, fps)");
         ok = false;
     } else if (t.contains("at_us")) {
         auto at = get_u64(t, "at_us", what, true);
         ok = ok && at;
-        if (at) s.start_us = *at;
+        if (at)
+            s.start_us = *at;
         for (auto k : {"count", "start_us"})
             if (t.contains(k)) {
                 error(*t.get(k), "'" + std::string(k) + "' with 'at_us' (expected it only with every_us or fps)");
@@ -237,24 +257,29 @@ void ScenarioParser::parse_submit(const toml::table& t) {
         if (t.contains("every_us")) {
             auto e = get_u64(t, "every_us", what, true, 1);
             ok = ok && e;
-            if (e) s.every_us = *e;
+            if (e)
+                s.every_us = *e;
         } else {
             auto f = get_number(t, "fps", what, true, true);
             ok = ok && f;
-            if (f) s.every_us = std::max<u64>(1, static_cast<u64>(std::llround(1e6 / *f)));
+            if (f)
+                s.every_us = std::max<u64>(1, static_cast<u64>(std::llround(1e6 / *f)));
         }
         auto c = get_int(t, "count", what, true, 1, 10'000'000);
         auto st = get_u64(t, "start_us", what, false);
         ok = ok && c && (st || !t.contains("start_us"));
-        if (c) s.count = static_cast<u32>(*c);
-        if (st) s.start_us = *st;
+        if (c)
+            s.count = static_cast<u32>(*c);
+        if (st)
+            s.start_us = *st;
     }
     s.waits = parse_sync_refs(t, "waits", client, &ok);
     s.signals = parse_sync_refs(t, "signals", client, &ok);
     if (auto f = get_string(t, "fence", what, false)) {
         if (f->empty() || fence_names_.count(*f)) {
-            error(*t.get("fence"), f->empty() ? "empty fence name (expected a name)"
-                                              : "duplicate fence name '" + *f + "' (expected a name no other submission uses)");
+            error(*t.get("fence"),
+                  f->empty() ? "empty fence name (expected a name)"
+                             : "duplicate fence name '" + *f + "' (expected a name no other submission uses)");
             ok = false;
         } else {
             fence_names_.emplace(*f, sc_.submissions.size());
@@ -263,11 +288,11 @@ void ScenarioParser::parse_submit(const toml::table& t) {
     } else if (t.contains("fence")) {
         ok = false;
     }
-    if (!ok) return;
+    if (!ok)
+        return;
     s.queue = *q;
     s.job = *job;
     sc_.submissions.push_back(std::move(s));
 }
-
 
 }  // namespace upanthor::scenario

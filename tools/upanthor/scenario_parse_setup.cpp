@@ -35,35 +35,48 @@ constexpr LatencyField kLatencies[] = {
 void ScenarioParser::parse_meta(const toml::table& t) {
     const std::string what = "[scenario]";
     check_keys(t, what, {"name", "description", "seed", "duration_us"});
-    if (auto s = get_string(t, "name", what, false)) sc_.name = *s;
-    if (auto s = get_string(t, "description", what, false)) sc_.description = *s;
-    if (auto v = get_u64(t, "seed", what, false)) sc_.seed = *v;
-    if (auto v = get_u64(t, "duration_us", what, false, 1, 3600ull * 1000 * 1000)) sc_.duration_us = *v;
+    if (auto s = get_string(t, "name", what, false))
+        sc_.name = *s;
+    if (auto s = get_string(t, "description", what, false))
+        sc_.description = *s;
+    if (auto v = get_u64(t, "seed", what, false))
+        sc_.seed = *v;
+    if (auto v = get_u64(t, "duration_us", what, false, 1, 3600ull * 1000 * 1000))
+        sc_.duration_us = *v;
 }
 
 void ScenarioParser::parse_gpu(const toml::table& t) {
     const std::string what = "[gpu]";
     mock_hw::GpuConfig& g = sc_.gpu;
-    check_keys(t, what, {"csg_slots", "cs_per_csg", "shader_cores", "shader_present", "gpu_clock_hz", "timestamp_hz",
-                         "core_clk_hz", "work_regs", "scoreboards", "cs_slice_instrs", "latency_us"});
-    if (auto v = get_int(t, "csg_slots", what, false, 1, 31)) g.mcu.group_num = static_cast<u32>(*v);
-    if (auto v = get_int(t, "cs_per_csg", what, false, 1, 32)) g.mcu.stream_num = static_cast<u32>(*v);
+    check_keys(t, what,
+               {"csg_slots", "cs_per_csg", "shader_cores", "shader_present", "gpu_clock_hz", "timestamp_hz",
+                "core_clk_hz", "work_regs", "scoreboards", "cs_slice_instrs", "latency_us"});
+    if (auto v = get_int(t, "csg_slots", what, false, 1, 31))
+        g.mcu.group_num = static_cast<u32>(*v);
+    if (auto v = get_int(t, "cs_per_csg", what, false, 1, 32))
+        g.mcu.stream_num = static_cast<u32>(*v);
     if (t.contains("shader_cores") && t.contains("shader_present"))
         error(*t.get("shader_present"), "'shader_present' and 'shader_cores' both given (expected one of them)");
     else if (auto v = get_int(t, "shader_cores", what, false, 1, 32))
         g.id.shader_present = (1ull << *v) - 1;
     else if (auto m = get_u64(t, "shader_present", what, false, 1, 0xFFFFFFFFull))
         g.id.shader_present = *m;
-    if (auto v = get_u64(t, "gpu_clock_hz", what, false, 1'000'000, 10'000'000'000ull)) g.gpu_clock_hz = *v;
-    if (auto v = get_u64(t, "timestamp_hz", what, false, 1'000, 10'000'000'000ull)) g.timestamp_hz = *v;
+    if (auto v = get_u64(t, "gpu_clock_hz", what, false, 1'000'000, 10'000'000'000ull))
+        g.gpu_clock_hz = *v;
+    if (auto v = get_u64(t, "timestamp_hz", what, false, 1'000, 10'000'000'000ull))
+        g.timestamp_hz = *v;
     if (auto v = get_u64(t, "core_clk_hz", what, false, 1'000'000, 10'000'000'000ull))
         g.platform.core_clk_hz = static_cast<unsigned long>(*v);
-    if (auto v = get_int(t, "work_regs", what, false, 16, 256)) g.mcu.work_regs = static_cast<u32>(*v);
-    if (auto v = get_int(t, "scoreboards", what, false, 1, 16)) g.mcu.scoreboards = static_cast<u32>(*v);
-    if (auto v = get_int(t, "cs_slice_instrs", what, false, 1, 1 << 24)) g.lat.cs_slice_instrs = static_cast<u32>(*v);
+    if (auto v = get_int(t, "work_regs", what, false, 16, 256))
+        g.mcu.work_regs = static_cast<u32>(*v);
+    if (auto v = get_int(t, "scoreboards", what, false, 1, 16))
+        g.mcu.scoreboards = static_cast<u32>(*v);
+    if (auto v = get_int(t, "cs_slice_instrs", what, false, 1, 1 << 24))
+        g.lat.cs_slice_instrs = static_cast<u32>(*v);
     if (auto* lat = get_table(t, "latency_us", false, what)) {
         Keys names;
-        for (auto& f : kLatencies) names.push_back(f.name);
+        for (auto& f : kLatencies)
+            names.push_back(f.name);
         check_keys(*lat, "[gpu.latency_us]", names);
         for (auto& f : kLatencies) {
             if (auto us = get_number(*lat, f.name, "[gpu.latency_us]", false, false))
@@ -78,8 +91,10 @@ void ScenarioParser::parse_client(const toml::table& t) {
     Client c;
     c.loc = loc_of(t.source());
     auto name = get_name(t, what);
-    if (auto b = get_bool(t, "cap_sys_nice", what, false)) c.cap_sys_nice = *b;
-    if (!name || !define(client_names_, client_where_, *name, sc_.clients.size(), t, "client")) return poison("client", name);
+    if (auto b = get_bool(t, "cap_sys_nice", what, false))
+        c.cap_sys_nice = *b;
+    if (!name || !define(client_names_, client_where_, *name, sc_.clients.size(), t, "client"))
+        return poison("client", name);
     c.name = *name;
     sc_.clients.push_back(std::move(c));
 }
@@ -91,7 +106,8 @@ void ScenarioParser::parse_vm(const toml::table& t) {
     v.loc = loc_of(t.source());
     auto name = get_name(t, what);
     auto client = get_ref(t, "client", what, true, client_names_, "client");
-    if (!name || !client || !define(vm_names_, vm_where_, *name, sc_.vms.size(), t, "vm")) return poison("vm", name);
+    if (!name || !client || !define(vm_names_, vm_where_, *name, sc_.vms.size(), t, "vm"))
+        return poison("vm", name);
     v.name = *name;
     v.client = *client;
     sc_.vms.push_back(std::move(v));
@@ -118,7 +134,8 @@ void ScenarioParser::parse_bo(const toml::table& t) {
     if (t.contains("pattern")) {
         auto p = get_u64(t, "pattern", what, false, 0, 0xFFFFFFFFull);
         ok = ok && p;
-        if (p) b.pattern = static_cast<u32>(*p);
+        if (p)
+            b.pattern = static_cast<u32>(*p);
     }
     const std::string vwhat = "an element of 'values' of [[bo]]";
     for (auto* vt : get_tables(t, "values", "an array of tables {offset, value}")) {
@@ -126,14 +143,17 @@ void ScenarioParser::parse_bo(const toml::table& t) {
         auto off = get_u64(*vt, "offset", vwhat, true);
         auto val = get_u64(*vt, "value", vwhat, true);
         if (off && size && (*off % 8 || *off + 8 > *size)) {
-            error(*vt->get("offset"), "'offset' = " + std::to_string(*off) + " is not an 8-byte aligned offset inside the BO (expected 0.." +
+            error(*vt->get("offset"), "'offset' = " + std::to_string(*off) +
+                                          " is not an 8-byte aligned offset inside the BO (expected 0.." +
                                           std::to_string(*size >= 8 ? *size - 8 : 0) + ", a multiple of 8)");
             off.reset();
         }
         ok = ok && off && val;
-        if (off && val) b.values.push_back({*off, *val});
+        if (off && val)
+            b.values.push_back({*off, *val});
     }
-    if (!ok || !define(bo_names_, bo_where_, *name, sc_.bos.size(), t, "bo")) return poison("bo", name);
+    if (!ok || !define(bo_names_, bo_where_, *name, sc_.bos.size(), t, "bo"))
+        return poison("bo", name);
     b.name = *name;
     b.vm = *vm;
     b.size = *size;
@@ -149,7 +169,8 @@ void ScenarioParser::parse_heap(const toml::table& t) {
     auto vm = get_ref(t, "vm", what, true, vm_names_, "vm");
     auto cs = get_u64(t, "chunk_size", what, true, 128 << 10, 8 << 20, true);
     if (cs && (*cs & 0xFFF)) {
-        error(*t.get("chunk_size"), "'chunk_size' = " + std::to_string(*cs) + " is not page aligned (expected a multiple of 4096)");
+        error(*t.get("chunk_size"),
+              "'chunk_size' = " + std::to_string(*cs) + " is not page aligned (expected a multiple of 4096)");
         cs.reset();
     }
     auto initial = get_int(t, "initial_chunks", what, true, 1, 1 << 20);
@@ -215,7 +236,8 @@ void ScenarioParser::parse_group(const toml::table& t) {
                        std::to_string(max_queues) + ", the CS slots per CSG)");
         ok = false;
     }
-    if (!qn || !qn->is_array()) ok = false;
+    if (!qn || !qn->is_array())
+        ok = false;
     std::map<std::string, size_t> qnames;
     std::map<std::string, SourceLoc> qwhere;
     const std::string qwhat = "a queue of [[group]]";
@@ -227,8 +249,9 @@ void ScenarioParser::parse_group(const toml::table& t) {
         auto prio = get_int(*qt, "priority", qwhat, false, 0, 15);
         auto ring = get_u64(*qt, "ring_size", qwhat, false, 0, ~0ull, true);
         if (ring && (*ring < 4096 || *ring > 65536 || (*ring & (*ring - 1)))) {
-            error(*qt->get("ring_size"), "'ring_size' = " + std::to_string(*ring) +
-                                             " is not a power of two in 4096..65536 (expected 4K, 8K, 16K, 32K or 64K)");
+            error(*qt->get("ring_size"),
+                  "'ring_size' = " + std::to_string(*ring) +
+                      " is not a power of two in 4096..65536 (expected 4K, 8K, 16K, 32K or 64K)");
             ok = false;
         }
         if (!qname || (qt->contains("priority") && !prio) || (qt->contains("ring_size") && !ring) ||
@@ -237,11 +260,14 @@ void ScenarioParser::parse_group(const toml::table& t) {
             continue;
         }
         q.name = *qname;
-        if (prio) q.priority = static_cast<u8>(*prio);
-        if (ring) q.ring_size = static_cast<u32>(*ring);
+        if (prio)
+            q.priority = static_cast<u8>(*prio);
+        if (ring)
+            q.ring_size = static_cast<u32>(*ring);
         g.queues.push_back(std::move(q));
     }
-    if (!ok || !define(group_names_, group_where_, *name, sc_.groups.size(), t, "group")) return poison("group", name);
+    if (!ok || !define(group_names_, group_where_, *name, sc_.groups.size(), t, "group"))
+        return poison("group", name);
     g.name = *name;
     g.vm = *vm;
     queue_names_[*name] = std::move(qnames);
@@ -264,6 +290,5 @@ void ScenarioParser::parse_syncobj(const toml::table& t) {
     s.timeline = tl.value_or(false);
     sc_.syncobjs.push_back(std::move(s));
 }
-
 
 }  // namespace upanthor::scenario

@@ -82,7 +82,7 @@ private:
     std::map<std::string, SourceLoc> client_where_, vm_where_, bo_where_, heap_where_, group_where_, job_where_,
         syncobj_where_;
     std::map<std::string, std::map<std::string, size_t>> queue_names_;  // group -> queue -> index
-    std::set<std::pair<std::string, std::string>> invalid_;            // (kind, name) rejected
+    std::set<std::pair<std::string, std::string>> invalid_;             // (kind, name) rejected
 };
 
 }  // namespace upanthor::scenario

@@ -207,8 +207,8 @@ struct Summary {
     std::string path, name;
     SweepOptions opts;
     unsigned workers = 0;
-    std::uint64_t seeds = 0;  // how many the shard has (shard_seed)
-    std::vector<SeedResult> failing;   // ascending by seed
+    std::uint64_t seeds = 0;          // how many the shard has (shard_seed)
+    std::vector<SeedResult> failing;  // ascending by seed
     double wall_s = 0;
     std::uint64_t run = 0;
 };
@@ -245,7 +245,8 @@ void print_json(const Summary& s, std::FILE* out) {
     const double rate = s.wall_s > 0 ? static_cast<double>(s.run) / s.wall_s : 0.0;
     std::fprintf(out,
                  "{\n  \"scenario\": %s,\n  \"file\": %s,\n  \"range\": {\"first\": %" PRIu64 ", \"last\": %" PRIu64
-                 "},\n  \"shard\": {\"index\": %" PRIu64 ", \"count\": %" PRIu64 "},\n  \"preempt\": %s,\n"
+                 "},\n  \"shard\": {\"index\": %" PRIu64 ", \"count\": %" PRIu64
+                 "},\n  \"preempt\": %s,\n"
                  "  \"jobs\": %u,\n  \"passed\": %s,\n  \"seeds_run\": %" PRIu64 ",\n  \"seeds_passed\": %" PRIu64
                  ",\n  \"seeds_failed\": %zu,\n  \"wall_time_s\": %.3f,\n  \"runs_per_s\": %.1f,\n  \"seeds\": [",
                  json_str(s.name).c_str(), json_str(s.path).c_str(), o.seeds.first, o.seeds.last, o.shard.index,
@@ -339,8 +340,8 @@ int cmd_sweep(const std::string& path, const SweepOptions& opts, std::FILE* out,
     sum.name = scen.name;
     sum.opts = opts;
     sum.seeds = shard_seed_count(opts.seeds, opts.shard);
-    sum.workers = static_cast<unsigned>(
-        std::min<std::uint64_t>(std::max(opts.jobs, 1u), std::max<std::uint64_t>(sum.seeds, 1)));
+    sum.workers =
+        static_cast<unsigned>(std::min<std::uint64_t>(std::max(opts.jobs, 1u), std::max<std::uint64_t>(sum.seeds, 1)));
     const std::optional<std::uint64_t> abort_seed = test_abort_seed();
 
     IgnoreSigpipe sigpipe;

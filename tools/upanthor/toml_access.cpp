@@ -12,7 +12,8 @@ namespace upanthor::scenario {
 std::string join(const Keys& keys) {
     std::string s;
     for (size_t i = 0; i < keys.size(); i++) {
-        if (i) s += ", ";
+        if (i)
+            s += ", ";
         s += keys[i];
     }
     return s;
@@ -33,7 +34,9 @@ const char* type_name(const toml::node& n) {
     }
 }
 
-SourceLoc loc_of(const toml::source_region& r) { return {r.begin.line, r.begin.column}; }
+SourceLoc loc_of(const toml::source_region& r) {
+    return {r.begin.line, r.begin.column};
+}
 
 // Parses a non-negative integer written in a string: decimal or 0x hex, with an optional size
 // suffix K/M/G (powers of 1024) when `sizes`.
@@ -42,17 +45,24 @@ std::optional<u64> parse_u64_text(std::string_view s, bool sizes) {
     u64 mult = 1;
     if (sizes && !t.empty()) {
         char c = t.back();
-        if (c == 'K' || c == 'k') mult = 1ull << 10;
-        if (c == 'M' || c == 'm') mult = 1ull << 20;
-        if (c == 'G' || c == 'g') mult = 1ull << 30;
-        if (mult != 1) t.pop_back();
+        if (c == 'K' || c == 'k')
+            mult = 1ull << 10;
+        if (c == 'M' || c == 'm')
+            mult = 1ull << 20;
+        if (c == 'G' || c == 'g')
+            mult = 1ull << 30;
+        if (mult != 1)
+            t.pop_back();
     }
-    if (t.empty() || t[0] == '-' || t[0] == '+' || t[0] == ' ') return std::nullopt;
+    if (t.empty() || t[0] == '-' || t[0] == '+' || t[0] == ' ')
+        return std::nullopt;
     errno = 0;
     char* end = nullptr;
     unsigned long long v = std::strtoull(t.c_str(), &end, 0);
-    if (errno || *end) return std::nullopt;
-    if (mult != 1 && v > ~0ull / mult) return std::nullopt;
+    if (errno || *end)
+        return std::nullopt;
+    if (mult != 1 && v > ~0ull / mult)
+        return std::nullopt;
     return static_cast<u64>(v) * mult;
 }
 
@@ -89,7 +99,8 @@ void TomlAccess::wrong_type(const toml::node& n, std::string_view key, const cha
 std::optional<std::string> TomlAccess::get_string(const toml::table& t, std::string_view key, const std::string& what,
                                                   bool required) {
     const toml::node* n = need(t, key, what, required, "a string");
-    if (!n) return std::nullopt;
+    if (!n)
+        return std::nullopt;
     if (!n->is_string()) {
         wrong_type(*n, key, "a string");
         return std::nullopt;
@@ -97,9 +108,11 @@ std::optional<std::string> TomlAccess::get_string(const toml::table& t, std::str
     return n->as_string()->get();
 }
 
-std::optional<bool> TomlAccess::get_bool(const toml::table& t, std::string_view key, const std::string& what, bool required) {
+std::optional<bool> TomlAccess::get_bool(const toml::table& t, std::string_view key, const std::string& what,
+                                         bool required) {
     const toml::node* n = need(t, key, what, required, "a boolean");
-    if (!n) return std::nullopt;
+    if (!n)
+        return std::nullopt;
     if (!n->is_boolean()) {
         wrong_type(*n, key, "a boolean");
         return std::nullopt;
@@ -108,11 +121,12 @@ std::optional<bool> TomlAccess::get_bool(const toml::table& t, std::string_view 
 }
 
 // An integer in [lo, hi].
-std::optional<s64> TomlAccess::get_int(const toml::table& t, std::string_view key, const std::string& what, bool required,
-                                       s64 lo, s64 hi) {
+std::optional<s64> TomlAccess::get_int(const toml::table& t, std::string_view key, const std::string& what,
+                                       bool required, s64 lo, s64 hi) {
     std::string expected = "an integer in " + std::to_string(lo) + ".." + std::to_string(hi);
     const toml::node* n = need(t, key, what, required, expected.c_str());
-    if (!n) return std::nullopt;
+    if (!n)
+        return std::nullopt;
     if (!n->is_integer()) {
         wrong_type(*n, key, expected.c_str());
         return std::nullopt;
@@ -127,11 +141,12 @@ std::optional<s64> TomlAccess::get_int(const toml::table& t, std::string_view ke
 
 // A u64 in [lo, hi]: an integer, or a string holding one (decimal, 0x hex; with `sizes`, a
 // K/M/G suffix) for values a TOML integer cannot hold.
-std::optional<u64> TomlAccess::get_u64(const toml::table& t, std::string_view key, const std::string& what, bool required,
-                                       u64 lo, u64 hi, bool sizes) {
+std::optional<u64> TomlAccess::get_u64(const toml::table& t, std::string_view key, const std::string& what,
+                                       bool required, u64 lo, u64 hi, bool sizes) {
     std::string expected = sizes ? "a size in bytes, an integer or a string like \"64K\"" : "a non-negative integer";
     const toml::node* n = need(t, key, what, required, expected.c_str());
-    if (!n) return std::nullopt;
+    if (!n)
+        return std::nullopt;
     std::optional<u64> v;
     if (n->is_integer()) {
         s64 i = n->as_integer()->get();
@@ -164,7 +179,8 @@ std::optional<double> TomlAccess::get_number(const toml::table& t, std::string_v
                                              bool required, bool positive) {
     const char* expected = positive ? "a number > 0" : "a number >= 0";
     const toml::node* n = need(t, key, what, required, expected);
-    if (!n) return std::nullopt;
+    if (!n)
+        return std::nullopt;
     double v;
     if (n->is_integer())
         v = static_cast<double>(n->as_integer()->get());
@@ -183,9 +199,11 @@ std::optional<double> TomlAccess::get_number(const toml::table& t, std::string_v
     return v;
 }
 
-const toml::table* TomlAccess::get_table(const toml::table& t, std::string_view key, bool required, const std::string& what) {
+const toml::table* TomlAccess::get_table(const toml::table& t, std::string_view key, bool required,
+                                         const std::string& what) {
     const toml::node* n = need(t, key, what, required, "a table");
-    if (!n) return nullptr;
+    if (!n)
+        return nullptr;
     if (!n->is_table()) {
         wrong_type(*n, key, "a table");
         return nullptr;
@@ -194,10 +212,12 @@ const toml::table* TomlAccess::get_table(const toml::table& t, std::string_view 
 }
 
 // The tables of an array (`[[key]]` or `key = [{...}, ...]`).
-std::vector<const toml::table*> TomlAccess::get_tables(const toml::table& t, std::string_view key, const char* expected) {
+std::vector<const toml::table*> TomlAccess::get_tables(const toml::table& t, std::string_view key,
+                                                       const char* expected) {
     std::vector<const toml::table*> out;
     const toml::node* n = t.get(key);
-    if (!n) return out;
+    if (!n)
+        return out;
     if (!n->is_array()) {
         wrong_type(*n, key, expected);
         return out;
@@ -213,6 +233,5 @@ std::vector<const toml::table*> TomlAccess::get_tables(const toml::table& t, std
 }
 
 // Resolves a reference by name in `names`; `kind` says what it names.
-
 
 }  // namespace upanthor::scenario

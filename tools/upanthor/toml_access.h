@@ -64,8 +64,8 @@ public:
     std::optional<u64> get_u64(const toml::table& t, std::string_view key, const std::string& what, bool required,
                                u64 lo = 0, u64 hi = ~0ull, bool sizes = false);
     // A number (integer or float) > 0 (`positive`) or >= 0.
-    std::optional<double> get_number(const toml::table& t, std::string_view key, const std::string& what,
-                                     bool required, bool positive);
+    std::optional<double> get_number(const toml::table& t, std::string_view key, const std::string& what, bool required,
+                                     bool positive);
     const toml::table* get_table(const toml::table& t, std::string_view key, bool required, const std::string& what);
     // The tables of an array (`[[key]]` or `key = [{...}, ...]`); other elements are reported.
     std::vector<const toml::table*> get_tables(const toml::table& t, std::string_view key, const char* expected);

@@ -24,20 +24,38 @@ inline constexpr unsigned IOC_OUT = _IOC_READ << _IOC_DIRSHIFT;
 constexpr unsigned _IOC(unsigned dir, unsigned type, unsigned nr, unsigned size) {
     return (dir << _IOC_DIRSHIFT) | (type << _IOC_TYPESHIFT) | (nr << _IOC_NRSHIFT) | (size << _IOC_SIZESHIFT);
 }
-constexpr unsigned _IOC_DIR(unsigned cmd) { return (cmd >> _IOC_DIRSHIFT) & ((1u << 2) - 1); }
-constexpr unsigned _IOC_TYPE(unsigned cmd) { return (cmd >> _IOC_TYPESHIFT) & ((1u << _IOC_TYPEBITS) - 1); }
-constexpr unsigned _IOC_NR(unsigned cmd) { return (cmd >> _IOC_NRSHIFT) & ((1u << _IOC_NRBITS) - 1); }
-constexpr unsigned _IOC_SIZE(unsigned cmd) { return (cmd >> _IOC_SIZESHIFT) & ((1u << _IOC_SIZEBITS) - 1); }
+constexpr unsigned _IOC_DIR(unsigned cmd) {
+    return (cmd >> _IOC_DIRSHIFT) & ((1u << 2) - 1);
+}
+constexpr unsigned _IOC_TYPE(unsigned cmd) {
+    return (cmd >> _IOC_TYPESHIFT) & ((1u << _IOC_TYPEBITS) - 1);
+}
+constexpr unsigned _IOC_NR(unsigned cmd) {
+    return (cmd >> _IOC_NRSHIFT) & ((1u << _IOC_NRBITS) - 1);
+}
+constexpr unsigned _IOC_SIZE(unsigned cmd) {
+    return (cmd >> _IOC_SIZESHIFT) & ((1u << _IOC_SIZEBITS) - 1);
+}
 
 inline constexpr unsigned DRM_IOCTL_BASE = 'd';
-constexpr unsigned DRM_IO(unsigned nr) { return _IOC(_IOC_NONE, DRM_IOCTL_BASE, nr, 0); }
+constexpr unsigned DRM_IO(unsigned nr) {
+    return _IOC(_IOC_NONE, DRM_IOCTL_BASE, nr, 0);
+}
 template <class T>
-constexpr unsigned DRM_IOR(unsigned nr) { return _IOC(_IOC_READ, DRM_IOCTL_BASE, nr, sizeof(T)); }
+constexpr unsigned DRM_IOR(unsigned nr) {
+    return _IOC(_IOC_READ, DRM_IOCTL_BASE, nr, sizeof(T));
+}
 template <class T>
-constexpr unsigned DRM_IOW(unsigned nr) { return _IOC(_IOC_WRITE, DRM_IOCTL_BASE, nr, sizeof(T)); }
+constexpr unsigned DRM_IOW(unsigned nr) {
+    return _IOC(_IOC_WRITE, DRM_IOCTL_BASE, nr, sizeof(T));
+}
 template <class T>
-constexpr unsigned DRM_IOWR(unsigned nr) { return _IOC(_IOC_READ | _IOC_WRITE, DRM_IOCTL_BASE, nr, sizeof(T)); }
-constexpr unsigned DRM_IOCTL_NR(unsigned cmd) { return _IOC_NR(cmd); }
+constexpr unsigned DRM_IOWR(unsigned nr) {
+    return _IOC(_IOC_READ | _IOC_WRITE, DRM_IOCTL_BASE, nr, sizeof(T));
+}
+constexpr unsigned DRM_IOCTL_NR(unsigned cmd) {
+    return _IOC_NR(cmd);
+}
 
 // Driver-private ioctls live in [DRM_COMMAND_BASE, DRM_COMMAND_END).
 inline constexpr unsigned DRM_COMMAND_BASE = 0x40;
@@ -94,13 +112,13 @@ struct drm_syncobj_transfer {
 };
 
 struct drm_syncobj_wait {
-    std::uint64_t handles;       // user pointer to u32[count_handles]
-    std::int64_t timeout_nsec;   // absolute, CLOCK_MONOTONIC
+    std::uint64_t handles;      // user pointer to u32[count_handles]
+    std::int64_t timeout_nsec;  // absolute, CLOCK_MONOTONIC
     std::uint32_t count_handles;
     std::uint32_t flags;
     std::uint32_t first_signaled;  // only valid when not WAIT_ALL
     std::uint32_t pad;
-    std::uint64_t deadline_nsec;   // with DRM_SYNCOBJ_WAIT_FLAGS_WAIT_DEADLINE
+    std::uint64_t deadline_nsec;  // with DRM_SYNCOBJ_WAIT_FLAGS_WAIT_DEADLINE
 };
 
 struct drm_syncobj_timeline_wait {

@@ -94,13 +94,13 @@ struct drm_panthor_gpu_info {
 #define DRM_PANTHOR_PRODUCT_MAJOR(x) (((x) >> 16) & 0xf)
 #define DRM_PANTHOR_VERSION_MAJOR(x) (((x) >> 12) & 0xf)
 #define DRM_PANTHOR_VERSION_MINOR(x) (((x) >> 4) & 0xff)
-#define DRM_PANTHOR_VERSION_STATUS(x) ((x) & 0xf)
+#define DRM_PANTHOR_VERSION_STATUS(x) ((x)&0xf)
 #define DRM_PANTHOR_CSHW_MAJOR(x) (((x) >> 26) & 0x3f)
 #define DRM_PANTHOR_CSHW_MINOR(x) (((x) >> 20) & 0x3f)
 #define DRM_PANTHOR_CSHW_REV(x) (((x) >> 16) & 0xf)
 #define DRM_PANTHOR_MCU_MAJOR(x) (((x) >> 10) & 0x3f)
 #define DRM_PANTHOR_MCU_MINOR(x) (((x) >> 4) & 0x3f)
-#define DRM_PANTHOR_MCU_REV(x) ((x) & 0xf)
+#define DRM_PANTHOR_MCU_REV(x) ((x)&0xf)
 
 struct drm_panthor_csif_info {
     __u32 csg_slot_count;
@@ -302,7 +302,8 @@ inline constexpr unsigned DRM_IOCTL_PANTHOR_GROUP_DESTROY = PANTHOR_IOCTL(WR, GR
 inline constexpr unsigned DRM_IOCTL_PANTHOR_GROUP_SUBMIT = PANTHOR_IOCTL(WR, GROUP_SUBMIT, group_submit);
 inline constexpr unsigned DRM_IOCTL_PANTHOR_GROUP_GET_STATE = PANTHOR_IOCTL(WR, GROUP_GET_STATE, group_get_state);
 inline constexpr unsigned DRM_IOCTL_PANTHOR_TILER_HEAP_CREATE = PANTHOR_IOCTL(WR, TILER_HEAP_CREATE, tiler_heap_create);
-inline constexpr unsigned DRM_IOCTL_PANTHOR_TILER_HEAP_DESTROY = PANTHOR_IOCTL(WR, TILER_HEAP_DESTROY, tiler_heap_destroy);
+inline constexpr unsigned DRM_IOCTL_PANTHOR_TILER_HEAP_DESTROY =
+    PANTHOR_IOCTL(WR, TILER_HEAP_DESTROY, tiler_heap_destroy);
 inline constexpr unsigned DRM_IOCTL_PANTHOR_BO_SET_LABEL = PANTHOR_IOCTL(WR, BO_SET_LABEL, bo_set_label);
 inline constexpr unsigned DRM_IOCTL_PANTHOR_SET_USER_MMIO_OFFSET =
     PANTHOR_IOCTL(WR, SET_USER_MMIO_OFFSET, set_user_mmio_offset);
@@ -331,9 +332,11 @@ static_assert(sizeof(drm_panthor_obj_array) == 16 && offsetof(drm_panthor_obj_ar
 static_assert(sizeof(drm_panthor_sync_op) == 16 && offsetof(drm_panthor_sync_op, timeline_value) == 8);
 static_assert(sizeof(drm_panthor_dev_query) == 16 && offsetof(drm_panthor_dev_query, pointer) == 8);
 static_assert(sizeof(drm_panthor_gpu_info) == 104);
-static_assert(offsetof(drm_panthor_gpu_info, texture_features) == 48 && offsetof(drm_panthor_gpu_info, as_present) == 64);
+static_assert(offsetof(drm_panthor_gpu_info, texture_features) == 48 &&
+              offsetof(drm_panthor_gpu_info, as_present) == 64);
 static_assert(offsetof(drm_panthor_gpu_info, shader_present) == 72 && offsetof(drm_panthor_gpu_info, l2_present) == 80);
-static_assert(offsetof(drm_panthor_gpu_info, tiler_present) == 88 && offsetof(drm_panthor_gpu_info, core_features) == 96);
+static_assert(offsetof(drm_panthor_gpu_info, tiler_present) == 88 &&
+              offsetof(drm_panthor_gpu_info, core_features) == 96);
 static_assert(sizeof(drm_panthor_csif_info) == 24);
 static_assert(sizeof(drm_panthor_timestamp_info) == 24 && offsetof(drm_panthor_timestamp_info, timestamp_offset) == 16);
 static_assert(sizeof(drm_panthor_group_priorities_info) == 4);
@@ -351,8 +354,10 @@ static_assert(sizeof(drm_panthor_bo_set_label) == 16 && offsetof(drm_panthor_bo_
 static_assert(sizeof(drm_panthor_set_user_mmio_offset) == 8);
 static_assert(sizeof(drm_panthor_queue_create) == 8 && offsetof(drm_panthor_queue_create, ringbuf_size) == 4);
 static_assert(sizeof(drm_panthor_group_create) == 56 && offsetof(drm_panthor_group_create, max_compute_cores) == 16 &&
-              offsetof(drm_panthor_group_create, priority) == 19 && offsetof(drm_panthor_group_create, compute_core_mask) == 24 &&
-              offsetof(drm_panthor_group_create, vm_id) == 48 && offsetof(drm_panthor_group_create, group_handle) == 52);
+              offsetof(drm_panthor_group_create, priority) == 19 &&
+              offsetof(drm_panthor_group_create, compute_core_mask) == 24 &&
+              offsetof(drm_panthor_group_create, vm_id) == 48 &&
+              offsetof(drm_panthor_group_create, group_handle) == 52);
 static_assert(sizeof(drm_panthor_queue_submit) == 40 && offsetof(drm_panthor_queue_submit, latest_flush) == 16 &&
               offsetof(drm_panthor_queue_submit, syncs) == 24);
 static_assert(sizeof(drm_panthor_group_submit) == 24 && offsetof(drm_panthor_group_submit, queue_submits) == 8);

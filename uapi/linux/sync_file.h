@@ -5,16 +5,16 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "uapi/drm/drm.h"
 #include "kernel_shim/dma-buf/sync_file.h"
+#include "uapi/drm/drm.h"
 
 namespace drm::uapi {
 
 // ---- sync_file ----
 struct sync_merge_data {
-    char name[32];       // name of the new fence
-    std::int32_t fd2;    // the file to merge with
-    std::int32_t fence;  // out: fd of the new sync_file
+    char name[32];        // name of the new fence
+    std::int32_t fd2;     // the file to merge with
+    std::int32_t fence;   // out: fd of the new sync_file
     std::uint32_t flags;  // must be 0
     std::uint32_t pad;    // must be 0
 };
@@ -24,10 +24,10 @@ using sync_fence_info = kshim::sync_fence_info;
 
 struct sync_file_info {
     char name[32];
-    std::int32_t status;       // out: 1 signalled, 0 active, < 0 error
-    std::uint32_t flags;       // must be 0
-    std::uint32_t num_fences;  // in: room in sync_fence_info (0: only count); out: the count
-    std::uint32_t pad;         // must be 0
+    std::int32_t status;            // out: 1 signalled, 0 active, < 0 error
+    std::uint32_t flags;            // must be 0
+    std::uint32_t num_fences;       // in: room in sync_fence_info (0: only count); out: the count
+    std::uint32_t pad;              // must be 0
     std::uint64_t sync_fence_info;  // user pointer to struct sync_fence_info[num_fences]
 };
 
@@ -38,9 +38,13 @@ struct sync_set_deadline {
 
 inline constexpr unsigned SYNC_IOC_MAGIC = '>';
 template <class T>
-constexpr unsigned IOWR(unsigned type, unsigned nr) { return _IOC(_IOC_READ | _IOC_WRITE, type, nr, sizeof(T)); }
+constexpr unsigned IOWR(unsigned type, unsigned nr) {
+    return _IOC(_IOC_READ | _IOC_WRITE, type, nr, sizeof(T));
+}
 template <class T>
-constexpr unsigned IOW(unsigned type, unsigned nr) { return _IOC(_IOC_WRITE, type, nr, sizeof(T)); }
+constexpr unsigned IOW(unsigned type, unsigned nr) {
+    return _IOC(_IOC_WRITE, type, nr, sizeof(T));
+}
 inline constexpr unsigned SYNC_IOC_MERGE = IOWR<sync_merge_data>(SYNC_IOC_MAGIC, 3);
 inline constexpr unsigned SYNC_IOC_FILE_INFO = IOWR<sync_file_info>(SYNC_IOC_MAGIC, 4);
 inline constexpr unsigned SYNC_IOC_SET_DEADLINE = IOW<sync_set_deadline>(SYNC_IOC_MAGIC, 5);

@@ -22,8 +22,7 @@ void note_running(drm_mock_scheduler* sched, int delta) {
 // hardware fences use the scheduler's lock.
 void drm_mock_sched_release(void* ctx) {
     auto* sched = static_cast<drm_mock_scheduler*>(ctx);
-    if (WARN(!sched->fini_done, "%s: drm_mock_sched_fini was not called before the end of the test",
-             sched->base.name))
+    if (WARN(!sched->fini_done, "%s: drm_mock_sched_fini was not called before the end of the test", sched->base.name))
         drm_mock_sched_fini(sched);
     MockJobOwnerList jobs;
     {
@@ -35,7 +34,8 @@ void drm_mock_sched_release(void* ctx) {
         jobs.pop_front();
         kshim::hrtimer_cancel(&job->timer);
         // Created but never submitted: its scheduler fence was never armed.
-        if (!job->finished && job->base.s_fence) drm_sched_job_cleanup(&job->base);
+        if (!job->finished && job->base.s_fence)
+            drm_sched_job_cleanup(&job->base);
         // May release the scheduler fence, and with it the parent: the hardware fence.
         dma_fence_put(job->finished);
         job->finished = nullptr;
@@ -77,14 +77,17 @@ kshim::hrtimer_restart drm_mock_sched_job_signal_timer(kshim::hrtimer* timer) {
     kshim::SpinGuard g(sched->lock);
     while (!sched->job_list.empty()) {
         drm_mock_sched_job* head = &sched->job_list.front();
-        if (!head->duration_us || now < head->finish_at) break;
+        if (!head->duration_us || now < head->finish_at)
+            break;
         sched->hw_timeline.cur_seqno = head->hw_fence.seqno;
         drm_mock_sched_job_complete(head);
     }
     return kshim::HRTIMER_NORESTART;
 }
 
-const char* drm_mock_sched_hw_fence_driver_name(dma_fence*) { return "drm_mock_sched"; }
+const char* drm_mock_sched_hw_fence_driver_name(dma_fence*) {
+    return "drm_mock_sched";
+}
 const char* drm_mock_sched_hw_fence_timeline_name(dma_fence* fence) {
     drm_mock_sched_job* job = container_of(fence, drm_mock_sched_job, hw_fence);
     return job->sched->base.name;
@@ -119,12 +122,15 @@ dma_fence* mock_sched_run_job(drm_sched_job* sched_job) {
     if (job->duration_us) {
         // Back to back with the job ahead on the ring, or from now when the ring is idle.
         ktime_t start = 0;
-        if (!sched->job_list.empty()) start = sched->job_list.back().finish_at;
-        if (!start) start = kshim::ktime_get();
+        if (!sched->job_list.empty())
+            start = sched->job_list.back().finish_at;
+        if (!start)
+            start = kshim::ktime_get();
         job->finish_at = start + static_cast<ktime_t>(job->duration_us) * kshim::NSEC_PER_USEC;
     }
     sched->job_list.push_back(*job);
-    if (job->finish_at) kshim::hrtimer_start(&job->timer, job->finish_at, kshim::HRTIMER_MODE_ABS);
+    if (job->finish_at)
+        kshim::hrtimer_start(&job->timer, job->finish_at, kshim::HRTIMER_MODE_ABS);
     return &job->hw_fence;
 }
 
@@ -161,7 +167,8 @@ drm_gpu_sched_stat mock_sched_timedout_job(drm_sched_job* sched_job) {
 
 void mock_sched_free_job(drm_sched_job* sched_job) {
     drm_mock_sched_job* job = drm_sched_job_to_mock_job(sched_job);
-    if (job->flags.load() & DRM_MOCK_SCHED_JOB_RAN) dma_fence_put(&job->hw_fence);
+    if (job->flags.load() & DRM_MOCK_SCHED_JOB_RAN)
+        dma_fence_put(&job->hw_fence);
     drm_sched_job_cleanup(sched_job);
     job->flags.fetch_or(DRM_MOCK_SCHED_JOB_FREED);  // the memory is the test's
 }
@@ -193,7 +200,8 @@ const drm_sched_backend_ops drm_mock_scheduler_ops = {
 drm_mock_scheduler* drm_mock_sched_new(kshim::kunit* test, const drm_mock_sched_args& a) {
     BUG_ON(!test);
     auto* sched = kshim::knew<drm_mock_scheduler>(kshim::GFP_KERNEL);
-    if (!sched) return nullptr;
+    if (!sched)
+        return nullptr;
     drm_sched_init_args args;
     args.ops = &drm_mock_scheduler_ops;
     args.submit_wq = a.submit_wq;
@@ -210,12 +218,14 @@ drm_mock_scheduler* drm_mock_sched_new(kshim::kunit* test, const drm_mock_sched_
     }
     sched->test = test;
     sched->hw_timeline.context = kshim::dma_fence_context_alloc(1);
-    if (kshim::kunit_add_action_or_reset(test, drm_mock_sched_release, sched)) return nullptr;
+    if (kshim::kunit_add_action_or_reset(test, drm_mock_sched_release, sched))
+        return nullptr;
     return sched;
 }
 
 void drm_mock_sched_fini(drm_mock_scheduler* sched) {
-    if (WARN(sched->fini_done, "drm_mock_sched_fini called twice")) return;
+    if (WARN(sched->fini_done, "drm_mock_sched_fini called twice"))
+        return;
     sched->fini_done = true;
     drm_sched_fini(&sched->base);
 }
@@ -227,10 +237,12 @@ unsigned drm_mock_sched_advance(drm_mock_scheduler* sched, unsigned num) {
         kshim::SpinGuard g(sched->lock);
         // The timeline's seqnos are 64-bit here (u32 upstream), but wrapping stays a test bug.
         const bool wraps = WARN_ON_ONCE(sched->hw_timeline.cur_seqno + num < sched->hw_timeline.cur_seqno);
-        if (!wraps) sched->hw_timeline.cur_seqno += num;
+        if (!wraps)
+            sched->hw_timeline.cur_seqno += num;
         while (!wraps && !sched->job_list.empty()) {
             drm_mock_sched_job* job = &sched->job_list.front();
-            if (sched->hw_timeline.cur_seqno < job->hw_fence.seqno) break;
+            if (sched->hw_timeline.cur_seqno < job->hw_fence.seqno)
+                break;
             drm_mock_sched_job_complete(job);
             found++;
         }
@@ -246,7 +258,8 @@ unsigned drm_mock_sched_hw_reset(drm_mock_scheduler* sched, int error) {
         kshim::SpinGuard g(sched->lock);
         running.swap(sched->job_list);
     }
-    for (auto& job : running) kshim::hrtimer_cancel(&job.timer);
+    for (auto& job : running)
+        kshim::hrtimer_cancel(&job.timer);
     const bool cookie = kshim::dma_fence_begin_signalling();
     {
         kshim::SpinGuard g(sched->lock);
@@ -271,15 +284,18 @@ drm_mock_sched_entity* drm_mock_sched_entity_new_list(kshim::kunit* test, drm_sc
                                                       drm_mock_scheduler** scheds, unsigned n) {
     BUG_ON(!test);
     auto* entity = kshim::knew<drm_mock_sched_entity>(kshim::GFP_KERNEL);
-    if (!entity) return nullptr;
+    if (!entity)
+        return nullptr;
     BUG_ON(n > 8);
-    for (unsigned i = 0; i < n; i++) entity->sched_list[i] = &scheds[i]->base;
+    for (unsigned i = 0; i < n; i++)
+        entity->sched_list[i] = &scheds[i]->base;
     if (drm_sched_entity_init(&entity->base, priority, entity->sched_list, n, nullptr)) {
         kshim::kdelete(entity);
         return nullptr;
     }
     entity->test = test;
-    if (kshim::kunit_add_action_or_reset(test, drm_mock_sched_entity_release, entity)) return nullptr;
+    if (kshim::kunit_add_action_or_reset(test, drm_mock_sched_entity_release, entity))
+        return nullptr;
     return entity;
 }
 
@@ -289,7 +305,8 @@ drm_mock_sched_entity* drm_mock_sched_entity_new(kshim::kunit* test, drm_sched_p
 }
 
 void drm_mock_sched_entity_free(drm_mock_sched_entity* entity) {
-    if (WARN(entity->destroyed, "drm_mock_sched_entity_free called twice")) return;
+    if (WARN(entity->destroyed, "drm_mock_sched_entity_free called twice"))
+        return;
     entity->destroyed = true;
     drm_sched_entity_destroy(&entity->base);
 }
@@ -297,7 +314,8 @@ void drm_mock_sched_entity_free(drm_mock_sched_entity* entity) {
 drm_mock_sched_job* drm_mock_sched_job_new(kshim::kunit* test, drm_mock_sched_entity* entity, u32 credits) {
     BUG_ON(!test);
     auto* job = kshim::knew<drm_mock_sched_job>(kshim::GFP_KERNEL);
-    if (!job) return nullptr;
+    if (!job)
+        return nullptr;
     if (drm_sched_job_init(&job->base, &entity->base, credits, nullptr, 1)) {
         kshim::kdelete(job);
         return nullptr;
@@ -307,7 +325,8 @@ drm_mock_sched_job* drm_mock_sched_job_new(kshim::kunit* test, drm_mock_sched_en
     // another): after that scheduler's fini, whenever the test does it.
     job->sched = drm_sched_to_mock_sched(entity->base.rq->sched);
     kshim::init_completion(&job->done);
-    kshim::hrtimer_setup(&job->timer, drm_mock_sched_job_signal_timer, kshim::CLOCK_MONOTONIC_, kshim::HRTIMER_MODE_ABS);
+    kshim::hrtimer_setup(&job->timer, drm_mock_sched_job_signal_timer, kshim::CLOCK_MONOTONIC_,
+                         kshim::HRTIMER_MODE_ABS);
     kshim::SpinGuard g(job->sched->owner_lock);
     job->sched->all_jobs.push_back(*job);
     return job;

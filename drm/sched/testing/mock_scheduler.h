@@ -52,13 +52,13 @@ struct drm_mock_sched_job {
     drm_sched_job base;
     drm_mock_scheduler* sched = nullptr;
     std::atomic<unsigned> flags{0};
-    kshim::completion done;           // completed when the mock hardware completes the job (DONE)
-    SafeListHook link;                // on the hardware timeline, while running
-    SafeListHook all_link;            // in the scheduler's ownership list
+    kshim::completion done;  // completed when the mock hardware completes the job (DONE)
+    SafeListHook link;       // on the hardware timeline, while running
+    SafeListHook all_link;   // in the scheduler's ownership list
     kshim::hrtimer timer;
-    u64 duration_us = 0;              // 0: completes on drm_mock_sched_advance only
-    ktime_t finish_at = 0;            // under sched->lock
-    ktime_t run_at = -1;              // when run_job was called
+    u64 duration_us = 0;               // 0: completes on drm_mock_sched_advance only
+    ktime_t finish_at = 0;             // under sched->lock
+    ktime_t run_at = -1;               // when run_job was called
     std::atomic<ktime_t> done_at{-1};  // when the hardware fence signalled
     dma_fence hw_fence;
     std::atomic<bool> hw_fence_released{false};  // its last reference went
@@ -71,10 +71,9 @@ using MockJobList =
     boost::intrusive::list<drm_mock_sched_job,
                            boost::intrusive::member_hook<drm_mock_sched_job, SafeListHook, &drm_mock_sched_job::link>,
                            boost::intrusive::constant_time_size<false>>;
-using MockJobOwnerList =
-    boost::intrusive::list<drm_mock_sched_job,
-                           boost::intrusive::member_hook<drm_mock_sched_job, SafeListHook, &drm_mock_sched_job::all_link>,
-                           boost::intrusive::constant_time_size<false>>;
+using MockJobOwnerList = boost::intrusive::list<
+    drm_mock_sched_job, boost::intrusive::member_hook<drm_mock_sched_job, SafeListHook, &drm_mock_sched_job::all_link>,
+    boost::intrusive::constant_time_size<false>>;
 
 struct drm_mock_scheduler {
     drm_gpu_scheduler base;
@@ -92,8 +91,8 @@ struct drm_mock_scheduler {
     bool fini_done = false;     // drm_mock_sched_fini ran
     std::atomic<unsigned> jobs_run{0};
     std::atomic<unsigned> timeouts{0};
-    std::atomic<unsigned> running{0};       // jobs on the hardware now
-    std::atomic<unsigned> max_running{0};   // most jobs on the hardware at once
+    std::atomic<unsigned> running{0};      // jobs on the hardware now
+    std::atomic<unsigned> max_running{0};  // most jobs on the hardware at once
 };
 
 struct drm_mock_sched_args {
@@ -164,17 +163,21 @@ inline bool drm_mock_sched_job_is_scheduled(drm_mock_sched_job* job) {
 // True once the mock hardware completed the job, within `timeout` jiffies; a job that timed out
 // or was cancelled never completes, so this returns false for it.
 inline bool drm_mock_sched_job_wait_finished(drm_mock_sched_job* job, long timeout) {
-    if (drm_mock_sched_job_is_finished(job)) return true;
+    if (drm_mock_sched_job_is_finished(job))
+        return true;
     return wait_for_completion_timeout(&job->done, timeout) != 0;
 }
 // True once the scheduler fence's `scheduled` signalled, within `timeout` jiffies. Only for a
 // submitted job that is not done yet (as upstream, which asserts it).
 inline bool drm_mock_sched_job_wait_scheduled(drm_mock_sched_job* job, long timeout) {
     WARN_ON(job->flags.load() & DRM_MOCK_SCHED_JOB_DONE);
-    if (WARN_ON(!job->finished)) return false;
+    if (WARN_ON(!job->finished))
+        return false;
     return kshim::dma_fence_wait_timeout(&to_drm_sched_fence(job->finished)->scheduled, false, timeout) != 0;
 }
 // The finished fence's status: 0 pending, 1 done, or the error.
-inline int drm_mock_sched_job_status(drm_mock_sched_job* job) { return kshim::dma_fence_get_status(job->finished); }
+inline int drm_mock_sched_job_status(drm_mock_sched_job* job) {
+    return kshim::dma_fence_get_status(job->finished);
+}
 
 }  // namespace drm::testing

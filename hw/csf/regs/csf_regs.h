@@ -15,7 +15,9 @@ inline constexpr uint32_t CSF_IPA_CONTROL_BASE = 0x40000;  // (KB; not used by p
 // Doorbell page i: write 1 to ring. Doorbell 0 is the kernel/global one.
 inline constexpr uint32_t CSF_DOORBELL_BASE = 0x80000;
 inline constexpr uint32_t CSF_DOORBELL_STRIDE = 0x10000;
-constexpr uint32_t CSF_DOORBELL(uint32_t i) { return CSF_DOORBELL_BASE + i * CSF_DOORBELL_STRIDE; }
+constexpr uint32_t CSF_DOORBELL(uint32_t i) {
+    return CSF_DOORBELL_BASE + i * CSF_DOORBELL_STRIDE;
+}
 inline constexpr uint32_t CSF_GLB_DOORBELL_ID = 0;
 
 // RK3588 maps 2 MiB of MMIO: doorbells up to page 0x180000 (16 user doorbells) fit.

@@ -12,23 +12,43 @@ inline constexpr uint32_t GPU_CONTROL_BASE = 0x0;
 inline constexpr uint32_t GPU_CONTROL_SIZE = 0x1000;
 
 inline constexpr uint32_t GPU_ID = 0x0;
-constexpr uint32_t GPU_ARCH_MAJOR(uint32_t x) { return x >> 28; }
-constexpr uint32_t GPU_ARCH_MINOR(uint32_t x) { return (x >> 24) & 0xF; }
-constexpr uint32_t GPU_ARCH_REV(uint32_t x) { return (x >> 20) & 0xF; }
-constexpr uint32_t GPU_PROD_MAJOR(uint32_t x) { return (x >> 16) & 0xF; }
-constexpr uint32_t GPU_VER_MAJOR(uint32_t x) { return (x >> 12) & 0xF; }
-constexpr uint32_t GPU_VER_MINOR(uint32_t x) { return (x >> 4) & 0xFF; }
-constexpr uint32_t GPU_VER_STATUS(uint32_t x) { return x & 0xF; }
+constexpr uint32_t GPU_ARCH_MAJOR(uint32_t x) {
+    return x >> 28;
+}
+constexpr uint32_t GPU_ARCH_MINOR(uint32_t x) {
+    return (x >> 24) & 0xF;
+}
+constexpr uint32_t GPU_ARCH_REV(uint32_t x) {
+    return (x >> 20) & 0xF;
+}
+constexpr uint32_t GPU_PROD_MAJOR(uint32_t x) {
+    return (x >> 16) & 0xF;
+}
+constexpr uint32_t GPU_VER_MAJOR(uint32_t x) {
+    return (x >> 12) & 0xF;
+}
+constexpr uint32_t GPU_VER_MINOR(uint32_t x) {
+    return (x >> 4) & 0xFF;
+}
+constexpr uint32_t GPU_VER_STATUS(uint32_t x) {
+    return x & 0xF;
+}
 
 inline constexpr uint32_t GPU_L2_FEATURES = 0x4;
-constexpr uint32_t GPU_L2_FEATURES_LINE_SIZE(uint32_t x) { return 1u << (x & GENMASK(7, 0)); }
+constexpr uint32_t GPU_L2_FEATURES_LINE_SIZE(uint32_t x) {
+    return 1u << (x & GENMASK(7, 0));
+}
 inline constexpr uint32_t GPU_CORE_FEATURES = 0x8;
 inline constexpr uint32_t GPU_TILER_FEATURES = 0xC;
 inline constexpr uint32_t GPU_MEM_FEATURES = 0x10;
 inline constexpr uint32_t GROUPS_L2_COHERENT = BIT(0);
 inline constexpr uint32_t GPU_MMU_FEATURES = 0x14;
-constexpr uint32_t GPU_MMU_FEATURES_VA_BITS(uint32_t x) { return x & GENMASK(7, 0); }
-constexpr uint32_t GPU_MMU_FEATURES_PA_BITS(uint32_t x) { return (x >> 8) & GENMASK(7, 0); }
+constexpr uint32_t GPU_MMU_FEATURES_VA_BITS(uint32_t x) {
+    return x & GENMASK(7, 0);
+}
+constexpr uint32_t GPU_MMU_FEATURES_PA_BITS(uint32_t x) {
+    return (x >> 8) & GENMASK(7, 0);
+}
 inline constexpr uint32_t GPU_AS_PRESENT = 0x18;
 inline constexpr uint32_t GPU_CSF_ID = 0x1C;
 
@@ -47,7 +67,9 @@ inline constexpr uint32_t GPU_IRQ_DOORBELL_MIRROR = BIT(18);
 inline constexpr uint32_t GPU_IRQ_MCU_STATUS_CHANGED = BIT(19);
 
 inline constexpr uint32_t GPU_CMD = 0x30;
-constexpr uint32_t GPU_CMD_DEF(uint32_t type, uint32_t payload) { return type | (payload << 8); }
+constexpr uint32_t GPU_CMD_DEF(uint32_t type, uint32_t payload) {
+    return type | (payload << 8);
+}
 inline constexpr uint32_t GPU_CMD_TYPE_MASK = GENMASK(7, 0);
 inline constexpr uint32_t CMD_NOP = 0x0;
 inline constexpr uint32_t CMD_RESET = 0x1;
@@ -72,9 +94,15 @@ inline constexpr uint32_t CACHE_INV = BIT(1);
 constexpr uint32_t GPU_FLUSH_CACHES(uint32_t l2, uint32_t lsc, uint32_t oth) {
     return GPU_CMD_DEF(CMD_FLUSH_CACHES, (l2 & 0xF) | ((lsc & 0xF) << 4) | ((oth & 0xF) << 8));
 }
-constexpr uint32_t GPU_FLUSH_L2_MODE(uint32_t cmd) { return (cmd >> 8) & 0xF; }
-constexpr uint32_t GPU_FLUSH_LSC_MODE(uint32_t cmd) { return (cmd >> 12) & 0xF; }
-constexpr uint32_t GPU_FLUSH_OTHER_MODE(uint32_t cmd) { return (cmd >> 16) & 0xF; }
+constexpr uint32_t GPU_FLUSH_L2_MODE(uint32_t cmd) {
+    return (cmd >> 8) & 0xF;
+}
+constexpr uint32_t GPU_FLUSH_LSC_MODE(uint32_t cmd) {
+    return (cmd >> 12) & 0xF;
+}
+constexpr uint32_t GPU_FLUSH_OTHER_MODE(uint32_t cmd) {
+    return (cmd >> 16) & 0xF;
+}
 
 inline constexpr uint32_t GPU_STATUS = 0x34;
 inline constexpr uint32_t GPU_STATUS_ACTIVE = BIT(0);
@@ -85,10 +113,12 @@ inline constexpr uint32_t GPU_STATUS_DBG_ENABLED = BIT(8);
 
 inline constexpr uint32_t GPU_FAULT_STATUS = 0x3C;
 inline constexpr uint32_t GPU_FAULT_STATUS_EXCEPTION_TYPE_MASK = GENMASK(7, 0);
-inline constexpr uint32_t GPU_FAULT_STATUS_ACCESS_TYPE_SHIFT = 8;   // (KB)
+inline constexpr uint32_t GPU_FAULT_STATUS_ACCESS_TYPE_SHIFT = 8;    // (KB)
 inline constexpr uint32_t GPU_FAULT_STATUS_ADDRESS_VALID = BIT(10);  // (KB)
 inline constexpr uint32_t GPU_FAULT_STATUS_JASID_VALID = BIT(11);    // (KB)
-constexpr uint32_t GPU_FAULT_STATUS_JASID(uint32_t as) { return (as & 0xF) << 12; }  // (KB)
+constexpr uint32_t GPU_FAULT_STATUS_JASID(uint32_t as) {
+    return (as & 0xF) << 12;
+}  // (KB)
 inline constexpr uint32_t GPU_FAULT_ADDR = 0x40;
 inline constexpr uint32_t GPU_FAULT_ADDR_LO = 0x40;
 inline constexpr uint32_t GPU_FAULT_ADDR_HI = 0x44;
@@ -119,7 +149,9 @@ inline constexpr uint32_t GPU_THREAD_MAX_THREADS = 0xA0;
 inline constexpr uint32_t GPU_THREAD_MAX_WORKGROUP_SIZE = 0xA4;
 inline constexpr uint32_t GPU_THREAD_MAX_BARRIER_SIZE = 0xA8;
 inline constexpr uint32_t GPU_THREAD_FEATURES = 0xAC;
-constexpr uint32_t GPU_TEXTURE_FEATURES(uint32_t n) { return 0xB0 + n * 4; }
+constexpr uint32_t GPU_TEXTURE_FEATURES(uint32_t n) {
+    return 0xB0 + n * 4;
+}
 
 inline constexpr uint32_t GPU_SHADER_PRESENT = 0x100;
 inline constexpr uint32_t GPU_SHADER_PRESENT_LO = 0x100;
@@ -154,10 +186,14 @@ inline constexpr uint32_t PWR_DOMAIN_TILER = 0x10;
 inline constexpr uint32_t PWR_DOMAIN_L2 = 0x20;
 
 inline constexpr uint32_t GPU_REVID = 0x280;
-constexpr uint32_t GPU_ASN_HASH(uint32_t n) { return 0x2C0 + n * 4; }
+constexpr uint32_t GPU_ASN_HASH(uint32_t n) {
+    return 0x2C0 + n * 4;
+}
 
 inline constexpr uint32_t GPU_COHERENCY_FEATURES = 0x300;
-constexpr uint32_t GPU_COHERENCY_PROT_BIT(uint32_t p) { return BIT(p); }
+constexpr uint32_t GPU_COHERENCY_PROT_BIT(uint32_t p) {
+    return BIT(p);
+}
 inline constexpr uint32_t GPU_COHERENCY_PROTOCOL = 0x304;
 inline constexpr uint32_t GPU_COHERENCY_ACE_LITE = 0;
 inline constexpr uint32_t GPU_COHERENCY_ACE = 1;
