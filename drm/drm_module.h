@@ -20,7 +20,7 @@ struct PlatformDriverModule {
     void (*exit)();                             // module_exit
     int (*probe)(kshim::PlatformDevice* pdev);  // platform_driver.probe; 0 or -errno
     void (*remove)(kshim::PlatformDevice* pdev);
-    drm_device* (*drm_device)(kshim::PlatformDevice* pdev);  // of a bound device
+    drm_device* (*drm_dev_of)(kshim::PlatformDevice* pdev);  // of a bound device
 
     bool matches(std::string_view compatible) const {
         for (std::string_view c : of_match)

@@ -51,7 +51,7 @@ int Machine::probe() {
 }
 
 bool Machine::probed() {
-    return device_ && driver().drm_device(pdev()) != nullptr;
+    return device_ && driver().drm_dev_of(pdev()) != nullptr;
 }
 
 void Machine::remove() {
@@ -68,7 +68,7 @@ void Machine::new_device() {
 }
 
 drm::drm_device* Machine::drm_dev() {
-    return device_ ? driver().drm_device(pdev()) : nullptr;
+    return device_ ? driver().drm_dev_of(pdev()) : nullptr;
 }
 
 int Machine::open_file(drm::drm_file** out, bool render) {

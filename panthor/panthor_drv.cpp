@@ -1154,7 +1154,7 @@ const drm::PlatformDriverModule panthor_module = {
     .exit = panthor_exit,
     .probe = panthor_probe,
     .remove = panthor_remove,
-    .drm_device = [](PlatformDevice* pdev) -> drm::drm_device* {
+    .drm_dev_of = [](PlatformDevice* pdev) -> drm::drm_device* {
         panthor_device* ptdev = panthor_from_pdev(pdev);
         return ptdev ? &ptdev->base : nullptr;
     },

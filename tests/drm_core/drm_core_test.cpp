@@ -29,20 +29,20 @@ struct Seen {
     int ret = 0;
 } seen;
 
-int echo_ioctl(Device*, void* data, drm_file*) {
+int echo_ioctl(drm_device*, void* data, drm_file*) {
     auto* a = static_cast<Arg16*>(data);
     seen.arg = *a;
     seen.calls++;
     a->out = a->in + 1;
     return seen.ret;
 }
-int big_ioctl(Device*, void* data, drm_file*) {
+int big_ioctl(drm_device*, void* data, drm_file*) {
     auto* a = static_cast<Arg200*>(data);
     for (int i = 0; i < 200; i++)
         a->bytes[i] = static_cast<u8>(a->bytes[i] + 1);
     return 0;
 }
-int primary_only_ioctl(Device*, void*, drm_file*) {
+int primary_only_ioctl(drm_device*, void*, drm_file*) {
     return 0;
 }
 
@@ -61,13 +61,13 @@ const IoctlDesc driver_ioctls[] = {
 };
 
 int opens = 0, postcloses = 0, open_ret = 0;
-int test_open(Device*, drm_file* f) {
+int test_open(drm_device*, drm_file* f) {
     opens++;
     if (!open_ret)
         f->driver_priv = &opens;
     return open_ret;
 }
-void test_postclose(Device*, drm_file* f) {
+void test_postclose(drm_device*, drm_file* f) {
     EXPECT_EQ(f->driver_priv, &opens);
     postcloses++;
 }
