@@ -22,6 +22,8 @@
 #include <atomic>
 #include <cstddef>
 
+#include <sys/types.h>
+
 #include "kernel_shim/types.h"
 #include "kernel_shim/wait.h"
 #include "kernel_shim/workqueue.h"
@@ -32,7 +34,9 @@ struct file;
 struct poll_table_struct;
 using poll_table = poll_table_struct;
 using __poll_t = unsigned int;
-using loff_t = long long;
+// The libc loff_t (sys/types.h), as every other kshim header that names it uses it: one type
+// for all translation units.
+using ::loff_t;
 using fmode_t = unsigned int;
 
 // include/uapi/linux/eventpoll.h
