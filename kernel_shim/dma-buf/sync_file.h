@@ -16,6 +16,7 @@
 #include "kernel_shim/fs/fdtable.h"
 #include "kernel_shim/uaccess.h"
 #include "kernel_shim/wait.h"
+#include "uapi/linux/sync_file.h"
 
 namespace kshim {
 
@@ -30,14 +31,8 @@ struct sync_file {
     dma_fence_cb cb;
 };
 
-// Mirrors struct sync_fence_info of include/uapi/linux/sync_file.h.
-struct sync_fence_info {
-    char obj_name[32];
-    char driver_name[32];
-    s32 status;  // 1 signalled, 0 pending, < 0 error
-    u32 flags;
-    u64 timestamp_ns;
-};
+// struct sync_fence_info of include/uapi/linux/sync_file.h: the uAPI's own.
+using sync_fence_info = drm::uapi::sync_fence_info;
 
 // A new sync_file (and its file, one reference) holding its own reference to `fence`; nullptr
 // on -ENOMEM.

@@ -5,7 +5,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernel_shim/dma-buf/sync_file.h"
 #include "uapi/drm/drm.h"
 
 namespace drm::uapi {
@@ -20,7 +19,13 @@ struct sync_merge_data {
 };
 
 // struct sync_fence_info: the shim's sync_file code fills this very struct.
-using sync_fence_info = kshim::sync_fence_info;
+struct sync_fence_info {
+    char obj_name[32];
+    char driver_name[32];
+    std::int32_t status;  // 1 signalled, 0 pending, < 0 error
+    std::uint32_t flags;
+    std::uint64_t timestamp_ns;
+};
 
 struct sync_file_info {
     char name[32];
