@@ -55,7 +55,7 @@ TEST(Layering, TheAllowedDirections) {
 TEST(Layering, RelativePathsAreResolvedAsTheCompilerWould) {
     EXPECT_FALSE(allowed("panthor/panthor_gpu.cpp", "../mock_hw/gpu.h"));
     EXPECT_FALSE(allowed("fuzz/x.cpp", "../tests/gpuvm/gpuvm_harness.h"));
-    EXPECT_EQ(resolve_include("drm/sched/sched_main.cpp", "../gem.h"), "drm/drm_gem.h");
+    EXPECT_EQ(resolve_include("drm/sched/sched_main.cpp", "../drm_gem.h"), "drm/drm_gem.h");
     EXPECT_EQ(resolve_include("drm/sched/sched_main.cpp", "gpu_scheduler.h"), "drm/sched/gpu_scheduler.h");
     EXPECT_EQ(resolve_include("drm/x.cpp", "../../etc/passwd"), std::nullopt) << "outside the repository";
 }

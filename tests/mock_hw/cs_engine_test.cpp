@@ -1,6 +1,7 @@
 // The CSG/CS engine driven at register level: panthor's per-job sequence, sync objects, scoreboards,
 // call depth, tiler OOM, progress timer, suspend/resume, terminate, faults, priorities, FaultPlan.
 #include "testkit/csf_rig.h"
+#include "tests/mock_hw/mock_test.h"
 
 namespace mock_hw::testing {
 namespace {

@@ -1,6 +1,7 @@
 // Real mode (threads, monotonic clock; run under TSan): boot the MCU and run a small command
 // stream to completion.
 #include "testkit/csf_rig.h"
+#include "tests/mock_hw/mock_test.h"
 
 namespace mock_hw::testing {
 namespace {

@@ -3,6 +3,7 @@
 // CsfRig (csf_rig.h).
 #pragma once
 #include "testkit/csf_rig.h"
+#include "tests/mock_hw/mock_test.h"
 
 namespace mock_hw::testing {
 

@@ -2,6 +2,7 @@
 // (HwEvents, so the command-stream interpreter too) and the MMIO handlers it runs inline in the
 // caller's task. Without that a benchmark could not tell the driver's CPU from the model's.
 #include "testkit/csf_rig.h"
+#include "tests/mock_hw/mock_test.h"
 
 #include "kernel_shim/cputime.h"
 
