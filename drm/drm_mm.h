@@ -53,6 +53,9 @@ using HoleStackHook = bi::list_base_hook<bi::tag<HoleStackTag>, SafeLink>;
 struct HoleAddrLink {
     HoleAddrLink() = default;
     HoleAddrLink(const HoleAddrLink&) noexcept {}
+    // Deliberately copies nothing (a node's place in the tree is its own), so self-assignment is
+    // trivially safe.
+    // NOLINTNEXTLINE(bugprone-unhandled-self-assignment)
     HoleAddrLink& operator=(const HoleAddrLink&) noexcept { return *this; }
 
     HoleAddrLink* hole_parent_ = nullptr;  // null while not in the tree

@@ -101,7 +101,9 @@ void drm_sched_fence_free(drm_sched_fence* fence) {
 }
 
 void drm_sched_fence_init(drm_sched_fence* fence, drm_sched_entity* entity) {
-    const u64 seq = static_cast<u64>(entity->fence_seq.fetch_add(1, std::memory_order_relaxed) + 1);
+    // atomic_inc_return on an atomic_t into an unsigned, as upstream: the sequence wraps at 32
+    // bits (the int addition overflowed, undefined, after 2^31 jobs of one entity).
+    const unsigned seq = static_cast<unsigned>(entity->fence_seq.fetch_add(1, std::memory_order_relaxed)) + 1u;
     fence->sched = entity->rq->sched;
     kshim::dma_fence_init(&fence->scheduled, &drm_sched_fence_ops_scheduled, &fence->lock, entity->fence_context, seq);
     kshim::dma_fence_init(&fence->finished, &drm_sched_fence_ops_finished, &fence->lock, entity->fence_context + 1,
