@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, builds the `asan` preset and runs every CTest
-# test under ASan+UBSan, then builds the libFuzzer targets with clang and runs each for a short
-# budget (UPANTHOR_FUZZ_SECONDS, default 60), then builds the real-thread-mode tests (label
-# `real`) with `tsan` and runs them.
+# The test command: installs what is missing, checks the formatting (.clang-format), builds the
+# `asan` preset and runs every CTest test under ASan+UBSan (the `layout` test among them), runs
+# clang-tidy (.clang-tidy) over the driver-side layers, builds the libFuzzer targets with clang
+# and runs each for a short budget (UPANTHOR_FUZZ_SECONDS, default 60), then builds the
+# real-thread-mode tests (label `real`) with `tsan` and runs them.
 # Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +12,9 @@ bash scripts/setup.sh
 
 jobs=${UPANTHOR_JOBS:-$(nproc)}
 status=0
+
+echo "== format: .clang-format"
+bash scripts/format.sh --check || status=1
 
 echo "== asan: configure + build"
 cmake --preset asan >/dev/null
@@ -24,6 +28,12 @@ ctest --preset asan -j "$jobs" --timeout 300 || status=1
 fuzz_seconds=${UPANTHOR_FUZZ_SECONDS:-60}
 echo "== fuzz: build (clang, libFuzzer + ASan + UBSan) and ${fuzz_seconds} s per target"
 cmake --preset fuzz >/dev/null
+# clang-tidy reads the clang build's compile commands. The layers a driver change touches (the
+# drivers, the mocks, the DRM core, the host, userspace, the contract); scripts/tidy.sh with no
+# argument adds kernel_shim (a few more minutes).
+echo "== tidy: .clang-tidy over hw, drm, panthor, mock_hw, umd, host"
+mapfile -t tidy_files < <(git ls-files 'hw/*.cpp' 'drm/*.cpp' 'panthor/*.cpp' 'mock_hw/*.cpp' 'umd/*.cpp' 'host/*.cpp')
+bash scripts/tidy.sh "${tidy_files[@]}" || status=1
 cmake --build --preset fuzz -j "$jobs" --target fuzz_ioctl fuzz_fw_image fuzz_cs fuzz_gpuvm upanthor_firmware
 run_fuzz_pair() {
     local a=$1 b=$2 pa pb st=0
