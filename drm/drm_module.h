@@ -11,7 +11,7 @@
 
 namespace drm {
 
-struct drm_device;
+class drm_device;
 
 struct PlatformDriverModule {
     const char* name;                           // "panthor"

@@ -21,7 +21,7 @@
 #include "kernel_shim/time.h"
 
 namespace drm {
-struct drm_device;
+class drm_device;
 struct drm_file;
 }  // namespace drm
 

@@ -3,7 +3,7 @@
 #pragma once
 
 namespace drm {
-struct drm_device;
+class drm_device;
 }
 
 namespace upanthor::preload {
