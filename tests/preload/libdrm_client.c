@@ -23,7 +23,7 @@
 #include "client_check.h"
 #include "panthor_uapi.h"
 
-/* v10 CS instructions (panthor/cs_isa.h, hw-interface.md): opcode in [63:56]. */
+/* v10 CS instructions (hw/csf/cs_isa.h, docs/hw/csf/cs-isa.md): opcode in [63:56]. */
 static uint64_t cs_move48(unsigned dst, uint64_t imm) {
     return (1ull << 56) | ((uint64_t)dst << 48) | (imm & 0xffffffffffffull);
 }
