@@ -8,19 +8,6 @@
 
 namespace upanthor::host {
 
-const char* problem_kind_name(Problem::Kind kind) {
-    switch (kind) {
-    case Problem::Kind::Deadlock: return "deadlock";
-    case Problem::Kind::NotIdle: return "not idle";
-    case Problem::Kind::StuckTask: return "blocked task";
-    case Problem::Kind::Report: return "report";
-    case Problem::Kind::Leak: return "leak";
-    case Problem::Kind::LiveMappings: return "mappings left";
-    case Problem::Kind::DeviceLost: return "device lost";
-    }
-    return "?";
-}
-
 std::string problems_text(const std::vector<Problem>& problems) {
     std::string out;
     for (const Problem& p : problems) {

@@ -16,11 +16,10 @@
 namespace upanthor::host {
 
 struct Problem {
-    enum class Kind { Deadlock, NotIdle, StuckTask, Report, Leak, LiveMappings, DeviceLost };
+    enum class Kind { Deadlock, NotIdle, StuckTask, Report, Leak, LiveMappings };
     Kind kind;
     std::string text;
 };
-const char* problem_kind_name(Problem::Kind kind);
 // One problem a line ("leaked at the end: ..."), "" for none.
 std::string problems_text(const std::vector<Problem>& problems);
 

@@ -29,11 +29,8 @@ void World::boot() {
         if (opts_.boot == Boot::Device)
             return;
         const int ret = machine_->probe();
-        if (ret == 0) {
-            if (opts_.settle)
-                machine_->settle();
+        if (ret == 0)
             return;
-        }
         status_ = ret;
         failed_step_ = std::string(machine_->driver().name) + " probe";
         if (ret != -ETIMEDOUT || attempt >= opts_.probe_attempts)

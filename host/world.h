@@ -29,8 +29,6 @@ public:
         // device: in real mode the mock's host threads can be starved past the driver's power-up
         // timeouts on a loaded host, which a wedged GPU would also give.
         int probe_attempts = 1;
-        // After the probe, let the device autosuspend (every run starts from a quiet device).
-        bool settle = false;
     };
     explicit World(Options opts);
     // finish() unless done; its problems go to stderr.
