@@ -25,6 +25,7 @@ struct LockdepMap;
 struct work_struct;
 struct irq_work;
 struct files_struct;
+struct cred;
 
 enum class TaskKind : u8 {
     Main,     // the thread that created the runtime (the test body, a program's main)
@@ -93,6 +94,11 @@ struct Task {
     // The descriptor table of the client this task runs for (kernel_shim/fs/fdtable.h); nullptr
     // means the process's own (init_files()).
     files_struct* files = nullptr;
+    // The credentials the task acts with (kernel_shim/cred.h); nullptr: init_cred.
+    const kshim::cred* cred = nullptr;
+    // The process the task belongs to (task_tgid_nr): 0 is the runtime's own; the preload's
+    // client threads carry their host process's pid (drm_file.pid, the DRM master rules).
+    int tgid = 0;
     // irq_work raised by this task, run when it leaves atomic context (kernel_shim/irq_work.h).
     irq_work* irq_work_head = nullptr;
     irq_work* irq_work_tail = nullptr;
@@ -151,6 +157,11 @@ struct Task {
 // in real mode; nullptr outside any runtime.
 Task* current();
 void set_current(Task* t);
+
+// task_tgid_nr: the process id of task t (Task::tgid; 0 without a task).
+inline int task_tgid_nr(const Task* t) {
+    return t ? t->tgid : 0;
+}
 
 inline bool in_hardirq() {
     Task* t = current();
