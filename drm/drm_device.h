@@ -10,6 +10,7 @@
 #include <atomic>
 #include <span>
 
+#include "kernel_shim/mutex.h"
 #include "kernel_shim/types.h"
 #include "uapi/drm/drm.h"
 
@@ -30,6 +31,7 @@ struct drm_file;
 struct VmArea;
 struct drm_printer;
 struct drm_vma_offset_manager;
+struct drm_master;
 
 // enum drm_driver_feature.
 enum DriverFeature : u32 {
@@ -116,6 +118,11 @@ public:
 
     // drm_device.vma_offset_manager: where GEM mmap offsets come from (set by the driver).
     drm_vma_offset_manager* vma_offset_manager = nullptr;
+
+    // drm_device.master_mutex protects master and every file's master and magic
+    // (drm/drm_auth.h); master is the current DRM master, or nullptr.
+    kshim::Mutex master_mutex{"drm_device.master_mutex"};
+    drm_master* master GUARDED_BY(master_mutex) = nullptr;
 
 private:
     DriverDesc driver_;

@@ -6,9 +6,11 @@
 #include <atomic>
 #include <climits>
 
+#include "drm/drm_auth.h"
 #include "drm/drm_ioctl.h"
 #include "drm/drm_mmap.h"
 #include "drm/drm_syncobj.h"
+#include "kernel_shim/cred.h"
 #include "kernel_shim/dma-buf/dma-buf.h"
 #include "kernel_shim/dma-buf/sync_file.h"
 #include "kernel_shim/err.h"
@@ -31,6 +33,8 @@ int drm_open(drm_device* dev, drm_file** out, bool render) {
     // drm_file_alloc: a process-wide counter, so ids are never reused.
     static std::atomic<u64> next_client_id{1};
     file->client_id = next_client_id.fetch_add(1, std::memory_order_relaxed);
+    file->pid = task_tgid_nr(current());
+    file->authenticated = capable(CAP_SYS_ADMIN);
     drm_prime_init_file_private(&file->prime);
     file->gem.prime_ctx = file;
     file->gem.prime_remove = [](void* ctx, u32 handle) {
@@ -41,6 +45,14 @@ int drm_open(drm_device* dev, drm_file** out, bool render) {
         if (ret) {
             drm_prime_destroy_file_private(&file->prime);
             kdelete(file);
+            return ret;
+        }
+    }
+    // drm_open_helper: a primary-node client joins the current master, or becomes it.
+    if (!render) {
+        const int ret = drm_master_open(file);
+        if (ret) {
+            drm_release(file);
             return ret;
         }
     }
@@ -56,6 +68,8 @@ void drm_release(drm_file* file) {
     file->gem.release();
     drm_syncobj_release(file);
     drm_prime_destroy_file_private(&file->prime);
+    if (!file->is_render)
+        drm_master_release(file);
     kdelete(file);
 }
 

@@ -49,6 +49,21 @@ struct drm_file {
     kshim::wait_queue_head event_wait;
     // drm_file.client_id: unique per open file, for fdinfo and scheduler job ownership.
     u64 client_id = 0;
+    // drm_file.pid: the process that opened the file (task_tgid_nr of the opener).
+    int pid = 0;
+
+    // The DRM master and authentication (drm/drm_auth.h), for primary-node files.
+    // authenticated: may use DRM_AUTH ioctls (a master, a client its master authenticated, or an
+    // opener with CAP_SYS_ADMIN). is_master: has been the device's master with its own
+    // drm_master; was_master: has held the master role (SET/DROP_MASTER without privileges).
+    bool authenticated = false;
+    bool is_master = false;
+    bool was_master = false;
+    u32 magic = 0;  // from GET_MAGIC, 0 before
+    // master_lookup_lock protects master against drm_new_set_master (readers without
+    // dev->master_mutex); writers hold both.
+    kshim::SpinLock master_lookup_lock{"drm_file.master_lookup_lock"};
+    drm_master* master = nullptr;
 };
 using drm_file = drm_file;
 

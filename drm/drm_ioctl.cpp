@@ -6,9 +6,11 @@
 #include <array>
 #include <cstring>
 
+#include "drm/drm_auth.h"
 #include "drm/drm_prime.h"
 #include "drm/drm_syncobj.h"
 #include "drm/uaccess.h"
+#include "kernel_shim/cred.h"
 #include "kernel_shim/slab.h"
 
 namespace drm {
@@ -80,7 +82,11 @@ constexpr std::array<IoctlDesc, DRM_CORE_IOCTL_COUNT> make_core_table() {
         t[DRM_IOCTL_NR(cmd)] = IoctlDesc{cmd, flags, func, name};
     };
     def(DRM_IOCTL_VERSION, drm::drm_version, DRM_RENDER_ALLOW, "DRM_IOCTL_VERSION");
+    def(DRM_IOCTL_GET_MAGIC, drm_getmagic, 0, "DRM_IOCTL_GET_MAGIC");
     def(DRM_IOCTL_GEM_CLOSE, drm_gem_close_ioctl, DRM_RENDER_ALLOW, "DRM_IOCTL_GEM_CLOSE");
+    def(DRM_IOCTL_AUTH_MAGIC, drm_authmagic, DRM_AUTH | DRM_MASTER, "DRM_IOCTL_AUTH_MAGIC");
+    def(DRM_IOCTL_SET_MASTER, drm_setmaster_ioctl, 0, "DRM_IOCTL_SET_MASTER");
+    def(DRM_IOCTL_DROP_MASTER, drm_dropmaster_ioctl, 0, "DRM_IOCTL_DROP_MASTER");
     def(DRM_IOCTL_GET_CAP, drm_getcap, DRM_RENDER_ALLOW, "DRM_IOCTL_GET_CAP");
     def(DRM_IOCTL_PRIME_HANDLE_TO_FD, drm_prime_handle_to_fd_ioctl, DRM_RENDER_ALLOW, "DRM_IOCTL_PRIME_HANDLE_TO_FD");
     def(DRM_IOCTL_PRIME_FD_TO_HANDLE, drm_prime_fd_to_handle_ioctl, DRM_RENDER_ALLOW, "DRM_IOCTL_PRIME_FD_TO_HANDLE");
@@ -106,9 +112,15 @@ constexpr std::array<IoctlDesc, DRM_CORE_IOCTL_COUNT> make_core_table() {
 constexpr std::array<IoctlDesc, DRM_CORE_IOCTL_COUNT> drm_ioctls = make_core_table();
 static_assert(DRM_IOCTL_NR(DRM_IOCTL_SYNCOBJ_EVENTFD) < DRM_CORE_IOCTL_COUNT);
 
-// drm_ioctl_permit. There is no DRM master or capability model: a primary-node file is treated
-// as an authenticated root master, so only the render-node rule can reject.
+// drm_ioctl_permit: the caller's capabilities (kernel_shim/cred.h) and the file's standing with
+// its master (drm/drm_auth.h) against the ioctl's flags.
 int drm_ioctl_permit(u32 flags, drm_file* file) {
+    if ((flags & DRM_ROOT_ONLY) && !capable(CAP_SYS_ADMIN))
+        return -EACCES;
+    if ((flags & DRM_AUTH) && !file->is_render && !file->authenticated)
+        return -EACCES;
+    if ((flags & DRM_MASTER) && !drm_is_current_master(file))
+        return -EACCES;
     if (file->is_render && !(flags & DRM_RENDER_ALLOW))
         return -EACCES;
     return 0;

@@ -74,6 +74,11 @@ struct drm_version {
     char* desc;
 };
 
+// DRM_IOCTL_GET_MAGIC / AUTH_MAGIC (drm_magic_t is an unsigned int).
+struct drm_auth {
+    unsigned int magic;
+};
+
 struct drm_get_cap {
     std::uint64_t capability;
     std::uint64_t value;
@@ -185,7 +190,11 @@ inline constexpr std::uint64_t DRM_CAP_SYNCOBJ_TIMELINE = 0x14;
 
 // ---- ioctl numbers ----
 inline constexpr unsigned DRM_IOCTL_VERSION = DRM_IOWR<drm_version>(0x00);
+inline constexpr unsigned DRM_IOCTL_GET_MAGIC = DRM_IOR<drm_auth>(0x02);
 inline constexpr unsigned DRM_IOCTL_GEM_CLOSE = DRM_IOW<drm_gem_close>(0x09);
+inline constexpr unsigned DRM_IOCTL_AUTH_MAGIC = DRM_IOW<drm_auth>(0x11);
+inline constexpr unsigned DRM_IOCTL_SET_MASTER = DRM_IO(0x1e);
+inline constexpr unsigned DRM_IOCTL_DROP_MASTER = DRM_IO(0x1f);
 inline constexpr unsigned DRM_IOCTL_GET_CAP = DRM_IOWR<drm_get_cap>(0x0c);
 inline constexpr unsigned DRM_IOCTL_PRIME_HANDLE_TO_FD = DRM_IOWR<drm_prime_handle>(0x2d);
 inline constexpr unsigned DRM_IOCTL_PRIME_FD_TO_HANDLE = DRM_IOWR<drm_prime_handle>(0x2e);
@@ -231,6 +240,9 @@ static_assert(sizeof(drm_syncobj_timeline_array) == 24 && offsetof(drm_syncobj_t
 // The numbers userspace has compiled in.
 static_assert(DRM_IOCTL_VERSION == 0xC0406400u);
 static_assert(DRM_IOCTL_GEM_CLOSE == 0x40086409u);
+static_assert(sizeof(drm_auth) == 4);
+static_assert(DRM_IOCTL_GET_MAGIC == 0x80046402u && DRM_IOCTL_AUTH_MAGIC == 0x40046411u);
+static_assert(DRM_IOCTL_SET_MASTER == 0x641Eu && DRM_IOCTL_DROP_MASTER == 0x641Fu);
 static_assert(DRM_IOCTL_GET_CAP == 0xC010640Cu);
 static_assert(DRM_IOCTL_PRIME_HANDLE_TO_FD == 0xC00C642Du && DRM_IOCTL_PRIME_FD_TO_HANDLE == 0xC00C642Eu);
 static_assert(DRM_IOCTL_SYNCOBJ_CREATE == 0xC00864BFu);
