@@ -27,7 +27,11 @@ int DrmFileBackend::ioctl(unsigned long cmd, void* arg) {
     const size_t size = drm::uapi::_IOC_SIZE(static_cast<unsigned>(cmd));
     if (arg && size)
         drm::uaccess_register(arg, size);
-    const int ret = drm::drm_ioctl(file_, static_cast<unsigned>(cmd), drm::user_ptr(arg));
+    int ret;
+    {
+        kshim::ScopedCreds as_client(&creds_);
+        ret = drm::drm_ioctl(file_, static_cast<unsigned>(cmd), drm::user_ptr(arg));
+    }
     if (arg && size)
         drm::uaccess_unregister(arg, size);
     return ret;

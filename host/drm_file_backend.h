@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "drm/drm_file.h"
+#include "kernel_shim/cred.h"
 #include "kernel_shim/spinlock.h"
 #include "umd/backend.h"
 
@@ -39,6 +40,10 @@ public:
     void user_memory_remove(const void* addr, std::size_t len) override;
 
     drm::drm_file* file() const { return file_; }
+    // The credentials of the client process this backend stands for: every call acts with them
+    // (override_creds), as a real process's ioctl acts with its own. An ordinary user without
+    // capabilities by default; e.g. raise CAP_SYS_NICE for HIGH and REALTIME groups.
+    kshim::cred& creds() { return creds_; }
     // Mappings made through this backend and not unmapped yet.
     std::size_t live_mappings();
 
@@ -50,6 +55,7 @@ private:
     };
 
     drm::drm_file* file_;
+    kshim::cred creds_ = kshim::user_cred();
     // Protects maps_ (never held across a call into the kernel).
     kshim::SpinLock lock_{"umd_drm_file_backend.lock"};
     std::vector<Mapping> maps_;

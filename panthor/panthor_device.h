@@ -139,10 +139,6 @@ struct panthor_file {
     panthor_vm_pool* vms = nullptr;
     panthor_group_pool* groups = nullptr;
     u64 user_mmio_offset = 0;  // DRM_PANTHOR_USER_MMIO_OFFSET_{32,64}BIT
-    // Stands in for capable(CAP_SYS_NICE) of the process using this file (there are no tasks
-    // with credentials here): with it, group priorities HIGH and REALTIME are allowed, as they
-    // are for the DRM master (a primary-node file). Set by the opener; false by default.
-    bool cap_sys_nice = false;
     // GPU usage of the file's jobs so far (fdinfo), gathered from its groups.
     kshim::SpinLock stats_lock{"panthor_file.stats_lock"};  // protects stats
     panthor_gpu_usage stats;

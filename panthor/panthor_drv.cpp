@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "drm/drm_auth.h"
 #include "drm/drm_exec.h"
 #include "drm/drm_fdinfo.h"
 #include "drm/drm_ioctl.h"
@@ -30,6 +31,7 @@
 #include "drm/drm_vma_manager.h"
 #include "drm/uaccess.h"
 #include "hw/csf/regs/csf_regs.h"
+#include "kernel_shim/cred.h"
 #include "kernel_shim/devres.h"
 #include "kernel_shim/dma-buf/dma-fence-chain.h"
 #include "kernel_shim/err.h"
@@ -436,19 +438,14 @@ int panthor_query_timestamp_info(panthor_device* ptdev, drm_panthor_timestamp_in
     return 0;
 }
 
-// drm_is_current_master: there is no master model; a primary-node file is treated as the master
-// (docs/drm_core.md), a render-node file never is.
-bool drm_is_current_master(drm_file* file) {
-    return !file->is_render;
-}
-
 // Also the check of GROUP_CREATE's priority.
 int group_priority_permit(drm_file* file, u8 priority) {
     if (priority > PANTHOR_GROUP_PRIORITY_REALTIME)
         return -EINVAL;
     if (priority <= PANTHOR_GROUP_PRIORITY_MEDIUM)
         return 0;
-    if (to_pfile(file)->cap_sys_nice || drm_is_current_master(file))
+    // The caller's capability at the time of the call, or the file being the DRM master.
+    if (capable(CAP_SYS_NICE) || drm::drm_is_current_master(file))
         return 0;
     return -EACCES;
 }

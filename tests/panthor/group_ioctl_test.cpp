@@ -165,7 +165,7 @@ u64 outside(u64 present) {
 
 TEST_P(GroupCreateErrno, ReturnsKernelErrno) {
     const CreateRow& row = GetParam();
-    pfile()->cap_sys_nice = row.cap_sys_nice;
+    set_cap_sys_nice(row.cap_sys_nice);
     CreateReq r = create_req();
     row.mutate(r, ptdev->gpu_info);
     u32 handle = 0;
@@ -177,7 +177,7 @@ TEST_P(GroupCreateErrno, ReturnsKernelErrno) {
         return;
     }
     // Nothing was registered: the next group still gets the first handle.
-    pfile()->cap_sys_nice = false;
+    set_cap_sys_nice(false);
     CreateReq ok = create_req();
     ASSERT_EQ(create(ok, &handle), 0);
     EXPECT_EQ(handle, 1u);
@@ -578,7 +578,7 @@ TEST_P(GroupPriorities, QueryMatchesWhatGroupCreateAccepts) {
     const PrioRow& row = GetParam();
     drm::drm_file* f = nullptr;
     ASSERT_EQ(open_file(&f, row.render), 0);
-    pfile(f)->cap_sys_nice = row.cap_sys_nice;
+    set_cap_sys_nice(row.cap_sys_nice);
     const u32 vm = vm_create(0, f);
 
     const drm_panthor_group_priorities_info info = priorities(f);

@@ -11,6 +11,7 @@ namespace panthor::testing {
 
 void PanthorTest::SetUp() {
     KernelTest::SetUp();
+    kshim::override_creds(&client_cred);
     upanthor::host::Machine::Options opts;
     opts.config.csf = gpu_config();
     ASSERT_EQ(upanthor::host::Machine::create(opts, &machine_), 0);
@@ -50,7 +51,12 @@ void PanthorTest::TearDown() {
         pdev()->desc.iomem->trace_hook = nullptr;
     remove();
     machine_.reset();
+    kshim::revert_creds(nullptr);
     KernelTest::TearDown();
+}
+
+void PanthorTest::set_cap_sys_nice(bool on) {
+    client_cred.cap_effective = on ? kshim::cap_raise(kshim::CAP_EMPTY_SET, kshim::CAP_SYS_NICE) : kshim::CAP_EMPTY_SET;
 }
 
 int PanthorTest::probe() {

@@ -13,6 +13,7 @@
 #include "drm/uaccess.h"
 #include "host/machine.h"
 #include "hw/csf/regs/gpu_regs.h"
+#include "kernel_shim/cred.h"
 #include "kernel_shim/pm_runtime.h"
 #include "mock_hw/platform.h"
 #include "panthor/panthor_device.h"
@@ -92,6 +93,13 @@ protected:
     // teardown).
     void count_soft_resets();
     int soft_resets_ = 0;
+
+    // The credentials the test body acts with (kernel_shim/cred.h), as a client process does: an
+    // ordinary user without capabilities unless the test raises some. Tasks a test starts are
+    // kernel threads and act as such (init_cred: every capability).
+    kshim::cred client_cred = kshim::user_cred();
+    // CAP_SYS_NICE for the test body: HIGH and REALTIME groups.
+    void set_cap_sys_nice(bool on);
 
     // The host's machine: the G610 model's device and the panthor module, loaded in SetUp.
     std::unique_ptr<upanthor::host::Machine> machine_;

@@ -737,10 +737,10 @@ TEST_F(PanthorDevQuery, GroupPrioritiesFollowCapSysNice) {
     EXPECT_EQ(prio.allowed_mask, kLowMedium);
     EXPECT_EQ(prio.pad[0] | prio.pad[1] | prio.pad[2], 0);
 
-    pfile()->cap_sys_nice = true;
+    set_cap_sys_nice(true);
     prio = query<drm_panthor_group_priorities_info>(DRM_PANTHOR_DEV_QUERY_GROUP_PRIORITIES_INFO);
     EXPECT_EQ(prio.allowed_mask, kAll);
-    pfile()->cap_sys_nice = false;
+    set_cap_sys_nice(false);
 
     // Another render file without the capability is not affected; a primary-node file (the DRM
     // master here) gets every priority.

@@ -223,8 +223,7 @@ protected:
 
     void SetUp() override {
         SchedTest::SetUp();
-        if (file)
-            static_cast<panthor_file*>(file->driver_priv)->cap_sys_nice = true;  // HIGH groups too
+        set_cap_sys_nice(true);  // HIGH groups too
     }
 
     void TearDown() override {

@@ -41,8 +41,7 @@ protected:
     void SetUp() override {
         SchedTest::SetUp();
         // HIGH and REALTIME groups need CAP_SYS_NICE (or DRM master).
-        if (file)
-            static_cast<panthor_file*>(file->driver_priv)->cap_sys_nice = true;
+        set_cap_sys_nice(true);
     }
 
     u64 shader(mock_hw::MockShader::Kind kind, ktime_t duration, u64 addr = 0, u64 value = 0) {

@@ -91,7 +91,7 @@ protected:
         SchedTest::SetUp();
         if (!file)
             return;
-        static_cast<panthor_file*>(file->driver_priv)->cap_sys_nice = true;
+        set_cap_sys_nice(true);
         mem_.cpu = cpu_;
         mem_.va = kVa;
         mem_.data = kDataOffset;
@@ -258,7 +258,6 @@ TEST_P(SchedSweep, FileCloseRacesInFlightJobs) {
     std::mt19937_64 rng(seed());
     drm::drm_file* f2 = nullptr;
     ASSERT_EQ(open_file(&f2), 0);
-    static_cast<panthor_file*>(f2->driver_priv)->cap_sys_nice = true;
     const u32 vm2 = vm_create(0, f2);
     const u32 bo2 = bo_create(kBoSize, 0, 0, f2);
     ASSERT_EQ(vm_bind(vm2, DRM_PANTHOR_VM_BIND_OP_TYPE_MAP, bo2, 0, kVa, kBoSize, f2), 0);

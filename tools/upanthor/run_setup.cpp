@@ -31,8 +31,9 @@ int Runner::setup(upanthor::host::Machine& m) {
         ret = m.open_file(&c.file);
         if (ret)
             return fail_setup("drm_open for client '" + cl.name + "'", ret);
-        static_cast<panthor::panthor_file*>(c.file->driver_priv)->cap_sys_nice = cl.cap_sys_nice;
         c.be = std::make_unique<umd::DrmFileBackend>(c.file);
+        if (cl.cap_sys_nice)
+            c.be->creds().cap_effective = kshim::cap_raise(kshim::CAP_EMPTY_SET, kshim::CAP_SYS_NICE);
         auto r = umd::PanthorClient::open(*c.be);
         if (!r.ok())
             return fail_setup("PanthorClient::open for client '" + cl.name + "'", r.error());
