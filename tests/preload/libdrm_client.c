@@ -268,6 +268,9 @@ int main(void) {
     REQUIRE(drmIoctl(fd, DRM_IOCTL_PANTHOR_BO_CREATE, &boc) == 0);
     struct drm_panthor_bo_mmap_offset mo = {.handle = boc.handle};
     REQUIRE(drmIoctl(fd, DRM_IOCTL_PANTHOR_BO_MMAP_OFFSET, &mo) == 0);
+    /* The kernel's fake offsets start at DRM_FILE_PAGE_OFFSET_START (4 GiB on 64-bit): a valid
+     * offset is never 0, which clients take for "none". */
+    CHECK(mo.offset >= (1ull << 32) && (mo.offset & 4095) == 0);
     uint8_t* cpu = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)mo.offset);
     REQUIRE(cpu != MAP_FAILED);
     memset(cpu, 0, size);
