@@ -28,6 +28,7 @@
 #include "kernel_shim/err.h"
 #include "kernel_shim/fs/fdtable.h"
 #include "kernel_shim/page_alloc.h"
+#include "tools/preload/caller_creds.h"
 #include "tools/preload/device.h"
 #include "tools/preload/fake_fs.h"
 #include "tools/preload/files.h"
@@ -61,6 +62,7 @@ int open_path(int dirfd, const char* path, int flags, mode_t mode) {
             if (!device_get())
                 return -ENODEV;
             attach_thread();
+            const ActAsCaller caller;
             kshim::file* f = kshim::sw_sync_open_file(flags);
             return kshim::IS_ERR(f) ? static_cast<int>(kshim::PTR_ERR(f)) : files_install(f, flags);
         });
@@ -73,6 +75,7 @@ int open_path(int dirfd, const char* path, int flags, mode_t mode) {
             if (!dev)
                 return -ENODEV;
             attach_thread();
+            const ActAsCaller caller;
             kshim::file* f = drm::drm_open_file(dev, minor >= 128, flags);
             return kshim::IS_ERR(f) ? static_cast<int>(kshim::PTR_ERR(f)) : files_install(f, flags);
         });
@@ -501,6 +504,7 @@ int ioctl(int fd, unsigned long request, ...) {
             return 0;
         }
         attach_thread();
+        const ActAsCaller caller;
         int r = -ENOIOCTLCMD;
         if (drm::drm_file* df = drm::drm_file_from(f))
             r = drm_file_ioctl(df, cmd, arg);
