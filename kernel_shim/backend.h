@@ -52,6 +52,14 @@ public:
     // Waits until the event's callback is not running (after a cancel: del_timer_sync).
     virtual void timer_wait_idle(TimerEvent* ev) = 0;
 
+    // A timed wait in real mode ends on the host's clock, but the hardware effects due before
+    // its deadline run on the timer thread, which a loaded host can starve; real hardware does not
+    // slow down when the CPU is busy. So a wait whose deadline passed first lets the hardware
+    // catch up to the deadline (every kBandHardware event due by `until` has run), and then looks
+    // at its condition once more: a completion the hardware had reached by then (an ack in shared
+    // memory, an interrupt's raw status) is seen, and a timeout means it really had not finished.
+    // Simulated mode never lags: nothing to do.
+    virtual void catch_up_hardware(ktime_t until) { (void)until; }
     virtual bool advance_until_idle(ktime_t limit) = 0;
     virtual void advance(ktime_t d) = 0;
     virtual bool run_until(const std::function<bool()>& pred, ktime_t timeout) = 0;

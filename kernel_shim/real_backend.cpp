@@ -227,8 +227,10 @@ public:
         bool reprogram = false;
         {
             std::lock_guard g(ev_lock_);
-            if (ev->armed)
+            if (ev->armed) {
                 events_.erase(events_.iterator_to(*ev));
+                ev_cv_.notify_all();  // moved: catch_up_hardware may have waited for it
+            }
             ev->when = when;
             ev->seq = ++event_seq_;
             ev->gen++;
@@ -248,7 +250,28 @@ public:
             return false;
         events_.erase(events_.iterator_to(*ev));
         ev->armed = false;
+        ev_cv_.notify_all();  // catch_up_hardware may have waited for it
         return true;
+    }
+
+    // Blocks until the timer thread has run every hardware effect due by `until` (backend.h).
+    // Only hardware effects: they take nothing a sleeping task may hold.
+    void catch_up_hardware(ktime_t until) override {
+        if (current() == &softirq_)
+            return;
+        std::unique_lock l(ev_lock_);
+        auto behind = [&] {
+            if (running_event_ && running_event_->band == kBandHardware)
+                return true;
+            for (const TimerEvent& ev : events_) {
+                if (ev.when > until)
+                    return false;
+                if (ev.band == kBandHardware)
+                    return true;
+            }
+            return false;
+        };
+        ev_cv_.wait(l, [&] { return !behind(); });
     }
 
     void timer_wait_idle(TimerEvent* ev) override {

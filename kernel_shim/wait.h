@@ -89,6 +89,7 @@ long wait_cond_timeout(Cond&& cond, long timeout, std::source_location loc, cons
             break;
         }
         if (deadline != KTIME_MAX && ktime_get() >= deadline) {
+            backend().catch_up_hardware(deadline);
             result = cond() ? 1 : 0;
             break;
         }

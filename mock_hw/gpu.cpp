@@ -9,13 +9,16 @@
 #include "hw/csf/regs/gpu_regs.h"
 #include "hw/csf/regs/job_regs.h"
 #include "kernel_shim/cputime.h"
+#include "kernel_shim/runtime.h"
+#include "kernel_shim/time.h"
 #include "kernel_shim/trace.h"
 
 namespace mock_hw {
 
 using namespace panthor;
 
-Gpu::Gpu(GpuConfig cfg) : cfg_(std::move(cfg)) {
+Gpu::Gpu(GpuConfig cfg)
+    : cfg_(std::move(cfg)), real_mode_(kshim::Runtime::get() && kshim::Runtime::get()->mode() == kshim::Mode::Real) {
     job_irq_ = std::make_unique<IrqBlock>(job_bank_, JOB_INT_BASE, irq_job_, lock_, "JOB_INT");
     control_ = std::make_unique<GpuControl>(*this, irq_gpu_);
     power_ = std::make_unique<Power>(*this, control_->bank());
@@ -68,11 +71,34 @@ RegisterBank* Gpu::decode(u32 off) {
     return nullptr;
 }
 
+// In real mode the effects run on the runtime's timer thread, which a loaded host can starve
+// past the driver's real-time waits, while real hardware does not slow down when the CPU is
+// busy. So an access first brings the hardware up to date: a register reads as a function of
+// the time since the command that changed it, whichever thread gets here first. (Simulated mode
+// needs none of this: time only moves when every task waits.) An effect that keeps re-arming
+// itself at once is left to the timer after a bounded number of rounds.
+void Gpu::catch_up_locked() {
+    lockdep_assert_held(&lock_);
+    if (!real_mode_)
+        return;
+    for (int round = 0; round < 64; round++) {
+        const kshim::ktime_t now = kshim::ktime_get();
+        HwEvent* next = nullptr;
+        for (HwEvent* ev : events_)
+            if (ev->pending_locked() && ev->due_locked() <= now && (!next || ev->due_locked() < next->due_locked()))
+                next = ev;
+        if (!next)
+            return;
+        next->fire_now_locked();
+    }
+}
+
 // MMIO runs the register handlers in the caller's task (a driver thread): that CPU time is the
 // hardware's, not the driver's (kernel_shim/cputime.h).
 u32 Gpu::read32(u32 off) {
     kshim::CpuAccountScope hw(kshim::CpuAccount::Hardware);
     kshim::SpinGuard g(lock_);
+    catch_up_locked();
     if (RegisterBank* b = decode(off))
         if (auto v = b->read(off))
             return *v;
@@ -84,6 +110,7 @@ u32 Gpu::read32(u32 off) {
 void Gpu::write32(u32 off, u32 value) {
     kshim::CpuAccountScope hw(kshim::CpuAccount::Hardware);
     kshim::SpinGuard g(lock_);
+    catch_up_locked();
     RegisterBank* b = decode(off);
     switch (b ? b->write(off, value) : RegisterBank::WriteResult::Unknown) {
     case RegisterBank::WriteResult::Ok: return;

@@ -75,6 +75,8 @@ public:
 
 private:
     RegisterBank* decode(u32 off);
+    // Real mode: runs every effect due by now, in due order, before an MMIO access.
+    void catch_up_locked();
 
     GpuConfig cfg_;
     kshim::Device dev_{"mock_gpu"};
@@ -84,6 +86,7 @@ private:
     kshim::IrqLine irq_mmu_{"mmu", 2};
     kshim::IrqLine irq_gpu_{"gpu", 3};
     std::vector<HwEvent*> events_;            // every HwEvent made by make_event
+    const bool real_mode_;                    // the runtime's mode at construction
     std::set<u32> logged_ GUARDED_BY(lock_);  // log_once keys
     std::atomic<u64> ro_writes_{0}, unknown_{0};
 

@@ -37,6 +37,15 @@ void HwEvent::cancel_locked() {
     kshim::backend().timer_cancel(&ev_);
 }
 
+void HwEvent::fire_now_locked() {
+    lockdep_assert_held(&lock_);
+    if (!armed_ || dead_)
+        return;
+    armed_ = false;
+    kshim::backend().timer_cancel(&ev_);
+    fn_();
+}
+
 void HwEvent::shutdown() {
     {
         kshim::SpinGuard g(lock_);

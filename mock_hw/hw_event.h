@@ -23,6 +23,9 @@ public:
     void arm_locked(ktime_t delay);
     void arm_at_locked(ktime_t when);
     void cancel_locked();
+    // Runs the armed effect now, in the caller's context (the Gpu's catch-up before an MMIO
+    // access in real mode); the timer's own firing then finds it disarmed.
+    void fire_now_locked();
     bool pending_locked() const {
         lockdep_assert_held(&lock_);
         return armed_;

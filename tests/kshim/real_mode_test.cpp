@@ -3,6 +3,7 @@
 
 #include <atomic>
 
+#include "kernel_shim/backend.h"
 #include "kernel_shim/completion.h"
 #include "kernel_shim/irq.h"
 #include "kernel_shim/kthread.h"
@@ -10,6 +11,8 @@
 #include "kernel_shim/rwsem.h"
 #include "kernel_shim/slab.h"
 #include "kernel_shim/spinlock.h"
+#include "kernel_shim/timer_event.h"
+#include "kernel_shim/wait.h"
 #include "kernel_shim/wait_bit.h"
 #include "kernel_shim/workqueue.h"
 #include "kernel_shim/ww_mutex.h"
@@ -409,4 +412,42 @@ TEST_F(Real, KthreadWorkerAndWaitVarAcrossThreads) {
     for (auto& w : works)
         EXPECT_TRUE(w.in_order);
     kthread_destroy_worker(worker);
+}
+
+// A loaded host starves the timer thread that runs the hardware's effects; real hardware does
+// not slow down when the CPU is busy. A timed wait whose deadline passes first lets the timer
+// thread run every hardware effect due by then, so an effect due well before the deadline is
+// seen, however late the host ran it. Here a timer callback holds the timer thread for 100 ms
+// while a hardware effect is due after 1 ms and the wait gives up after 5 ms.
+namespace {
+struct StarveAndComplete {
+    wait_queue_head wq;
+    std::atomic<bool> done{false};
+    static void busy(TimerEvent*, u64) {
+        const ktime_t until = ktime_get() + 100 * NSEC_PER_MSEC;
+        while (ktime_get() < until) {
+        }
+    }
+    static void complete(TimerEvent* ev, u64) {
+        auto* self = static_cast<StarveAndComplete*>(ev->owner);
+        self->done.store(true);
+        wake_up(&self->wq);
+    }
+};
+}  // namespace
+
+TEST_F(Real, TimedWaitSeesHardwareEffectsDueBeforeItsDeadline) {
+    StarveAndComplete s;
+    TimerEvent starve(&StarveAndComplete::busy, &s, kBandTimer, "starve");
+    TimerEvent effect(&StarveAndComplete::complete, &s, kBandHardware, "effect");
+    const ktime_t now = ktime_get();
+    backend().timer_arm(&starve, now);
+    backend().timer_arm(&effect, now + NSEC_PER_MSEC);
+    const long left = wait_event_timeout(s.wq, s.done.load(), msecs_to_jiffies(5));
+    EXPECT_TRUE(s.done.load());
+    EXPECT_EQ(left, 1) << "the effect was due before the deadline: not a timeout";
+    backend().timer_cancel(&starve);
+    backend().timer_cancel(&effect);
+    backend().timer_wait_idle(&starve);
+    backend().timer_wait_idle(&effect);
 }

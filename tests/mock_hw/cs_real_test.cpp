@@ -39,3 +39,35 @@ TEST_F(CsReal, BootAndRunAStreamToCompletion) {
 
 }  // namespace
 }  // namespace mock_hw::testing
+
+namespace mock_hw::testing {
+namespace {
+
+// A loaded host starves the timer thread that runs the mock's effects, but a register reads as
+// a function of the time since the command that changed it: a poll sees the L2 powered once its
+// transition time has passed, even while the timer thread is held for 100 ms.
+void hold_timer_thread(kshim::TimerEvent*, u64) {
+    const kshim::ktime_t until = kshim::ktime_get() + 100 * kshim::NSEC_PER_MSEC;
+    while (kshim::ktime_get() < until) {
+    }
+}
+
+TEST_F(CsReal, RegistersCatchUpWhileTheTimerThreadIsStarved) {
+    GpuConfig cfg;
+    cfg.lat.power_transition = 50 * kshim::NSEC_PER_USEC;
+    Gpu gpu(cfg);
+    Drv d{gpu};
+    kshim::TimerEvent starve(&hold_timer_thread, nullptr, kshim::kBandTimer, "starve");
+    kshim::backend().timer_arm(&starve, kshim::ktime_get());
+    d.w(L2_PWRON, 1);
+    const kshim::ktime_t deadline = kshim::ktime_get() + 5 * kshim::NSEC_PER_MSEC;
+    bool ready = false;
+    while (!ready && kshim::ktime_get() < deadline)
+        ready = d.r(L2_READY) & 1;
+    EXPECT_TRUE(ready) << "L2 not ready 5 ms after PWRON (the transition takes 50 us)";
+    kshim::backend().timer_cancel(&starve);
+    kshim::backend().timer_wait_idle(&starve);
+}
+
+}  // namespace
+}  // namespace mock_hw::testing
