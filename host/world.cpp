@@ -1,7 +1,6 @@
 // (no upstream counterpart) The host's world (world.h).
 #include "host/world.h"
 
-#include <cerrno>
 #include <cstdio>
 
 #include "drm/drm_mmap.h"
@@ -14,30 +13,20 @@ World::World(Options opts) : opts_(std::move(opts)) {
 }
 
 void World::boot() {
-    for (int attempt = 1;; attempt++) {
-        checks_.mark();
-        rt_ = std::make_unique<kshim::Runtime>(opts_.runtime);
-        status_ = 0;
-        failed_step_.clear();
-        if (opts_.boot == Boot::Runtime)
-            return;
-        if (int ret = Machine::create(opts_.machine, &machine_)) {
-            status_ = ret;
-            failed_step_ = "module init of the model's driver";
-            return;
-        }
-        if (opts_.boot == Boot::Device)
-            return;
-        const int ret = machine_->probe();
-        if (ret == 0)
-            return;
+    checks_.mark();
+    rt_ = std::make_unique<kshim::Runtime>(opts_.runtime);
+    if (opts_.boot == Boot::Runtime)
+        return;
+    if (int ret = Machine::create(opts_.machine, &machine_)) {
+        status_ = ret;
+        failed_step_ = "module init of the model's driver";
+        return;
+    }
+    if (opts_.boot == Boot::Device)
+        return;
+    if (int ret = machine_->probe()) {
         status_ = ret;
         failed_step_ = std::string(machine_->driver().name) + " probe";
-        if (ret != -ETIMEDOUT || attempt >= opts_.probe_attempts)
-            return;
-        std::fprintf(stderr, "upanthor: the probe timed out (host threads of the mock GPU starved?); retrying\n");
-        machine_.reset();
-        rt_.reset();
     }
 }
 

@@ -25,10 +25,6 @@ public:
         kshim::RuntimeOptions runtime;
         Machine::Options machine;
         Boot boot = Boot::Driver;
-        // A probe that times out is tried again this many times in all, with a fresh runtime and
-        // device: in real mode the mock's host threads can be starved past the driver's power-up
-        // timeouts on a loaded host, which a wedged GPU would also give.
-        int probe_attempts = 1;
     };
     explicit World(Options opts);
     // finish() unless done; its problems go to stderr.
