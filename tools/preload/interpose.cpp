@@ -184,6 +184,8 @@ int open_drm_fdinfo(const char* path, int flags) {
     const int fd = proc_fd_number(path, "fdinfo");
     if (fd < 0)
         return -1;
+    if (remote_mode())
+        return remote_open_fdinfo(fd, flags);
     kshim::file* filp = files_get(fd);
     if (!filp)
         return -1;
@@ -213,6 +215,16 @@ ssize_t readlink_drm(const char* path, char* buf, size_t size, bool* handled) {
     const int fd = proc_fd_number(path);
     if (fd < 0)
         return 0;
+    if (remote_mode()) {
+        const int minor = remote_minor(fd);
+        if (minor < 0)
+            return 0;
+        *handled = true;
+        const char* node = node_path(minor);
+        const size_t n = std::min(size, std::strlen(node));
+        std::memcpy(buf, node, n);
+        return static_cast<ssize_t>(n);
+    }
     kshim::file* f = files_get(fd);
     if (!f)
         return 0;

@@ -347,20 +347,46 @@ int remote_munmap(void* addr, size_t len) {
     return ret;
 }
 
-int remote_fstat(int fd, struct stat* st) {
+int remote_minor(int fd) {
     unsigned long long ino;
-    if (server_fd(fd, &ino)) {
-        Req r{};
-        r.op = Op::Minor;
-        r.ino = ino;
-        Msg m{};
-        const long long minor = call(r, &m);
-        if (minor >= 0) {
-            node_stat(static_cast<int>(minor), st);
-            return 0;
-        }
+    if (!server_fd(fd, &ino))
+        return -1;
+    Req r{};
+    r.op = Op::Minor;
+    r.ino = ino;
+    Msg m{};
+    const long long minor = call(r, &m);
+    return minor >= 0 ? static_cast<int>(minor) : -1;
+}
+
+int remote_fstat(int fd, struct stat* st) {
+    const int minor = remote_minor(fd);
+    if (minor >= 0) {
+        node_stat(minor, st);
+        return 0;
     }
     return libc().fstat(fd, st);
+}
+
+int remote_open_fdinfo(int fd, int flags) {
+    unsigned long long ino;
+    if (!server_fd(fd, &ino))
+        return -1;
+    const int err = errno;
+    Req r{};
+    r.op = Op::Fdinfo;
+    r.ino = ino;
+    const int fl = libc().fcntl(fd, F_GETFL);
+    r.a = fl < 0 ? 0 : fl;
+    Msg m{};
+    int got = -1;
+    if (call(r, &m, &got) < 0 || got < 0) {
+        errno = err;
+        return -1;
+    }
+    if (!(flags & O_CLOEXEC))
+        libc().fcntl(got, F_SETFD, 0);
+    return got;
 }
 
 bool remote_is_arena(int fd) {

@@ -25,6 +25,11 @@ void* remote_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off
 int remote_munmap(void* addr, size_t len);
 // fstat(2): a DRM descriptor of the server is its node (a character device).
 int remote_fstat(int fd, struct stat* st);
+// The node minor of one of the server's DRM descriptors, else -1.
+int remote_minor(int fd);
+// /proc/self/fdinfo/N of one of the server's DRM descriptors: a memfd with the kernel's text, or
+// -1 (errno untouched) when N is not one.
+int remote_open_fdinfo(int fd, int flags);
 // The arena memfd the BO mappings come from: not the program's to close.
 bool remote_is_arena(int fd);
 

@@ -30,6 +30,7 @@ enum class Op : uint32_t {
     Minor = 6,    // ino. ret: the node minor of a DRM file, -1 for another kind
     Arena = 7,    // ret 0 with the arena memfd attached
     Answer = 8,   // the client's answer to a call back: a = fd number or -errno
+    Fdinfo = 9,   // ino, a = the descriptor's F_GETFL. ret 0 with a memfd of the text attached
 };
 
 enum class Kind : uint32_t {

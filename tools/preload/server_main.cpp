@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "drm/drm_device.h"
+#include "drm/drm_fdinfo.h"
 #include "drm/drm_file.h"
 #include "drm/drm_mmap.h"
 #include "drm/uaccess.h"
@@ -195,16 +197,18 @@ void process_release(Process* p, bool report) {
         epoll_ctl(g_srv->epfd, EPOLL_CTL_DEL, p->pidfd, nullptr);
         close(p->pidfd);
     }
-    int last = 0;
-    for (auto& [id, vma] : p->vmas) {
-        if (vma->vm_file && kshim::file_count(vma->vm_file) == 1)
-            last++;
-        drm::drm_munmap(vma);
-    }
     if (report) {
-        std::fprintf(g_srv->out, "upanthor serve: pid %d: exited: %zu mappings dropped (%d released their file)\n",
-                     p->pid, p->vmas.size(), last);
+        std::fprintf(g_srv->out, "upanthor serve: pid %d: exited: %zu mappings dropped\n", p->pid, p->vmas.size());
         std::fflush(g_srv->out);
+    }
+    for (auto& [id, vma] : p->vmas) {
+        // The mapping's reference may be the file's last (its descriptors went first).
+        if (report && vma->vm_file && kshim::file_count(vma->vm_file) == 1) {
+            std::fprintf(g_srv->out, "upanthor serve: pid %d: unmapped the last mapping of %s: %s\n", p->pid,
+                         describe(vma->vm_file).c_str(), release_note(vma->vm_file).c_str());
+            std::fflush(g_srv->out);
+        }
+        drm::drm_munmap(vma);
     }
     delete p;
 }
@@ -413,6 +417,26 @@ long long handle(Conn* c, const Req& r, Msg* m, int* send_fd) {
     }
     case Op::Read: ret = kshim::vfs_read(f, static_cast<kshim::u64>(r.a), static_cast<size_t>(r.b)); break;
     case Op::Minor: ret = file_minor(f); break;
+    case Op::Fdinfo: {
+        drm::drm_file* df = drm::drm_file_from(f);
+        if (!df)
+            break;
+        char head[128];
+        std::snprintf(head, sizeof(head), "pos:\t0\nflags:\t0%llo\nmnt_id:\t0\nino:\t0\n",
+                      static_cast<unsigned long long>(r.a));
+        const std::string text = std::string(head) + drm::drm_show_fdinfo(df);
+        const int mfd = memfd_create("upanthor-fdinfo", MFD_CLOEXEC);
+        if (mfd < 0 || write(mfd, text.data(), text.size()) != static_cast<ssize_t>(text.size()) ||
+            lseek(mfd, 0, SEEK_SET) != 0) {
+            ret = -ENOMEM;
+            if (mfd >= 0)
+                close(mfd);
+            break;
+        }
+        *send_fd = mfd;
+        ret = 0;
+        break;
+    }
     case Op::Mmap: {
         drm::VmArea* vma = nullptr;
         ret = drm::do_mmap(f, static_cast<kshim::u64>(r.a), static_cast<size_t>(r.b), static_cast<int>(r.c),
@@ -469,7 +493,10 @@ void serve_conn(int fd) {
             for (auto& [num, p] : c.pending)
                 close(p.sock);
             c.pending.clear();
-            if (remote::send_with_fd(fd, &m, sizeof m, send_fd) != 0)
+            const int sent = remote::send_with_fd(fd, &m, sizeof m, send_fd);
+            if (send_fd >= 0 && r.op == Op::Fdinfo)
+                close(send_fd);
+            if (sent != 0)
                 break;
         }
     }
