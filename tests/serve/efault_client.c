@@ -7,9 +7,8 @@
 int main(void) {
     int fd = open("/dev/dri/renderD128", O_RDWR | O_CLOEXEC);
     REQUIRE(fd >= 0);
-    struct drm_panthor_dev_query q = {.type = DRM_PANTHOR_DEV_QUERY_GPU_INFO,
-                                      .size = sizeof(struct drm_panthor_gpu_info),
-                                      .pointer = 0x10};
+    struct drm_panthor_dev_query q = {
+        .type = DRM_PANTHOR_DEV_QUERY_GPU_INFO, .size = sizeof(struct drm_panthor_gpu_info), .pointer = 0x10};
     errno = 0;
     CHECK(drmIoctl(fd, DRM_IOCTL_PANTHOR_DEV_QUERY, &q) == -1 && errno == EFAULT);
     errno = 0;

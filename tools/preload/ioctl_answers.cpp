@@ -103,5 +103,4 @@ int drm_file_ioctl(drm::drm_file* f, unsigned cmd, void* arg, long long mono_off
     return -ENOIOCTLCMD;  // the file's own unlocked_ioctl
 }
 
-
 }  // namespace upanthor::preload

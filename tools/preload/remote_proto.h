@@ -21,16 +21,16 @@
 namespace upanthor::preload::remote {
 
 enum class Op : uint32_t {
-    Open = 1,     // a = minor (0, 128) or -1 for sw_sync, flags: open flags. ret: fd
-    Ioctl = 2,    // ino, a = cmd, b = arg (pointer)
-    Read = 3,     // ino, a = buf, b = count
-    Mmap = 4,     // ino, a = offset, b = length, c = prot, flags = mmap flags.
-                  // ret 0, v[0] = arena offset or -1 (I/O page), v[1] = mapping id, v[2] = word 0
-    Munmap = 5,   // a = mapping id
-    Minor = 6,    // ino. ret: the node minor of a DRM file, -1 for another kind
-    Arena = 7,    // ret 0 with the arena memfd attached
-    Answer = 8,   // the client's answer to a call back: a = fd number or -errno
-    Fdinfo = 9,   // ino, a = the descriptor's F_GETFL. ret 0 with a memfd of the text attached
+    Open = 1,    // a = minor (0, 128) or -1 for sw_sync, flags: open flags. ret: fd
+    Ioctl = 2,   // ino, a = cmd, b = arg (pointer)
+    Read = 3,    // ino, a = buf, b = count
+    Mmap = 4,    // ino, a = offset, b = length, c = prot, flags = mmap flags.
+                 // ret 0, v[0] = arena offset or -1 (I/O page), v[1] = mapping id, v[2] = word 0
+    Munmap = 5,  // a = mapping id
+    Minor = 6,   // ino. ret: the node minor of a DRM file, -1 for another kind
+    Arena = 7,   // ret 0 with the arena memfd attached
+    Answer = 8,  // the client's answer to a call back: a = fd number or -errno
+    Fdinfo = 9,  // ino, a = the descriptor's F_GETFL. ret 0 with a memfd of the text attached
 };
 
 enum class Kind : uint32_t {

@@ -213,8 +213,8 @@ void process_release(Process* p, bool report) {
     delete p;
 }
 
-Process* process_get(pid_t pid) {
-    Lock l;
+// The process's record, made on its first connection (lock held).
+Process* process_get_locked(pid_t pid) {
     auto it = g_srv->procs.find(pid);
     if (it != g_srv->procs.end())
         return it->second;
@@ -230,6 +230,26 @@ Process* process_get(pid_t pid) {
         epoll_ctl(g_srv->epfd, EPOLL_CTL_ADD, p->pidfd, &ev);
     }
     return p;
+}
+
+void process_add_vma(pid_t pid, drm::VmArea* vma) {
+    Lock l;
+    process_get_locked(pid)->vmas[reinterpret_cast<unsigned long long>(vma)] = vma;
+}
+
+// The mapping `id` of the process, taken out of its record; nullptr if it has none such.
+drm::VmArea* process_take_vma(pid_t pid, unsigned long long id) {
+    Lock l;
+    auto pit = g_srv->procs.find(pid);
+    if (pit == g_srv->procs.end())
+        return nullptr;
+    Process* p = pit->second;
+    auto it = p->vmas.find(id);
+    if (it == p->vmas.end())
+        return nullptr;
+    drm::VmArea* vma = it->second;
+    p->vmas.erase(it);
+    return vma;
 }
 
 // ---- the client process's descriptor table (kshim::files_struct_ops) ----
@@ -383,16 +403,7 @@ long long handle(Conn* c, const Req& r, Msg* m, int* send_fd) {
     }
     case Op::Arena: *send_fd = kshim::page_arena_memfd(); return 0;
     case Op::Munmap: {
-        Process* p = process_get(c->pid);
-        drm::VmArea* vma = nullptr;
-        {
-            Lock l;
-            auto it = p->vmas.find(static_cast<unsigned long long>(r.a));
-            if (it != p->vmas.end()) {
-                vma = it->second;
-                p->vmas.erase(it);
-            }
-        }
+        drm::VmArea* vma = process_take_vma(c->pid, static_cast<unsigned long long>(r.a));
         if (!vma)
             return -EINVAL;
         drm::drm_munmap(vma);
@@ -449,11 +460,8 @@ long long handle(Conn* c, const Req& r, Msg* m, int* send_fd) {
             m->v[0] = -1;
             m->v[2] = drm::vma_read32(vma, 0);
         }
-        const auto id = reinterpret_cast<unsigned long long>(vma);
-        m->v[1] = static_cast<long long>(id);
-        Process* p = process_get(c->pid);
-        Lock l;
-        p->vmas[id] = vma;
+        m->v[1] = static_cast<long long>(reinterpret_cast<unsigned long long>(vma));
+        process_add_vma(c->pid, vma);
         break;
     }
     default: break;
@@ -470,7 +478,10 @@ void serve_conn(int fd) {
     Conn c;
     c.fd = fd;
     c.pid = cr.pid;
-    process_get(c.pid);
+    {
+        Lock l;
+        process_get_locked(c.pid);
+    }
     // The client process's table for the kernel code of each request (the numbers it installs
     // live in the client: the table only holds them until the request's end).
     kshim::files_struct table(0, &kOps, &c);
