@@ -49,11 +49,13 @@ bool covered_locked(Registry& r, u64 a, u64 end) {
 }
 
 // ---- UaccessMode::ProcessVm ----
+thread_local int t_target_pid = 0;  // 0: the own process
+
 bool process_vm_copy(void* local, u64 remote, size_t n, bool write) {
     iovec l{local, n};
     iovec r{reinterpret_cast<void*>(remote), n};
-    const ssize_t done =
-        write ? process_vm_writev(getpid(), &l, 1, &r, 1, 0) : process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+    const pid_t pid = t_target_pid ? t_target_pid : getpid();
+    const ssize_t done = write ? process_vm_writev(pid, &l, 1, &r, 1, 0) : process_vm_readv(pid, &l, 1, &r, 1, 0);
     return done == static_cast<ssize_t>(n);
 }
 
@@ -149,6 +151,14 @@ void uaccess_set_mode(UaccessMode mode) {
 
 UaccessMode uaccess_mode() {
     return registry().mode.load(std::memory_order_acquire);
+}
+
+void uaccess_set_target_pid(int pid) {
+    t_target_pid = pid;
+}
+
+int uaccess_target_pid() {
+    return t_target_pid;
 }
 
 void uaccess_register(const void* addr, size_t len) {

@@ -36,6 +36,11 @@ enum class UaccessMode {
 };
 void uaccess_set_mode(UaccessMode mode);
 UaccessMode uaccess_mode();
+// The process whose memory ProcessVm copies of the calling thread reach: the caller of the
+// syscall being served (`upanthor serve` serves other processes: current->mm there); 0, the
+// default, is the own process. Per thread, as a server thread serves one client call at a time.
+void uaccess_set_target_pid(int pid);
+int uaccess_target_pid();
 // access_ok plus the registry: the whole range is mapped. n == 0 is always fine. In the process
 // modes only access_ok is checked here (the copy itself finds out whether the pages exist).
 bool uaccess_ok(u64 uaddr, size_t n);

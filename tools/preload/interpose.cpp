@@ -32,15 +32,15 @@
 #include "tools/preload/device.h"
 #include "tools/preload/fake_fs.h"
 #include "tools/preload/files.h"
+#include "tools/preload/ioctl_answers.h"
 #include "tools/preload/libc_next.h"
+#include "tools/preload/remote_client.h"
 #include "tools/preload/signals.h"
 #include "uapi/drm/drm.h"
 
 using namespace upanthor::preload;
 
 namespace {
-
-using s64_t = long long;
 
 int fail(int err) {
     errno = err;
@@ -57,6 +57,8 @@ struct Path {
 int open_drm_fdinfo(const char* path, int flags);
 
 int open_path(int dirfd, const char* path, int flags, mode_t mode) {
+    if (remote_mode() && (is_sw_sync_path(path) || node_minor(path) >= 0))
+        return remote_open(is_sw_sync_path(path) ? -1 : node_minor(path), flags);
     if (is_sw_sync_path(path)) {
         const int fd = deferring_signals([&] {
             if (!device_get())
@@ -104,90 +106,6 @@ bool drm_fd_stat(int fd, struct stat* st) {
         node_stat(minor, st);
     kshim::fput(f);
     return minor >= 0;
-}
-
-// DRM timeouts are absolute CLOCK_MONOTONIC; the runtime's clock starts at 0 (device.h).
-template <class T>
-int wait_with_host_clock(drm::drm_file* f, unsigned cmd, void* arg) {
-    // Older clients pass the struct without deadline_nsec (40 bytes): only what they pass.
-    const size_t n = drm::uapi::_IOC_SIZE(cmd);
-    if (n > sizeof(T) || n < offsetof(T, timeout_nsec) + sizeof(s64_t))
-        return drm::ioctl(f, cmd, arg);
-    T w{};
-    if (drm::copy_from_user(&w, drm::user_ptr(arg), n))
-        return -EFAULT;
-    const T orig = w;
-    const long long off = monotonic_offset_ns();
-    if (w.timeout_nsec > 0)
-        w.timeout_nsec -= off;
-    const bool has_deadline = n >= offsetof(T, deadline_nsec) + sizeof(w.deadline_nsec);
-    if (has_deadline && (w.flags & drm::uapi::DRM_SYNCOBJ_WAIT_FLAGS_WAIT_DEADLINE) &&
-        w.deadline_nsec > static_cast<unsigned long long>(off))
-        w.deadline_nsec -= off;
-    const int ret = drm::ioctl(f, cmd, &w);
-    w.timeout_nsec = orig.timeout_nsec;
-    w.deadline_nsec = orig.deadline_nsec;
-    if (drm::copy_to_user(drm::user_ptr(arg), &w, n))
-        return -EFAULT;
-    return ret;
-}
-
-// KMS on the primary node. panthor has no display, and the kernel answers the MODE_* ioctls of a
-// driver without DRIVER_MODESET with -EOPNOTSUPP; Debian's drm_info 2.4.0 then gives up on the
-// node ("Failed to retrieve information"), as it does with the real panthor. So that a client
-// that dumps every node (drm_info) can list this one, the primary node answers the two resource
-// queries as a KMS device with no CRTC, connector, encoder, framebuffer or plane would. Every
-// other MODE_* ioctl keeps the DRM core's answer. (Deviation; docs/preload.md.)
-constexpr unsigned kModeGetResources = 0xA0;
-constexpr unsigned kModeGetPlaneResources = 0xB5;
-struct ModeCardRes {  // struct drm_mode_card_res
-    unsigned long long fb_id_ptr, crtc_id_ptr, connector_id_ptr, encoder_id_ptr;
-    unsigned count_fbs, count_crtcs, count_connectors, count_encoders;
-    unsigned min_width, max_width, min_height, max_height;
-};
-struct ModePlaneRes {  // struct drm_mode_get_plane_res
-    unsigned long long plane_id_ptr;
-    unsigned count_planes;
-};
-
-int empty_kms_ioctl(unsigned cmd, void* arg, bool* handled) {
-    const unsigned nr = drm::uapi::_IOC_NR(cmd);
-    *handled = drm::uapi::_IOC_TYPE(cmd) == drm::uapi::DRM_IOCTL_BASE &&
-               ((nr == kModeGetResources && drm::uapi::_IOC_SIZE(cmd) == sizeof(ModeCardRes)) ||
-                (nr == kModeGetPlaneResources && drm::uapi::_IOC_SIZE(cmd) >= 12));
-    if (!*handled)
-        return 0;
-    if (nr == kModeGetResources) {
-        ModeCardRes r{};
-        if (drm::copy_from_user(&r, drm::user_ptr(arg), sizeof(r)))
-            return -EFAULT;
-        r.count_fbs = r.count_crtcs = r.count_connectors = r.count_encoders = 0;
-        r.min_width = r.min_height = 0;
-        r.max_width = r.max_height = 0;
-        return drm::copy_to_user(drm::user_ptr(arg), &r, sizeof(r)) ? -EFAULT : 0;
-    }
-    const unsigned zero = 0;
-    return drm::copy_to_user(drm::user_ptr(arg) + offsetof(ModePlaneRes, count_planes), &zero, sizeof(zero)) ? -EFAULT
-                                                                                                             : 0;
-}
-
-constexpr int ENOIOCTLCMD = 515;
-// What the DRM file of the fake node answers before its own ioctl: -ENOIOCTLCMD when nothing.
-int drm_file_ioctl(drm::drm_file* f, unsigned cmd, void* arg) {
-    using namespace drm::uapi;
-    if (!f->is_render) {
-        bool handled;
-        const int ret = empty_kms_ioctl(cmd, arg, &handled);
-        if (handled)
-            return ret;
-    }
-    // By number, not by the whole cmd: older clients encode a smaller struct size.
-    const unsigned nr = _IOC_NR(cmd);
-    if (nr == _IOC_NR(DRM_IOCTL_SYNCOBJ_WAIT))
-        return wait_with_host_clock<drm_syncobj_wait>(f, cmd, arg);
-    if (nr == _IOC_NR(DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT))
-        return wait_with_host_clock<drm_syncobj_timeline_wait>(f, cmd, arg);
-    return -ENOIOCTLCMD;  // the file's own unlocked_ioctl
 }
 
 // The client's side of a kernel mapping: the mapped pages, or the I/O page's snapshot.
@@ -269,6 +187,8 @@ int open_drm_fdinfo(const char* path, int flags) {
     const int fd = proc_fd_number(path, "fdinfo");
     if (fd < 0)
         return -1;
+    if (remote_mode())
+        return remote_open_fdinfo(fd, flags);
     kshim::file* filp = files_get(fd);
     if (!filp)
         return -1;
@@ -298,6 +218,16 @@ ssize_t readlink_drm(const char* path, char* buf, size_t size, bool* handled) {
     const int fd = proc_fd_number(path);
     if (fd < 0)
         return 0;
+    if (remote_mode()) {
+        const int minor = remote_minor(fd);
+        if (minor < 0)
+            return 0;
+        *handled = true;
+        const char* node = node_path(minor);
+        const size_t n = std::min(size, std::strlen(node));
+        std::memcpy(buf, node, n);
+        return static_cast<ssize_t>(n);
+    }
     kshim::file* f = files_get(fd);
     if (!f)
         return 0;
@@ -428,7 +358,7 @@ DIR* opendir(const char* path) {
 // ---- descriptors ----
 int close(int fd) {
     const int arena = kshim::page_arena_memfd();
-    if (fd >= 0 && fd == arena)
+    if (fd >= 0 && (fd == arena || remote_is_arena(fd)))
         return 0;  // the BO mappings' backing: not the program's to close
     return deferring_signals([&] {
         files_close(fd);
@@ -494,6 +424,8 @@ int ioctl(int fd, unsigned long request, ...) {
     // FIONCLEX, FIOCLEX, FIONBIO, FIOASYNC; the real descriptor does the same.
     if (request == 0x5450 || request == 0x5451 || request == 0x5421 || request == 0x5452)
         return libc().ioctl(fd, request, arg);
+    if (remote_mode())
+        return remote_ioctl(fd, request, arg);
     const unsigned cmd = static_cast<unsigned>(request);
     // The descriptor is looked up inside the call, as each (re)started syscall does.
     bool ours = true;
@@ -507,7 +439,7 @@ int ioctl(int fd, unsigned long request, ...) {
         const ActAsCaller caller;
         int r = -ENOIOCTLCMD;
         if (drm::drm_file* df = drm::drm_file_from(f))
-            r = drm_file_ioctl(df, cmd, arg);
+            r = drm_file_ioctl(df, cmd, arg, monotonic_offset_ns());
         if (r == -ENOIOCTLCMD)
             r = static_cast<int>(kshim::vfs_ioctl(f, cmd, reinterpret_cast<unsigned long>(arg)));
         kshim::fput(f);
@@ -520,6 +452,8 @@ int ioctl(int fd, unsigned long request, ...) {
 
 // read(2) of one of ours: the file's read (-EINVAL without one, as the kernel's).
 ssize_t read(int fd, void* buf, size_t count) {
+    if (remote_mode())
+        return remote_read(fd, buf, count);
     bool ours = true;
     const ssize_t ret = driver_call([&]() -> int {
         kshim::file* f = files_get(fd);
@@ -545,6 +479,8 @@ ssize_t read(int fd, void* buf, size_t count) {
 void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
     if (fd < 0)
         return libc().mmap(addr, len, prot, flags, fd, off);
+    if (remote_mode())
+        return remote_mmap(addr, len, prot, flags, fd, off);
     return deferring_signals([&] {
         kshim::file* f = files_get(fd);
         if (!f)
@@ -558,6 +494,8 @@ void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off64_t off) {
     return mmap(addr, len, prot, flags, fd, static_cast<off_t>(off));
 }
 int munmap(void* addr, size_t len) {
+    if (remote_mode())
+        return remote_munmap(addr, len);
     return deferring_signals([&] {
         size_t mapped = 0;
         drm::VmArea* vma = files_take_map(addr, &mapped);
@@ -584,6 +522,8 @@ int lstat64(const char* path, struct stat64* st) {
     return stat_path(path, reinterpret_cast<struct stat*>(st), false);
 }
 int fstat(int fd, struct stat* st) {
+    if (remote_mode())
+        return remote_fstat(fd, st);
     return deferring_signals([&] { return drm_fd_stat(fd, st); }) ? 0 : libc().fstat(fd, st);
 }
 int fstat64(int fd, struct stat64* st) {

@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include "tools/preload/server_main.h"
 #include "tools/upanthor/info.h"
 #include "tools/upanthor/runner.h"
 #include "tools/upanthor/sweep.h"
@@ -31,6 +32,7 @@ constexpr const char* kUsage =
     "  run SCENARIO [options]        run a scenario file and check its expectations\n"
     "  sweep SCENARIO --seeds A..B   run a scenario under many seeds, list the failing ones\n"
     "  disasm FILE [--base VA]       disassemble a raw command-stream binary\n"
+    "  serve [--socket PATH]         run the driver as a daemon for preload clients\n"
     "  help [COMMAND]                this text, or a command's\n"
     "\n"
     "exit codes: 0 success, 1 the command failed, 2 bad usage.\n";
@@ -184,6 +186,18 @@ int run_disasm(const Command& c, const std::map<std::string, std::string>& opts,
     return cmd_disasm(pos[0], base, out, err);
 }
 
+int run_serve(const Command&, const std::map<std::string, std::string>& opts, const std::vector<std::string>&,
+              std::FILE* out, std::FILE* err) {
+    preload::ServeOptions so;
+    if (auto it = opts.find("--gpu"); it != opts.end())
+        so.gpu = it->second;
+    if (auto it = opts.find("--socket"); it != opts.end())
+        so.socket = it->second;
+    if (auto it = opts.find("--trace"); it != opts.end())
+        so.trace = it->second;
+    return preload::serve_main(so, out, err);
+}
+
 const std::vector<Command>& commands() {
     static const std::vector<Command> cmds = {
         {"info",
@@ -264,6 +278,25 @@ const std::vector<Command>& commands() {
          1,
          1,
          run_disasm},
+        {"serve",
+         "usage: upanthor serve [--gpu MODEL] [--socket PATH] [--trace FILE]\n"
+         "\n"
+         "Runs the panthor driver on the simulated GPU (real-thread runtime) as a daemon shared by\n"
+         "many processes: a program run with libupanthor_preload.so in LD_PRELOAD and\n"
+         "UPANTHOR_SERVER=PATH in its environment is a thin client of it (docs/preload.md \"Two\n"
+         "modes\"). Descriptors are real and pass across fork, dup and UNIX sockets; a file is\n"
+         "released when its last descriptor in any process closes, and a line on stdout says what\n"
+         "that released. Stops on SIGTERM or SIGINT (clients' calls then fail with ENODEV); exit\n"
+         "code 1 if the driver leaked or reported anything.\n"
+         "\n"
+         "  --gpu MODEL     the host GPU model (default: the default model)\n"
+         "  --socket PATH   where to listen (default $XDG_RUNTIME_DIR/upanthor.sock, else\n"
+         "                  /tmp/upanthor-<uid>.sock)\n"
+         "  --trace FILE    write the runtime's trace (Chrome JSON) to FILE at exit\n",
+         {{"--gpu", true}, {"--socket", true}, {"--trace", true}},
+         0,
+         0,
+         run_serve},
     };
     return cmds;
 }

@@ -1,0 +1,401 @@
+// The thin client of `upanthor serve` (remote_client.h).
+//
+// Each client thread has its own connection to the server (a request and its call backs are one
+// conversation), made on its first call and again in a forked child (the inherited one belongs
+// to the parent's thread). A call made while the thread's connection is busy (a signal handler
+// calling in the middle of a request) takes a connection of its own for that call.
+//
+// A descriptor is the server's when it is a stream socket whose peer credentials (a
+// socketpair's: its creator) are the server's pid; no table is needed, so one inherited or
+// received over a socket works as well as one opened here.
+#include "tools/preload/remote_client.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+#include "tools/preload/fake_fs.h"
+#include "tools/preload/libc_next.h"
+#include "tools/preload/remote_proto.h"
+
+namespace upanthor::preload {
+
+using remote::Kind;
+using remote::Msg;
+using remote::Op;
+using remote::Req;
+
+namespace {
+
+const char* server_path() {
+    static const char* p = [] {
+        const char* s = std::getenv("UPANTHOR_SERVER");
+        return s && *s ? s : nullptr;
+    }();
+    return p;
+}
+
+std::atomic<int> g_server_pid{0};
+std::atomic<int> g_ptracer_pid{0};  // the process that allowed the server to read its memory
+pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+int g_arena = -1;  // under g_lock; inherited by a forked child, as the mappings are
+struct Map {
+    size_t len;
+    long long id;
+    pid_t pid;  // the process that mapped it (a forked child's copy holds no reference)
+};
+std::map<void*, Map>* g_maps = new std::map<void*, Map>();  // under g_lock
+
+int fail(int err) {
+    errno = err;
+    return -1;
+}
+
+int connect_server() {
+    const char* path = server_path();
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    if (!path || std::strlen(path) >= sizeof sa.sun_path)
+        return -ENODEV;
+    std::strcpy(sa.sun_path, path);
+    const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
+        libc().close(fd);
+        return -ENODEV;
+    }
+    ucred cr{};
+    socklen_t len = sizeof cr;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0)
+        g_server_pid.store(cr.pid, std::memory_order_release);
+    // The server copies the ioctl arguments from and to this process (process_vm_readv/writev):
+    // under Yama's ptrace_scope 1 only a declared tracer may.
+    if (g_ptracer_pid.exchange(getpid()) != getpid())
+        prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+    return fd;
+}
+
+struct Conn {
+    int fd = -1;
+    pid_t pid = 0;
+    bool busy = false;
+    ~Conn() {
+        if (fd >= 0 && pid == getpid())
+            libc().close(fd);
+    }
+};
+thread_local Conn t_conn;
+
+// The conversation of one request: call backs answered until the reply. -errno, or the reply's
+// ret (*reply filled, *fd_out the attached descriptor or -1).
+long long converse(int sock, const Req& r, Msg* reply, int* fd_out) {
+    if (remote::send_with_fd(sock, &r, sizeof r, -1) != 0)
+        return -ENODEV;
+    for (;;) {
+        Msg m{};
+        int fd = -1;
+        const ssize_t n = remote::recv_with_fd(sock, &m, sizeof m, &fd, true);
+        if (n != static_cast<ssize_t>(sizeof m)) {
+            if (fd >= 0)
+                libc().close(fd);
+            return -ENODEV;
+        }
+        Req a{};
+        a.op = Op::Answer;
+        switch (m.kind) {
+        case Kind::Reply:
+            *reply = m;
+            if (fd_out)
+                *fd_out = fd;
+            else if (fd >= 0)
+                libc().close(fd);
+            return m.ret;
+        case Kind::InstallFd:
+            // Received close-on-exec; the kernel's get_unused_fd_flags honours O_CLOEXEC only.
+            if (fd >= 0 && !(m.flags & O_CLOEXEC))
+                libc().fcntl(fd, F_SETFD, 0);
+            a.a = fd >= 0 ? fd : -EMFILE;
+            if (remote::send_with_fd(sock, &a, sizeof a, -1) != 0)
+                return -ENODEV;
+            break;
+        case Kind::GetFd: {
+            const int want = static_cast<int>(m.a);
+            const bool open = want >= 0 && libc().fcntl(want, F_GETFD) >= 0;
+            a.a = open ? 0 : -EBADF;
+            if (remote::send_with_fd(sock, &a, sizeof a, open ? want : -1) != 0)
+                return -ENODEV;
+            break;
+        }
+        case Kind::CloseFd: libc().close(static_cast<int>(m.a)); break;
+        }
+        if (fd >= 0 && m.kind != Kind::InstallFd)
+            libc().close(fd);
+    }
+}
+
+long long call(const Req& r, Msg* reply, int* fd_out = nullptr) {
+    Conn& c = t_conn;
+    if (c.busy) {
+        // Re-entered (a signal handler): a connection for this call alone.
+        const int fd = connect_server();
+        if (fd < 0)
+            return -ENODEV;
+        const long long ret = converse(fd, r, reply, fd_out);
+        libc().close(fd);
+        return ret;
+    }
+    if (c.fd >= 0 && c.pid != getpid()) {
+        libc().close(c.fd);  // the parent's thread's, inherited by fork
+        c.fd = -1;
+    }
+    if (c.fd < 0) {
+        c.fd = connect_server();
+        c.pid = getpid();
+        if (c.fd < 0) {
+            c.fd = -1;
+            return -ENODEV;
+        }
+    }
+    c.busy = true;
+    const long long ret = converse(c.fd, r, reply, fd_out);
+    c.busy = false;
+    if (ret == -ENODEV) {
+        // The server is gone (or the conversation broke): the next call connects again.
+        libc().close(c.fd);
+        c.fd = -1;
+    }
+    return ret;
+}
+
+// One of the server's descriptors: *ino names it in requests.
+bool server_fd(int fd, unsigned long long* ino) {
+    if (fd < 0)
+        return false;
+    struct stat st {};
+    if (libc().fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
+        return false;
+    int spid = g_server_pid.load(std::memory_order_acquire);
+    if (!spid) {
+        // A process that never called the server yet (it received the descriptor).
+        const int c = connect_server();
+        if (c >= 0)
+            libc().close(c);
+        spid = g_server_pid.load(std::memory_order_acquire);
+    }
+    ucred cr{};
+    socklen_t len = sizeof cr;
+    int type = 0;
+    socklen_t tlen = sizeof type;
+    if (!spid || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 || cr.pid != spid ||
+        getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) != 0 || type != SOCK_STREAM)
+        return false;
+    *ino = st.st_ino;
+    return true;
+}
+
+int arena_fd() {
+    pthread_mutex_lock(&g_lock);
+    int fd = g_arena;
+    pthread_mutex_unlock(&g_lock);
+    if (fd >= 0)
+        return fd;
+    Req r{};
+    r.op = Op::Arena;
+    Msg m{};
+    int got = -1;
+    const long long ret = call(r, &m, &got);
+    if (ret < 0 || got < 0)
+        return ret < 0 ? static_cast<int>(ret) : -ENODEV;
+    pthread_mutex_lock(&g_lock);
+    if (g_arena < 0) {
+        g_arena = got;
+        got = -1;
+    }
+    fd = g_arena;
+    pthread_mutex_unlock(&g_lock);
+    if (got >= 0)
+        libc().close(got);
+    return fd;
+}
+
+}  // namespace
+
+bool remote_mode() {
+    return server_path() != nullptr;
+}
+
+int remote_open(int minor, int flags) {
+    Req r{};
+    r.op = Op::Open;
+    r.a = minor;
+    r.flags = static_cast<uint32_t>(flags);
+    Msg m{};
+    const long long ret = call(r, &m);
+    return ret < 0 ? fail(static_cast<int>(-ret)) : static_cast<int>(ret);
+}
+
+int remote_ioctl(int fd, unsigned long request, void* arg) {
+    unsigned long long ino;
+    if (!server_fd(fd, &ino))
+        return libc().ioctl(fd, request, arg);
+    Req r{};
+    r.op = Op::Ioctl;
+    r.ino = ino;
+    r.a = static_cast<long long>(static_cast<unsigned>(request));
+    r.b = reinterpret_cast<long long>(arg);
+    Msg m{};
+    const long long ret = call(r, &m);
+    return ret < 0 ? fail(static_cast<int>(-ret)) : static_cast<int>(ret);
+}
+
+ssize_t remote_read(int fd, void* buf, size_t count) {
+    unsigned long long ino;
+    if (!server_fd(fd, &ino))
+        return libc().read(fd, buf, count);
+    Req r{};
+    r.op = Op::Read;
+    r.ino = ino;
+    r.a = reinterpret_cast<long long>(buf);
+    r.b = static_cast<long long>(count);
+    Msg m{};
+    const long long ret = call(r, &m);
+    return ret < 0 ? fail(static_cast<int>(-ret)) : static_cast<ssize_t>(ret);
+}
+
+void* remote_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
+    unsigned long long ino;
+    if (!server_fd(fd, &ino))
+        return libc().mmap(addr, len, prot, flags, fd, off);
+    const int arena = arena_fd();
+    if (arena < 0) {
+        errno = -arena;
+        return MAP_FAILED;
+    }
+    Req r{};
+    r.op = Op::Mmap;
+    r.ino = ino;
+    r.a = off;
+    r.b = static_cast<long long>(len);
+    r.c = prot;
+    r.flags = static_cast<uint32_t>(flags);
+    Msg m{};
+    const long long ret = call(r, &m);
+    if (ret < 0) {
+        errno = static_cast<int>(-ret);
+        return MAP_FAILED;
+    }
+    const int keep = flags & (MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_POPULATE | MAP_NORESERVE | MAP_LOCKED);
+    void* p;
+    if (m.v[0] >= 0) {
+        // The BO's pages: that part of the server's arena memfd, as the in-process library maps it.
+        p = libc().mmap(addr, len, prot, MAP_SHARED | keep, arena, static_cast<off_t>(m.v[0]));
+    } else {
+        // An I/O page (USER_FLUSH_ID): a read-only snapshot of its word, read by the server.
+        p = libc().mmap(addr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | keep, -1, 0);
+        if (p != MAP_FAILED) {
+            *static_cast<unsigned*>(p) = static_cast<unsigned>(m.v[2]);
+            mprotect(p, len, PROT_READ);
+        }
+    }
+    if (p == MAP_FAILED) {
+        const int err = errno;
+        Req u{};
+        u.op = Op::Munmap;
+        u.a = m.v[1];
+        Msg um{};
+        call(u, &um);
+        errno = err;
+        return MAP_FAILED;
+    }
+    pthread_mutex_lock(&g_lock);
+    (*g_maps)[p] = Map{len, m.v[1], getpid()};
+    pthread_mutex_unlock(&g_lock);
+    return p;
+}
+
+int remote_munmap(void* addr, size_t len) {
+    Map mp{};
+    bool found = false;
+    pthread_mutex_lock(&g_lock);
+    if (auto it = g_maps->find(addr); it != g_maps->end()) {
+        mp = it->second;
+        found = true;
+        g_maps->erase(it);
+    }
+    pthread_mutex_unlock(&g_lock);
+    const int ret = libc().munmap(addr, len);
+    if (found && mp.pid == getpid()) {
+        const int err = errno;
+        Req u{};
+        u.op = Op::Munmap;
+        u.a = mp.id;
+        Msg m{};
+        call(u, &m);
+        errno = err;
+    }
+    return ret;
+}
+
+int remote_minor(int fd) {
+    unsigned long long ino;
+    if (!server_fd(fd, &ino))
+        return -1;
+    Req r{};
+    r.op = Op::Minor;
+    r.ino = ino;
+    Msg m{};
+    const long long minor = call(r, &m);
+    return minor >= 0 ? static_cast<int>(minor) : -1;
+}
+
+int remote_fstat(int fd, struct stat* st) {
+    const int minor = remote_minor(fd);
+    if (minor >= 0) {
+        node_stat(minor, st);
+        return 0;
+    }
+    return libc().fstat(fd, st);
+}
+
+int remote_open_fdinfo(int fd, int flags) {
+    unsigned long long ino;
+    if (!server_fd(fd, &ino))
+        return -1;
+    const int err = errno;
+    Req r{};
+    r.op = Op::Fdinfo;
+    r.ino = ino;
+    const int fl = libc().fcntl(fd, F_GETFL);
+    r.a = fl < 0 ? 0 : fl;
+    Msg m{};
+    int got = -1;
+    if (call(r, &m, &got) < 0 || got < 0) {
+        errno = err;
+        return -1;
+    }
+    if (!(flags & O_CLOEXEC))
+        libc().fcntl(got, F_SETFD, 0);
+    return got;
+}
+
+bool remote_is_arena(int fd) {
+    if (fd < 0)
+        return false;
+    pthread_mutex_lock(&g_lock);
+    const bool is = fd == g_arena;
+    pthread_mutex_unlock(&g_lock);
+    return is;
+}
+
+}  // namespace upanthor::preload
