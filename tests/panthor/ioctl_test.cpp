@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "drm/drm_gem.h"
+#include "drm/drm_vma_manager.h"
 #include "hw/csf/regs/csf_regs.h"
 #include "hw/csf/regs/gpu_regs.h"
 #include "kernel_shim/err.h"
@@ -1094,6 +1095,19 @@ TEST_F(PanthorIoctl, DevQueryCopiesUserSizeAndZeroFillsBeyondKernelStruct) {
     for (size_t i = k; i < buf.size(); i++)
         ASSERT_EQ(buf[i], 0) << "byte " << i << " not zero-filled";
     EXPECT_NE(reinterpret_cast<drm_panthor_gpu_info*>(buf.data())->gpu_id, 0u);
+}
+
+// The fake mmap offsets come from the kernel's offset space (DRM_FILE_PAGE_OFFSET_START, 4 GiB
+// on 64-bit): a valid offset is never 0, which clients take for "no offset", and each BO has its
+// own, stable across calls.
+TEST_F(PanthorIoctl, MmapOffsetsStartAtTheKernelsFakeOffsetBase) {
+    const u32 a = bo_create(SZ_4K), b = bo_create(SZ_4K);
+    const u64 off_a = bo_offset_of(a), off_b = bo_offset_of(b);
+    EXPECT_EQ(off_a, drm::DRM_FILE_PAGE_OFFSET_START << kshim::PAGE_SHIFT);
+    EXPECT_EQ(off_a, u64{1} << 32);
+    EXPECT_GE(off_b, off_a + SZ_4K);
+    EXPECT_EQ(off_b % SZ_4K, 0u);
+    EXPECT_EQ(bo_offset_of(a), off_a);
 }
 
 TEST_F(PanthorIoctl, VmCreateIdsStartAtOneAndUserVaRangeIsKernelVaStart) {
