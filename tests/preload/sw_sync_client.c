@@ -20,15 +20,7 @@
 #include <xf86drm.h>
 
 #include "client_check.h"
-
-/* drivers/dma-buf/sync_debug.h's uapi. */
-struct sw_sync_create_fence_data {
-    uint32_t value;
-    char name[32];
-    int32_t fence;
-};
-#define SW_SYNC_IOC_CREATE_FENCE _IOWR('W', 0, struct sw_sync_create_fence_data)
-#define SW_SYNC_IOC_INC _IOW('W', 1, uint32_t)
+#include "sw_sync_uapi.h"
 
 /* DRM_IOCTL_SYNCOBJ_EVENTFD (Linux 6.6; newer than this libdrm's drm.h). */
 struct upanthor_syncobj_eventfd {
@@ -39,16 +31,6 @@ struct upanthor_syncobj_eventfd {
     uint32_t pad;
 };
 #define UPANTHOR_IOCTL_SYNCOBJ_EVENTFD DRM_IOWR(0xCF, struct upanthor_syncobj_eventfd)
-
-static int create_fence(int timeline, uint32_t value) {
-    struct sw_sync_create_fence_data d = {.value = value};
-    snprintf(d.name, sizeof(d.name), "fence-%u", value);
-    return ioctl(timeline, SW_SYNC_IOC_CREATE_FENCE, &d) == 0 ? d.fence : -1;
-}
-
-static int inc(int timeline, uint32_t n) {
-    return ioctl(timeline, SW_SYNC_IOC_INC, &n);
-}
 
 static int poll_in(int fd, int ms) {
     struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -82,7 +64,7 @@ int main(void) {
     REQUIRE(drm >= 0);
 
     /* Fences on the timeline: pending, pollable, signalled by INC. */
-    int f1 = create_fence(tl, 1), f2 = create_fence(tl, 2);
+    int f1 = sw_sync_create_fence(tl, 1), f2 = sw_sync_create_fence(tl, 2);
     REQUIRE(f1 >= 0 && f2 >= 0);
     CHECK(fcntl(f1, F_GETFD) >= 0);
     CHECK(file_status(f1) == 0);
@@ -90,7 +72,7 @@ int main(void) {
     struct sync_merge_data m = {.fd2 = f2};
     strcpy(m.name, "merged");
     CHECK(ioctl(f1, SYNC_IOC_MERGE, &m) == 0 && m.fence >= 0);
-    CHECK(inc(tl, 1) == 0);
+    CHECK(sw_sync_inc(tl, 1) == 0);
     CHECK(poll_in(f1, 1000));
     CHECK(file_status(f1) == 1);
     CHECK(file_status(f2) == 0);
@@ -101,7 +83,7 @@ int main(void) {
     REQUIRE(drmSyncobjCreate(drm, 0, &so) == 0);
     CHECK(drmSyncobjImportSyncFile(drm, so, f2) == 0);
     CHECK(drmSyncobjWait(drm, &so, 1, 0, 0, NULL) == -ETIME);
-    CHECK(inc(tl, 1) == 0);
+    CHECK(sw_sync_inc(tl, 1) == 0);
     CHECK(drmSyncobjWait(drm, &so, 1, now_ns() + 1000000000ll, 0, NULL) == 0);
     CHECK(poll_in(m.fence, 1000) && file_status(m.fence) == 1);
 
@@ -111,34 +93,34 @@ int main(void) {
     struct waiter w = {.drm = drm, .handle = tls, .point = 3};
     pthread_t th;
     REQUIRE(pthread_create(&th, NULL, wait_thread, &w) == 0);
-    int f3 = create_fence(tl, 3);
+    int f3 = sw_sync_create_fence(tl, 3);
     REQUIRE(f3 >= 0);
     uint32_t tmp;
     REQUIRE(drmSyncobjCreate(drm, 0, &tmp) == 0);
     CHECK(drmSyncobjImportSyncFile(drm, tmp, f3) == 0);
     CHECK(drmSyncobjTransfer(drm, tls, 3, tmp, 0, 0) == 0);
     usleep(20000);
-    CHECK(inc(tl, 1) == 0);
+    CHECK(sw_sync_inc(tl, 1) == 0);
     pthread_join(th, NULL);
     CHECK(w.ret == 0);
 
     /* SYNCOBJ_EVENTFD on the program's own eventfd. */
     int efd = eventfd(0, EFD_CLOEXEC);
     REQUIRE(efd >= 0);
-    int f4 = create_fence(tl, 4);
+    int f4 = sw_sync_create_fence(tl, 4);
     uint32_t ev;
     REQUIRE(drmSyncobjCreate(drm, 0, &ev) == 0);
     CHECK(drmSyncobjImportSyncFile(drm, ev, f4) == 0);
     struct upanthor_syncobj_eventfd e = {.handle = ev, .fd = efd};
     CHECK(drmIoctl(drm, UPANTHOR_IOCTL_SYNCOBJ_EVENTFD, &e) == 0);
     CHECK(!poll_in(efd, 0));
-    CHECK(inc(tl, 1) == 0);
+    CHECK(sw_sync_inc(tl, 1) == 0);
     CHECK(poll_in(efd, 1000));
     uint64_t count = 0;
     CHECK(read(efd, &count, sizeof(count)) == 8 && count == 1);
 
     /* Closing the timeline signals what is left with an error. */
-    int f9 = create_fence(tl, 9);
+    int f9 = sw_sync_create_fence(tl, 9);
     CHECK(close(tl) == 0);
     CHECK(poll_in(f9, 1000) && file_status(f9) < 0);
 

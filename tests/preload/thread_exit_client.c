@@ -28,31 +28,13 @@
 #include <unistd.h>
 
 #include "client_check.h"
-
-/* drivers/dma-buf/sync_debug.h's uapi. */
-struct sw_sync_create_fence_data {
-    uint32_t value;
-    char name[32];
-    int32_t fence;
-};
-#define SW_SYNC_IOC_CREATE_FENCE _IOWR('W', 0, struct sw_sync_create_fence_data)
-#define SW_SYNC_IOC_INC _IOW('W', 1, uint32_t)
+#include "sw_sync_uapi.h"
 
 enum { kThreads = 4 };
 static int g_scale = 1;
 
 static int timeline_open(void) {
     return open("/dev/sw_sync", O_RDWR | O_CLOEXEC);
-}
-
-static int create_fence(int timeline, uint32_t value) {
-    struct sw_sync_create_fence_data d = {.value = value};
-    snprintf(d.name, sizeof(d.name), "f%u", value);
-    return ioctl(timeline, SW_SYNC_IOC_CREATE_FENCE, &d) == 0 ? d.fence : -1;
-}
-
-static int inc(int timeline, uint32_t n) {
-    return ioctl(timeline, SW_SYNC_IOC_INC, &n);
 }
 
 static int merge(int a, int b) {
@@ -65,11 +47,6 @@ static int merge(int a, int b) {
 static int wait_fence(int fd, int ms) {
     struct pollfd p = {.fd = fd, .events = POLLIN};
     return poll(&p, 1, ms) == 1 && (p.revents & POLLIN);
-}
-
-static int status(int fd) {
-    struct sync_file_info info = {0};
-    return ioctl(fd, SYNC_IOC_FILE_INFO, &info) == 0 ? info.status : -100;
 }
 
 /* How many of the fences behind fd have `want` as status, as conformance suites ask it: the
@@ -106,7 +83,7 @@ static void* consumer(void* arg) {
     struct turn* t = arg;
     for (int i = 0; i < t->iterations; i++) {
         const uint32_t point = (uint32_t)(i * kThreads + t->id + 1);
-        int f = create_fence(t->timeline, point);
+        int f = sw_sync_create_fence(t->timeline, point);
         CHECK(f >= 0);
         CHECK(wait_fence(f, 5000));
         CHECK(__atomic_load_n(t->counter, __ATOMIC_ACQUIRE) == point);
@@ -134,7 +111,7 @@ static void consumers(void) {
         if (i)
             sem_wait(&sem);
         __atomic_add_fetch(&counter, 1, __ATOMIC_RELEASE);
-        CHECK(inc(tl, 1) == 0);
+        CHECK(sw_sync_inc(tl, 1) == 0);
     }
     for (int i = 0; i < kThreads; i++)
         pthread_join(th[i], NULL);
@@ -147,11 +124,11 @@ static void* consumer_producer(void* arg) {
     struct turn* t = arg;
     for (int i = 0; i < t->iterations; i++) {
         const uint32_t point = (uint32_t)(i * kThreads + t->id);
-        int f = create_fence(t->timeline, point);
+        int f = sw_sync_create_fence(t->timeline, point);
         CHECK(f >= 0);
         CHECK(wait_fence(f, 5000));
         CHECK(__atomic_fetch_add(t->counter, 1, __ATOMIC_ACQ_REL) == point);
-        CHECK(inc(t->timeline, 1) == 0);
+        CHECK(sw_sync_inc(t->timeline, 1) == 0);
         CHECK(close(f) == 0);
     }
     return NULL;
@@ -182,7 +159,7 @@ static uint32_t g_produced;
 static void* producer(void* arg) {
     const int id = (int)(intptr_t)arg;
     for (uint32_t seqno = 0;; seqno++) {
-        int f = create_fence(g_cons_tl, seqno);
+        int f = sw_sync_create_fence(g_cons_tl, seqno);
         if (f < 0)
             break; /* the consumer closed its timeline */
         /* Either wait through poll, or by asking for the status until it is not pending (the
@@ -194,7 +171,7 @@ static void* producer(void* arg) {
                 sched_yield();
         }
         __atomic_add_fetch(&g_produced, 1, __ATOMIC_ACQ_REL);
-        CHECK(inc(g_prod_tl[id], 1) == 0);
+        CHECK(sw_sync_inc(g_prod_tl[id], 1) == 0);
         CHECK(close(f) == 0);
     }
     return NULL;
@@ -211,10 +188,10 @@ static void producers_one_consumer(void) {
     for (int i = 0; i < kThreads; i++)
         REQUIRE(pthread_create(&th[i], NULL, producer, (void*)(intptr_t)i) == 0);
     for (uint32_t seqno = 1; seqno <= (uint32_t)(128 * g_scale); seqno++) {
-        int f = create_fence(g_prod_tl[0], seqno);
+        int f = sw_sync_create_fence(g_prod_tl[0], seqno);
         REQUIRE(f >= 0);
         for (int i = 1; i < kThreads; i++) {
-            int tmp = create_fence(g_prod_tl[i], seqno);
+            int tmp = sw_sync_create_fence(g_prod_tl[i], seqno);
             int merged = merge(tmp, f);
             CHECK(tmp >= 0 && merged >= 0);
             close(tmp);
@@ -223,7 +200,7 @@ static void producers_one_consumer(void) {
         }
         CHECK(wait_fence(f, 5000));
         CHECK(__atomic_load_n(&g_produced, __ATOMIC_ACQUIRE) == kThreads * seqno);
-        CHECK(inc(g_cons_tl, 1) == 0);
+        CHECK(sw_sync_inc(g_cons_tl, 1) == 0);
         CHECK(close(f) == 0);
     }
     /* Closing the consumer's timeline signals the producers' pending fences (with an error) and
@@ -242,14 +219,14 @@ static void counted_merges(void) {
         for (int i = 0; i < 3; i++) {
             tl[i] = timeline_open();
             REQUIRE(tl[i] >= 0);
-            in[i] = create_fence(tl[i], 5);
+            in[i] = sw_sync_create_fence(tl[i], 5);
         }
         int m01 = merge(in[0], in[1]);
         int merged = merge(in[2], m01);
         int same = merge(in[0], in[0]);
         CHECK(count_status(merged, 0) == 3 && count_status(same, 0) == 1);
         for (int i = 0; i < 3; i++) {
-            CHECK(inc(tl[i], 5) == 0);
+            CHECK(sw_sync_inc(tl[i], 5) == 0);
             CHECK(count_status(merged, 1) == i + 1);
         }
         CHECK(count_status(same, 1) == 1 && wait_fence(merged, 100));
@@ -263,8 +240,8 @@ static void counted_merges(void) {
 static void expired_merges(void) {
     int tl = timeline_open();
     REQUIRE(tl >= 0);
-    CHECK(inc(tl, 100) == 0);
-    int expired = create_fence(tl, 1);
+    CHECK(sw_sync_inc(tl, 100) == 0);
+    int expired = sw_sync_create_fence(tl, 1);
     REQUIRE(expired >= 0);
     CHECK(wait_fence(expired, 0));
     for (int i = 0; i < 2000 * g_scale; i++) {

@@ -20,15 +20,7 @@
 
 #include "client_check.h"
 #include "panthor_uapi.h"
-
-/* drivers/dma-buf/sync_debug.h's uapi. */
-struct sw_sync_create_fence_data {
-    uint32_t value;
-    char name[32];
-    int32_t fence;
-};
-#define SW_SYNC_IOC_CREATE_FENCE _IOWR('W', 0, struct sw_sync_create_fence_data)
-#define SW_SYNC_IOC_INC _IOW('W', 1, uint32_t)
+#include "sw_sync_uapi.h"
 
 static inline int send_fd(int sock, int fd) {
     char byte = 0;
