@@ -19,7 +19,7 @@ namespace {
 // finds a file behind it (the kernel's idr_replace with NULL).
 drm_file* const kMagicUsed = reinterpret_cast<drm_file*>(alignof(drm_file));
 
-bool drm_is_current_master_locked(drm_file* fpriv) {
+bool drm_is_current_master_locked(drm_file* fpriv) REQUIRES(fpriv->dev->master_mutex) {
     return fpriv->is_master && fpriv->master == fpriv->dev->master;
 }
 
@@ -32,12 +32,12 @@ drm_master* drm_master_create(drm_device* dev) {
     return master;
 }
 
-void drm_set_master(drm_device* dev, drm_file* fpriv) {
+void drm_set_master(drm_device* dev, drm_file* fpriv) REQUIRES(dev->master_mutex) {
     dev->master = drm_master_get(fpriv->master);
     fpriv->was_master = true;
 }
 
-int drm_new_set_master(drm_device* dev, drm_file* fpriv) {
+int drm_new_set_master(drm_device* dev, drm_file* fpriv) REQUIRES(dev->master_mutex) {
     lockdep_assert_held(&dev->master_mutex);
     WARN_ON(fpriv->is_master);
     drm_master* old_master = fpriv->master;
@@ -67,14 +67,17 @@ int drm_master_check_perm(drm_file* file_priv) {
     return 0;
 }
 
-void drm_drop_master(drm_device* dev) {
+void drm_drop_master(drm_device* dev) REQUIRES(dev->master_mutex) {
     drm_master_put(&dev->master);
 }
 
 }  // namespace
 
+// Upstream reads dev->master under the file's master_lookup_lock alone (callable from atomic
+// context); every caller here may sleep, so it takes master_mutex, which guards dev->master, and
+// the read is not a data race in real mode.
 bool drm_is_current_master(drm_file* fpriv) {
-    SpinGuard g(fpriv->master_lookup_lock);
+    MutexGuard g(fpriv->dev->master_mutex);
     return drm_is_current_master_locked(fpriv);
 }
 
