@@ -22,6 +22,7 @@
 #include "kernel_shim/task.h"
 #include "kernel_shim/time.h"
 #include "tools/preload/files.h"
+#include "tools/preload/host_task.h"
 
 namespace upanthor::preload {
 namespace {
@@ -43,11 +44,8 @@ pthread_mutex_t g_boot_lock = PTHREAD_MUTEX_INITIALIZER;
 struct ClientTask {
     kshim::Task* task = nullptr;
     ~ClientTask() {
-        if (!task)
-            return;
-        if (kshim::current() == task)
-            kshim::set_current(nullptr);
-        delete task;
+        if (task)
+            host_task_detach(task);
     }
 };
 thread_local ClientTask t_client;
@@ -146,19 +144,7 @@ drm::drm_device* device_get() {
 void attach_thread() {
     if (kshim::current())
         return;
-    auto* t = new kshim::Task();
-    t->name = "client";
-    t->kind = kshim::TaskKind::Kthread;
-    t->state = kshim::TaskState::Running;
-    // Not Backend::next_task_id(): the real backend calls it under its own task lock. Client
-    // threads number from a range of their own (trace tracks).
-    static std::atomic<kshim::u32> next_client_id{1u << 20};
-    t->id = next_client_id.fetch_add(1, std::memory_order_relaxed);
-    kshim::init_task_cputime(t);
-    t->cpu.clock = kshim::this_thread_cpu_clock();
-    t->cpu.start_ns = kshim::clock_ns(t->cpu.clock);
-    t_client.task = t;
-    kshim::set_current(t);
+    t_client.task = host_task_attach("client");
 }
 
 bool g_device_up = false;

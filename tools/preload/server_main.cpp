@@ -43,6 +43,7 @@
 #include "kernel_shim/task.h"
 #include "kernel_shim/time.h"
 #include "tools/preload/caller_creds.h"
+#include "tools/preload/host_task.h"
 #include "tools/preload/ioctl_answers.h"
 #include "tools/preload/remote_proto.h"
 
@@ -115,26 +116,6 @@ struct Lock {
 unsigned long long sock_ino(int fd) {
     struct stat st {};
     return fstat(fd, &st) == 0 ? st.st_ino : 0;
-}
-
-// ---- kernel tasks for the server's threads ----
-kshim::Task* attach_task(const char* name) {
-    auto* t = new kshim::Task();
-    t->name = name;
-    t->kind = kshim::TaskKind::Kthread;
-    t->state = kshim::TaskState::Running;
-    static std::atomic<kshim::u32> next_id{1u << 20};
-    t->id = next_id.fetch_add(1, std::memory_order_relaxed);
-    kshim::init_task_cputime(t);
-    t->cpu.clock = kshim::this_thread_cpu_clock();
-    t->cpu.start_ns = kshim::clock_ns(t->cpu.clock);
-    kshim::set_current(t);
-    return t;
-}
-
-void detach_task(kshim::Task* t) {
-    kshim::set_current(nullptr);
-    delete t;
 }
 
 // ---- poll forwarding ----
@@ -476,7 +457,7 @@ void serve_conn(int fd) {
     ucred cr{};
     socklen_t len = sizeof cr;
     getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len);
-    kshim::Task* task = attach_task("serve");
+    kshim::Task* task = host_task_attach("serve");
     Conn c;
     c.fd = fd;
     c.pid = cr.pid;
@@ -519,7 +500,7 @@ void serve_conn(int fd) {
         }
     }
     kshim::uaccess_set_target_pid(0);
-    detach_task(task);
+    host_task_detach(task);
     {
         Lock l;
         std::erase(g_srv->conns, fd);
