@@ -29,6 +29,7 @@
 #include "kernel_shim/fs/fdtable.h"
 #include "kernel_shim/page_alloc.h"
 #include "tools/preload/caller_creds.h"
+#include "tools/preload/client_mapping.h"
 #include "tools/preload/device.h"
 #include "tools/preload/fake_fs.h"
 #include "tools/preload/files.h"
@@ -110,23 +111,11 @@ bool drm_fd_stat(int fd, struct stat* st) {
 
 // The client's side of a kernel mapping: the mapped pages, or the I/O page's snapshot.
 void* map_vma(drm::VmArea* vma, void* addr, size_t len, int prot, int flags) {
-    const int keep = flags & (MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_POPULATE | MAP_NORESERVE | MAP_LOCKED);
-    void* p;
-    if (vma->addr) {
-        // The BO's pages are one physically contiguous run of the arena: map that part of the
-        // arena's memfd, so the client and the GPU share the very pages.
-        const off_t arena_off = static_cast<off_t>(kshim::virt_to_phys(vma->addr) - kshim::kPhysBase);
-        p = libc().mmap(addr, len, prot, MAP_SHARED | keep, kshim::page_arena_memfd(), arena_off);
-    } else {
-        // An I/O page (USER_FLUSH_ID): a read-only snapshot of its one register (LATEST_FLUSH,
-        // at offset 0), read through the mapping's fault path when it is mapped. A stale flush
-        // ID only makes the firmware flush more than it needs to.
-        p = libc().mmap(addr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | keep, -1, 0);
-        if (p != MAP_FAILED) {
-            *static_cast<unsigned*>(p) = drm::vma_read32(vma, 0);
-            mprotect(p, len, PROT_READ);
-        }
-    }
+    // A BO's pages are one physically contiguous run of the arena; an I/O page (USER_FLUSH_ID)
+    // is read through the mapping's fault path now (LATEST_FLUSH at offset 0).
+    void* p = vma->addr ? map_client_side(addr, len, prot, flags, kshim::page_arena_memfd(),
+                                          static_cast<off_t>(kshim::virt_to_phys(vma->addr) - kshim::kPhysBase), 0)
+                        : map_client_side(addr, len, prot, flags, -1, -1, drm::vma_read32(vma, 0));
     if (p == MAP_FAILED) {
         const int err = errno;
         drm::drm_munmap(vma);

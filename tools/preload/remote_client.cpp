@@ -24,6 +24,7 @@
 #include <cstring>
 #include <map>
 
+#include "tools/preload/client_mapping.h"
 #include "tools/preload/fake_fs.h"
 #include "tools/preload/libc_next.h"
 #include "tools/preload/remote_proto.h"
@@ -295,19 +296,8 @@ void* remote_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off
         errno = static_cast<int>(-ret);
         return MAP_FAILED;
     }
-    const int keep = flags & (MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_POPULATE | MAP_NORESERVE | MAP_LOCKED);
-    void* p;
-    if (m.v[0] >= 0) {
-        // The BO's pages: that part of the server's arena memfd, as the in-process library maps it.
-        p = libc().mmap(addr, len, prot, MAP_SHARED | keep, arena, static_cast<off_t>(m.v[0]));
-    } else {
-        // An I/O page (USER_FLUSH_ID): a read-only snapshot of its word, read by the server.
-        p = libc().mmap(addr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | keep, -1, 0);
-        if (p != MAP_FAILED) {
-            *static_cast<unsigned*>(p) = static_cast<unsigned>(m.v[2]);
-            mprotect(p, len, PROT_READ);
-        }
-    }
+    // The BO's pages: that part of the server's arena memfd; an I/O page: the word the server read.
+    void* p = map_client_side(addr, len, prot, flags, arena, static_cast<off_t>(m.v[0]), static_cast<unsigned>(m.v[2]));
     if (p == MAP_FAILED) {
         const int err = errno;
         Req u{};
