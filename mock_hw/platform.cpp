@@ -2,6 +2,7 @@
 #include "mock_hw/platform.h"
 
 #include "hw/csf/regs/csf_regs.h"
+#include "kernel_shim/arch_timer.h"
 #include "kernel_shim/report.h"
 
 namespace mock_hw {
@@ -25,6 +26,8 @@ MockPlatform::MockPlatform(GpuConfig cfg) : gpu_(std::move(cfg)) {
     for (const OppConfig& o : pc.opps)
         desc.opps.push_back({o.hz, o.microvolt});
     desc.dma_coherent = pc.dma_coherent;
+    // GPU_TIMESTAMP counts the SoC's system counter, so the CPU's CNTFRQ is the same rate.
+    kshim::arch_timer_set_cntfrq(static_cast<u32>(gpu_.config().timestamp_hz));
     pdev_ = kshim::platform_device_create(desc);
     BUG_ON(!pdev_);
 }

@@ -31,6 +31,7 @@
 #include "drm/drm_vma_manager.h"
 #include "drm/uaccess.h"
 #include "hw/csf/regs/csf_regs.h"
+#include "kernel_shim/arch_timer.h"
 #include "kernel_shim/cred.h"
 #include "kernel_shim/devres.h"
 #include "kernel_shim/dma-buf/dma-fence-chain.h"
@@ -424,14 +425,11 @@ void panthor_submit_ctx_cleanup(panthor_submit_ctx* ctx, void (*job_put)(drm::dr
 // ---------------------------------------------------------------------------------------------
 // Ioctls.
 
-// The CPU's arch timer frequency (CNTFRQ), which GPU_TIMESTAMP counts at: the RK3588's system
-// counter runs at 24 MHz, and so does the modelled GPU (there is no arch timer to ask here).
-
 int panthor_query_timestamp_info(panthor_device* ptdev, drm_panthor_timestamp_info* arg) {
     const int ret = panthor_device_resume_and_get(ptdev);
     if (ret)
         return ret;
-    arg->timestamp_frequency = panthor_fw_timestamp_freq(ptdev);
+    arg->timestamp_frequency = kshim::arch_timer_get_cntfrq();
     arg->current_timestamp = panthor_gpu_read_timestamp(ptdev);
     arg->timestamp_offset = panthor_gpu_read_timestamp_offset(ptdev);
     pm_runtime_put_autosuspend(ptdev->dev);
@@ -998,7 +996,7 @@ void panthor_gpu_show_fdinfo(panthor_device* ptdev, panthor_file* pfile, drm::dr
     }
     if (ptdev->profile_mask & PANTHOR_DEVICE_PROFILING_TIMESTAMP) {
         // Timestamp ticks to ns, rounded up, at the system counter's rate.
-        const u64 freq = panthor_fw_timestamp_freq(ptdev);
+        const u64 freq = kshim::arch_timer_get_cntfrq();
         const u64 ns = freq ? (static_cast<unsigned __int128>(stats.time) * kshim::NSEC_PER_SEC + freq - 1) / freq : 0;
         p->printf("drm-engine-panthor:\t%llu ns\n", static_cast<unsigned long long>(ns));
     }

@@ -25,6 +25,7 @@
 #include "hw/csf/regs/csf_regs.h"
 #include "hw/csf/regs/gpu_regs.h"
 #include "hw/csf/regs/job_regs.h"
+#include "kernel_shim/arch_timer.h"
 #include "kernel_shim/devres.h"
 #include "kernel_shim/err.h"
 #include "kernel_shim/firmware.h"
@@ -47,10 +48,6 @@ namespace {
 constexpr u64 SZ_4K = u64{4} << 10;
 constexpr u64 SZ_8K = u64{8} << 10;
 constexpr u64 SZ_4G = u64{4} << 30;
-
-// The RK3588's system counter (CNTFRQ) runs at 24 MHz, and so does the modelled GPU_TIMESTAMP.
-// There is no arch timer to ask in userspace.
-constexpr u64 PANTHOR_FW_TIMESTAMP_FREQ = 24'000'000;
 
 constexpr u32 FW_BOOT_TIMEOUT_MS = 1000;
 constexpr u32 FW_REQ_TIMEOUT_MS = 100;
@@ -155,7 +152,7 @@ void panthor_fw_free_sections(panthor_fw* fw) {
 // GPU cycle counter when no timestamp frequency is known.
 u32 panthor_fw_conv_timeout(panthor_device* ptdev, u32 timeout_us) {
     bool use_cycle_counter = false;
-    u64 timer_rate = panthor_fw_timestamp_freq(ptdev);
+    u64 timer_rate = kshim::arch_timer_get_cntfrq();
 
     if (!timer_rate) {
         use_cycle_counter = true;
@@ -864,10 +861,6 @@ void panthor_fw_ping_work(kshim::work_struct* work) {
 }
 
 }  // namespace
-
-u64 panthor_fw_timestamp_freq(panthor_device*) {
-    return PANTHOR_FW_TIMESTAMP_FREQ;
-}
 
 std::string panthor_fw_file_name(panthor_device* ptdev) {
     return "arm/mali/arch" + std::to_string(GPU_ARCH_MAJOR(ptdev->gpu_info.gpu_id)) + "." +

@@ -95,10 +95,6 @@ void panthor_fw_unplug(panthor_device* ptdev);
 // The firmware's file name for this GPU: "arm/mali/arch<major>.<minor>/mali_csffw.bin".
 std::string panthor_fw_file_name(panthor_device* ptdev);
 
-// The system timestamp frequency the FW timers count (upstream: arch_timer_get_cntfrq()); the
-// platform's 24 MHz. 0 would make the FW timers use the GPU cycle counter at the core clock.
-u64 panthor_fw_timestamp_freq(panthor_device* ptdev);
-
 // What the FW reported (valid after a successful panthor_fw_init; 0 / nullptr before).
 // The git SHA from the image's BUILD_INFO_METADATA entry, or nullptr when it has none.
 const char* panthor_fw_git_sha(panthor_device* ptdev);

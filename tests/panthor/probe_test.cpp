@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "hw/csf/regs/gpu_regs.h"
+#include "kernel_shim/arch_timer.h"
 #include "kernel_shim/clk.h"
 #include "kernel_shim/err.h"
 #include "kernel_shim/fault_inject.h"
@@ -869,6 +870,28 @@ TEST_F(PanthorDevQueryOtherGpu, AnswersFollowTheConfiguration) {
     EXPECT_EQ(csif.scoreboard_slot_count, 6u);
     EXPECT_EQ(csif.unpreserved_cs_reg_count, 4u);
     EXPECT_TRUE(kshim::log_contains("shader_present=0x5 l2_present=0x1 tiler_present=0x1"));
+}
+
+// A SoC whose system counter runs at 1 GHz: the reported frequency is the CPU's CNTFRQ (which the
+// platform programs), and the GPU's timestamps count at that rate.
+class PanthorDevQueryGigahertzCounter : public PanthorDevQuery {
+protected:
+    mock_hw::GpuConfig gpu_config() const override {
+        mock_hw::GpuConfig cfg;
+        cfg.timestamp_hz = 1'000'000'000;
+        return cfg;
+    }
+};
+
+TEST_F(PanthorDevQueryGigahertzCounter, TimestampFrequencyIsTheRateTheGpuCounts) {
+    ASSERT_EQ(kshim::pm_runtime_resume_and_get(dev()), 0);
+    const auto t0 = query<drm_panthor_timestamp_info>(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO);
+    EXPECT_EQ(t0.timestamp_frequency, 1'000'000'000u);
+    EXPECT_EQ(kshim::arch_timer_get_cntfrq(), 1'000'000'000u);
+    advance(us_to_ktime(1000));
+    const auto t1 = query<drm_panthor_timestamp_info>(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO);
+    EXPECT_NEAR(static_cast<double>(t1.current_timestamp - t0.current_timestamp), 1'000'000.0, 1.0);
+    kshim::pm_runtime_put_autosuspend(dev());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -63,7 +63,7 @@ void ScenarioParser::parse_gpu(const toml::table& t) {
         g.id.shader_present = *m;
     if (auto v = get_u64(t, "gpu_clock_hz", what, false, 1'000'000, 10'000'000'000ull))
         g.gpu_clock_hz = *v;
-    if (auto v = get_u64(t, "timestamp_hz", what, false, 1'000, 10'000'000'000ull))
+    if (auto v = get_u64(t, "timestamp_hz", what, false, 1'000, 4'000'000'000ull))
         g.timestamp_hz = *v;
     if (auto v = get_u64(t, "core_clk_hz", what, false, 1'000'000, 10'000'000'000ull))
         g.platform.core_clk_hz = static_cast<unsigned long>(*v);
