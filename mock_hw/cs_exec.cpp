@@ -559,8 +559,10 @@ CsEngine::Step CsEngine::exec_one_locked(Group& g, Stream& s, const Instr& in, u
             return invalid();
         if (wait_sbs(in.wait_mask))
             return Step::Block;
-        // Skipped when a flush already happened since the flush ID in the register was sampled.
-        if ((s.regs[in.flush_id] & 0xFFFFFF) != gpu_.control().latest_flush_id_locked())
+        // Skipped when a flush already happened since the flush ID in the register was sampled;
+        // flush ID 0 is never sampled (LATEST_FLUSH_ID skips it), so it always flushes.
+        const u32 sampled = s.regs[in.flush_id] & 0xFFFFFF;
+        if (sampled != 0 && sampled != gpu_.control().latest_flush_id_locked())
             return Step::Next;
         if (in.l2 == cs::FLUSH_NONE && in.lsc == cs::FLUSH_NONE && in.other == cs::OTHER_FLUSH_NONE)
             return Step::Next;

@@ -132,7 +132,7 @@ void GpuControl::flush_done_locked() {
     // No cache is modelled (the GPU reads and writes memory directly); a flush is a delay, and
     // a full L2 clean+invalidate advances the flush ID userspace compares against.
     if (GPU_FLUSH_L2_MODE(pending_flush_) == (CACHE_CLEAN | CACHE_INV))
-        flush_id_ = (flush_id_ + 1) & 0xFFFFFF;
+        advance_flush_id_locked();
     pending_flush_ = 0;
     irq_.raise_locked(GPU_IRQ_CLEAN_CACHES_COMPLETED);
 }

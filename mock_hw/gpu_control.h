@@ -37,7 +37,14 @@ public:
     void cs_flush_done_locked(bool l2_clean_invalidate) {
         lockdep_assert_held(&lock_);
         if (l2_clean_invalidate)
-            flush_id_ = (flush_id_ + 1) & 0xFFFFFF;
+            advance_flush_id_locked();
+    }
+    // The 24-bit flush ID skips 0, which a FLUSH_CACHE2 reads as "flush unconditionally".
+    void advance_flush_id_locked() {
+        lockdep_assert_held(&lock_);
+        flush_id_ = (flush_id_ + 1) & 0xFFFFFF;
+        if (flush_id_ == 0)
+            flush_id_ = 1;
     }
     bool reset_pending_locked() const {
         lockdep_assert_held(&lock_);

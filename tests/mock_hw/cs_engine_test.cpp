@@ -533,7 +533,7 @@ TEST_F(CsEngineTest, EndpointConfigLimitsTheGroupsCores) {
     ASSERT_TRUE(wait([&] { return reinterpret_cast<u64*>(m)[1] == 2; }));
 }
 
-TEST_F(CsEngineTest, FlushCache2SkipsWhenAFlushHappenedSinceTheIdWasSampled) {
+TEST_F(CsEngineTest, FlushCache2SkipsOnlyWhenAFlushHappenedSinceANonZeroIdWasSampled) {
     CsfRig r(rt());
     ASSERT_TRUE(r.boot());
     CsfRig::Queue q = r.make_queue();
@@ -554,6 +554,11 @@ TEST_F(CsEngineTest, FlushCache2SkipsWhenAFlushHappenedSinceTheIdWasSampled) {
     ASSERT_TRUE(wait([&] { return r.locked([&] { return q.out->extract == q.in->insert; }); }));
     advance(100 * NSEC_PER_USEC);
     EXPECT_EQ(r.d.r(CSF_GPU_LATEST_FLUSH_ID), id0 + 1);
+    // ID 0 (what Mesa passes): flushed whatever the current ID, and the ID moves.
+    r.push(q, {cs::move32(2, 0), flush, cs::wait(1u << 3)});
+    r.d.w(CSF_DOORBELL(1), 1);
+    ASSERT_TRUE(wait([&] { return r.locked([&] { return q.out->extract == q.in->insert; }); }));
+    ASSERT_TRUE(wait([&] { return r.d.r(CSF_GPU_LATEST_FLUSH_ID) == id0 + 2; }));
 }
 
 TEST_F(CsEngineTest, StoreStateAndProgressCounter) {
