@@ -61,10 +61,19 @@ struct GpuLatencies {
     // until the progress timer ends it (docs/mock_hw.md, "Progress timer").
     ktime_t cs_spin_after = 1 * kshim::NSEC_PER_MSEC;
     ktime_t cs_spin_slice = 1 * kshim::NSEC_PER_MSEC;
+    // A RUN_* on real Valhall descriptors holds its core for real_job_base plus a time from its
+    // size (docs/mock_hw.md, "Real descriptors"), at most real_job_max: a single job is not split
+    // into tasks, so one longer than the progress timeout would look like a hang.
+    ktime_t real_job_base = 2 * kshim::NSEC_PER_USEC;
+    u64 real_invocations_per_us = 16384;  // compute invocations one core retires per us
+    u64 real_vertices_per_us = 4096;      // IDVS / tiling vertices (times instances) per us
+    ktime_t real_tile = 200;              // one tile of a fragment job
+    ktime_t real_job_max = 1 * kshim::NSEC_PER_SEC;
 
     static GpuLatencies zero() {
         GpuLatencies l{0, 0, 0, 0, 0, 0, 0, 0, 0};
         l.csg_request = l.csg_state = l.csg_suspend = 0;
+        l.real_job_base = l.real_tile = 0;
         return l;
     }
 };

@@ -64,6 +64,8 @@ public:
     // user of the simulator), since the GPU was created.
     u64 busy_ns_locked() const;
     u64 jobs_completed() const { return jobs_done_; }
+    // Jobs on real Valhall descriptors that completed without their shaders being executed.
+    u64 real_jobs_completed() const { return real_jobs_done_; }
 
     enum class Block : u8 { None, SbWait, SyncWait, Mmu, Oom, FaultAck, Fatal, Resource };
 
@@ -236,6 +238,17 @@ private:
     Step issue_job_locked(Group& g, Stream& s, const panthor::cs::Instr& in) REQUIRES(lock_);
     Step retire_with_locked(Group& g, Stream& s, bool fatal, u32 exception, u64 info) REQUIRES(lock_);
 
+    // cs_real_jobs.cpp: a RUN_* whose descriptor is not a MockShader record. Reads what the
+    // hardware reads before shading (the job's descriptors, each shader's first instruction) and
+    // gives the job's modelled duration in *sh (kind Run, flag kFromDescriptors).
+    enum class RealJob : u8 { Ok, Stalled, Invalid };
+    RealJob real_job_locked(Group& g, Stream& s, const panthor::cs::Instr& in, MockShader* sh, u64* bad_va)
+        REQUIRES(lock_);
+    RealJob real_shader_locked(Group& g, Stream& s, u64 spd_va, u32 stage, u64* bad_va) REQUIRES(lock_);
+    RealJob real_shader_env_locked(Group& g, Stream& s, u64 srt, u64 fau, u64 tsd) REQUIRES(lock_);
+    RealJob real_fragment_locked(Group& g, Stream& s, u64 fbd_ptr, u32* tile_px, u64* bad_va) REQUIRES(lock_);
+    ktime_t real_duration_locked(ktime_t size_ns) const REQUIRES(lock_);
+
     // cs_heap.cpp
     // Takes the chunks a tiling job needs; false: the RUN returns *step instead of queueing it
     // (blocked on OOM or a stall, or redirected to the exception handler, or retired with a fault).
@@ -279,7 +292,7 @@ private:
     std::unique_ptr<HwEvent> run_ev_, jobs_ev_, poll_ev_;
     bool running_ GUARDED_BY(lock_) = false;  // MCU up
     bool pc_set_ GUARDED_BY(lock_) = false;   // the executing instruction moved the pc itself
-    u64 instrs_ = 0, jobs_done_ = 0;
+    u64 instrs_ = 0, jobs_done_ = 0, real_jobs_done_ = 0;
     // One suspend-buffer record being built or checked (3.4 KiB: kept rather than constructed per
     // stream).
     SavedStream saved_scratch_{};

@@ -377,8 +377,14 @@ void CsEngine::sync_written_locked(Group& g, bool system_scope) {
 
 CsEngine::Step CsEngine::exec_one_locked(Group& g, Stream& s, const Instr& in, u64 next_pc) {
     lockdep_assert_held(&lock_);
+    // CS_INSTR_INVALID, and one log line per opcode naming what the mock rejected, so a client
+    // that uses an instruction or field the mock lacks learns which (docs/mock_hw.md).
     auto invalid = [&]() REQUIRES(lock_) {
         const u64 va = pc_va(s);
+        gpu_.log_once_locked(
+            0x40000000u | in.opcode, "CSG%u CS%u: %s %#018llx at %#llx rejected (CS_INSTR_INVALID): %s", g.slot, s.idx,
+            cs::opcode_name(in.opcode), static_cast<unsigned long long>(in.raw), static_cast<unsigned long long>(va),
+            in.valid ? "a register or field out of the range the mock implements" : "opcode not implemented");
         fatal_locked(g, s, DRM_PANTHOR_EXCEPTION_CS_INSTR_INVALID, va, va);
         return Step::Block;
     };
@@ -658,13 +664,28 @@ CsEngine::Step CsEngine::issue_job_locked(Group& g, Stream& s, const Instr& in) 
     case cs::RUN_IDVS: desc = reg64(s, 16); break;
     default: desc = reg64(s, static_cast<u8>(16 + 2 * in.spd)); break;
     }
+    // A MockShader record (our tests' jobs) or real Valhall descriptors (cs_real_jobs.cpp): the
+    // record's magic cannot start a valid shader program or framebuffer descriptor.
     MockShader sh{};
-    if (!mem_read_locked(g, s, desc, &sh, sizeof(sh)))
+    if (!mem_read_locked(g, s, desc, &sh.magic, sizeof(sh.magic)))
         return Step::Block;
-    if (in.progress_inc)
-        s.progress++;
-    if (sh.magic != MockShader::kMagic || sh.kind > MockShader::kLastKind)
-        return retire_with_locked(g, s, false, DRM_PANTHOR_EXCEPTION_DATA_INVALID_FAULT, desc);
+    if (sh.magic == MockShader::kMagic) {
+        if (!mem_read_locked(g, s, desc, &sh, sizeof(sh)))
+            return Step::Block;
+        if (in.progress_inc)
+            s.progress++;
+        if (sh.kind > MockShader::kLastKind || sh.flags)
+            return retire_with_locked(g, s, false, DRM_PANTHOR_EXCEPTION_DATA_INVALID_FAULT, desc);
+    } else {
+        u64 bad_va = desc;
+        const RealJob r = real_job_locked(g, s, in, &sh, &bad_va);
+        if (r == RealJob::Stalled)
+            return Step::Block;
+        if (in.progress_inc)
+            s.progress++;
+        if (r == RealJob::Invalid)
+            return retire_with_locked(g, s, false, DRM_PANTHOR_EXCEPTION_DATA_INVALID_FAULT, bad_va);
+    }
     FaultPlan& fp = gpu_.faults();
     const int gi = static_cast<int>(g.slot), si = static_cast<int>(s.idx);
     if (const FaultSpec* f = fp.occurrence_locked(FaultKind::CsFatal, ~0u, -1, gi, si))

@@ -138,7 +138,10 @@ void CsEngine::trace_job_begin_locked(Job& j) {
         return;
     s.trace_lanes |= 1u << lane;
     j.trace_lane = static_cast<u8>(lane);
-    kshim::trace::begin_on(trace_job_track(j), j.ep == kEpFragment ? "fragment job" : "compute job", "mock_hw");
+    const bool real = (j.shader.flags & MockShader::kFromDescriptors) != 0;
+    const char* name = j.ep == kEpFragment ? (real ? "fragment job (shaders not run)" : "fragment job")
+                                           : (real ? "compute job (shaders not run)" : "compute job");
+    kshim::trace::begin_on(trace_job_track(j), name, "mock_hw");
 }
 
 void CsEngine::trace_job_end_locked(Job& j) {
@@ -226,6 +229,8 @@ void CsEngine::complete_job_locked(size_t idx) {
     if (s.jobs)
         s.jobs--;
     jobs_done_++;
+    if (j.shader.flags & MockShader::kFromDescriptors)
+        real_jobs_done_++;
     jobs_.erase(jobs_.begin() + static_cast<long>(idx));
     g.progress_reported = false;
     if (j.uses_core) {

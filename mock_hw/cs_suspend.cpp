@@ -164,8 +164,8 @@ bool CsEngine::restore_stream_locked(Group& g, Stream& s, const SavedStream& sv,
     u32 per_slot[16] = {};
     for (u32 i = 0; i < sv.njobs; i++) {
         const SavedJob& sj = sv.jobs[i];
-        if (sj.shader.magic != MockShader::kMagic || sj.shader.kind > MockShader::kLastKind || sj.sb_slot >= nsb_ ||
-            sj.endpoint >= kEpKinds)
+        if (sj.shader.magic != MockShader::kMagic || sj.shader.kind > MockShader::kLastKind ||
+            (sj.shader.flags & ~u32{MockShader::kFromDescriptors}) || sj.sb_slot >= nsb_ || sj.endpoint >= kEpKinds)
             return false;
         per_slot[sj.sb_slot]++;
     }

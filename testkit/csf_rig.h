@@ -58,12 +58,13 @@ public:
     }
 
     // ---- memory ----
-    // Zeroed memory mapped in the GPU VM (AS 1); returns its VA.
-    u64 gpu_alloc(size_t bytes, u8** host = nullptr) {
+    // Zeroed memory mapped in the GPU VM (AS 1) with `attrs` (read/write/execute by default);
+    // returns its VA.
+    u64 gpu_alloc(size_t bytes, u8** host = nullptr, u64 attrs = kPteRw) {
         auto p = std::make_unique<PhysPages>(bytes);
         const u64 va = next_va_;
         vm.prealloc(va, (bytes + 0xFFF) & ~0xFFFull);
-        locked([&] { vm.map_range(va, p->pa(), (bytes + 0xFFF) & ~0xFFFull); });
+        locked([&] { vm.map_range(va, p->pa(), (bytes + 0xFFF) & ~0xFFFull, attrs); });
         next_va_ += ((bytes + 0xFFFF) & ~0xFFFFull) + 0x10000;
         if (host)
             *host = p->ptr();

@@ -31,7 +31,14 @@ struct MockShader {
     std::uint64_t addr = 0;
     std::uint64_t value = 0;
     std::uint32_t heap_chunks = 0;  // RUN_IDVS / RUN_TILING: tiler heap chunks this job consumes
-    std::uint32_t reserved[7] = {};
+    // The firmware's own marks (a job in the suspend buffer keeps them).
+    enum Flags : std::uint32_t {
+        // Not a record in memory: a job on real Valhall descriptors, modelled as `Run` for the
+        // time its size gives (docs/mock_hw.md, "Real descriptors").
+        kFromDescriptors = 1,
+    };
+    std::uint32_t flags = 0;
+    std::uint32_t reserved[6] = {};
 };
 static_assert(sizeof(MockShader) == 64);
 
