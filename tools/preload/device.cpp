@@ -22,6 +22,7 @@
 #include "kernel_shim/task.h"
 #include "kernel_shim/time.h"
 #include "tools/preload/files.h"
+#include "tools/preload/gpu_report.h"
 #include "tools/preload/host_task.h"
 
 namespace upanthor::preload {
@@ -32,6 +33,7 @@ struct World {
     drm::drm_device* ddev = nullptr;
     long long mono_offset = 0;
     pid_t pid = 0;  // a forked child has none of the driver's threads: it leaves the driver alone
+    GpuFaults faults;
 };
 
 // The boot runs before any kernel runtime exists, on whichever client thread opens first, so it
@@ -115,6 +117,11 @@ bool boot_locked() {
         delete w;
         return false;
     }
+    if (!arm_injected_faults(*w->host, &w->faults)) {
+        delete w->host;
+        delete w;
+        return false;
+    }
     // The runtime clock started at 0; DRM timeouts from the client are on CLOCK_MONOTONIC.
     w->mono_offset = static_cast<long long>(kshim::host_monotonic_ns()) - kshim::ktime_get();
     w->ddev = w->host->machine()->drm_dev();
@@ -173,6 +180,7 @@ void device_shutdown() {
     kshim::Task* was = kshim::current();
     kshim::set_current(w->host->rt().main_task());
     files_release_all();
+    report_gpu_at_exit(*w->host, w->faults);
     // The host's end-of-run checks; the world's runtime goes with them (writing UPANTHOR_TRACE).
     // A release still finishing on another thread gets the real-mode grace period to land.
     upanthor::host::CheckOptions checks;
