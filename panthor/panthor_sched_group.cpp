@@ -5,6 +5,7 @@
 
 #include "kernel_shim/pm_runtime.h"
 #include "kernel_shim/slab.h"
+#include "kernel_shim/task_comm.h"
 #include "panthor/panthor_drv.h"
 #include "panthor/panthor_mmu.h"
 #include "panthor/panthor_sched_priv.h"
@@ -371,8 +372,9 @@ int panthor_group_create(panthor_file* pfile, const drm_panthor_group_create* gr
     }
 
     add_group_kbo_sizes(group);
-    group->task_info.pid = 1;
-    std::strncpy(group->task_info.comm, "upanthor", sizeof(group->task_info.comm) - 1);
+    // The creating process, as upstream's group_init_task_info names it in fault messages.
+    group->task_info.pid = kshim::task_tgid_nr(kshim::current());
+    kshim::get_task_comm(group->task_info.comm, kshim::current());
     group->registered.store(true);
     return static_cast<int>(gid);
 

@@ -12,6 +12,7 @@
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/log.h"
 #include "kernel_shim/pm_runtime.h"
+#include "kernel_shim/task_comm.h"
 #include "mock_hw/fault_plan.h"
 #include "mock_hw/gpu.h"
 #include "panthor/panthor_sched_priv.h"
@@ -236,6 +237,10 @@ TEST_F(SchedLifecycleTest, HungShaderTimesOutThroughTheProgressTimer) {
     EXPECT_GE(d.at - t0, kProgressTimeout);
     EXPECT_LT(d.at - t0, static_cast<ktime_t>(kJobTimeoutMs) * kMs) << "the queue timer fired first";
     EXPECT_TRUE(kshim::log_contains("CSG_PROGRESS_TIMER_EVENT"));
+    // The message names the process that created the group (here the runtime's own task).
+    char comm[kshim::TASK_COMM_LEN];
+    kshim::get_task_comm(comm, kshim::current());
+    EXPECT_TRUE(kshim::log_contains(std::string("CSG_PROGRESS_TIMER_EVENT: pid=0, comm=") + comm)) << comm;
     EXPECT_FALSE(kshim::log_contains("job timeout"));
 
     EXPECT_EQ(wait_done(behind, 100 * kMs).status, -ETIMEDOUT);
