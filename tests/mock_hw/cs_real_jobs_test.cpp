@@ -201,5 +201,34 @@ TEST_F(CsRealJobsTest, AnInjectedShaderHangHoldsARealJobOnItsCore) {
     EXPECT_EQ(r.gpu.engine().jobs_completed(), 0u);
 }
 
+// A SUSPEND preempts a job on real descriptors like any other: it keeps its mark and the time it
+// had left in the suspend buffer, and completes after RESUME as a real job.
+TEST_F(CsRealJobsTest, ASuspendedRealJobResumesAndCompletesAsARealJob) {
+    CsfRig r(rt());
+    ASSERT_TRUE(r.boot());
+    u8* sbh;
+    const u32 suspend_buf = r.mcu_alloc(r.locked([&] { return r.csg_ctrl(0)->suspend_size; }), &sbh);
+    CsfRig::Queue q = r.make_queue();
+    start(r, 0, {&q}, 15, suspend_buf);
+    u8 *bin_h, *sync_h;
+    const u64 sync = r.gpu_alloc(16, &sync_h);
+    r.push(q, {cs::move48(16, spd(r, patterned(r, 64, &bin_h))), cs::move32(33, 7 | (7 << 10)), cs::move32(37, 256000),
+               cs::move32(38, 1), cs::move32(39, 1), cs::run_compute(), cs::wait(1), cs::move48(A, sync),
+               cs::move48(V, 1), cs::sync_add64(A, V)});
+    r.d.w(CSF_DOORBELL(1), 1);
+    advance(200 * NSEC_PER_USEC);
+    ASSERT_EQ(cores_busy(r), 1u);
+    r.set_state(0, CSG_STATE_SUSPEND);
+    ASSERT_TRUE(wait([&] { return r.state_acked(0); }));
+    const auto* saved = reinterpret_cast<const SavedStream*>(sbh);
+    ASSERT_EQ(r.locked([&] { return saved->njobs; }), 1u);
+    EXPECT_EQ(r.locked([&] { return saved->jobs[0].shader.flags; }), u32{MockShader::kFromDescriptors});
+    advance(NSEC_PER_MSEC);
+    resume(r, 0, {&q}, suspend_buf);
+    ASSERT_TRUE(wait([&] { return r.locked([&] { return sync_h[0] == 1; }); }));
+    EXPECT_EQ(real_jobs(r), 1u);
+    EXPECT_EQ(r.cs_events(0, 0) & (CS_FAULT | CS_FATAL), 0u);
+}
+
 }  // namespace
 }  // namespace mock_hw::testing

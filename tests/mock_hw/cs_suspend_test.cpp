@@ -321,5 +321,35 @@ INSTANTIATE_TEST_SUITE_P(Buffers, CsSuspendDamage,
                                            Damage::CallDepthPastLimit),
                          damage_name);
 
+// The work registers are the stream's context as the firmware keeps it: a value written by one
+// ring-buffer job is there for the next, and a SUSPEND/RESUME in between keeps it (Mesa's panvk
+// writes its subqueue context pointer into r90-r91 once, at device creation).
+TEST_F(CsSuspend, WorkRegistersPersistAcrossJobsAndSuspendResume) {
+    CsfRig r(rt());
+    ASSERT_TRUE(r.boot());
+    u8* m;
+    const u64 buf = r.gpu_alloc(64, &m);
+    u8* sbh;
+    const u32 suspend_buf = r.mcu_alloc(r.locked([&] { return r.csg_ctrl(0)->suspend_size; }), &sbh);
+    CsfRig::Queue q = r.make_queue();
+    start(r, 0, {&q}, 15, suspend_buf);
+    // Job 1 sets r90-r91 and r0-r1 and ends.
+    r.push(q, {cs::move48(90, 0x123456789abcull), cs::move48(0, 0xfeedull)});
+    r.d.w(CSF_DOORBELL(1), 1);
+    ASSERT_TRUE(wait([&] { return r.locked([&] { return q.out->extract == q.in->insert; }); }));
+    r.set_state(0, CSG_STATE_SUSPEND);
+    ASSERT_TRUE(wait([&] { return r.state_acked(0); }));
+    advance(NSEC_PER_MSEC);
+    resume(r, 0, {&q}, suspend_buf);
+    ASSERT_TRUE(wait([&] { return r.state_acked(0); }));
+    // Job 2 stores them without writing them first.
+    r.push(q, {cs::move48(4, buf), cs::store_multiple(90, 4, 0b11), cs::store_multiple(0, 4, 0b11, 8)});
+    r.d.w(CSF_DOORBELL(1), 1);
+    ASSERT_TRUE(wait([&] { return r.locked([&] { return q.out->extract == q.in->insert; }); }));
+    const u64* mem = reinterpret_cast<const u64*>(m);
+    EXPECT_EQ(r.locked([&] { return mem[0]; }), 0x123456789abcull);
+    EXPECT_EQ(r.locked([&] { return mem[1]; }), 0xfeedull);
+}
+
 }  // namespace
 }  // namespace mock_hw::testing
