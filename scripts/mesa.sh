@@ -55,6 +55,7 @@ installed() {
 
 # The mirror and keyring this machine already uses for bookworm, so that the extra entries
 # point at the same place.
+# shellcheck disable=SC2016 # apt-get expands the $(FIELD)s
 debian_uri() {
   apt-get indextargets --format '$(REPO_URI) $(RELEASE) $(TARGET_OF)' 2>/dev/null |
     awk '$2 == "bookworm" && $3 == "deb" { print $1; exit }'
@@ -147,7 +148,12 @@ else
   tarball=$dir/dl/mesa_$mesa_version.orig.tar.xz
   if [ ! -f "$tarball" ]; then
     apt_update
-    (cd "$dir/dl" && apt-get source -qq --download-only "mesa=$mesa_debian_version")
+    # As root, apt hands downloads to its sandbox user `_apt`, which cannot write here.
+    sandbox=()
+    if [ "$(id -u)" -eq 0 ]; then
+      sandbox=(-o APT::Sandbox::User=root)
+    fi
+    (cd "$dir/dl" && apt-get source -qq "${sandbox[@]}" --download-only "mesa=$mesa_debian_version")
   fi
   rm -rf "$src.tmp"
   mkdir -p "$src.tmp"
@@ -183,17 +189,21 @@ else
   step_done "configured (log: $dir/configure.log)"
 fi
 
-# 4. Build.
+# 4. Build. Mesa regenerates src/git_sha1.h on every run (a step that changes nothing when the
+# source is not a git checkout); only the other steps count as work.
 step "build"
-if ninja -C "$bld" -n 2>/dev/null | grep -q '^ninja: no work to do'; then
+ninja -C "$bld" -j "$jobs" >"$dir/build.log.new" 2>&1 || {
+  tail -n 30 "$dir/build.log.new" >&2
+  echo "mesa: build failed; full log: $dir/build.log.new" >&2
+  exit 1
+}
+built=$(grep '^\[' "$dir/build.log.new" | grep -vc 'git_sha1\.h' || true)
+if [ "$built" -eq 0 ]; then
+  rm -f "$dir/build.log.new"
   step_done "up to date"
 else
-  ninja -C "$bld" -j "$jobs" >"$dir/build.log" 2>&1 || {
-    tail -n 30 "$dir/build.log" >&2
-    echo "mesa: build failed; full log: $dir/build.log" >&2
-    exit 1
-  }
-  step_done "built $(grep -c '^\[' "$dir/build.log" || true) steps (log: $dir/build.log)"
+  mv "$dir/build.log.new" "$dir/build.log"
+  step_done "built $built steps (log: $dir/build.log)"
 fi
 
 if [ ! -f "$icd" ]; then
