@@ -129,6 +129,11 @@ public:
             report(ReportKind::MightSleep, "BUG: scheduling while atomic: a timer callback tried to block");
             std::abort();
         }
+        // A deadline the host clock cannot express (start_ + deadline overflows: a client's
+        // INT64_MAX wait turned into a huge timeout) is no deadline; adding it would overflow.
+        if (deadline >
+            KTIME_MAX - std::chrono::duration_cast<std::chrono::nanoseconds>(start_.time_since_epoch()).count())
+            deadline = KTIME_MAX;
         std::unique_lock l(t->park_lock);
         if (t->wake_token.exchange(false))
             return true;

@@ -298,6 +298,28 @@ TEST_F(SignalReal, InterruptibleFenceWaitEndsWithErestartsys) {
     dma_fence_put(f);
 }
 
+// A timeout the host clock cannot express (a client's INT64_MAX deadline, turned into jiffies
+// by drm_timeout_abs_to_jiffies, lands just below KTIME_MAX) sleeps as an untimed wait: the
+// futex deadline is not computed (it would overflow), and the signal still ends the wait.
+TEST_F(SignalReal, AnInterruptibleWaitWithAHugeTimeoutEndsWithTheSignal) {
+    dma_fence* f = mock_fence();
+    std::atomic<long> ret{1234};
+    const long huge = static_cast<long>(KTIME_MAX / TICK_NSEC) - 1000;
+    Task* t = kthread_run(
+        [&] {
+            ret = dma_fence_wait_timeout(f, true, huge);
+            return 0;
+        },
+        "huge_waiter");
+    while (t->sleep_state.load() != TASK_INTERRUPTIBLE)
+        cpu_relax();
+    signal_wake_up(t);
+    kthread_stop(t);
+    EXPECT_EQ(ret, -ERESTARTSYS);
+    dma_fence_signal(f);
+    dma_fence_put(f);
+}
+
 TEST_F(SignalReal, InterruptibleSleepWithASignalPendingDoesNotSleep) {
     sleep_interruptible_with_signal_pending_returns_at_once(50 * NSEC_PER_MSEC);
 }
