@@ -153,6 +153,11 @@ struct ctx {
     VkQueue queues[16];
     uint32_t queue_family[16];
     VkCommandPool pool;  // on family 0 (graphics|compute)
+    // Timeline semaphores: core in Vulkan 1.2, VK_KHR_timeline_semaphore before (panvk 25.0 is a
+    // Vulkan 1.1 device on v10).
+    PFN_vkWaitSemaphores wait_semaphores;
+    PFN_vkSignalSemaphore signal_semaphore;
+    PFN_vkGetSemaphoreCounterValue get_semaphore_counter_value;
 };
 
 static bool make_instance(struct ctx* c) {
@@ -218,17 +223,31 @@ static bool make_device(struct ctx* c) {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES,
         .timelineSemaphore = VK_TRUE,
     };
+    const bool core12 = c->props.apiVersion >= VK_API_VERSION_1_2;
+    const char* ext = VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME;
     VkDeviceCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .pNext = &tl,
         .queueCreateInfoCount = c->nfamilies,
         .pQueueCreateInfos = qci,
+        .enabledExtensionCount = core12 ? 0 : 1,
+        .ppEnabledExtensionNames = &ext,
     };
     VkResult r = vkCreateDevice(c->phys, &dci, NULL, &c->dev);
-    check(r == VK_SUCCESS, "vkCreateDevice with %u queue family(ies), %u queue(s), timelineSemaphore -> %s",
-          c->nfamilies, total, vk_result_name(r));
+    check(r == VK_SUCCESS, "vkCreateDevice with %u queue family(ies), %u queue(s), timelineSemaphore%s -> %s",
+          c->nfamilies, total, core12 ? "" : " (VK_KHR_timeline_semaphore)", vk_result_name(r));
     if (r != VK_SUCCESS) {
         c->dev = VK_NULL_HANDLE;
+        return false;
+    }
+    c->wait_semaphores =
+        (PFN_vkWaitSemaphores)vkGetDeviceProcAddr(c->dev, core12 ? "vkWaitSemaphores" : "vkWaitSemaphoresKHR");
+    c->signal_semaphore =
+        (PFN_vkSignalSemaphore)vkGetDeviceProcAddr(c->dev, core12 ? "vkSignalSemaphore" : "vkSignalSemaphoreKHR");
+    c->get_semaphore_counter_value = (PFN_vkGetSemaphoreCounterValue)vkGetDeviceProcAddr(
+        c->dev, core12 ? "vkGetSemaphoreCounterValue" : "vkGetSemaphoreCounterValueKHR");
+    if (!c->wait_semaphores || !c->signal_semaphore || !c->get_semaphore_counter_value) {
+        check(false, "vkGetDeviceProcAddr of the timeline-semaphore entry points");
         return false;
     }
     c->nqueues = 0;
@@ -612,17 +631,17 @@ static VkResult wait_value(struct ctx* c, VkSemaphore s, uint64_t v, uint64_t ti
         .pSemaphores = &s,
         .pValues = &v,
     };
-    return vkWaitSemaphores(c->dev, &wi, timeout);
+    return c->wait_semaphores(c->dev, &wi, timeout);
 }
 
 static VkResult signal_value(struct ctx* c, VkSemaphore s, uint64_t v) {
     VkSemaphoreSignalInfo si = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, .semaphore = s, .value = v};
-    return vkSignalSemaphore(c->dev, &si);
+    return c->signal_semaphore(c->dev, &si);
 }
 
 static uint64_t counter(struct ctx* c, VkSemaphore s) {
     uint64_t v = ~0ull;
-    VK_OK(vkGetSemaphoreCounterValue(c->dev, s, &v));
+    VK_OK(c->get_semaphore_counter_value(c->dev, s, &v));
     return v;
 }
 
@@ -754,7 +773,7 @@ static void sync_timelines(struct ctx* c) {
         .pSemaphores = both,
         .pValues = vals,
     };
-    r = vkWaitSemaphores(c->dev, &any, WAIT_NS);
+    r = c->wait_semaphores(c->dev, &any, WAIT_NS);
     check(r == VK_SUCCESS, "vkWaitSemaphores(ANY) with one of two values reached -> %s", vk_result_name(r));
     VK_OK(vkQueueWaitIdle(q0));
     if (q1 != q0) {
