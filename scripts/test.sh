@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, checks the formatting (.clang-format), builds the
+# The test command: installs what is missing, checks the formatting (.clang-format), builds Mesa's
+# panvk (scripts/mesa.sh) for the live Vulkan tests, builds the
 # `asan` preset and runs every CTest test under ASan+UBSan (the `layout` test among them), runs
 # clang-tidy (.clang-tidy) over the driver-side layers, builds the libFuzzer targets with clang
 # and runs each for a short budget (UPANTHOR_FUZZ_SECONDS, default 60), then builds the
@@ -15,6 +16,12 @@ status=0
 
 echo "== format: .clang-format"
 bash scripts/format.sh --check || status=1
+
+# Mesa's panvk for the live Vulkan tests (label mesa, docs/mesa.md): built before the asan
+# configure so the tests find its ICD; cached in build/mesa (a few minutes cold, ~1 s after).
+# The captures under tests/mesa/ replay Mesa's sessions without it (label replay).
+echo "== mesa: build Mesa's panvk (scripts/mesa.sh)"
+bash scripts/mesa.sh || { echo "mesa: scripts/mesa.sh failed: the live Mesa tests will be skipped"; status=1; }
 
 echo "== asan: configure + build"
 cmake --preset asan >/dev/null
