@@ -149,6 +149,7 @@ def case_run_json(exe, work):
     check(g["compute"]["submitted"] == 13 and g["compute"]["completed"] == 13, "json group counts", out)
     check(doc["virtual_time_us"] > 0 and doc["scheduler"]["csg_starts"] >= 1, "json times/stats", out)
     check(0 < doc["gpu"]["busy_us"] <= doc["virtual_time_us"] and doc["gpu"]["resets"] == 0, "json gpu busy time", out)
+    check(doc["gpu"]["real_descriptor_jobs"] == 0, "a scenario's jobs are mock shader records, not real descriptors", out)
     # Same seed, same run: everything but the wall time replays.
     again = json.loads(run_ok(exe, scenario("compute.toml"), "--json", "--seed", "5"))
     for d in (doc, again):

@@ -166,6 +166,9 @@ void Runner::report(std::FILE* out) const {
                  static_cast<double>(gpu_busy_ns_) / 1e6,
                  t_end_ > t0_ ? 100.0 * static_cast<double>(gpu_busy_ns_) / static_cast<double>(t_end_ - t0_) : 0.0,
                  faults_fired_, gpu_resets_.load());
+    if (real_jobs_)
+        std::fprintf(out, "gpu: %" PRIu64 " job(s) on real shader descriptors completed without running their shaders\n",
+                     real_jobs_);
     std::fprintf(out, "%-16s %9s %9s %9s %9s %9s %9s\n", "group", "submitted", "completed", "failed", "p50_us",
                  "p99_us", "max_us");
     for (size_t g = 0; g < s_.groups.size(); g++) {
@@ -219,8 +222,9 @@ void Runner::report_json(std::FILE* out) const {
                  ", \"csg_suspends\": %" PRIu64 "},\n",
                  stats_.ticks, stats_.full_ticks, stats_.csg_starts, stats_.csg_suspends);
     std::fprintf(out,
-                 "  \"gpu\": {\"busy_us\": %" PRIu64 ", \"faults_injected\": %" PRIu64 ", \"resets\": %" PRIu64 "},\n",
-                 gpu_busy_ns_ / 1000, faults_fired_, gpu_resets_.load());
+                 "  \"gpu\": {\"busy_us\": %" PRIu64 ", \"faults_injected\": %" PRIu64 ", \"resets\": %" PRIu64
+                 ", \"real_descriptor_jobs\": %" PRIu64 "},\n",
+                 gpu_busy_ns_ / 1000, faults_fired_, gpu_resets_.load(), real_jobs_);
     std::fprintf(out, "  \"groups\": [");
     for (size_t g = 0; g < s_.groups.size(); g++) {
         const GroupStats& gs = gstats_[g];

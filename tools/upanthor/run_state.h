@@ -170,6 +170,8 @@ private:
     std::vector<std::string> notes_;            // what was not checked, and why
     u64 busy0_ns_ = 0;                          // the mock's core-busy time at the start of the workload
     u64 gpu_busy_ns_ = 0;                       // ... during the workload
+    u64 real_jobs0_ = 0;                        // jobs on real descriptors completed before the workload
+    u64 real_jobs_ = 0;                         // ... during it (shaders not run: docs/mock_hw.md)
     u64 faults_fired_ = 0;                      // how often the scenario's and --inject faults fired
     std::atomic<u64> gpu_resets_{0};            // GPU soft/hard reset commands during the workload
     u32 checked_ = 0;

@@ -131,6 +131,7 @@ u64 gpu_busy_ns(mock_hw::MockPlatform& plat) {
 int Runner::drive(kshim::Runtime& rt, mock_hw::MockPlatform& plat) {
     t0_ = kshim::ktime_get();
     busy0_ns_ = gpu_busy_ns(plat);
+    real_jobs0_ = plat.gpu().engine().real_jobs_completed();
     // GPU resets of the workload, seen as the driver's writes of the reset commands.
     plat.pdev()->desc.iomem->trace_hook = [this](bool write, u32 off, u32 value) {
         if (write && off == panthor::GPU_CMD && (value == panthor::GPU_SOFT_RESET || value == panthor::GPU_HARD_RESET))
@@ -169,6 +170,7 @@ int Runner::drive(kshim::Runtime& rt, mock_hw::MockPlatform& plat) {
     t_end_ = kshim::ktime_get();
     stats_ = panthor::panthor_sched_get_stats(ptdev_);
     gpu_busy_ns_ = gpu_busy_ns(plat) - busy0_ns_;
+    real_jobs_ = plat.gpu().engine().real_jobs_completed() - real_jobs0_;
     for (int id : fault_ids)
         faults_fired_ += plat.gpu().faults().fired(id);
     plat.pdev()->desc.iomem->trace_hook = nullptr;
