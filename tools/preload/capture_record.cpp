@@ -219,6 +219,13 @@ void snapshot_bos(Recorder* rc, std::uint32_t file_id, drm::drm_file* df, std::v
     }
 }
 
+// Server mode never reaches the hooks (its calls go to the server first): say so at load.
+__attribute__((constructor)) void capture_refuse_server_mode() {
+    const char* path = std::getenv("UPANTHOR_CAPTURE");
+    if (path && *path && std::getenv("UPANTHOR_SERVER"))
+        pthread_once(&g_once, init_capture);
+}
+
 }  // namespace
 
 bool capture_active() {
