@@ -351,6 +351,17 @@ void mark_uncompared(std::uint32_t request, const TypeLayout* layout, std::uint3
                 mark(base + p.ptr_off, 8);
         }
     }
+    // SYNCOBJ waits with WAIT_ALL: first_signaled is left undefined by the uAPI (it says which
+    // fence was signalled already when the wait began, a matter of timing).
+    if (is_arg && in && ioctl_is_syncobj_wait(request)) {
+        const bool timeline = (request & 0xFFu) == (u::DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT & 0xFFu);
+        const std::size_t flags_off =
+            timeline ? offsetof(u::drm_syncobj_timeline_wait, flags) : offsetof(u::drm_syncobj_wait, flags);
+        const std::size_t first_off = timeline ? offsetof(u::drm_syncobj_timeline_wait, first_signaled)
+                                               : offsetof(u::drm_syncobj_wait, first_signaled);
+        if (flags_off + 4 <= skip->size() && (load(in + flags_off, 4) & u::DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL))
+            mark(first_off, 4);
+    }
     // DEV_QUERY(TIMESTAMP_INFO): the GPU's current timestamp (its buffer is the only one).
     if (!is_arg && request == u::DRM_IOCTL_PANTHOR_DEV_QUERY && in &&
         load(in, 4) == DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO)

@@ -31,7 +31,7 @@ constexpr const char* kUsage =
     "commands:\n"
     "  info [--json]                 probe the device and print what a client can query\n"
     "  run SCENARIO [options]        run a scenario file and check its expectations\n"
-    "  sweep SCENARIO --seeds A..B   run a scenario under many seeds, list the failing ones\n"
+    "  sweep FILE --seeds A..B       run a scenario (or replay a capture) under many seeds\n"
     "  replay CAPTURE [options]      replay a session captured by the preload library\n"
     "  disasm FILE [--base VA]       disassemble a raw command-stream binary\n"
     "  serve [--socket PATH]         run the driver as a daemon for preload clients\n"

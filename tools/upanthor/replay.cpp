@@ -18,6 +18,7 @@
 
 #include "drm/drm_file.h"
 #include "drm/drm_gem.h"
+#include "drm/drm_ioctl.h"
 #include "drm/drm_mmap.h"
 #include "drm/uaccess.h"
 #include "host/world.h"
@@ -40,6 +41,7 @@
 #include "tools/upanthor/cli.h"
 #include "tools/upanthor/run_state.h"
 #include "tools/upanthor/scenario.h"
+#include "uapi/drm/panthor_drm.h"
 
 namespace upanthor {
 namespace {
@@ -204,6 +206,14 @@ private:
         return r.type == cap::RecType::Ioctl ? cap::ioctl_name(r.request) : cap::rec_type_name(r.type);
     }
     void finish_process();
+    // The end state of groups: queried before a group goes.
+    struct LiveGroup {
+        drm::drm_file* df;
+        u32 handle;
+    };
+    void query_groups(drm::drm_file* df, std::optional<u32> handle);
+    std::vector<LiveGroup> groups_;
+    std::size_t groups_created_ = 0, groups_timedout_ = 0, groups_faulted_ = 0, groups_innocent_ = 0;
 
     const cap::Capture& c_;
     const ReplayOptions& o_;
@@ -331,6 +341,24 @@ void Replayer::restore_pages(std::size_t i, drm::drm_file* df) {
     release();
 }
 
+void Replayer::query_groups(drm::drm_file* df, std::optional<u32> handle) {
+    for (auto it = groups_.begin(); it != groups_.end();) {
+        if (it->df != df || (handle && it->handle != *handle)) {
+            ++it;
+            continue;
+        }
+        drm_panthor_group_get_state gs{};
+        gs.group_handle = it->handle;
+        const kshim::UserRange range(gs);
+        if (drm::ioctl(df, drm::uapi::DRM_IOCTL_PANTHOR_GROUP_GET_STATE, &gs) == 0) {
+            groups_timedout_ += (gs.state & DRM_PANTHOR_GROUP_STATE_TIMEDOUT) ? 1 : 0;
+            groups_faulted_ += (gs.state & DRM_PANTHOR_GROUP_STATE_FATAL_FAULT) ? 1 : 0;
+            groups_innocent_ += (gs.state & DRM_PANTHOR_GROUP_STATE_INNOCENT) ? 1 : 0;
+        }
+        it = groups_.erase(it);
+    }
+}
+
 void Replayer::exec_ioctl(std::size_t ri) {
     const cap::Record& r = c_.records[ri];
     ioctls_++;
@@ -399,6 +427,8 @@ void Replayer::exec_ioctl(std::size_t ri) {
     for (std::size_t i = 0; i < refs.size(); i++)
         translate_in(refs[i].elem, refs[i].stride, refs[i].count, bufs[i]);
 
+    if (df && r.request == drm::uapi::DRM_IOCTL_PANTHOR_GROUP_DESTROY && arg.size() >= 4)
+        query_groups(df, static_cast<u32>(load(arg.data(), 4)));
     // The call, with the user memory it may touch registered.
     std::vector<std::unique_ptr<kshim::UserRange>> ranges;
     if (!arg.empty() && r.arg_readable && r.arg_writable)
@@ -427,6 +457,12 @@ void Replayer::exec_ioctl(std::size_t ri) {
     }
     if (ret < 0)
         return;
+    if (df && r.request == drm::uapi::DRM_IOCTL_PANTHOR_GROUP_CREATE &&
+        arg.size() >= sizeof(drm_panthor_group_create)) {
+        groups_.push_back(
+            {df, static_cast<u32>(load(arg.data() + offsetof(drm_panthor_group_create, group_handle), 4))});
+        groups_created_++;
+    }
     // Outputs naming objects: learnt.
     auto learn_out = [&](const cap::TypeLayout* l, u32 stride, u32 count, const std::vector<u8>& captured,
                          const std::vector<u8>& ours) {
@@ -486,8 +522,14 @@ void Replayer::exec(std::size_t i) {
     switch (r.type) {
     case cap::RecType::Open: exec_open(i); break;
     case cap::RecType::Close:
-        if (const int fd = map_fd(i, r.fd); fd >= 0)
+        if (const int fd = map_fd(i, r.fd); fd >= 0) {
+            if (kshim::file* f = kshim::fget(fd)) {
+                if (drm::drm_file* df = drm::drm_file_from(f))
+                    query_groups(df, std::nullopt);
+                kshim::fput(f);
+            }
             kshim::close_fd(fd);
+        }
         break;
     case cap::RecType::Dup:
         if (const int fd = map_fd(i, r.fd); fd >= 0 && r.newfd >= 0) {
@@ -521,6 +563,8 @@ void Replayer::exec(std::size_t i) {
 // What the process's exit does: its mappings go, then its descriptors.
 void Replayer::finish_process() {
     const kshim::FilesScope scope(&table_);
+    while (!groups_.empty())
+        query_groups(groups_.front().df, std::nullopt);
     for (auto& [addr, vma] : maps_)
         drm::drm_munmap(vma);
     maps_.clear();
@@ -669,6 +713,10 @@ void Replayer::run(ReplayOutcome* out) {
             out->kernel.push_back(p.text);
     }
     out->mismatches = mismatches_;
+    out->groups = groups_created_;
+    out->groups_timedout = groups_timedout_;
+    out->groups_faulted = groups_faulted_;
+    out->groups_innocent = groups_innocent_;
     out->ioctls = ioctls_;
     out->virtual_ns = t_end - t0;
     out->wall_s = wall_seconds() - wall0;
@@ -681,6 +729,8 @@ void report_text(const std::string& path, const cap::Capture& c, const ReplayOut
                  o.ioctls, o.threads, c.pages.size());
     const double vms = static_cast<double>(o.virtual_ns) / 1e6;
     std::fprintf(out, "virtual time %.3f ms, wall %.3f s\n", vms, o.wall_s);
+    std::fprintf(out, "groups: %zu created, %zu timed out, %zu fatal fault, %zu innocent\n", o.groups,
+                 o.groups_timedout, o.groups_faulted, o.groups_innocent);
     const char* word = faults ? "divergence" : "mismatch";
     std::fprintf(out, "%zu %s(es)%s\n", o.mismatches.size(), word,
                  faults && !o.mismatches.empty() ? " (expected with --inject)" : "");
@@ -704,6 +754,8 @@ void report_json(const std::string& path, const cap::Capture& c, const ReplayOut
         "  \"calls\": %zu,\n  \"ioctls\": %zu,\n  \"threads\": %zu,\n  \"pages\": %zu,\n  \"virtual_ns\": %" PRId64
         ",\n  \"wall_s\": %.6f,\n",
         o.calls, o.ioctls, o.threads, c.pages.size(), o.virtual_ns, o.wall_s);
+    std::fprintf(out, "  \"groups\": {\"created\": %zu, \"timedout\": %zu, \"fatal_fault\": %zu, \"innocent\": %zu},\n",
+                 o.groups, o.groups_timedout, o.groups_faulted, o.groups_innocent);
     std::fprintf(out, "  \"%s\": [", faults ? "divergences" : "mismatches");
     for (std::size_t i = 0; i < o.mismatches.size(); i++)
         std::fprintf(out, "%s\n    %s", i ? "," : "", json_str(o.mismatches[i]).c_str());
@@ -724,13 +776,36 @@ bool is_capture_file(const std::string& path) {
 }
 
 ReplayOutcome replay_file(const std::string& path, const ReplayOptions& opts, std::FILE* report_out) {
-    ReplayOutcome o;
-    o.seed = opts.seed.value_or(1);
     cap::Capture c;
-    if (!cap::read_capture(path, &c, &o.error)) {
+    std::string why;
+    if (!cap::read_capture(path, &c, &why)) {
+        ReplayOutcome o;
+        o.seed = opts.seed.value_or(1);
+        o.error = why;
         o.bad_file = true;
         return o;
     }
+    return replay_capture(c, path, opts, report_out);
+}
+
+RunOutcome replay_outcome_as_run(const ReplayOutcome& o) {
+    RunOutcome r;
+    r.passed = o.passed;
+    r.seed = o.seed;
+    r.setup_error = o.error;
+    for (const std::string& m : o.mismatches)
+        r.failures.push_back("mismatch: " + m);
+    for (const std::string& k : o.kernel)
+        r.failures.push_back("kernel: " + k);
+    r.virtual_ns = o.virtual_ns;
+    r.wall_s = o.wall_s;
+    return r;
+}
+
+ReplayOutcome replay_capture(const cap::Capture& c, const std::string& path, const ReplayOptions& opts,
+                             std::FILE* report_out) {
+    ReplayOutcome o;
+    o.seed = opts.seed.value_or(1);
     Replayer rp(c, opts);
     rp.run(&o);
     const bool faults = !opts.injects.empty();

@@ -23,8 +23,13 @@
 #include <vector>
 
 #include "mock_hw/fault_plan.h"
+#include "tools/upanthor/runner.h"
 
 namespace upanthor {
+
+namespace capture {
+struct Capture;
+}
 
 struct ReplayOptions {
     std::optional<std::uint64_t> seed;
@@ -45,6 +50,9 @@ struct ReplayOutcome {
     std::vector<std::string> mismatches;  // "line N: CALL: what"
     std::vector<std::string> kernel;      // end-of-run problems
     std::size_t calls = 0, ioctls = 0, threads = 0;
+    // The groups the replay created, by the state GROUP_GET_STATE gave just before each was
+    // destroyed (GROUP_DESTROY, the close of its file, or the process's exit).
+    std::size_t groups = 0, groups_timedout = 0, groups_faulted = 0, groups_innocent = 0;
     std::int64_t virtual_ns = 0;
     double wall_s = 0;
 };
@@ -54,6 +62,11 @@ bool is_capture_file(const std::string& path);
 
 // Replays the capture at `path` once; with `report_out`, prints the summary (text or JSON).
 ReplayOutcome replay_file(const std::string& path, const ReplayOptions& opts, std::FILE* report_out);
+// The same with the capture read already (`path` names it in the summary).
+ReplayOutcome replay_capture(const capture::Capture& c, const std::string& path, const ReplayOptions& opts,
+                             std::FILE* report_out);
+// A replay's outcome as a run's (sweep): its mismatches and end-of-run problems as failures.
+RunOutcome replay_outcome_as_run(const ReplayOutcome& o);
 
 // The `replay` subcommand: 0 when every call gave what the capture says and the checks found
 // nothing, 1 on a mismatch or a failed check, 2 when the file (or an --inject spec) is malformed.
