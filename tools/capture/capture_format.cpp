@@ -377,17 +377,6 @@ bool read_capture(const std::string& path, Capture* out, std::string* err) {
     return true;
 }
 
-bool write_capture(const std::string& path, const Capture& c) {
-    Writer w;
-    if (!w.open(path, c.header))
-        return false;
-    for (const auto& [h, data] : c.pages)
-        w.write_page(h, data.data());
-    for (const Record& r : c.records)
-        w.write(r);
-    return w.close();
-}
-
 const char* rec_type_name(RecType t) {
     switch (t) {
     case RecType::Header: return "header";

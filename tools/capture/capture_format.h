@@ -125,8 +125,6 @@ private:
 // Reads a whole capture. False with *err ("FILE: ...") when the file cannot be read, is not a
 // capture, has another format version, is truncated or has a malformed record.
 bool read_capture(const std::string& path, Capture* out, std::string* err);
-// Writes `c` back as a complete file (tests edit captures this way).
-bool write_capture(const std::string& path, const Capture& c);
 
 // A record's type as a word ("ioctl").
 const char* rec_type_name(RecType t);

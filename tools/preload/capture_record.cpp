@@ -228,10 +228,6 @@ __attribute__((constructor)) void capture_refuse_server_mode() {
 
 }  // namespace
 
-bool capture_active() {
-    return rec() != nullptr;
-}
-
 void capture_open(int fd_or_err, int minor, int flags) {
     const KeepErrno keep;
     Recorder* rc = rec();

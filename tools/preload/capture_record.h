@@ -13,9 +13,6 @@
 
 namespace upanthor::preload {
 
-// True while a capture is being written (the first call reads UPANTHOR_CAPTURE).
-bool capture_active();
-
 // After an open of a node (minor 0 / 128) or of sw_sync (minor -1): the descriptor or -errno.
 void capture_open(int fd_or_err, int minor, int flags);
 // Before close(fd) drops it: recorded when fd is one of the library's descriptors.
