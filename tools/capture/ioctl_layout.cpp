@@ -313,6 +313,16 @@ bool ioctl_runs_gpu(std::uint32_t request) {
     return request == u::DRM_IOCTL_PANTHOR_GROUP_SUBMIT || request == u::DRM_IOCTL_PANTHOR_VM_BIND;
 }
 
+bool ioctl_is_query(std::uint32_t request) {
+    const Known* k = find(request);
+    if (!k)
+        return false;
+    const std::uint32_t r = k->request;
+    return r == u::DRM_IOCTL_VERSION || r == kGetUnique || r == u::DRM_IOCTL_GET_CAP || r == u::DRM_IOCTL_GET_MAGIC ||
+           r == u::DRM_IOCTL_PANTHOR_DEV_QUERY || r == u::DRM_IOCTL_PANTHOR_VM_GET_STATE ||
+           r == u::DRM_IOCTL_PANTHOR_GROUP_GET_STATE || r == u::DRM_IOCTL_SYNCOBJ_QUERY || r == u::SYNC_IOC_FILE_INFO;
+}
+
 bool ioctl_is_syncobj_wait(std::uint32_t request) {
     const std::uint32_t nr = request & 0xFFFFu;
     return nr == (u::DRM_IOCTL_SYNCOBJ_WAIT & 0xFFFFu) || nr == (u::DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT & 0xFFFFu);

@@ -69,6 +69,9 @@ std::string ioctl_name(std::uint32_t request);
 const TypeLayout* ioctl_layout(std::uint32_t request);
 // Calls that let the GPU read memory: the file's BO contents are recorded before them.
 bool ioctl_runs_gpu(std::uint32_t request);
+// Calls that only read state and never block or wake anyone (VERSION, GET_CAP, DEV_QUERY, the
+// GET_STATEs, SYNCOBJ_QUERY, SYNC_IOC_FILE_INFO): replay orders them by when they returned.
+bool ioctl_is_query(std::uint32_t request);
 // The SYNCOBJ waits (absolute CLOCK_MONOTONIC timeouts).
 bool ioctl_is_syncobj_wait(std::uint32_t request);
 

@@ -48,7 +48,10 @@ struct ReplayOutcome {
     std::uint64_t seed = 1;
     std::string error;                    // the file's problem (bad_file) or a setup failure
     std::vector<std::string> mismatches;  // "line N: CALL: what"
-    std::vector<std::string> kernel;      // end-of-run problems
+    // Differences of queries (ioctl_is_query) that ran alongside another thread's call in the
+    // capture: which of the two took effect first inside the calls is not recorded. Not failures.
+    std::vector<std::string> races;
+    std::vector<std::string> kernel;  // end-of-run problems
     std::size_t calls = 0, ioctls = 0, threads = 0;
     // The groups the replay created, by the state GROUP_GET_STATE gave just before each was
     // destroyed (GROUP_DESTROY, the close of its file, or the process's exit).
