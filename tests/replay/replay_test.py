@@ -17,6 +17,9 @@ Cases:
   inject         a CS fatal fault injected: exit 0, the group faulted, no kernel problem; without
                  it, no group faulted
   sweep          `upanthor sweep` over the capture: exit 0
+  restore        the recorded BO page (the command stream the client wrote through its mapping)
+                 replaced by invalid instructions: the replayed job faults, so the page was written
+                 back into the BO before the submission
 """
 import json
 import os
@@ -175,6 +178,20 @@ def case_mismatch(up, work, path):
     check("FAIL" in p.stdout, "no FAIL", p)
 
 
+def case_restore(up, work, path):
+    recs = cf.read(path)
+    pages = [r for r in recs if r[0] == cf.PAGE]
+    check(len(pages) >= 1, "the capture holds no BO page")
+    for r in pages:
+        r[1] = r[1][:8] + b"\xff" * 4096
+    bad = os.path.join(work, "invalid_stream.upc")
+    cf.write(bad, recs)
+    p = replay(up, bad, expect=0)
+    check("1 fatal fault" in p.stdout, "the restored (invalid) command stream did not reach the GPU", p)
+    p = replay(up, path, expect=0)
+    check("0 fatal fault" in p.stdout, "the recorded command stream faulted", p)
+
+
 def case_sweep(up, path):
     p = run([up, "sweep", path, "--seeds", "1..4", "--jobs", "2"], expect=0)
     check("4 passed" in p.stdout, "the sweep over the capture did not pass", p)
@@ -211,6 +228,8 @@ def main():
         case_mismatch(up, work, cap)
     elif case == "inject":
         check_inject(up, cap)
+    elif case == "restore":
+        case_restore(up, work, cap)
     elif case == "sweep":
         case_sweep(up, cap)
     else:

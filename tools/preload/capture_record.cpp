@@ -53,6 +53,11 @@ struct Recorder {
     // The last hash recorded per (file id, handle): one per page.
     std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::uint64_t>> bo_state;
     std::map<const kshim::file*, std::uint32_t> file_ids;
+    // Kernel address ranges the client has mapped (start -> end): only BO pages in them can change
+    // other than by the GPU, whose writes the replay's GPU makes again. Never shrunk: what the
+    // client wrote before an munmap is still recorded at the next submission (and a range reused
+    // by another BO only costs hashing).
+    std::map<std::uintptr_t, std::uintptr_t> cpu_ranges;
     std::uint32_t next_file_id = 1;
 };
 
@@ -192,21 +197,41 @@ void snapshot_bos(Recorder* rc, std::uint32_t file_id, drm::drm_file* df, std::v
         drm::drm_gem_object_get(obj);
         objs.emplace_back(handle, obj);
     });
+    const std::uint64_t zero_hash = cap::page_hash(std::vector<std::uint8_t>(cap::kPageSize).data(), cap::kPageSize);
     for (auto& [handle, obj] : objs) {
         drm::drm_gem_shmem_object* shmem = drm::to_drm_gem_shmem_obj(obj);
         // Only pages that exist: a BO nothing has touched yet is all zeroes either way.
         if (!drm::drm_gem_is_imported(obj) && shmem->pages && shmem->pages[0]) {
             const auto* base = static_cast<const std::uint8_t*>(kshim::page_address(shmem->pages[0]));
             const std::size_t npages = obj->size / cap::kPageSize;
-            std::vector<std::uint64_t> hashes(npages);
+            // The pages the client has mapped (the rest only the GPU writes).
+            std::vector<bool> mapped(npages, false);
+            bool any = false;
+            pthread_mutex_lock(&rc->lock);
+            const auto b = reinterpret_cast<std::uintptr_t>(base);
+            const std::uintptr_t e = b + obj->size;
+            for (auto it = rc->cpu_ranges.begin(); it != rc->cpu_ranges.end() && it->first < e; ++it) {
+                if (it->second <= b)
+                    continue;
+                const std::uintptr_t lo = std::max(it->first, b), hi = std::min(it->second, e);
+                for (std::uintptr_t p = (lo - b) / cap::kPageSize; p * cap::kPageSize < hi - b && p < npages; p++)
+                    mapped[p] = any = true;
+            }
+            pthread_mutex_unlock(&rc->lock);
+            if (!any) {
+                drm::drm_gem_object_put(obj);
+                continue;
+            }
+            std::vector<std::uint64_t> hashes(npages, zero_hash);
             for (std::size_t i = 0; i < npages; i++)
-                hashes[i] = cap::page_hash(base + i * cap::kPageSize, cap::kPageSize);
+                if (mapped[i])
+                    hashes[i] = cap::page_hash(base + i * cap::kPageSize, cap::kPageSize);
             pthread_mutex_lock(&rc->lock);
             std::vector<std::uint64_t>& last = rc->bo_state[{file_id, handle}];
             if (last.size() != npages)
-                last.assign(npages, cap::page_hash(std::vector<std::uint8_t>(cap::kPageSize).data(), cap::kPageSize));
+                last.assign(npages, zero_hash);
             for (std::size_t i = 0; i < npages; i++) {
-                if (hashes[i] == last[i])
+                if (!mapped[i] || hashes[i] == last[i])
                     continue;
                 last[i] = hashes[i];
                 if (rc->pages_written.insert(hashes[i]).second)
@@ -319,6 +344,18 @@ void capture_mmap(int fd, off_t off, size_t len, int prot, int flags, void* resu
     r.addr = result == MAP_FAILED ? 0 : reinterpret_cast<std::uint64_t>(result);
     r.result = result == MAP_FAILED ? -err : 0;
     write_record(rc, r);
+}
+
+void capture_cpu_mapping(const void* kaddr, size_t len) {
+    Recorder* rc = rec();
+    if (!rc)
+        return;
+    const KeepErrno keep;
+    const auto b = reinterpret_cast<std::uintptr_t>(kaddr);
+    pthread_mutex_lock(&rc->lock);
+    std::uintptr_t& end = rc->cpu_ranges[b];
+    end = std::max(end, b + len);
+    pthread_mutex_unlock(&rc->lock);
 }
 
 void capture_munmap(void* addr, size_t len) {

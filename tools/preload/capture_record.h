@@ -21,6 +21,9 @@ void capture_close(int fd);
 void capture_dup(int oldfd, int newfd_or_err);
 // After an mmap of one of the library's descriptors: the address, or MAP_FAILED with errno.
 void capture_mmap(int fd, off_t off, size_t len, int prot, int flags, void* result, int err);
+// A client mapping of memory at kernel address `kaddr` (len bytes) was made: the BOs there are the
+// ones the client can write, whose pages the capture hashes at each submission.
+void capture_cpu_mapping(const void* kaddr, size_t len);
 // After a munmap of a mapping the library handed out.
 void capture_munmap(void* addr, size_t len);
 

@@ -126,6 +126,8 @@ void* map_vma(drm::VmArea* vma, void* addr, size_t len, int prot, int flags) {
         return MAP_FAILED;
     }
     files_add_map(p, len, vma);
+    if (vma->addr)
+        capture_cpu_mapping(vma->addr, len);  // the client may write these pages from now on
     return p;
 }
 
