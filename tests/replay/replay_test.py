@@ -17,6 +17,8 @@ Cases:
   inject         a CS fatal fault injected: exit 0, the group faulted, no kernel problem; without
                  it, no group faulted
   sweep          `upanthor sweep` over the capture: exit 0
+  stuck          the sw_sync capture without its signalling calls and with a wait that never
+                 times out: exit 1, the stuck call named, the threads unwound, nothing leaked
   restore        the recorded BO page (the command stream the client wrote through its mapping)
                  replaced by invalid instructions: the replayed job faults, so the page was written
                  back into the BO before the submission
@@ -192,6 +194,25 @@ def case_restore(up, work, path):
     check("0 fatal fault" in p.stdout, "the recorded command stream faulted", p)
 
 
+def case_stuck(up, work, path):
+    recs = cf.read(path)
+    out = []
+    for r in recs:
+        if r[0] == cf.IOCTL:
+            req, in_off, _, _, _ = cf.ioctl_fields(r[1])
+            if req == 0xC02864CA:  # SYNCOBJ_TIMELINE_WAIT (40-byte struct): no timeout
+                struct.pack_into("<q", r[1], in_off + 16, 2**63 - 1)
+            if req in (0x40045701, 0xC02064CC):  # SW_SYNC_IOC_INC, SYNCOBJ_TRANSFER: dropped
+                continue
+        out.append(r)
+    bad = os.path.join(work, "stuck.upc")
+    cf.write(bad, out)
+    p = replay(up, bad, expect=1)
+    check("did not finish" in p.stdout and "stuck at line" in p.stdout and "SYNCOBJ_TIMELINE_WAIT" in p.stdout,
+          "the stuck replay is not reported", p)
+    check("kernel:" not in p.stdout and "LeakSanitizer" not in p.stderr, "the stuck replay did not unwind cleanly", p)
+
+
 def case_sweep(up, path):
     p = run([up, "sweep", path, "--seeds", "1..4", "--jobs", "2"], expect=0)
     check("4 passed" in p.stdout, "the sweep over the capture did not pass", p)
@@ -228,6 +249,8 @@ def main():
         case_mismatch(up, work, cap)
     elif case == "inject":
         check_inject(up, cap)
+    elif case == "stuck":
+        case_stuck(up, work, cap)
     elif case == "restore":
         case_restore(up, work, cap)
     elif case == "sweep":

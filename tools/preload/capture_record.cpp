@@ -281,7 +281,12 @@ void capture_open(int fd_or_err, int minor, int flags) {
     write_record(rc, r);
 }
 
-void capture_close(int fd) {
+struct CaptureClose::State {
+    Recorder* rc;
+    cap::Record r;
+};
+
+CaptureClose::CaptureClose(int fd) {
     const KeepErrno keep;
     Recorder* rc = rec();
     if (!rc)
@@ -289,7 +294,9 @@ void capture_close(int fd) {
     kshim::file* f = files_get(fd);
     if (!f)
         return;
-    cap::Record r;
+    s_ = std::make_unique<State>();
+    s_->rc = rc;
+    cap::Record& r = s_->r;
     r.type = cap::RecType::Close;
     r.enter_seq = g_seq.fetch_add(1);
     fill_call(r);
@@ -297,7 +304,13 @@ void capture_close(int fd) {
     r.file_id = drm_file_id(rc, f);
     attach_thread();
     kshim::fput(f);
-    write_record(rc, r);
+}
+
+CaptureClose::~CaptureClose() {
+    if (!s_)
+        return;
+    const KeepErrno keep;
+    write_record(s_->rc, s_->r);
 }
 
 void capture_dup(int oldfd, int newfd_or_err) {

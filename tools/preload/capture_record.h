@@ -15,8 +15,19 @@ namespace upanthor::preload {
 
 // After an open of a node (minor 0 / 128) or of sw_sync (minor -1): the descriptor or -errno.
 void capture_open(int fd_or_err, int minor, int flags);
-// Before close(fd) drops it: recorded when fd is one of the library's descriptors.
-void capture_close(int fd);
+// close(fd) of one of the library's descriptors: constructed before the close drops it, recorded
+// when destroyed after it (the call returns once the file is gone from the table).
+class CaptureClose {
+public:
+    explicit CaptureClose(int fd);
+    ~CaptureClose();
+    CaptureClose(const CaptureClose&) = delete;
+    CaptureClose& operator=(const CaptureClose&) = delete;
+
+private:
+    struct State;
+    std::unique_ptr<State> s_;
+};
 // After a dup of oldfd to newfd_or_err (the dup family, fcntl F_DUPFD*).
 void capture_dup(int oldfd, int newfd_or_err);
 // After an mmap of one of the library's descriptors: the address, or MAP_FAILED with errno.

@@ -355,7 +355,7 @@ int close(int fd) {
     if (fd >= 0 && (fd == arena || remote_is_arena(fd)))
         return 0;  // the BO mappings' backing: not the program's to close
     return deferring_signals([&] {
-        capture_close(fd);
+        const CaptureClose capture(fd);  // recorded when the close is done
         files_close(fd);
         return libc().close(fd);
     });

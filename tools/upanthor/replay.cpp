@@ -59,8 +59,6 @@ using s64 = std::int64_t;
 constexpr u64 kBadUserPtr = 0x10;
 // A descriptor number never open in the replay's table (a closed one in the capture).
 constexpr int kClosedFd = 1 << 20;
-// The kernel's -ERESTARTSYS: what an interrupted sleep gives the syscall layer.
-constexpr int kErestartsys = 512;
 // How long the replay may run in virtual time before it counts as stuck.
 constexpr s64 kReplayLimitNs = 600 * kshim::NSEC_PER_SEC;
 
@@ -68,11 +66,16 @@ double wall_seconds() {
     return static_cast<double>(kshim::host_monotonic_ns()) * 1e-9;
 }
 
+// The kernel's -ERESTARTSYS: what an interrupted sleep gives the syscall layer.
+constexpr int kErestartsys = 512;
+
 std::string errstr(s64 v) {
     if (v >= 0)
         return std::to_string(v);
+    if (v == -kErestartsys)
+        return "-ERESTARTSYS";
     const char* n = strerrorname_np(static_cast<int>(-v));
-    return std::string("-") + (n ? n : "E?");
+    return std::string("-") + (n ? n : "E" + std::to_string(-v));
 }
 
 std::string hex(u64 v) {
@@ -239,6 +242,7 @@ private:
     std::atomic<std::size_t> start_frontier_{0};
     kshim::wait_queue_head wq_;
     std::atomic<std::size_t> threads_done_{0};
+    std::atomic<bool> abort_{false};  // the replay is stuck: the threads stop
     std::size_t ioctls_ = 0;
 };
 
@@ -624,8 +628,14 @@ void Replayer::resolve_producers() {
     producers_.assign(recs.size(), {});
     learned_.assign(recs.size(), {});
     for (const Event& e : evs) {
-        if (e.exit && recs[e.i].type == cap::RecType::Close)  // the number names nothing now
-            live.erase(name_of(recs[e.i], cap::Ref::Fd, static_cast<u64>(recs[e.i].fd)));
+        if (e.exit && recs[e.i].type == cap::RecType::Close) {
+            // The number names nothing now, unless another thread got it again meanwhile.
+            const Name n = name_of(recs[e.i], cap::Ref::Fd, static_cast<u64>(recs[e.i].fd));
+            auto closed = producers_[e.i].find(n);
+            auto it = live.find(n);
+            if (it != live.end() && closed != producers_[e.i].end() && it->second == closed->second)
+                live.erase(it);
+        }
         record_names(recs[e.i], e.exit, [&](const Name& n) {
             if (e.exit) {
                 live[n] = e.i;
@@ -653,11 +663,37 @@ void Replayer::run(ReplayOutcome* out) {
     // Calls start in the order they entered. A call a signal handler made inside another call of
     // its thread (it returned first, so it comes first in the file and in the thread's list)
     // counts as entering before the outer one: a thread's calls start in the order it runs them.
+    //
+    // A close takes effect when it returns: a call of another thread on the same descriptor that
+    // entered while the close ran still found the file live, so such a close starts after it.
     std::vector<u64> start_key(recs.size());
+    for (std::size_t i = 0; i < recs.size(); i++)
+        start_key[i] = recs[i].enter_seq;
+    {
+        std::vector<std::pair<u64, std::size_t>> enters(recs.size());
+        for (std::size_t i = 0; i < recs.size(); i++)
+            enters[i] = {recs[i].enter_seq, i};
+        std::sort(enters.begin(), enters.end());
+        for (std::size_t c = 0; c < recs.size(); c++) {
+            if (recs[c].type != cap::RecType::Close)
+                continue;
+            const Name n = name_of(recs[c], cap::Ref::Fd, static_cast<u64>(recs[c].fd));
+            auto pc = producers_[c].find(n);
+            for (auto it =
+                     std::upper_bound(enters.begin(), enters.end(), std::make_pair(recs[c].enter_seq, recs.size()));
+                 it != enters.end() && it->first < recs[c].exit_seq; ++it) {
+                const std::size_t j = it->second;
+                auto pj = producers_[j].find(n);
+                if (recs[j].tid != recs[c].tid && pj != producers_[j].end() && pc != producers_[c].end() &&
+                    pj->second == pc->second)
+                    start_key[c] = std::max(start_key[c], recs[j].enter_seq + 1);
+            }
+        }
+    }
     std::map<u32, u64> last_exit;
     for (std::size_t i = 0; i < recs.size(); i++) {
         u64& last = last_exit[recs[i].tid];
-        start_key[i] = std::max(recs[i].enter_seq, last);
+        start_key[i] = std::max(start_key[i], last);
         last = std::max(last, recs[i].exit_seq);
     }
     std::vector<std::size_t> by_enter(recs.size());
@@ -711,7 +747,10 @@ void Replayer::run(ReplayOutcome* out) {
                         [this, tp] {
                             const kshim::FilesScope scope(&table_);
                             for (std::size_t i : tp->recs) {
-                                wait_event(wq_, frontier_.load() >= need_[i] && start_frontier_.load() >= rank_[i]);
+                                wait_event(wq_, abort_.load() || (frontier_.load() >= need_[i] &&
+                                                                  start_frontier_.load() >= rank_[i]));
+                                if (abort_.load())
+                                    break;
                                 started_[rank_[i]] = true;
                                 std::size_t sf = start_frontier_.load();
                                 while (sf < started_.size() && started_[sf])
@@ -743,10 +782,17 @@ void Replayer::run(ReplayOutcome* out) {
                                  (at < recs.size() ? " (stuck at line " + std::to_string(recs[at].line) + ": " +
                                                          call_name(recs[at]) + ")"
                                                    : std::string());
-                } else {
+                    // Unwind: the threads stop taking calls, and a signal ends the interruptible
+                    // waits they are blocked in (as a killed process's threads would be).
+                    abort_.store(true);
+                    kshim::wake_up_all(&wq_);
+                    for (Thread& t : threads)
+                        kshim::signal_wake_up(t.task);
+                    world.rt().run_until([&] { return threads_done_.load() == threads.size(); }, kshim::NSEC_PER_SEC);
+                }
+                if (threads_done_.load() == threads.size())
                     for (Thread& t : threads)
                         kshim::kthread_stop(t.task);
-                }
                 finish_process();
             }
         } catch (const kshim::SimAbort&) {
@@ -885,6 +931,7 @@ int cmd_replay(const std::string& path, ReplayOptions opts, const std::vector<st
         opts.injects.push_back(ir.fault->spec);
     }
     const ReplayOutcome o = replay_file(path, opts, out);
+    std::fflush(out);  // before the sanitizers' exit checks, which end the process without flushing
     if (o.bad_file) {
         std::fprintf(err, "upanthor replay: %s\n", o.error.c_str());
         return kExitUsage;
