@@ -8,6 +8,7 @@ packages=(
   libboost-dev libboost-context-dev
   libgtest-dev libgmock-dev libbenchmark-dev libtomlplusplus-dev
   libdrm-dev drm-info
+  zlib1g-dev
   python3
   clang libclang-rt-14-dev zip
   clang-format clang-tidy

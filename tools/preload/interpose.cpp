@@ -29,6 +29,7 @@
 #include "kernel_shim/fs/fdtable.h"
 #include "kernel_shim/page_alloc.h"
 #include "tools/preload/caller_creds.h"
+#include "tools/preload/capture_record.h"
 #include "tools/preload/client_mapping.h"
 #include "tools/preload/device.h"
 #include "tools/preload/fake_fs.h"
@@ -69,6 +70,7 @@ int open_path(int dirfd, const char* path, int flags, mode_t mode) {
             kshim::file* f = kshim::sw_sync_open_file(flags);
             return kshim::IS_ERR(f) ? static_cast<int>(kshim::PTR_ERR(f)) : files_install(f, flags);
         });
+        capture_open(fd, -1, flags);
         return fd < 0 ? fail(-fd) : fd;
     }
     const int minor = node_minor(path);
@@ -82,6 +84,7 @@ int open_path(int dirfd, const char* path, int flags, mode_t mode) {
             kshim::file* f = drm::drm_open_file(dev, minor >= 128, flags);
             return kshim::IS_ERR(f) ? static_cast<int>(kshim::PTR_ERR(f)) : files_install(f, flags);
         });
+        capture_open(fd, minor, flags);
         return fd < 0 ? fail(-fd) : fd;
     }
     if (path && path[0] == '/' && path[1] == 'p') {
@@ -123,6 +126,8 @@ void* map_vma(drm::VmArea* vma, void* addr, size_t len, int prot, int flags) {
         return MAP_FAILED;
     }
     files_add_map(p, len, vma);
+    if (vma->addr)
+        capture_cpu_mapping(vma->addr, len);  // the client may write these pages from now on
     return p;
 }
 
@@ -350,6 +355,7 @@ int close(int fd) {
     if (fd >= 0 && (fd == arena || remote_is_arena(fd)))
         return 0;  // the BO mappings' backing: not the program's to close
     return deferring_signals([&] {
+        const CaptureClose capture(fd);  // recorded when the close is done
         files_close(fd);
         return libc().close(fd);
     });
@@ -357,6 +363,7 @@ int close(int fd) {
 int dup(int fd) {
     return deferring_signals([&] {
         const int r = libc().dup(fd);
+        capture_dup(fd, r < 0 ? -errno : r);
         if (r >= 0)
             files_dup(fd, r);
         return r;
@@ -365,6 +372,7 @@ int dup(int fd) {
 int dup2(int oldfd, int newfd) {
     return deferring_signals([&] {
         const int r = libc().dup2(oldfd, newfd);
+        capture_dup(oldfd, r < 0 ? -errno : r);
         if (r >= 0)
             files_dup(oldfd, r);
         return r;
@@ -373,6 +381,7 @@ int dup2(int oldfd, int newfd) {
 int dup3(int oldfd, int newfd, int flags) {
     return deferring_signals([&] {
         const int r = libc().dup3(oldfd, newfd, flags);
+        capture_dup(oldfd, r < 0 ? -errno : r);
         if (r >= 0)
             files_dup(oldfd, r);
         return r;
@@ -384,6 +393,7 @@ static int fcntl_impl(int fd, int cmd, va_list ap) {
         return libc().fcntl(fd, cmd, arg);
     return deferring_signals([&] {
         const int r = libc().fcntl(fd, cmd, arg);
+        capture_dup(fd, r < 0 ? -errno : r);
         if (r >= 0)
             files_dup(fd, r);
         return r;
@@ -416,6 +426,7 @@ int ioctl(int fd, unsigned long request, ...) {
     if (remote_mode())
         return remote_ioctl(fd, request, arg);
     const unsigned cmd = static_cast<unsigned>(request);
+    CaptureIoctl capture(fd, cmd, arg);  // records the call when UPANTHOR_CAPTURE is set
     // The descriptor is looked up inside the call, as each (re)started syscall does.
     bool ours = true;
     const int ret = driver_call([&]() -> int {
@@ -436,6 +447,7 @@ int ioctl(int fd, unsigned long request, ...) {
     });
     if (!ours)
         return libc().ioctl(fd, request, arg);
+    capture.done(ret);
     return ret < 0 ? fail(-ret) : ret;
 }
 
@@ -475,6 +487,7 @@ void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
         if (!f)
             return libc().mmap(addr, len, prot, flags, fd, off);
         void* p = mmap_file(f, addr, len, prot, flags, off);
+        capture_mmap(fd, off, len, prot, flags, p, errno);
         kshim::fput(f);
         return p;
     });
@@ -492,6 +505,7 @@ int munmap(void* addr, size_t len) {
         if (vma) {
             attach_thread();
             drm::drm_munmap(vma);
+            capture_munmap(addr, len);
         }
         return r;
     });

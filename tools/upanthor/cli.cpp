@@ -15,6 +15,7 @@
 
 #include "tools/preload/server_main.h"
 #include "tools/upanthor/info.h"
+#include "tools/upanthor/replay.h"
 #include "tools/upanthor/runner.h"
 #include "tools/upanthor/sweep.h"
 #include "umd/cs_disasm.h"
@@ -30,7 +31,8 @@ constexpr const char* kUsage =
     "commands:\n"
     "  info [--json]                 probe the device and print what a client can query\n"
     "  run SCENARIO [options]        run a scenario file and check its expectations\n"
-    "  sweep SCENARIO --seeds A..B   run a scenario under many seeds, list the failing ones\n"
+    "  sweep FILE --seeds A..B       run a scenario (or replay a capture) under many seeds\n"
+    "  replay CAPTURE [options]      replay a session captured by the preload library\n"
     "  disasm FILE [--base VA]       disassemble a raw command-stream binary\n"
     "  serve [--socket PATH]         run the driver as a daemon for preload clients\n"
     "  help [COMMAND]                this text, or a command's\n"
@@ -126,6 +128,36 @@ int run_run(const Command& c, const std::map<std::string, std::string>& opts, co
     if (auto it = opts.find("--inject"); it != opts.end())
         injects = split_repeated(it->second);
     return cmd_run(pos[0], ro, injects, out, err);
+}
+
+int run_replay(const Command& c, const std::map<std::string, std::string>& opts, const std::vector<std::string>& pos,
+               std::FILE* out, std::FILE* err) {
+    ReplayOptions ro;
+    if (auto it = opts.find("--seed"); it != opts.end()) {
+        const std::string& v = it->second;
+        char* end = nullptr;
+        errno = 0;
+        const uint64_t seed = std::strtoull(v.c_str(), &end, 0);
+        if (v.empty() || v[0] == '-' || *end || errno)
+            return usage_error(err, c.name, "invalid --seed '" + v + "': expected a non-negative integer");
+        ro.seed = seed;
+    }
+    if (auto it = opts.find("--trace"); it != opts.end()) {
+        if (it->second.empty())
+            return usage_error(err, c.name, "option '--trace' needs a file name");
+        ro.trace_path = it->second;
+    }
+    if (auto it = opts.find("--preempt"); it != opts.end()) {
+        const std::optional<double> p = parse_probability(it->second);
+        if (!p)
+            return usage_error(err, c.name, "invalid --preempt '" + it->second + "': expected a probability in [0, 1]");
+        ro.preempt_probability = *p;
+    }
+    ro.json = opts.count("--json") != 0;
+    std::vector<std::string> injects;
+    if (auto it = opts.find("--inject"); it != opts.end())
+        injects = split_repeated(it->second);
+    return cmd_replay(pos[0], ro, injects, out, err);
 }
 
 int run_sweep(const Command& c, const std::map<std::string, std::string>& opts, const std::vector<std::string>& pos,
@@ -267,6 +299,27 @@ const std::vector<Command>& commands() {
          1,
          1,
          run_sweep},
+        {"replay",
+         "usage: upanthor replay CAPTURE [--seed N] [--preempt P] [--inject SPEC]... [--trace FILE] [--json]\n"
+         "\n"
+         "Replays a client session captured by the preload library (UPANTHOR_CAPTURE=FILE, docs/capture.md)\n"
+         "on the driver hosted in-process on the simulated GPU, in virtual time: the same calls, with\n"
+         "handles, VM ids, syncobjs and descriptors remapped, BO contents restored before each\n"
+         "submission; each result is compared with the captured one (a mismatch names the record's\n"
+         "line, the call and what differed), then the end-of-run checks of `upanthor run` run (leaks,\n"
+         "reports, stuck tasks). Exit code 0 if everything matched and the checks passed, 1 if not,\n"
+         "2 if the file is not a valid capture (truncated, corrupt, another format version).\n"
+         "\n"
+         "  --seed N       runtime seed (default 1)\n"
+         "  --preempt P    chance that a preemption point switches tasks (default 0)\n"
+         "  --inject SPEC  add a fault, as `upanthor run --inject` (repeatable); results that then\n"
+         "                 differ from the capture are listed as divergences and do not fail the replay\n"
+         "  --trace FILE   write a Perfetto/Chrome JSON trace of the replay to FILE\n"
+         "  --json         the summary as a JSON document\n",
+         {{"--seed", true}, {"--trace", true}, {"--inject", true, true}, {"--preempt", true}, {"--json", false}},
+         1,
+         1,
+         run_replay},
         {"disasm",
          "usage: upanthor disasm FILE [--base VA]\n"
          "\n"

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <functional>
+#include <optional>
 #include <vector>
 
 #include <fcntl.h>
@@ -18,8 +20,10 @@
 #include <unistd.h>
 
 #include "kernel_shim/time.h"
+#include "tools/capture/capture_format.h"
 #include "tools/upanthor/cli.h"
 #include "tools/upanthor/progress.h"
+#include "tools/upanthor/replay.h"
 #include "tools/upanthor/runner.h"
 #include "tools/upanthor/scenario.h"
 
@@ -100,7 +104,10 @@ std::optional<std::uint64_t> test_abort_seed() {
 }
 
 // In the child: never returns.
-[[noreturn]] void child_main(const sc::Scenario& s, std::uint64_t seed, double preempt, int wfd,
+// What one seed runs: the scenario's run, or the replay of a capture.
+using SeedRun = std::function<RunOutcome(std::uint64_t seed, double preempt)>;
+
+[[noreturn]] void child_main(const SeedRun& run, std::uint64_t seed, double preempt, int wfd,
                              std::optional<std::uint64_t> abort_seed) {
     // Keep the parent's terminal for the summary and the bar: the driver's log of a failing seed
     // is what its replay command shows.
@@ -114,10 +121,7 @@ std::optional<std::uint64_t> test_abort_seed() {
         std::abort();
     RunOutcome o;
     try {
-        RunOptions ro;
-        ro.seed = seed;
-        ro.preempt_probability = preempt;
-        o = run_scenario(s, ro, nullptr);
+        o = run(seed, preempt);
     } catch (const std::exception& e) {
         o = RunOutcome{};
         o.failures.push_back(std::string("exception: ") + e.what());
@@ -178,8 +182,8 @@ std::string shell_quote(const std::string& arg) {
 }
 
 std::string replay_command(const std::string& path, std::uint64_t seed, double preempt) {
-    return "upanthor run " + shell_quote(path) + " --seed " + std::to_string(seed) + " --preempt " +
-           format_probability(preempt);
+    return std::string(is_capture_file(path) ? "upanthor replay " : "upanthor run ") + shell_quote(path) + " --seed " +
+           std::to_string(seed) + " --preempt " + format_probability(preempt);
 }
 
 std::string json_str(const std::string& s) {
@@ -327,17 +331,40 @@ std::string format_probability(double p) {
 }
 
 int cmd_sweep(const std::string& path, const SweepOptions& opts, std::FILE* out, std::FILE* err) {
-    sc::ParseResult pr = sc::parse_scenario_file(path);
-    if (!pr.ok()) {
-        for (const sc::Diagnostic& d : pr.diagnostics)
-            std::fprintf(err, "%s\n", d.to_string().c_str());
-        return kExitUsage;
-    }
-    const sc::Scenario& scen = *pr.scenario;
-
+    // A capture (upanthor replay) or a scenario (upanthor run), each read once, here.
     Summary sum;
     sum.path = path;
-    sum.name = scen.name;
+    std::optional<sc::ParseResult> pr;
+    capture::Capture cap;
+    SeedRun run;
+    if (is_capture_file(path)) {
+        std::string why;
+        if (!capture::read_capture(path, &cap, &why)) {
+            std::fprintf(err, "upanthor sweep: %s\n", why.c_str());
+            return kExitUsage;
+        }
+        sum.name = cap.header.program;
+        run = [&](std::uint64_t seed, double preempt) {
+            ReplayOptions ro;
+            ro.seed = seed;
+            ro.preempt_probability = preempt;
+            return replay_outcome_as_run(replay_capture(cap, path, ro, nullptr));
+        };
+    } else {
+        pr = sc::parse_scenario_file(path);
+        if (!pr->ok()) {
+            for (const sc::Diagnostic& d : pr->diagnostics)
+                std::fprintf(err, "%s\n", d.to_string().c_str());
+            return kExitUsage;
+        }
+        sum.name = pr->scenario->name;
+        run = [&](std::uint64_t seed, double preempt) {
+            RunOptions ro;
+            ro.seed = seed;
+            ro.preempt_probability = preempt;
+            return run_scenario(*pr->scenario, ro, nullptr);
+        };
+    }
     sum.opts = opts;
     sum.seeds = shard_seed_count(opts.seeds, opts.shard);
     sum.workers =
@@ -370,7 +397,7 @@ int cmd_sweep(const std::string& path, const SweepOptions& opts, std::FILE* out,
                 close(fds[0]);
                 for (const Child& c : running)
                     close(c.fd);
-                child_main(scen, seed, opts.preempt, fds[1], abort_seed);
+                child_main(run, seed, opts.preempt, fds[1], abort_seed);
             }
             close(fds[1]);
             if (pid < 0) {
