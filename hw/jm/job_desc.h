@@ -165,7 +165,7 @@ inline constexpr uint32_t kFlushTilerInvalidate = 1u << 25;
 inline constexpr uint32_t kFlushL2Clean = 1u << 0;  // word1
 inline constexpr uint32_t kFlushL2Invalidate = 1u << 1;
 
-// ---- Invocation (compute and vertex jobs of v6/v7: job + 0x20, 8 bytes) ----
+// ---- Invocation (v6/v7 compute, vertex, tiler and indexed-vertex jobs: job + 0x20, 8 bytes) ----
 // The first word packs six "minus one" counts one after the other: the workgroup size X, Y, Z and
 // the workgroup count X, Y, Z. Each count starts at its shift (X size at bit 0) and ends below the
 // next one (the Z count ends at bit 31). The second word holds the five shifts and the thread-group
@@ -177,10 +177,16 @@ struct Invocation {
 };
 static_assert(sizeof(Invocation) == 8);
 inline constexpr uint32_t kInvocationOffset = kJobPayloadOffset;
-// The v7 compute (and vertex) job: header, invocation, parameters at +0x28, draw at +0x40.
+// v7 job sizes. Compute (also vertex and geometry): invocation, parameters at +0x28 (job task
+// split in [29:26] of its first word), draw at +0x40. Tiler: invocation, primitive at +0x28,
+// primitive size +0x40, tiler pointer +0x48, draw at +0x80. Indexed vertex: as tiler, fragment draw
+// at +0x80 and vertex draw at +0x100.
 inline constexpr uint32_t kComputeJobSizeV7 = 192;
 inline constexpr uint32_t kComputeJobParametersOffsetV7 = 0x28;
 inline constexpr uint32_t kComputeJobDrawOffsetV7 = 0x40;
+inline constexpr uint32_t kTilerJobSizeV7 = 256;
+inline constexpr uint32_t kTilerJobTilerOffsetV7 = 0x48;
+inline constexpr uint32_t kIndexedVertexJobSizeV7 = 384;
 
 enum InvocationField : uint32_t { kSizeX = 0, kSizeY, kSizeZ, kCountX, kCountY, kCountZ };
 constexpr uint32_t invocation_shift(const Invocation& i, uint32_t field) {
@@ -215,16 +221,18 @@ constexpr uint64_t invocation_total(const Invocation& i) {
 }
 
 // ---- Fragment payload (job + 0x20) ----
-// Bounds in tiles, inclusive: [11:0] X, [27:16] Y. v9: bound_max [30:28] is the tile render order.
+// Bounds in tiles, inclusive: [11:0] X, [27:16] Y. bound_max bit 31: a tile-enable map is given;
+// v9: bound_max [30:28] is the tile render order. The map's row stride is 8 bits wide.
 
 struct FragmentPayload {
     uint32_t bound_min;
     uint32_t bound_max;
     uint64_t framebuffer;  // [5:0] tags (bit 0 type, bit 1 ZS/CRC extension, [5:2] targets - 1)
     uint64_t tile_enable_map;
-    uint32_t tile_enable_map_stride;
+    uint32_t tile_enable_map_stride;  // [7:0]
     uint32_t reserved;
 };
+inline constexpr uint32_t kFragmentHasTileEnableMap = 1u << 31;
 static_assert(sizeof(FragmentPayload) == 32 && offsetof(FragmentPayload, framebuffer) == 8 &&
               offsetof(FragmentPayload, tile_enable_map) == 16 &&
               offsetof(FragmentPayload, tile_enable_map_stride) == 24);
