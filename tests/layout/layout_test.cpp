@@ -17,6 +17,7 @@ TEST(Layering, LayersAreFoldersTheMostSpecificFirst) {
     EXPECT_EQ(layer_of("drm/sched/sched_main.cpp"), "drm");
     EXPECT_EQ(layer_of("kernel_shim/dma-buf/sync_file.cpp"), "kernel_shim");
     EXPECT_EQ(layer_of("hw/csf/regs/gpu_regs.h"), "hw");
+    EXPECT_EQ(layer_of("hw/jm/regs/job_regs.h"), "hw") << "every GPU family's contract is one layer";
     EXPECT_EQ(layer_of("docs/x.md"), "");
     EXPECT_EQ(layer_of("panthorx/y.h"), "") << "a folder name is matched whole";
 }
@@ -39,6 +40,7 @@ TEST(Layering, TheForbiddenDirectionsTheIssueNames) {
 TEST(Layering, TheAllowedDirections) {
     EXPECT_TRUE(allowed("panthor/panthor_gpu.cpp", "hw/csf/regs/gpu_regs.h"));
     EXPECT_TRUE(allowed("mock_hw/gpu.cpp", "hw/csf/regs/gpu_regs.h"));
+    EXPECT_TRUE(allowed("hw/jm/regs/mmu_regs.h", "hw/csf/regs/mmu_regs.h")) << "the MMU block is shared";
     EXPECT_TRUE(allowed("panthor/panthor_drv.cpp", "uapi/drm/panthor_drm.h"));
     EXPECT_TRUE(allowed("umd/panthor_client.h", "uapi/drm/panthor_drm.h"));
     EXPECT_TRUE(allowed("kernel_shim/dma-buf/sync_file.cpp", "uapi/linux/sync_file.h"))
