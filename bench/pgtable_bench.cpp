@@ -1,8 +1,10 @@
 // Page-table and drm_mm benchmarks (kernel_shim/iommu/io_pgtable_arm.cpp, drm/drm_mm.cpp).
 //
 // Every case reports ns_per_page (ns_per_block for 2 MiB blocks, ns_per_call / ns_per_pair for
-// the small cases) as a user counter. The configuration is panthor's: 4 KiB pages + 2 MiB
-// blocks, 48-bit VA, 40-bit PA, no-op TLB callbacks (panthor flushes per range itself).
+// the small cases) as a user counter. The configuration is panthor's (and panfrost's): 4 KiB
+// pages + 2 MiB blocks, 48-bit VA, 40-bit PA, no-op TLB callbacks (the drivers flush per range
+// themselves). Each page-table case runs in both formats: "/S1" is ARM_64_LPAE_S1 (panthor),
+// "/Mali" is ARM_MALI_LPAE (panfrost's default).
 //
 //  - "Warm": every table already exists. "Cold": the leaf tables are allocated (from the
 //    pre-faulted page-table pool, zeroed on allocation) inside the timed call.
@@ -43,14 +45,16 @@ struct PoolPrefault {
 
 class Pgtable {
 public:
-    Pgtable() {
+    explicit Pgtable(IoPgtableFmt fmt) {
         static PoolPrefault prefault;
         IoPgtableCfg cfg;
         cfg.pgsize_bitmap = SZ_4K | SZ_2M;
         cfg.ias = 48;
         cfg.oas = 40;
         cfg.tlb = &kPanthorTlb;
-        ops_ = alloc_io_pgtable_ops(IoPgtableFmt::ARM_64_LPAE_S1, &cfg, nullptr);
+        ops_ = alloc_io_pgtable_ops(fmt, &cfg, nullptr);
+        if (!ops_)
+            std::abort();
     }
     ~Pgtable() { free_io_pgtable_ops(ops_); }
     IoPgtableOps* operator->() { return ops_; }
@@ -94,8 +98,8 @@ void BM_PteStoreFloor(benchmark::State& state) {
     state.counters["ns_per_page"] = ns_per(kPages1G);
 }
 
-void BM_Map1GiB_4K_Warm(benchmark::State& state) {
-    Pgtable pt;
+void BM_Map1GiB_4K_Warm(benchmark::State& state, IoPgtableFmt fmt) {
+    Pgtable pt(fmt);
     pt.map(kIova, kPa, SZ_4K, kPages1G);
     pt.unmap(kIova, SZ_4K, kPages1G);  // keep the tables
     for (auto _ : state) {
@@ -107,8 +111,8 @@ void BM_Map1GiB_4K_Warm(benchmark::State& state) {
     state.counters["ns_per_page"] = ns_per(kPages1G);
 }
 
-void BM_Map1GiB_4K_Cold(benchmark::State& state) {
-    Pgtable pt;
+void BM_Map1GiB_4K_Cold(benchmark::State& state, IoPgtableFmt fmt) {
+    Pgtable pt(fmt);
     pt.map(kIova, kPa, SZ_4K, kPages1G);
     pt.unmap(kIova, SZ_2M, kBlocks1G);  // frees the 512 leaf tables back to the pool
     for (auto _ : state) {
@@ -122,9 +126,9 @@ void BM_Map1GiB_4K_Cold(benchmark::State& state) {
 
 // 512 blocks take well under a microsecond, less than a PauseTiming/ResumeTiming pair costs
 // here, so the calls cycle through 64 regions and the timer pauses once per 64 iterations.
-void BM_Map1GiB_2M(benchmark::State& state) {
+void BM_Map1GiB_2M(benchmark::State& state, IoPgtableFmt fmt) {
     constexpr int kRegions = 64;
-    Pgtable pt;
+    Pgtable pt(fmt);
     for (int r = 0; r < kRegions; r++)
         pt.map(kIova + r * SZ_1G, kPa, SZ_2M, kBlocks1G);
     for (int r = 0; r < kRegions; r++)
@@ -143,8 +147,8 @@ void BM_Map1GiB_2M(benchmark::State& state) {
     state.counters["ns_per_block"] = ns_per(kBlocks1G);
 }
 
-void BM_Unmap1GiB_4K_KeepTables(benchmark::State& state) {
-    Pgtable pt;
+void BM_Unmap1GiB_4K_KeepTables(benchmark::State& state, IoPgtableFmt fmt) {
+    Pgtable pt(fmt);
     for (auto _ : state) {
         state.PauseTiming();
         pt.map(kIova, kPa, SZ_4K, kPages1G);
@@ -155,9 +159,9 @@ void BM_Unmap1GiB_4K_KeepTables(benchmark::State& state) {
 }
 
 // About 10 us per call: cycle through 16 mapped GiB so the timer pauses once per 16 iterations.
-void BM_Unmap1GiB_4K_FreeTables(benchmark::State& state) {
+void BM_Unmap1GiB_4K_FreeTables(benchmark::State& state, IoPgtableFmt fmt) {
     constexpr int kRegions = 16;
-    Pgtable pt;
+    Pgtable pt(fmt);
     for (int r = 0; r < kRegions; r++)
         pt.map(kIova + r * SZ_1G, kPa, SZ_4K, kPages1G);
     int r = 0;
@@ -174,8 +178,8 @@ void BM_Unmap1GiB_4K_FreeTables(benchmark::State& state) {
     state.counters["ns_per_page"] = ns_per(kPages1G);
 }
 
-void BM_MapUnmap4K_Single(benchmark::State& state) {
-    Pgtable pt;
+void BM_MapUnmap4K_Single(benchmark::State& state, IoPgtableFmt fmt) {
+    Pgtable pt(fmt);
     pt.map(kIova, kPa, SZ_4K, 1);
     pt.unmap(kIova, SZ_4K, 1);
     for (auto _ : state) {
@@ -189,8 +193,8 @@ void BM_MapUnmap4K_Single(benchmark::State& state) {
 constexpr int kRing = 64;
 constexpr u64 kRingStride = 1ull << 20;  // 256 pages per region, two regions per leaf table
 
-void BM_Map256x4K(benchmark::State& state) {
-    Pgtable pt;
+void BM_Map256x4K(benchmark::State& state, IoPgtableFmt fmt) {
+    Pgtable pt(fmt);
     for (int r = 0; r < kRing; r++)
         pt.map(kIova + r * kRingStride, kPa, SZ_4K, 256);
     for (int r = 0; r < kRing; r++)
@@ -210,8 +214,8 @@ void BM_Map256x4K(benchmark::State& state) {
     state.counters["ns_per_page"] = ns_per(256);
 }
 
-void BM_Unmap256x4K(benchmark::State& state) {
-    Pgtable pt;
+void BM_Unmap256x4K(benchmark::State& state, IoPgtableFmt fmt) {
+    Pgtable pt(fmt);
     for (int r = 0; r < kRing; r++)
         pt.map(kIova + r * kRingStride, kPa, SZ_4K, 256);
     int r = 0;
@@ -292,14 +296,23 @@ void BM_DrmMmInsertFragmented(benchmark::State& state) {
 }
 
 BENCHMARK(BM_PteStoreFloor)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_Map1GiB_4K_Warm)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_Map1GiB_4K_Cold)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_Map1GiB_2M)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_Unmap1GiB_4K_KeepTables)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_Unmap1GiB_4K_FreeTables)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_MapUnmap4K_Single);
-BENCHMARK(BM_Map256x4K);
-BENCHMARK(BM_Unmap256x4K);
+// Each page-table case in both formats, S1 then Mali, so the two sit next to each other.
+BENCHMARK_CAPTURE(BM_Map1GiB_4K_Warm, S1, IoPgtableFmt::ARM_64_LPAE_S1)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Map1GiB_4K_Warm, Mali, IoPgtableFmt::ARM_MALI_LPAE)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Map1GiB_4K_Cold, S1, IoPgtableFmt::ARM_64_LPAE_S1)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Map1GiB_4K_Cold, Mali, IoPgtableFmt::ARM_MALI_LPAE)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Map1GiB_2M, S1, IoPgtableFmt::ARM_64_LPAE_S1)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Map1GiB_2M, Mali, IoPgtableFmt::ARM_MALI_LPAE)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Unmap1GiB_4K_KeepTables, S1, IoPgtableFmt::ARM_64_LPAE_S1)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Unmap1GiB_4K_KeepTables, Mali, IoPgtableFmt::ARM_MALI_LPAE)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Unmap1GiB_4K_FreeTables, S1, IoPgtableFmt::ARM_64_LPAE_S1)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Unmap1GiB_4K_FreeTables, Mali, IoPgtableFmt::ARM_MALI_LPAE)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_MapUnmap4K_Single, S1, IoPgtableFmt::ARM_64_LPAE_S1);
+BENCHMARK_CAPTURE(BM_MapUnmap4K_Single, Mali, IoPgtableFmt::ARM_MALI_LPAE);
+BENCHMARK_CAPTURE(BM_Map256x4K, S1, IoPgtableFmt::ARM_64_LPAE_S1);
+BENCHMARK_CAPTURE(BM_Map256x4K, Mali, IoPgtableFmt::ARM_MALI_LPAE);
+BENCHMARK_CAPTURE(BM_Unmap256x4K, S1, IoPgtableFmt::ARM_64_LPAE_S1);
+BENCHMARK_CAPTURE(BM_Unmap256x4K, Mali, IoPgtableFmt::ARM_MALI_LPAE);
 BENCHMARK(BM_DrmMmInsertRemove)
     ->ArgName("mode")
     ->Arg(drm::DRM_MM_INSERT_BEST)

@@ -26,6 +26,7 @@ IoPgtableOps* alloc_io_pgtable_ops(IoPgtableFmt fmt, IoPgtableCfg* cfg, void* co
     IoPgtable* iop = nullptr;
     switch (fmt) {
     case IoPgtableFmt::ARM_64_LPAE_S1: iop = arm_64_lpae_alloc_pgtable_s1(cfg, cookie); break;
+    case IoPgtableFmt::ARM_MALI_LPAE: iop = arm_mali_lpae_alloc_pgtable(cfg, cookie); break;
     }
     return iop;
 }

@@ -2,8 +2,8 @@
 //
 // A driver fills an IoPgtableCfg (page sizes, input/output address bits, TLB callbacks, optional
 // table-page allocator hooks), calls alloc_io_pgtable_ops() and gets back the ops it maps and
-// unmaps through. The format writes the register values the hardware needs (TTBR, TCR, MAIR) back
-// into the cfg. Table pages live in the shim's physical arena, so a mock MMU can walk them by
+// unmaps through. The format writes the register values the hardware needs back into the cfg
+// (TTBR, TCR, MAIR for ARM_64_LPAE_S1; TRANSTAB, MEMATTR for ARM_MALI_LPAE). Table pages live in the shim's physical arena, so a mock MMU can walk them by
 // physical address exactly as hardware would.
 //
 // Callers serialise map/unmap on one page table (panthor holds the VM's op lock); iova_to_phys may
@@ -28,9 +28,11 @@ inline constexpr unsigned long SZ_32M = 1ul << 25;
 inline constexpr unsigned long SZ_512M = 1ul << 29;
 inline constexpr unsigned long SZ_1G = 1ul << 30;
 
-// Only the format panthor uses is implemented.
+// The formats the Mali drivers use: panthor (and panfrost on some MediaTek parts) the VMSAv8-64
+// stage-1 format, panfrost by default the Mali "legacy" LPAE format of Midgard/Bifrost MMUs.
 enum class IoPgtableFmt {
     ARM_64_LPAE_S1,
+    ARM_MALI_LPAE,
 };
 
 // TLB maintenance callbacks. They may be called from atomic context and must not sleep.
@@ -82,6 +84,14 @@ struct IoPgtableCfg {
         } tcr{};
         u64 mair = 0;
     } arm_lpae_s1_cfg;
+
+    // Outputs of the ARM_MALI_LPAE format: the AS_TRANSTAB and AS_MEMATTR values. Upstream keeps
+    // the per-format outputs in a union; here they are separate members and only the one of the
+    // allocated format is written.
+    struct ArmMaliLpaeCfg {
+        u64 transtab = 0;  // level-0 table PA | ADRMODE_TABLE | READ_INNER [| SHARE_OUTER]
+        u64 memattr = 0;   // attribute bytes indexed by the PTE's AttrIndx
+    } arm_mali_lpae_cfg;
 };
 
 // The TCR fields packed into the TCR_EL1/SMMU CD layout (T0SZ, IRGN0, ORGN0, SH0, TG0, EPD1, IPS),
@@ -143,5 +153,6 @@ void free_io_pgtable_ops(IoPgtableOps* ops);
 
 // Format constructors (upstream io_pgtable_init_fns).
 IoPgtable* arm_64_lpae_alloc_pgtable_s1(IoPgtableCfg* cfg, void* cookie);
+IoPgtable* arm_mali_lpae_alloc_pgtable(IoPgtableCfg* cfg, void* cookie);
 
 }  // namespace iommu

@@ -1,6 +1,12 @@
-// Mirrors drivers/iommu/io-pgtable-arm.c: the ARM LPAE (VMSAv8-64) stage-1 page-table format.
+// Mirrors drivers/iommu/io-pgtable-arm.c: the ARM LPAE (VMSAv8-64) stage-1 page-table format and
+// the Mali LPAE format of Midgard/Bifrost GPU MMUs.
 //
 // Design:
+// - One implementation, format branches where upstream has them. Mali LPAE is the same tree (4 KiB
+//   granule, 9 bits per level, table type 3) with these differences: leaves are type 1 at every
+//   level, level 3 included; permissions are stage-2 style (bit 6 read, bit 7 write); no AF, nG or
+//   NS; always outer shareable; the walk always starts at level 0; and the cfg gets TRANSTAB and
+//   MEMATTR instead of TTBR/TCR/MAIR.
 // - A failed map_pages changes nothing (upstream leaves the prefix it mapped for the caller to
 //   undo). The fast path fills leaf tables that already exist and are empty in one visit each.
 //   Whatever it cannot do goes to a two-phase slow path: arm_lpae_check_range refuses live
@@ -143,7 +149,7 @@ void default_free_pages(void* pages, size_t size) {
 
 class ArmLpaeIoPgtable final : public IoPgtable {
 public:
-    ArmLpaeIoPgtable(void* cookie, const IoPgtableCfg& cfg) : IoPgtable(IoPgtableFmt::ARM_64_LPAE_S1, cookie, cfg) {}
+    ArmLpaeIoPgtable(IoPgtableFmt fmt, void* cookie, const IoPgtableCfg& cfg) : IoPgtable(fmt, cookie, cfg) {}
     ~ArmLpaeIoPgtable() override {
         if (pgd_)
             __arm_lpae_free_pgtable(start_level_, pgd_);
@@ -196,10 +202,12 @@ public:
     // The level whose entries map exactly pgsize (a power of two), or -1.
     int leaf_level(size_t pgsize) const { return level_of_shift_[std::countr_zero(pgsize)]; }
 
-    static bool iopte_leaf(arm_lpae_iopte pte, int lvl) {
-        return (pte & ARM_LPAE_PTE_TYPE_MASK) ==
-               (lvl == ARM_LPAE_MAX_LEVELS - 1 ? ARM_LPAE_PTE_TYPE_PAGE : ARM_LPAE_PTE_TYPE_BLOCK);
+    // The descriptor type of a leaf at lvl: Mali has no page type, its level-3 leaves are blocks.
+    arm_lpae_iopte leaf_type(int lvl) const {
+        return (lvl == ARM_LPAE_MAX_LEVELS - 1 && fmt_ != IoPgtableFmt::ARM_MALI_LPAE) ? ARM_LPAE_PTE_TYPE_PAGE
+                                                                                       : ARM_LPAE_PTE_TYPE_BLOCK;
     }
+    bool iopte_leaf(arm_lpae_iopte pte, int lvl) const { return (pte & ARM_LPAE_PTE_TYPE_MASK) == leaf_type(lvl); }
     static bool iopte_table(arm_lpae_iopte pte, int lvl) {
         return lvl != ARM_LPAE_MAX_LEVELS - 1 && (pte & ARM_LPAE_PTE_TYPE_MASK) == ARM_LPAE_PTE_TYPE_TABLE;
     }
@@ -257,24 +265,40 @@ void ArmLpaeIoPgtable::__arm_lpae_free_pages(void* pages, size_t size) {
 }
 
 arm_lpae_iopte ArmLpaeIoPgtable::arm_lpae_prot_to_pte(int prot) const {
-    arm_lpae_iopte pte = ARM_LPAE_PTE_nG;
-    if (!(prot & IOMMU_WRITE) && (prot & IOMMU_READ))
-        pte |= ARM_LPAE_PTE_AP_RDONLY;
-    if (!(prot & IOMMU_PRIV))
-        pte |= ARM_LPAE_PTE_AP_UNPRIV;
+    const bool mali = fmt_ == IoPgtableFmt::ARM_MALI_LPAE;
+    arm_lpae_iopte pte;
+    if (!mali) {
+        pte = ARM_LPAE_PTE_nG;
+        if (!(prot & IOMMU_WRITE) && (prot & IOMMU_READ))
+            pte |= ARM_LPAE_PTE_AP_RDONLY;
+        if (!(prot & IOMMU_PRIV))
+            pte |= ARM_LPAE_PTE_AP_UNPRIV;
+    } else {
+        // Mali grants each access kind explicitly, the stage-2 way; it has no privilege levels.
+        pte = ARM_LPAE_PTE_HAP_FAULT;
+        if (prot & IOMMU_READ)
+            pte |= ARM_LPAE_PTE_HAP_READ;
+        if (prot & IOMMU_WRITE)
+            pte |= ARM_LPAE_PTE_HAP_WRITE;
+    }
 
+    // Both formats select the memory type through an attribute index (MAIR / AS_MEMATTR).
     if (prot & IOMMU_MMIO)
         pte |= arm_lpae_iopte{ARM_LPAE_MAIR_ATTR_IDX_DEV} << ARM_LPAE_PTE_ATTRINDX_SHIFT;
     else if (prot & IOMMU_CACHE)
         pte |= arm_lpae_iopte{ARM_LPAE_MAIR_ATTR_IDX_CACHE} << ARM_LPAE_PTE_ATTRINDX_SHIFT;
 
-    pte |= (prot & IOMMU_CACHE) ? ARM_LPAE_PTE_SH_IS : ARM_LPAE_PTE_SH_OS;
+    // Mali's inner domain is the GPU's own cores and its outer domain everything outside the GPU,
+    // so a mapping shared with the CPU is outer shareable whether or not it is cached.
+    pte |= ((prot & IOMMU_CACHE) && !mali) ? ARM_LPAE_PTE_SH_IS : ARM_LPAE_PTE_SH_OS;
     if (prot & IOMMU_NOEXEC)
         pte |= ARM_LPAE_PTE_XN;
     if (cfg_.quirks & IO_PGTABLE_QUIRK_ARM_NS)
         pte |= ARM_LPAE_PTE_NS;
-    // Nothing tracks accesses, so an unset AF would only turn the first access into a fault.
-    pte |= ARM_LPAE_PTE_AF;
+    // Nothing tracks accesses, so an unset AF would only turn the first access into a fault. The
+    // Mali format has no access flag.
+    if (!mali)
+        pte |= ARM_LPAE_PTE_AF;
     return pte;
 }
 
@@ -419,8 +443,7 @@ int ArmLpaeIoPgtable::map_pages(unsigned long iova, phys_addr_t paddr, size_t pg
         return -EINVAL;
     const u64 start = iova, end = iova + (u64{pgcount} << pg_shift);
     const u64 pa_delta = paddr - iova;
-    const arm_lpae_iopte prot = arm_lpae_prot_to_pte(iommu_prot) |
-                                (leaf == ARM_LPAE_MAX_LEVELS - 1 ? ARM_LPAE_PTE_TYPE_PAGE : ARM_LPAE_PTE_TYPE_BLOCK);
+    const arm_lpae_iopte prot = arm_lpae_prot_to_pte(iommu_prot) | leaf_type(leaf);
 
     // Fast path: while every table on the way exists and the target run is empty, check and fill
     // each leaf table in one visit. Nothing it writes needs undoing unless the rest fails.
@@ -654,12 +677,9 @@ void arm_lpae_restrict_pgsizes(IoPgtableCfg* cfg) {
     cfg->oas = std::min(cfg->oas, max_addr_bits);
 }
 
-}  // namespace
-
-IoPgtable* arm_64_lpae_alloc_pgtable_s1(IoPgtableCfg* cfg, void* cookie) {
-    if (cfg->quirks & ~(IO_PGTABLE_QUIRK_ARM_NS | IO_PGTABLE_QUIRK_ARM_OUTER_WBWA | IO_PGTABLE_QUIRK_NO_WARN))
-        return nullptr;
-
+// The geometry shared by every format: granule, levels, start level and pgd size from the
+// (restricted) page sizes and ias. nullptr if the cfg cannot be walked; no pgd yet.
+ArmLpaeIoPgtable* arm_lpae_alloc_pgtable(IoPgtableFmt fmt, IoPgtableCfg* cfg, void* cookie) {
     arm_lpae_restrict_pgsizes(cfg);
     if (!(cfg->pgsize_bitmap & (SZ_4K | SZ_16K | SZ_64K)))
         return nullptr;
@@ -675,10 +695,43 @@ IoPgtable* arm_64_lpae_alloc_pgtable_s1(IoPgtableCfg* cfg, void* cookie) {
     if (levels > ARM_LPAE_MAX_LEVELS)
         return nullptr;
 
+    auto* data = kshim::knew<ArmLpaeIoPgtable>(kshim::GFP_KERNEL, fmt, cookie, *cfg);
+    if (!data)
+        return nullptr;
+    data->bits_per_level_ = bits_per_level;
+    data->start_level_ = ARM_LPAE_MAX_LEVELS - levels;
+    data->pgd_bits_ = va_bits - bits_per_level * (levels - 1);
+    return data;
+}
+
+// Fixes the walk tables for the final geometry and allocates the (empty) pgd. False on -ENOMEM.
+bool arm_lpae_alloc_pgd(ArmLpaeIoPgtable* data, const IoPgtableCfg& cfg) {
+    data->pa_linear_ = cfg.oas <= 48;
+    data->finish_geometry();
+    data->pgd_ = static_cast<arm_lpae_iopte*>(data->__arm_lpae_alloc_pages(data->pgd_size(), kshim::GFP_KERNEL));
+    if (!data->pgd_)
+        return false;
+    // The empty top-level table must be visible before anyone programs TTBR/TRANSTAB with it.
+    std::atomic_thread_fence(std::memory_order_release);
+    return true;
+}
+
+}  // namespace
+
+IoPgtable* arm_64_lpae_alloc_pgtable_s1(IoPgtableCfg* cfg, void* cookie) {
+    if (cfg->quirks & ~(IO_PGTABLE_QUIRK_ARM_NS | IO_PGTABLE_QUIRK_ARM_OUTER_WBWA | IO_PGTABLE_QUIRK_NO_WARN))
+        return nullptr;
+
+    ArmLpaeIoPgtable* data = arm_lpae_alloc_pgtable(IoPgtableFmt::ARM_64_LPAE_S1, cfg, cookie);
+    if (!data)
+        return nullptr;
+
     auto& tcr = cfg->arm_lpae_s1_cfg.tcr;
     if (cfg->coherent_walk) {
-        if (cfg->quirks & IO_PGTABLE_QUIRK_ARM_OUTER_WBWA)
+        if (cfg->quirks & IO_PGTABLE_QUIRK_ARM_OUTER_WBWA) {
+            kshim::kdelete(data);
             return nullptr;
+        }
         tcr.sh = ARM_LPAE_TCR_SH_IS;
         tcr.irgn = ARM_LPAE_TCR_RGN_WBWA;
         tcr.orgn = ARM_LPAE_TCR_RGN_WBWA;
@@ -688,7 +741,7 @@ IoPgtable* arm_64_lpae_alloc_pgtable_s1(IoPgtableCfg* cfg, void* cookie) {
         tcr.orgn = (cfg->quirks & IO_PGTABLE_QUIRK_ARM_OUTER_WBWA) ? ARM_LPAE_TCR_RGN_WBWA : ARM_LPAE_TCR_RGN_NC;
     }
 
-    switch (1ul << pg_shift) {
+    switch (data->granule()) {
     case SZ_4K: tcr.tg = ARM_LPAE_TCR_TG0_4K; break;
     case SZ_16K: tcr.tg = ARM_LPAE_TCR_TG0_16K; break;
     case SZ_64K: tcr.tg = ARM_LPAE_TCR_TG0_64K; break;
@@ -702,7 +755,7 @@ IoPgtable* arm_64_lpae_alloc_pgtable_s1(IoPgtableCfg* cfg, void* cookie) {
     case 44: tcr.ips = ARM_LPAE_TCR_PS_44_BIT; break;
     case 48: tcr.ips = ARM_LPAE_TCR_PS_48_BIT; break;
     case 52: tcr.ips = ARM_LPAE_TCR_PS_52_BIT; break;
-    default: return nullptr;
+    default: kshim::kdelete(data); return nullptr;
     }
     tcr.tsz = 64 - cfg->ias;
 
@@ -712,23 +765,52 @@ IoPgtable* arm_64_lpae_alloc_pgtable_s1(IoPgtableCfg* cfg, void* cookie) {
         (ARM_LPAE_MAIR_ATTR_DEVICE << ARM_LPAE_MAIR_ATTR_SHIFT(ARM_LPAE_MAIR_ATTR_IDX_DEV)) |
         (ARM_LPAE_MAIR_ATTR_INC_OWBRWA << ARM_LPAE_MAIR_ATTR_SHIFT(ARM_LPAE_MAIR_ATTR_IDX_INC_OCACHE));
 
-    auto* data = kshim::knew<ArmLpaeIoPgtable>(kshim::GFP_KERNEL, cookie, *cfg);
-    if (!data)
-        return nullptr;
-    data->bits_per_level_ = bits_per_level;
-    data->start_level_ = ARM_LPAE_MAX_LEVELS - levels;
-    data->pgd_bits_ = va_bits - bits_per_level * (levels - 1);
-    data->pa_linear_ = cfg->oas <= 48;
-    data->finish_geometry();
-
-    data->pgd_ = static_cast<arm_lpae_iopte*>(data->__arm_lpae_alloc_pages(data->pgd_size(), kshim::GFP_KERNEL));
-    if (!data->pgd_) {
+    if (!arm_lpae_alloc_pgd(data, *cfg)) {
         kshim::kdelete(data);
         return nullptr;
     }
-    // The empty top-level table must be visible before anyone programs TTBR with it.
-    std::atomic_thread_fence(std::memory_order_release);
     cfg->arm_lpae_s1_cfg.ttbr = kshim::virt_to_phys(data->pgd_);
+    data->cfg_ = *cfg;
+    return data;
+}
+
+IoPgtable* arm_mali_lpae_alloc_pgtable(IoPgtableCfg* cfg, void* cookie) {
+    // Upstream accepts no quirk for Mali, not even NO_WARN.
+    if (cfg->quirks)
+        return nullptr;
+    // Upstream limits Mali to a 48-bit VA (four 9-bit levels) and a 40-bit PA.
+    if (cfg->ias > 48 || cfg->oas > 40)
+        return nullptr;
+    // Only the 4 KiB granule exists.
+    cfg->pgsize_bitmap &= SZ_4K | SZ_2M | SZ_1G;
+
+    ArmLpaeIoPgtable* data = arm_lpae_alloc_pgtable(IoPgtableFmt::ARM_MALI_LPAE, cfg, cookie);
+    if (!data)
+        return nullptr;
+
+    // TRANSTAB has no input-size field: the MMU always walks four levels from level 0. A smaller
+    // ias gets a one-entry level-0 table (index always 0) above a normal level-1 table.
+    if (data->start_level_ > 0) {
+        data->start_level_ = 0;
+        data->pgd_bits_ = 0;
+    }
+
+    // Mali has no non-cacheable memory type; the non-cached and device indices get the
+    // "implementation-defined" policy (as the vendor driver does), the cached one write-allocate.
+    cfg->arm_mali_lpae_cfg.memattr =
+        (ARM_MALI_LPAE_MEMATTR_IMP_DEF << ARM_LPAE_MAIR_ATTR_SHIFT(ARM_LPAE_MAIR_ATTR_IDX_NC)) |
+        (ARM_MALI_LPAE_MEMATTR_WRITE_ALLOC << ARM_LPAE_MAIR_ATTR_SHIFT(ARM_LPAE_MAIR_ATTR_IDX_CACHE)) |
+        (ARM_MALI_LPAE_MEMATTR_IMP_DEF << ARM_LPAE_MAIR_ATTR_SHIFT(ARM_LPAE_MAIR_ATTR_IDX_DEV));
+
+    if (!arm_lpae_alloc_pgd(data, *cfg)) {
+        kshim::kdelete(data);
+        return nullptr;
+    }
+    cfg->arm_mali_lpae_cfg.transtab =
+        kshim::virt_to_phys(data->pgd_) | ARM_MALI_LPAE_TTBR_READ_INNER | ARM_MALI_LPAE_TTBR_ADRMODE_TABLE;
+    // A coherent GPU snoops the CPU caches on its table walks.
+    if (cfg->coherent_walk)
+        cfg->arm_mali_lpae_cfg.transtab |= ARM_MALI_LPAE_TTBR_SHARE_OUTER;
     data->cfg_ = *cfg;
     return data;
 }

@@ -1,4 +1,5 @@
-// Mirrors drivers/iommu/io-pgtable-arm.h: VMSAv8-64 descriptor and register bit definitions.
+// Mirrors drivers/iommu/io-pgtable-arm.h (and the format constants of io-pgtable-arm.c):
+// VMSAv8-64 and Mali LPAE descriptor and register bit definitions.
 #pragma once
 #include "kernel_shim/types.h"
 
@@ -34,6 +35,12 @@ inline constexpr arm_lpae_iopte ARM_LPAE_PTE_AP_RDONLY = 1ull << 7;
 inline constexpr int ARM_LPAE_PTE_ATTRINDX_SHIFT = 2;
 inline constexpr arm_lpae_iopte ARM_LPAE_PTE_nG = 1ull << 11;
 
+// Stage-2 permissions. The Mali LPAE format has stage-1-like attributes but these permissions:
+// bit 6 allows reads, bit 7 writes.
+inline constexpr arm_lpae_iopte ARM_LPAE_PTE_HAP_FAULT = 0ull << 6;
+inline constexpr arm_lpae_iopte ARM_LPAE_PTE_HAP_READ = 1ull << 6;
+inline constexpr arm_lpae_iopte ARM_LPAE_PTE_HAP_WRITE = 2ull << 6;
+
 // TCR field encodings.
 inline constexpr u32 ARM_LPAE_TCR_TG0_4K = 0;
 inline constexpr u32 ARM_LPAE_TCR_TG0_64K = 1;
@@ -65,5 +72,14 @@ inline constexpr int ARM_LPAE_MAIR_ATTR_IDX_INC_OCACHE = 3;
 inline constexpr u64 ARM_LPAE_MAIR_ATTR_SHIFT(int n) {
     return u64(n) << 3;
 }
+
+// Mali AS_TRANSTAB in LPAE mode: the level-0 table's PA in [47:12] plus walk controls.
+inline constexpr u64 ARM_MALI_LPAE_TTBR_ADRMODE_TABLE = 3u << 0;
+inline constexpr u64 ARM_MALI_LPAE_TTBR_READ_INNER = 1u << 2;
+inline constexpr u64 ARM_MALI_LPAE_TTBR_SHARE_OUTER = 1u << 4;
+
+// Mali AS_MEMATTR bytes, placed at the MAIR indices the PTEs use.
+inline constexpr u64 ARM_MALI_LPAE_MEMATTR_IMP_DEF = 0x88;
+inline constexpr u64 ARM_MALI_LPAE_MEMATTR_WRITE_ALLOC = 0x8D;
 
 }  // namespace iommu

@@ -1,4 +1,5 @@
-// Independent VMSAv8-64 stage-1 walker (Arm ARM D8: translation table descriptors and lookup).
+// Independent VMSAv8-64 stage-1 walker (Arm ARM D8: translation table descriptors and lookup) and
+// Mali LPAE walker (Midgard/Bifrost MMU, TRANSTAB address mode "table").
 #include "tests/pgtable/lpae_walker.h"
 
 #include "kernel_shim/page_alloc.h"
@@ -75,6 +76,7 @@ Translation lpae_walk(const WalkerRegs& regs, u64 va) {
         const u64 desc = *static_cast<const volatile u64*>(kshim::phys_to_virt(desc_pa));
         t.descriptor = desc;
         t.level = level;
+        t.path[level] = desc;
         if (!(desc & 1)) {
             t.fault = "translation L" + std::to_string(level);
             return t;
@@ -136,6 +138,102 @@ Translation lpae_walk(const WalkerRegs& regs, u64 va) {
         t.af = bits(desc, 10, 10);
         t.ng = bits(desc, 11, 11);
         t.contiguous = bits(desc, 52, 52);
+        t.pxn = bits(desc, 53, 53);
+        t.uxn = bits(desc, 54, 54);
+        t.ok = true;
+        return t;
+    }
+    t.fault = "walk did not terminate";
+    return t;
+}
+
+MaliTranstab mali_decode_transtab(u64 transtab) {
+    MaliTranstab tt;
+    tt.adrmode = unsigned(bits(transtab, 1, 0));
+    tt.read_inner = bits(transtab, 2, 2);
+    tt.share_outer = bits(transtab, 4, 4);
+    tt.table = transtab & 0x0000fffffffff000ull;
+    tt.reserved = transtab & ~(0x0000fffffffff000ull | 0x17ull);
+    return tt;
+}
+
+Translation mali_lpae_walk(const MaliWalkerRegs& regs, u64 va) {
+    Translation t;
+    const MaliTranstab tt = mali_decode_transtab(regs.transtab);
+    if (tt.adrmode != 3) {
+        t.fault = "AS not in table-walk mode (ADRMODE " + std::to_string(tt.adrmode) + ")";
+        return t;
+    }
+    if (tt.reserved) {
+        t.fault = "malformed TRANSTAB";
+        return t;
+    }
+    if (va >> 48) {
+        t.fault = "translation L0 (VA beyond 48 bits)";
+        return t;
+    }
+    constexpr u64 kAddr = 0x0000fffffffff000ull;  // [47:12]
+    // Leaf bits the format defines: type, AttrIndx[4:2], RD/WR[7:6], SH[9:8], address, XN[54:53].
+    constexpr u64 kLeafDefined = 0x3ull | (0x7ull << 2) | (0x3ull << 6) | (0x3ull << 8) | kAddr | (0x3ull << 53);
+    u64 table = tt.table;
+    for (int level = 0; level <= 3; level++) {
+        const unsigned lo = 12 + unsigned(3 - level) * 9;
+        const u64 desc_pa = table + bits(va, lo + 8, lo) * 8;
+        if (!kshim::phys_range_valid(desc_pa, 8)) {
+            t.fault = "table outside memory L" + std::to_string(level);
+            return t;
+        }
+        const u64 desc = *static_cast<const volatile u64*>(kshim::phys_to_virt(desc_pa));
+        t.descriptor = desc;
+        t.level = level;
+        t.path[level] = desc;
+        const unsigned type = unsigned(desc & 3);
+        if (type == 0 || type == 2) {
+            t.fault = "translation L" + std::to_string(level);
+            return t;
+        }
+        if (type == 3) {
+            if (level == 3) {
+                t.fault = "translation L3 (type 3 is not a Mali leaf)";
+                return t;
+            }
+            if (desc & ~(kAddr | 3)) {
+                t.fault = "malformed table descriptor L" + std::to_string(level);
+                return t;
+            }
+            const u64 next = desc & kAddr;
+            if (next >> regs.pa_bits) {
+                t.fault = "address size (table) L" + std::to_string(level);
+                return t;
+            }
+            table = next;
+            continue;
+        }
+        // type 1: a leaf, except at level 0 where no 512 GiB block exists.
+        if (level == 0) {
+            t.fault = "translation L0 (no level-0 blocks)";
+            return t;
+        }
+        if (desc & ~kLeafDefined) {
+            t.fault = "malformed leaf descriptor (bits Mali does not define) L" + std::to_string(level);
+            return t;
+        }
+        if (lo > 12 && bits(desc, lo - 1, 12)) {
+            t.fault = "malformed leaf descriptor (RES0 address bits) L" + std::to_string(level);
+            return t;
+        }
+        const u64 oa = desc & kAddr;
+        if (oa >> regs.pa_bits) {
+            t.fault = "address size (output) L" + std::to_string(level);
+            return t;
+        }
+        t.block_size = u64{1} << lo;
+        t.pa = oa | (va & (t.block_size - 1));
+        t.attr_index = unsigned(bits(desc, 4, 2));
+        t.mair_attr = unsigned(bits(regs.memattr, t.attr_index * 8 + 7, t.attr_index * 8));
+        t.rd = bits(desc, 6, 6);
+        t.wr = bits(desc, 7, 7);
+        t.sh = unsigned(bits(desc, 9, 8));
         t.pxn = bits(desc, 53, 53);
         t.uxn = bits(desc, 54, 54);
         t.ok = true;

@@ -1,6 +1,8 @@
-// An independent VMSAv8-64 stage-1 table walker for the io-pgtable tests, written from the Arm
-// architecture description (translation table format, TCR/MAIR encodings), not from
-// kernel_shim/iommu. It reads descriptors from the physical arena the way the GPU MMU does.
+// Independent table walkers for the io-pgtable tests, not written from kernel_shim/iommu: a
+// VMSAv8-64 stage-1 walker from the Arm architecture description (translation table format,
+// TCR/MAIR encodings), and a Mali LPAE ("legacy" address mode) walker from the Midgard/Bifrost
+// MMU description (AS_TRANSTAB/AS_MEMATTR, the descriptor types of jm-interface.md section 2.6).
+// Both read descriptors from the physical arena the way the GPU MMU does.
 #pragma once
 #include <string>
 
@@ -35,6 +37,11 @@ struct Translation {
     bool pxn = false;
     bool uxn = false;
     bool contiguous = false;
+    // Mali LPAE permissions: bit 6 allows reads, bit 7 writes.
+    bool rd = false;
+    bool wr = false;
+    // Every descriptor the walk read, by level (tables and the leaf); 0 where not reached.
+    u64 path[4] = {};
 };
 
 // Walks the tables for va. Never touches memory outside the arena (reports a fault instead).
@@ -48,5 +55,30 @@ struct WalkerGeometry {
     int start_level = 0;
 };
 WalkerGeometry lpae_geometry(u64 tcr);
+
+// Mali LPAE: what the GPU's address space latches on UPDATE, and its physical-address width.
+struct MaliWalkerRegs {
+    u64 transtab = 0;
+    u64 memattr = 0;
+    unsigned pa_bits = 40;
+};
+
+// AS_TRANSTAB in LPAE mode: [1:0] ADRMODE (3 = table walk), bit 2 READ_INNER, bit 4 SHARE_OUTER,
+// [47:12] the level-0 table. `reserved` collects the bits that must be zero.
+struct MaliTranstab {
+    unsigned adrmode = 0;
+    bool read_inner = false;
+    bool share_outer = false;
+    u64 table = 0;
+    u64 reserved = 0;
+};
+MaliTranstab mali_decode_transtab(u64 transtab);
+
+// Walks a Mali LPAE tree for va: always four levels from level 0, 9 index bits each from
+// VA[47:12]; type 3 is a table at levels 0-2, type 1 a leaf at levels 1-3 (1 GiB, 2 MiB, 4 KiB);
+// everything else faults. Bits the format does not define in a descriptor (AF, nG, NS, the
+// contiguous hint, upper software bits) are reported as malformed: the Mali format has none of
+// them, so finding one means a stage-1 attribute leaked into the table.
+Translation mali_lpae_walk(const MaliWalkerRegs& regs, u64 va);
 
 }  // namespace pgtable_test

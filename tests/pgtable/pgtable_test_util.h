@@ -45,6 +45,39 @@ inline void expect_leaf_attrs(const Translation& t, int prot, const std::string&
     EXPECT_EQ(t.uxn, bool(prot & IOMMU_NOEXEC)) << where;
 }
 
+// The Mali walker's view: TRANSTAB and MEMATTR as the driver would program them, and the 40-bit
+// PA of a Mali-G52's MMU_FEATURES.
+inline MaliWalkerRegs mali_regs_of(const iommu::IoPgtableCfg& cfg) {
+    return {cfg.arm_mali_lpae_cfg.transtab, cfg.arm_mali_lpae_cfg.memattr, 40};
+}
+
+// The leaf attributes a Mali LPAE mapping with `prot` must carry: read and write granted exactly
+// as asked (PRIV means nothing), AttrIndx 2 for MMIO, 1 for cached, 0 otherwise, selecting the
+// MEMATTR bytes 0x88 / 0x8D / 0x88; always outer shareable; both XN bits for noexec.
+inline void expect_mali_leaf_attrs(const Translation& t, int prot, const std::string& where) {
+    using namespace iommu;
+    ASSERT_TRUE(t.ok) << where << ": " << t.fault;
+    EXPECT_EQ(t.rd, bool(prot & IOMMU_READ)) << where;
+    EXPECT_EQ(t.wr, bool(prot & IOMMU_WRITE)) << where;
+    EXPECT_EQ(t.attr_index, (prot & IOMMU_MMIO) ? 2u : (prot & IOMMU_CACHE) ? 1u : 0u) << where;
+    EXPECT_EQ(t.mair_attr, (prot & IOMMU_CACHE) && !(prot & IOMMU_MMIO) ? 0x8Du : 0x88u) << where;
+    EXPECT_EQ(t.sh, 2u) << where;
+    EXPECT_EQ(t.pxn, bool(prot & IOMMU_NOEXEC)) << where;
+    EXPECT_EQ(t.uxn, bool(prot & IOMMU_NOEXEC)) << where;
+}
+
+// Format dispatch for tests that run against both formats.
+inline Translation walk_fmt(iommu::IoPgtableFmt fmt, const iommu::IoPgtableCfg& cfg, u64 va) {
+    return fmt == iommu::IoPgtableFmt::ARM_MALI_LPAE ? mali_lpae_walk(mali_regs_of(cfg), va)
+                                                     : lpae_walk(regs_of(cfg), va);
+}
+inline void expect_fmt_leaf_attrs(iommu::IoPgtableFmt fmt, const Translation& t, int prot, const std::string& where) {
+    if (fmt == iommu::IoPgtableFmt::ARM_MALI_LPAE)
+        expect_mali_leaf_attrs(t, prot, where);
+    else
+        expect_leaf_attrs(t, prot, where);
+}
+
 // Records every TLB callback; pass a TlbLog* as the page-table cookie.
 struct TlbLog {
     struct Range {
