@@ -338,11 +338,27 @@ void Replayer::restore_pages(std::size_t i, drm::drm_file* df) {
         obj = nullptr;
         map = {};
     };
+    // A wait or signal snapshots while other threads go on: a BO another thread was creating
+    // (its handle not returned yet when the wait entered) or closing (here, possibly before this
+    // call starts) is skipped: the GPU that call concerns is already running and was given its
+    // BOs. A submission's BOs must all be there.
+    const bool strict = cap::ioctl_runs_gpu(r.request);
+    bool skip = false;
     for (const cap::BoPage& p : r.bo_pages) {
-        if (!obj || p.handle != cur) {
+        if (p.handle != cur || (!obj && !skip)) {
             release();
+            skip = false;
             cur = p.handle;
-            obj = df->gem.lookup(static_cast<u32>(translate(i, cap::Ref::Gem, p.handle)));
+            const std::optional<u64> h = resolve(i, name_of(r, cap::Ref::Gem, p.handle));
+            if (!strict && !h) {
+                skip = true;
+                continue;
+            }
+            obj = df->gem.lookup(static_cast<u32>(h.value_or(p.handle)));
+            if (!obj && !strict) {
+                skip = true;
+                continue;
+            }
             if (!obj) {
                 mismatch(r, "BO handle " + std::to_string(p.handle) + " of the recorded pages does not exist");
                 continue;
