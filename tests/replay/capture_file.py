@@ -49,3 +49,26 @@ def ioctl_fields(payload):
     (n_out,) = struct.unpack_from("<I", payload, off)
     out_off = off + 4
     return request, in_off, bytes(payload[in_off:in_off + n_in]), out_off, bytes(payload[out_off:out_off + n_out])
+
+
+def page_list_offset(payload):
+    """The offset of an ioctl record's page list (npages:u32 then {handle, page, hash})."""
+    _req, _io, _ai, out_off, arg_out = ioctl_fields(payload)
+    off = out_off + len(arg_out)
+    (nbufs,) = struct.unpack_from("<I", payload, off)
+    off += 4
+    for _ in range(nbufs):
+        off += 8 + 4 + 1
+        for _ in range(2):
+            (n,) = struct.unpack_from("<I", payload, off)
+            off += 4 + n
+    return off
+
+
+def drop_pages(payload):
+    """The ioctl record with an empty page list; returns how many pages it listed."""
+    off = page_list_offset(payload)
+    (npages,) = struct.unpack_from("<I", payload, off)
+    del payload[off:]
+    payload += struct.pack("<I", 0)
+    return npages

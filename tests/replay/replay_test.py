@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Capture and replay tests (docs/capture.md).
 
-usage: replay_test.py CASE UPANTHOR WORKDIR [--capture FILE] [--client PROGRAM] [--env KEY=VALUE]...
+usage: replay_test.py CASE UPANTHOR WORKDIR [--capture FILE] [--client PROGRAM] [--arg ARG]...
+                      [--env KEY=VALUE]...
 
 Cases:
   capture        run --client with UPANTHOR_CAPTURE (and the --env settings, the preload library
@@ -22,6 +23,10 @@ Cases:
   restore        the recorded BO page (the command stream the client wrote through its mapping)
                  replaced by invalid instructions: the replayed job faults, so the page was written
                  back into the BO before the submission
+  host_write     the pages recorded at the host's syncobj waits and signals dropped from the Mesa
+                 sync capture (vkSetEvent releasing a vkCmdWaitEvents): the replay fails (exit 1)
+  hang           a dispatch made to hang (ShaderHang): exit 0, a group timed out, divergences
+                 listed, nothing leaked, no kernel problem (the live mesa_hang's device loss)
 """
 import json
 import os
@@ -34,6 +39,7 @@ import capture_file as cf  # noqa: E402
 
 DRM_IOCTL_VERSION = 0xC0406400
 GROUP_SUBMIT = 0xC0186449
+VM_BIND = 0xC0186445
 
 
 def run(cmd, env=None, expect=None):
@@ -67,7 +73,7 @@ def check_inject(up, path):
     check("0 fatal fault" in p.stdout, "a group faulted without a fault injected", p)
 
 
-def case_capture(up, work, client, envs):
+def case_capture(up, work, client, envs, args=()):
     path = os.path.join(work, os.path.basename(client) + ".upc")
     if os.path.exists(path):
         os.remove(path)
@@ -76,7 +82,7 @@ def case_capture(up, work, client, envs):
         k, v = kv.split("=", 1)
         env[k] = v
     env["UPANTHOR_CAPTURE"] = path
-    p = run([client], env=env, expect=0)
+    p = run([client, *args], env=env, expect=0)
     check(os.path.exists(path), "no capture written", p)
     recs = cf.read(path)
     check(recs[0][0] == cf.HEADER and recs[-1][0] == cf.END, "the capture lacks its header or end record")
@@ -213,6 +219,34 @@ def case_stuck(up, work, path):
     check("kernel:" not in p.stdout and "LeakSanitizer" not in p.stderr, "the stuck replay did not unwind cleanly", p)
 
 
+def case_host_write(up, work, path):
+    """The pages recorded at the host's syncobj waits and signals are what releases a GPU wait on
+    memory the host wrote (Mesa's vkSetEvent for a vkCmdWaitEvents): without them the replay of
+    the committed sync capture must not pass."""
+    recs = cf.read(path)
+    dropped = 0
+    for t, payload in recs:
+        if t == cf.IOCTL and cf.ioctl_fields(payload)[0] not in (GROUP_SUBMIT, VM_BIND):
+            dropped += cf.drop_pages(payload)
+    check(dropped > 0, "the capture records no BO page at a host wait or signal")
+    edited = os.path.join(work, "no_wait_pages.upc")
+    cf.write(edited, recs)
+    p = replay(up, edited, expect=1)
+    check("mismatch" in p.stdout or "stuck" in p.stdout + p.stderr, "the replay without the pages failed silently", p)
+
+
+def case_hang(up, path):
+    """A dispatch made to hang in the replay of a normal run (the live mesa_hang's fault): the
+    group ends timed out, as the live run's device is lost, nothing leaks, the kernel reports
+    nothing; the calls after the fault diverge (expected with --inject, listed, not failures)."""
+    p = replay(up, path, "--inject", "kind=ShaderHang,after_count=1", "--json", expect=0)
+    doc = json.loads(p.stdout)
+    groups = doc.get("groups", {})
+    check(groups.get("timedout", 0) + groups.get("fatal_fault", 0) >= 1, "no group timed out or faulted", p)
+    check(doc["kernel"] == [] and doc["passed"] is True, "the hung replay left kernel problems or leaks", p)
+    check(len(doc.get("divergences", [])) > 0, "nothing diverged after the hang", p)
+
+
 def case_sweep(up, path):
     p = run([up, "sweep", path, "--seeds", "1..4", "--jobs", "2"], expect=0)
     check("4 passed" in p.stdout, "the sweep over the capture did not pass", p)
@@ -223,18 +257,20 @@ def main():
     case, up, work = args[0], args[1], args[2]
     rest = args[3:]
     opts = {"--capture": None, "--client": None}
-    envs = []
+    envs, client_args = [], []
     k = 0
     while k < len(rest):
         if rest[k] == "--env":
             envs.append(rest[k + 1])
+        elif rest[k] == "--arg":
+            client_args.append(rest[k + 1])
         else:
             opts[rest[k]] = rest[k + 1]
         k += 2
     os.makedirs(work, exist_ok=True)
     cap = opts["--capture"]
     if case == "capture":
-        case_capture(up, work, opts["--client"], envs)
+        case_capture(up, work, opts["--client"], envs, client_args)
     elif case == "committed":
         case_committed(up, cap)
     elif case == "truncated":
@@ -253,6 +289,10 @@ def main():
         case_stuck(up, work, cap)
     elif case == "restore":
         case_restore(up, work, cap)
+    elif case == "host_write":
+        case_host_write(up, work, cap)
+    elif case == "hang":
+        case_hang(up, cap)
     elif case == "sweep":
         case_sweep(up, cap)
     else:

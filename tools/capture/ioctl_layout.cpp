@@ -313,6 +313,12 @@ bool ioctl_runs_gpu(std::uint32_t request) {
     return request == u::DRM_IOCTL_PANTHOR_GROUP_SUBMIT || request == u::DRM_IOCTL_PANTHOR_VM_BIND;
 }
 
+bool ioctl_snapshots_bos(std::uint32_t request) {
+    const std::uint32_t nr = request & 0xFFFFu;
+    return ioctl_runs_gpu(request) || ioctl_is_syncobj_wait(request) || nr == (u::DRM_IOCTL_SYNCOBJ_SIGNAL & 0xFFFFu) ||
+           nr == (u::DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL & 0xFFFFu);
+}
+
 bool ioctl_is_query(std::uint32_t request) {
     const Known* k = find(request);
     if (!k)

@@ -69,6 +69,10 @@ std::string ioctl_name(std::uint32_t request);
 const TypeLayout* ioctl_layout(std::uint32_t request);
 // Calls that let the GPU read memory: the file's BO contents are recorded before them.
 bool ioctl_runs_gpu(std::uint32_t request);
+// Calls before which the file's mapped BO pages are recorded (docs/capture.md, BO contents): those
+// that run the GPU, and the host's syncobj waits and signals, the points at which what the CPU
+// wrote through a mapping (a VkEvent set by the host) can be what releases the GPU.
+bool ioctl_snapshots_bos(std::uint32_t request);
 // Calls that only read state and never block or wake anyone (VERSION, GET_CAP, DEV_QUERY, the
 // GET_STATEs, SYNCOBJ_QUERY, SYNC_IOC_FILE_INFO): replay orders them by when they returned.
 bool ioctl_is_query(std::uint32_t request);

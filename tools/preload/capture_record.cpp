@@ -5,7 +5,7 @@
 // to give EFAULT) is recorded as unreadable rather than crashing the recorder. A call takes one
 // number of a global sequence when it enters and one when it returns; the record is written when
 // it returns, under the writer's lock, so the file is in the order of the return numbers. BO pages
-// are hashed per 4 KiB when a GROUP_SUBMIT or VM_BIND enters: a page whose hash differs from what
+// are hashed per 4 KiB when a GROUP_SUBMIT, VM_BIND or host syncobj wait or signal enters: a page whose hash differs from what
 // the capture last recorded for that (file, handle, page) is listed in the call's record, and its
 // contents are written once per distinct hash.
 #include "tools/preload/capture_record.h"
@@ -436,7 +436,7 @@ CaptureIoctl::CaptureIoctl(int fd, unsigned cmd, void* arg) {
                 return b.in.data();
             },
             &s_->refs);
-    if (cap::ioctl_runs_gpu(cmd) && r.file_id)
+    if (cap::ioctl_snapshots_bos(cmd) && r.file_id)
         if (drm::drm_file* df = drm::drm_file_from(f))
             snapshot_bos(rc, r.file_id, df, &r.bo_pages);
     attach_thread();

@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -219,6 +220,11 @@ private:
     };
     void query_groups(drm::drm_file* df, std::optional<u32> handle);
     std::vector<LiveGroup> groups_;
+    // BO contents: the hash of the last recorded content per (file id, captured handle) and page
+    // (0: none yet, taken as zeroes), the base each record's pages are a delta against.
+    std::mutex page_lock_;
+    std::map<std::pair<u32, u32>, std::vector<u64>> page_state_;
+    const std::vector<u8> zero_page_ = std::vector<u8>(cap::kPageSize);
     std::size_t groups_created_ = 0, groups_timedout_ = 0, groups_faulted_ = 0, groups_innocent_ = 0;
 
     const cap::Capture& c_;
@@ -332,11 +338,27 @@ void Replayer::restore_pages(std::size_t i, drm::drm_file* df) {
         obj = nullptr;
         map = {};
     };
+    // A wait or signal snapshots while other threads go on: a BO another thread was creating
+    // (its handle not returned yet when the wait entered) or closing (here, possibly before this
+    // call starts) is skipped: the GPU that call concerns is already running and was given its
+    // BOs. A submission's BOs must all be there.
+    const bool strict = cap::ioctl_runs_gpu(r.request);
+    bool skip = false;
     for (const cap::BoPage& p : r.bo_pages) {
-        if (!obj || p.handle != cur) {
+        if (p.handle != cur || (!obj && !skip)) {
             release();
+            skip = false;
             cur = p.handle;
-            obj = df->gem.lookup(static_cast<u32>(translate(i, cap::Ref::Gem, p.handle)));
+            const std::optional<u64> h = resolve(i, name_of(r, cap::Ref::Gem, p.handle));
+            if (!strict && !h) {
+                skip = true;
+                continue;
+            }
+            obj = df->gem.lookup(static_cast<u32>(h.value_or(p.handle)));
+            if (!obj && !strict) {
+                skip = true;
+                continue;
+            }
             if (!obj) {
                 mismatch(r, "BO handle " + std::to_string(p.handle) + " of the recorded pages does not exist");
                 continue;
@@ -349,8 +371,24 @@ void Replayer::restore_pages(std::size_t i, drm::drm_file* df) {
         }
         if (!map.vaddr || (u64{p.page} + 1) * cap::kPageSize > obj->size)
             continue;
-        const std::vector<u8>& data = c_.pages.at(p.hash);
-        std::memcpy(static_cast<u8*>(map.vaddr) + u64{p.page} * cap::kPageSize, data.data(), cap::kPageSize);
+        // A delta: only the bytes that changed between the page's previous record and this one
+        // (what the CPU, or the live GPU, wrote in between), and only where this run's page does
+        // not hold the new value already. The rest is this run's own (its GPU's writes).
+        const std::vector<u8>& now = c_.pages.at(p.hash);
+        const u8* prev = zero_page_.data();
+        {
+            const std::lock_guard<std::mutex> g(page_lock_);
+            std::vector<u64>& last = page_state_[{r.file_id, p.handle}];
+            if (last.size() <= p.page)
+                last.resize(p.page + 1, 0);
+            if (last[p.page])
+                prev = c_.pages.at(last[p.page]).data();
+            last[p.page] = p.hash;
+        }
+        u8* dst = static_cast<u8*>(map.vaddr) + u64{p.page} * cap::kPageSize;
+        for (std::size_t b = 0; b < cap::kPageSize; b++)
+            if (prev[b] != now[b] && dst[b] != now[b])
+                dst[b] = now[b];
     }
     release();
 }
@@ -482,6 +520,10 @@ void Replayer::exec_ioctl(std::size_t ri) {
     }
     if (ret < 0)
         return;
+    if (r.request == drm::uapi::DRM_IOCTL_GEM_CLOSE && r.arg_in.size() >= 4) {  // a reused handle starts anew
+        const std::lock_guard<std::mutex> g(page_lock_);
+        page_state_.erase({r.file_id, static_cast<u32>(load(r.arg_in.data(), 4))});
+    }
     if (df && r.request == drm::uapi::DRM_IOCTL_PANTHOR_GROUP_CREATE &&
         arg.size() >= sizeof(drm_panthor_group_create)) {
         groups_.push_back(
@@ -776,6 +818,7 @@ void Replayer::run(ReplayOutcome* out) {
                     world.rt().run_until([&] { return threads_done_.load() == threads.size(); }, kReplayLimitNs);
                 t_end = kshim::ktime_get();
                 if (!all) {
+                    out->stuck = true;
                     const std::size_t at = frontier_.load();
                     out->error = "the replay did not finish within " +
                                  std::to_string(kReplayLimitNs / kshim::NSEC_PER_SEC) + " s of virtual time" +
@@ -836,6 +879,9 @@ void report_text(const std::string& path, const cap::Capture& c, const ReplayOut
         for (std::size_t i = 0; i < std::min<std::size_t>(o.races.size(), 5); i++)
             std::fprintf(out, "  race: %s\n", o.races[i].c_str());
     }
+    if (!o.stopped.empty())
+        std::fprintf(out, "stopped after the injected fault: %s (the client saw its device lost live)\n",
+                     o.stopped.c_str());
     if (!o.error.empty())
         std::fprintf(out, "error: %s\n", o.error.c_str());
     for (const std::string& k : o.kernel)
@@ -862,8 +908,9 @@ void report_json(const std::string& path, const cap::Capture& c, const ReplayOut
     std::fprintf(out, "%s],\n  \"kernel\": [", o.races.empty() ? "" : "\n  ");
     for (std::size_t i = 0; i < o.kernel.size(); i++)
         std::fprintf(out, "%s\n    %s", i ? "," : "", json_str(o.kernel[i]).c_str());
-    std::fprintf(out, "%s],\n  \"error\": %s,\n  \"passed\": %s\n}\n", o.kernel.empty() ? "" : "\n  ",
-                 o.error.empty() ? "null" : json_str(o.error).c_str(), o.passed ? "true" : "false");
+    std::fprintf(out, "%s],\n  \"error\": %s,\n  \"stopped\": %s,\n  \"passed\": %s\n}\n",
+                 o.kernel.empty() ? "" : "\n  ", o.error.empty() ? "null" : json_str(o.error).c_str(),
+                 o.stopped.empty() ? "null" : json_str(o.stopped).c_str(), o.passed ? "true" : "false");
 }
 
 }  // namespace
@@ -909,6 +956,10 @@ ReplayOutcome replay_capture(const cap::Capture& c, const std::string& path, con
     Replayer rp(c, opts);
     rp.run(&o);
     const bool faults = !opts.injects.empty();
+    if (faults && o.stuck && !o.mismatches.empty()) {
+        o.stopped = o.error;
+        o.error.clear();
+    }
     o.passed = o.error.empty() && o.kernel.empty() && (faults || o.mismatches.empty());
     if (report_out) {
         if (opts.json)

@@ -52,6 +52,10 @@ struct ReplayOutcome {
     // capture: which of the two took effect first inside the calls is not recorded. Not failures.
     std::vector<std::string> races;
     std::vector<std::string> kernel;  // end-of-run problems
+    // With --inject: the replay diverged and then could not finish (a wait for work the dead
+    // group never ran; live, the client saw its device lost and stopped): where, not a failure.
+    std::string stopped;
+    bool stuck = false;  // did not finish within the virtual-time limit (error, or stopped)
     std::size_t calls = 0, ioctls = 0, threads = 0;
     // The groups the replay created, by the state GROUP_GET_STATE gave just before each was
     // destroyed (GROUP_DESTROY, the close of its file, or the process's exit).
