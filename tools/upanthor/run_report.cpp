@@ -167,7 +167,8 @@ void Runner::report(std::FILE* out) const {
                  t_end_ > t0_ ? 100.0 * static_cast<double>(gpu_busy_ns_) / static_cast<double>(t_end_ - t0_) : 0.0,
                  faults_fired_, gpu_resets_.load());
     if (real_jobs_)
-        std::fprintf(out, "gpu: %" PRIu64 " job(s) on real shader descriptors completed without running their shaders\n",
+        std::fprintf(out,
+                     "gpu: %" PRIu64 " job(s) on real shader descriptors completed without running their shaders\n",
                      real_jobs_);
     std::fprintf(out, "%-16s %9s %9s %9s %9s %9s %9s\n", "group", "submitted", "completed", "failed", "p50_us",
                  "p99_us", "max_us");
