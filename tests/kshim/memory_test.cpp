@@ -285,6 +285,40 @@ TEST_F(Memory, AllocPagesExactKeepsOnlyWhatWasAskedFor) {
     EXPECT_EQ(alloc_pages_exact(0, GFP_KERNEL), nullptr);
 }
 
+// __GFP_ZERO holds for blocks handed out before and dirtied, through both alloc_pages and
+// alloc_pages_exact (a tiler heap's chunks are such blocks when a process creates a second device).
+TEST_F(Memory, GfpZeroHoldsForReusedAndFreshBlocks) {
+    auto all_zero = [](const void* p, size_t len) {
+        const auto* b = static_cast<const unsigned char*>(p);
+        for (size_t i = 0; i < len; i++)
+            if (b[i])
+                return false;
+        return true;
+    };
+    for (int round = 0; round < 2; round++) {
+        SCOPED_TRACE(round);
+        Page* dirty = alloc_pages(GFP_KERNEL, 4);
+        ASSERT_NE(dirty, nullptr);
+        std::memset(page_address(dirty), 0xA5, 16 * PAGE_SIZE);
+        __free_pages(dirty, 4);
+        Page* again = alloc_pages(GFP_KERNEL | __GFP_ZERO, 4);  // the same block, reused
+        ASSERT_NE(again, nullptr);
+        EXPECT_TRUE(all_zero(page_address(again), 16 * PAGE_SIZE));
+        std::memset(page_address(again), 0x5A, 16 * PAGE_SIZE);
+        __free_pages(again, 4);
+        void* exact = alloc_pages_exact(9 * PAGE_SIZE, GFP_KERNEL | __GFP_ZERO);
+        ASSERT_NE(exact, nullptr);
+        EXPECT_TRUE(all_zero(exact, 9 * PAGE_SIZE));
+        free_pages_exact(exact, 9 * PAGE_SIZE);
+        // A 4 MiB block: fresh in the first round, the first round's dirtied one in the second.
+        Page* fresh = alloc_pages(GFP_KERNEL | __GFP_ZERO, 10);
+        ASSERT_NE(fresh, nullptr);
+        EXPECT_TRUE(all_zero(page_address(fresh), 1024 * PAGE_SIZE));
+        std::memset(page_address(fresh), 0x33, 1024 * PAGE_SIZE);
+        __free_pages(fresh, 10);
+    }
+}
+
 // How many top-order (1 GiB) blocks the arena can hand out right now; address space only.
 static int count_top_order_blocks() {
     std::vector<Page*> blocks;
