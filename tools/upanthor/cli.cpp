@@ -88,6 +88,35 @@ int run_info(const Command&, const std::map<std::string, std::string>& opts, con
     return cmd_info(opts.count("--json") != 0, out, err);
 }
 
+// --seed, --trace, --preempt and --json, which `run` and `replay` share (RunOptions,
+// ReplayOptions): 0, or the usage error's exit code.
+template <class Options>
+int parse_simulation_options(const Command& c, const std::map<std::string, std::string>& opts, std::FILE* err,
+                             Options* ro) {
+    if (auto it = opts.find("--seed"); it != opts.end()) {
+        const std::string& v = it->second;
+        char* end = nullptr;
+        errno = 0;
+        const uint64_t seed = std::strtoull(v.c_str(), &end, 0);
+        if (v.empty() || v[0] == '-' || *end || errno)
+            return usage_error(err, c.name, "invalid --seed '" + v + "': expected a non-negative integer");
+        ro->seed = seed;
+    }
+    if (auto it = opts.find("--trace"); it != opts.end()) {
+        if (it->second.empty())
+            return usage_error(err, c.name, "option '--trace' needs a file name");
+        ro->trace_path = it->second;
+    }
+    if (auto it = opts.find("--preempt"); it != opts.end()) {
+        const std::optional<double> p = parse_probability(it->second);
+        if (!p)
+            return usage_error(err, c.name, "invalid --preempt '" + it->second + "': expected a probability in [0, 1]");
+        ro->preempt_probability = *p;
+    }
+    ro->json = opts.count("--json") != 0;
+    return 0;
+}
+
 int run_run(const Command& c, const std::map<std::string, std::string>& opts, const std::vector<std::string>& pos,
             std::FILE* out, std::FILE* err) {
     RunOptions ro;
@@ -96,27 +125,8 @@ int run_run(const Command& c, const std::map<std::string, std::string>& opts, co
             return usage_error(err, c.name, "option '--coredump' needs a directory");
         ro.coredump_dir = it->second;
     }
-    if (auto it = opts.find("--seed"); it != opts.end()) {
-        const std::string& v = it->second;
-        char* end = nullptr;
-        errno = 0;
-        const uint64_t seed = std::strtoull(v.c_str(), &end, 0);
-        if (v.empty() || v[0] == '-' || *end || errno)
-            return usage_error(err, c.name, "invalid --seed '" + v + "': expected a non-negative integer");
-        ro.seed = seed;
-    }
-    if (auto it = opts.find("--trace"); it != opts.end()) {
-        if (it->second.empty())
-            return usage_error(err, c.name, "option '--trace' needs a file name");
-        ro.trace_path = it->second;
-    }
-    if (auto it = opts.find("--preempt"); it != opts.end()) {
-        const std::optional<double> p = parse_probability(it->second);
-        if (!p)
-            return usage_error(err, c.name, "invalid --preempt '" + it->second + "': expected a probability in [0, 1]");
-        ro.preempt_probability = *p;
-    }
-    ro.json = opts.count("--json") != 0;
+    if (const int ret = parse_simulation_options(c, opts, err, &ro))
+        return ret;
     ro.real = opts.count("--real") != 0;
     if (ro.real && ro.seed)
         return usage_error(err, c.name,
@@ -133,27 +143,8 @@ int run_run(const Command& c, const std::map<std::string, std::string>& opts, co
 int run_replay(const Command& c, const std::map<std::string, std::string>& opts, const std::vector<std::string>& pos,
                std::FILE* out, std::FILE* err) {
     ReplayOptions ro;
-    if (auto it = opts.find("--seed"); it != opts.end()) {
-        const std::string& v = it->second;
-        char* end = nullptr;
-        errno = 0;
-        const uint64_t seed = std::strtoull(v.c_str(), &end, 0);
-        if (v.empty() || v[0] == '-' || *end || errno)
-            return usage_error(err, c.name, "invalid --seed '" + v + "': expected a non-negative integer");
-        ro.seed = seed;
-    }
-    if (auto it = opts.find("--trace"); it != opts.end()) {
-        if (it->second.empty())
-            return usage_error(err, c.name, "option '--trace' needs a file name");
-        ro.trace_path = it->second;
-    }
-    if (auto it = opts.find("--preempt"); it != opts.end()) {
-        const std::optional<double> p = parse_probability(it->second);
-        if (!p)
-            return usage_error(err, c.name, "invalid --preempt '" + it->second + "': expected a probability in [0, 1]");
-        ro.preempt_probability = *p;
-    }
-    ro.json = opts.count("--json") != 0;
+    if (const int ret = parse_simulation_options(c, opts, err, &ro))
+        return ret;
     std::vector<std::string> injects;
     if (auto it = opts.find("--inject"); it != opts.end())
         injects = split_repeated(it->second);
