@@ -837,6 +837,7 @@ void Replayer::run(ReplayOutcome* out) {
                     for (Thread& t : threads)
                         kshim::kthread_stop(t.task);
                 finish_process();
+                out->real_jobs = plat.gpu().engine().real_jobs_completed();
             }
         } catch (const kshim::SimAbort&) {
             out->kernel.push_back("the simulation found a deadlock (see the report above)");
@@ -864,6 +865,10 @@ void report_text(const std::string& path, const cap::Capture& c, const ReplayOut
     std::fprintf(out, "virtual time %.3f ms, wall %.3f s\n", vms, o.wall_s);
     std::fprintf(out, "groups: %zu created, %zu timed out, %zu fatal fault, %zu innocent\n", o.groups,
                  o.groups_timedout, o.groups_faulted, o.groups_innocent);
+    if (o.real_jobs)
+        std::fprintf(out,
+                     "gpu: %" PRIu64 " job(s) on real shader descriptors completed without running their shaders\n",
+                     o.real_jobs);
     const char* word = faults ? "divergence" : "mismatch";
     std::fprintf(out, "%zu %s(es)%s\n", o.mismatches.size(), word,
                  faults && !o.mismatches.empty() ? " (expected with --inject)" : "");
@@ -899,6 +904,7 @@ void report_json(const std::string& path, const cap::Capture& c, const ReplayOut
         o.calls, o.ioctls, o.threads, c.pages.size(), o.virtual_ns, o.wall_s);
     std::fprintf(out, "  \"groups\": {\"created\": %zu, \"timedout\": %zu, \"fatal_fault\": %zu, \"innocent\": %zu},\n",
                  o.groups, o.groups_timedout, o.groups_faulted, o.groups_innocent);
+    std::fprintf(out, "  \"real_descriptor_jobs\": %" PRIu64 ",\n", o.real_jobs);
     std::fprintf(out, "  \"%s\": [", faults ? "divergences" : "mismatches");
     for (std::size_t i = 0; i < o.mismatches.size(); i++)
         std::fprintf(out, "%s\n    %s", i ? "," : "", json_str(o.mismatches[i]).c_str());

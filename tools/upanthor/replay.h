@@ -60,6 +60,8 @@ struct ReplayOutcome {
     // The groups the replay created, by the state GROUP_GET_STATE gave just before each was
     // destroyed (GROUP_DESTROY, the close of its file, or the process's exit).
     std::size_t groups = 0, groups_timedout = 0, groups_faulted = 0, groups_innocent = 0;
+    // Jobs on real shader descriptors the mock completed without running their shaders.
+    std::uint64_t real_jobs = 0;
     std::int64_t virtual_ns = 0;
     double wall_s = 0;
 };
