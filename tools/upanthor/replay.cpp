@@ -12,7 +12,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -29,6 +28,7 @@
 #include "kernel_shim/eventfd.h"
 #include "kernel_shim/fs/anon_inodes.h"
 #include "kernel_shim/fs/fdtable.h"
+#include "kernel_shim/mutex.h"
 #include "kernel_shim/runtime.h"
 #include "kernel_shim/sched.h"
 #include "kernel_shim/signal.h"
@@ -222,7 +222,7 @@ private:
     std::vector<LiveGroup> groups_;
     // BO contents: the hash of the last recorded content per (file id, captured handle) and page
     // (0: none yet, taken as zeroes), the base each record's pages are a delta against.
-    std::mutex page_lock_;
+    kshim::Mutex page_lock_{"replay.page_lock"};
     std::map<std::pair<u32, u32>, std::vector<u64>> page_state_;
     const std::vector<u8> zero_page_ = std::vector<u8>(cap::kPageSize);
     std::size_t groups_created_ = 0, groups_timedout_ = 0, groups_faulted_ = 0, groups_innocent_ = 0;
@@ -377,7 +377,7 @@ void Replayer::restore_pages(std::size_t i, drm::drm_file* df) {
         const std::vector<u8>& now = c_.pages.at(p.hash);
         const u8* prev = zero_page_.data();
         {
-            const std::lock_guard<std::mutex> g(page_lock_);
+            const kshim::MutexGuard g(page_lock_);
             std::vector<u64>& last = page_state_[{r.file_id, p.handle}];
             if (last.size() <= p.page)
                 last.resize(p.page + 1, 0);
@@ -521,7 +521,7 @@ void Replayer::exec_ioctl(std::size_t ri) {
     if (ret < 0)
         return;
     if (r.request == drm::uapi::DRM_IOCTL_GEM_CLOSE && r.arg_in.size() >= 4) {  // a reused handle starts anew
-        const std::lock_guard<std::mutex> g(page_lock_);
+        const kshim::MutexGuard g(page_lock_);
         page_state_.erase({r.file_id, static_cast<u32>(load(r.arg_in.data(), 4))});
     }
     if (df && r.request == drm::uapi::DRM_IOCTL_PANTHOR_GROUP_CREATE &&
