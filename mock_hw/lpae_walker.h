@@ -31,6 +31,7 @@ struct Translation {
     u64 size = 0;  // 4 KiB page, 2 MiB or 1 GiB block; 2^pa_bits for IDENTITY mode
     u8 level = 0;  // level of the leaf descriptor
     bool read_only = false;
+    bool no_read = false;  // Mali-LPAE leaves without the read permission bit (AArch64: never)
     bool xn = false;
     u8 attr_idx = 0;
 };
@@ -55,9 +56,9 @@ WalkResult lpae_walk(const AsConfig& cfg, u64 va);
 inline u8 check_permission(const AsConfig& cfg, const Translation& t, Access acc) {
     const u8 perm = static_cast<u8>(panthor::DRM_PANTHOR_EXCEPTION_PERM_FAULT_0 + t.level);
     switch (acc) {
-    case Access::Read: return 0;
-    case Access::Write:
-    case Access::Atomic: return t.read_only ? perm : 0;
+    case Access::Read: return t.no_read ? perm : 0;
+    case Access::Write: return t.read_only ? perm : 0;
+    case Access::Atomic: return (t.read_only || t.no_read) ? perm : 0;
     case Access::Execute: {
         // WXN: writable memory is never executable.
         const bool wxn = (cfg.transcfg & panthor::AS_TRANSCFG_WXN) && !t.read_only;
