@@ -32,7 +32,7 @@ const char* fault_kind_name(FaultKind k) {
     return "?";
 }
 
-FaultPlan::FaultPlan(Gpu& gpu) : gpu_(gpu), lock_(gpu.lock()) {
+FaultPlan::FaultPlan(GpuBase& gpu) : gpu_(gpu), lock_(gpu.lock()) {
     u64 seed = gpu.config().fault_seed;
     if (!seed && kshim::Runtime::get())
         seed = kshim::Runtime::get()->seed();

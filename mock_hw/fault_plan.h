@@ -23,7 +23,7 @@ namespace mock_hw {
 using kshim::u32;
 using kshim::u64;
 
-class Gpu;
+class GpuBase;
 
 enum class FaultKind {
     GlbAckDrop,           // a GLB request in glb_req_mask is never acked (counts GLB requests)
@@ -95,7 +95,7 @@ struct FaultSpec {
 
 class FaultPlan {
 public:
-    explicit FaultPlan(Gpu& gpu);
+    explicit FaultPlan(GpuBase& gpu);
     ~FaultPlan();
 
     // Adds a spec; returns its id. Spontaneous AtTime faults are armed at once.
@@ -142,7 +142,7 @@ private:
     bool fires_locked(Entry& e) REQUIRES(lock_);
     double next_random_locked() REQUIRES(lock_);
 
-    Gpu& gpu_;
+    GpuBase& gpu_;
     kshim::SpinLock& lock_;                        // gpu_.lock(): every _locked method asserts it
     std::vector<std::unique_ptr<Entry>> entries_;  // under the Gpu lock
     u32 instr_specs_ = 0;                          // entries that count instructions (Gpu lock)

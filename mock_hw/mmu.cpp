@@ -11,7 +11,9 @@
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/sanitizers.h"
 #include "kernel_shim/trace.h"
-#include "mock_hw/gpu.h"
+#include "hw/jm/regs/mmu_regs.h"
+#include "mock_hw/fault_plan.h"
+#include "mock_hw/gpu_base.h"
 
 namespace mock_hw {
 
@@ -29,8 +31,8 @@ const char* Mmu::command_name(u32 cmd) {
     return "AS_UNKNOWN";
 }
 
-Mmu::Mmu(Gpu& gpu, kshim::IrqLine& line)
-    : gpu_(gpu), lock_(gpu.lock()), irq_(bank_, MMU_INT_BASE, line, gpu.lock(), "MMU_INT") {
+Mmu::Mmu(GpuBase& gpu, kshim::IrqLine& line, MmuFlavour flavour)
+    : gpu_(gpu), flavour_(flavour), lock_(gpu.lock()), irq_(bank_, MMU_INT_BASE, line, gpu.lock(), "MMU_INT") {
     const u32 present = gpu.config().id.as_present;
     const u32 pa_bits = GPU_MMU_FEATURES_PA_BITS(gpu.config().id.mmu_features);
     for (u32 n = 0; n < kMaxAs; n++) {
@@ -53,7 +55,10 @@ Mmu::Mmu(Gpu& gpu, kshim::IrqLine& line)
         bank_.add64(AS_FAULTADDRESS(n), "AS_FAULTADDRESS");
         bank_.add(AS_STATUS(n), RegDecl{.name = "AS_STATUS",
                                         .on_read = [this, n] { return active_locked(n) ? AS_STATUS_AS_ACTIVE : 0u; }});
-        bank_.add64(AS_TRANSCFG(n), "AS_TRANSCFG", AS_TRANSCFG_ADRMODE_UNMAPPED, ~0ull);
+        // A JM GPU resets to LEGACY mode, where TRANSTAB's ADRMODE (0 after reset) disables the AS.
+        bank_.add64(AS_TRANSCFG(n), "AS_TRANSCFG",
+                    flavour == MmuFlavour::Jm ? panfrost::AS_TRANSCFG_ADRMODE_LEGACY : AS_TRANSCFG_ADRMODE_UNMAPPED,
+                    ~0ull);
         bank_.add64(AS_FAULTEXTRA(n), "AS_FAULTEXTRA");
         as_[n] = std::move(a);
     }
@@ -94,9 +99,6 @@ void Mmu::command_done_locked(AddressSpace& a) {
         a.cfg.memattr = bank_.get64(AS_MEMATTR(a.id));
         a.cfg.transcfg = bank_.get64(AS_TRANSCFG(a.id));
         a.tlb.invalidate_all();
-        // A faulted AS resumes once the fault is cleared and the AS reprogrammed.
-        if (a.stalled && !(irq_.rawstat_locked() & MMU_INT_PAGE_FAULT(a.id)))
-            a.stalled = false;
         break;
     case AS_COMMAND_LOCK: {
         const u64 v = bank_.get64(AS_LOCKADDR(a.id));
@@ -126,15 +128,33 @@ void Mmu::command_done_locked(AddressSpace& a) {
     }
     if (kshim::trace::enabled())
         kshim::trace::end_on(a.track, command_name(a.cmd), "mock_hw");
-    irq_.raise_locked(MMU_INT_REQ_COMPLETE(a.id));
-    if (a.cmd == AS_COMMAND_UPDATE && update_listener_)
-        update_listener_(a.id);
+    // A faulted AS resumes once its fault is cleared and software has done something about it:
+    // on CSF the UPDATE that reprograms it; on JM any command that makes new tables visible
+    // (panfrost grows a heap with LOCK + FLUSH_PT, and disables a faulty AS with UPDATE).
+    const u32 fault_bits = flavour_ == MmuFlavour::Jm ? MMU_INT_PAGE_FAULT(a.id) | panfrost::MMU_INT_BUS_ERROR(a.id)
+                                                      : MMU_INT_PAGE_FAULT(a.id);
+    const bool resumes = flavour_ == MmuFlavour::Jm ? a.cmd == AS_COMMAND_UPDATE || a.cmd == AS_COMMAND_UNLOCK ||
+                                                          a.cmd == AS_COMMAND_FLUSH_PT || a.cmd == AS_COMMAND_FLUSH_MEM
+                                                    : a.cmd == AS_COMMAND_UPDATE;
+    if (resumes && a.stalled && !(irq_.rawstat_locked() & fault_bits))
+        a.stalled = false;
+    // JM GPUs have no command-completion interrupt: panfrost polls AS_STATUS.
+    if (flavour_ == MmuFlavour::Csf)
+        irq_.raise_locked(MMU_INT_REQ_COMPLETE(a.id));
+    if (command_listener_)
+        command_listener_(a.id, a.cmd);
 }
 
-void Mmu::latch_fault_locked(AddressSpace& a, u8 exception, Access acc, u64 va, u32 source, bool stall) {
+void Mmu::latch_fault_locked(AddressSpace& a, u8 exception, Access acc, u64 va, u32 source, bool stall,
+                             bool bus_error) {
     lockdep_assert_held(&lock_);
+    // A JM GPU reports an external abort on a table walk in the upper half of MMU_INT (bus error);
+    // a CSF GPU has no such bit and reports it as a page fault with the TRANSTAB_BUS_FAULT code.
+    const u32 bit = bus_error && flavour_ == MmuFlavour::Jm ? panfrost::MMU_INT_BUS_ERROR(a.id) : MMU_INT_PAGE_FAULT(a.id);
+    const u32 fault_bits = flavour_ == MmuFlavour::Jm ? MMU_INT_PAGE_FAULT(a.id) | panfrost::MMU_INT_BUS_ERROR(a.id)
+                                                      : MMU_INT_PAGE_FAULT(a.id);
     // The first fault is kept until software clears the interrupt.
-    if (!(irq_.rawstat_locked() & MMU_INT_PAGE_FAULT(a.id))) {
+    if (!(irq_.rawstat_locked() & fault_bits)) {
         bank_.set(AS_FAULTSTATUS(a.id), exception | (static_cast<u32>(acc) << AS_FAULTSTATUS_ACCESS_TYPE_SHIFT) |
                                             (source << AS_FAULTSTATUS_SOURCE_ID_SHIFT));
         bank_.set64(AS_FAULTADDRESS(a.id), va);
@@ -145,7 +165,7 @@ void Mmu::latch_fault_locked(AddressSpace& a, u8 exception, Access acc, u64 va, 
     if (kshim::trace::enabled())
         kshim::trace::instant("as_fault", "mock_hw",
                               "{\"as\":" + std::to_string(a.id) + ",\"exception\":" + std::to_string(exception) + "}");
-    irq_.raise_locked(MMU_INT_PAGE_FAULT(a.id));
+    irq_.raise_locked(bit);
 }
 
 MemResult Mmu::translate_locked(u32 as, u64 va, Access acc, u32 source, u64* pa) {
@@ -187,7 +207,7 @@ const Tlb::Entry* Mmu::translate_entry_locked(u32 as, u64 va, Access acc, u32 so
         if (!w.ok) {
             r.status = MemResult::Status::Fault;
             r.exception = w.exception;
-            latch_fault_locked(a, w.exception, acc, va, source, true);
+            latch_fault_locked(a, w.exception, acc, va, source, true, w.bus_fault);
             return nullptr;
         }
         u8* host = kshim::phys_range_valid(w.t.pa_base, w.t.size) ? static_cast<u8*>(kshim::phys_to_virt(w.t.pa_base))
@@ -265,7 +285,7 @@ MemResult Mmu::access_locked(u32 as, u64 va, u8* buf, size_t len, Access acc, u3
                                    (static_cast<u32>(acc) << GPU_FAULT_STATUS_ACCESS_TYPE_SHIFT) |
                                    GPU_FAULT_STATUS_ADDRESS_VALID | GPU_FAULT_STATUS_JASID_VALID |
                                    GPU_FAULT_STATUS_JASID(as) | (source << 16);
-                gpu_.control().raise_gpu_fault_locked(status, pa);
+                gpu_.raise_gpu_fault_locked(status, pa);
                 return r;
             }
             host = static_cast<u8*>(kshim::phys_to_virt(pa));

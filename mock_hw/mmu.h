@@ -16,7 +16,14 @@
 
 namespace mock_hw {
 
-class Gpu;
+class GpuBase;
+
+// Where the MMU_CONTROL blocks of the two families differ (docs/hw/jm/mmu.md): the upper half of
+// MMU_INT_RAWSTAT (CSF: an AS command completed; JM: a bus error on the AS), the page-table
+// formats an AS can use (JM: Mali-LPAE through TRANSTAB in LEGACY mode as well) and when a stalled
+// AS resumes (CSF: the UPDATE that follows the fault; JM: any AS command once the fault is cleared,
+// which is how panfrost lets a job continue after growing a heap).
+enum class MmuFlavour { Csf, Jm };
 
 // The outcome of a memory access through an address space. Never throws.
 struct MemResult {
@@ -42,7 +49,7 @@ class Mmu {
 public:
     static constexpr u32 kMaxAs = 16;
 
-    Mmu(Gpu& gpu, kshim::IrqLine& line);
+    Mmu(GpuBase& gpu, kshim::IrqLine& line, MmuFlavour flavour);
 
     RegisterBank& bank() { return bank_; }
     IrqBlock& irq() { return irq_; }
@@ -71,9 +78,10 @@ public:
     }
     u64 ignored_commands() const { return ignored_cmds_; }
 
-    // For the CS engine: called (lock held) after an UPDATE of `as` completes, so stalled
-    // requesters retry (and see Unmapped if the AS was disabled).
-    void set_update_listener(std::function<void(u32 as)> fn) { update_listener_ = std::move(fn); }
+    // For the requesters (the CS engine, the job slots): called (lock held) after an AS command
+    // on `as` completes, so stalled requesters retry (and see Unmapped if the AS was disabled).
+    void set_command_listener(std::function<void(u32 as, u32 cmd)> fn) { command_listener_ = std::move(fn); }
+    MmuFlavour flavour() const { return flavour_; }
 
     void reset_locked();
 
@@ -92,17 +100,19 @@ private:
     };
     void command_locked(AddressSpace& a, u32 cmd);
     void command_done_locked(AddressSpace& a);
-    void latch_fault_locked(AddressSpace& a, u8 exception, Access acc, u64 va, u32 source, bool stall) REQUIRES(lock_);
+    void latch_fault_locked(AddressSpace& a, u8 exception, Access acc, u64 va, u32 source, bool stall,
+                            bool bus_error = false) REQUIRES(lock_);
     const Tlb::Entry* translate_entry_locked(u32 as, u64 va, Access acc, u32 source, MemResult& r) REQUIRES(lock_);
     MemResult access_locked(u32 as, u64 va, u8* buf, size_t len, Access acc, u32 source, bool write) REQUIRES(lock_);
     static const char* command_name(u32 cmd);
 
-    Gpu& gpu_;
+    GpuBase& gpu_;
+    const MmuFlavour flavour_;
     kshim::SpinLock& lock_;  // gpu_.lock(): every _locked method asserts it
     RegisterBank bank_{"MMU_CONTROL"};
     IrqBlock irq_;
     std::unique_ptr<AddressSpace> as_[kMaxAs];
-    std::function<void(u32)> update_listener_;
+    std::function<void(u32, u32)> command_listener_;
     u64 ignored_cmds_ = 0;
 };
 

@@ -2,7 +2,9 @@
 #include "mock_hw/power.h"
 
 #include "hw/csf/regs/gpu_regs.h"
-#include "mock_hw/gpu.h"
+#include "mock_hw/fault_plan.h"
+#include "mock_hw/gpu_base.h"
+#include "mock_hw/irq_block.h"
 
 namespace mock_hw {
 
@@ -17,7 +19,7 @@ const char* Power::domain_name(Domain d) {
     return "?";
 }
 
-Power::Power(Gpu& gpu, RegisterBank& bank) : gpu_(gpu), lock_(gpu.lock()) {
+Power::Power(GpuBase& gpu, RegisterBank& bank) : gpu_(gpu), lock_(gpu.lock()) {
     const GpuIdentity& id = gpu.config().id;
     const u64 present[3] = {id.shader_present, id.tiler_present, id.l2_present};
     const u32 doff[3] = {PWR_DOMAIN_SHADER, PWR_DOMAIN_TILER, PWR_DOMAIN_L2};
@@ -103,7 +105,7 @@ void Power::complete_locked(Domain d) {
     u32 irq = GPU_IRQ_POWER_CHANGED;
     if (!any_transition_locked())
         irq |= GPU_IRQ_POWER_CHANGED_ALL;
-    gpu_.control().irq().raise_locked(irq);
+    gpu_.gpu_irq().raise_locked(irq);
 }
 
 void Power::reset_locked() {

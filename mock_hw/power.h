@@ -11,14 +11,14 @@
 
 namespace mock_hw {
 
-class Gpu;
+class GpuBase;
 
 class Power {
 public:
     enum Domain { kShader = 0, kTiler = 1, kL2 = 2 };
     static const char* domain_name(Domain d);
 
-    Power(Gpu& gpu, RegisterBank& bank);
+    Power(GpuBase& gpu, RegisterBank& bank);
 
     void power_on_locked(Domain d, u64 mask);
     void power_off_locked(Domain d, u64 mask);
@@ -46,7 +46,7 @@ private:
     void start_locked(Domain d, u64 on, u64 off) REQUIRES(lock_);
     void complete_locked(Domain d);
 
-    Gpu& gpu_;
+    GpuBase& gpu_;
     kshim::SpinLock& lock_;  // gpu_.lock(): every _locked method asserts it
     std::array<Dom, 3> dom_ GUARDED_BY(lock_);
 };

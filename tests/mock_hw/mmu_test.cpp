@@ -209,7 +209,10 @@ TEST_F(Mmu, StalledAccessSeesUnmappedAfterTheDriverDisablesTheAs) {
     PageTables pt;
     enable_as(d, 4, pt.root_pa());
     std::vector<u32> updates;
-    gpu.mmu().set_update_listener([&](u32 as) { updates.push_back(as); });
+    gpu.mmu().set_command_listener([&](u32 as, u32 cmd) {
+        if (cmd == AS_COMMAND_UPDATE)
+            updates.push_back(as);
+    });
     u32 v;
     EXPECT_EQ(gpu.mmu().read(4, kVa, &v, 4, Access::Read, kSourceTest).status, Status::Fault);
     // panthor's MMU IRQ path: clear, then disable the AS.
