@@ -22,10 +22,10 @@ namespace {
 using namespace panfrost;
 
 // The JM codes this walker reports are the numbers the shared MMU model (and lpae_walk) uses.
-static_assert(DRM_PANFROST_EXCEPTION_TRANSLATION_FAULT_0 == panthor::DRM_PANTHOR_EXCEPTION_TRANSLATION_FAULT_0);
-static_assert(DRM_PANFROST_EXCEPTION_ADDR_SIZE_FAULT_IN0 == panthor::DRM_PANTHOR_EXCEPTION_ADDR_SIZE_FAULT_IN);
-static_assert(DRM_PANFROST_EXCEPTION_ADDR_SIZE_FAULT_OUT0 == panthor::DRM_PANTHOR_EXCEPTION_ADDR_SIZE_FAULT_OUT0);
-static_assert(DRM_PANFROST_EXCEPTION_PERM_FAULT_0 == panthor::DRM_PANTHOR_EXCEPTION_PERM_FAULT_0);
+static_assert(int{DRM_PANFROST_EXCEPTION_TRANSLATION_FAULT_0} == int{panthor::DRM_PANTHOR_EXCEPTION_TRANSLATION_FAULT_0});
+static_assert(int{DRM_PANFROST_EXCEPTION_ADDR_SIZE_FAULT_IN0} == int{panthor::DRM_PANTHOR_EXCEPTION_ADDR_SIZE_FAULT_IN});
+static_assert(int{DRM_PANFROST_EXCEPTION_ADDR_SIZE_FAULT_OUT0} == int{panthor::DRM_PANTHOR_EXCEPTION_ADDR_SIZE_FAULT_OUT0});
+static_assert(int{DRM_PANFROST_EXCEPTION_PERM_FAULT_0} == int{panthor::DRM_PANTHOR_EXCEPTION_PERM_FAULT_0});
 static_assert(DRM_PANFROST_EXCEPTION_TRANSTAB_BUS_FAULT_0 == kTranstabBusFault0);
 
 constexpr u32 kVaBits = 48;  // four 9-bit levels above a 12-bit page offset

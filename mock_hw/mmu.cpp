@@ -7,13 +7,14 @@
 #include "hw/csf/regs/exceptions.h"
 #include "hw/csf/regs/gpu_regs.h"
 #include "hw/csf/regs/mmu_regs.h"
+#include "hw/jm/regs/mmu_regs.h"
 #include "kernel_shim/cputime.h"
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/sanitizers.h"
 #include "kernel_shim/trace.h"
-#include "hw/jm/regs/mmu_regs.h"
 #include "mock_hw/fault_plan.h"
 #include "mock_hw/gpu_base.h"
+#include "mock_hw/mali_lpae_walker.h"
 
 namespace mock_hw {
 
@@ -150,7 +151,8 @@ void Mmu::latch_fault_locked(AddressSpace& a, u8 exception, Access acc, u64 va, 
     lockdep_assert_held(&lock_);
     // A JM GPU reports an external abort on a table walk in the upper half of MMU_INT (bus error);
     // a CSF GPU has no such bit and reports it as a page fault with the TRANSTAB_BUS_FAULT code.
-    const u32 bit = bus_error && flavour_ == MmuFlavour::Jm ? panfrost::MMU_INT_BUS_ERROR(a.id) : MMU_INT_PAGE_FAULT(a.id);
+    const u32 bit =
+        bus_error && flavour_ == MmuFlavour::Jm ? panfrost::MMU_INT_BUS_ERROR(a.id) : MMU_INT_PAGE_FAULT(a.id);
     const u32 fault_bits = flavour_ == MmuFlavour::Jm ? MMU_INT_PAGE_FAULT(a.id) | panfrost::MMU_INT_BUS_ERROR(a.id)
                                                       : MMU_INT_PAGE_FAULT(a.id);
     // The first fault is kept until software clears the interrupt.
@@ -193,7 +195,14 @@ const Tlb::Entry* Mmu::translate_entry_locked(u32 as, u64 va, Access acc, u32 so
         return nullptr;
     }
     const u64 mode = a.cfg.transcfg & AS_TRANSCFG_ADRMODE_MASK;
-    if (mode != AS_TRANSCFG_ADRMODE_AARCH64_4K && mode != AS_TRANSCFG_ADRMODE_IDENTITY) {
+    // LEGACY (JM only): TRANSTAB's own ADRMODE says whether the AS walks Mali-LPAE tables, is an
+    // identity map or is disabled.
+    const bool legacy = flavour_ == MmuFlavour::Jm && mode == panfrost::AS_TRANSCFG_ADRMODE_LEGACY;
+    const u64 legacy_mode = a.cfg.transtab & panfrost::AS_TRANSTAB_LPAE_ADRMODE_MASK;
+    const bool enabled = legacy ? legacy_mode == panfrost::AS_TRANSTAB_LPAE_ADRMODE_TABLE ||
+                                      legacy_mode == panfrost::AS_TRANSTAB_LPAE_ADRMODE_IDENTITY
+                                : mode == AS_TRANSCFG_ADRMODE_AARCH64_4K || mode == AS_TRANSCFG_ADRMODE_IDENTITY;
+    if (!enabled) {
         // A disabled AS answers every access with a translation fault; the access is terminated
         // (the requester sees an error, e.g. CS_BUS_FAULT) instead of stalling.
         r.status = MemResult::Status::Unmapped;
@@ -203,7 +212,7 @@ const Tlb::Entry* Mmu::translate_entry_locked(u32 as, u64 va, Access acc, u32 so
     }
     const Tlb::Entry* e = a.tlb.find(va);
     if (!e) {
-        WalkResult w = lpae_walk(a.cfg, va);
+        WalkResult w = legacy ? mali_lpae_walk(a.cfg, va) : lpae_walk(a.cfg, va);
         if (!w.ok) {
             r.status = MemResult::Status::Fault;
             r.exception = w.exception;
