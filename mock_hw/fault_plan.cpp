@@ -28,6 +28,11 @@ const char* fault_kind_name(FaultKind k) {
     case FaultKind::MmuFaultAt: return "MmuFaultAt";
     case FaultKind::SuspendNeverCompletes: return "SuspendNeverCompletes";
     case FaultKind::CorruptSuspendBuffer: return "CorruptSuspendBuffer";
+    case FaultKind::JobHang: return "JobHang";
+    case FaultKind::JobFault: return "JobFault";
+    case FaultKind::JobBusFault: return "JobBusFault";
+    case FaultKind::JobIrqLost: return "JobIrqLost";
+    case FaultKind::SoftStopIgnored: return "SoftStopIgnored";
     }
     return "?";
 }
@@ -116,7 +121,7 @@ bool FaultPlan::fires_locked(Entry& e) {
     return true;
 }
 
-const FaultSpec* FaultPlan::occurrence_locked(FaultKind kind, u32 bits, int as, int csg, int cs) {
+const FaultSpec* FaultPlan::occurrence_locked(FaultKind kind, u32 bits, int as, int csg, int cs, int js) {
     lockdep_assert_held(&lock_);
     for (auto& e : entries_) {
         const FaultSpec& s = e->spec;
@@ -131,6 +136,8 @@ const FaultSpec* FaultPlan::occurrence_locked(FaultKind kind, u32 bits, int as, 
         if (s.csg >= 0 && csg >= 0 && s.csg != csg)
             continue;
         if (s.cs >= 0 && cs >= 0 && s.cs != cs)
+            continue;
+        if (s.js >= 0 && js >= 0 && s.js != js)
             continue;
         if (counts_instructions(s))
             continue;  // cs_instruction_locked counts those

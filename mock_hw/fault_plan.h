@@ -1,5 +1,5 @@
-// Fault injection for the mock GPU: GPU, MMU, MCU boot and the GLB interface, and the CSG/CS
-// engine.
+// Fault injection for the mock GPUs: GPU, MMU, MCU boot and the GLB interface, the CSG/CS engine
+// (Mali-G610) and the job slots (Mali-G52, mock_jm/).
 // A FaultPlan is a list of FaultSpecs; each names what goes wrong and when:
 //  - AtTime(t): for faults tied to an event (drop an ack, stuck AS, lost reset...), every
 //    occurrence from virtual time t on; for spontaneous faults (FwHang, McuFatal, GpuFault) the
@@ -47,6 +47,15 @@ enum class FaultKind {
     MmuFaultAt,             // the job accesses fault_addr in the group's AS when it completes (RUN_* issues)
     SuspendNeverCompletes,  // a SUSPEND is never acked (CSG SUSPEND requests)
     CorruptSuspendBuffer,   // the suspend buffer written by a SUSPEND is corrupted (CSG SUSPEND completions)
+    // The Job Manager GPU's job slots (mock_jm/). `js` narrows to one slot (-1 = any). They count
+    // the jobs a slot starts (JobHang, JobFault, JobBusFault; MmuFaultAt too on a JM GPU), the
+    // chains that end (JobIrqLost) or the stop commands (SoftStopIgnored). ResetNeverCompletes and
+    // SlowPower apply to a JM GPU as to the G610.
+    JobHang,          // the job never completes; only a hard stop or a reset ends it
+    JobFault,         // the job fails with `exception` (written back into its header)
+    JobBusFault,      // the job fails with JOB_BUS_FAULT and GPU_INT FAULT latches a bus fault at fault_addr
+    JobIrqLost,       // the chain ends (status, TAIL, JS_STATE updated) but its JOB_INT bit is never raised
+    SoftStopIgnored,  // a SOFT_STOP (or a matching _0/_1 variant) never takes effect
 };
 const char* fault_kind_name(FaultKind k);
 
@@ -91,6 +100,7 @@ struct FaultSpec {
     u32 exception = 0x58;    // CsFatal / CsFault: exception type [7:0] | data << 8 (default DATA_INVALID_FAULT)
     u32 wrong_state = 0;     // CsgWrongState: the state reported in CSG_ACK[2:0]
     CsFaultEvent cs_event = CsFaultEvent::RunIssue;  // CsFatal / CsFault / CsUnrecoverable
+    int js = -1;                                     // the JM kinds: job slot (-1 = any)
 };
 
 class FaultPlan {
@@ -107,7 +117,8 @@ public:
     // Hardware side, Gpu lock held: one occurrence of the event `kind` counts. Returns the
     // spec that fires for it, or nullptr. `bits`/`as` narrow GLB and AS kinds.
     // `csg`/`cs` narrow the CSG/CS kinds.
-    const FaultSpec* occurrence_locked(FaultKind kind, u32 bits = ~0u, int as = -1, int csg = -1, int cs = -1);
+    const FaultSpec* occurrence_locked(FaultKind kind, u32 bits = ~0u, int as = -1, int csg = -1, int cs = -1,
+                                       int js = -1);
     // One instruction started on stream (csg, cs): the CsFatal/CsFault/CsUnrecoverable spec with
     // cs_event = Instruction that fires for it, or nullptr.
     const FaultSpec* cs_instruction_locked(int csg, int cs);

@@ -9,8 +9,11 @@ IrqBlock::IrqBlock(RegisterBank& bank, u32 base, kshim::IrqLine& line, kshim::Sp
     for (int i = 0; i < 4; i++)
         names_[i] = std::string(prefix) + suffix[i];
     bank_.add(base_ + 0x0, RegDecl{.name = names_[0].c_str()});
-    bank_.add(base_ + 0x4,
-              RegDecl{.name = names_[1].c_str(), .write_only = true, .on_write = [this](u32 v) { clear_locked(v); }});
+    bank_.add(base_ + 0x4, RegDecl{.name = names_[1].c_str(), .write_only = true, .on_write = [this](u32 v) {
+                                       clear_locked(v);
+                                       if (clear_hook_)
+                                           clear_hook_(v);
+                                   }});
     // MASK survives a GPU reset: see docs/mock_hw.md ("Reset").
     bank_.add(base_ + 0x8, RegDecl{.name = names_[2].c_str(),
                                    .writable = ~0u,

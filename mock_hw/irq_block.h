@@ -2,6 +2,7 @@
 // MMU_INT_*), implemented once. The kshim IrqLine is level-triggered: it follows STAT != 0 and
 // is driven only when that changes between zero and non-zero.
 #pragma once
+#include <functional>
 #include <string>
 
 #include "kernel_shim/irq.h"
@@ -38,6 +39,9 @@ public:
         lockdep_assert_held(&lock_);
         update_line_locked();
     }
+    // Called (lock held) after software wrote CLEAR, with the bits written: the JM job slots
+    // release a NEXT set held by a FAIL bit then.
+    void set_clear_hook(std::function<void(u32 bits)> fn) { clear_hook_ = std::move(fn); }
     // How many times the line changed level (asserted + deasserted).
     u64 line_toggles() const { return toggles_; }
 
@@ -50,6 +54,7 @@ private:
     kshim::IrqLine& line_;
     kshim::SpinLock& lock_;
     bool level_ GUARDED_BY(lock_) = false;
+    std::function<void(u32)> clear_hook_;
     u64 toggles_ = 0;
 };
 
