@@ -35,11 +35,15 @@ TEST(Layering, TheForbiddenDirectionsTheIssueNames) {
     EXPECT_FALSE(allowed("umd/panthor_client.cpp", "drm/drm_file.h")) << "userspace sees the uAPI only";
     EXPECT_FALSE(allowed("drm/drm_gem.cpp", "host/machine.h")) << "a lower layer including a higher one";
     EXPECT_FALSE(allowed("host/machine.cpp", "testkit/csf_rig.h"));
+    EXPECT_FALSE(allowed("panthor/panthor_gpu.cpp", "mock_jm/jm_gpu.h")) << "no driver sees either mock";
+    EXPECT_FALSE(allowed("mock_hw/mmu.cpp", "mock_jm/jm_gpu.h")) << "the chassis knows no family's model";
 }
 
 TEST(Layering, TheAllowedDirections) {
     EXPECT_TRUE(allowed("panthor/panthor_gpu.cpp", "hw/csf/regs/gpu_regs.h"));
     EXPECT_TRUE(allowed("mock_hw/gpu.cpp", "hw/csf/regs/gpu_regs.h"));
+    EXPECT_TRUE(allowed("mock_jm/jm_gpu.cpp", "mock_hw/gpu_base.h")) << "the G52 is built on the shared chassis";
+    EXPECT_TRUE(allowed("mock_jm/job_chain.cpp", "hw/jm/job_desc.h"));
     EXPECT_TRUE(allowed("hw/jm/regs/mmu_regs.h", "hw/csf/regs/mmu_regs.h")) << "the MMU block is shared";
     EXPECT_TRUE(allowed("panthor/panthor_drv.cpp", "uapi/drm/panthor_drm.h"));
     EXPECT_TRUE(allowed("umd/panthor_client.h", "uapi/drm/panthor_drm.h"));
