@@ -105,6 +105,9 @@ struct OppConfig {
 struct PlatformConfig {
     std::string name = "fb000000.gpu";
     std::string compatible = "rockchip,rk3588-mali";
+    kshim::phys_addr_t mmio_base = 0xfb000000;  // the register window in the SoC's memory map
+    // clock-names, in order, with the rates below (an empty name: no such clock).
+    std::string clk_names[3] = {"core", "coregroup", "stacks"};
     std::vector<OppConfig> opps = {
         {300'000'000, 675'000}, {400'000'000, 675'000}, {500'000'000, 675'000}, {600'000'000, 675'000},
         {700'000'000, 700'000}, {800'000'000, 750'000}, {900'000'000, 800'000}, {1'000'000'000, 850'000},

@@ -73,6 +73,11 @@ inline GpuConfig g52_gpu_config() {
     c.platform.compatible = "rockchip,rk3568-mali";
     c.platform.opps = {{200'000'000, 825'000}, {300'000'000, 825'000}, {400'000'000, 825'000},
                        {600'000'000, 825'000}, {700'000'000, 900'000}, {800'000'000, 1'000'000}};
+    // rk356x.dtsi's gpu@fde60000: clocks "gpu" (SCMI) and "bus"; panfrost takes the first unnamed.
+    c.platform.mmio_base = 0xfde60000;
+    c.platform.clk_names[0] = "gpu";
+    c.platform.clk_names[1] = "bus";
+    c.platform.clk_names[2] = "";
     c.platform.core_clk_hz = 200'000'000;
     c.platform.mali_supply_microvolt = 825'000;
     c.gpu_clock_hz = 800'000'000;
