@@ -14,18 +14,32 @@ bash scripts/setup.sh
 jobs=${UPANTHOR_JOBS:-$(nproc)}
 status=0
 
+# Each stage's wall time, printed as it ends and as a table at the end (issue #35: where the
+# minutes go).
+stage_name="setup" stage_start=$SECONDS stage_table=""
+stage() {
+    local took=$((SECONDS - stage_start))
+    printf '== %s: %d s\n' "$stage_name" "$took"
+    stage_table+=$(printf '%-28s %5d s' "$stage_name" "$took")$'\n'
+    stage_name=$1 stage_start=$SECONDS
+}
+
+stage "format"
 echo "== format: .clang-format"
 bash scripts/format.sh --check || status=1
 
 # Mesa's panvk for the live Vulkan tests (label mesa, docs/mesa.md): built before the asan
 # configure so the tests find its ICD; cached in build/mesa (a few minutes cold, ~1 s after).
 # The captures under tests/mesa/ replay Mesa's sessions without it (label replay).
+stage "mesa"
 echo "== mesa: build Mesa's panvk (scripts/mesa.sh)"
 bash scripts/mesa.sh || { echo "mesa: scripts/mesa.sh failed: the live Mesa tests will be skipped"; status=1; }
 
+stage "asan build"
 echo "== asan: configure + build"
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs"
+stage "asan tests"
 echo "== asan: all tests"
 ctest --preset asan -j "$jobs" --timeout 300 || status=1
 
@@ -38,9 +52,11 @@ cmake --preset fuzz >/dev/null
 # clang-tidy reads the clang build's compile commands. The layers a driver change touches (the
 # drivers, the mocks, the DRM core, the host, userspace, the contract); scripts/tidy.sh with no
 # argument adds kernel_shim (a few more minutes).
+stage "tidy"
 echo "== tidy: .clang-tidy over hw, drm, panthor, mock_hw, mock_jm, umd, host"
 mapfile -t tidy_files < <(git ls-files 'hw/*.cpp' 'drm/*.cpp' 'panthor/*.cpp' 'mock_hw/*.cpp' 'mock_jm/*.cpp' 'umd/*.cpp' 'host/*.cpp')
 bash scripts/tidy.sh "${tidy_files[@]}" || status=1
+stage "fuzz build"
 cmake --build --preset fuzz -j "$jobs" --target fuzz_ioctl fuzz_fw_image fuzz_cs fuzz_gpuvm upanthor_firmware
 run_fuzz_pair() {
     local a=$1 b=$2 pa pb st=0
@@ -50,13 +66,18 @@ run_fuzz_pair() {
     wait "$pb" || st=1
     return $st
 }
+stage "fuzz runs"
 run_fuzz_pair fuzz_ioctl fuzz_cs || status=1
 run_fuzz_pair fuzz_fw_image fuzz_gpuvm || status=1
 
+stage "tsan build"
 echo "== tsan: configure + build (the real-thread test binaries only)"
 cmake --preset tsan >/dev/null
 cmake --build --preset tsan -j "$jobs" --target real_tests
+stage "tsan tests"
 echo "== tsan: real-thread-mode tests"
 ctest --preset tsan -j "$jobs" --timeout 300 -L real || status=1
 
+stage "end"
+printf '== stage times (total %d s)\n%s' "$SECONDS" "$stage_table"
 exit $status
