@@ -354,6 +354,35 @@ TEST_F(JobSlot, ConditionalStopsHonourTheChainFlag) {
     }
 }
 
+// panfrost resubmits a STOPPED chain from JS_TAIL; in a Mesa chain the jobs after the stop point
+// depend on jobs before it (Dependency 1 = the previous index), which must count as done.
+TEST_F(JobSlot, ResumedChainKeepsTheDependenciesMetBeforeTheStop) {
+    bring_up();
+    std::vector<u64> jobs;
+    for (u32 i = 0; i < 4; i++) {
+        FragmentPayload p{};
+        p.bound_max = fragment_bound(3, 0);
+        jobs.push_back(arena().job(kJobFragment, i + 1, &p, sizeof(p), i ? jobs.back() : 0, false, i));
+    }
+    submit(0, jobs[0]);
+    advance(frag_time() + frag_time() / 2);
+    d().w(JS_COMMAND(0), JS_COMMAND_SOFT_STOP);
+    EXPECT_EQ(wait_slot(0), DRM_PANFROST_EXCEPTION_STOPPED);
+    ASSERT_EQ(d().r64(JS_TAIL_LO(0)), jobs[2]);
+    d().w(JOB_INT_CLEAR, ~0u);
+    EXPECT_EQ(run_chain(0, jobs[2]), DRM_PANFROST_EXCEPTION_DONE);
+    for (u64 j : jobs)
+        EXPECT_EQ(arena().header(j)->exception_status, kJobStatusDone);
+    // A new chain (not the resumption) starts with an empty scoreboard: the dependency on index 1
+    // of the earlier chain is never met.
+    const u64 lone = arena().job(kJobNull, 2, nullptr, 0, 0, false, 1);
+    submit(0, lone);
+    advance(10 * NSEC_PER_MSEC);
+    EXPECT_EQ(d().r(JS_STATUS(0)), DRM_PANFROST_EXCEPTION_ACTIVE);
+    d().w(JS_COMMAND(0), JS_COMMAND_HARD_STOP);
+    EXPECT_EQ(wait_slot(0), DRM_PANFROST_EXCEPTION_TERMINATED);
+}
+
 // ---- The interrupt bits and JS_STATE ----
 
 TEST_F(JobSlot, JobIntBitsAreLevelsPerSlot) {
