@@ -154,8 +154,11 @@ void JobControl::start_chain_locked(Slot& s) {
     s.stalled = s.hung = s.waiting_dep = s.in_job = s.finishing = false;
     s.soft_stop = s.hard_stop = false;
     s.chain_start = kshim::ktime_get();
-    if (++s.gen == 0)
-        s.gen = 1;
+    if (s.resume_tail == 0 || s.head != s.resume_tail) {
+        if (++s.gen == 0)
+            s.gen = 1;
+    }
+    s.resume_tail = 0;
     s.stats.chains_started++;
     bank_.set(JS_STATUS(s.n), DRM_PANFROST_EXCEPTION_ACTIVE);
     // The start flush: skipped when flush reduction is on and a flush already happened since the
@@ -182,6 +185,7 @@ void JobControl::end_chain_locked(Slot& s, u8 status, u64 tail) {
     s.step_ev->cancel_locked();
     bank_.set(JS_STATUS(s.n), status);
     bank_.set64(JS_TAIL_LO(s.n), tail);
+    s.resume_tail = status == DRM_PANFROST_EXCEPTION_STOPPED ? tail : 0;
     if (done) {
         s.stats.chains_done++;
         if (JS_CONFIG_END_FLUSH(s.config) == (JS_CONFIG_END_FLUSH_CLEAN_INVALIDATE >> JS_CONFIG_END_FLUSH_SHIFT))
@@ -226,6 +230,7 @@ void JobControl::abort_all_locked() {
         s->active = s->armed = s->fail_pending = false;
         s->in_job = s->stalled = s->hung = s->waiting_dep = s->finishing = false;
         s->soft_stop = s->hard_stop = false;
+        s->resume_tail = 0;
     }
 }
 

@@ -39,6 +39,9 @@ struct JobControl::Slot {
     bool soft_stop = false;
     bool hard_stop = false;
     ktime_t chain_start = 0;
+    // JS_TAIL of a chain that ended STOPPED: a chain started there is its resumption and keeps
+    // the scoreboard, so a job after the stop point may depend on one before it (Mesa chains do).
+    u64 resume_tail = 0;
 
     // Scoreboard: generation stamps per job index, so a new chain clears it in O(1).
     std::vector<u32> done_gen;
