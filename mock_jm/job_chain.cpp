@@ -112,21 +112,32 @@ JobControl::Outcome JobControl::run_job_locked(Slot& s, ktime_t& spent) {
         kshim::trace::begin_on(s.track, job_type_name(type), "mock_jm");
     s.in_job = true;
 
-    mock_hw::FaultPlan& fp = gpu_.faults();
-    const int js = static_cast<int>(s.n);
-    if (fp.occurrence_locked(FaultKind::JobHang, ~0u, -1, -1, -1, js)) {
-        s.hung = true;
-        return Outcome::Wait;
+    const bool retry = s.started && s.started_gen == s.gen && s.started_job == s.head;
+    if (!retry) {
+        s.started = true;
+        s.started_gen = s.gen;
+        s.started_job = s.head;
+        s.probe = false;
+        mock_hw::FaultPlan& fp = gpu_.faults();
+        const int js = static_cast<int>(s.n);
+        if (fp.occurrence_locked(FaultKind::JobHang, ~0u, -1, -1, -1, js)) {
+            s.hung = true;
+            return Outcome::Wait;
+        }
+        if (const FaultSpec* f = fp.occurrence_locked(FaultKind::JobFault, ~0u, -1, -1, -1, js))
+            return fail_job_locked(s, static_cast<u8>(f->exception), true);
+        if (const FaultSpec* f = fp.occurrence_locked(FaultKind::JobBusFault, ~0u, -1, -1, -1, js)) {
+            gpu_.raise_gpu_fault_locked(DRM_PANFROST_EXCEPTION_DELAYED_BUS_FAULT, f->fault_addr);
+            return fail_job_locked(s, DRM_PANFROST_EXCEPTION_JOB_BUS_FAULT, false);
+        }
+        if (const FaultSpec* f = fp.occurrence_locked(FaultKind::MmuFaultAt, ~0u, -1, -1, -1, js)) {
+            s.probe = true;
+            s.probe_va = f->fault_addr;
+        }
     }
-    if (const FaultSpec* f = fp.occurrence_locked(FaultKind::JobFault, ~0u, -1, -1, -1, js))
-        return fail_job_locked(s, static_cast<u8>(f->exception), true);
-    if (const FaultSpec* f = fp.occurrence_locked(FaultKind::JobBusFault, ~0u, -1, -1, -1, js)) {
-        gpu_.raise_gpu_fault_locked(DRM_PANFROST_EXCEPTION_DELAYED_BUS_FAULT, f->fault_addr);
-        return fail_job_locked(s, DRM_PANFROST_EXCEPTION_JOB_BUS_FAULT, false);
-    }
-    if (const FaultSpec* f = fp.occurrence_locked(FaultKind::MmuFaultAt, ~0u, -1, -1, -1, js)) {
+    if (s.probe) {
         u32 probe;
-        if (!read_locked(s, f->fault_addr, &probe, sizeof(probe), r))
+        if (!read_locked(s, s.probe_va, &probe, sizeof(probe), r))
             return access_failed_locked(s, r);
     }
 
@@ -213,6 +224,7 @@ JobControl::Outcome JobControl::finish_job_locked(Slot& s, ktime_t& spent) {
         if (!write_locked(s, s.head, &done, sizeof(done), r))
             return access_failed_locked(s, r);
     }
+    s.started = s.probe = false;
     if (kshim::trace::enabled())
         kshim::trace::end_on(s.track, job_type_name(type), "mock_jm");
     if (const u32 idx = job_index(s.hdr.control))

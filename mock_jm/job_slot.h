@@ -31,6 +31,14 @@ struct JobControl::Slot {
     // completes it when the step event fires at its end.
     bool in_job = false;
     panfrost::desc::JobHeader hdr{};
+    // The job at `head` started in chain generation `started_gen` and has not finished: running
+    // it again is a retry after an MMU stall, not a new job (FaultPlan counts it once), and an
+    // injected MmuFaultAt access (probe_va) is made again until it succeeds.
+    bool started = false;
+    u32 started_gen = 0;
+    u64 started_job = 0;
+    bool probe = false;
+    u64 probe_va = 0;
     // The chain ran out of jobs inside a slice: DONE is raised when the slice's modelled time is up.
     bool finishing = false;
     u64 finish_tail = 0;

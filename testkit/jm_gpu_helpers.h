@@ -145,6 +145,8 @@ public:
         pt.map_range(va, mem_.pa(), mem_.size(), attrs);
     }
     u64 va() const { return va_; }
+    u64 pa() const { return mem_.pa(); }
+    size_t size() const { return mem_.size(); }
     u8* host(u64 va) { return mem_.ptr() + (va - va_); }
     template <typename T>
     T* at(u64 va) {

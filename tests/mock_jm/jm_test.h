@@ -64,8 +64,10 @@ protected:
         EXPECT_TRUE(wait([&] { return d().r(JOB_INT_RAWSTAT) & MK_JS_MASK(js); }, timeout)) << "JS" << js;
         return d().r(JS_STATUS(js));
     }
-    u32 run_chain(u32 js, u64 head) {
-        submit(js, head);
+    u32 run_chain(u32 js, u64 head) { return run_chain(js, head, jm_js_config(kAs)); }
+    // Submits with an explicit JS_CONFIG, waits for DONE or FAIL, clears it; returns JS_STATUS.
+    u32 run_chain(u32 js, u64 head, u32 config) {
+        jm_submit(d(), js, head, config);
         const u32 status = wait_slot(js);
         d().w(JOB_INT_CLEAR, MK_JS_MASK(js));
         return status;
