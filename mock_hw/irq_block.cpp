@@ -3,7 +3,8 @@
 
 namespace mock_hw {
 
-IrqBlock::IrqBlock(RegisterBank& bank, u32 base, kshim::IrqLine& line, kshim::SpinLock& lock, const char* prefix)
+IrqBlock::IrqBlock(RegisterBank& bank, u32 base, kshim::IrqLine& line, kshim::SpinLock& lock, const char* prefix,
+                   bool mask_survives_reset)
     : bank_(bank), base_(base), line_(line), lock_(lock) {
     const char* suffix[4] = {"_RAWSTAT", "_CLEAR", "_MASK", "_STAT"};
     for (int i = 0; i < 4; i++)
@@ -14,11 +15,11 @@ IrqBlock::IrqBlock(RegisterBank& bank, u32 base, kshim::IrqLine& line, kshim::Sp
                                        if (clear_hook_)
                                            clear_hook_(v);
                                    }});
-    // MASK survives a GPU reset: see docs/mock_hw.md ("Reset").
+    // MASK survives a G610 reset: see docs/mock_hw.md ("Reset").
     bank_.add(base_ + 0x8, RegDecl{.name = names_[2].c_str(),
                                    .writable = ~0u,
                                    .on_write = [this](u32) { update_line_locked(); },
-                                   .survives_reset = true});
+                                   .survives_reset = mask_survives_reset});
     bank_.add(base_ + 0xC, RegDecl{.name = names_[3].c_str(), .on_read = [this] { return stat_locked(); }});
 }
 

@@ -14,8 +14,10 @@ namespace mock_hw {
 class IrqBlock {
 public:
     // Declares RAWSTAT (+0), CLEAR (+4), MASK (+8) and STAT (+0xC) at `base` in `bank`.
-    // `lock` is the Gpu lock the _locked methods expect held.
-    IrqBlock(RegisterBank& bank, u32 base, kshim::IrqLine& line, kshim::SpinLock& lock, const char* prefix);
+    // `lock` is the Gpu lock the _locked methods expect held. `mask_survives_reset`: the G610 keeps
+    // MASK across a GPU reset (docs/mock_hw.md, "Reset"); a JM GPU clears it with the rest.
+    IrqBlock(RegisterBank& bank, u32 base, kshim::IrqLine& line, kshim::SpinLock& lock, const char* prefix,
+             bool mask_survives_reset = true);
 
     // Hardware side (Gpu lock held). Calling IrqLine::set_level under the Gpu lock is safe: it
     // only records the level and unparks the line's IRQ task; the handler runs later on that task

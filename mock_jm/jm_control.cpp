@@ -20,7 +20,7 @@ u64 ns_to_ticks(ktime_t ns, u64 hz) {
 }  // namespace
 
 JmControl::JmControl(JmGpu& gpu, kshim::IrqLine& line)
-    : gpu_(gpu), lock_(gpu.lock()), irq_(bank_, GPU_INT_RAWSTAT, line, gpu.lock(), "GPU_INT") {
+    : gpu_(gpu), lock_(gpu.lock()), irq_(bank_, GPU_INT_RAWSTAT, line, gpu.lock(), "GPU_INT", false) {
     const mock_hw::GpuIdentity& id = gpu.config().id;
     const JmConfig& jc = gpu.jm_config();
     auto ro = [this](u32 off, const char* name, u32 v) { bank_.add(off, RegDecl{.name = name, .reset = v}); };

@@ -18,7 +18,7 @@ using mock_hw::FaultKind;
 using mock_hw::RegDecl;
 
 JobControl::JobControl(JmGpu& gpu, kshim::IrqLine& line)
-    : gpu_(gpu), lock_(gpu.lock()), irq_(bank_, JOB_INT_RAWSTAT, line, gpu.lock(), "JOB_INT") {
+    : gpu_(gpu), lock_(gpu.lock()), irq_(bank_, JOB_INT_RAWSTAT, line, gpu.lock(), "JOB_INT", false) {
     bank_.add(JOB_INT_JS_STATE, RegDecl{.name = "JOB_INT_JS_STATE", .on_read = [this] { return js_state_locked(); }});
     bank_.add(JOB_INT_THROTTLE, RegDecl{.name = "JOB_INT_THROTTLE", .writable = ~0u});
     const u32 present = gpu.jm_config().js_present;

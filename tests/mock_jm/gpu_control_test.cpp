@@ -351,9 +351,18 @@ TEST_F(GpuControl, InterruptQuadrupleAndLineLevel) {
     d().w(GPU_INT_CLEAR, GPU_IRQ_CLEAN_CACHES_COMPLETED);
     EXPECT_EQ(d().r(GPU_INT_RAWSTAT), 0u);
     EXPECT_FALSE(line.level());
-    // RESET_COMPLETED sets the line too when unmasked.
+    // A reset clears every interrupt mask (panfrost polls RAWSTAT for RESET_COMPLETED and writes
+    // the masks again): the line stays low until software unmasks the bit.
+    d().w(JOB_INT_MASK, 0x00070007);
+    d().w(MMU_INT_MASK, ~0u);
     d().w(GPU_CMD, GPU_CMD_SOFT_RESET);
-    ASSERT_TRUE(wait([&] { return line.level(); }, 10 * NSEC_PER_MSEC));
+    ASSERT_TRUE(wait([&] { return d().r(GPU_INT_RAWSTAT) & GPU_IRQ_RESET_COMPLETED; }, 10 * NSEC_PER_MSEC));
+    EXPECT_EQ(d().r(GPU_INT_MASK), 0u);
+    EXPECT_EQ(d().r(JOB_INT_MASK), 0u);
+    EXPECT_EQ(d().r(MMU_INT_MASK), 0u);
+    EXPECT_FALSE(line.level());
+    d().w(GPU_INT_MASK, GPU_IRQ_MASK_ALL);
+    EXPECT_TRUE(line.level());
     EXPECT_EQ(d().r(GPU_INT_STAT), GPU_IRQ_RESET_COMPLETED);
     d().w(GPU_INT_CLEAR, GPU_IRQ_MASK_ALL);
     EXPECT_FALSE(line.level());
