@@ -11,14 +11,8 @@ namespace mock_hw {
 
 using namespace panthor;
 
-namespace {
-u64 ns_to_ticks(ktime_t ns, u64 hz) {
-    return static_cast<u64>(static_cast<unsigned __int128>(ns < 0 ? 0 : ns) * hz / 1'000'000'000u);
-}
-}  // namespace
-
 GpuControl::GpuControl(Gpu& gpu, kshim::IrqLine& line)
-    : gpu_(gpu), lock_(gpu.lock()), irq_(bank_, GPU_INT_BASE, line, gpu.lock(), "GPU_INT") {
+    : gpu_(gpu), lock_(gpu.lock()), irq_(bank_, GPU_INT_BASE, line, gpu.lock(), "GPU_INT"), counters_(gpu.config()) {
     const GpuIdentity& id = gpu.config().id;
     auto ro = [this](u32 off, const char* name, u32 v) { bank_.add(off, RegDecl{.name = name, .reset = v}); };
     auto ro64 = [this](u32 off, const char* name, u64 v) { bank_.add64(off, name, v); };
@@ -160,24 +154,17 @@ void GpuControl::set_mcu_running_locked(bool on) {
 
 void GpuControl::update_cycle_counter_locked() {
     lockdep_assert_held(&lock_);
-    bool run = cc_cmd_ || cc_fw_ || cc_mcu_;
-    if (run == cc_running_)
-        return;
-    cc_base_ = cycle_count_locked();
-    cc_since_ = kshim::ktime_get();
-    cc_running_ = run;
+    counters_.set_cycle_counter_running(cc_cmd_ || cc_fw_ || cc_mcu_);
 }
 
 u64 GpuControl::cycle_count_locked() const {
     lockdep_assert_held(&lock_);
-    if (!cc_running_)
-        return cc_base_;
-    return cc_base_ + ns_to_ticks(kshim::ktime_get() - cc_since_, gpu_.config().gpu_clock_hz);
+    return counters_.cycle_count();
 }
 
 u64 GpuControl::timestamp_locked() const {
     lockdep_assert_held(&lock_);
-    return ns_to_ticks(kshim::ktime_get(), gpu_.config().timestamp_hz) + bank_.get64(GPU_TIMESTAMP_OFFSET);
+    return counters_.timestamp() + bank_.get64(GPU_TIMESTAMP_OFFSET);
 }
 
 void GpuControl::reset_locked() {
@@ -186,8 +173,8 @@ void GpuControl::reset_locked() {
     flush_ev_->cancel_locked();
     reset_stuck_ = flush_stuck_ = false;
     pending_flush_ = 0;
-    cc_cmd_ = cc_fw_ = cc_running_ = false;
-    cc_base_ = 0;
+    cc_cmd_ = cc_fw_ = false;
+    counters_.reset();
     bank_.reset();
 }
 

@@ -4,6 +4,7 @@
 // power-domain registers (power.cpp). Also serves the USER page's LATEST_FLUSH_ID.
 #pragma once
 #include "kernel_shim/spinlock.h"
+#include "mock_hw/gpu_counters.h"
 #include "mock_hw/hw_event.h"
 #include "mock_hw/irq_block.h"
 #include "mock_hw/register_bank.h"
@@ -75,9 +76,8 @@ private:
     u32 pending_flush_ = 0;
     u32 flush_id_ = 1;
     // Cycle counter: runs while started by GPU_CMD or enabled by the FW.
-    bool cc_cmd_ = false, cc_fw_ = false, cc_mcu_ = false, cc_running_ = false;
-    u64 cc_base_ = 0;
-    ktime_t cc_since_ = 0;
+    bool cc_cmd_ = false, cc_fw_ = false, cc_mcu_ = false;
+    GpuCounters counters_;
 };
 
 }  // namespace mock_hw

@@ -26,20 +26,29 @@ constexpr u64 kUxn = 1ull << 54;
 constexpr u64 kUxnTable = 1ull << 60;
 constexpr u64 kApTableNoWrite = 1ull << 62;
 
-WalkResult fail(u8 exc) {
-    WalkResult r;
-    r.exception = exc;
-    return r;
-}
+using walk::fail;
+using walk::read_desc;
 
-bool read_desc(u64 pa, u64* out) {
+}  // namespace
+
+bool walk::read_desc(u64 pa, u64* out) {
     if (!kshim::phys_range_valid(pa, 8))
         return false;
     std::memcpy(out, kshim::phys_to_virt(pa), 8);
     return true;
 }
 
-}  // namespace
+WalkResult walk::identity(const AsConfig& cfg, u64 va) {
+    const u64 limit = pa_limit(cfg);
+    if (va >= limit)
+        return fail(panthor::DRM_PANTHOR_EXCEPTION_ADDR_SIZE_FAULT_OUT0);
+    WalkResult r;
+    r.ok = true;
+    r.t.va_base = 0;
+    r.t.pa_base = 0;
+    r.t.size = limit;
+    return r;
+}
 
 u32 input_bits(const AsConfig& cfg) {
     u32 ina = panthor::AS_TRANSCFG_INA_BITS_GET(cfg.transcfg);
@@ -54,18 +63,10 @@ u32 input_bits(const AsConfig& cfg) {
 WalkResult lpae_walk(const AsConfig& cfg, u64 va) {
     using namespace panthor;
     const u64 mode = cfg.transcfg & AS_TRANSCFG_ADRMODE_MASK;
-    const u64 pa_limit = cfg.pa_bits >= 64 ? ~0ull : (1ull << cfg.pa_bits);
+    const u64 pa_limit = walk::pa_limit(cfg);
 
-    if (mode == AS_TRANSCFG_ADRMODE_IDENTITY) {
-        if (va >= pa_limit)
-            return fail(DRM_PANTHOR_EXCEPTION_ADDR_SIZE_FAULT_OUT0);
-        WalkResult r;
-        r.ok = true;
-        r.t.va_base = 0;
-        r.t.pa_base = 0;
-        r.t.size = pa_limit;
-        return r;
-    }
+    if (mode == AS_TRANSCFG_ADRMODE_IDENTITY)
+        return walk::identity(cfg, va);
     if (mode != AS_TRANSCFG_ADRMODE_AARCH64_4K) {
         // UNMAPPED, reserved encodings and the 64 KiB granule (which panthor never uses and this
         // model does not implement) translate nothing.

@@ -46,6 +46,25 @@ struct WalkResult {
     u64 bus_addr = 0;
 };
 
+// Building blocks every table format's walker shares (lpae_walker.cpp, mali_lpae_walker.cpp).
+namespace walk {
+// A failed walk with exception type `exc`.
+inline WalkResult fail(u8 exc) {
+    WalkResult r;
+    r.exception = exc;
+    return r;
+}
+// One 8-byte descriptor at physical address `pa`; false if it is outside memory.
+bool read_desc(u64 pa, u64* out);
+// An identity-mapped AS: `va` is the physical address, up to 2^pa_bits (ADDR_SIZE_FAULT_OUT0
+// beyond).
+WalkResult identity(const AsConfig& cfg, u64 va);
+// 2^pa_bits, the first physical address the GPU cannot reach.
+inline u64 pa_limit(const AsConfig& cfg) {
+    return cfg.pa_bits >= 64 ? ~0ull : (1ull << cfg.pa_bits);
+}
+}  // namespace walk
+
 // Walks the tables for `va`. Access-independent faults only (translation, address size, access
 // flag, memory attribute); permissions are checked per access by check_permission so a cached
 // Translation can be reused.

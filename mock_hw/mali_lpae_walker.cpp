@@ -22,9 +22,12 @@ namespace {
 using namespace panfrost;
 
 // The JM codes this walker reports are the numbers the shared MMU model (and lpae_walk) uses.
-static_assert(int{DRM_PANFROST_EXCEPTION_TRANSLATION_FAULT_0} == int{panthor::DRM_PANTHOR_EXCEPTION_TRANSLATION_FAULT_0});
-static_assert(int{DRM_PANFROST_EXCEPTION_ADDR_SIZE_FAULT_IN0} == int{panthor::DRM_PANTHOR_EXCEPTION_ADDR_SIZE_FAULT_IN});
-static_assert(int{DRM_PANFROST_EXCEPTION_ADDR_SIZE_FAULT_OUT0} == int{panthor::DRM_PANTHOR_EXCEPTION_ADDR_SIZE_FAULT_OUT0});
+static_assert(int{DRM_PANFROST_EXCEPTION_TRANSLATION_FAULT_0} ==
+              int{panthor::DRM_PANTHOR_EXCEPTION_TRANSLATION_FAULT_0});
+static_assert(int{DRM_PANFROST_EXCEPTION_ADDR_SIZE_FAULT_IN0} ==
+              int{panthor::DRM_PANTHOR_EXCEPTION_ADDR_SIZE_FAULT_IN});
+static_assert(int{DRM_PANFROST_EXCEPTION_ADDR_SIZE_FAULT_OUT0} ==
+              int{panthor::DRM_PANTHOR_EXCEPTION_ADDR_SIZE_FAULT_OUT0});
 static_assert(int{DRM_PANFROST_EXCEPTION_PERM_FAULT_0} == int{panthor::DRM_PANTHOR_EXCEPTION_PERM_FAULT_0});
 static_assert(DRM_PANFROST_EXCEPTION_TRANSTAB_BUS_FAULT_0 == kTranstabBusFault0);
 
@@ -34,35 +37,17 @@ u8 at_level(u8 code0, u32 level) {
     return static_cast<u8>(code0 + level);
 }
 
-WalkResult fail(u8 exc) {
-    WalkResult r;
-    r.exception = exc;
-    return r;
-}
-
-bool read_desc(u64 pa, u64* out) {
-    if (!kshim::phys_range_valid(pa, 8))
-        return false;
-    std::memcpy(out, kshim::phys_to_virt(pa), 8);
-    return true;
-}
+using walk::fail;
+using walk::read_desc;
 
 }  // namespace
 
 WalkResult mali_lpae_walk(const AsConfig& cfg, u64 va) {
     const u64 adrmode = cfg.transtab & AS_TRANSTAB_LPAE_ADRMODE_MASK;
-    const u64 pa_limit = cfg.pa_bits >= 64 ? ~0ull : (1ull << cfg.pa_bits);
+    const u64 pa_limit = walk::pa_limit(cfg);
 
-    if (adrmode == AS_TRANSTAB_LPAE_ADRMODE_IDENTITY) {
-        if (va >= pa_limit)
-            return fail(DRM_PANFROST_EXCEPTION_ADDR_SIZE_FAULT_OUT0);
-        WalkResult r;
-        r.ok = true;
-        r.t.va_base = 0;
-        r.t.pa_base = 0;
-        r.t.size = pa_limit;
-        return r;
-    }
+    if (adrmode == AS_TRANSTAB_LPAE_ADRMODE_IDENTITY)
+        return walk::identity(cfg, va);
     if (adrmode != AS_TRANSTAB_LPAE_ADRMODE_TABLE) {
         // UNMAPPED (0; panfrost writes TRANSTAB = 0 to disable an AS) and the reserved 1.
         return fail(DRM_PANFROST_EXCEPTION_TRANSLATION_FAULT_0);

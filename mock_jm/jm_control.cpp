@@ -13,14 +13,11 @@ using namespace panfrost;
 using mock_hw::FaultKind;
 using mock_hw::RegDecl;
 
-namespace {
-u64 ns_to_ticks(ktime_t ns, u64 hz) {
-    return static_cast<u64>(static_cast<unsigned __int128>(ns < 0 ? 0 : ns) * hz / 1'000'000'000u);
-}
-}  // namespace
-
 JmControl::JmControl(JmGpu& gpu, kshim::IrqLine& line)
-    : gpu_(gpu), lock_(gpu.lock()), irq_(bank_, GPU_INT_RAWSTAT, line, gpu.lock(), "GPU_INT", false) {
+    : gpu_(gpu),
+      lock_(gpu.lock()),
+      irq_(bank_, GPU_INT_RAWSTAT, line, gpu.lock(), "GPU_INT", false),
+      counters_(gpu.config()) {
     const mock_hw::GpuIdentity& id = gpu.config().id;
     const JmConfig& jc = gpu.jm_config();
     auto ro = [this](u32 off, const char* name, u32 v) { bank_.add(off, RegDecl{.name = name, .reset = v}); };
@@ -131,8 +128,8 @@ void JmControl::command_locked(u32 cmd) {
             pending_flush_ = cmd;
         flush_ev_->arm_locked(lat.cache_flush);
         break;
-    case GPU_CMD_CYCLE_COUNT_START: update_cycle_counter_locked(true); break;
-    case GPU_CMD_CYCLE_COUNT_STOP: update_cycle_counter_locked(false); break;
+    case GPU_CMD_CYCLE_COUNT_START: counters_.set_cycle_counter_running(true); break;
+    case GPU_CMD_CYCLE_COUNT_STOP: counters_.set_cycle_counter_running(false); break;
     default: gpu_.log_once_locked(0x30000 | cmd, "GPU_CMD %#x not modelled (ignored)", cmd); break;
     }
 }
@@ -155,25 +152,14 @@ void JmControl::raise_gpu_fault_locked(u32 status, u64 addr) {
     irq_.raise_locked(GPU_IRQ_FAULT);
 }
 
-void JmControl::update_cycle_counter_locked(bool run) {
-    lockdep_assert_held(&lock_);
-    if (run == cc_running_)
-        return;
-    cc_base_ = cycle_count_locked();
-    cc_since_ = kshim::ktime_get();
-    cc_running_ = run;
-}
-
 u64 JmControl::cycle_count_locked() const {
     lockdep_assert_held(&lock_);
-    if (!cc_running_)
-        return cc_base_;
-    return cc_base_ + ns_to_ticks(kshim::ktime_get() - cc_since_, gpu_.config().gpu_clock_hz);
+    return counters_.cycle_count();
 }
 
 u64 JmControl::timestamp_locked() const {
     lockdep_assert_held(&lock_);
-    return ns_to_ticks(kshim::ktime_get(), gpu_.config().timestamp_hz);
+    return counters_.timestamp();
 }
 
 void JmControl::reset_locked() {
@@ -182,8 +168,7 @@ void JmControl::reset_locked() {
     flush_ev_->cancel_locked();
     reset_stuck_ = false;
     pending_flush_ = 0;
-    cc_running_ = false;
-    cc_base_ = 0;
+    counters_.reset();
     bank_.reset();
 }
 

@@ -5,6 +5,7 @@
 // the power-domain registers (mock_hw/power.cpp). Register facts: docs/hw/jm/gpu-control.md.
 #pragma once
 #include "kernel_shim/spinlock.h"
+#include "mock_hw/gpu_counters.h"
 #include "mock_hw/hw_event.h"
 #include "mock_hw/irq_block.h"
 #include "mock_hw/register_bank.h"
@@ -47,7 +48,6 @@ public:
 
 private:
     void command_locked(u32 cmd);
-    void update_cycle_counter_locked(bool run) REQUIRES(lock_);
     u32 status_locked() const;
 
     JmGpu& gpu_;
@@ -59,10 +59,9 @@ private:
     bool reset_stuck_ = false;  // FaultPlan: a reset that never completes
     u32 pending_flush_ = 0;     // the GPU_CMD of the flush in progress
     u32 flush_id_ = 1;
-    // Cycle counter: runs between CYCLE_COUNT_START and CYCLE_COUNT_STOP (panfrost counts starts).
-    bool cc_running_ = false;
-    u64 cc_base_ = 0;
-    ktime_t cc_since_ = 0;
+    // The cycle counter runs between CYCLE_COUNT_START and CYCLE_COUNT_STOP (panfrost counts its
+    // users and issues one START for the first, one STOP for the last).
+    mock_hw::GpuCounters counters_;
 };
 
 }  // namespace mock_jm

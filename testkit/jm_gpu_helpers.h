@@ -21,17 +21,8 @@ using kshim::NSEC_PER_USEC;
 using kshim::u16;
 using mock_hw::testing::PhysPages;
 
-// Register access the way panfrost does it (64-bit: LO then HI; counters HI, LO, HI).
-struct JmDrv {
-    JmGpu& g;
-    u32 r(u32 off) { return g.read32(off); }
-    void w(u32 off, u32 v) { g.write32(off, v); }
-    u64 r64(u32 off) { return r(off) | (u64{r(off + 4)} << 32); }
-    void w64(u32 off, u64 v) {
-        w(off, static_cast<u32>(v));
-        w(off + 4, static_cast<u32>(v >> 32));
-    }
-};
+// Register access the way panfrost does it.
+using JmDrv = mock_hw::testing::GpuDrv<JmGpu>;
 
 // Mali-LPAE descriptors (io-pgtable ARM_MALI_LPAE): type 3 = table, type 1 = block or page at
 // levels 1-3, BIT(6) readable, BIT(7) writable, bits 53/54 execute-never, AttrIndx [4:2].
@@ -46,38 +37,16 @@ inline constexpr u64 kMaliRw = kMaliRead | kMaliWrite | (2ull << 8) | (1ull << 2
 inline constexpr u64 kMaliTranstabFlags = 0x3 | (1u << 2) | (1u << 4);
 inline constexpr u64 kMaliMemattr = 0x888888888888888Dull;
 
-// Hand-built 4-level Mali-LPAE tables.
-class MaliPageTables {
+// Hand-built 4-level Mali-LPAE tables: the AArch64 helper's table descriptors, Mali-LPAE leaves.
+class MaliPageTables : public mock_hw::testing::PageTables {
 public:
-    MaliPageTables() { root_ = new_table(); }
-    u64 root_pa() const { return root_; }
-    u64 transtab() const { return root_ | kMaliTranstabFlags; }
-
-    u64* slot(u64 va, int level) {
-        u64 table = root_;
-        for (int l = 0;; l++) {
-            u64* e = static_cast<u64*>(kshim::phys_to_virt(table)) + ((va >> (39 - 9 * l)) & 0x1FF);
-            if (l == level)
-                return e;
-            if ((*e & 3) != kMaliTable)
-                *e = new_table() | kMaliTable;
-            table = *e & 0x0000FFFFFFFFF000ull;
-        }
-    }
+    u64 transtab() const { return root_pa() | kMaliTranstabFlags; }
     void map_page(u64 va, u64 pa, u64 attrs = kMaliRw) { *slot(va, 3) = pa | attrs | kMaliLeaf; }
     void unmap_page(u64 va) { *slot(va, 3) = 0; }
     void map_range(u64 va, u64 pa, u64 size, u64 attrs = kMaliRw) {
         for (u64 o = 0; o < size; o += 0x1000)
             map_page(va + o, pa + o, attrs);
     }
-
-private:
-    u64 new_table() {
-        pages_.push_back(std::make_unique<PhysPages>(0x1000));
-        return pages_.back()->pa();
-    }
-    u64 root_ = 0;
-    std::vector<std::unique_ptr<PhysPages>> pages_;
 };
 
 using WaitFn = std::function<bool(const std::function<bool()>&)>;

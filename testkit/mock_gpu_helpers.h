@@ -59,7 +59,8 @@ inline constexpr u64 kPteRw = kPteAttrCached | kPteApUnpriv | kPteShIs | kPteAf 
 inline constexpr u64 kTranscfg48 = 0x420001C6;  // panthor's value for a 48-bit VA
 inline constexpr u64 kMemattr = 0x4C4C4C4C8C4C8F4Cull;
 
-// Hand-built 4-level tables (48-bit VA, 4 KiB granule).
+// Hand-built 4-level tables (48-bit VA, 4 KiB granule). Table descriptors (type 3) are the same
+// in the Mali-LPAE format, so testkit/jm_gpu_helpers.h builds on slot().
 class PageTables {
 public:
     PageTables() { root_ = new_table(); }
@@ -98,9 +99,11 @@ private:
     std::vector<std::unique_ptr<PhysPages>> pages_;
 };
 
-// Register access the way panthor does it (64-bit: LO then HI; counters: HI, LO, HI).
-struct Drv {
-    Gpu& g;
+// Register access the way the drivers do it (64-bit: LO then HI; counters: HI, LO, HI), on any
+// mock GPU.
+template <class G>
+struct GpuDrv {
+    G& g;
     u32 r(u32 off) { return g.read32(off); }
     void w(u32 off, u32 v) { g.write32(off, v); }
     u64 r64(u32 off) { return r(off) | (u64{r(off + 4)} << 32); }
@@ -118,6 +121,7 @@ struct Drv {
         return (u64{hi2} << 32) | lo;
     }
 };
+using Drv = GpuDrv<Gpu>;
 
 // panthor_mmu_as_enable: program TRANSTAB/MEMATTR/TRANSCFG and UPDATE, waiting for AS_ACTIVE to
 // clear before and after; `wait` runs the world until its predicate holds (false on timeout).
