@@ -7,7 +7,7 @@
 # roots of its folders with upanthor_include_root() and passes them on to whoever links it.
 # Compiler messages, __FILE__ and debug info name the source path, not the link.
 set(UPANTHOR_INCLUDE_ROOTS ${CMAKE_BINARY_DIR}/include_roots)
-set(UPANTHOR_FOLDERS hw uapi kernel_shim drm panthor mock_hw mock_jm umd host testkit tools fuzz bench tests)
+set(UPANTHOR_FOLDERS hw uapi kernel_shim drm panthor panfrost mock_hw mock_jm umd host testkit tools fuzz bench tests)
 
 foreach(folder IN LISTS UPANTHOR_FOLDERS)
   string(REPLACE "/" "_" name "${folder}")

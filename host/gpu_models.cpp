@@ -2,6 +2,8 @@
 #include "host/gpu_models.h"
 
 #include "mock_hw/platform.h"
+#include "mock_jm/jm_platform.h"
+#include "panfrost/panfrost_drv.h"
 #include "panthor/panthor_drv.h"
 
 namespace upanthor::host {
@@ -17,6 +19,16 @@ private:
     mock_hw::MockPlatform plat_;
 };
 
+class JmMockDevice : public MockDevice {
+public:
+    explicit JmMockDevice(const mock_jm::JmConfig& cfg) : plat_(cfg) {}
+    kshim::PlatformDevice* pdev() override { return plat_.pdev(); }
+    mock_jm::JmPlatform* jm() override { return &plat_; }
+
+private:
+    mock_jm::JmPlatform plat_;
+};
+
 const GpuModel kModels[] = {
     {
         .name = "g610",
@@ -25,6 +37,15 @@ const GpuModel kModels[] = {
         .driver = &panthor::panthor_module,
         .create = [](const ModelConfig& cfg) -> std::unique_ptr<MockDevice> {
             return std::make_unique<CsfMockDevice>(cfg.csf);
+        },
+    },
+    {
+        .name = "g52",
+        .family = "jm",
+        .summary = "Mali-G52 r1 (Job Manager, Bifrost) on an RK3568 platform device; driver panfrost",
+        .driver = &panfrost::panfrost_module,
+        .create = [](const ModelConfig& cfg) -> std::unique_ptr<MockDevice> {
+            return std::make_unique<JmMockDevice>(cfg.jm);
         },
     },
 };

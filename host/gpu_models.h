@@ -12,17 +12,22 @@
 #include "drm/drm_module.h"
 #include "kernel_shim/platform.h"
 #include "mock_hw/config.h"
+#include "mock_jm/config.h"
 
 namespace mock_hw {
 class MockPlatform;
 class Gpu;
 }  // namespace mock_hw
+namespace mock_jm {
+class JmPlatform;
+}  // namespace mock_jm
 
 namespace upanthor::host {
 
 // Per-family configuration of the mock (defaults: the model's own).
 struct ModelConfig {
     mock_hw::GpuConfig csf;  // CSF models (g610)
+    mock_jm::JmConfig jm;    // Job Manager models (g52)
 };
 
 // The mock device of a model, behind its platform device.
@@ -32,11 +37,13 @@ public:
     virtual kshim::PlatformDevice* pdev() = 0;
     // The CSF mock (nullptr for other families).
     virtual mock_hw::MockPlatform* csf() { return nullptr; }
+    // The Job Manager mock (nullptr for other families).
+    virtual mock_jm::JmPlatform* jm() { return nullptr; }
 };
 
 struct GpuModel {
     std::string_view name;     // "g610"
-    std::string_view family;   // "csf"
+    std::string_view family;   // "csf", "jm"
     std::string_view summary;  // one line for listings
     const drm::PlatformDriverModule* driver;
     std::unique_ptr<MockDevice> (*create)(const ModelConfig& cfg);

@@ -70,6 +70,8 @@ public:
     kshim::Device* dev() { return &pdev()->dev; }
     // The CSF mock of a CSF model; nullptr for another family.
     mock_hw::MockPlatform* csf() { return device_->csf(); }
+    // The Job Manager mock of a JM model; nullptr for another family.
+    mock_jm::JmPlatform* jm() { return device_->jm(); }
     // The bound driver's DRM device (nullptr when not bound).
     drm::drm_device* drm_dev();
 

@@ -11,8 +11,9 @@ namespace upanthor::layout {
 namespace {
 
 // Layers, most specific first: a path belongs to the first folder that prefixes it.
-const std::vector<std::string_view> kLayers = {"uapi", "hw",   "kernel_shim", "drm",   "panthor", "mock_hw", "mock_jm",
-                                               "umd",  "host", "testkit",     "tools", "fuzz",    "bench",   "tests"};
+const std::vector<std::string_view> kLayers = {"uapi",     "hw",      "kernel_shim", "drm",   "panthor",
+                                               "panfrost", "mock_hw", "mock_jm",     "umd",   "host",
+                                               "testkit",  "tools",   "fuzz",        "bench", "tests"};
 
 // What each layer may include besides itself. The lowest layers first: the hardware contract
 // and the uAPI depend on nothing of ours, the kernel services on the uAPI they implement; the DRM
@@ -29,11 +30,12 @@ const std::map<std::string_view, std::set<std::string_view>>& rules() {
         m["kernel_shim"] = {"uapi"};
         m["drm"] = {"uapi", "kernel_shim"};
         m["panthor"] = {"drm", "uapi", "kernel_shim", "hw"};
+        m["panfrost"] = {"drm", "uapi", "kernel_shim", "hw"};
         m["mock_hw"] = {"kernel_shim", "hw"};
         // A second mock GPU builds on the first one's family-independent chassis.
         m["mock_jm"] = {"mock_hw", "kernel_shim", "hw"};
         m["umd"] = {"uapi", "hw"};
-        const std::set<std::string_view> stack = {"umd", "panthor", "mock_hw",     "mock_jm",
+        const std::set<std::string_view> stack = {"umd", "panthor", "panfrost",    "mock_hw", "mock_jm",
                                                   "drm", "uapi",    "kernel_shim", "hw"};
         m["host"] = stack;
         auto above = [&](std::initializer_list<std::string_view> extra) {

@@ -36,6 +36,9 @@ TEST(Layering, TheForbiddenDirectionsTheIssueNames) {
     EXPECT_FALSE(allowed("drm/drm_gem.cpp", "host/machine.h")) << "a lower layer including a higher one";
     EXPECT_FALSE(allowed("host/machine.cpp", "testkit/csf_rig.h"));
     EXPECT_FALSE(allowed("panthor/panthor_gpu.cpp", "mock_jm/jm_gpu.h")) << "no driver sees either mock";
+    EXPECT_FALSE(allowed("panfrost/panfrost_gpu.cpp", "mock_jm/jm_gpu.h")) << "no driver sees either mock";
+    EXPECT_FALSE(allowed("panfrost/panfrost_gpu.cpp", "mock_hw/gpu_base.h"));
+    EXPECT_FALSE(allowed("panfrost/panfrost_drv.cpp", "panthor/panthor_device.h")) << "drivers are independent";
     EXPECT_FALSE(allowed("mock_hw/mmu.cpp", "mock_jm/jm_gpu.h")) << "the chassis knows no family's model";
 }
 
@@ -51,6 +54,8 @@ TEST(Layering, TheAllowedDirections) {
         << "the kernel implements the uAPI";
     EXPECT_TRUE(allowed("drm/drm_gem.cpp", "kernel_shim/slab.h"));
     EXPECT_TRUE(allowed("host/machine.cpp", "panthor/panthor_drv.h"));
+    EXPECT_TRUE(allowed("host/gpu_models.cpp", "panfrost/panfrost_drv.h"));
+    EXPECT_TRUE(allowed("panfrost/panfrost_gpu.cpp", "hw/jm/regs/gpu_regs.h"));
     EXPECT_TRUE(allowed("host/machine.cpp", "mock_hw/platform.h"));
     EXPECT_TRUE(allowed("fuzz/gpuvm_program.cpp", "testkit/gpuvm_harness.h"));
     EXPECT_TRUE(allowed("tests/panthor/probe_test.cpp", "mock_hw/gpu.h"));

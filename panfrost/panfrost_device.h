@@ -1,0 +1,182 @@
+// Mirrors drivers/gpu/drm/panfrost/panfrost_device.h: the device of a Job Manager Mali GPU, its
+// probed features, the per-compatible data, the per-file state, MMIO accessors and the model
+// compare helpers.
+//
+// DOC: The driver reaches the GPU only through pfdev->iomem (MMIO), the "gpu"/"mmu"/"job" IRQ
+// lines of the platform device and memory by physical address; it never includes a mock header.
+// This slice has the GPU_CONTROL block only (docs/panfrost.md): no MMU, job slots, GEM or perfcnt.
+#pragma once
+#include <atomic>
+#include <bitset>
+
+#include "drm/drm_device.h"
+#include "drm/drm_file.h"
+#include "hw/jm/models.h"
+#include "kernel_shim/clk.h"
+#include "kernel_shim/iopoll.h"
+#include "kernel_shim/irq.h"
+#include "kernel_shim/log.h"
+#include "kernel_shim/platform.h"
+#include "kernel_shim/pm_runtime.h"
+#include "kernel_shim/spinlock.h"
+
+namespace panfrost {
+
+using kshim::s32;
+using kshim::u32;
+using kshim::u64;
+
+// Index of the job slots' and address spaces' bookkeeping (upstream: 3 whatever JS_PRESENT says).
+inline constexpr int NUM_JOB_SLOTS = 3;
+
+// Bits of panfrost_device.is_suspended: whose IRQs are masked and ignored.
+enum panfrost_comp_bit {
+    PANFROST_COMP_BIT_GPU,
+    PANFROST_COMP_BIT_MMU,
+    PANFROST_COMP_BIT_JOB,
+    PANFROST_COMP_BIT_MAX,
+};
+
+// What GET_PARAM exports and what the quirks and model matching look at: every GPU_CONTROL
+// identity register, read once at probe.
+struct panfrost_features {
+    u32 id = 0;        // GPU_ID[31:16] (T60x's raw id rewritten to 0x0600)
+    u32 revision = 0;  // GPU_ID[15:0]
+    u64 shader_present = 0;
+    u64 tiler_present = 0;
+    u64 l2_present = 0;
+    u64 stack_present = 0;
+    u32 as_present = 0;
+    u32 js_present = 0;
+    u32 l2_features = 0;
+    u32 core_features = 0;
+    u32 tiler_features = 0;
+    u32 mem_features = 0;
+    u32 mmu_features = 0;
+    u32 thread_features = 0;
+    u32 max_threads = 0;
+    u32 thread_max_workgroup_sz = 0;
+    u32 thread_max_barrier_sz = 0;
+    u32 coherency_features = 0;
+    u32 selected_coherency = 0;  // DRM_PANFROST_GPU_COHERENCY_*
+    u32 afbc_features = 0;
+    u32 texture_features[4] = {};
+    u32 js_features[16] = {};
+    u32 nr_core_groups = 0;
+    u32 thread_tls_alloc = 0;
+    std::bitset<HW_FEATURES_END> hw_features;
+    std::bitset<HW_ISSUE_END> hw_issues;
+};
+
+// Power-management features of a compatible (pm_features bits).
+enum panfrost_gpu_pm {
+    GPU_PM_CLK_DIS,   // gate the clocks on system suspend
+    GPU_PM_VREG_OFF,  // drop the supply on system suspend
+    GPU_PM_RT,        // gate the clocks on runtime suspend too
+};
+
+struct panfrost_device;
+
+// The OF match data of a compatible (struct panfrost_compatible).
+struct panfrost_compatible {
+    const char* const* supply_names;  // regulators, nullptr-terminated
+    int num_supplies;
+    u32 pm_features;                               // BIT(panfrost_gpu_pm)
+    void (*vendor_quirk)(panfrost_device* pfdev);  // run at the end of the quirks
+};
+
+struct panfrost_device {
+    explicit panfrost_device(const drm::DriverDesc& driver);
+    panfrost_device(const panfrost_device&) = delete;
+    panfrost_device& operator=(const panfrost_device&) = delete;
+
+    drm::drm_device base;
+    kshim::PlatformDevice* pdev = nullptr;
+    kshim::Device* dev = nullptr;  // &pdev->dev, the dev_* log prefix
+    const panfrost_compatible* comp = nullptr;
+    kshim::Iomem* iomem = nullptr;
+    bool coherent = false;
+
+    kshim::IrqLine* gpu_irq = nullptr;
+    // PANFROST_COMP_BIT_*: the block's IRQ is masked and its handler ignores the line (shared).
+    std::atomic<u32> is_suspended{0};
+
+    kshim::Clk* clock = nullptr;
+    kshim::Clk* bus_clock = nullptr;
+    kshim::Regulator* regulators[2] = {};
+    int num_regulators = 0;
+
+    panfrost_features features;
+
+    struct {
+        std::atomic<int> use_count{0};
+        // Serialises the 0 <-> 1 transitions of use_count with the GPU_CMD they write.
+        kshim::SpinLock lock{"panfrost.cycle_counter.lock"};
+    } cycle_counter;
+};
+
+inline panfrost_device* to_panfrost_device(drm::drm_device* ddev) {
+    return container_of(ddev, panfrost_device, base);
+}
+
+// Per-open-file state (drm_file.driver_priv). This slice keeps only the device: the VM, the JM
+// contexts and the engine usage come with the MMU and job slots.
+struct panfrost_file_priv {
+    panfrost_device* pfdev = nullptr;
+};
+
+inline bool panfrost_has_hw_feature(const panfrost_device* pfdev, panfrost_hw_feature feat) {
+    return pfdev->features.hw_features.test(feat);
+}
+inline bool panfrost_has_hw_issue(const panfrost_device* pfdev, panfrost_hw_issue issue) {
+    return pfdev->features.hw_issues.test(issue);
+}
+
+// Bifrost and later ids carry an arch number in [15:12]: only arch major and product major count.
+inline int panfrost_model_cmp(const panfrost_device* pfdev, s32 id) {
+    s32 match_id = static_cast<s32>(pfdev->features.id);
+    if (match_id & 0xf000)
+        match_id &= 0xf00f;
+    return match_id - id;
+}
+inline bool panfrost_model_is_bifrost(const panfrost_device* pfdev) {
+    return panfrost_model_cmp(pfdev, 0x1000) >= 0;
+}
+inline bool panfrost_model_eq(const panfrost_device* pfdev, s32 id) {
+    return !panfrost_model_cmp(pfdev, id);
+}
+
+int panfrost_device_init(panfrost_device* pfdev);
+void panfrost_device_fini(panfrost_device* pfdev);
+// Soft reset and power-on: what every runtime resume does.
+void panfrost_device_reset(panfrost_device* pfdev);
+
+int panfrost_device_runtime_suspend(kshim::Device* dev);
+int panfrost_device_runtime_resume(kshim::Device* dev);
+extern const kshim::DevPmOps panfrost_pm_ops;
+
+// The name of an exception code (hw/jm/regs/exceptions.h); "Unknown exception type" otherwise.
+const char* panfrost_exception_name(u32 exception_code);
+
+// ---- MMIO ----
+inline u32 gpu_read(panfrost_device* pfdev, u32 reg) {
+    return kshim::readl(pfdev->iomem, reg);
+}
+inline void gpu_write(panfrost_device* pfdev, u32 reg, u32 data) {
+    kshim::writel(data, pfdev->iomem, reg);
+}
+inline u64 gpu_read64(panfrost_device* pfdev, u32 reg) {
+    return gpu_read(pfdev, reg) | (static_cast<u64>(gpu_read(pfdev, reg + 4)) << 32);
+}
+// A free-running 64-bit counter: HI, LO, HI until both HI reads agree.
+inline u64 gpu_read64_counter(panfrost_device* pfdev, u32 reg) {
+    u32 lo, hi1, hi2;
+    do {
+        hi1 = gpu_read(pfdev, reg + 4);
+        lo = gpu_read(pfdev, reg);
+        hi2 = gpu_read(pfdev, reg + 4);
+    } while (hi1 != hi2);
+    return lo | (static_cast<u64>(hi2) << 32);
+}
+
+}  // namespace panfrost
