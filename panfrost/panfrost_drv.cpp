@@ -15,7 +15,7 @@
 #include "kernel_shim/report.h"
 #include "kernel_shim/slab.h"
 #include "panfrost/panfrost_gpu.h"
-#include "panfrost/panfrost_param.h"
+#include "uapi/drm/panfrost_drm.h"
 
 namespace panfrost {
 

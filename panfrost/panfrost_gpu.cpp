@@ -14,7 +14,7 @@
 #include "kernel_shim/devres.h"
 #include "kernel_shim/err.h"
 #include "kernel_shim/report.h"
-#include "panfrost/panfrost_param.h"
+#include "uapi/drm/panfrost_drm.h"
 
 // Polls a register through the runtime (virtual time passes in simulated mode). Local: panthor's
 // header defines a macro of the same name, and a host includes both drivers.

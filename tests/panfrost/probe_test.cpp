@@ -24,7 +24,7 @@
 #include "mock_jm/jm_platform.h"
 #include "panfrost/panfrost_device.h"
 #include "panfrost/panfrost_drv.h"
-#include "panfrost/panfrost_param.h"
+#include "uapi/drm/panfrost_drm.h"
 #include "tests/support/kernel_test.h"
 
 namespace panfrost::testing {
