@@ -53,8 +53,8 @@ cmake --preset fuzz >/dev/null
 # drivers, the mocks, the DRM core, the host, userspace, the contract); scripts/tidy.sh with no
 # argument adds kernel_shim (a few more minutes).
 stage "tidy"
-echo "== tidy: .clang-tidy over hw, drm, panthor, mock_hw, mock_jm, umd, host"
-mapfile -t tidy_files < <(git ls-files 'hw/*.cpp' 'drm/*.cpp' 'panthor/*.cpp' 'mock_hw/*.cpp' 'mock_jm/*.cpp' 'umd/*.cpp' 'host/*.cpp')
+echo "== tidy: .clang-tidy over hw, drm, panthor, panfrost, mock_hw, mock_jm, umd, host"
+mapfile -t tidy_files < <(git ls-files 'hw/*.cpp' 'drm/*.cpp' 'panthor/*.cpp' 'panfrost/*.cpp' 'mock_hw/*.cpp' 'mock_jm/*.cpp' 'umd/*.cpp' 'host/*.cpp')
 bash scripts/tidy.sh "${tidy_files[@]}" || status=1
 stage "fuzz build"
 cmake --build --preset fuzz -j "$jobs" --target fuzz_ioctl fuzz_fw_image fuzz_cs fuzz_gpuvm upanthor_firmware

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # clang-tidy (.clang-tidy: bugprone, performance, the override/virtual checks) over the sources of
-# the library layers (hw, kernel_shim, drm, panthor, mock_hw, mock_jm, umd, host), in parallel; exits 1 on
+# the library layers (hw, kernel_shim, drm, panthor, panfrost, mock_hw, mock_jm, umd, host), in parallel; exits 1 on
 # any finding. Uses the compile commands of the clang `fuzz` preset (configured here if needed).
 #   bash scripts/tidy.sh [FILE...]    only those files
 set -euo pipefail
@@ -14,7 +14,7 @@ fi
 if [ $# -gt 0 ]; then
     files=("$@")
 else
-    mapfile -t files < <(git ls-files 'hw/*.cpp' 'kernel_shim/*.cpp' 'drm/*.cpp' 'panthor/*.cpp' 'mock_hw/*.cpp' 'mock_jm/*.cpp' 'umd/*.cpp' 'host/*.cpp')
+    mapfile -t files < <(git ls-files 'hw/*.cpp' 'kernel_shim/*.cpp' 'drm/*.cpp' 'panthor/*.cpp' 'panfrost/*.cpp' 'mock_hw/*.cpp' 'mock_jm/*.cpp' 'umd/*.cpp' 'host/*.cpp')
 fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
