@@ -181,6 +181,9 @@ struct drm_sched_job {
     u32 last_dependency = 0;
     drm_sched_priority s_priority = DRM_SCHED_PRIORITY_NORMAL;
     u64 id = 0;  // unique per scheduler, from arm
+    // Hangs this job caused (drm_sched_increase_karma); drm_sched_resubmit_jobs cancels the
+    // context of the first job past sched->hang_limit.
+    std::atomic<int> karma{0};
     // Entity kill: waits for the previous job, then the dependencies, then a work item.
     dma_fence_cb finish_cb;
     kshim::work_struct work;
@@ -283,7 +286,7 @@ struct drm_sched_init_args {
     kshim::workqueue_struct* timeout_wq = nullptr;  // nullptr: system_wq
     u32 num_rqs = DRM_SCHED_PRIORITY_COUNT;
     u32 credit_limit = 1;
-    unsigned hang_limit = 0;                     // deprecated upstream; kept for the argument set
+    unsigned hang_limit = 0;                     // hangs a job may cause before resubmit cancels its context
     long timeout = kshim::MAX_SCHEDULE_TIMEOUT;  // jiffies
     std::atomic<int>* score = nullptr;           // shared between schedulers, or nullptr for our own
     const char* name = "drm_sched";
@@ -373,6 +376,11 @@ void drm_sched_fault(drm_gpu_scheduler* sched);
 unsigned long drm_sched_suspend_timeout(drm_gpu_scheduler* sched);
 void drm_sched_resume_timeout(drm_gpu_scheduler* sched, unsigned long remaining);
 void drm_sched_tdr_queue_imm(drm_gpu_scheduler* sched);
+// Deprecated upstream, kept for drivers that still recover this way (panfrost): count a hang
+// against `bad` and mark its entity guilty; after drm_sched_stop and the driver's reset, run
+// every pending job again (the guilty context's jobs with -ECANCELED set on `finished`).
+void drm_sched_increase_karma(drm_sched_job* bad);
+void drm_sched_resubmit_jobs(drm_gpu_scheduler* sched);
 drm_gpu_scheduler* drm_sched_pick_best(drm_gpu_scheduler** sched_list, unsigned num_sched_list);
 // The load-balancing score (upstream reads atomic_read(sched->score)): jobs pushed and not yet
 // finished plus entities on the run queues.

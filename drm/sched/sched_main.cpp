@@ -252,6 +252,65 @@ void drm_sched_start(drm_gpu_scheduler* sched, int errnum) {
     drm_sched_wqueue_start(sched);
 }
 
+// ---- karma and resubmission (deprecated upstream; panfrost still recovers this way) ----
+void drm_sched_increase_karma(drm_sched_job* bad) {
+    drm_gpu_scheduler* sched = bad->sched;
+    // Kernel jobs (page-table updates and the like) are collateral damage of a hang, never its
+    // cause.
+    if (bad->s_priority == DRM_SCHED_PRIORITY_KERNEL)
+        return;
+    bad->karma.fetch_add(1, std::memory_order_relaxed);
+
+    // The job no longer knows its entity (pop cleared it): find it by its fence context among
+    // the entities on this scheduler's run queues. All of them: a FAIR scheduler keeps every
+    // priority on the first one.
+    const u64 context = bad->s_fence->scheduled.context;
+    for (u32 i = DRM_SCHED_PRIORITY_KERNEL; i < sched->num_rqs; i++) {
+        drm_sched_rq* rq = sched->sched_rq[i];
+        kshim::SpinGuard g(rq->lock);
+        for (drm_sched_entity& entity : rq->entities) {
+            if (entity.fence_context != context)
+                continue;
+            if (entity.guilty)
+                entity.guilty->store(1, std::memory_order_relaxed);
+            return;
+        }
+    }
+}
+
+void drm_sched_resubmit_jobs(drm_gpu_scheduler* sched) {
+    // Called between drm_sched_stop and drm_sched_start: the workers are stopped, so nobody
+    // else walks or changes the pending list.
+    bool found_guilty = false;
+    u64 guilty_context = 0;
+    for (drm_sched_job& s_job : sched->pending_list) {
+        drm_sched_fence* s_fence = s_job.s_fence;
+        // The first job past the hang limit condemns its whole context: its later jobs
+        // depended on what it should have produced.
+        if (!found_guilty && static_cast<unsigned>(s_job.karma.load(std::memory_order_relaxed)) > sched->hang_limit) {
+            found_guilty = true;
+            guilty_context = s_fence->scheduled.context;
+        }
+        if (found_guilty && s_fence->scheduled.context == guilty_context)
+            kshim::dma_fence_set_error(&s_fence->finished, -ECANCELED);
+
+        // The same contract as in run_job_work: run_job must not wait or allocate as if it
+        // could reclaim.
+        const bool cookie = kshim::dma_fence_begin_signalling();
+        dma_fence* fence = sched->ops->run_job(&s_job);
+        kshim::dma_fence_end_signalling(cookie);
+
+        // drm_sched_stop dropped the old hardware fence; drm_sched_start waits on the new one,
+        // or, with none, finishes the job with its errno (or -ECANCELED).
+        dma_fence* parent = nullptr;
+        if (IS_ERR(fence))
+            kshim::dma_fence_set_error(&s_fence->finished, static_cast<int>(PTR_ERR(fence)));
+        else if (fence)
+            parent = fence;  // run_job's reference becomes the parent's
+        dma_fence_put(s_fence->parent.exchange(parent, std::memory_order_acq_rel));
+    }
+}
+
 // ---- the work items ----
 static unsigned drm_sched_free_finished_jobs(drm_gpu_scheduler* sched, bool* have_more_out);
 
@@ -526,6 +585,7 @@ int drm_sched_job_init(drm_sched_job* job, drm_sched_entity* entity, u32 credits
     job->credits = credits;
     job->last_dependency = 0;
     job->id = 0;
+    job->karma.store(0, std::memory_order_relaxed);
     job->dependencies = drm_sched_job_deps{};
     job->dependencies.slots = job->dependencies.inline_slots;
     job->s_fence = drm_sched_fence_alloc(entity, owner, drm_client_id);
