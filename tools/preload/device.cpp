@@ -82,9 +82,18 @@ bool boot_locked() {
     const char* model = std::getenv("UPANTHOR_GPU");
     if (!model || !*model)
         model = "default";
-    if (!upanthor::host::find_gpu_model(model)) {
+    const upanthor::host::GpuModel* gm = upanthor::host::find_gpu_model(model);
+    if (!gm) {
         std::fprintf(stderr, "libupanthor_preload: UPANTHOR_GPU=%s: no such GPU model (models: %s)\n", model,
                      upanthor::host::gpu_model_names().c_str());
+        return false;
+    }
+    // The render node, sysfs and uevent served are panthor's; panfrost is not complete yet.
+    if (gm->family != "csf") {
+        std::fprintf(stderr,
+                     "libupanthor_preload: UPANTHOR_GPU=%s: only CSF models (panthor) are served so far; the %s "
+                     "family's driver is in progress (docs/panfrost.md)\n",
+                     model, std::string(gm->family).c_str());
         return false;
     }
     // BOs are mapped into the client from the arena's memfd (interpose.cpp's mmap).

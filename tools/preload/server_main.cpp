@@ -510,9 +510,17 @@ void serve_conn(int fd) {
 
 // ---- boot ----
 bool boot(const ServeOptions& opts, std::FILE* err) {
-    if (!upanthor::host::find_gpu_model(opts.gpu)) {
+    const upanthor::host::GpuModel* gm = upanthor::host::find_gpu_model(opts.gpu);
+    if (!gm) {
         std::fprintf(err, "upanthor serve: --gpu %s: no such GPU model (models: %s)\n", opts.gpu.c_str(),
                      upanthor::host::gpu_model_names().c_str());
+        return false;
+    }
+    if (gm->family != "csf") {
+        std::fprintf(err,
+                     "upanthor serve: --gpu %s: only CSF models (panthor) are served so far; the %s family's "
+                     "driver is in progress (docs/panfrost.md)\n",
+                     opts.gpu.c_str(), std::string(gm->family).c_str());
         return false;
     }
     if (kshim::page_arena_use_memfd() != 0) {
