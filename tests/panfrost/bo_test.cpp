@@ -310,16 +310,18 @@ TEST_F(PanfrostTwoAsTest, TheLruStealsTheAsOfAnIdleVm) {
     const u32 as_b = panfrost_mmu_as_get(pfdev, vm(b));
     EXPECT_EQ(as_a, 0u);
     EXPECT_EQ(as_b, 1u);
-    // A goes idle, B stays busy: C takes A's AS.
+    // Both go idle, A first (B was used more recently): C takes A's AS, the least recently used.
     panfrost_mmu_as_put(pfdev, vm());
+    panfrost_mmu_as_put(pfdev, vm(b));
+    EXPECT_EQ(panfrost_mmu_as_get(pfdev, vm(b)), as_b) << "a bound VM keeps its AS";
+    panfrost_mmu_as_put(pfdev, vm(b));
     const u32 as_c = panfrost_mmu_as_get(pfdev, vm(c));
     EXPECT_EQ(as_c, as_a);
     EXPECT_EQ(vm()->as, -1) << "A lost its AS";
     EXPECT_EQ(vm(b)->as, 1);
     EXPECT_EQ(reg64(AS_TRANSTAB_LO(as_c)), vm(c)->cfg.transtab) << "the AS now walks C's tables";
 
-    // Now B idles and C stays busy: A comes back on B's AS, the least recently used idle one.
-    panfrost_mmu_as_put(pfdev, vm(b));
+    // C stays busy: A comes back on B's AS, the only idle one.
     EXPECT_EQ(panfrost_mmu_as_get(pfdev, vm()), as_b);
     EXPECT_EQ(vm(b)->as, -1);
     EXPECT_EQ(reg64(AS_TRANSTAB_LO(as_b)), vm()->cfg.transtab);
