@@ -37,6 +37,7 @@ int drm_open(drm_device* dev, drm_file** out, bool render) {
     file->authenticated = capable(CAP_SYS_ADMIN);
     drm_prime_init_file_private(&file->prime);
     file->gem.prime_ctx = file;
+    file->gem.owner = file;
     file->gem.prime_remove = [](void* ctx, u32 handle) {
         drm_prime_remove_buf_handle(&static_cast<drm_file*>(ctx)->prime, handle);
     };

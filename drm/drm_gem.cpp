@@ -202,6 +202,19 @@ int GemHandleTable::handle_create(drm_gem_object* obj, u32* handlep) {
         drm_gem_object_put(obj);
         return ret == -EBUSY ? -ENOSPC : ret;
     }
+    if (obj->funcs && obj->funcs->open) {
+        ret = obj->funcs->open(obj, owner);
+        if (ret) {
+            // drm_gem_handle_create_tail: the handle goes again (without the close hook).
+            {
+                SpinGuard g(table_lock_);
+                handles_.erase(id);
+            }
+            obj->handle_count.fetch_sub(1, std::memory_order_relaxed);
+            drm_gem_object_put(obj);
+            return ret;
+        }
+    }
     *handlep = id;
     return 0;
 }
@@ -222,6 +235,8 @@ int GemHandleTable::handle_delete(u32 handle) {
     }
     if (!obj)
         return -EINVAL;
+    if (obj->funcs && obj->funcs->close)
+        obj->funcs->close(obj, owner);
     if (prime_remove)
         prime_remove(prime_ctx, handle);
     // drm_gem_object_handle_put_unlocked: the last handle drops the export's cached dma_buf,

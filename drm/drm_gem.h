@@ -31,6 +31,8 @@ struct sg_table;
 
 namespace drm {
 
+struct drm_file;
+
 using kshim::u32;
 using kshim::u64;
 
@@ -64,6 +66,10 @@ struct drm_gem_object_funcs {
     // PRIME export to another device: a new sg table of the (pinned) pages, which the caller
     // frees. Unset: attaching to the export gives -ENOSYS.
     kshim::sg_table* (*get_sg_table)(drm_gem_object* obj) = nullptr;
+    // Per-file hooks of a handle's life: open runs once the new handle exists (a non-zero return
+    // deletes it and fails the creation), close before a deleted handle's reference goes.
+    int (*open)(drm_gem_object* obj, drm_file* file) = nullptr;
+    void (*close)(drm_gem_object* obj, drm_file* file) = nullptr;
 };
 inline constexpr unsigned DRM_GEM_OBJECT_RESIDENT = 1u << 0;
 inline constexpr unsigned DRM_GEM_OBJECT_PURGEABLE = 1u << 1;
@@ -180,6 +186,8 @@ public:
     // reference goes (drm_gem_remove_prime_handles). Set by drm_open.
     void (*prime_remove)(void* ctx, u32 handle) = nullptr;
     void* prime_ctx = nullptr;
+    // The owning file, passed to drm_gem_object_funcs.open/close. Set by drm_open.
+    drm_file* owner = nullptr;
     // fn(handle, obj) for every handle, under the table lock (fn must not sleep or touch the table).
     template <class Fn>
     void for_each(Fn&& fn) {

@@ -2,7 +2,8 @@
 // upstream's order, the GPU block, runtime suspend/resume and the exception names.
 //
 // DOC: panfrost_device_init: clocks ("gpu", the first, required; "bus" optional), devfreq,
-// supplies, MMIO, then the GPU (soft reset, features, IRQ, power-on); each failure unwinds the
+// supplies, MMIO, the GPU (soft reset, features, IRQ, power-on), then the MMU's IRQ (its
+// interrupts stay masked until the first reset, as upstream); each failure unwinds the
 // steps before it. What upstream acquires with devm_* (clocks, supplies, the mapping, the IRQ) is
 // released by the platform device's devres, so init's error path and fini only disable.
 //
@@ -14,6 +15,7 @@
 #include "kernel_shim/err.h"
 #include "kernel_shim/report.h"
 #include "panfrost/panfrost_gpu.h"
+#include "panfrost/panfrost_mmu.h"
 
 namespace panfrost {
 
@@ -114,8 +116,14 @@ int panfrost_device_init(panfrost_device* pfdev) {
     err = panfrost_gpu_init(pfdev);
     if (err)
         goto out_regulator;
+
+    err = panfrost_mmu_init(pfdev);
+    if (err)
+        goto out_gpu;
     return 0;
 
+out_gpu:
+    panfrost_gpu_fini(pfdev);
 out_regulator:
     panfrost_regulator_fini(pfdev);
 out_clk:
@@ -124,6 +132,7 @@ out_clk:
 }
 
 void panfrost_device_fini(panfrost_device* pfdev) {
+    panfrost_mmu_fini(pfdev);
     panfrost_gpu_fini(pfdev);
     panfrost_regulator_fini(pfdev);
     panfrost_clk_fini(pfdev);
@@ -133,6 +142,8 @@ void panfrost_device_reset(panfrost_device* pfdev) {
     // Upstream carries on after a failed reset too: the power-on polls log what is wrong.
     panfrost_gpu_soft_reset(pfdev);
     panfrost_gpu_power_on(pfdev);
+    // Every VM lost its AS with the reset; MMU interrupts unmasked.
+    panfrost_mmu_reset(pfdev);
 }
 
 int panfrost_device_runtime_resume(kshim::Device* dev) {
@@ -157,6 +168,7 @@ int panfrost_device_runtime_resume(kshim::Device* dev) {
 int panfrost_device_runtime_suspend(kshim::Device* dev) {
     auto* pfdev = static_cast<panfrost_device*>(kshim::dev_get_drvdata(dev));
 
+    panfrost_mmu_suspend_irq(pfdev);
     panfrost_gpu_suspend_irq(pfdev);
     panfrost_gpu_power_off(pfdev);
 

@@ -4,13 +4,14 @@
 //
 // DOC: The driver reaches the GPU only through pfdev->iomem (MMIO), the "gpu"/"mmu"/"job" IRQ
 // lines of the platform device and memory by physical address; it never includes a mock header.
-// This slice has the GPU_CONTROL block only (docs/panfrost.md): no MMU, job slots, GEM or perfcnt.
+// This slice has GPU_CONTROL, the MMU and GEM (docs/panfrost.md): no job slots or perfcnt yet.
 #pragma once
 #include <atomic>
 #include <bitset>
 
 #include "drm/drm_device.h"
 #include "drm/drm_file.h"
+#include "drm/drm_vma_manager.h"
 #include "hw/jm/models.h"
 #include "kernel_shim/clk.h"
 #include "kernel_shim/iopoll.h"
@@ -76,6 +77,40 @@ enum panfrost_gpu_pm {
 };
 
 struct panfrost_device;
+struct panfrost_mmu;
+
+// A circular doubly linked list node (include/linux/list.h's list_head, the operations panfrost
+// uses): the LRU of VMs holding an AS and a BO's per-file mappings. Embed it and recover the
+// owner with container_of. A node that is in no list points at itself.
+struct list_head {
+    list_head* next = this;
+    list_head* prev = this;
+    list_head() = default;
+    list_head(const list_head&) = delete;
+    list_head& operator=(const list_head&) = delete;
+};
+inline bool list_empty(const list_head* head) {
+    return head->next == head;
+}
+inline void list_del_init(list_head* e) {
+    e->prev->next = e->next;
+    e->next->prev = e->prev;
+    e->next = e->prev = e;
+}
+// Inserts e right after head (list_add) or right before it, at the tail (list_add_tail).
+inline void list_add(list_head* e, list_head* head) {
+    e->next = head->next;
+    e->prev = head;
+    head->next->prev = e;
+    head->next = e;
+}
+inline void list_add_tail(list_head* e, list_head* head) {
+    list_add(e, head->prev);
+}
+inline void list_move(list_head* e, list_head* head) {
+    list_del_init(e);
+    list_add(e, head);
+}
 
 // The OF match data of a compatible (struct panfrost_compatible).
 struct panfrost_compatible {
@@ -98,6 +133,7 @@ struct panfrost_device {
     bool coherent = false;
 
     kshim::IrqLine* gpu_irq = nullptr;
+    kshim::IrqLine* mmu_irq = nullptr;
     // PANFROST_COMP_BIT_*: the block's IRQ is masked and its handler ignores the line (shared).
     std::atomic<u32> is_suspended{0};
 
@@ -107,6 +143,16 @@ struct panfrost_device {
     int num_regulators = 0;
 
     panfrost_features features;
+
+    // Where GEM mmap offsets come from (drm_device.vma_offset_manager).
+    drm::drm_vma_offset_manager vma_offset_manager;
+
+    // Address-space allocation (panfrost_mmu.cpp): which ASes are handed out, which are disabled
+    // after an unhandled fault (their MMU interrupts stay masked), and the VMs holding one.
+    kshim::SpinLock as_lock{"panfrost.as_lock"};
+    unsigned long as_alloc_mask = 0;  // as_lock
+    u32 as_faulty_mask = 0;           // as_lock
+    list_head as_lru_list;            // panfrost_mmu.list, most recently used first; as_lock
 
     struct {
         std::atomic<int> use_count{0};
@@ -119,10 +165,11 @@ inline panfrost_device* to_panfrost_device(drm::drm_device* ddev) {
     return container_of(ddev, panfrost_device, base);
 }
 
-// Per-open-file state (drm_file.driver_priv). This slice keeps only the device: the VM, the JM
-// contexts and the engine usage come with the MMU and job slots.
+// Per-open-file state (drm_file.driver_priv): the device and the file's VM. The JM contexts and
+// the engine usage come with the job slots.
 struct panfrost_file_priv {
     panfrost_device* pfdev = nullptr;
+    panfrost_mmu* mmu = nullptr;  // this file's VM (panfrost_mmu_ctx_create at open)
 };
 
 inline bool panfrost_has_hw_feature(const panfrost_device* pfdev, panfrost_hw_feature feat) {

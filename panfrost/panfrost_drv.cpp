@@ -1,20 +1,26 @@
 // Mirrors drivers/gpu/drm/panfrost/panfrost_drv.c: the DRM driver, open/postclose, GET_PARAM,
 // the OF match table and probe/remove.
 //
-// DOC: This slice serves GET_PARAM alone. The ioctl table keeps upstream's numbering (entry i is
-// nr DRM_COMMAND_BASE + i) with holes where SUBMIT, WAIT_BO, CREATE_BO and MMAP_BO go; the DRM
-// core answers a hole and every nr past the table with -EINVAL, as it does for an unknown ioctl.
+// DOC: This slice serves WAIT_BO, CREATE_BO, MMAP_BO, GET_PARAM and GET_BO_OFFSET. The ioctl
+// table keeps upstream's numbering (entry i is nr DRM_COMMAND_BASE + i) with a hole where SUBMIT
+// goes; the DRM core answers a hole and every nr past the table with -EINVAL, as it does for an
+// unknown ioctl. Each open file gets its own VM (panfrost_mmu_ctx_create), in which every BO it
+// holds a handle to is mapped (panfrost_gem_open).
 #include "panfrost/panfrost_drv.h"
 
 #include "drm/drm_auth.h"
 #include "drm/drm_ioctl.h"
+#include "drm/drm_syncobj.h"
 #include "kernel_shim/arch_timer.h"
 #include "kernel_shim/cred.h"
 #include "kernel_shim/devres.h"
+#include "kernel_shim/dma-buf/dma-resv.h"
 #include "kernel_shim/err.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/slab.h"
+#include "panfrost/panfrost_gem.h"
 #include "panfrost/panfrost_gpu.h"
+#include "panfrost/panfrost_mmu.h"
 #include "uapi/drm/panfrost_drm.h"
 
 namespace panfrost {
@@ -105,17 +111,123 @@ int panfrost_ioctl_get_param(drm::drm_device* ddev, void* data, drm_file* file) 
     return 0;
 }
 
+// Flags CREATE_BO knows in driver 1.6.
+constexpr u32 PANFROST_BO_FLAGS = PANFROST_BO_NOEXEC | PANFROST_BO_HEAP | PANFROST_BO_WB_MMAP;
+
+int panfrost_ioctl_create_bo(drm::drm_device* dev, void* data, drm_file* file) {
+    auto* priv = static_cast<panfrost_file_priv*>(file->driver_priv);
+    auto* args = static_cast<drm_panfrost_create_bo*>(data);
+
+    // A heap grows on faults: it must not be executable.
+    if (!args->size || args->pad || (args->flags & ~PANFROST_BO_FLAGS) ||
+        ((args->flags & PANFROST_BO_HEAP) && !(args->flags & PANFROST_BO_NOEXEC)))
+        return -EINVAL;
+
+    panfrost_gem_object* bo = panfrost_gem_create(dev, args->size, args->flags);
+    if (kshim::IS_ERR(bo))
+        return static_cast<int>(kshim::PTR_ERR(bo));
+
+    // The handle's creation maps the BO in this file's VM (panfrost_gem_open).
+    int ret = file->gem.handle_create(&bo->base.base, &args->handle);
+    if (!ret) {
+        panfrost_gem_mapping* mapping = panfrost_gem_mapping_get(bo, priv);
+        if (mapping) {
+            args->offset = mapping->mmnode.start << kshim::PAGE_SHIFT;
+            panfrost_gem_mapping_put(mapping);
+        } else {
+            // Only when userspace guessed the handle and closed it in between.
+            ret = -EINVAL;
+        }
+    }
+    drm::drm_gem_object_put(&bo->base.base);
+    return ret;
+}
+
+int panfrost_ioctl_wait_bo(drm::drm_device*, void* data, drm_file* file) {
+    auto* args = static_cast<drm_panfrost_wait_bo*>(data);
+    // An absolute deadline: one already past (or 0) makes this a poll.
+    const long timeout = drm::drm_timeout_abs_to_jiffies(args->timeout_ns);
+
+    if (args->pad)
+        return -EINVAL;
+    drm::drm_gem_object* gem_obj = file->gem.lookup(args->handle);
+    if (!gem_obj)
+        return -ENOENT;
+
+    long ret = kshim::dma_resv_wait_timeout(gem_obj->resv, kshim::DMA_RESV_USAGE_READ, true,
+                                            static_cast<unsigned long>(timeout));
+    if (!ret)
+        ret = timeout ? -ETIMEDOUT : -EBUSY;
+    drm::drm_gem_object_put(gem_obj);
+    // Positive (the jiffies left) on success, as upstream.
+    return static_cast<int>(std::min<long>(ret, INT32_MAX));
+}
+
+int panfrost_ioctl_mmap_bo(drm::drm_device*, void* data, drm_file* file) {
+    auto* args = static_cast<drm_panfrost_mmap_bo*>(data);
+    if (args->flags != 0) {
+        kshim::log_message(kshim::LogLevel::Info, nullptr, "unknown mmap_bo flags: %d", args->flags);
+        return -EINVAL;
+    }
+    drm::drm_gem_object* gem_obj = file->gem.lookup(args->handle);
+    if (!gem_obj)
+        return -ENOENT;
+
+    int ret;
+    // A heap's pages are not pinned: no CPU mapping.
+    if (to_panfrost_bo(gem_obj)->is_heap) {
+        ret = -EINVAL;
+    } else {
+        ret = drm::drm_gem_create_mmap_offset(gem_obj);
+        if (!ret)
+            args->offset = drm::drm_vma_node_offset_addr(&gem_obj->vma_node);
+    }
+    drm::drm_gem_object_put(gem_obj);
+    return ret;
+}
+
+int panfrost_ioctl_get_bo_offset(drm::drm_device*, void* data, drm_file* file) {
+    auto* priv = static_cast<panfrost_file_priv*>(file->driver_priv);
+    auto* args = static_cast<drm_panfrost_get_bo_offset*>(data);
+
+    drm::drm_gem_object* gem_obj = file->gem.lookup(args->handle);
+    if (!gem_obj)
+        return -ENOENT;
+    panfrost_gem_mapping* mapping = panfrost_gem_mapping_get(to_panfrost_bo(gem_obj), priv);
+    drm::drm_gem_object_put(gem_obj);
+    if (!mapping)
+        return -EINVAL;
+    args->offset = mapping->mmnode.start << kshim::PAGE_SHIFT;
+    panfrost_gem_mapping_put(mapping);
+    return 0;
+}
+
 int panfrost_open(drm::drm_device* ddev, drm_file* file) {
+    panfrost_device* pfdev = to_panfrost_device(ddev);
     auto* panfrost_priv = kshim::knew<panfrost_file_priv>(kshim::GFP_KERNEL);
     if (!panfrost_priv)
         return -ENOMEM;
-    panfrost_priv->pfdev = to_panfrost_device(ddev);
+    panfrost_priv->pfdev = pfdev;
     file->driver_priv = panfrost_priv;
+
+    panfrost_priv->mmu = panfrost_mmu_ctx_create(pfdev);
+    if (kshim::IS_ERR(panfrost_priv->mmu)) {
+        const int ret = static_cast<int>(kshim::PTR_ERR(panfrost_priv->mmu));
+        kshim::kdelete(panfrost_priv);
+        file->driver_priv = nullptr;
+        return ret;
+    }
     return 0;
 }
 
 void panfrost_postclose(drm::drm_device*, drm_file* file) {
-    kshim::kdelete(static_cast<panfrost_file_priv*>(file->driver_priv));
+    auto* panfrost_priv = static_cast<panfrost_file_priv*>(file->driver_priv);
+    // Upstream's DRM core has dropped the file's GEM handles (and with them its BO mappings)
+    // before postclose; the shim's core drops them after it, so do it here while the VM the
+    // close hook looks for is still the file's.
+    file->gem.release();
+    panfrost_mmu_ctx_put(panfrost_priv->mmu);
+    kshim::kdelete(panfrost_priv);
     file->driver_priv = nullptr;
 }
 
@@ -124,10 +236,11 @@ using namespace drm::uapi;
 
 const drm::IoctlDesc panfrost_drm_driver_ioctls[] = {
     {},  // SUBMIT
-    {},  // WAIT_BO
-    {},  // CREATE_BO
-    {},  // MMAP_BO
+    DRM_IOCTL_DEF_DRV(PANFROST_WAIT_BO, panfrost_ioctl_wait_bo, DRM_RENDER_ALLOW),
+    DRM_IOCTL_DEF_DRV(PANFROST_CREATE_BO, panfrost_ioctl_create_bo, DRM_RENDER_ALLOW),
+    DRM_IOCTL_DEF_DRV(PANFROST_MMAP_BO, panfrost_ioctl_mmap_bo, DRM_RENDER_ALLOW),
     DRM_IOCTL_DEF_DRV(PANFROST_GET_PARAM, panfrost_ioctl_get_param, DRM_RENDER_ALLOW),
+    DRM_IOCTL_DEF_DRV(PANFROST_GET_BO_OFFSET, panfrost_ioctl_get_bo_offset, DRM_RENDER_ALLOW),
 };
 
 // The per-compatible data (default_data and friends): one "mali" supply, no PM features.
@@ -167,8 +280,9 @@ const panfrost_compatible* of_device_get_match_data(kshim::PlatformDevice* pdev)
 }
 
 void panfrost_free(panfrost_device* pfdev) {
-    // devm_* of the device (clocks, supplies, mapping, IRQ), newest first.
+    // devm_* of the device (clocks, supplies, mapping, IRQs), newest first.
     kshim::devres_release_all(pfdev->dev);
+    drm::drm_vma_offset_manager_destroy(&pfdev->vma_offset_manager);
     kshim::platform_set_drvdata(pfdev->pdev, nullptr);
     pfdev->pdev->dev.pm = nullptr;
     kshim::kdelete(pfdev);
@@ -188,6 +302,7 @@ const drm::DriverDesc panfrost_drm_driver = {
     .ioctls = panfrost_drm_driver_ioctls,
     .open = panfrost_open,
     .postclose = panfrost_postclose,
+    .gem_create_object = panfrost_gem_create_object,
 };
 
 int panfrost_probe(kshim::PlatformDevice* pdev) {
@@ -198,6 +313,9 @@ int panfrost_probe(kshim::PlatformDevice* pdev) {
     pfdev->pdev = pdev;
     pfdev->dev = &pdev->dev;
     kshim::platform_set_drvdata(pdev, pfdev);
+    drm::drm_vma_offset_manager_init(&pfdev->vma_offset_manager, drm::DRM_FILE_PAGE_OFFSET_START,
+                                     drm::DRM_FILE_PAGE_OFFSET_SIZE);
+    pfdev->base.vma_offset_manager = &pfdev->vma_offset_manager;
 
     pfdev->comp = of_device_get_match_data(pdev);
     if (!pfdev->comp) {

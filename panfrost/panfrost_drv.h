@@ -1,6 +1,6 @@
 // Mirrors the driver entry points of drivers/gpu/drm/panfrost/panfrost_drv.c: the DRM driver
 // "panfrost" (version 1.6, render node, GEM/SYNCOBJ), probe/remove of the platform device, the
-// module a host loads, and the ioctl table (GET_PARAM only in this slice: docs/panfrost.md).
+// module a host loads, and the ioctl table (GET_PARAM and the BO ioctls so far: docs/panfrost.md).
 #pragma once
 #include "drm/drm_module.h"
 #include "panfrost/panfrost_device.h"
