@@ -98,8 +98,8 @@ void BM_JmChain(benchmark::State& state, Kind kind) {
             d.w(JOB_INT_CLEAR, MK_JS_MASK(0));
         }
         jobs_done = completed() - before;
-        if (!state.error_occurred() && (jobs_done != u64{n} * state.iterations() ||
-                                        arena.header(jobs.back())->exception_status != kJobStatusDone))
+        if (!state.error_occurred() &&
+            (jobs_done != u64{n} * state.iterations() || arena.header(jobs.back())->exception_status != kJobStatusDone))
             state.SkipWithError("completed job count differs from the chains'");
     }
     rt.advance_until_idle();
