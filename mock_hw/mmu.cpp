@@ -33,7 +33,10 @@ const char* Mmu::command_name(u32 cmd) {
 }
 
 Mmu::Mmu(GpuBase& gpu, kshim::IrqLine& line, MmuFlavour flavour)
-    : gpu_(gpu), flavour_(flavour), lock_(gpu.lock()), irq_(bank_, MMU_INT_BASE, line, gpu.lock(), "MMU_INT", flavour == MmuFlavour::Csf) {
+    : gpu_(gpu),
+      flavour_(flavour),
+      lock_(gpu.lock()),
+      irq_(bank_, MMU_INT_BASE, line, gpu.lock(), "MMU_INT", flavour == MmuFlavour::Csf) {
     const u32 present = gpu.config().id.as_present;
     const u32 pa_bits = GPU_MMU_FEATURES_PA_BITS(gpu.config().id.mmu_features);
     for (u32 n = 0; n < kMaxAs; n++) {
