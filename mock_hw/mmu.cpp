@@ -142,6 +142,19 @@ void Mmu::command_done_locked(AddressSpace& a) {
                                                     : a.cmd == AS_COMMAND_UPDATE;
     if (resumes && a.stalled && !(irq_.rawstat_locked() & fault_bits))
         a.stalled = false;
+    // JM: an UPDATE that disables the AS (panfrost's answer to a fault it cannot handle) ends the
+    // stall even if the access faulted again meanwhile (the retry after the FLUSH_MEM that
+    // precedes the disable): the requester retries and sees the AS disabled.
+    if (flavour_ == MmuFlavour::Jm && a.cmd == AS_COMMAND_UPDATE && a.stalled) {
+        const u64 mode = a.cfg.transcfg & AS_TRANSCFG_ADRMODE_MASK;
+        const u64 legacy_mode = a.cfg.transtab & panfrost::AS_TRANSTAB_LPAE_ADRMODE_MASK;
+        const bool enabled = mode == panfrost::AS_TRANSCFG_ADRMODE_LEGACY
+                                 ? legacy_mode == panfrost::AS_TRANSTAB_LPAE_ADRMODE_TABLE ||
+                                       legacy_mode == panfrost::AS_TRANSTAB_LPAE_ADRMODE_IDENTITY
+                                 : mode == AS_TRANSCFG_ADRMODE_AARCH64_4K || mode == AS_TRANSCFG_ADRMODE_IDENTITY;
+        if (!enabled)
+            a.stalled = false;
+    }
     // JM GPUs have no command-completion interrupt: panfrost polls AS_STATUS.
     if (flavour_ == MmuFlavour::Csf)
         irq_.raise_locked(MMU_INT_REQ_COMPLETE(a.id));
@@ -194,6 +207,13 @@ const Tlb::Entry* Mmu::translate_entry_locked(u32 as, u64 va, Access acc, u32 so
     }
     AddressSpace& a = *as_[as];
     if (a.stalled) {
+        r.status = MemResult::Status::Stalled;
+        return nullptr;
+    }
+    // JM: an UPDATE in flight holds the AS's transactions until the new configuration is in
+    // place (panfrost starts a job right after the UPDATE that binds its AS, without waiting for
+    // AS_ACTIVE); they retry when the command completes (command_listener_).
+    if (flavour_ == MmuFlavour::Jm && a.cmd == AS_COMMAND_UPDATE && a.cmd_ev->pending_locked()) {
         r.status = MemResult::Status::Stalled;
         return nullptr;
     }
