@@ -15,6 +15,7 @@
 #include "kernel_shim/err.h"
 #include "kernel_shim/report.h"
 #include "panfrost/panfrost_gpu.h"
+#include "panfrost/panfrost_job.h"
 #include "panfrost/panfrost_mmu.h"
 
 namespace panfrost {
@@ -120,8 +121,14 @@ int panfrost_device_init(panfrost_device* pfdev) {
     err = panfrost_mmu_init(pfdev);
     if (err)
         goto out_gpu;
+
+    err = panfrost_jm_init(pfdev);
+    if (err)
+        goto out_mmu;
     return 0;
 
+out_mmu:
+    panfrost_mmu_fini(pfdev);
 out_gpu:
     panfrost_gpu_fini(pfdev);
 out_regulator:
@@ -132,18 +139,22 @@ out_clk:
 }
 
 void panfrost_device_fini(panfrost_device* pfdev) {
+    panfrost_jm_fini(pfdev);
     panfrost_mmu_fini(pfdev);
     panfrost_gpu_fini(pfdev);
     panfrost_regulator_fini(pfdev);
     panfrost_clk_fini(pfdev);
 }
 
-void panfrost_device_reset(panfrost_device* pfdev) {
+void panfrost_device_reset(panfrost_device* pfdev, bool enable_job_int) {
     // Upstream carries on after a failed reset too: the power-on polls log what is wrong.
     panfrost_gpu_soft_reset(pfdev);
     panfrost_gpu_power_on(pfdev);
     // Every VM lost its AS with the reset; MMU interrupts unmasked.
     panfrost_mmu_reset(pfdev);
+    panfrost_jm_reset_interrupts(pfdev);
+    if (enable_job_int)
+        panfrost_jm_enable_interrupts(pfdev);
 }
 
 int panfrost_device_runtime_resume(kshim::Device* dev) {
@@ -161,13 +172,18 @@ int panfrost_device_runtime_resume(kshim::Device* dev) {
         }
     }
     // The GPU lost its state while off: every resume is a full reset.
-    panfrost_device_reset(pfdev);
+    panfrost_device_reset(pfdev, true);
     return 0;
 }
 
 int panfrost_device_runtime_suspend(kshim::Device* dev) {
     auto* pfdev = static_cast<panfrost_device*>(kshim::dev_get_drvdata(dev));
 
+    // A job still on the hardware keeps the GPU up.
+    if (!panfrost_jm_is_idle(pfdev))
+        return -EBUSY;
+
+    panfrost_jm_suspend_irq(pfdev);
     panfrost_mmu_suspend_irq(pfdev);
     panfrost_gpu_suspend_irq(pfdev);
     panfrost_gpu_power_off(pfdev);

@@ -4,7 +4,7 @@
 //
 // DOC: The driver reaches the GPU only through pfdev->iomem (MMIO), the "gpu"/"mmu"/"job" IRQ
 // lines of the platform device and memory by physical address; it never includes a mock header.
-// This slice has GPU_CONTROL, the MMU and GEM (docs/panfrost.md): no job slots or perfcnt yet.
+// This slice has GPU_CONTROL, the MMU, GEM and the job slots (docs/panfrost.md): no perfcnt yet.
 #pragma once
 #include <atomic>
 #include <bitset>
@@ -13,13 +13,17 @@
 #include "drm/drm_file.h"
 #include "drm/drm_vma_manager.h"
 #include "hw/jm/models.h"
+#include "hw/jm/regs/job_regs.h"
 #include "kernel_shim/clk.h"
 #include "kernel_shim/iopoll.h"
 #include "kernel_shim/irq.h"
 #include "kernel_shim/log.h"
+#include "kernel_shim/mutex.h"
 #include "kernel_shim/platform.h"
 #include "kernel_shim/pm_runtime.h"
 #include "kernel_shim/spinlock.h"
+#include "kernel_shim/workqueue.h"
+#include "kernel_shim/xarray.h"
 
 namespace panfrost {
 
@@ -27,8 +31,8 @@ using kshim::s32;
 using kshim::u32;
 using kshim::u64;
 
-// Index of the job slots' and address spaces' bookkeeping (upstream: 3 whatever JS_PRESENT says).
-inline constexpr int NUM_JOB_SLOTS = 3;
+// The job slots' bookkeeping covers NUM_JOB_SLOTS (hw/jm/regs/job_regs.h: 3, whatever JS_PRESENT
+// says, as upstream).
 
 // Bits of panfrost_device.is_suspended: whose IRQs are masked and ignored.
 enum panfrost_comp_bit {
@@ -78,6 +82,9 @@ enum panfrost_gpu_pm {
 
 struct panfrost_device;
 struct panfrost_mmu;
+struct panfrost_job;
+struct panfrost_job_slot;
+struct panfrost_jm_ctx;
 
 // A circular doubly linked list node (include/linux/list.h's list_head, the operations panfrost
 // uses): the LRU of VMs holding an AS and a BO's per-file mappings. Embed it and recover the
@@ -134,6 +141,7 @@ struct panfrost_device {
 
     kshim::IrqLine* gpu_irq = nullptr;
     kshim::IrqLine* mmu_irq = nullptr;
+    kshim::IrqLine* job_irq = nullptr;
     // PANFROST_COMP_BIT_*: the block's IRQ is masked and its handler ignores the line (shared).
     std::atomic<u32> is_suspended{0};
 
@@ -154,6 +162,22 @@ struct panfrost_device {
     u32 as_faulty_mask = 0;           // as_lock
     list_head as_lru_list;            // panfrost_mmu.list, most recently used first; as_lock
 
+    // The slot schedulers and their lock (panfrost_job.cpp).
+    panfrost_job_slot* js = nullptr;
+    // The jobs on the hardware per slot: [0] is current (or the only one), [1] waits in NEXT.
+    // js->job_lock.
+    panfrost_job* jobs[NUM_JOB_SLOTS][2] = {};
+    // Drops the scheduler's job references outside the fence-signalling free_job path.
+    kshim::workqueue_struct* job_put_wq = nullptr;
+    // Serialises arm + push of jobs so the schedulers' fence seqnos follow submission order.
+    kshim::Mutex sched_lock{"panfrost.sched_lock"};
+
+    struct {
+        std::atomic<int> pending{0};            // a reset is wanted: START is not written meanwhile
+        kshim::workqueue_struct* wq = nullptr;  // ordered; also the schedulers' timeout queue
+        kshim::work_struct work;
+    } reset;
+
     struct {
         std::atomic<int> use_count{0};
         // Serialises the 0 <-> 1 transitions of use_count with the GPU_CMD they write.
@@ -165,11 +189,12 @@ inline panfrost_device* to_panfrost_device(drm::drm_device* ddev) {
     return container_of(ddev, panfrost_device, base);
 }
 
-// Per-open-file state (drm_file.driver_priv): the device and the file's VM. The JM contexts and
-// the engine usage come with the job slots.
+// Per-open-file state (drm_file.driver_priv): the device, the file's VM and its JM contexts.
 struct panfrost_file_priv {
     panfrost_device* pfdev = nullptr;
     panfrost_mmu* mmu = nullptr;  // this file's VM (panfrost_mmu_ctx_create at open)
+    // Handle -> context (one reference each); handle 0 is the default context made at open.
+    kshim::XArray<panfrost_jm_ctx> jm_ctxs;
 };
 
 inline bool panfrost_has_hw_feature(const panfrost_device* pfdev, panfrost_hw_feature feat) {
@@ -195,8 +220,9 @@ inline bool panfrost_model_eq(const panfrost_device* pfdev, s32 id) {
 
 int panfrost_device_init(panfrost_device* pfdev);
 void panfrost_device_fini(panfrost_device* pfdev);
-// Soft reset and power-on: what every runtime resume does.
-void panfrost_device_reset(panfrost_device* pfdev);
+// Soft reset, power-on, MMU reset and the job interrupts cleared (and unmasked when
+// enable_job_int): what every runtime resume does, and the reset path with the IRQs kept masked.
+void panfrost_device_reset(panfrost_device* pfdev, bool enable_job_int);
 
 int panfrost_device_runtime_suspend(kshim::Device* dev);
 int panfrost_device_runtime_resume(kshim::Device* dev);

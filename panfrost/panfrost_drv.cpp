@@ -1,16 +1,18 @@
 // Mirrors drivers/gpu/drm/panfrost/panfrost_drv.c: the DRM driver, open/postclose, GET_PARAM,
 // the OF match table and probe/remove.
 //
-// DOC: This slice serves WAIT_BO, CREATE_BO, MMAP_BO, GET_PARAM and GET_BO_OFFSET. The ioctl
-// table keeps upstream's numbering (entry i is nr DRM_COMMAND_BASE + i) with a hole where SUBMIT
-// goes; the DRM core answers a hole and every nr past the table with -EINVAL, as it does for an
-// unknown ioctl. Each open file gets its own VM (panfrost_mmu_ctx_create), in which every BO it
-// holds a handle to is mapped (panfrost_gem_open).
+// DOC: This slice serves SUBMIT, WAIT_BO, CREATE_BO, MMAP_BO, GET_PARAM, GET_BO_OFFSET,
+// JM_CTX_CREATE and JM_CTX_DESTROY. The ioctl table keeps upstream's numbering (entry i is nr
+// DRM_COMMAND_BASE + i) with holes where the ioctls not served yet go; the DRM core answers a
+// hole and every nr past the table with -EINVAL, as it does for an unknown ioctl. Each open file
+// gets its own VM (panfrost_mmu_ctx_create), in which every BO it holds a handle to is mapped
+// (panfrost_gem_open), and its default JM context (handle 0).
 #include "panfrost/panfrost_drv.h"
 
 #include "drm/drm_auth.h"
 #include "drm/drm_ioctl.h"
 #include "drm/drm_syncobj.h"
+#include "drm/drm_syncobj_sched.h"
 #include "kernel_shim/arch_timer.h"
 #include "kernel_shim/cred.h"
 #include "kernel_shim/devres.h"
@@ -18,8 +20,10 @@
 #include "kernel_shim/err.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/slab.h"
+#include "kernel_shim/uaccess.h"
 #include "panfrost/panfrost_gem.h"
 #include "panfrost/panfrost_gpu.h"
+#include "panfrost/panfrost_job.h"
 #include "panfrost/panfrost_mmu.h"
 #include "uapi/drm/panfrost_drm.h"
 
@@ -202,6 +206,170 @@ int panfrost_ioctl_get_bo_offset(drm::drm_device*, void* data, drm_file* file) {
     return 0;
 }
 
+// Each in-sync's fence (point 0) becomes a scheduler dependency of the job.
+int panfrost_copy_in_sync(drm_file* file, const drm_panfrost_submit* args, panfrost_job* job) {
+    const u32 in_fence_count = args->in_sync_count;
+    if (!in_fence_count)
+        return 0;
+    auto* handles = static_cast<u32*>(kshim::kcalloc(in_fence_count, sizeof(u32), kshim::GFP_KERNEL));
+    if (!handles)
+        return -ENOMEM;
+    int ret = 0;
+    if (kshim::copy_from_user(handles, args->in_syncs, in_fence_count * sizeof(u32))) {
+        ret = -EFAULT;
+        goto fail;
+    }
+    for (u32 i = 0; i < in_fence_count; i++) {
+        ret = drm::drm_sched_job_add_syncobj_dependency(&job->base, file, handles[i], 0);
+        if (ret)
+            goto fail;
+    }
+fail:
+    kshim::kfree(handles);
+    return ret;
+}
+
+// The job's BOs (drm_gem_objects_lookup) and their mappings in this file's VM, each counted as
+// in use by the GPU.
+int panfrost_lookup_bos(drm_file* file, const drm_panfrost_submit* args, panfrost_job* job) {
+    auto* priv = static_cast<panfrost_file_priv*>(file->driver_priv);
+    job->bo_count = args->bo_handle_count;
+    if (!job->bo_count)
+        return 0;
+
+    auto* handles = static_cast<u32*>(kshim::kcalloc(job->bo_count, sizeof(u32), kshim::GFP_KERNEL));
+    job->bos = static_cast<drm::drm_gem_object**>(
+        kshim::kcalloc(job->bo_count, sizeof(drm::drm_gem_object*), kshim::GFP_KERNEL));
+    job->mappings = static_cast<panfrost_gem_mapping**>(
+        kshim::kcalloc(job->bo_count, sizeof(panfrost_gem_mapping*), kshim::GFP_KERNEL));
+    int ret = 0;
+    if (!handles || !job->bos || !job->mappings) {
+        ret = -ENOMEM;
+        goto out;
+    }
+    if (kshim::copy_from_user(handles, args->bo_handles, job->bo_count * sizeof(u32))) {
+        ret = -EFAULT;
+        goto out;
+    }
+    for (u32 i = 0; i < job->bo_count; i++) {
+        job->bos[i] = file->gem.lookup(handles[i]);
+        if (!job->bos[i]) {
+            ret = -ENOENT;
+            goto out;
+        }
+    }
+    for (u32 i = 0; i < job->bo_count; i++) {
+        panfrost_gem_object* bo = to_panfrost_bo(job->bos[i]);
+        panfrost_gem_mapping* mapping = panfrost_gem_mapping_get(bo, priv);
+        if (!mapping) {
+            ret = -EINVAL;
+            break;
+        }
+        bo->gpu_usecount.fetch_add(1);
+        job->mappings[i] = mapping;
+    }
+out:
+    kshim::kfree(handles);
+    return ret;
+}
+
+// The requirement bits SUBMIT knows (1.3 added CYCLE_COUNT).
+constexpr u32 PANFROST_JD_REQ_MASK = PANFROST_JD_REQ_FS | PANFROST_JD_REQ_CYCLE_COUNT;
+
+int panfrost_ioctl_submit(drm::drm_device* dev, void* data, drm_file* file) {
+    panfrost_device* pfdev = to_panfrost_device(dev);
+    auto* priv = static_cast<panfrost_file_priv*>(file->driver_priv);
+    auto* args = static_cast<drm_panfrost_submit*>(data);
+    drm::drm_syncobj* sync_out = nullptr;
+    panfrost_jm_ctx* jm_ctx = nullptr;
+    panfrost_job* job = nullptr;
+    int ret = 0;
+    int slot;
+
+    if (args->pad)
+        return -EINVAL;
+    if (!args->jc)
+        return -EINVAL;
+    if (args->requirements & ~PANFROST_JD_REQ_MASK)
+        return -EINVAL;
+
+    if (args->out_sync > 0) {
+        sync_out = drm::drm_syncobj_find(file, args->out_sync);
+        if (!sync_out)
+            return -ENODEV;
+    }
+
+    jm_ctx = panfrost_jm_ctx_from_handle(file, args->jm_ctx_handle);
+    if (!jm_ctx) {
+        ret = -EINVAL;
+        goto out_put_syncout;
+    }
+
+    job = kshim::knew<panfrost_job>(kshim::GFP_KERNEL);
+    if (!job) {
+        ret = -ENOMEM;
+        goto out_put_jm_ctx;
+    }
+    kshim::kref_init(&job->refcount);
+    job->pfdev = pfdev;
+    job->jc = args->jc;
+    job->requirements = args->requirements;
+    job->flush_id = panfrost_gpu_get_latest_flush_id(pfdev);
+    job->mmu = panfrost_mmu_ctx_get(priv->mmu);
+    job->ctx = panfrost_jm_ctx_get(jm_ctx);
+
+    slot = panfrost_job_get_slot(job);
+    ret = drm::drm_sched_job_init(&job->base, &jm_ctx->slot_entity[slot].sched_entity, 1, nullptr, file->client_id);
+    if (ret)
+        goto out_put_job;
+
+    ret = panfrost_copy_in_sync(file, args, job);
+    if (ret)
+        goto out_cleanup_job;
+
+    ret = panfrost_lookup_bos(file, args, job);
+    if (ret)
+        goto out_cleanup_job;
+
+    ret = panfrost_job_push(jm_ctx, job);
+    if (ret)
+        goto out_cleanup_job;
+
+    // Update the return sync object for the job.
+    if (sync_out)
+        drm::drm_syncobj_replace_fence(sync_out, job->render_done_fence);
+
+out_cleanup_job:
+    if (ret)
+        drm::drm_sched_job_cleanup(&job->base);
+out_put_job:
+    panfrost_job_put(job);
+out_put_jm_ctx:
+    panfrost_jm_ctx_put(jm_ctx);
+out_put_syncout:
+    if (sync_out)
+        drm::drm_syncobj_put(sync_out);
+    return ret;
+}
+
+int panfrost_ioctl_jm_ctx_create(drm::drm_device*, void* data, drm_file* file) {
+    auto* args = static_cast<drm_panfrost_jm_ctx_create*>(data);
+    const int ret = panfrost_jm_ctx_priority_permit(file, args->priority);
+    if (ret)
+        return ret;
+    return panfrost_jm_ctx_create(file, args);
+}
+
+int panfrost_ioctl_jm_ctx_destroy(drm::drm_device*, void* data, drm_file* file) {
+    auto* args = static_cast<drm_panfrost_jm_ctx_destroy*>(data);
+    if (args->pad)
+        return -EINVAL;
+    // The default context lives as long as the file.
+    if (!args->handle)
+        return -EINVAL;
+    return panfrost_jm_ctx_destroy(file, args->handle);
+}
+
 int panfrost_open(drm::drm_device* ddev, drm_file* file) {
     panfrost_device* pfdev = to_panfrost_device(ddev);
     auto* panfrost_priv = kshim::knew<panfrost_file_priv>(kshim::GFP_KERNEL);
@@ -217,6 +385,14 @@ int panfrost_open(drm::drm_device* ddev, drm_file* file) {
         file->driver_priv = nullptr;
         return ret;
     }
+
+    const int ret = panfrost_jm_open(file);
+    if (ret) {
+        panfrost_mmu_ctx_put(panfrost_priv->mmu);
+        kshim::kdelete(panfrost_priv);
+        file->driver_priv = nullptr;
+        return ret;
+    }
     return 0;
 }
 
@@ -226,6 +402,8 @@ void panfrost_postclose(drm::drm_device*, drm_file* file) {
     // before postclose; the shim's core drops them after it, so do it here while the VM the
     // close hook looks for is still the file's.
     file->gem.release();
+    // Hard-stops the file's jobs on the hardware; the jobs hold what they still use.
+    panfrost_jm_close(file);
     panfrost_mmu_ctx_put(panfrost_priv->mmu);
     kshim::kdelete(panfrost_priv);
     file->driver_priv = nullptr;
@@ -235,12 +413,18 @@ using drm::DRM_RENDER_ALLOW;
 using namespace drm::uapi;
 
 const drm::IoctlDesc panfrost_drm_driver_ioctls[] = {
-    {},  // SUBMIT
+    DRM_IOCTL_DEF_DRV(PANFROST_SUBMIT, panfrost_ioctl_submit, DRM_RENDER_ALLOW),
     DRM_IOCTL_DEF_DRV(PANFROST_WAIT_BO, panfrost_ioctl_wait_bo, DRM_RENDER_ALLOW),
     DRM_IOCTL_DEF_DRV(PANFROST_CREATE_BO, panfrost_ioctl_create_bo, DRM_RENDER_ALLOW),
     DRM_IOCTL_DEF_DRV(PANFROST_MMAP_BO, panfrost_ioctl_mmap_bo, DRM_RENDER_ALLOW),
     DRM_IOCTL_DEF_DRV(PANFROST_GET_PARAM, panfrost_ioctl_get_param, DRM_RENDER_ALLOW),
     DRM_IOCTL_DEF_DRV(PANFROST_GET_BO_OFFSET, panfrost_ioctl_get_bo_offset, DRM_RENDER_ALLOW),
+    {},  // PERFCNT_ENABLE
+    {},  // PERFCNT_DUMP
+    {},  // MADVISE
+    {},  // SET_LABEL_BO
+    DRM_IOCTL_DEF_DRV(PANFROST_JM_CTX_CREATE, panfrost_ioctl_jm_ctx_create, DRM_RENDER_ALLOW),
+    DRM_IOCTL_DEF_DRV(PANFROST_JM_CTX_DESTROY, panfrost_ioctl_jm_ctx_destroy, DRM_RENDER_ALLOW),
 };
 
 // The per-compatible data (default_data and friends): one "mali" supply, no PM features.
