@@ -571,7 +571,9 @@ bool panfrost_jm_is_idle(panfrost_device* pfdev) {
 
 void panfrost_device_schedule_reset(panfrost_device* pfdev) {
     pfdev->reset.pending.store(1);
-    queue_work(pfdev->reset.wq, &pfdev->reset.work);
+    // Before panfrost_jm_init or after fini there is nothing to recover.
+    if (pfdev->reset.wq)
+        queue_work(pfdev->reset.wq, &pfdev->reset.work);
 }
 
 void panfrost_reset(panfrost_device* pfdev, drm_sched_job* bad) {

@@ -17,6 +17,7 @@
 #include "kernel_shim/report.h"
 #include "kernel_shim/slab.h"
 #include "panfrost/panfrost_gem.h"
+#include "panfrost/panfrost_job.h"
 #include "uapi/drm/panfrost_drm.h"
 
 namespace panfrost {
@@ -48,7 +49,8 @@ int wait_ready(panfrost_device* pfdev, u32 as_nr) {
     const int ret = read_poll_timeout_atomic(mmu_read, val, !(val & AS_STATUS_AS_ACTIVE), 10, 100000, false, pfdev,
                                              AS_STATUS(as_nr));
     if (ret) {
-        // Upstream schedules a GPU reset here; the reset path comes with the job slots.
+        // The GPU is wedged: the reset work recovers it (and resubmits the jobs).
+        panfrost_device_schedule_reset(pfdev);
         dev_err(pfdev->dev, "AS_ACTIVE bit stuck");
     }
     return ret;
