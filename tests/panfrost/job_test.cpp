@@ -348,6 +348,23 @@ TEST_F(PanfrostJobTest, SubmitErrnos) {
     EXPECT_EQ(kshim::dma_fence_get_status(ok), 1) << "no BOs, no syncs: valid";
 }
 
+TEST_F(PanfrostJobTest, CycleCountRequirementRunsTheCycleCounterDuringTheJob) {
+    // Two cycle-counter samples 300 NULL jobs (30 us) apart: the counter only advances while
+    // someone holds it, and the job does with PANFROST_JD_REQ_CYCLE_COUNT.
+    JobBo bo = job_bo();
+    const u64 t1 = bo.slot(), t2 = bo.slot();
+    const u64 first = bo.write_value(t1, 0, 0, desc::kWriteValueCycleCounter);
+    u64 prev = first;
+    for (int i = 0; i < 300; i++)
+        prev = bo.null_job(prev);
+    bo.write_value(t2, 0, prev, desc::kWriteValueCycleCounter);
+    dma_fence* done = submit_fenced({.jc = first, .bos = {bo.handle}, .requirements = PANFROST_JD_REQ_CYCLE_COUNT});
+    ASSERT_TRUE(wait_signaled(done));
+    EXPECT_EQ(kshim::dma_fence_get_status(done), 1);
+    EXPECT_GT(bo.value(t2), bo.value(t1));
+    EXPECT_EQ(pfdev->cycle_counter.use_count.load(), 0) << "dropped when the job completed";
+}
+
 // ---- faults ----
 
 TEST_F(PanfrostJobTest, AJobAlreadyDoneFailsAndTheNextJobStillRuns) {
