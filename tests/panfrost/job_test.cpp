@@ -235,6 +235,8 @@ TEST_F(PanfrostJobTest, WriteValueJobWritesAndOutSyncSignals) {
     EXPECT_EQ(reg(JS_COMMAND_NEXT(1)), 0u) << "promoted";
     EXPECT_EQ(reg(JS_HEAD_NEXT_LO(0)), 0u) << "nothing on the fragment slot";
     EXPECT_TRUE(panfrost_jm_is_idle(pfdev));
+    // The job's runtime-PM reference is gone: the GPU autosuspends again.
+    EXPECT_TRUE(wait_autosuspend());
 }
 
 TEST_F(PanfrostJobTest, FragmentJobsGoToSlotZero) {
@@ -425,6 +427,8 @@ TEST_F(PanfrostJobTest, EndlessJobTimesOutResetsAndTheInnocentJobCompletes) {
     ASSERT_TRUE(wait_signaled(after));
     EXPECT_EQ(kshim::dma_fence_get_status(after), 1);
     EXPECT_EQ(bo.value(t2), 9u);
+    // The reset balanced the runtime-PM references of the jobs it collected.
+    EXPECT_TRUE(wait_autosuspend());
 }
 
 TEST_F(PanfrostJobTest, HeapFaultGrowsTheHeapAndTheJobCompletes) {
