@@ -331,7 +331,7 @@ int panfrost_ioctl_submit(drm::drm_device* dev, void* data, drm_file* file) {
     if (ret)
         goto out_cleanup_job;
 
-    ret = panfrost_job_push(jm_ctx, job);
+    ret = panfrost_job_push(job);
     if (ret)
         goto out_cleanup_job;
 

@@ -510,8 +510,7 @@ void panfrost_job_put(panfrost_job* job) {
     kref_put(&job->refcount, panfrost_job_cleanup);
 }
 
-int panfrost_job_push(panfrost_jm_ctx* jm_ctx, panfrost_job* job) {
-    (void)jm_ctx;
+int panfrost_job_push(panfrost_job* job) {
     panfrost_device* pfdev = job->pfdev;
     WwAcquireCtx acquire_ctx;
 

@@ -79,7 +79,7 @@ bool panfrost_jm_is_idle(panfrost_device* pfdev);
 int panfrost_job_get_slot(panfrost_job* job);
 // Locks the BOs, arms the job with implicit (writer) dependencies on them, pushes it and adds its
 // finished fence to every BO.
-int panfrost_job_push(panfrost_jm_ctx* jm_ctx, panfrost_job* job);
+int panfrost_job_push(panfrost_job* job);
 void panfrost_job_put(panfrost_job* job);
 
 // The reset path (panfrost_reset): stops every slot scheduler, soft-stops the slots, resets the

@@ -413,7 +413,7 @@ u32 panfrost_mmu_as_get(panfrost_device* pfdev, panfrost_mmu* mmu) {
         const int en = mmu->as_count.fetch_add(1) + 1;
         const u32 mask = BIT(as) | BIT(16 + as);
         // Each job slot and perfcnt may hold the AS.
-        WARN_ON(en >= NUM_JOB_SLOTS + 1);
+        WARN_ON(en >= static_cast<int>(NUM_JOB_SLOTS) + 1);
         list_move(&mmu->list, &pfdev->as_lru_list);
 
         if (pfdev->as_faulty_mask & mask) {
