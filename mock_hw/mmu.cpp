@@ -68,6 +68,18 @@ Mmu::Mmu(GpuBase& gpu, kshim::IrqLine& line, MmuFlavour flavour)
     }
 }
 
+// Whether `cfg` translates at all (else the AS is disabled): AArch64 4K or identity; on a JM GPU
+// also LEGACY, where TRANSTAB's own ADRMODE says Mali-LPAE tables, identity or disabled.
+bool Mmu::translates(const AsConfig& cfg) const {
+    const u64 mode = cfg.transcfg & AS_TRANSCFG_ADRMODE_MASK;
+    if (flavour_ == MmuFlavour::Jm && mode == panfrost::AS_TRANSCFG_ADRMODE_LEGACY) {
+        const u64 legacy_mode = cfg.transtab & panfrost::AS_TRANSTAB_LPAE_ADRMODE_MASK;
+        return legacy_mode == panfrost::AS_TRANSTAB_LPAE_ADRMODE_TABLE ||
+               legacy_mode == panfrost::AS_TRANSTAB_LPAE_ADRMODE_IDENTITY;
+    }
+    return mode == AS_TRANSCFG_ADRMODE_AARCH64_4K || mode == AS_TRANSCFG_ADRMODE_IDENTITY;
+}
+
 bool Mmu::active_locked(u32 as) const {
     lockdep_assert_held(&lock_);
     if (!present(as))
@@ -145,16 +157,8 @@ void Mmu::command_done_locked(AddressSpace& a) {
     // JM: an UPDATE that disables the AS (panfrost's answer to a fault it cannot handle) ends the
     // stall even if the access faulted again meanwhile (the retry after the FLUSH_MEM that
     // precedes the disable): the requester retries and sees the AS disabled.
-    if (flavour_ == MmuFlavour::Jm && a.cmd == AS_COMMAND_UPDATE && a.stalled) {
-        const u64 mode = a.cfg.transcfg & AS_TRANSCFG_ADRMODE_MASK;
-        const u64 legacy_mode = a.cfg.transtab & panfrost::AS_TRANSTAB_LPAE_ADRMODE_MASK;
-        const bool enabled = mode == panfrost::AS_TRANSCFG_ADRMODE_LEGACY
-                                 ? legacy_mode == panfrost::AS_TRANSTAB_LPAE_ADRMODE_TABLE ||
-                                       legacy_mode == panfrost::AS_TRANSTAB_LPAE_ADRMODE_IDENTITY
-                                 : mode == AS_TRANSCFG_ADRMODE_AARCH64_4K || mode == AS_TRANSCFG_ADRMODE_IDENTITY;
-        if (!enabled)
-            a.stalled = false;
-    }
+    if (flavour_ == MmuFlavour::Jm && a.cmd == AS_COMMAND_UPDATE && a.stalled && !translates(a.cfg))
+        a.stalled = false;
     // JM GPUs have no command-completion interrupt: panfrost polls AS_STATUS.
     if (flavour_ == MmuFlavour::Csf)
         irq_.raise_locked(MMU_INT_REQ_COMPLETE(a.id));
@@ -217,14 +221,10 @@ const Tlb::Entry* Mmu::translate_entry_locked(u32 as, u64 va, Access acc, u32 so
         r.status = MemResult::Status::Stalled;
         return nullptr;
     }
-    const u64 mode = a.cfg.transcfg & AS_TRANSCFG_ADRMODE_MASK;
-    // LEGACY (JM only): TRANSTAB's own ADRMODE says whether the AS walks Mali-LPAE tables, is an
-    // identity map or is disabled.
-    const bool legacy = flavour_ == MmuFlavour::Jm && mode == panfrost::AS_TRANSCFG_ADRMODE_LEGACY;
-    const u64 legacy_mode = a.cfg.transtab & panfrost::AS_TRANSTAB_LPAE_ADRMODE_MASK;
-    const bool enabled = legacy ? legacy_mode == panfrost::AS_TRANSTAB_LPAE_ADRMODE_TABLE ||
-                                      legacy_mode == panfrost::AS_TRANSTAB_LPAE_ADRMODE_IDENTITY
-                                : mode == AS_TRANSCFG_ADRMODE_AARCH64_4K || mode == AS_TRANSCFG_ADRMODE_IDENTITY;
+    // LEGACY (JM only): Mali-LPAE tables when TRANSTAB's ADRMODE says so (translates()).
+    const bool legacy = flavour_ == MmuFlavour::Jm &&
+                        (a.cfg.transcfg & AS_TRANSCFG_ADRMODE_MASK) == panfrost::AS_TRANSCFG_ADRMODE_LEGACY;
+    const bool enabled = translates(a.cfg);
     if (!enabled) {
         // A disabled AS answers every access with a translation fault; the access is terminated
         // (the requester sees an error, e.g. CS_BUS_FAULT) instead of stalling.

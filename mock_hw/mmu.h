@@ -105,6 +105,7 @@ private:
     const Tlb::Entry* translate_entry_locked(u32 as, u64 va, Access acc, u32 source, MemResult& r) REQUIRES(lock_);
     MemResult access_locked(u32 as, u64 va, u8* buf, size_t len, Access acc, u32 source, bool write) REQUIRES(lock_);
     static const char* command_name(u32 cmd);
+    bool translates(const AsConfig& cfg) const;
 
     GpuBase& gpu_;
     const MmuFlavour flavour_;
