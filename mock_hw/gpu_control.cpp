@@ -6,6 +6,7 @@
 #include "kernel_shim/log.h"
 #include "kernel_shim/runtime.h"
 #include "mock_hw/gpu.h"
+#include "mock_hw/gpu_identity_regs.h"
 
 namespace mock_hw {
 
@@ -16,13 +17,8 @@ GpuControl::GpuControl(Gpu& gpu, kshim::IrqLine& line)
     const GpuIdentity& id = gpu.config().id;
     auto ro = [this](u32 off, const char* name, u32 v) { bank_.add(off, RegDecl{.name = name, .reset = v}); };
     auto ro64 = [this](u32 off, const char* name, u64 v) { bank_.add64(off, name, v); };
-    ro(GPU_ID, "GPU_ID", id.gpu_id);
-    ro(GPU_L2_FEATURES, "GPU_L2_FEATURES", id.l2_features);
-    ro(GPU_CORE_FEATURES, "GPU_CORE_FEATURES", id.core_features);
-    ro(GPU_TILER_FEATURES, "GPU_TILER_FEATURES", id.tiler_features);
-    ro(GPU_MEM_FEATURES, "GPU_MEM_FEATURES", id.mem_features);
-    ro(GPU_MMU_FEATURES, "GPU_MMU_FEATURES", id.mmu_features);
-    ro(GPU_AS_PRESENT, "GPU_AS_PRESENT", id.as_present);
+    declare_identity_registers(
+        bank_, id, [this] { return cycle_count_locked(); }, [this] { return timestamp_locked(); });
     ro(GPU_CSF_ID, "GPU_CSF_ID", id.csf_id);
     bank_.add(GPU_CMD,
               RegDecl{.name = "GPU_CMD", .write_only = true, .on_write = [this](u32 v) { command_locked(v); }});
@@ -36,27 +32,9 @@ GpuControl::GpuControl(Gpu& gpu, kshim::IrqLine& line)
     bank_.add(GPU_PWR_OVERRIDE1, RegDecl{.name = "GPU_PWR_OVERRIDE1", .writable = ~0u});
     ro64(GPU_FEATURES, "GPU_FEATURES", id.gpu_features);
     bank_.add64(GPU_TIMESTAMP_OFFSET, "GPU_TIMESTAMP_OFFSET", 0, ~0ull);
-    bank_.add(GPU_CYCLE_COUNT_LO, RegDecl{.name = "GPU_CYCLE_COUNT_LO",
-                                          .on_read = [this] { return static_cast<u32>(cycle_count_locked()); }});
-    bank_.add(GPU_CYCLE_COUNT_HI, RegDecl{.name = "GPU_CYCLE_COUNT_HI",
-                                          .on_read = [this] { return static_cast<u32>(cycle_count_locked() >> 32); }});
-    bank_.add(GPU_TIMESTAMP_LO,
-              RegDecl{.name = "GPU_TIMESTAMP_LO", .on_read = [this] { return static_cast<u32>(timestamp_locked()); }});
-    bank_.add(GPU_TIMESTAMP_HI, RegDecl{.name = "GPU_TIMESTAMP_HI",
-                                        .on_read = [this] { return static_cast<u32>(timestamp_locked() >> 32); }});
-    ro(GPU_THREAD_MAX_THREADS, "GPU_THREAD_MAX_THREADS", id.thread_max_threads);
-    ro(GPU_THREAD_MAX_WORKGROUP_SIZE, "GPU_THREAD_MAX_WORKGROUP_SIZE", id.thread_max_workgroup_size);
-    ro(GPU_THREAD_MAX_BARRIER_SIZE, "GPU_THREAD_MAX_BARRIER_SIZE", id.thread_max_barrier_size);
-    ro(GPU_THREAD_FEATURES, "GPU_THREAD_FEATURES", id.thread_features);
-    for (u32 n = 0; n < 4; n++)
-        ro(GPU_TEXTURE_FEATURES(n), "GPU_TEXTURE_FEATURES", id.texture_features[n]);
-    ro64(GPU_SHADER_PRESENT, "GPU_SHADER_PRESENT", id.shader_present);
-    ro64(GPU_TILER_PRESENT, "GPU_TILER_PRESENT", id.tiler_present);
-    ro64(GPU_L2_PRESENT, "GPU_L2_PRESENT", id.l2_present);
     ro(GPU_REVID, "GPU_REVID", id.revid);
     for (u32 n = 0; n < 3; n++)
         bank_.add(GPU_ASN_HASH(n), RegDecl{.name = "GPU_ASN_HASH", .writable = ~0u});
-    ro(GPU_COHERENCY_FEATURES, "GPU_COHERENCY_FEATURES", id.coherency_features);
     bank_.add(GPU_COHERENCY_PROTOCOL,
               RegDecl{.name = "GPU_COHERENCY_PROTOCOL", .reset = GPU_COHERENCY_NONE, .writable = ~0u});
     bank_.add(MCU_CONTROL, RegDecl{.name = "MCU_CONTROL", .writable = 0x3, .on_write = [this](u32 v) {

@@ -4,6 +4,7 @@
 #include "hw/jm/regs/gpu_regs.h"
 #include "kernel_shim/runtime.h"
 #include "mock_hw/fault_plan.h"
+#include "mock_hw/gpu_identity_regs.h"
 #include "mock_hw/power.h"
 #include "mock_jm/jm_gpu.h"
 
@@ -23,13 +24,8 @@ JmControl::JmControl(JmGpu& gpu, kshim::IrqLine& line)
     auto ro = [this](u32 off, const char* name, u32 v) { bank_.add(off, RegDecl{.name = name, .reset = v}); };
     auto ro64 = [this](u32 off, const char* name, u64 v) { bank_.add64(off, name, v); };
     auto rw = [this](u32 off, const char* name) { bank_.add(off, RegDecl{.name = name, .writable = ~0u}); };
-    ro(GPU_ID, "GPU_ID", id.gpu_id);
-    ro(GPU_L2_FEATURES, "GPU_L2_FEATURES", id.l2_features);
-    ro(GPU_CORE_FEATURES, "GPU_CORE_FEATURES", id.core_features);
-    ro(GPU_TILER_FEATURES, "GPU_TILER_FEATURES", id.tiler_features);
-    ro(GPU_MEM_FEATURES, "GPU_MEM_FEATURES", id.mem_features);
-    ro(GPU_MMU_FEATURES, "GPU_MMU_FEATURES", id.mmu_features);
-    ro(GPU_AS_PRESENT, "GPU_AS_PRESENT", id.as_present);
+    mock_hw::declare_identity_registers(
+        bank_, id, [this] { return cycle_count_locked(); }, [this] { return timestamp_locked(); });
     ro(GPU_JS_PRESENT, "GPU_JS_PRESENT", jc.js_present);
     bank_.add(GPU_CMD,
               RegDecl{.name = "GPU_CMD", .write_only = true, .on_write = [this](u32 v) { command_locked(v); }});
@@ -50,26 +46,8 @@ JmControl::JmControl(JmGpu& gpu, kshim::IrqLine& line)
     rw(GPU_PRFCNT_SHADER_EN, "GPU_PRFCNT_SHADER_EN");
     rw(GPU_PRFCNT_TILER_EN, "GPU_PRFCNT_TILER_EN");
     rw(GPU_PRFCNT_MMU_L2_EN, "GPU_PRFCNT_MMU_L2_EN");
-    bank_.add(GPU_CYCLE_COUNT_LO, RegDecl{.name = "GPU_CYCLE_COUNT_LO",
-                                          .on_read = [this] { return static_cast<u32>(cycle_count_locked()); }});
-    bank_.add(GPU_CYCLE_COUNT_HI, RegDecl{.name = "GPU_CYCLE_COUNT_HI",
-                                          .on_read = [this] { return static_cast<u32>(cycle_count_locked() >> 32); }});
-    bank_.add(GPU_TIMESTAMP_LO,
-              RegDecl{.name = "GPU_TIMESTAMP_LO", .on_read = [this] { return static_cast<u32>(timestamp_locked()); }});
-    bank_.add(GPU_TIMESTAMP_HI, RegDecl{.name = "GPU_TIMESTAMP_HI",
-                                        .on_read = [this] { return static_cast<u32>(timestamp_locked() >> 32); }});
-    ro(GPU_THREAD_MAX_THREADS, "GPU_THREAD_MAX_THREADS", id.thread_max_threads);
-    ro(GPU_THREAD_MAX_WORKGROUP_SIZE, "GPU_THREAD_MAX_WORKGROUP_SIZE", id.thread_max_workgroup_size);
-    ro(GPU_THREAD_MAX_BARRIER_SIZE, "GPU_THREAD_MAX_BARRIER_SIZE", id.thread_max_barrier_size);
-    ro(GPU_THREAD_FEATURES, "GPU_THREAD_FEATURES", id.thread_features);
-    for (u32 n = 0; n < GPU_TEXTURE_FEATURES_COUNT; n++)
-        ro(GPU_TEXTURE_FEATURES(n), "GPU_TEXTURE_FEATURES", id.texture_features[n]);
     for (u32 n = 0; n < GPU_JS_FEATURES_COUNT; n++)
         ro(GPU_JS_FEATURES(n), "GPU_JS_FEATURES", n < 3 && (jc.js_present & (1u << n)) ? jc.js_features[n] : 0);
-    ro64(GPU_SHADER_PRESENT, "GPU_SHADER_PRESENT", id.shader_present);
-    ro64(GPU_TILER_PRESENT, "GPU_TILER_PRESENT", id.tiler_present);
-    ro64(GPU_L2_PRESENT, "GPU_L2_PRESENT", id.l2_present);
-    ro(GPU_COHERENCY_FEATURES, "GPU_COHERENCY_FEATURES", id.coherency_features);
     ro(GPU_THREAD_TLS_ALLOC, "GPU_THREAD_TLS_ALLOC", jc.thread_tls_alloc);
     // Core stacks: panfrost reads STACK_PRESENT only; the rest is accepted and stays 0.
     ro64(GPU_STACK_PRESENT_LO, "GPU_STACK_PRESENT", jc.stack_present);
