@@ -168,6 +168,9 @@ int drm_gem_shmem_get_pages_locked(drm_gem_shmem_object* shmem) {
     // An import's pages are the exporter's, pinned by its attachment.
     if (WARN_ON(drm_gem_is_imported(obj)))
         return -EINVAL;
+    // Purged: the backing is gone for good.
+    if (shmem->madv < 0)
+        return -ENOMEM;
     if (shmem->pages_use_count++ > 0)
         return 0;
     if (shmem->kept_pages) {
@@ -240,6 +243,41 @@ void drm_gem_shmem_put_pages_locked(drm_gem_shmem_object* shmem) {
     shmem->pages = nullptr;
     shmem->blocks = nullptr;
     shmem->num_blocks = 0;
+}
+
+bool drm_gem_shmem_madvise_locked(drm_gem_shmem_object* shmem, int madv) {
+    dma_resv_assert_held(shmem->base.resv);
+    if (shmem->madv >= 0)
+        shmem->madv = madv;
+    return shmem->madv >= 0;
+}
+
+bool drm_gem_shmem_is_purgeable(drm_gem_shmem_object* shmem) {
+    return shmem->madv > 0 && !shmem->pages_pin_count && shmem->sgt && !shmem->base.dma_buf &&
+           !drm_gem_is_imported(&shmem->base);
+}
+
+void drm_gem_shmem_purge_locked(drm_gem_shmem_object* shmem) {
+    drm_gem_object* obj = &shmem->base;
+    dma_resv_assert_held(obj->resv);
+    WARN_ON(!drm_gem_shmem_is_purgeable(shmem));
+    if (shmem->sgt) {
+        sg_free_table(shmem->sgt);
+        kfree(shmem->sgt);
+        shmem->sgt = nullptr;
+        drm_gem_shmem_put_pages_locked(shmem);
+    }
+    shmem->madv = -1;
+    drm_gem_free_mmap_offset(obj);
+    // Give the memory back now (upstream's shmem_truncate_range): the kept pages too.
+    if (!WARN_ON(shmem->pages) && shmem->kept_pages) {
+        free_blocks(shmem->kept_blocks, shmem->kept_num_blocks, shmem->kept_pages);
+        kfree(shmem->kept_pages);
+        kfree(shmem->kept_blocks);
+        shmem->kept_pages = nullptr;
+        shmem->kept_blocks = nullptr;
+        shmem->kept_num_blocks = 0;
+    }
 }
 
 int drm_gem_shmem_pin_locked(drm_gem_shmem_object* shmem) {

@@ -70,6 +70,10 @@ struct drm_gem_shmem_object {
     kshim::Page** kept_pages = nullptr;
     Block* kept_blocks = nullptr;
     u32 kept_num_blocks = 0;
+    // drm_gem_shmem_object.madv: the driver's madvise state (0 WILLNEED, > 0 DONTNEED), -1 once
+    // purged. resv. (Upstream's madv_list, the node on a driver's shrinker list, lives in the
+    // driver's object here: the shim's DRM core has no list type.)
+    int madv = 0;
 };
 
 inline drm_gem_shmem_object* to_drm_gem_shmem_obj(drm_gem_object* obj) {
@@ -97,6 +101,18 @@ void drm_gem_shmem_unpin(drm_gem_shmem_object* shmem);
 int drm_gem_shmem_get_pages_sgt(drm_gem_shmem_object* shmem, SgTable** out);
 int drm_gem_shmem_vmap_locked(drm_gem_shmem_object* shmem, IosysMap* map);
 void drm_gem_shmem_vunmap_locked(drm_gem_shmem_object* shmem, IosysMap* map);
+
+// madvise and purge (upstream's drm_gem_shmem_madvise_locked / _is_purgeable / _purge_locked).
+// madvise records `madv` unless the object is already purged; returns whether the pages are
+// still there (madv >= 0). resv held.
+bool drm_gem_shmem_madvise_locked(drm_gem_shmem_object* shmem, int madv);
+// DONTNEED, mapped for a device (sgt), not pinned (the shim's CPU mappings pin: a CPU-mapped
+// object is not purgeable, where upstream would zap the mapping), not exported, not imported.
+bool drm_gem_shmem_is_purgeable(drm_gem_shmem_object* shmem);
+// Drops the sg table and the pages for good (the kept ones too: upstream truncates the shmem
+// file) and the mmap offset; madv becomes -1, and get_pages fails with -ENOMEM from then on
+// (upstream's CPU faults get SIGBUS). resv held; WARNs unless purgeable.
+void drm_gem_shmem_purge_locked(drm_gem_shmem_object* shmem);
 
 // drm_gem_shmem_get_sg_table: a new table of the object's pages (which must be pinned: PRIME
 // export to another device pins at attach), for the caller to free (sg_free_table + kfree).
