@@ -21,6 +21,7 @@
 #include "kernel_shim/mutex.h"
 #include "kernel_shim/platform.h"
 #include "kernel_shim/pm_runtime.h"
+#include "kernel_shim/shrinker.h"
 #include "kernel_shim/spinlock.h"
 #include "kernel_shim/workqueue.h"
 #include "kernel_shim/xarray.h"
@@ -118,6 +119,13 @@ inline void list_move(list_head* e, list_head* head) {
     list_del_init(e);
     list_add(e, head);
 }
+inline void list_move_tail(list_head* e, list_head* head) {
+    list_del_init(e);
+    list_add_tail(e, head);
+}
+inline bool list_is_singular(const list_head* head) {
+    return !list_empty(head) && head->next == head->prev;
+}
 
 // The OF match data of a compatible (struct panfrost_compatible).
 struct panfrost_compatible {
@@ -183,6 +191,22 @@ struct panfrost_device {
         // Serialises the 0 <-> 1 transitions of use_count with the GPU_CMD they write.
         kshim::SpinLock lock{"panfrost.cycle_counter.lock"};
     } cycle_counter;
+
+    // Purgeable BOs (MADVISE DONTNEED), oldest first, and the shrinker that purges them
+    // (panfrost_gem_shrinker.cpp). Taken before a BO's mappings.lock, after its resv.
+    kshim::Mutex shrinker_lock{"panfrost.shrinker_lock"};
+    list_head shrinker_list;  // panfrost_gem_object.madv_list; shrinker_lock
+    kshim::shrinker* shrinker = nullptr;
+
+    // CPU cache maintenance asked by SYNC_BO (panfrost_gem_sync). The shim's CPU has no cache
+    // to clean: each DMA sync upstream would issue is counted here instead (one per covered
+    // sg segment: for_device = clean (DMA_TO_DEVICE), for_cpu = invalidate (DMA_FROM_DEVICE)),
+    // with the bytes each covered, and traced as an instant event when tracing is on.
+    struct {
+        std::atomic<u64> for_device{0};
+        std::atomic<u64> for_cpu{0};
+        std::atomic<u64> bytes{0};
+    } cache_sync;
 };
 
 inline panfrost_device* to_panfrost_device(drm::drm_device* ddev) {

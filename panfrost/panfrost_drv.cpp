@@ -2,7 +2,7 @@
 // the OF match table and probe/remove.
 //
 // DOC: This slice serves SUBMIT, WAIT_BO, CREATE_BO, MMAP_BO, GET_PARAM, GET_BO_OFFSET,
-// JM_CTX_CREATE and JM_CTX_DESTROY. The ioctl table keeps upstream's numbering (entry i is nr
+// MADVISE, SET_LABEL_BO, JM_CTX_CREATE, JM_CTX_DESTROY, SYNC_BO and QUERY_BO_INFO. The ioctl table keeps upstream's numbering (entry i is nr
 // DRM_COMMAND_BASE + i) with holes where the ioctls not served yet go; the DRM core answers a
 // hole and every nr past the table with -EINVAL, as it does for an unknown ioctl. Each open file
 // gets its own VM (panfrost_mmu_ctx_create), in which every BO it holds a handle to is mapped
@@ -203,6 +203,134 @@ int panfrost_ioctl_get_bo_offset(drm::drm_device*, void* data, drm_file* file) {
         return -EINVAL;
     args->offset = mapping->mmnode.start << kshim::PAGE_SHIFT;
     panfrost_gem_mapping_put(mapping);
+    return 0;
+}
+
+int panfrost_ioctl_madvise(drm::drm_device* dev, void* data, drm_file* file) {
+    auto* priv = static_cast<panfrost_file_priv*>(file->driver_priv);
+    auto* args = static_cast<drm_panfrost_madvise*>(data);
+    panfrost_device* pfdev = to_panfrost_device(dev);
+
+    drm::drm_gem_object* gem_obj = file->gem.lookup(args->handle);
+    if (!gem_obj)
+        return -ENOENT;
+    panfrost_gem_object* bo = to_panfrost_bo(gem_obj);
+
+    int ret = kshim::dma_resv_lock_interruptible(gem_obj->resv, nullptr);
+    if (ret) {
+        drm::drm_gem_object_put(gem_obj);
+        return ret;
+    }
+    {
+        kshim::MutexGuard sg(pfdev->shrinker_lock);
+        kshim::MutexGuard mg(bo->mappings.lock);
+        // Only the caller's file may hold a purgeable BO: a BO shared with other files (or
+        // mapped nowhere) cannot be DONTNEED, as upstream.
+        if (args->madv == PANFROST_MADV_DONTNEED &&
+            (!list_is_singular(&bo->mappings.list) ||
+             WARN_ON_ONCE(container_of(bo->mappings.list.next, panfrost_gem_mapping, node)->mmu != priv->mmu))) {
+            ret = -EINVAL;
+        } else {
+            // madv is not range-checked: stored as given while the pages exist.
+            args->retained = drm::drm_gem_shmem_madvise_locked(&bo->base, static_cast<int>(args->madv));
+            if (args->retained) {
+                if (args->madv == PANFROST_MADV_DONTNEED)
+                    list_move_tail(&bo->madv_list, &pfdev->shrinker_list);
+                else if (args->madv == PANFROST_MADV_WILLNEED)
+                    list_del_init(&bo->madv_list);
+            }
+        }
+    }
+    kshim::dma_resv_unlock(gem_obj->resv);
+    drm::drm_gem_object_put(gem_obj);
+    return ret;
+}
+
+int panfrost_ioctl_set_label_bo(drm::drm_device*, void* data, drm_file* file) {
+    auto* args = static_cast<drm_panfrost_set_label_bo*>(data);
+    const char* label = nullptr;
+    int ret = 0;
+
+    if (args->pad)
+        return -EINVAL;
+    drm::drm_gem_object* obj = file->gem.lookup(args->handle);
+    if (!obj)
+        return -ENOENT;
+    if (args->label) {
+        char* str = kshim::strndup_user(args->label, PANFROST_BO_LABEL_MAXLEN);
+        if (kshim::IS_ERR(str)) {
+            ret = static_cast<int>(kshim::PTR_ERR(str));
+            // Too long reads as "too big", not as an invalid argument.
+            if (ret == -EINVAL)
+                ret = -E2BIG;
+            drm::drm_gem_object_put(obj);
+            return ret;
+        }
+        label = str;
+    }
+    // A NULL label clears it; an empty string is a label of its own.
+    panfrost_gem_set_label(obj, label);
+    drm::drm_gem_object_put(obj);
+    return ret;
+}
+
+int panfrost_ioctl_sync_bo(drm::drm_device*, void* data, drm_file* file) {
+    auto* args = static_cast<drm_panfrost_sync_bo*>(data);
+    int ret = 0;
+
+    if (args->pad)
+        return -EINVAL;
+    if (!args->op_count)
+        return 0;
+    // kvmalloc_array refuses more than INT_MAX bytes.
+    if (args->op_count > INT32_MAX / sizeof(drm_panfrost_bo_sync_op))
+        return -ENOMEM;
+    auto* ops = static_cast<drm_panfrost_bo_sync_op*>(
+        kshim::kcalloc(args->op_count, sizeof(drm_panfrost_bo_sync_op), kshim::GFP_KERNEL));
+    if (!ops)
+        return -ENOMEM;
+    if (kshim::copy_from_user(ops, args->ops, args->op_count * sizeof(*ops))) {
+        kshim::kfree(ops);
+        return -EFAULT;
+    }
+    // Stops at the first failing op; the ones before it stay done.
+    for (u32 i = 0; i < args->op_count; i++) {
+        drm::drm_gem_object* obj = file->gem.lookup(ops[i].handle);
+        if (!obj) {
+            ret = -ENOENT;
+            break;
+        }
+        ret = panfrost_gem_sync(obj, ops[i].type, ops[i].offset, ops[i].size);
+        drm::drm_gem_object_put(obj);
+        if (ret)
+            break;
+    }
+    kshim::kfree(ops);
+    return ret;
+}
+
+int panfrost_ioctl_query_bo_info(drm::drm_device*, void* data, drm_file* file) {
+    auto* args = static_cast<drm_panfrost_query_bo_info*>(data);
+
+    drm::drm_gem_object* gem_obj = file->gem.lookup(args->handle);
+    if (!gem_obj)
+        return -ENOENT;
+    panfrost_gem_object* bo = to_panfrost_bo(gem_obj);
+    args->pad = 0;
+    args->create_flags = 0;
+    args->extra_flags = 0;
+    if (drm::drm_gem_is_imported(gem_obj)) {
+        args->extra_flags |= DRM_PANFROST_BO_IS_IMPORTED;
+    } else {
+        if (bo->noexec)
+            args->create_flags |= PANFROST_BO_NOEXEC;
+        if (bo->is_heap)
+            args->create_flags |= PANFROST_BO_HEAP;
+        // Whatever is not write-combined is write-back (also every BO of a coherent device).
+        if (!bo->base.map_wc)
+            args->create_flags |= PANFROST_BO_WB_MMAP;
+    }
+    drm::drm_gem_object_put(gem_obj);
     return 0;
 }
 
@@ -421,10 +549,12 @@ const drm::IoctlDesc panfrost_drm_driver_ioctls[] = {
     DRM_IOCTL_DEF_DRV(PANFROST_GET_BO_OFFSET, panfrost_ioctl_get_bo_offset, DRM_RENDER_ALLOW),
     {},  // PERFCNT_ENABLE
     {},  // PERFCNT_DUMP
-    {},  // MADVISE
-    {},  // SET_LABEL_BO
+    DRM_IOCTL_DEF_DRV(PANFROST_MADVISE, panfrost_ioctl_madvise, DRM_RENDER_ALLOW),
+    DRM_IOCTL_DEF_DRV(PANFROST_SET_LABEL_BO, panfrost_ioctl_set_label_bo, DRM_RENDER_ALLOW),
     DRM_IOCTL_DEF_DRV(PANFROST_JM_CTX_CREATE, panfrost_ioctl_jm_ctx_create, DRM_RENDER_ALLOW),
     DRM_IOCTL_DEF_DRV(PANFROST_JM_CTX_DESTROY, panfrost_ioctl_jm_ctx_destroy, DRM_RENDER_ALLOW),
+    DRM_IOCTL_DEF_DRV(PANFROST_SYNC_BO, panfrost_ioctl_sync_bo, DRM_RENDER_ALLOW),
+    DRM_IOCTL_DEF_DRV(PANFROST_QUERY_BO_INFO, panfrost_ioctl_query_bo_info, DRM_RENDER_ALLOW),
 };
 
 // The per-compatible data (default_data and friends): one "mali" supply, no PM features.
@@ -487,6 +617,7 @@ const drm::DriverDesc panfrost_drm_driver = {
     .open = panfrost_open,
     .postclose = panfrost_postclose,
     .gem_create_object = panfrost_gem_create_object,
+    .gem_prime_import_sg_table = panfrost_gem_prime_import_sg_table,
 };
 
 int panfrost_probe(kshim::PlatformDevice* pdev) {
@@ -528,8 +659,18 @@ int panfrost_probe(kshim::PlatformDevice* pdev) {
     kshim::pm_runtime_set_autosuspend_delay(pfdev->dev, 50);  // ~3 frames
     kshim::pm_runtime_use_autosuspend(pfdev->dev);
 
-    // drm_dev_register cannot fail here (there is no minor to allocate). Then the driver core
-    // drops its reference: the autosuspend timer starts.
+    // drm_dev_register cannot fail here (there is no minor to allocate).
+    const int ret = panfrost_gem_shrinker_init(&pfdev->base);
+    if (ret) {
+        kshim::pm_runtime_disable(pfdev->dev);
+        panfrost_device_fini(pfdev);
+        kshim::pm_runtime_set_suspended(pfdev->dev);
+        kshim::pm_runtime_put_noidle(pfdev->dev);
+        panfrost_free(pfdev);
+        return ret;
+    }
+
+    // Then the driver core drops its reference: the autosuspend timer starts.
     kshim::pm_runtime_put_autosuspend(pfdev->dev);
     return 0;
 }
@@ -539,6 +680,7 @@ void panfrost_remove(kshim::PlatformDevice* pdev) {
     if (WARN_ON(!pfdev))
         return;
     pfdev->base.unplug();
+    panfrost_gem_shrinker_cleanup(&pfdev->base);
 
     kshim::pm_runtime_get_sync(pfdev->dev);
     kshim::pm_runtime_disable(pfdev->dev);

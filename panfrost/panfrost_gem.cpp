@@ -2,11 +2,14 @@
 // GEM open hook and dropped by the close hook, and the BO's release (heap chunks included).
 #include "panfrost/panfrost_gem.h"
 
+#include <cstring>
+
 #include "drm/drm_prime.h"
 #include "kernel_shim/err.h"
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/slab.h"
+#include "kernel_shim/trace.h"
 #include "panfrost/panfrost_mmu.h"
 #include "uapi/drm/panfrost_drm.h"
 
@@ -21,9 +24,19 @@ constexpr unsigned HEAP_CHUNK_ORDER = 9;  // 2 MiB of 4 KiB pages
 
 void panfrost_gem_free_object(drm::drm_gem_object* obj) {
     panfrost_gem_object* bo = to_panfrost_bo(obj);
+    panfrost_device* pfdev = to_panfrost_device(obj->dev);
+
+    // Off the shrinker list first, so a concurrent scan cannot find a BO being freed.
+    {
+        MutexGuard g(pfdev->shrinker_lock);
+        list_del_init(&bo->madv_list);
+    }
 
     // Every mapping holds a reference: none is left when the last one goes.
     WARN_ON(!list_empty(&bo->mappings.list));
+
+    kfree(const_cast<char*>(bo->label.str));
+    bo->label.str = nullptr;
 
     if (bo->sgts) {
         const size_t n_sgt = bo->base.base.size / SZ_2M;
@@ -60,6 +73,15 @@ void panfrost_gem_vunmap(drm::drm_gem_object* obj, drm::IosysMap* map) {
     drm::drm_gem_shmem_vunmap_locked(drm::to_drm_gem_shmem_obj(obj), map);
 }
 
+// A kmalloc'ed copy of a kernel string, or nullptr.
+char* kstrdup(const char* str) {
+    const size_t len = std::strlen(str) + 1;
+    auto* copy = static_cast<char*>(kmalloc(len, GFP_KERNEL));
+    if (copy)
+        std::memcpy(copy, str, len);
+    return copy;
+}
+
 void panfrost_gem_teardown_mapping(panfrost_gem_mapping* mapping) {
     if (mapping->active)
         panfrost_mmu_unmap(mapping);
@@ -75,6 +97,16 @@ void panfrost_gem_mapping_release(kref* kref) {
     drm::drm_gem_object_put(&mapping->obj->base.base);
     panfrost_mmu_ctx_put(mapping->mmu);
     kdelete(mapping);
+}
+
+// Resident when imported or while the pages exist; purgeable while DONTNEED.
+unsigned panfrost_gem_status(drm::drm_gem_object* obj) {
+    panfrost_gem_object* bo = to_panfrost_bo(obj);
+    unsigned res = drm::drm_gem_is_imported(obj) ? drm::DRM_GEM_OBJECT_RESIDENT : drm::drm_gem_shmem_object_status(obj);
+    // Read without the resv, as upstream: a statistic.
+    if (std::atomic_ref<int>(bo->base.madv).load(std::memory_order_relaxed) == static_cast<int>(PANFROST_MADV_DONTNEED))
+        res |= drm::DRM_GEM_OBJECT_PURGEABLE;
+    return res;
 }
 
 panfrost_gem_object* panfrost_gem_alloc(panfrost_device* pfdev) {
@@ -95,7 +127,7 @@ const drm::drm_gem_object_funcs panfrost_gem_funcs = {
     .unpin = panfrost_gem_unpin,
     .vmap = panfrost_gem_vmap,
     .vunmap = panfrost_gem_vunmap,
-    .status = drm::drm_gem_shmem_object_status,
+    .status = panfrost_gem_status,
     .export_ = nullptr,
     .get_sg_table = panfrost_gem_get_sg_table,
     .open = panfrost_gem_open,
@@ -211,6 +243,103 @@ void panfrost_gem_mapping_put(panfrost_gem_mapping* mapping) {
     if (!mapping)
         return;
     kref_put(&mapping->refcount, panfrost_gem_mapping_release);
+}
+
+void panfrost_gem_teardown_mappings_locked(panfrost_gem_object* bo) {
+    for (list_head* it = bo->mappings.list.next; it != &bo->mappings.list; it = it->next)
+        panfrost_gem_teardown_mapping(container_of(it, panfrost_gem_mapping, node));
+}
+
+drm::drm_gem_object* panfrost_gem_prime_import_sg_table(drm::drm_device* dev, dma_buf_attachment* attach,
+                                                        sg_table* sgt) {
+    drm::drm_gem_object* obj = drm::drm_gem_shmem_prime_import_sg_table(dev, attach, sgt);
+    if (IS_ERR(obj))
+        return obj;
+    panfrost_gem_object* bo = to_panfrost_bo(obj);
+    bo->noexec = true;
+    // Userspace never made this BO through panfrost: say where it comes from until it is given
+    // a label of its own.
+    panfrost_gem_internal_set_label(obj, "GEM PRIME buffer");
+    return obj;
+}
+
+void panfrost_gem_set_label(drm::drm_gem_object* obj, const char* label) {
+    panfrost_gem_object* bo = to_panfrost_bo(obj);
+    const char* old_label;
+    {
+        MutexGuard g(bo->label.lock);
+        old_label = bo->label.str;
+        bo->label.str = label;
+    }
+    kfree(const_cast<char*>(old_label));
+}
+
+void panfrost_gem_internal_set_label(drm::drm_gem_object* obj, const char* label) {
+    // Userspace owns the label of a BO it holds a handle to.
+    if (WARN_ON(obj->handle_count.load() > 0))
+        return;
+    if (!label)
+        return;
+    char* str = kstrdup(label);
+    if (!str) {
+        // Not fatal: the BO just stays unlabelled.
+        log_message(LogLevel::Warn, nullptr, "Not enough memory to allocate BO label");
+        return;
+    }
+    panfrost_gem_set_label(obj, str);
+}
+
+int panfrost_gem_sync(drm::drm_gem_object* obj, u32 type, u32 offset, u32 size) {
+    panfrost_gem_object* bo = to_panfrost_bo(obj);
+    drm::drm_gem_shmem_object* shmem = &bo->base;
+    panfrost_device* pfdev = to_panfrost_device(obj->dev);
+
+    if (offset + size < offset || u64{offset} + size > shmem->base.size)
+        return -EINVAL;
+    // The exporter owns an import's cache maintenance.
+    if (drm::drm_gem_is_imported(obj))
+        return -EINVAL;
+    if (type != PANFROST_BO_SYNC_CPU_CACHE_FLUSH && type != PANFROST_BO_SYNC_CPU_CACHE_FLUSH_AND_INVALIDATE)
+        return -EINVAL;
+    // A write-combined mapping leaves nothing in the CPU caches.
+    if (shmem->map_wc)
+        return 0;
+    if (size == 0)
+        return 0;
+
+    drm::SgTable* sgt = nullptr;
+    const int ret = drm::drm_gem_shmem_get_pages_sgt(shmem, &sgt);
+    if (ret)
+        return ret;
+
+    // Each sg segment the range covers: a clean for the device, then for FLUSH_AND_INVALIDATE an
+    // invalidate for the CPU (upstream: dma_sync_single_for_device(TO_DEVICE) and
+    // dma_sync_single_for_cpu(FROM_DEVICE)). The shim's CPU has no cache: counted and traced.
+    for (u32 i = 0; i < sgt->nents && size; i++) {
+        u64 paddr = drm::sg_dma_address(&sgt->sgl[i]);
+        u64 len = drm::sg_dma_len(&sgt->sgl[i]);
+        if (len <= offset) {
+            offset -= static_cast<u32>(len);
+            continue;
+        }
+        paddr += offset;
+        len = std::min<u64>(len - offset, size);
+        size -= static_cast<u32>(len);
+        offset = 0;
+
+        pfdev->cache_sync.for_device.fetch_add(1);
+        pfdev->cache_sync.bytes.fetch_add(len);
+        if (trace::enabled())
+            trace::instant("dma_sync_single_for_device", "panfrost",
+                           "{\"paddr\":" + std::to_string(paddr) + ",\"len\":" + std::to_string(len) + "}");
+        if (type == PANFROST_BO_SYNC_CPU_CACHE_FLUSH_AND_INVALIDATE) {
+            pfdev->cache_sync.for_cpu.fetch_add(1);
+            if (trace::enabled())
+                trace::instant("dma_sync_single_for_cpu", "panfrost",
+                               "{\"paddr\":" + std::to_string(paddr) + ",\"len\":" + std::to_string(len) + "}");
+        }
+    }
+    return 0;
 }
 
 }  // namespace panfrost

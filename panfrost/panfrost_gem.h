@@ -6,6 +6,11 @@
 // lives on the BO's mappings list until the handle goes (the close hook). A HEAP BO gets its VA
 // at open but no pages: the MMU fault handler backs it 2 MiB at a time. Heap chunks are blocks of
 // their own here (upstream reads them from the object's shmem file), freed with the BO.
+//
+// MADVISE DONTNEED puts a BO on the device's shrinker list (madv_list, which upstream keeps in
+// the shmem object); the shrinker (panfrost_gem_shrinker.cpp) purges the listed BOs the GPU does
+// not use: their mappings are torn down in every VM and their pages dropped for good. A label is
+// a kmalloc'ed string (SET_LABEL_BO, or "GEM PRIME buffer" for foreign imports).
 #pragma once
 #include <atomic>
 
@@ -33,10 +38,13 @@ struct panfrost_gem_object {
 
     // Jobs using the BO (the shrinker may not purge it meanwhile).
     std::atomic<int> gpu_usecount{0};
+    // On pfdev->shrinker_list while DONTNEED and not purged (upstream: base.madv_list).
+    // pfdev->shrinker_lock.
+    list_head madv_list;
     size_t heap_rss_size = 0;  // populated heap bytes; resv
 
     struct {
-        const char* str = nullptr;  // kmalloc'ed or static; lock
+        const char* str = nullptr;  // kmalloc'ed; lock
         kshim::Mutex lock{"panfrost_gem.label.lock"};
     } label;
 
@@ -75,6 +83,29 @@ void panfrost_gem_mapping_put(panfrost_gem_mapping* mapping);
 
 // drm_driver.gem_create_object.
 drm::drm_gem_object* panfrost_gem_create_object(drm::drm_device* dev, size_t size);
+// drm_driver.gem_prime_import_sg_table: a foreign dma_buf as a NOEXEC BO labelled
+// "GEM PRIME buffer" (a dma_buf of this device gives back its own BO, in the DRM core).
+drm::drm_gem_object* panfrost_gem_prime_import_sg_table(drm::drm_device* dev, kshim::dma_buf_attachment* attach,
+                                                        kshim::sg_table* sgt);
+
+// Unmaps the BO from every VM holding it and frees their VA (the mappings stay on the list until
+// their handles go). bo->mappings.lock held.
+void panfrost_gem_teardown_mappings_locked(panfrost_gem_object* bo);
+
+// The longest label SET_LABEL_BO takes, NUL included.
+inline constexpr size_t PANFROST_BO_LABEL_MAXLEN = 4096;
+// Replaces the label with `label` (kmalloc'ed, owned by the BO from now on; nullptr clears).
+void panfrost_gem_set_label(drm::drm_gem_object* obj, const char* label);
+// A label of the kernel's own (copied) for a BO no user holds a handle to yet.
+void panfrost_gem_internal_set_label(drm::drm_gem_object* obj, const char* label);
+// SYNC_BO's work for one op: PANFROST_BO_SYNC_CPU_CACHE_FLUSH(_AND_INVALIDATE) of
+// [offset, offset + size). -EINVAL: range out of the BO (or overflowing), an import, an unknown
+// type; nothing to do for a write-combined BO or size 0; else the pages' errno.
+int panfrost_gem_sync(drm::drm_gem_object* obj, u32 type, u32 offset, u32 size);
+
+// panfrost_gem_shrinker.cpp: registers / frees the device's shrinker.
+int panfrost_gem_shrinker_init(drm::drm_device* dev);
+void panfrost_gem_shrinker_cleanup(drm::drm_device* dev);
 
 extern const drm::drm_gem_object_funcs panfrost_gem_funcs;
 
