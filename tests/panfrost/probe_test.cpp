@@ -147,11 +147,11 @@ TEST_F(PanfrostTest, GetParamRejectsUnknownParamsAndNonZeroPad) {
 }
 
 TEST_F(PanfrostTest, OtherIoctlsAreUnknown) {
-    // SUBMIT (nr 0x00, a hole in the table) and QUERY_BO_INFO (0x0D, past its end).
+    // SUBMIT with a zeroed argument (jc 0) and nr 0x0E, past the end of driver 1.6's table.
     kshim::u8 arg[48] = {};
     drm::UserRange r(arg, sizeof(arg));
     EXPECT_EQ(drm::ioctl(file, DRM_IOW<kshim::u8[48]>(DRM_COMMAND_BASE + 0x00), arg), -EINVAL);
-    EXPECT_EQ(drm::ioctl(file, DRM_IOWR<kshim::u8[16]>(DRM_COMMAND_BASE + 0x0D), arg), -EINVAL);
+    EXPECT_EQ(drm::ioctl(file, DRM_IOWR<kshim::u8[16]>(DRM_COMMAND_BASE + 0x0E), arg), -EINVAL);
 }
 
 TEST_F(PanfrostTest, SystemTimestampResumesTheGpuAndAdvances) {
