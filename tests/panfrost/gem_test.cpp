@@ -160,7 +160,7 @@ protected:
             *retained = args.retained;
         return ret;
     }
-    // Registers `len` bytes at `label` as user memory when `readable`.
+    // SET_LABEL_BO with `label` registered as user memory (its string, or `len` bytes).
     int set_label(u32 handle, const char* label, u32 pad = 0, size_t len = 0) {
         drm_panfrost_set_label_bo args{};
         args.handle = handle;
@@ -175,8 +175,7 @@ protected:
         kshim::MutexGuard g(o->label.lock);
         return o->label.str ? o->label.str : "(null)";
     }
-    int sync_bo(const std::vector<drm_panfrost_bo_sync_op>& ops, u32 pad = 0, bool readable = true,
-                u32 count = ~0u) {
+    int sync_bo(const std::vector<drm_panfrost_bo_sync_op>& ops, u32 pad = 0, bool readable = true, u32 count = ~0u) {
         drm_panfrost_sync_bo args{};
         args.ops = drm::user_ptr(ops.data());
         args.op_count = count == ~0u ? static_cast<u32>(ops.size()) : count;
