@@ -38,6 +38,9 @@ const GpuModel kModels[] = {
         .create = [](const ModelConfig& cfg) -> std::unique_ptr<MockDevice> {
             return std::make_unique<CsfMockDevice>(cfg.csf);
         },
+        .of_device = "fb000000.gpu",
+        .of_fullname = "/gpu@fb000000",
+        .of_compatible = {"rockchip,rk3588-mali", "arm,mali-valhall-csf"},
     },
     {
         .name = "g52",
@@ -47,6 +50,10 @@ const GpuModel kModels[] = {
         .create = [](const ModelConfig& cfg) -> std::unique_ptr<MockDevice> {
             return std::make_unique<JmMockDevice>(cfg.jm);
         },
+        // rk356x.dtsi's gpu@fde60000.
+        .of_device = "fde60000.gpu",
+        .of_fullname = "/gpu@fde60000",
+        .of_compatible = {"rockchip,rk3568-mali", "arm,mali-bifrost"},
     },
 };
 

@@ -47,6 +47,13 @@ struct GpuModel {
     std::string_view summary;  // one line for listings
     const drm::PlatformDriverModule* driver;
     std::unique_ptr<MockDevice> (*create)(const ModelConfig& cfg);
+    // The board's device-tree node of the GPU, as sysfs shows its platform device (the preload
+    // library's fake tree, docs/preload.md): the folder under /sys/devices/platform, the node's
+    // full name, and its compatible strings, most specific first (the mock's platform device
+    // carries the first).
+    std::string_view of_device;         // "fb000000.gpu"
+    std::string_view of_fullname;       // "/gpu@fb000000"
+    std::string_view of_compatible[2];  // "rockchip,rk3588-mali", "arm,mali-valhall-csf"
 };
 
 std::span<const GpuModel> gpu_models();

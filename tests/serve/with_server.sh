@@ -6,13 +6,14 @@
 # UPANTHOR_SERVER_LOG, then stops the server with SIGTERM and prints its log. The exit status is
 # the client's, or 1 when the server failed (leaks or reports at exit) or never came up. The server
 # itself runs without the client's LD_PRELOAD: the library must not interpose on the driver.
+# SERVE_GPU=MODEL in the environment boots that GPU model (`serve --gpu MODEL`).
 set -u
 upanthor=$1
 sock=$2
 shift 2
 log="$sock.log"
 rm -f "$sock" "$log"
-env -u LD_PRELOAD "$upanthor" serve --socket "$sock" >"$log" 2>&1 &
+env -u LD_PRELOAD "$upanthor" serve ${SERVE_GPU:+--gpu "$SERVE_GPU"} --socket "$sock" >"$log" 2>&1 &
 spid=$!
 tries=0
 while [ ! -S "$sock" ]; do

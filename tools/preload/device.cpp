@@ -88,14 +88,6 @@ bool boot_locked() {
                      upanthor::host::gpu_model_names().c_str());
         return false;
     }
-    // The render node, sysfs and uevent served are panthor's; panfrost is not complete yet.
-    if (gm->family != "csf") {
-        std::fprintf(stderr,
-                     "libupanthor_preload: UPANTHOR_GPU=%s: only CSF models (panthor) are served so far; the %s "
-                     "family's driver is in progress (docs/panfrost.md)\n",
-                     model, std::string(gm->family).c_str());
-        return false;
-    }
     // BOs are mapped into the client from the arena's memfd (interpose.cpp's mmap).
     if (kshim::page_arena_use_memfd() != 0) {
         std::fprintf(stderr, "libupanthor_preload: the page arena exists already without a memfd\n");
@@ -126,6 +118,12 @@ bool boot_locked() {
         delete w;
         return false;
     }
+    // panfrost leaves the MMU interrupts masked from probe until the GPU's first runtime resume,
+    // as upstream, where probe runs at boot, long before a program opens the node: the device
+    // autosuspends once here, as it would have by then (a page fault of the first jobs would
+    // otherwise go unseen until the job timeout).
+    if (gm->family == "jm")
+        (void)w->host->machine()->settle();
     if (!arm_injected_faults(*w->host, &w->faults)) {
         delete w->host;
         delete w;

@@ -15,17 +15,19 @@
 
 #include <pthread.h>
 
+#include "host/gpu_models.h"
 #include "tools/preload/libc_next.h"
+#include "tools/preload/remote_client.h"
 
 namespace upanthor::preload {
 namespace {
 
-// The platform device: the GPU of an RK3588 as the device tree names it.
-constexpr const char* kPlatDir = "/sys/devices/platform/fb000000.gpu";
-
-// The temporary folder; written once under g_once. A plain array: the cleanup runs from the
-// library's destructor, after static C++ objects are gone.
+// The temporary folder and the platform device's folder (/sys/devices/platform/<of_device>);
+// written once under g_once. Plain arrays: the cleanup runs from the library's destructor, after
+// static C++ objects are gone.
 char g_root[64];
+char g_plat_dir[96];
+char g_driver[32];
 pid_t g_root_owner = 0;  // a forked child leaves the tree to its parent
 pthread_once_t g_once = PTHREAD_ONCE_INIT;
 std::atomic<bool> g_ready{false};
@@ -38,29 +40,65 @@ void write_file(const std::string& path, const std::string& text) {
     libc().close(fd);
 }
 
+// The model whose board the tree describes: the server's in server mode, else UPANTHOR_GPU's. An
+// unknown name, or a server that does not answer, gets the default model's board: the boot (or
+// the open) fails anyway and says why.
+const upanthor::host::GpuModel& served_model() {
+    const auto models = upanthor::host::gpu_models();
+    if (remote_mode()) {
+        const int i = remote_model();
+        return i >= 0 && static_cast<size_t>(i) < models.size() ? models[static_cast<size_t>(i)] : models[0];
+    }
+    const char* name = std::getenv("UPANTHOR_GPU");
+    const upanthor::host::GpuModel* m = upanthor::host::find_gpu_model(name && *name ? name : "default");
+    return m ? *m : models[0];
+}
+
 void make_tree() {
+    const upanthor::host::GpuModel& model = served_model();
     char tmpl[] = "/tmp/upanthor-preload-XXXXXX";
     if (!mkdtemp(tmpl)) {
         std::perror("libupanthor_preload: creating the fake device tree");
         return;
     }
     const std::string r = tmpl;
-    const std::string plat = r + kPlatDir;
-    for (const char* d : {"/dev", "/dev/dri", "/sys", "/sys/dev", "/sys/dev/char", "/sys/class", "/sys/class/drm",
-                          "/sys/bus", "/sys/bus/platform", "/sys/bus/platform/drivers",
-                          "/sys/bus/platform/drivers/panthor", "/sys/devices", "/sys/devices/platform", kPlatDir})
+    const std::string dev = std::string(model.of_device);
+    const std::string plat_dir = "/sys/devices/platform/" + dev;
+    const std::string driver = model.driver->name;
+    std::snprintf(g_plat_dir, sizeof(g_plat_dir), "%s", plat_dir.c_str());
+    std::snprintf(g_driver, sizeof(g_driver), "%s", driver.c_str());
+    const std::string plat = r + plat_dir;
+    const std::string dirs[] = {"/dev",
+                                "/dev/dri",
+                                "/sys",
+                                "/sys/dev",
+                                "/sys/dev/char",
+                                "/sys/class",
+                                "/sys/class/drm",
+                                "/sys/bus",
+                                "/sys/bus/platform",
+                                "/sys/bus/platform/drivers",
+                                "/sys/bus/platform/drivers/" + driver,
+                                "/sys/devices",
+                                "/sys/devices/platform",
+                                plat_dir};
+    for (const std::string& d : dirs)
         mkdir((r + d).c_str(), 0755);
     mkdir((plat + "/drm").c_str(), 0755);
-    write_file(plat + "/uevent",
-               "DRIVER=panthor\n"
-               "OF_NAME=gpu\n"
-               "OF_FULLNAME=/gpu@fb000000\n"
-               "OF_COMPATIBLE_0=rockchip,rk3588-mali\n"
-               "OF_COMPATIBLE_1=arm,mali-valhall-csf\n"
-               "OF_COMPATIBLE_N=2\n"
-               "MODALIAS=of:NgpuT(null)Crockchip,rk3588-maliCarm,mali-valhall-csf\n");
+    // The keys of_device_uevent() writes for a DT platform device.
+    std::string uevent = "DRIVER=" + driver + "\nOF_NAME=gpu\nOF_FULLNAME=" + std::string(model.of_fullname) + "\n";
+    std::string modalias = "MODALIAS=of:NgpuT(null)";
+    int n = 0;
+    for (std::string_view c : model.of_compatible) {
+        if (c.empty())
+            continue;
+        uevent += "OF_COMPATIBLE_" + std::to_string(n++) + "=" + std::string(c) + "\n";
+        modalias += "C" + std::string(c);
+    }
+    uevent += "OF_COMPATIBLE_N=" + std::to_string(n) + "\n" + modalias + "\n";
+    write_file(plat + "/uevent", uevent);
     (void)!symlink("../../../bus/platform", (plat + "/subsystem").c_str());
-    (void)!symlink("../../../bus/platform/drivers/panthor", (plat + "/driver").c_str());
+    (void)!symlink(("../../../bus/platform/drivers/" + driver).c_str(), (plat + "/driver").c_str());
     for (int minor : {kCardMinor, kRenderMinor}) {
         const std::string name = minor == kCardMinor ? "card0" : "renderD128";
         const std::string dir = plat + "/drm/" + name;
@@ -70,7 +108,7 @@ void make_tree() {
                                         "\nDEVNAME=dri/" + name + "\nDEVTYPE=drm_minor\n");
         (void)!symlink("../..", (dir + "/device").c_str());
         (void)!symlink("../../../../../class/drm", (dir + "/subsystem").c_str());
-        const std::string target = std::string("../../devices/platform/fb000000.gpu/drm/") + name;
+        const std::string target = "../../devices/platform/" + dev + "/drm/" + name;
         (void)!symlink(target.c_str(), (r + "/sys/class/drm/" + name).c_str());
         (void)!symlink(target.c_str(),
                        (r + "/sys/dev/char/" + std::to_string(kDrmMajor) + ":" + std::to_string(minor)).c_str());
@@ -138,13 +176,15 @@ const char* fake_path(const char* path, char* buf, size_t len) {
     // Cheap reject first: everything we serve is under /dev/dri or /sys.
     if (path[1] != 'd' && path[1] != 's')
         return path;
-    const bool ours = under(path, "/dev/dri") || under(path, "/sys/dev/char/226:0") ||
-                      under(path, "/sys/dev/char/226:128") || under(path, "/sys/class/drm") || under(path, kPlatDir);
+    const bool platform = under(path, "/sys/devices/platform");
+    const bool ours = platform || under(path, "/dev/dri") || under(path, "/sys/dev/char/226:0") ||
+                      under(path, "/sys/dev/char/226:128") || under(path, "/sys/class/drm");
     if (!ours)
         return path;
+    // The platform device's folder depends on the model, known once the tree exists.
     if (!g_ready.load(std::memory_order_acquire))
         pthread_once(&g_once, make_tree);
-    if (!g_root[0])
+    if (!g_root[0] || (platform && !under(path, g_plat_dir)))
         return path;
     if (std::snprintf(buf, len, "%s%s", g_root, path) >= static_cast<int>(len))
         return path;
@@ -158,7 +198,8 @@ void fake_fs_cleanup() {
     if (!g_root[0] || getpid() != g_root_owner)
         return;
     const std::string r = g_root;
-    const std::string plat = r + kPlatDir;
+    const std::string plat = r + g_plat_dir;
+    const std::string drv_dir = std::string("/sys/bus/platform/drivers/") + g_driver;
     for (const char* name : {"card0", "renderD128"}) {
         const std::string dir = plat + "/drm/" + name;
         for (const char* f : {"/dev", "/uevent", "/device", "/subsystem"})
@@ -172,9 +213,9 @@ void fake_fs_cleanup() {
     for (const char* f : {"/uevent", "/subsystem", "/driver"})
         unlink((plat + f).c_str());
     rmdir((plat + "/drm").c_str());
-    for (const char* d : {kPlatDir, "/sys/devices/platform", "/sys/devices", "/sys/bus/platform/drivers/panthor",
-                          "/sys/bus/platform/drivers", "/sys/bus/platform", "/sys/bus", "/sys/class/drm", "/sys/class",
-                          "/sys/dev/char", "/sys/dev", "/sys", "/dev/dri", "/dev", ""})
+    for (const char* d : {static_cast<const char*>(g_plat_dir), "/sys/devices/platform", "/sys/devices",
+                          drv_dir.c_str(), "/sys/bus/platform/drivers", "/sys/bus/platform", "/sys/bus",
+                          "/sys/class/drm", "/sys/class", "/sys/dev/char", "/sys/dev", "/sys", "/dev/dri", "/dev", ""})
         rmdir((r + d).c_str());
 }
 

@@ -1,7 +1,8 @@
 // What libdrm and IGT read to find a DRM device, served from a small tree in a temporary folder:
 // /dev/dri with card0 and renderD128, and the sysfs files under /sys/dev/char/226:<minor>/ that
-// drmGetDevice2 reads (the `subsystem` link naming the platform bus, `uevent` with DRIVER=panthor
-// and the OF_* keys, the `device/drm/` folder listing the nodes).
+// drmGetDevice2 reads (the `subsystem` link naming the platform bus, `uevent` with DRIVER= and
+// the OF_* keys, the `device/drm/` folder listing the nodes). The board is the served GPU model's
+// (host/gpu_models.h): an RK3588's panthor G610, an RK3568's panfrost G52.
 #pragma once
 #include <sys/stat.h>
 

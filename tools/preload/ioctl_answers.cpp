@@ -3,11 +3,13 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <cstring>
 
 #include "drm/drm_file.h"
 #include "drm/drm_ioctl.h"
 #include "drm/uaccess.h"
 #include "uapi/drm/drm.h"
+#include "uapi/drm/panfrost_drm.h"
 
 namespace upanthor::preload {
 namespace {
@@ -84,6 +86,25 @@ int empty_kms_ioctl(unsigned cmd, void* arg, bool* handled) {
                                                                                                              : 0;
 }
 
+// panfrost's WAIT_BO: timeout_ns is an absolute CLOCK_MONOTONIC deadline (0 or past: poll).
+int panfrost_wait_bo_with_host_clock(drm::drm_file* f, unsigned cmd, void* arg, long long off) {
+    drm_panfrost_wait_bo w{};
+    if (drm::uapi::_IOC_SIZE(cmd) != sizeof(w))
+        return drm::ioctl(f, cmd, arg);
+    if (drm::copy_from_user(&w, drm::user_ptr(arg), sizeof(w)))
+        return -EFAULT;
+    const long long orig = w.timeout_ns;
+    // A deadline already past stays past (the runtime clock is behind the host's by `off`).
+    w.timeout_ns = orig > off ? orig - off : 0;
+    if (drm::copy_to_user(drm::user_ptr(arg), &w, sizeof(w)))
+        return -EFAULT;
+    const int ret = drm::ioctl(f, cmd, arg);
+    w.timeout_ns = orig;
+    if (drm::copy_to_user(drm::user_ptr(arg), &w, sizeof(w)))
+        return -EFAULT;
+    return ret;
+}
+
 }  // namespace
 
 int drm_file_ioctl(drm::drm_file* f, unsigned cmd, void* arg, long long mono_offset_ns) {
@@ -100,6 +121,8 @@ int drm_file_ioctl(drm::drm_file* f, unsigned cmd, void* arg, long long mono_off
         return wait_with_host_clock<drm_syncobj_wait>(f, cmd, arg, mono_offset_ns);
     if (nr == _IOC_NR(DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT))
         return wait_with_host_clock<drm_syncobj_timeline_wait>(f, cmd, arg, mono_offset_ns);
+    if (nr == DRM_COMMAND_BASE + DRM_PANFROST_WAIT_BO && std::strcmp(f->dev->driver().name, "panfrost") == 0)
+        return panfrost_wait_bo_with_host_clock(f, cmd, arg, mono_offset_ns);
     return -ENOIOCTLCMD;  // the file's own unlocked_ioctl
 }
 

@@ -1,6 +1,7 @@
 // What a DRM file of the fake node answers before its own ioctl, in-process (interpose.cpp) and in
-// `upanthor serve` (server_main.cpp) alike: the SYNCOBJ_WAIT / TIMELINE_WAIT deadlines shifted from
-// the client's CLOCK_MONOTONIC to the runtime's clock (and back on the way out), and the primary
+// `upanthor serve` (server_main.cpp) alike: the SYNCOBJ_WAIT / TIMELINE_WAIT deadlines (and
+// panfrost's WAIT_BO timeout) shifted from the client's CLOCK_MONOTONIC to the runtime's clock
+// (and back on the way out), and the primary
 // node's two KMS resource queries answered as a display with nothing attached (docs/preload.md).
 #pragma once
 

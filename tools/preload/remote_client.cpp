@@ -379,6 +379,13 @@ int remote_open_fdinfo(int fd, int flags) {
     return got;
 }
 
+int remote_model() {
+    Req r{};
+    r.op = Op::Model;
+    Msg m{};
+    return static_cast<int>(call(r, &m));
+}
+
 bool remote_is_arena(int fd) {
     if (fd < 0)
         return false;

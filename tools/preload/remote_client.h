@@ -30,6 +30,8 @@ int remote_minor(int fd);
 // /proc/self/fdinfo/N of one of the server's DRM descriptors: a memfd with the kernel's text, or
 // -1 (errno untouched) when N is not one.
 int remote_open_fdinfo(int fd, int flags);
+// The server's GPU model: an index into host::gpu_models(), or -errno (no server).
+int remote_model();
 // The arena memfd the BO mappings come from: not the program's to close.
 bool remote_is_arena(int fd);
 

@@ -31,6 +31,7 @@ enum class Op : uint32_t {
     Arena = 7,   // ret 0 with the arena memfd attached
     Answer = 8,  // the client's answer to a call back: a = fd number or -errno
     Fdinfo = 9,  // ino, a = the descriptor's F_GETFL. ret 0 with a memfd of the text attached
+    Model = 10,  // ret: the server's GPU model, an index into host::gpu_models()
 };
 
 enum class Kind : uint32_t {

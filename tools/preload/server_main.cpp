@@ -385,6 +385,7 @@ long long handle(Conn* c, const Req& r, Msg* m, int* send_fd) {
         return install(f, r.flags);
     }
     case Op::Arena: *send_fd = kshim::page_arena_memfd(); return 0;
+    case Op::Model: return &g_srv->world->machine()->model() - upanthor::host::gpu_models().data();
     case Op::Munmap: {
         drm::VmArea* vma = process_take_vma(c->pid, static_cast<unsigned long long>(r.a));
         if (!vma)
@@ -516,13 +517,6 @@ bool boot(const ServeOptions& opts, std::FILE* err) {
                      upanthor::host::gpu_model_names().c_str());
         return false;
     }
-    if (gm->family != "csf") {
-        std::fprintf(err,
-                     "upanthor serve: --gpu %s: only CSF models (panthor) are served so far; the %s family's "
-                     "driver is in progress (docs/panfrost.md)\n",
-                     opts.gpu.c_str(), std::string(gm->family).c_str());
-        return false;
-    }
     if (kshim::page_arena_use_memfd() != 0) {
         std::fprintf(err, "upanthor serve: the page arena exists already without a memfd\n");
         return false;
@@ -542,6 +536,10 @@ bool boot(const ServeOptions& opts, std::FILE* err) {
         delete w;
         return false;
     }
+    // As the preload library does (device.cpp): panfrost unmasks the MMU interrupts at the GPU's
+    // first runtime resume, which a device probed at boot has had before any client.
+    if (gm->family == "jm")
+        (void)w->machine()->settle();
     g_srv->world = w;
     g_srv->ddev = w->machine()->drm_dev();
     g_srv->mono_offset = static_cast<long long>(kshim::host_monotonic_ns()) - kshim::ktime_get();

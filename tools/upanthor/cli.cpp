@@ -29,7 +29,7 @@ constexpr const char* kUsage =
     "The panthor driver on a simulated Mali-G610, in-process.\n"
     "\n"
     "commands:\n"
-    "  info [--json]                 probe the device and print what a client can query\n"
+    "  info [--gpu MODEL] [--json]   probe the device and print what a client can query\n"
     "  run SCENARIO [options]        run a scenario file and check its expectations\n"
     "  sweep FILE --seeds A..B       run a scenario (or replay a capture) under many seeds\n"
     "  replay CAPTURE [options]      replay a session captured by the preload library\n"
@@ -85,7 +85,8 @@ int usage_error(std::FILE* err, const std::string& cmd, const std::string& msg) 
 
 int run_info(const Command&, const std::map<std::string, std::string>& opts, const std::vector<std::string>&,
              std::FILE* out, std::FILE* err) {
-    return cmd_info(opts.count("--json") != 0, out, err);
+    const auto gpu = opts.find("--gpu");
+    return cmd_info(gpu != opts.end() ? gpu->second : "default", opts.count("--json") != 0, out, err);
 }
 
 // --seed, --trace, --preempt and --json, which `run` and `replay` share (RunOptions,
@@ -224,15 +225,19 @@ int run_serve(const Command&, const std::map<std::string, std::string>& opts, co
 const std::vector<Command>& commands() {
     static const std::vector<Command> cmds = {
         {"info",
-         "usage: upanthor info [--json]\n"
+         "usage: upanthor info [--gpu MODEL] [--json]\n"
          "\n"
-         "Probes the panthor driver on the simulated mock GPU and prints what a client can query:\n"
-         "the GPU (model, id, revision, cores, L2, tiler, MMU, coherency, features), the CSIF, the\n"
-         "firmware and its interface version, the timestamp frequency and the allowed group\n"
+         "Probes the driver on the simulated mock GPU and prints what a client can query. panthor\n"
+         "(g610): the GPU (model, id, revision, cores, L2, tiler, MMU, coherency, features), the\n"
+         "CSIF, the firmware and its interface version, the timestamp frequency and the allowed\n"
+         "group priorities. panfrost (g52): the GPU (model, id, cores, L2, tiler, MMU, address\n"
+         "spaces, job slots and their features), the hardware features and issues the driver\n"
+         "read, the selected coherency, the timestamp frequency and the allowed JM context\n"
          "priorities.\n"
          "\n"
-         "  --json   the same as a JSON document\n",
-         {{"--json", false}},
+         "  --gpu MODEL   the host GPU model: g610 (the default) or g52\n"
+         "  --json        the same as a JSON document\n",
+         {{"--gpu", true}, {"--json", false}},
          0,
          0,
          run_info},

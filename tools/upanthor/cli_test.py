@@ -48,6 +48,33 @@ def case_info_json(exe, work):
     check("medium" in d["group_priorities"]["allowed"], "group_priorities", out)
 
 
+def case_info_g52(exe, work):
+    """--gpu g52: panfrost on the mock Mali-G52 r1 (GPU_ID 0x74021000, 1 core, 3 job slots, 8 ASes)."""
+    rc, out, err = run(exe, "info", "--gpu", "g52")
+    check(rc == 0, f"info --gpu g52 exit {rc}", out, err)
+    for needle in ("Driver: panfrost 1.6.0", "GPU: Mali-G52", "0x74021000: arch 7.4 rev 0, product 2, r1p0",
+                   "shader cores      1", "35-bit VA, 40-bit PA", "address spaces    8 (as_present 0xff)",
+                   "job slots         3 (js_present 0x7)", "JOBCHAIN_DISAMBIGUATION", "FLUSH_REDUCTION",
+                   "hw issues         9435 (0x400)"):
+        check(needle in out, f"info --gpu g52 output lacks {needle!r}", out, err)
+    check("CSIF" not in out and "Firmware" not in out, "no CSF sections for a JM GPU", out, err)
+    rc, out, err = run(exe, "info", "--gpu", "g52", "--json")
+    check(rc == 0, f"info --gpu g52 --json exit {rc}", out, err)
+    try:
+        d = json.loads(out)
+    except json.JSONDecodeError as e:
+        check(False, f"info --gpu g52 --json is not JSON: {e}", out, err)
+    check(d["driver"]["name"] == "panfrost" and d["driver"]["major"] == 1 and d["driver"]["minor"] == 6, "driver", out)
+    g = d["gpu"]
+    check(g["model"] == "Mali-G52" and g["gpu_id"] == 0x74021000, "gpu.model / gpu_id", out)
+    check(g["shader_cores"] == 1 and g["job_slots"] == 3 and g["address_spaces"] == 8, "gpu counts", out)
+    check(g["hw_features"] == 0xCF7 and "COHERENCY_REG" in g["hw_feature_names"], "gpu.hw_features", out)
+    check(g["hw_issues"] == 0x400, "gpu.hw_issues", out)
+    check(d["params"]["gpu_prod_id"] == 0x7402 and d["params"]["mmu_features"] == 0x2823, "params", out)
+    rc, out, err = run(exe, "info", "--gpu", "g99")
+    check(rc == 2 and "no such GPU model" in err, f"info --gpu g99 exit {rc}", out, err)
+
+
 def case_disasm(exe, work):
     path = os.path.join(work, "upanthor_disasm_test.bin")
     code = [
@@ -451,7 +478,7 @@ def case_sweep_crash(exe, work):
     check("upanthor run " + scenario("compute.toml") + " --seed 4 --preempt 0.3" in out, "crash replay", out, err)
 
 
-CASES = {"info": case_info, "info_json": case_info_json, "disasm": case_disasm, "bad_usage": case_bad_usage,
+CASES = {"info": case_info, "info_json": case_info_json, "info_g52": case_info_g52, "disasm": case_disasm, "bad_usage": case_bad_usage,
          "run_compute": case_run_compute, "run_rotation": case_run_rotation, "run_json": case_run_json,
          "run_trace": case_run_trace, "run_faults": case_run_faults, "run_tiler": case_run_tiler, "run_fail": case_run_fail,
          "run_inject": case_run_inject, "run_real": case_run_real, "run_timeout": case_run_timeout,

@@ -6,15 +6,19 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <vector>
 
 #include "drm/drm_file.h"
+#include "host/gpu_models.h"
 #include "host/world.h"
 #include "hw/csf/fw_iface.h"
 #include "hw/csf/regs/gpu_regs.h"
+#include "hw/jm/models.h"
 #include "kernel_shim/runtime.h"
 #include "mock_hw/platform.h"
+#include "panfrost/panfrost_drv.h"
 #include "panthor/panthor_device.h"
 #include "panthor/panthor_drv.h"
 #include "panthor/panthor_fw.h"
@@ -420,9 +424,309 @@ void print_info_json(const DeviceInfo& in, std::FILE* out) {
     j.finish();
 }
 
-int cmd_info(bool json, std::FILE* out, std::FILE* err) {
-    DeviceInfo info;
+// ---- Job Manager GPUs (panfrost) ----
+
+const char* jm_gpu_model_name(u32 gpu_id) {
+    // panfrost compares GPU_ID >> 16, masked with 0xF00F on Bifrost and later (arch in [15:12]).
+    u32 id = gpu_id >> 16;
+    if (id & 0xF000)
+        id &= 0xF00F;
+    struct Model {
+        u32 product_id;
+        const char* name;
+    };
+    static constexpr Model models[] = {
+        {panfrost::kModelT860.product_id, "Mali-T860"},
+        {panfrost::kModelG52.product_id, "Mali-G52"},
+        {panfrost::kModelG57.product_id, "Mali-G57"},
+    };
+    for (const Model& m : models)
+        if (m.product_id == id)
+            return m.name;
+    return "(Unknown Mali GPU)";
+}
+
+namespace {
+
+const char* const kHwFeatureNames[] = {
+    "JOBCHAIN_DISAMBIGUATION",
+    "PWRON_DURING_PWROFF_TRANS",
+    "XAFFINITY",
+    "V4",
+    "FLUSH_REDUCTION",
+    "PROTECTED_MODE",
+    "COHERENCY_REG",
+    "PROTECTED_DEBUG_MODE",
+    "AARCH64_MMU",
+    "TLS_HASHING",
+    "THREAD_GROUP_SPLIT",
+    "IDVS_GROUP_SIZE",
+    "CLEAN_ONLY_SAFE",
+    "3BIT_EXT_RW_L2_MMU_CONFIG",
+};
+static_assert(std::size(kHwFeatureNames) == panfrost::HW_FEATURES_END);
+
+const char* const kHwIssueNames[] = {
+    "6367",         "6787",      "8186",         "8245",
+    "8316",         "8394",      "8401",         "8408",
+    "8443",         "8987",      "9435",         "9510",
+    "9630",         "10327",     "10649",        "10676",
+    "10797",        "10817",     "10883",        "10959",
+    "10969",        "11020",     "11024",        "11035",
+    "11056",        "T76X_3542", "T76X_3953",    "TMIX_8463",
+    "GPUCORE_1619", "TMIX_8438", "TGOX_R1_1234", "TTRX_2968_TTRX_3162",
+    "TTRX_3076",    "TTRX_3485",
+};
+static_assert(std::size(kHwIssueNames) == panfrost::HW_ISSUE_END);
+
+std::vector<const char*> bit_names(u64 bits, const char* const* names, unsigned count) {
+    std::vector<const char*> v;
+    for (unsigned i = 0; i < count; i++)
+        if (bits & (u64{1} << i))
+            v.push_back(names[i]);
+    return v;
+}
+
+std::string joined(const std::vector<const char*>& v, const char* sep = " ") {
+    std::string s;
+    for (const char* p : v)
+        s += s.empty() ? p : std::string(sep) + p;
+    return s.empty() ? "none" : s;
+}
+
+const char* coherency_name(u64 selected) {
+    switch (selected) {
+    case DRM_PANFROST_GPU_COHERENCY_ACE_LITE: return "ACE-Lite";
+    case DRM_PANFROST_GPU_COHERENCY_ACE: return "ACE";
+    case DRM_PANFROST_GPU_COHERENCY_NONE: return "none";
+    default: return "unknown";
+    }
+}
+
+// The GET_PARAM number of each field, for the JSON document.
+struct ParamName {
+    unsigned param;
+    const char* name;
+};
+constexpr ParamName kParamNames[] = {
+    {DRM_PANFROST_PARAM_GPU_PROD_ID, "gpu_prod_id"},
+    {DRM_PANFROST_PARAM_GPU_REVISION, "gpu_revision"},
+    {DRM_PANFROST_PARAM_SHADER_PRESENT, "shader_present"},
+    {DRM_PANFROST_PARAM_TILER_PRESENT, "tiler_present"},
+    {DRM_PANFROST_PARAM_L2_PRESENT, "l2_present"},
+    {DRM_PANFROST_PARAM_STACK_PRESENT, "stack_present"},
+    {DRM_PANFROST_PARAM_AS_PRESENT, "as_present"},
+    {DRM_PANFROST_PARAM_JS_PRESENT, "js_present"},
+    {DRM_PANFROST_PARAM_L2_FEATURES, "l2_features"},
+    {DRM_PANFROST_PARAM_CORE_FEATURES, "core_features"},
+    {DRM_PANFROST_PARAM_TILER_FEATURES, "tiler_features"},
+    {DRM_PANFROST_PARAM_MEM_FEATURES, "mem_features"},
+    {DRM_PANFROST_PARAM_MMU_FEATURES, "mmu_features"},
+    {DRM_PANFROST_PARAM_THREAD_FEATURES, "thread_features"},
+    {DRM_PANFROST_PARAM_MAX_THREADS, "max_threads"},
+    {DRM_PANFROST_PARAM_THREAD_MAX_WORKGROUP_SZ, "thread_max_workgroup_sz"},
+    {DRM_PANFROST_PARAM_THREAD_MAX_BARRIER_SZ, "thread_max_barrier_sz"},
+    {DRM_PANFROST_PARAM_COHERENCY_FEATURES, "coherency_features"},
+    {DRM_PANFROST_PARAM_NR_CORE_GROUPS, "nr_core_groups"},
+    {DRM_PANFROST_PARAM_THREAD_TLS_ALLOC, "thread_tls_alloc"},
+    {DRM_PANFROST_PARAM_AFBC_FEATURES, "afbc_features"},
+    {DRM_PANFROST_PARAM_SYSTEM_TIMESTAMP_FREQUENCY, "system_timestamp_frequency"},
+    {DRM_PANFROST_PARAM_ALLOWED_JM_CTX_PRIORITIES, "allowed_jm_ctx_priorities"},
+    {DRM_PANFROST_PARAM_SELECTED_COHERENCY, "selected_coherency"},
+};
+
+}  // namespace
+
+int probe_jm_device_info(std::string_view model, JmDeviceInfo* out, std::string* what) {
+    upanthor::host::World::Options opts;
+    opts.machine.model = model;
+    upanthor::host::World world(opts);
+    int ret = world.status();
+    if (ret) {
+        *what = world.failed_step();
+        return ret;
+    }
+    out->model = std::string(model);
+    upanthor::host::Machine& m = *world.machine();
+    upanthor::host::Client* cl = m.open_client(&ret);
+    if (!cl) {
+        *what = "drm_open";
+        return ret;
+    }
+    umd::Backend& be = *cl->backend;
+    // drmGetVersion: one call for the lengths, one for the strings.
+    drm_version v{};
+    ret = be.ioctl(DRM_IOCTL_VERSION, &v);
+    if (!ret) {
+        out->driver_name.resize(v.name_len);
+        out->driver_date.resize(v.date_len);
+        out->driver_desc.resize(v.desc_len);
+        v.name = out->driver_name.data();
+        v.date = out->driver_date.data();
+        v.desc = out->driver_desc.data();
+        be.user_memory_add(v.name, v.name_len);
+        be.user_memory_add(v.date, v.date_len);
+        be.user_memory_add(v.desc, v.desc_len);
+        ret = be.ioctl(DRM_IOCTL_VERSION, &v);
+        be.user_memory_remove(v.name, v.name_len);
+        be.user_memory_remove(v.date, v.date_len);
+        be.user_memory_remove(v.desc, v.desc_len);
+        out->driver_major = v.version_major;
+        out->driver_minor = v.version_minor;
+        out->driver_patchlevel = v.version_patchlevel;
+    }
+    if (ret)
+        *what = "DRM_IOCTL_VERSION";
+    // Every parameter, as Mesa's panfrost_kmod queries them (a refused one is reported as such).
+    for (unsigned p = 0; p < JmDeviceInfo::kParams && !ret; p++) {
+        drm_panfrost_get_param gp{};
+        gp.param = p;
+        out->param_ok[p] = be.ioctl(DRM_IOCTL_PANFROST_GET_PARAM, &gp) == 0;
+        out->params[p] = gp.value;
+    }
+    if (!ret) {
+        const panfrost::panfrost_device* pfdev = panfrost::panfrost_from_pdev(m.pdev());
+        out->hw_features = pfdev->features.hw_features.to_ullong();
+        for (unsigned i = 0; i < panfrost::HW_ISSUE_END; i++)
+            if (pfdev->features.hw_issues.test(i))
+                out->hw_issues |= u64{1} << i;
+    }
+    m.close_client(cl);
+    if (std::string problems = upanthor::host::problems_text(world.finish()); !problems.empty() && !ret) {
+        std::fprintf(stderr, "%s", problems.c_str());
+        ret = -EIO;
+        *what = "the end-of-run checks (above)";
+    }
+    return ret;
+}
+
+void print_jm_info_text(const JmDeviceInfo& in, std::FILE* out) {
+    const auto P = [&](unsigned p) { return in.params[p]; };
+    const u32 gpu_id = static_cast<u32>(P(DRM_PANFROST_PARAM_GPU_PROD_ID) << 16 | P(DRM_PANFROST_PARAM_GPU_REVISION));
+    std::fprintf(out, "Driver: %s %d.%d.%d (%s) \"%s\"\n", in.driver_name.c_str(), in.driver_major, in.driver_minor,
+                 in.driver_patchlevel, in.driver_date.c_str(), in.driver_desc.c_str());
+    std::fprintf(out, "GPU: %s (simulated, Job Manager; model %s)\n", jm_gpu_model_name(gpu_id), in.model.c_str());
+    std::fprintf(out, "  gpu_id            0x%08x: arch %u.%u rev %u, product %u, r%up%u status %u\n", gpu_id,
+                 gpu_id >> 28, (gpu_id >> 24) & 0xF, (gpu_id >> 20) & 0xF, (gpu_id >> 16) & 0xF, (gpu_id >> 12) & 0xF,
+                 (gpu_id >> 4) & 0xFF, gpu_id & 0xF);
+    const u64 shader = P(DRM_PANFROST_PARAM_SHADER_PRESENT);
+    std::fprintf(out, "  shader cores      %d (shader_present 0x%" PRIx64 ", %" PRIu64 " core group(s))\n",
+                 std::popcount(shader), shader, P(DRM_PANFROST_PARAM_NR_CORE_GROUPS));
+    const u32 l2 = static_cast<u32>(P(DRM_PANFROST_PARAM_L2_FEATURES));
+    std::fprintf(out, "  L2 cache          %s, %u-byte lines (l2_features 0x%08x, l2_present 0x%" PRIx64 ")\n",
+                 human_bytes(u64{1} << ((l2 >> 16) & 0xFF)).c_str(), 1u << (l2 & 0xFF), l2,
+                 P(DRM_PANFROST_PARAM_L2_PRESENT));
+    std::fprintf(out, "  tiler             tiler_features 0x%08" PRIx64 ", tiler_present 0x%" PRIx64 "\n",
+                 P(DRM_PANFROST_PARAM_TILER_FEATURES), P(DRM_PANFROST_PARAM_TILER_PRESENT));
+    const u64 mmu = P(DRM_PANFROST_PARAM_MMU_FEATURES);
+    std::fprintf(out, "  MMU               %u-bit VA, %u-bit PA (mmu_features 0x%08" PRIx64 ")\n",
+                 static_cast<unsigned>(mmu & 0xFF), static_cast<unsigned>((mmu >> 8) & 0xFF), mmu);
+    const u64 as = P(DRM_PANFROST_PARAM_AS_PRESENT);
+    std::fprintf(out, "  address spaces    %d (as_present 0x%" PRIx64 ")\n", std::popcount(as), as);
+    const u64 js = P(DRM_PANFROST_PARAM_JS_PRESENT);
+    std::fprintf(out, "  job slots         %d (js_present 0x%" PRIx64 "):", std::popcount(js), js);
+    for (unsigned i = 0; i < 16; i++)
+        if (js & (u64{1} << i))
+            std::fprintf(out, " js%u 0x%03" PRIx64, i, P(DRM_PANFROST_PARAM_JS_FEATURES0 + i));
+    std::fprintf(out, "\n");
+    std::fprintf(out,
+                 "  threads           max %" PRIu64 ", workgroup %" PRIu64 ", barrier %" PRIu64
+                 " (thread_features 0x%08" PRIx64 ")\n",
+                 P(DRM_PANFROST_PARAM_MAX_THREADS), P(DRM_PANFROST_PARAM_THREAD_MAX_WORKGROUP_SZ),
+                 P(DRM_PANFROST_PARAM_THREAD_MAX_BARRIER_SZ), P(DRM_PANFROST_PARAM_THREAD_FEATURES));
+    std::fprintf(
+        out, "  core_features     0x%08" PRIx64 ", mem_features 0x%08" PRIx64 ", afbc_features 0x%08" PRIx64 "\n",
+        P(DRM_PANFROST_PARAM_CORE_FEATURES), P(DRM_PANFROST_PARAM_MEM_FEATURES), P(DRM_PANFROST_PARAM_AFBC_FEATURES));
+    std::fprintf(out, "  coherency         selected %s (coherency_features 0x%08" PRIx64 ")\n",
+                 coherency_name(P(DRM_PANFROST_PARAM_SELECTED_COHERENCY)), P(DRM_PANFROST_PARAM_COHERENCY_FEATURES));
+    std::fprintf(out, "  hw features       %s (0x%" PRIx64 ")\n",
+                 joined(bit_names(in.hw_features, kHwFeatureNames, panfrost::HW_FEATURES_END)).c_str(), in.hw_features);
+    std::fprintf(out, "  hw issues         %s (0x%" PRIx64 ")\n",
+                 joined(bit_names(in.hw_issues, kHwIssueNames, panfrost::HW_ISSUE_END)).c_str(), in.hw_issues);
+    std::fprintf(out, "Timestamp: %" PRIu64 " Hz\n", P(DRM_PANFROST_PARAM_SYSTEM_TIMESTAMP_FREQUENCY));
+    const u64 prio = P(DRM_PANFROST_PARAM_ALLOWED_JM_CTX_PRIORITIES);
+    std::fprintf(out, "JM context priorities: %s (0x%" PRIx64 ")\n",
+                 joined(priority_names(static_cast<std::uint8_t>(prio & 0x7))).c_str(), prio);
+}
+
+void print_jm_info_json(const JmDeviceInfo& in, std::FILE* out) {
+    const u32 gpu_id =
+        static_cast<u32>(in.params[DRM_PANFROST_PARAM_GPU_PROD_ID] << 16 | in.params[DRM_PANFROST_PARAM_GPU_REVISION]);
+    Json j(out);
+    j.begin_object();
+    j.begin_object("driver");
+    j.str("name", in.driver_name);
+    j.num("major", static_cast<u64>(in.driver_major));
+    j.num("minor", static_cast<u64>(in.driver_minor));
+    j.num("patchlevel", static_cast<u64>(in.driver_patchlevel));
+    j.str("date", in.driver_date);
+    j.str("desc", in.driver_desc);
+    j.end_object();
+    j.begin_object("gpu");
+    j.str("host_model", in.model);
+    j.str("family", "jm");
+    j.str("model", jm_gpu_model_name(gpu_id));
+    j.num("gpu_id", gpu_id);
+    j.num("shader_cores", static_cast<u64>(std::popcount(in.params[DRM_PANFROST_PARAM_SHADER_PRESENT])));
+    j.num("address_spaces", static_cast<u64>(std::popcount(in.params[DRM_PANFROST_PARAM_AS_PRESENT])));
+    j.num("job_slots", static_cast<u64>(std::popcount(in.params[DRM_PANFROST_PARAM_JS_PRESENT])));
+    j.num("va_bits", in.params[DRM_PANFROST_PARAM_MMU_FEATURES] & 0xFF);
+    j.num("pa_bits", (in.params[DRM_PANFROST_PARAM_MMU_FEATURES] >> 8) & 0xFF);
+    j.begin_array("js_features");
+    for (unsigned i = 0; i < 16; i++)
+        if (in.params[DRM_PANFROST_PARAM_JS_PRESENT] & (u64{1} << i))
+            j.num(nullptr, in.params[DRM_PANFROST_PARAM_JS_FEATURES0 + i]);
+    j.end_array();
+    j.begin_array("texture_features");
+    for (unsigned i = 0; i < 4; i++)
+        j.num(nullptr, in.params[DRM_PANFROST_PARAM_TEXTURE_FEATURES0 + i]);
+    j.end_array();
+    j.str("selected_coherency", coherency_name(in.params[DRM_PANFROST_PARAM_SELECTED_COHERENCY]));
+    j.num("hw_features", in.hw_features);
+    j.begin_array("hw_feature_names");
+    for (const char* n : bit_names(in.hw_features, kHwFeatureNames, panfrost::HW_FEATURES_END))
+        j.str(nullptr, n);
+    j.end_array();
+    j.num("hw_issues", in.hw_issues);
+    j.begin_array("hw_issue_names");
+    for (const char* n : bit_names(in.hw_issues, kHwIssueNames, panfrost::HW_ISSUE_END))
+        j.str(nullptr, n);
+    j.end_array();
+    j.end_object();
+    j.begin_object("params");
+    for (const ParamName& p : kParamNames) {
+        if (in.param_ok[p.param])
+            j.num(p.name, in.params[p.param]);
+        else
+            j.null(p.name);
+    }
+    j.end_object();
+    j.end_object();
+    j.finish();
+}
+
+int cmd_info(std::string_view gpu, bool json, std::FILE* out, std::FILE* err) {
+    const upanthor::host::GpuModel* model = upanthor::host::find_gpu_model(gpu);
+    if (!model) {
+        std::fprintf(err, "upanthor info: --gpu %.*s: no such GPU model (models: %s)\n", static_cast<int>(gpu.size()),
+                     gpu.data(), upanthor::host::gpu_model_names().c_str());
+        return 2;
+    }
     std::string what;
+    if (model->family == "jm") {
+        JmDeviceInfo info;
+        const int ret = probe_jm_device_info(model->name, &info, &what);
+        if (ret) {
+            std::fprintf(err, "upanthor info: %s failed: %s (%d)\n", what.c_str(), std::strerror(-ret), ret);
+            return 1;
+        }
+        if (json)
+            print_jm_info_json(info, out);
+        else
+            print_jm_info_text(info, out);
+        return 0;
+    }
+    DeviceInfo info;
     const int ret = probe_device_info(mock_hw::GpuConfig{}, &info, &what);
     if (ret) {
         std::fprintf(err, "upanthor info: %s failed: %s (%d)\n", what.c_str(), std::strerror(-ret), ret);

@@ -7,8 +7,10 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "mock_hw/config.h"
+#include "uapi/drm/panfrost_drm.h"
 #include "uapi/drm/panthor_drm.h"
 
 namespace upanthor {
@@ -39,7 +41,29 @@ int probe_device_info(const mock_hw::GpuConfig& cfg, DeviceInfo* out, std::strin
 void print_info_text(const DeviceInfo& info, std::FILE* out);
 void print_info_json(const DeviceInfo& info, std::FILE* out);
 
-// The `info` subcommand: exit status (0, or 1 when the device could not be probed).
-int cmd_info(bool json, std::FILE* out, std::FILE* err);
+// What `info --gpu g52` prints for a Job Manager GPU (panfrost): every GET_PARAM answer, and the
+// hardware features and issues the driver derived from GPU_ID at probe (no ioctl exposes those;
+// the tool hosts the driver, so it asks it).
+struct JmDeviceInfo {
+    std::string model;  // the host model ("g52")
+    std::string driver_name, driver_date, driver_desc;
+    int driver_major = 0, driver_minor = 0, driver_patchlevel = 0;
+    static constexpr unsigned kParams = DRM_PANFROST_PARAM_SELECTED_COHERENCY + 1;
+    std::uint64_t params[kParams] = {};
+    bool param_ok[kParams] = {};
+    std::uint64_t hw_features = 0, hw_issues = 0;
+};
+
+// The marketing name of a JM GPU_ID's product ("Mali-G52"), or "(Unknown Mali GPU)".
+const char* jm_gpu_model_name(std::uint32_t gpu_id);
+
+// Probes the driver on the host model `model` (a Job Manager one) and fills `out`.
+int probe_jm_device_info(std::string_view model, JmDeviceInfo* out, std::string* what);
+void print_jm_info_text(const JmDeviceInfo& info, std::FILE* out);
+void print_jm_info_json(const JmDeviceInfo& info, std::FILE* out);
+
+// The `info` subcommand on host model `gpu` ("default", "g610", "g52"): exit status (0, 1 when
+// the device could not be probed, 2 for an unknown model).
+int cmd_info(std::string_view gpu, bool json, std::FILE* out, std::FILE* err);
 
 }  // namespace upanthor
