@@ -823,6 +823,8 @@ int panfrost_jm_ctx_destroy(drm_file* file, u32 handle) {
                 if (panfrost_has_hw_feature(pfdev, HW_FEATURE_JOBCHAIN_DISAMBIGUATION))
                     cmd = panfrost_get_job_chain_flag(job) ? JS_COMMAND_HARD_STOP_1 : JS_COMMAND_HARD_STOP_0;
                 job_write(pfdev, JS_COMMAND(i), cmd);
+                // Jobs can outlive their file: stop accounting into its usage counters.
+                job->engine_usage = nullptr;
             }
         }
     }
@@ -844,15 +846,7 @@ int panfrost_jm_open(drm_file* file) {
 
 void panfrost_jm_close(drm_file* file) {
     auto* priv = static_cast<panfrost_file_priv*>(file->driver_priv);
-    panfrost_device* pfdev = priv->pfdev;
-    // The file's usage counters go with it: its jobs still on the hardware stop accounting.
-    {
-        SpinGuard g(pfdev->js->job_lock);
-        for (auto& slot_jobs : pfdev->jobs)
-            for (panfrost_job* job : slot_jobs)
-                if (job && job->engine_usage == &priv->engine_usage)
-                    job->engine_usage = nullptr;
-    }
+
     std::vector<u32> handles;
     priv->jm_ctxs.for_each([&](u32 handle, panfrost_jm_ctx*) { handles.push_back(handle); });
     for (u32 handle : handles)
