@@ -15,6 +15,7 @@
 #include "kernel_shim/err.h"
 #include "kernel_shim/report.h"
 #include "panfrost/panfrost_devfreq.h"
+#include "panfrost/panfrost_dump.h"
 #include "panfrost/panfrost_gpu.h"
 #include "panfrost/panfrost_job.h"
 #include "panfrost/panfrost_mmu.h"
@@ -125,6 +126,10 @@ int panfrost_device_init(panfrost_device* pfdev) {
         pfdev->iomem = nullptr;
         goto out_regulator;
     }
+
+    err = panfrost_core_dump_init(pfdev);
+    if (err)
+        goto out_regulator;
 
     err = panfrost_gpu_init(pfdev);
     if (err)

@@ -18,6 +18,7 @@
 #include "hw/jm/regs/job_regs.h"
 #include "hw/jm/regs/mmu_regs.h"
 #include "kernel_shim/devcoredump.h"
+#include "kernel_shim/devres.h"
 #include "kernel_shim/log.h"
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/report.h"
@@ -101,6 +102,11 @@ void panfrost_core_dump_registers(panfrost_dump_iterator* iter, panfrost_device*
 }
 
 }  // namespace
+
+int panfrost_core_dump_init(panfrost_device* pfdev) {
+    kshim::Device* dev = pfdev->dev;
+    return kshim::devm_add_action_or_reset(dev, [dev] { kshim::dev_coredump_put(dev); });
+}
 
 void panfrost_core_dump(panfrost_job* job) {
     panfrost_device* pfdev = job->pfdev;
