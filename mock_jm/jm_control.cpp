@@ -183,6 +183,7 @@ void JmControl::reset_locked() {
     flush_ev_->cancel_locked();
     reset_stuck_ = false;
     pending_flush_ = 0;
+    perfcnt_samples_ = 0;
     counters_.reset();
     bank_.reset();
 }

@@ -15,7 +15,6 @@
 #include "drm/drm_vma_manager.h"
 #include "hw/jm/models.h"
 #include "hw/jm/regs/job_regs.h"
-#include "panfrost/panfrost_devfreq.h"
 #include "kernel_shim/clk.h"
 #include "kernel_shim/iopoll.h"
 #include "kernel_shim/irq.h"
@@ -26,6 +25,7 @@
 #include "kernel_shim/spinlock.h"
 #include "kernel_shim/workqueue.h"
 #include "kernel_shim/xarray.h"
+#include "panfrost/panfrost_devfreq.h"
 
 namespace panfrost {
 

@@ -428,7 +428,8 @@ void panfrost_gpu_show_fdinfo(panfrost_device* pfdev, panfrost_file_priv* panfro
     const bool profiling = pfdev->profile_mode.load();
     for (u32 i = 0; i < NUM_JOB_SLOTS - 1; i++) {
         if (profiling) {
-            p->printf("drm-engine-%s:\t%llu ns\n", engine_names[i], static_cast<unsigned long long>(usage.elapsed_ns[i]));
+            p->printf("drm-engine-%s:\t%llu ns\n", engine_names[i],
+                      static_cast<unsigned long long>(usage.elapsed_ns[i]));
             p->printf("drm-cycles-%s:\t%llu\n", engine_names[i], static_cast<unsigned long long>(usage.cycles[i]));
         }
         p->printf("drm-maxfreq-%s:\t%lu Hz\n", engine_names[i], pfdev->pfdevfreq.fast_rate);

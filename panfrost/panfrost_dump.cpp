@@ -42,36 +42,12 @@ struct panfrost_dump_iterator {
 
 // Slot 0's and AS 0's offsets: relocated to the job's slot and AS.
 const u32 panfrost_dump_registers_list[] = {
-    SHADER_READY_LO,
-    SHADER_READY_LO + 4,
-    TILER_READY_LO,
-    TILER_READY_LO + 4,
-    L2_READY_LO,
-    L2_READY_LO + 4,
-    JOB_INT_MASK,
-    JOB_INT_STAT,
-    JS_HEAD_LO(0),
-    JS_HEAD_HI(0),
-    JS_TAIL_LO(0),
-    JS_TAIL_HI(0),
-    JS_AFFINITY_LO(0),
-    JS_AFFINITY_HI(0),
-    JS_CONFIG(0),
-    JS_STATUS(0),
-    JS_HEAD_NEXT_LO(0),
-    JS_HEAD_NEXT_HI(0),
-    JS_AFFINITY_NEXT_LO(0),
-    JS_AFFINITY_NEXT_HI(0),
-    JS_CONFIG_NEXT(0),
-    MMU_INT_MASK,
-    MMU_INT_STAT,
-    AS_TRANSTAB_LO(0),
-    AS_TRANSTAB_LO(0) + 4,
-    AS_MEMATTR_LO(0),
-    AS_MEMATTR_LO(0) + 4,
-    AS_FAULTSTATUS(0),
-    AS_FAULTADDRESS_LO(0),
-    AS_FAULTADDRESS_LO(0) + 4,
+    SHADER_READY_LO,   SHADER_READY_LO + 4,  TILER_READY_LO,     TILER_READY_LO + 4,     L2_READY_LO,
+    L2_READY_LO + 4,   JOB_INT_MASK,         JOB_INT_STAT,       JS_HEAD_LO(0),          JS_HEAD_HI(0),
+    JS_TAIL_LO(0),     JS_TAIL_HI(0),        JS_AFFINITY_LO(0),  JS_AFFINITY_HI(0),      JS_CONFIG(0),
+    JS_STATUS(0),      JS_HEAD_NEXT_LO(0),   JS_HEAD_NEXT_HI(0), JS_AFFINITY_NEXT_LO(0), JS_AFFINITY_NEXT_HI(0),
+    JS_CONFIG_NEXT(0), MMU_INT_MASK,         MMU_INT_STAT,       AS_TRANSTAB_LO(0),      AS_TRANSTAB_LO(0) + 4,
+    AS_MEMATTR_LO(0),  AS_MEMATTR_LO(0) + 4, AS_FAULTSTATUS(0),  AS_FAULTADDRESS_LO(0),  AS_FAULTADDRESS_LO(0) + 4,
     AS_STATUS(0),
 };
 
@@ -138,7 +114,8 @@ void panfrost_core_dump(panfrost_job* job) {
     file_size += sizeof(panfrost_dump_object_header) * n_obj;
 
     // Big and optional: failing to allocate it is not worth a warning from the allocator.
-    auto* start = static_cast<char*>(kshim::kzalloc(file_size, kshim::GFP_KERNEL | kshim::__GFP_NOWARN | kshim::__GFP_NORETRY));
+    auto* start =
+        static_cast<char*>(kshim::kzalloc(file_size, kshim::GFP_KERNEL | kshim::__GFP_NOWARN | kshim::__GFP_NORETRY));
     if (!start) {
         dev_warn(pfdev->dev, "failed to allocate devcoredump file");
         return;
@@ -180,8 +157,7 @@ void panfrost_core_dump(panfrost_job* job) {
             const size_t npages = size >> kshim::PAGE_SHIFT;
             for (size_t p = 0; p < npages; p++) {
                 *bomap++ = kshim::page_to_phys(bo->base.pages[p]);
-                std::memcpy(iter.data + p * kshim::PAGE_SIZE, kshim::page_address(bo->base.pages[p]),
-                            kshim::PAGE_SIZE);
+                std::memcpy(iter.data + p * kshim::PAGE_SIZE, kshim::page_address(bo->base.pages[p]), kshim::PAGE_SIZE);
             }
             iter.hdr->bomap.iova = mapping->mmnode.start << kshim::PAGE_SHIFT;
             iter.hdr->bomap.valid = 1;

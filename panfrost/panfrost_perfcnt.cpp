@@ -37,8 +37,8 @@ constexpr size_t BLOCKS_PER_COREGROUP = 8;
 struct panfrost_perfcnt {
     panfrost_gem_mapping* mapping = nullptr;  // the counter BO in the owner's VM; lock
     size_t bosize = 0;
-    void* buf = nullptr;                    // the BO's CPU mapping; lock
-    panfrost_file_priv* user = nullptr;     // the file owning the counters; lock
+    void* buf = nullptr;                 // the BO's CPU mapping; lock
+    panfrost_file_priv* user = nullptr;  // the file owning the counters; lock
     kshim::Mutex lock{"panfrost_perfcnt.lock"};
     kshim::completion dump_comp;
 };

@@ -29,7 +29,8 @@ protected:
     }
     void run_job(PfJobBo& bo, u32 requirements = 0, drm::drm_file* f = nullptr) {
         const u64 t = bo.slot();
-        kshim::dma_fence* done = submit_fenced({.jc = bo.write_value(t, 1), .bos = {bo.handle}, .requirements = requirements, .f = f});
+        kshim::dma_fence* done =
+            submit_fenced({.jc = bo.write_value(t, 1), .bos = {bo.handle}, .requirements = requirements, .f = f});
         ASSERT_TRUE(wait_signaled(done));
         ASSERT_EQ(kshim::dma_fence_get_status(done), 1);
     }

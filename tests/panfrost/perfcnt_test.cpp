@@ -59,8 +59,7 @@ TEST_F(PanfrostPerfcntTest, EnableProgramsTheCountersInTheFilesAs) {
     auto* priv = static_cast<panfrost_file_priv*>(file->driver_priv);
     ASSERT_GE(priv->mmu->as, 0) << "the counters hold the file's VM in an AS";
     EXPECT_EQ(reg(GPU_PERFCNT_CFG), GPU_PERFCNT_CFG_AS(static_cast<u32>(priv->mmu->as)) |
-                                        GPU_PERFCNT_CFG_MODE(GPU_PERFCNT_CFG_MODE_MANUAL) |
-                                        GPU_PERFCNT_CFG_SETSEL(1));
+                                        GPU_PERFCNT_CFG_MODE(GPU_PERFCNT_CFG_MODE_MANUAL) | GPU_PERFCNT_CFG_SETSEL(1));
     // Enabling holds the GPU awake.
     advance(200 * kshim::NSEC_PER_MSEC);
     EXPECT_TRUE(kshim::pm_runtime_active(dev()));

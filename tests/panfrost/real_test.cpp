@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "kernel_shim/kthread.h"
-#include "kernel_shim/sched.h"
 #include "kernel_shim/log.h"
+#include "kernel_shim/sched.h"
 #include "tests/panfrost/pf_job_fixture.h"
 
 namespace panfrost::testing {
