@@ -39,7 +39,8 @@ JmControl::JmControl(JmGpu& gpu, kshim::IrqLine& line)
     bank_.add(GPU_PWR_KEY, RegDecl{.name = "GPU_PWR_KEY", .write_only = true, .on_write = [](u32) {}});
     rw(GPU_PWR_OVERRIDE0, "GPU_PWR_OVERRIDE0");
     rw(GPU_PWR_OVERRIDE1, "GPU_PWR_OVERRIDE1");
-    // Performance counters are not modelled: their configuration is storage.
+    // Performance counters: the configuration is storage; a MANUAL-mode PERFCNT_SAMPLE writes a
+    // deterministic counter block (perfcnt_sample_locked).
     bank_.add64(GPU_PERFCNT_BASE, "GPU_PERFCNT_BASE", 0, ~0ull);
     rw(GPU_PERFCNT_CFG, "GPU_PERFCNT_CFG");
     rw(GPU_PRFCNT_JM_EN, "GPU_PRFCNT_JM_EN");
@@ -66,6 +67,8 @@ JmControl::JmControl(JmGpu& gpu, kshim::IrqLine& line)
         // No cache is modelled: a flush is a delay; a clean+invalidate advances the flush ID.
         if (pending_flush_ == GPU_CMD_CLEAN_INV_CACHES)
             advance_flush_id_locked();
+        if (pending_flush_ == GPU_CMD_PERFCNT_SAMPLE)
+            perfcnt_sample_locked();
         const u32 irq = pending_flush_ == GPU_CMD_PERFCNT_SAMPLE ? GPU_IRQ_PERFCNT_SAMPLE_COMPLETED
                                                                  : GPU_IRQ_CLEAN_CACHES_COMPLETED;
         pending_flush_ = 0;
@@ -97,7 +100,7 @@ void JmControl::command_locked(u32 cmd) {
         }
         reset_ev_->arm_locked(cmd == GPU_CMD_HARD_RESET ? lat.hard_reset : lat.soft_reset);
         break;
-    case GPU_CMD_PERFCNT_CLEAR: break;
+    case GPU_CMD_PERFCNT_CLEAR: perfcnt_samples_ = 0; break;
     case GPU_CMD_PERFCNT_SAMPLE:
     case GPU_CMD_CLEAN_CACHES:
     case GPU_CMD_CLEAN_INV_CACHES:
@@ -109,6 +112,40 @@ void JmControl::command_locked(u32 cmd) {
     case GPU_CMD_CYCLE_COUNT_START: counters_.set_cycle_counter_running(true); break;
     case GPU_CMD_CYCLE_COUNT_STOP: counters_.set_cycle_counter_running(false); break;
     default: gpu_.log_once_locked(0x30000 | cmd, "GPU_CMD %#x not modelled (ignored)", cmd); break;
+    }
+}
+
+// Counter i of block b in sample n (1 after a CLEAR) reads (n << 16) | (b << 8) | i; a block
+// whose enable register is 0 dumps zeros. Blocks as a Bifrost dump lays them out: JM, tiler, one
+// per L2 slice (MEM_FEATURES[11:8] + 1), one per shader core up to the highest present.
+void JmControl::perfcnt_sample_locked() {
+    lockdep_assert_held(&lock_);
+    const u32 cfg = bank_.get(GPU_PERFCNT_CFG);
+    if ((cfg & 0xf) != GPU_PERFCNT_CFG_MODE_MANUAL)
+        return;
+    perfcnt_samples_++;
+    const mock_hw::GpuIdentity& id = gpu_.config().id;
+    const u32 nl2c = ((id.mem_features >> 8) & 0xf) + 1;
+    const u32 ncores = static_cast<u32>(64 - __builtin_clzll(id.shader_present | 1));
+    const u32 nblocks = 2 + nl2c + ncores;
+    const u32 as = (cfg >> 4) & 0xf;
+    u64 va = bank_.get64(GPU_PERFCNT_BASE);
+    for (u32 b = 0; b < nblocks; b++) {
+        u32 en_reg = GPU_PRFCNT_SHADER_EN;
+        if (b == 0)
+            en_reg = GPU_PRFCNT_JM_EN;
+        else if (b == 1)
+            en_reg = GPU_PRFCNT_TILER_EN;
+        else if (b < 2 + nl2c)
+            en_reg = GPU_PRFCNT_MMU_L2_EN;
+        u32 block[kPerfcntCountersPerBlock] = {};
+        if (bank_.get(en_reg))
+            for (u32 i = 0; i < kPerfcntCountersPerBlock; i++)
+                block[i] = (perfcnt_samples_ << 16) | (b << 8) | i;
+        // A fault of the dump's AS is reported by the MMU; the rest of the dump is dropped.
+        if (!gpu_.mmu().write_locked(as, va, block, sizeof(block), kSourcePerfcnt).ok())
+            return;
+        va += sizeof(block);
     }
 }
 
@@ -146,6 +183,7 @@ void JmControl::reset_locked() {
     flush_ev_->cancel_locked();
     reset_stuck_ = false;
     pending_flush_ = 0;
+    perfcnt_samples_ = 0;
     counters_.reset();
     bank_.reset();
 }

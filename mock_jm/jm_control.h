@@ -46,8 +46,14 @@ public:
     // Back to power-on state (JmGpu::reset_locked, at the end of a reset).
     void reset_locked();
 
+    // Performance counters per block of a dump, and the MMU source id of the dump's writes.
+    static constexpr u32 kPerfcntCountersPerBlock = 64;
+    static constexpr u32 kSourcePerfcnt = 0x4;
+
 private:
     void command_locked(u32 cmd);
+    // PERFCNT_SAMPLE completed: the counter block to GPU_PERFCNT_BASE in the configured AS.
+    void perfcnt_sample_locked();
     u32 status_locked() const;
 
     JmGpu& gpu_;
@@ -59,6 +65,7 @@ private:
     bool reset_stuck_ = false;  // FaultPlan: a reset that never completes
     u32 pending_flush_ = 0;     // the GPU_CMD of the flush in progress
     u32 flush_id_ = 1;
+    u32 perfcnt_samples_ = 0;  // samples since the last PERFCNT_CLEAR
     // The cycle counter runs between CYCLE_COUNT_START and CYCLE_COUNT_STOP (panfrost counts its
     // users and issues one START for the first, one STOP for the last).
     mock_hw::GpuCounters counters_;

@@ -7,16 +7,19 @@
 // steps before it. What upstream acquires with devm_* (clocks, supplies, the mapping, the IRQ) is
 // released by the platform device's devres, so init's error path and fini only disable.
 //
-// devfreq is not brought up in this slice: the supplies are taken as upstream does when the
-// platform has no OPP table (docs/panfrost.md).
+// With an OPP table the OPP core owns the supplies (devfreq sets their voltage and enables them);
+// without one the driver takes them itself.
 #include "panfrost/panfrost_device.h"
 
 #include "hw/jm/regs/exceptions.h"
 #include "kernel_shim/err.h"
 #include "kernel_shim/report.h"
+#include "panfrost/panfrost_devfreq.h"
+#include "panfrost/panfrost_dump.h"
 #include "panfrost/panfrost_gpu.h"
 #include "panfrost/panfrost_job.h"
 #include "panfrost/panfrost_mmu.h"
+#include "panfrost/panfrost_perfcnt.h"
 
 namespace panfrost {
 
@@ -103,9 +106,19 @@ int panfrost_device_init(panfrost_device* pfdev) {
         return err;
     }
 
-    err = panfrost_regulator_init(pfdev);
-    if (err)
+    err = panfrost_devfreq_init(pfdev);
+    if (err) {
+        if (err != -EPROBE_DEFER)
+            dev_err(pfdev->dev, "devfreq init failed %d", err);
         goto out_clk;
+    }
+
+    // The OPP core handles the supplies.
+    if (!pfdev->pfdevfreq.opp_of_table_added) {
+        err = panfrost_regulator_init(pfdev);
+        if (err)
+            goto out_devfreq;
+    }
 
     pfdev->iomem = kshim::devm_platform_get_and_ioremap_resource(pfdev->pdev, 0, nullptr);
     if (kshim::IS_ERR(pfdev->iomem)) {
@@ -113,6 +126,10 @@ int panfrost_device_init(panfrost_device* pfdev) {
         pfdev->iomem = nullptr;
         goto out_regulator;
     }
+
+    err = panfrost_core_dump_init(pfdev);
+    if (err)
+        goto out_regulator;
 
     err = panfrost_gpu_init(pfdev);
     if (err)
@@ -125,24 +142,34 @@ int panfrost_device_init(panfrost_device* pfdev) {
     err = panfrost_jm_init(pfdev);
     if (err)
         goto out_mmu;
+
+    err = panfrost_perfcnt_init(pfdev);
+    if (err)
+        goto out_job;
     return 0;
 
+out_job:
+    panfrost_jm_fini(pfdev);
 out_mmu:
     panfrost_mmu_fini(pfdev);
 out_gpu:
     panfrost_gpu_fini(pfdev);
 out_regulator:
     panfrost_regulator_fini(pfdev);
+out_devfreq:
+    panfrost_devfreq_fini(pfdev);
 out_clk:
     panfrost_clk_fini(pfdev);
     return err;
 }
 
 void panfrost_device_fini(panfrost_device* pfdev) {
+    panfrost_perfcnt_fini(pfdev);
     panfrost_jm_fini(pfdev);
     panfrost_mmu_fini(pfdev);
     panfrost_gpu_fini(pfdev);
     panfrost_regulator_fini(pfdev);
+    panfrost_devfreq_fini(pfdev);
     panfrost_clk_fini(pfdev);
 }
 
@@ -173,6 +200,7 @@ int panfrost_device_runtime_resume(kshim::Device* dev) {
     }
     // The GPU lost its state while off: every resume is a full reset.
     panfrost_device_reset(pfdev, true);
+    panfrost_devfreq_resume(pfdev);
     return 0;
 }
 
@@ -183,6 +211,7 @@ int panfrost_device_runtime_suspend(kshim::Device* dev) {
     if (!panfrost_jm_is_idle(pfdev))
         return -EBUSY;
 
+    panfrost_devfreq_suspend(pfdev);
     panfrost_jm_suspend_irq(pfdev);
     panfrost_mmu_suspend_irq(pfdev);
     panfrost_gpu_suspend_irq(pfdev);

@@ -4,7 +4,8 @@
 //
 // DOC: The driver reaches the GPU only through pfdev->iomem (MMIO), the "gpu"/"mmu"/"job" IRQ
 // lines of the platform device and memory by physical address; it never includes a mock header.
-// This slice has GPU_CONTROL, the MMU, GEM and the job slots (docs/panfrost.md): no perfcnt yet.
+// This slice has GPU_CONTROL, devfreq, the MMU, GEM, the job slots, perfcnt and the coredump
+// (docs/panfrost.md).
 #pragma once
 #include <atomic>
 #include <bitset>
@@ -25,6 +26,7 @@
 #include "kernel_shim/spinlock.h"
 #include "kernel_shim/workqueue.h"
 #include "kernel_shim/xarray.h"
+#include "panfrost/panfrost_devfreq.h"
 
 namespace panfrost {
 
@@ -86,6 +88,7 @@ struct panfrost_mmu;
 struct panfrost_job;
 struct panfrost_job_slot;
 struct panfrost_jm_ctx;
+struct panfrost_perfcnt;
 
 // A circular doubly linked list node (include/linux/list.h's list_head, the operations panfrost
 // uses): the LRU of VMs holding an AS and a BO's per-file mappings. Embed it and recover the
@@ -160,6 +163,18 @@ struct panfrost_device {
 
     panfrost_features features;
 
+    panfrost_devfreq pfdevfreq;
+
+    // Options upstream takes from the command line and sysfs; the host and tests set them.
+    // unstable_ioctls (module parameter, off): PERFCNT_ENABLE/DUMP answer -ENOSYS without it.
+    std::atomic<bool> unstable_ioctls{false};
+    // profiling (sysfs attribute, off): per-job time and cycles for fdinfo.
+    std::atomic<bool> profile_mode{false};
+    // dump_core (module parameter, on): the next job timeout takes a devcoredump, then clears it.
+    std::atomic<bool> dump_core{true};
+
+    panfrost_perfcnt* perfcnt = nullptr;
+
     // Where GEM mmap offsets come from (drm_device.vma_offset_manager).
     drm::drm_vma_offset_manager vma_offset_manager;
 
@@ -213,12 +228,20 @@ inline panfrost_device* to_panfrost_device(drm::drm_device* ddev) {
     return container_of(ddev, panfrost_device, base);
 }
 
+// Per-slot time and GPU cycles of a file's profiled jobs (fdinfo's drm-engine-/drm-cycles-).
+struct panfrost_engine_usage {
+    u64 elapsed_ns[NUM_JOB_SLOTS] = {};
+    u64 cycles[NUM_JOB_SLOTS] = {};
+};
+
 // Per-open-file state (drm_file.driver_priv): the device, the file's VM and its JM contexts.
 struct panfrost_file_priv {
     panfrost_device* pfdev = nullptr;
     panfrost_mmu* mmu = nullptr;  // this file's VM (panfrost_mmu_ctx_create at open)
     // Handle -> context (one reference each); handle 0 is the default context made at open.
     kshim::XArray<panfrost_jm_ctx> jm_ctxs;
+    // Written by the job IRQ under js->job_lock as profiled jobs leave the hardware.
+    panfrost_engine_usage engine_usage;
 };
 
 inline bool panfrost_has_hw_feature(const panfrost_device* pfdev, panfrost_hw_feature feat) {

@@ -2,14 +2,17 @@
 // the OF match table and probe/remove.
 //
 // DOC: This slice serves SUBMIT, WAIT_BO, CREATE_BO, MMAP_BO, GET_PARAM, GET_BO_OFFSET,
-// MADVISE, SET_LABEL_BO, JM_CTX_CREATE, JM_CTX_DESTROY, SYNC_BO and QUERY_BO_INFO. The ioctl table keeps upstream's numbering (entry i is nr
-// DRM_COMMAND_BASE + i) with holes where the ioctls not served yet go; the DRM core answers a
-// hole and every nr past the table with -EINVAL, as it does for an unknown ioctl. Each open file
+// MADVISE, SET_LABEL_BO, PERFCNT_ENABLE/DUMP (unstable: -ENOSYS unless pfdev->unstable_ioctls),
+// JM_CTX_CREATE, JM_CTX_DESTROY, SYNC_BO and QUERY_BO_INFO, and shows fdinfo (engine time and
+// cycles when profiling, frequencies, memory): every ioctl of driver 1.6. The ioctl table keeps
+// upstream's numbering (entry i is nr DRM_COMMAND_BASE + i); the DRM core answers every nr past
+// the table with -EINVAL, as it does for an unknown ioctl. Each open file
 // gets its own VM (panfrost_mmu_ctx_create), in which every BO it holds a handle to is mapped
 // (panfrost_gem_open), and its default JM context (handle 0).
 #include "panfrost/panfrost_drv.h"
 
 #include "drm/drm_auth.h"
+#include "drm/drm_fdinfo.h"
 #include "drm/drm_ioctl.h"
 #include "drm/drm_syncobj.h"
 #include "drm/drm_syncobj_sched.h"
@@ -25,6 +28,7 @@
 #include "panfrost/panfrost_gpu.h"
 #include "panfrost/panfrost_job.h"
 #include "panfrost/panfrost_mmu.h"
+#include "panfrost/panfrost_perfcnt.h"
 #include "uapi/drm/panfrost_drm.h"
 
 namespace panfrost {
@@ -445,6 +449,7 @@ int panfrost_ioctl_submit(drm::drm_device* dev, void* data, drm_file* file) {
     job->flush_id = panfrost_gpu_get_latest_flush_id(pfdev);
     job->mmu = panfrost_mmu_ctx_get(priv->mmu);
     job->ctx = panfrost_jm_ctx_get(jm_ctx);
+    job->engine_usage = &priv->engine_usage;
 
     slot = panfrost_job_get_slot(job);
     ret = drm::drm_sched_job_init(&job->base, &jm_ctx->slot_entity[slot].sched_entity, 1, nullptr, file->client_id);
@@ -529,12 +534,42 @@ void panfrost_postclose(drm::drm_device*, drm_file* file) {
     // Upstream's DRM core has dropped the file's GEM handles (and with them its BO mappings)
     // before postclose; the shim's core drops them after it, so do it here while the VM the
     // close hook looks for is still the file's.
+    // The counter BO is mapped in this file's VM.
+    panfrost_perfcnt_close(file);
     file->gem.release();
     // Hard-stops the file's jobs on the hardware; the jobs hold what they still use.
     panfrost_jm_close(file);
     panfrost_mmu_ctx_put(panfrost_priv->mmu);
     kshim::kdelete(panfrost_priv);
     file->driver_priv = nullptr;
+}
+
+// The slots' engine names, as the kernel prints them; the compute-only slot is not shown.
+void panfrost_gpu_show_fdinfo(panfrost_device* pfdev, panfrost_file_priv* panfrost_priv, drm::drm_printer* p) {
+    static const char* const engine_names[] = {"fragment", "vertex-tiler", "compute-only"};
+    static_assert(std::size(engine_names) == NUM_JOB_SLOTS);
+
+    panfrost_engine_usage usage;
+    {
+        kshim::SpinGuard g(panfrost_jm_job_lock(pfdev));
+        usage = panfrost_priv->engine_usage;
+    }
+    const bool profiling = pfdev->profile_mode.load();
+    for (u32 i = 0; i < NUM_JOB_SLOTS - 1; i++) {
+        if (profiling) {
+            p->printf("drm-engine-%s:\t%llu ns\n", engine_names[i],
+                      static_cast<unsigned long long>(usage.elapsed_ns[i]));
+            p->printf("drm-cycles-%s:\t%llu\n", engine_names[i], static_cast<unsigned long long>(usage.cycles[i]));
+        }
+        p->printf("drm-maxfreq-%s:\t%lu Hz\n", engine_names[i], pfdev->pfdevfreq.fast_rate);
+        p->printf("drm-curfreq-%s:\t%lu Hz\n", engine_names[i], pfdev->pfdevfreq.current_frequency);
+    }
+}
+
+void panfrost_show_fdinfo(drm::drm_printer* p, drm_file* file) {
+    panfrost_device* pfdev = to_panfrost_device(file->dev);
+    panfrost_gpu_show_fdinfo(pfdev, static_cast<panfrost_file_priv*>(file->driver_priv), p);
+    drm::drm_show_memory_stats(p, file);
 }
 
 using drm::DRM_RENDER_ALLOW;
@@ -547,8 +582,8 @@ const drm::IoctlDesc panfrost_drm_driver_ioctls[] = {
     DRM_IOCTL_DEF_DRV(PANFROST_MMAP_BO, panfrost_ioctl_mmap_bo, DRM_RENDER_ALLOW),
     DRM_IOCTL_DEF_DRV(PANFROST_GET_PARAM, panfrost_ioctl_get_param, DRM_RENDER_ALLOW),
     DRM_IOCTL_DEF_DRV(PANFROST_GET_BO_OFFSET, panfrost_ioctl_get_bo_offset, DRM_RENDER_ALLOW),
-    {},  // PERFCNT_ENABLE
-    {},  // PERFCNT_DUMP
+    DRM_IOCTL_DEF_DRV(PANFROST_PERFCNT_ENABLE, panfrost_ioctl_perfcnt_enable, DRM_RENDER_ALLOW),
+    DRM_IOCTL_DEF_DRV(PANFROST_PERFCNT_DUMP, panfrost_ioctl_perfcnt_dump, DRM_RENDER_ALLOW),
     DRM_IOCTL_DEF_DRV(PANFROST_MADVISE, panfrost_ioctl_madvise, DRM_RENDER_ALLOW),
     DRM_IOCTL_DEF_DRV(PANFROST_SET_LABEL_BO, panfrost_ioctl_set_label_bo, DRM_RENDER_ALLOW),
     DRM_IOCTL_DEF_DRV(PANFROST_JM_CTX_CREATE, panfrost_ioctl_jm_ctx_create, DRM_RENDER_ALLOW),
@@ -616,6 +651,7 @@ const drm::DriverDesc panfrost_drm_driver = {
     .ioctls = panfrost_drm_driver_ioctls,
     .open = panfrost_open,
     .postclose = panfrost_postclose,
+    .show_fdinfo = panfrost_show_fdinfo,
     .gem_create_object = panfrost_gem_create_object,
     .gem_prime_import_sg_table = panfrost_gem_prime_import_sg_table,
 };

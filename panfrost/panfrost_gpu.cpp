@@ -14,6 +14,7 @@
 #include "kernel_shim/devres.h"
 #include "kernel_shim/err.h"
 #include "kernel_shim/report.h"
+#include "panfrost/panfrost_perfcnt.h"
 #include "uapi/drm/panfrost_drm.h"
 
 // Polls a register through the runtime (virtual time passes in simulated mode). Local: panthor's
@@ -81,7 +82,11 @@ kshim::irqreturn_t panfrost_gpu_irq_handler(int, void* data) {
         gpu_write(pfdev, GPU_INT_MASK, 0);
     }
 
-    // PERFCNT_SAMPLE_COMPLETED and CLEAN_CACHES_COMPLETED belong to perfcnt, absent in this slice.
+    if (state & GPU_IRQ_PERFCNT_SAMPLE_COMPLETED)
+        panfrost_perfcnt_sample_done(pfdev);
+    if (state & GPU_IRQ_CLEAN_CACHES_COMPLETED)
+        panfrost_perfcnt_clean_cache_done(pfdev);
+
     gpu_write(pfdev, GPU_INT_CLEAR, state);
     return kshim::IRQ_HANDLED;
 }

@@ -20,6 +20,8 @@
 #include "kernel_shim/iopoll.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/slab.h"
+#include "panfrost/panfrost_devfreq.h"
+#include "panfrost/panfrost_dump.h"
 #include "panfrost/panfrost_gem.h"
 #include "panfrost/panfrost_gpu.h"
 #include "panfrost/panfrost_mmu.h"
@@ -124,9 +126,14 @@ panfrost_job* panfrost_dequeue_job(panfrost_device* pfdev, int slot) {
     WARN_ON(!job);
     if (!job)
         return nullptr;
-    if (job->is_profiled) {
+    if (job->is_profiled && job->engine_usage) {
+        job->engine_usage->elapsed_ns[slot] += static_cast<u64>(ktime_sub(ktime_get(), job->start_time));
+        job->engine_usage->cycles[slot] += panfrost_cycle_counter_read(pfdev) - job->start_cycles;
+    }
+    job->is_profiled = false;
+    if (job->cycle_counter_held) {
         panfrost_cycle_counter_put(pfdev);
-        job->is_profiled = false;
+        job->cycle_counter_held = false;
     }
     pfdev->jobs[slot][0] = pfdev->jobs[slot][1];
     pfdev->jobs[slot][1] = nullptr;
@@ -163,6 +170,7 @@ int panfrost_job_hw_submit(panfrost_job* job, int js) {
 
     {
         u32 cfg = panfrost_mmu_as_get(pfdev, job->mmu);
+        panfrost_devfreq_record_busy(&pfdev->pfdevfreq);
 
         job_write(pfdev, JS_HEAD_NEXT_LO(js), static_cast<u32>(jc_head));
         job_write(pfdev, JS_HEAD_NEXT_HI(js), static_cast<u32>(jc_head >> 32));
@@ -189,9 +197,14 @@ int panfrost_job_hw_submit(panfrost_job* job, int js) {
         // With a reset pending the registers are written but not armed: the reset path
         // resubmits the job.
         if (!pfdev->reset.pending.load()) {
-            if (job->requirements & PANFROST_JD_REQ_CYCLE_COUNT) {
+            job->is_profiled = pfdev->profile_mode.load();
+            if ((job->requirements & PANFROST_JD_REQ_CYCLE_COUNT) || job->is_profiled) {
                 panfrost_cycle_counter_get(pfdev);
-                job->is_profiled = true;
+                job->cycle_counter_held = true;
+            }
+            if (job->is_profiled) {
+                job->start_time = ktime_get();
+                job->start_cycles = panfrost_cycle_counter_read(pfdev);
             }
             job_write(pfdev, JS_COMMAND_NEXT(js), JS_COMMAND_START);
             dev_dbg(pfdev->dev, "JS: Submitting atom %p to js[%d][%d] with head=0x%llx AS %d", static_cast<void*>(job),
@@ -310,6 +323,7 @@ void panfrost_job_handle_err(panfrost_device* pfdev, panfrost_job* job, int js) 
     }
 
     panfrost_mmu_as_put(pfdev, job->mmu);
+    panfrost_devfreq_record_idle(&pfdev->pfdevfreq);
     if (signal_fence)
         dma_fence_signal_locked(job->done_fence);
     pm_runtime_put_autosuspend(pfdev->dev);
@@ -324,6 +338,7 @@ void panfrost_jm_handle_done(panfrost_device* pfdev, panfrost_job* job) {
     // So a resubmission after a reset does not run it again.
     job->jc = 0;
     panfrost_mmu_as_put(pfdev, job->mmu);
+    panfrost_devfreq_record_idle(&pfdev->pfdevfreq);
     dma_fence_signal_locked(job->done_fence);
     pm_runtime_put_autosuspend(pfdev->dev);
 }
@@ -431,6 +446,8 @@ drm::drm_gpu_sched_stat panfrost_job_timedout(drm_sched_job* sched_job) {
             job_read(pfdev, JS_CONFIG(js)), job_read(pfdev, JS_STATUS(js)), job_read(pfdev, JS_HEAD_LO(js)),
             job_read(pfdev, JS_TAIL_LO(js)), static_cast<void*>(sched_job));
 
+    panfrost_core_dump(job);
+
     pfdev->reset.pending.store(1);
     panfrost_reset(pfdev, sched_job);
     return drm::DRM_GPU_SCHED_STAT_RESET;
@@ -504,6 +521,10 @@ int panfrost_job_get_slot(panfrost_job* job) {
     if (job->requirements & PANFROST_JD_REQ_FS)
         return 0;
     return 1;
+}
+
+SpinLock& panfrost_jm_job_lock(panfrost_device* pfdev) {
+    return pfdev->js->job_lock;
 }
 
 void panfrost_job_put(panfrost_job* job) {
@@ -622,11 +643,13 @@ void panfrost_reset(panfrost_device* pfdev, drm_sched_job* bad) {
                 panfrost_job* job = pfdev->jobs[i][j];
                 if (!job)
                     continue;
-                if (job->is_profiled) {
+                job->is_profiled = false;
+                if (job->cycle_counter_held) {
                     panfrost_cycle_counter_put(pfdev);
-                    job->is_profiled = false;
+                    job->cycle_counter_held = false;
                 }
                 pm_runtime_put_noidle(pfdev->dev);
+                panfrost_devfreq_record_idle(&pfdev->pfdevfreq);
                 pfdev->jobs[i][j] = nullptr;
             }
         }
@@ -800,6 +823,8 @@ int panfrost_jm_ctx_destroy(drm_file* file, u32 handle) {
                 if (panfrost_has_hw_feature(pfdev, HW_FEATURE_JOBCHAIN_DISAMBIGUATION))
                     cmd = panfrost_get_job_chain_flag(job) ? JS_COMMAND_HARD_STOP_1 : JS_COMMAND_HARD_STOP_0;
                 job_write(pfdev, JS_COMMAND(i), cmd);
+                // Jobs can outlive their file: stop accounting into its usage counters.
+                job->engine_usage = nullptr;
             }
         }
     }
@@ -821,6 +846,7 @@ int panfrost_jm_open(drm_file* file) {
 
 void panfrost_jm_close(drm_file* file) {
     auto* priv = static_cast<panfrost_file_priv*>(file->driver_priv);
+
     std::vector<u32> handles;
     priv->jm_ctxs.for_each([&](u32 handle, panfrost_jm_ctx*) { handles.push_back(handle); });
     for (u32 handle : handles)

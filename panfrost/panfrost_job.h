@@ -37,8 +37,15 @@ struct panfrost_job {
     // The scheduler's finished fence (a reference): out_sync and the BOs' reservations get it.
     kshim::dma_fence* render_done_fence = nullptr;
 
-    // The cycle counter is held while the job is on the hardware (PANFROST_JD_REQ_CYCLE_COUNT).
+    // Profiling (pfdev->profile_mode when the job went to the hardware): the time and cycle
+    // counter at START, accounted to engine_usage (the submitting file's, or nullptr once it
+    // closed) when the job leaves the slot. The cycle counter is held while the job is on the
+    // hardware when profiled or PANFROST_JD_REQ_CYCLE_COUNT. pfdev->js->job_lock.
     bool is_profiled = false;
+    bool cycle_counter_held = false;
+    kshim::ktime_t start_time = 0;
+    u64 start_cycles = 0;
+    panfrost_engine_usage* engine_usage = nullptr;
 
     // free_job runs in a fence-signalling section, where dropping the last BO reference (its
     // reservation lock) is not allowed: the scheduler's reference is dropped from this work.
@@ -77,6 +84,8 @@ void panfrost_jm_suspend_irq(panfrost_device* pfdev);
 // True when no job is queued or on the hardware.
 bool panfrost_jm_is_idle(panfrost_device* pfdev);
 int panfrost_job_get_slot(panfrost_job* job);
+// The lock of pfdev->jobs and of the jobs' accounting into the files' engine usage.
+kshim::SpinLock& panfrost_jm_job_lock(panfrost_device* pfdev);
 // Locks the BOs, arms the job with implicit (writer) dependencies on them, pushes it and adds its
 // finished fence to every BO.
 int panfrost_job_push(panfrost_job* job);
