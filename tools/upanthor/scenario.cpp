@@ -134,9 +134,9 @@ bool ScenarioParser::define(std::map<std::string, size_t>& names, std::map<std::
 }
 
 void ScenarioParser::parse_root(const toml::table& root) {
-    check_keys(
-        root, "the top level",
-        {"scenario", "gpu", "client", "vm", "bo", "heap", "group", "syncobj", "job", "submit", "fault", "expect"});
+    check_keys(root, "the top level",
+               {"scenario", "gpu", "client", "vm", "bo", "heap", "group", "syncobj", "job", "submit", "jm_ctx", "chain",
+                "jm_submit", "fault", "expect"});
     if (auto* t = get_table(root, "scenario", false, "the top level"))
         parse_meta(*t);
     if (auto* t = get_table(root, "gpu", false, "the top level"))
@@ -157,10 +157,17 @@ void ScenarioParser::parse_root(const toml::table& root) {
         parse_job(*t);
     for (auto* t : get_tables(root, "submit", "an array of tables [[submit]]"))
         parse_submit(*t);
+    for (auto* t : get_tables(root, "jm_ctx", "an array of tables [[jm_ctx]]"))
+        parse_jm_ctx(*t);
+    for (auto* t : get_tables(root, "chain", "an array of tables [[chain]]"))
+        parse_chain(*t);
+    for (auto* t : get_tables(root, "jm_submit", "an array of tables [[jm_submit]]"))
+        parse_jm_submit(*t);
     for (auto* t : get_tables(root, "fault", "an array of tables [[fault]]"))
         parse_fault(*t);
     if (auto* t = get_table(root, "expect", false, "the top level"))
         parse_expect(*t);
+    check_model_sections(root);
 }
 
 // `group` + `queue` keys naming one queue.
