@@ -16,6 +16,9 @@
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/sim_abort.h"
 #include "mock_jm/jm_platform.h"
+#include "panfrost/panfrost_device.h"
+#include "panfrost/panfrost_drv.h"
+#include "panfrost/panfrost_gem.h"
 #include "tools/upanthor/jm_run.h"
 #include "tools/upanthor/run_state.h"
 #include "tools/upanthor/scenario.h"
@@ -82,6 +85,7 @@ struct JmClientRt {
 struct JmBoRt {
     umd::PanfrostBo bo;
     std::uint8_t* cpu = nullptr;
+    u64 heap_rss = 0;  // a heap BO: bytes the driver mapped on faults by the end of the workload
 };
 
 struct SubmissionStats {
@@ -144,6 +148,10 @@ double wall_seconds() {
 int JmRunner::setup(upanthor::host::Machine& m) {
     if (int ret = m.probe())
         return fail_setup("panfrost_probe (see the driver's log above)", ret);
+    // panfrost leaves the MMU interrupt masked after probe until the GPU is reset or resumed (as
+    // upstream): start from an autosuspended device, so the first job's resume unmasks it.
+    if (!m.settle())
+        return fail_setup("the device did not autosuspend after probe", -EBUSY);
     for (const sc::Client& cl : s_.clients) {
         JmClientRt& c = clients_.emplace_back();
         if (int ret = m.open_file(&c.file))
@@ -280,9 +288,13 @@ struct TimedSubmit {
 
 int JmRunner::drive(kshim::Runtime& rt, mock_jm::JmPlatform& plat) {
     t0_ = kshim::ktime_get();
-    plat.pdev()->desc.iomem->trace_hook = [this](bool write, u32 off, u32 value) {
+    // Recovery resets: the reset commands panfrost_reset() issues (reset.pending is set meanwhile),
+    // not the soft reset of every runtime resume.
+    panfrost::panfrost_device* pfdev = panfrost::panfrost_from_pdev(plat.pdev());
+    plat.pdev()->desc.iomem->trace_hook = [this, pfdev](bool write, u32 off, u32 value) {
         if (write && off == panfrost::GPU_CMD &&
-            (value == panfrost::GPU_CMD_SOFT_RESET || value == panfrost::GPU_CMD_HARD_RESET))
+            (value == panfrost::GPU_CMD_SOFT_RESET || value == panfrost::GPU_CMD_HARD_RESET) &&
+            pfdev->reset.pending.load())
             gpu_resets_.fetch_add(1, std::memory_order_relaxed);
     };
     std::vector<int> fault_ids;
@@ -319,6 +331,15 @@ int JmRunner::drive(kshim::Runtime& rt, mock_jm::JmPlatform& plat) {
     for (s64 now = kshim::ktime_get(); now < end && done_count_ != total_; now = kshim::ktime_get())
         rt.run_until([this] { return done_count_ == total_; }, std::min(kWaitSliceNs, end - now));
     t_end_ = kshim::ktime_get();
+    for (size_t i = 0; i < s_.bos.size(); i++) {
+        if (!s_.bos[i].heap)
+            continue;
+        drm::drm_gem_object* obj = clients_[s_.vms[s_.bos[i].vm].client].file->gem.lookup(bos_[i].bo.handle);
+        if (obj) {
+            bos_[i].heap_rss = panfrost::to_panfrost_bo(obj)->heap_rss_size;
+            drm::drm_gem_object_put(obj);
+        }
+    }
     for (int id : fault_ids)
         faults_fired_ += plat.gpu().faults().fired(id);
     plat.pdev()->desc.iomem->trace_hook = nullptr;
@@ -469,6 +490,10 @@ void JmRunner::report(std::FILE* out) const {
                  seed_);
     std::fprintf(out, "virtual time %.3f ms, wall %.3f s\n", vt_ms, wall_);
     std::fprintf(out, "gpu: %" PRIu64 " fault(s) injected, %" PRIu64 " reset(s)\n", faults_fired_, gpu_resets_.load());
+    for (size_t i = 0; i < s_.bos.size(); i++)
+        if (s_.bos[i].heap)
+            std::fprintf(out, "heap %s: %" PRIu64 " KiB of %" PRIu64 " KiB mapped on GPU faults\n",
+                         s_.bos[i].name.c_str(), bos_[i].heap_rss >> 10, s_.bos[i].size >> 10);
     std::fprintf(out, "%-16s %-10s %4s %-10s %9s %9s %9s  %s\n", "chain", "fence", "slot", "ctx", "submitted",
                  "completed", "failed", "job fences");
     for (size_t i = 0; i < s_.jm_submissions.size(); i++) {
@@ -517,6 +542,15 @@ void JmRunner::report_json(std::FILE* out) const {
                  static_cast<s64>(kshim::ktime_to_us(t_end_ - t0_)), wall_);
     std::fprintf(out, "  \"gpu\": {\"faults_injected\": %" PRIu64 ", \"resets\": %" PRIu64 "},\n", faults_fired_,
                  gpu_resets_.load());
+    std::fprintf(out, "  \"heaps\": [");
+    bool first_heap = true;
+    for (size_t i = 0; i < s_.bos.size(); i++)
+        if (s_.bos[i].heap) {
+            std::fprintf(out, "%s{\"bo\": %s, \"size\": %" PRIu64 ", \"mapped\": %" PRIu64 "}", first_heap ? "" : ", ",
+                         json_str(s_.bos[i].name).c_str(), s_.bos[i].size, bos_[i].heap_rss);
+            first_heap = false;
+        }
+    std::fprintf(out, "],\n");
     std::fprintf(out, "  \"jm_submissions\": [");
     for (size_t i = 0; i < s_.jm_submissions.size(); i++) {
         const sc::JmSubmission& sub = s_.jm_submissions[i];

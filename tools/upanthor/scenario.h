@@ -257,7 +257,7 @@ struct Expectations {
     std::vector<GroupExpect> groups;
     std::vector<MemoryExpect> memory;
     std::vector<LatencyExpect> latency;
-    // GPU soft/hard reset commands the workload caused, exactly.
+    // g52: the GPU resets panfrost's recovery (panfrost_reset) issued, exactly.
     std::optional<u64> gpu_resets;
     SourceLoc gpu_resets_loc;
 };

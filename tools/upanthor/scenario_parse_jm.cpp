@@ -320,6 +320,9 @@ void ScenarioParser::check_model_sections(const toml::table& root) {
             error(*n, std::string("[[") + key + "]] in a scenario for GPU model " + model + " (expected " + other +
                           (g52 ? "; [gpu] model = \"g610\" runs groups" : "; [gpu] model = \"g52\" runs chains") + ")");
     }
+    if (!g52 && sc_.expect.gpu_resets)
+        error(sc_.expect.gpu_resets_loc,
+              "'gpu_resets' on GPU model g610 (expected it only with [gpu] model = \"g52\")");
     for (const Bo& b : sc_.bos)
         if (b.heap && !g52)
             error(b.loc, "heap bo '" + b.name + "' on GPU model g610 (expected [[heap]] for tiler heaps)");
