@@ -301,7 +301,7 @@ int cmd_run(const std::string& path, RunOptions opts, const std::vector<std::str
         return kExitUsage;
     }
     for (const std::string& spec : inject_specs) {
-        sc::InjectResult ir = sc::parse_inject(spec, pr.scenario->gpu);
+        sc::InjectResult ir = sc::parse_inject(spec, pr.scenario->gpu, pr.scenario->model);
         for (const sc::Diagnostic& d : ir.diagnostics)
             std::fprintf(err, "upanthor run: --inject '%s': %s\n", spec.c_str(), d.message.c_str());
         if (!ir.fault)

@@ -50,9 +50,10 @@ ParseResult ScenarioParser::run(std::string_view text) {
 }
 
 // One [[fault]] table alone (`--inject`), validated against `gpu`.
-InjectResult ScenarioParser::run_fault(std::string_view text, const mock_hw::GpuConfig& gpu) {
+InjectResult ScenarioParser::run_fault(std::string_view text, const mock_hw::GpuConfig& gpu, GpuModel model) {
     InjectResult res;
     sc_.gpu = gpu;
+    sc_.model = model;
     toml::table root;
     if (!parse_toml(text, &root)) {
         res.diagnostics = std::move(diags_);
@@ -223,7 +224,7 @@ std::string inject_value_as_toml(std::string_view v) {
 
 }  // namespace
 
-InjectResult parse_inject(std::string_view spec, const mock_hw::GpuConfig& gpu) {
+InjectResult parse_inject(std::string_view spec, const mock_hw::GpuConfig& gpu, GpuModel model) {
     // "k=v,k=v" becomes a one-table TOML document, so the checks are exactly the [[fault]] ones;
     // the pairs go one per line, so a diagnostic's line names the pair (+1 for the header).
     std::string text = "[[fault]]\n";
@@ -245,7 +246,7 @@ InjectResult parse_inject(std::string_view spec, const mock_hw::GpuConfig& gpu) 
         text += std::string(pair.substr(0, eq)) + " = " + inject_value_as_toml(pair.substr(eq + 1)) + "\n";
         start = comma + 1;
     }
-    return ScenarioParser("--inject").run_fault(text, gpu);
+    return ScenarioParser("--inject").run_fault(text, gpu, model);
 }
 
 ParseResult parse_scenario_file(const std::string& path) {

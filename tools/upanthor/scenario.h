@@ -302,7 +302,8 @@ struct InjectResult {
 // ("kind=FwHang,at_us=2000", "kind=CsFatal,after_count=3,csg=0,exception=0x58"), checked exactly as a
 // [[fault]] table against `gpu`. Diagnostics name the file "--inject"; their line is the pair's
 // index + 1.
-InjectResult parse_inject(std::string_view spec, const mock_hw::GpuConfig& gpu);
+// `model` selects the fault kinds that apply (the JM kinds on g52).
+InjectResult parse_inject(std::string_view spec, const mock_hw::GpuConfig& gpu, GpuModel model = GpuModel::G610);
 
 // Reads `path` (an unreadable file is one diagnostic at 0:0) and parses it.
 ParseResult parse_scenario_file(const std::string& path);

@@ -59,8 +59,8 @@ void ScenarioParser::parse_gpu(const toml::table& t) {
             error(*t.get("model"), "unknown GPU model '" + *m + "' (expected g610 or g52)");
     }
     check_keys(t, what,
-               {"model", "csg_slots", "cs_per_csg", "shader_cores", "shader_present", "gpu_clock_hz", "timestamp_hz",
-                "core_clk_hz", "work_regs", "scoreboards", "cs_slice_instrs", "latency_us"});
+               {"csg_slots", "cs_per_csg", "shader_cores", "shader_present", "gpu_clock_hz", "timestamp_hz",
+                "core_clk_hz", "work_regs", "scoreboards", "cs_slice_instrs", "latency_us", "model"});
     if (auto v = get_int(t, "csg_slots", what, false, 1, 31))
         g.mcu.group_num = static_cast<u32>(*v);
     if (auto v = get_int(t, "cs_per_csg", what, false, 1, 32))

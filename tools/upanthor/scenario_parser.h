@@ -32,7 +32,7 @@ public:
 
     ParseResult run(std::string_view text);
     // One [[fault]] table alone (`--inject`), validated against `gpu`.
-    InjectResult run_fault(std::string_view text, const mock_hw::GpuConfig& gpu);
+    InjectResult run_fault(std::string_view text, const mock_hw::GpuConfig& gpu, GpuModel model);
 
 private:
     // ---- names and references (scenario.cpp) ----
