@@ -327,6 +327,11 @@ void ScenarioParser::check_model_sections(const toml::table& root) {
         if (b.heap && !g52)
             error(b.loc, "heap bo '" + b.name + "' on GPU model g610 (expected [[heap]] for tiler heaps)");
     if (g52) {
+        for (const Bo& b : sc_.bos)
+            if (b.va)
+                error(b.loc, "bo '" + b.name +
+                                 "' with a fixed 'va' on GPU model g52 (expected none: panfrost places "
+                                 "each BO at CREATE_BO)");
         for (const Syncobj& s : sc_.syncobjs)
             if (s.timeline)
                 error(s.loc, "timeline syncobj '" + s.name +
