@@ -17,7 +17,8 @@ if(NOT TARGET upanthor_scenario)
   set(_scenario_dir ${CMAKE_CURRENT_LIST_DIR})
   add_library(upanthor_scenario STATIC ${_scenario_dir}/scenario.cpp ${_scenario_dir}/toml_access.cpp
     ${_scenario_dir}/scenario_parse_setup.cpp ${_scenario_dir}/scenario_parse_jobs.cpp
-    ${_scenario_dir}/scenario_parse_fault.cpp ${_scenario_dir}/scenario_parse_expect.cpp)
+    ${_scenario_dir}/scenario_parse_fault.cpp ${_scenario_dir}/scenario_parse_expect.cpp
+    ${_scenario_dir}/scenario_parse_jm.cpp)
   upanthor_include_root(upanthor_scenario tools)
   target_link_libraries(upanthor_scenario PUBLIC mock_hw umd_core uapi)
   if(TARGET tomlplusplus::tomlplusplus)

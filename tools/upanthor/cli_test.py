@@ -478,6 +478,59 @@ def case_sweep_crash(exe, work):
     check("upanthor run " + scenario("compute.toml") + " --seed 4 --preempt 0.3" in out, "crash replay", out, err)
 
 
+def jm_jobs(doc):
+    """The g52 summary's submissions by fence name."""
+    return {x["fence"]: x for x in doc["jm_submissions"]}
+
+
+def case_run_g52_frame(exe, work):
+    out = run_ok(exe, scenario("g52-frame.toml"))
+    for needle in ("gpu g52 (panfrost)", "geometry", "render", "signaled x60", "PASS"):
+        check(needle in out, f"summary lacks {needle!r}", out)
+    doc = json.loads(run_ok(exe, scenario("g52-frame.toml"), "--json"))
+    j = jm_jobs(doc)
+    check(doc["passed"] is True and doc["gpu_model"] == "g52", "g52-frame verdict", json.dumps(doc))
+    check(j["geometry"]["slot"] == 1 and j["render"]["slot"] == 0, "vertex/tiler on slot 1, fragment on slot 0",
+          json.dumps(doc))
+    check(j["geometry"]["completed"] == 60 and j["render"]["completed"] == 60, "60 frames", json.dumps(doc))
+    check(all(x["fence"] == "signaled" for x in j["render"]["jobs"]), "every fragment job signalled", json.dumps(doc))
+    # A fragment job failing on slot 0 breaks the frame's expectation: exit 1, the fence is named.
+    rc, out, err = run(exe, "run", scenario("g52-frame.toml"), "--inject", "kind=JobFault,after_count=3,js=0")
+    check(rc == 1 and "fence 'render'" in out and "expectation failed" in out, f"injected JobFault: exit {rc}",
+          out, err)
+    # A CSF fault kind is not one of the G52's.
+    rc, out, err = run(exe, "run", scenario("g52-frame.toml"), "--inject", "kind=FwHang,at_us=10")
+    check(rc == 2 and "for GPU model g52" in err, f"--inject FwHang on g52: exit {rc}", out, err)
+
+
+def case_run_g52_hang(exe, work):
+    doc = json.loads(run_ok(exe, scenario("g52-hang.toml"), "--json"))
+    j = jm_jobs(doc)
+    check(j["stuck"]["jobs"][0]["fence"] == "ECANCELED", "the hung job's fence is cancelled", json.dumps(doc))
+    check(j["next"]["jobs"][0]["fence"] == "signaled" and j["next"]["jobs"][0]["latency_us"] >= 500_000,
+          "the innocent job queued behind it completed after the 500 ms timeout", json.dumps(doc))
+    check(j["compose"]["completed"] == 60, "slot 0 kept running", json.dumps(doc))
+    check(doc["gpu"]["resets"] == 1 and doc["gpu"]["faults_injected"] == 1, "one hang, one reset", json.dumps(doc))
+
+
+def case_run_g52_heap(exe, work):
+    doc = json.loads(run_ok(exe, scenario("g52-heap.toml"), "--json"))
+    check(doc["heaps"] == [{"bo": "tiler_heap", "size": 16 << 20, "mapped": 8 << 20}],
+          "four 2 MiB pieces of the heap mapped on faults", json.dumps(doc))
+    check(jm_jobs(doc)["tiling"]["completed"] == 4 and doc["gpu"]["resets"] == 0, "jobs complete, no reset",
+          json.dumps(doc))
+
+
+def case_run_g52_fault(exe, work):
+    doc = json.loads(run_ok(exe, scenario("g52-fault.toml"), "--json"))
+    j = jm_jobs(doc)
+    check(j["wild"]["failed"] == 1 and j["wild"]["jobs"][0]["fence"] == "EINVAL", "the faulting job failed",
+          json.dumps(doc))
+    check(j["good_compute"]["completed"] == 1 and j["good_frag"]["completed"] == 10 and j["fixed"]["completed"] == 1,
+          "the other file's jobs and the next submission completed", json.dumps(doc))
+    check(doc["gpu"]["resets"] == 0, "no reset", json.dumps(doc))
+
+
 CASES = {"info": case_info, "info_json": case_info_json, "info_g52": case_info_g52, "disasm": case_disasm, "bad_usage": case_bad_usage,
          "run_compute": case_run_compute, "run_rotation": case_run_rotation, "run_json": case_run_json,
          "run_trace": case_run_trace, "run_faults": case_run_faults, "run_tiler": case_run_tiler, "run_fail": case_run_fail,
@@ -485,6 +538,8 @@ CASES = {"info": case_info, "info_json": case_info_json, "info_g52": case_info_g
          "run_mmu_fault": case_run_mmu_fault, "run_fw_hang": case_run_fw_hang}
 CASES.update({"run_frame": case_run_frame, "run_trace_counters": case_run_trace_counters})
 CASES.update({"run_coredump": case_run_coredump})
+CASES.update({"run_g52_frame": case_run_g52_frame, "run_g52_hang": case_run_g52_hang,
+              "run_g52_heap": case_run_g52_heap, "run_g52_fault": case_run_g52_fault})
 CASES.update({"sweep_compute": case_sweep_compute, "sweep_shard": case_sweep_shard, "sweep_fail": case_sweep_fail,
               "sweep_crash": case_sweep_crash})
 

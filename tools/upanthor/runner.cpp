@@ -15,6 +15,7 @@
 #include "mock_hw/gpu.h"
 #include "panthor/panthor_drv.h"
 #include "tools/upanthor/cli.h"
+#include "tools/upanthor/jm_run.h"
 #include "tools/upanthor/run_state.h"
 
 namespace upanthor {
@@ -278,6 +279,8 @@ using run_detail::Runner;
 namespace sc = upanthor::scenario;
 
 RunOutcome run_scenario(const sc::Scenario& s, const RunOptions& opts, std::FILE* report_out) {
+    if (s.model == sc::GpuModel::G52)
+        return run_jm_scenario(s, opts, report_out);
     Runner r(s, opts);
     r.run();
     if (report_out) {
@@ -298,7 +301,7 @@ int cmd_run(const std::string& path, RunOptions opts, const std::vector<std::str
         return kExitUsage;
     }
     for (const std::string& spec : inject_specs) {
-        sc::InjectResult ir = sc::parse_inject(spec, pr.scenario->gpu);
+        sc::InjectResult ir = sc::parse_inject(spec, pr.scenario->gpu, pr.scenario->model);
         for (const sc::Diagnostic& d : ir.diagnostics)
             std::fprintf(err, "upanthor run: --inject '%s': %s\n", spec.c_str(), d.message.c_str());
         if (!ir.fault)

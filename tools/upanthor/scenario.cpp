@@ -50,9 +50,10 @@ ParseResult ScenarioParser::run(std::string_view text) {
 }
 
 // One [[fault]] table alone (`--inject`), validated against `gpu`.
-InjectResult ScenarioParser::run_fault(std::string_view text, const mock_hw::GpuConfig& gpu) {
+InjectResult ScenarioParser::run_fault(std::string_view text, const mock_hw::GpuConfig& gpu, GpuModel model) {
     InjectResult res;
     sc_.gpu = gpu;
+    sc_.model = model;
     toml::table root;
     if (!parse_toml(text, &root)) {
         res.diagnostics = std::move(diags_);
@@ -134,9 +135,9 @@ bool ScenarioParser::define(std::map<std::string, size_t>& names, std::map<std::
 }
 
 void ScenarioParser::parse_root(const toml::table& root) {
-    check_keys(
-        root, "the top level",
-        {"scenario", "gpu", "client", "vm", "bo", "heap", "group", "syncobj", "job", "submit", "fault", "expect"});
+    check_keys(root, "the top level",
+               {"scenario", "gpu", "client", "vm", "bo", "heap", "group", "syncobj", "job", "submit", "jm_ctx", "chain",
+                "jm_submit", "fault", "expect"});
     if (auto* t = get_table(root, "scenario", false, "the top level"))
         parse_meta(*t);
     if (auto* t = get_table(root, "gpu", false, "the top level"))
@@ -157,10 +158,17 @@ void ScenarioParser::parse_root(const toml::table& root) {
         parse_job(*t);
     for (auto* t : get_tables(root, "submit", "an array of tables [[submit]]"))
         parse_submit(*t);
+    for (auto* t : get_tables(root, "jm_ctx", "an array of tables [[jm_ctx]]"))
+        parse_jm_ctx(*t);
+    for (auto* t : get_tables(root, "chain", "an array of tables [[chain]]"))
+        parse_chain(*t);
+    for (auto* t : get_tables(root, "jm_submit", "an array of tables [[jm_submit]]"))
+        parse_jm_submit(*t);
     for (auto* t : get_tables(root, "fault", "an array of tables [[fault]]"))
         parse_fault(*t);
     if (auto* t = get_table(root, "expect", false, "the top level"))
         parse_expect(*t);
+    check_model_sections(root);
 }
 
 // `group` + `queue` keys naming one queue.
@@ -216,7 +224,7 @@ std::string inject_value_as_toml(std::string_view v) {
 
 }  // namespace
 
-InjectResult parse_inject(std::string_view spec, const mock_hw::GpuConfig& gpu) {
+InjectResult parse_inject(std::string_view spec, const mock_hw::GpuConfig& gpu, GpuModel model) {
     // "k=v,k=v" becomes a one-table TOML document, so the checks are exactly the [[fault]] ones;
     // the pairs go one per line, so a diagnostic's line names the pair (+1 for the header).
     std::string text = "[[fault]]\n";
@@ -238,7 +246,7 @@ InjectResult parse_inject(std::string_view spec, const mock_hw::GpuConfig& gpu) 
         text += std::string(pair.substr(0, eq)) + " = " + inject_value_as_toml(pair.substr(eq + 1)) + "\n";
         start = comma + 1;
     }
-    return ScenarioParser("--inject").run_fault(text, gpu);
+    return ScenarioParser("--inject").run_fault(text, gpu, model);
 }
 
 ParseResult parse_scenario_file(const std::string& path) {

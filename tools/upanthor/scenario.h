@@ -51,6 +51,11 @@ struct Vm {
     SourceLoc loc;
 };
 
+// The GPU a scenario runs on: the Mali-G610 (CSF, panthor) or the Mali-G52 (Job Manager,
+// panfrost). Each model has its own work sections: groups, queues, jobs and submits on the G610;
+// JM contexts, chains and jm_submits on the G52 (docs/scenario-format.md).
+enum class GpuModel : u8 { G610, G52 };
+
 struct BoValue {
     u64 offset = 0;  // 8-byte aligned, inside the BO
     u64 value = 0;
@@ -63,6 +68,7 @@ struct Bo {
     std::optional<u64> va;        // fixed GPU VA (4 KiB aligned); otherwise the runner picks one
     std::optional<u32> pattern;   // initial contents: this word repeated; zero otherwise
     std::vector<BoValue> values;  // then these u64 written at their offsets
+    bool heap = false;            // g52: a growable heap (PANFROST_BO_HEAP | NOEXEC), never CPU-mapped
     SourceLoc loc;
 };
 
@@ -161,6 +167,58 @@ struct Submission {
     SourceLoc loc;
 };
 
+// ---- Job Manager (g52) work ----
+
+// A JM context of a client (DRM_IOCTL_PANFROST_JM_CTX_CREATE); submits without one use the file's
+// default context (MEDIUM).
+struct JmCtx {
+    std::string name;
+    size_t client = 0;
+    u32 priority = 1;  // PANFROST_JM_CTX_PRIORITY_LOW/MEDIUM/HIGH = 0/1/2
+    SourceLoc loc;
+};
+
+// Draw is panvk's pair of a VERTEX job and a TILER job depending on it.
+enum class JmJobType : u8 { Null, WriteValue, CacheFlush, Compute, Vertex, Tiler, Fragment, Draw };
+const char* jm_job_type_name(JmJobType t);
+
+// One job of a chain, built with umd/pan_jc (tiling jobs are ordered by its scoreboard).
+struct JmJob {
+    JmJobType type = JmJobType::Null;
+    // WriteValue: the u64 `value` written at `bo`+`offset`, or at the raw GPU VA `address`.
+    std::optional<size_t> bo;
+    u64 offset = 0;
+    u64 address = 0;
+    u64 value = 0;
+    u64 invocations = 1;           // Compute/Vertex/Tiler/Draw
+    u32 tiles_x = 1, tiles_y = 1;  // Fragment
+    bool barrier = false;          // wait for every earlier job of the chain
+    std::optional<u32> dep;        // dependency 1: 0-based position of an earlier job of the chain
+    SourceLoc loc;
+};
+
+struct JmChain {
+    std::string name;
+    std::vector<JmJob> jobs;
+    SourceLoc loc;
+};
+
+// A SUBMIT of a chain: PANFROST_JD_REQ_FS sends it to job slot 0, anything else to slot 1.
+struct JmSubmission {
+    size_t chain = 0;
+    size_t client = 0;
+    std::optional<size_t> ctx;  // none: the default context
+    u32 requirements = 0;       // PANFROST_JD_REQ_*
+    u64 start_us = 0;
+    u64 every_us = 0;  // 0: once
+    u32 count = 1;
+    std::vector<size_t> bos;  // the BO list (implicit sync); the chain's BOs are always added
+    std::vector<SyncRef> waits;
+    std::vector<SyncRef> signals;
+    std::string fence;
+    SourceLoc loc;
+};
+
 struct Fault {
     mock_hw::FaultSpec spec;
     SourceLoc loc;
@@ -199,15 +257,19 @@ struct Expectations {
     std::vector<GroupExpect> groups;
     std::vector<MemoryExpect> memory;
     std::vector<LatencyExpect> latency;
+    // g52: the GPU resets panfrost's recovery (panfrost_reset) issued, exactly.
+    std::optional<u64> gpu_resets;
+    SourceLoc gpu_resets_loc;
 };
 
 struct Scenario {
     std::string file;
     std::string name;
     std::string description;
-    u64 seed = 0;            // 0: the runtime's default
-    u64 duration_us = 0;     // virtual time to run for; 0: until every submission is done
-    mock_hw::GpuConfig gpu;  // the G610 mock with the file's overrides applied
+    u64 seed = 0;         // 0: the runtime's default
+    u64 duration_us = 0;  // virtual time to run for; 0: until every submission is done
+    GpuModel model = GpuModel::G610;
+    mock_hw::GpuConfig gpu;  // the G610 mock with the file's overrides applied (g610 only)
     std::vector<Client> clients;
     std::vector<Vm> vms;
     std::vector<Bo> bos;
@@ -216,6 +278,9 @@ struct Scenario {
     std::vector<Job> jobs;
     std::vector<Syncobj> syncobjs;
     std::vector<Submission> submissions;
+    std::vector<JmCtx> jm_ctxs;                // g52
+    std::vector<JmChain> chains;               // g52
+    std::vector<JmSubmission> jm_submissions;  // g52
     std::vector<Fault> faults;
     Expectations expect;
 };
@@ -237,7 +302,8 @@ struct InjectResult {
 // ("kind=FwHang,at_us=2000", "kind=CsFatal,after_count=3,csg=0,exception=0x58"), checked exactly as a
 // [[fault]] table against `gpu`. Diagnostics name the file "--inject"; their line is the pair's
 // index + 1.
-InjectResult parse_inject(std::string_view spec, const mock_hw::GpuConfig& gpu);
+// `model` selects the fault kinds that apply (the JM kinds on g52).
+InjectResult parse_inject(std::string_view spec, const mock_hw::GpuConfig& gpu, GpuModel model = GpuModel::G610);
 
 // Reads `path` (an unreadable file is one diagnostic at 0:0) and parses it.
 ParseResult parse_scenario_file(const std::string& path);

@@ -35,14 +35,19 @@ constexpr GroupFlagName kGroupFlags[] = {
 
 void ScenarioParser::parse_expect(const toml::table& t) {
     const std::string what = "[expect]";
-    check_keys(t, what, {"fences", "groups", "memory", "latency"});
+    check_keys(t, what, {"fences", "groups", "memory", "latency", "gpu_resets"});
+    if (auto r = get_u64(t, "gpu_resets", what, false, 0, 1'000'000)) {
+        sc_.expect.gpu_resets = *r;
+        sc_.expect.gpu_resets_loc = loc_of(t.get("gpu_resets")->source());
+    }
     if (auto* ft = get_table(t, "fences", false, what)) {
         for (auto&& [k, v] : *ft) {
             std::string name(k.str());
             if (!fence_names_.count(name)) {
                 std::map<std::string, size_t> names(fence_names_.begin(), fence_names_.end());
-                error(loc_of(k.source()), "undefined fence '" + name + "' (expected " +
-                                              expected_names(names, "fence named by a [[submit]] 'fence'") + ")");
+                error(loc_of(k.source()),
+                      "undefined fence '" + name + "' (expected " +
+                          expected_names(names, "fence named by a [[submit]] or [[jm_submit]] 'fence'") + ")");
                 continue;
             }
             FenceExpect fe;

@@ -6,16 +6,27 @@ namespace upanthor::scenario {
 
 namespace {
 
-constexpr int kLastFaultKind = static_cast<int>(mock_hw::FaultKind::CorruptSuspendBuffer);
+constexpr int kLastFaultKind = static_cast<int>(mock_hw::FaultKind::SoftStopIgnored);
+
+// Which fault kinds a model's mock implements: the CSF engine's on the G610; on the G52 the job
+// slot kinds and the chassis kinds that apply to it (docs/mock_jm.md, "Fault injection").
+bool fault_kind_applies(mock_hw::FaultKind k, GpuModel m) {
+    using K = mock_hw::FaultKind;
+    const bool jm_only =
+        k == K::JobHang || k == K::JobFault || k == K::JobBusFault || k == K::JobIrqLost || k == K::SoftStopIgnored;
+    if (m == GpuModel::G610)
+        return !jm_only;
+    return jm_only || k == K::ResetNeverCompletes || k == K::SlowPower || k == K::GpuFault || k == K::MmuFaultAt;
+}
 
 }  // namespace
 
 void ScenarioParser::parse_fault(const toml::table& t) {
     const std::string what = "[[fault]]";
     check_keys(t, what,
-               {"kind", "at_us", "after_count", "probability", "always", "max_fires", "csg", "cs", "as", "fault_addr",
-                "fault_status", "exception", "delay_us", "glb_req_mask", "csg_req_mask", "halt_status", "slow_factor",
-                "wrong_state", "cs_event"});
+               {"kind",         "at_us",       "after_count", "probability",  "always",    "max_fires", "csg",
+                "cs",           "as",          "fault_addr",  "fault_status", "exception", "delay_us",  "glb_req_mask",
+                "csg_req_mask", "halt_status", "slow_factor", "wrong_state",  "cs_event",  "js"});
     Fault f;
     f.loc = loc_of(t.source());
     mock_hw::FaultSpec& sp = f.spec;
@@ -24,13 +35,17 @@ void ScenarioParser::parse_fault(const toml::table& t) {
         int found = -1;
         std::string all;
         for (int i = 0; i <= kLastFaultKind; i++) {
+            if (!fault_kind_applies(static_cast<mock_hw::FaultKind>(i), sc_.model))
+                continue;
             const char* n = mock_hw::fault_kind_name(static_cast<mock_hw::FaultKind>(i));
             if (*k == n)
                 found = i;
-            all += (i ? ", " : "") + std::string(n);
+            all += (all.empty() ? "" : ", ") + std::string(n);
         }
         if (found < 0) {
-            error(*t.get("kind"), "unknown fault kind '" + *k + "' (expected one of: " + all + ")");
+            error(*t.get("kind"), "unknown fault kind '" + *k + "'" +
+                                      (sc_.model == GpuModel::G52 ? " for GPU model g52" : "") +
+                                      " (expected one of: " + all + ")");
             ok = false;
         } else {
             sp.kind = static_cast<mock_hw::FaultKind>(found);
@@ -91,6 +106,7 @@ void ScenarioParser::parse_fault(const toml::table& t) {
     opt_int("csg", sp.csg, -1, static_cast<s64>(sc_.gpu.mcu.group_num) - 1);
     opt_int("cs", sp.cs, -1, static_cast<s64>(sc_.gpu.mcu.stream_num) - 1);
     opt_int("as", sp.as, -1, 15);
+    opt_int("js", sp.js, -1, 2);
     opt_u32("fault_status", sp.fault_status);
     opt_u32("exception", sp.exception);
     opt_u32("glb_req_mask", sp.glb_req_mask);

@@ -48,9 +48,19 @@ void ScenarioParser::parse_meta(const toml::table& t) {
 void ScenarioParser::parse_gpu(const toml::table& t) {
     const std::string what = "[gpu]";
     mock_hw::GpuConfig& g = sc_.gpu;
+    if (auto m = get_string(t, "model", what, false)) {
+        if (*m == "g52") {
+            sc_.model = GpuModel::G52;
+            // The G52's identity and timing are the mock's own (mock_jm/config.h).
+            check_keys(t, what + " of model g52", {"model"});
+            return;
+        }
+        if (*m != "g610")
+            error(*t.get("model"), "unknown GPU model '" + *m + "' (expected g610 or g52)");
+    }
     check_keys(t, what,
                {"csg_slots", "cs_per_csg", "shader_cores", "shader_present", "gpu_clock_hz", "timestamp_hz",
-                "core_clk_hz", "work_regs", "scoreboards", "cs_slice_instrs", "latency_us"});
+                "core_clk_hz", "work_regs", "scoreboards", "cs_slice_instrs", "latency_us", "model"});
     if (auto v = get_int(t, "csg_slots", what, false, 1, 31))
         g.mcu.group_num = static_cast<u32>(*v);
     if (auto v = get_int(t, "cs_per_csg", what, false, 1, 32))
@@ -115,7 +125,7 @@ void ScenarioParser::parse_vm(const toml::table& t) {
 
 void ScenarioParser::parse_bo(const toml::table& t) {
     const std::string what = "[[bo]]";
-    check_keys(t, what, {"name", "vm", "size", "va", "pattern", "values"});
+    check_keys(t, what, {"name", "vm", "size", "va", "pattern", "values", "heap"});
     Bo b;
     b.loc = loc_of(t.source());
     auto name = get_name(t, what);
@@ -130,6 +140,15 @@ void ScenarioParser::parse_bo(const toml::table& t) {
         }
         ok = ok && va;
         b.va = va;
+    }
+    if (auto h = get_bool(t, "heap", what, false)) {
+        b.heap = *h;
+        if (*h && (t.contains("pattern") || t.contains("values"))) {
+            error(*t.get("heap"), "a heap BO with 'pattern' or 'values' (expected neither: a heap has no CPU mapping)");
+            ok = false;
+        }
+    } else if (t.contains("heap")) {
+        ok = false;
     }
     if (t.contains("pattern")) {
         auto p = get_u64(t, "pattern", what, false, 0, 0xFFFFFFFFull);

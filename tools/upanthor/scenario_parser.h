@@ -10,6 +10,8 @@
 //   scenario_parse_jobs.cpp    [[job]] (its `asm` through umd/cs_asm) and [[submit]]
 //   scenario_parse_fault.cpp   [[fault]]
 //   scenario_parse_expect.cpp  [expect]
+//   scenario_parse_jm.cpp      the g52 (Job Manager) sections [[jm_ctx]] [[chain]] [[jm_submit]] and
+//                              which sections each GPU model allows
 #pragma once
 #include <map>
 #include <optional>
@@ -30,7 +32,7 @@ public:
 
     ParseResult run(std::string_view text);
     // One [[fault]] table alone (`--inject`), validated against `gpu`.
-    InjectResult run_fault(std::string_view text, const mock_hw::GpuConfig& gpu);
+    InjectResult run_fault(std::string_view text, const mock_hw::GpuConfig& gpu, GpuModel model);
 
 private:
     // ---- names and references (scenario.cpp) ----
@@ -72,15 +74,29 @@ private:
                                          bool* ok);
     void parse_submit(const toml::table& t);
 
+    // ---- Job Manager work (scenario_parse_jm.cpp) ----
+    void parse_jm_ctx(const toml::table& t);
+    void parse_chain(const toml::table& t);
+    std::optional<JmJob> parse_jm_job(const toml::table& t, size_t position);
+    void parse_jm_submit(const toml::table& t);
+    // Sections the model does not run are errors (g52: no groups/jobs/submits/heaps, binary
+    // syncobjs only; g610: no JM sections, no heap BOs).
+    void check_model_sections(const toml::table& root);
+    // [[jm_submit]] timing, as [[submit]]'s: at_us, or every_us/fps + count [+ start_us]. False
+    // (reported) when malformed.
+    bool parse_timing(const toml::table& t, const std::string& what, u64* start_us, u64* every_us, u32* count);
+    // A `fence` name, unique over all submissions; false (reported) when malformed.
+    bool parse_fence_name(const toml::table& t, const std::string& what, size_t index, std::string* out);
+
     // ---- faults and expectations ----
     void parse_fault(const toml::table& t);   // scenario_parse_fault.cpp
     void parse_expect(const toml::table& t);  // scenario_parse_expect.cpp
 
     Scenario sc_;
     std::map<std::string, size_t> client_names_, vm_names_, bo_names_, heap_names_, group_names_, job_names_,
-        syncobj_names_, fence_names_;
+        syncobj_names_, fence_names_, jm_ctx_names_, chain_names_;
     std::map<std::string, SourceLoc> client_where_, vm_where_, bo_where_, heap_where_, group_where_, job_where_,
-        syncobj_where_;
+        syncobj_where_, jm_ctx_where_, chain_where_;
     std::map<std::string, std::map<std::string, size_t>> queue_names_;  // group -> queue -> index
     std::set<std::pair<std::string, std::string>> invalid_;             // (kind, name) rejected
 };
