@@ -91,22 +91,51 @@ int main(int argc, char** argv) {
     const B advance_60ms = {15, 0, 3}, advance_600ms = {15, 0, 4};
     put(pf, "write_value", cat({{0, 9}, job_bo, valid2, submit_tail(), advance_60ms, {5, 0, 0, 0, 3}}));
     put(pf, "endless_timeout", cat({{0, 9}, job_bo, {6, 0, 2}, submit_tail(), advance_600ms, advance_600ms}));
-    put(pf, "job_faults", cat({{0, 12}, job_bo, {6, 0, 4}, submit_tail(), {6, 0, 5, 7}, submit_tail(),
-                               {6, 0, 3, 1}, submit_tail(), advance_60ms}));
-    put(pf, "two_files_ctx", cat({{1, 12}, {8, 0, 1}, job_bo, {6, 0, 0, 0, 0}, value, {0, 0, 0, 0, 0, 1, 0, 0},
-                                  {1, 1, 4}, {6, 1, 1, 3}, submit_tail(2), {14, 0}, advance_60ms}));
+    put(pf, "job_faults",
+        cat({{0, 12},
+             job_bo,
+             {6, 0, 4},
+             submit_tail(),
+             {6, 0, 5, 7},
+             submit_tail(),
+             {6, 0, 3, 1},
+             submit_tail(),
+             advance_60ms}));
+    put(pf, "two_files_ctx",
+        cat({{1, 12},
+             {8, 0, 1},
+             job_bo,
+             {6, 0, 0, 0, 0},
+             value,
+             {0, 0, 0, 0, 0, 1, 0, 0},
+             {1, 1, 4},
+             {6, 1, 1, 3},
+             submit_tail(2),
+             {14, 0},
+             advance_60ms}));
     put(pf, "fault_hang", cat({{0, 9}, {16, 0, 0, 0, 2}, job_bo, valid2, submit_tail(), advance_600ms, advance_600ms}));
-    put(pf, "fault_alloc", cat({{0, 9}, {16, 0, 8, 5}, job_bo, valid2, submit_tail(), job_bo, valid2, submit_tail(),
-                                advance_60ms}));
-    put(pf, "fault_irq_lost_next", cat({{0, 9}, {16, 0, 3, 0, 2}, job_bo, {6, 0, 1, 7}, submit_tail(), valid2,
-                                        submit_tail(), advance_600ms}));
-    put(pf, "fault_soft_stop_reset", cat({{0, 9}, {16, 0, 4, 0, 0}, job_bo, {6, 0, 1, 7}, submit_tail(),
-                                          {15, 0, 1}, {16, 0, 9}, advance_60ms}));
-    put(pf, "syncobj_wait", cat({{0, 9}, {10, 0, 200, 0, 0}, job_bo, valid2, submit_tail(0, 1), {12, 0, 0, 0, 0, 0, 1},
-                                 advance_60ms}));
-    put(pf, "bo_ioctls", cat({{0, 47}, {0, 0, 4, 0, 0, 0}, {0, 0, 60, 2, 0, 0}, {2, 0, 0, 0, 1, 0, 0}, {2, 0, 1, 0},
-                              {4, 0, 0, 0}, {5, 0, 0, 0, 0}, {13, 0, 0, 0}, {4, 0, 0, 0}, {3, 0, 5, 0},
-                              {3, 0, 0, 250, 1}, {11, 0, 240, 0}, {17, 0, 0, 2, 0, 2}}));
+    put(pf, "fault_alloc",
+        cat({{0, 9}, {16, 0, 8, 5}, job_bo, valid2, submit_tail(), job_bo, valid2, submit_tail(), advance_60ms}));
+    put(pf, "fault_irq_lost_next",
+        cat({{0, 9}, {16, 0, 3, 0, 2}, job_bo, {6, 0, 1, 7}, submit_tail(), valid2, submit_tail(), advance_600ms}));
+    put(pf, "fault_soft_stop_reset",
+        cat({{0, 9}, {16, 0, 4, 0, 0}, job_bo, {6, 0, 1, 7}, submit_tail(), {15, 0, 1}, {16, 0, 9}, advance_60ms}));
+    put(pf, "syncobj_wait",
+        cat({{0, 9}, {10, 0, 200, 0, 0}, job_bo, valid2, submit_tail(0, 1), {12, 0, 0, 0, 0, 0, 1}, advance_60ms}));
+    put(pf, "bo_ioctls",
+        cat({{0, 47},
+             {0, 0, 4, 0, 0, 0},
+             {0, 0, 60, 2, 0, 0},
+             {2, 0, 0, 0, 1, 0, 0},
+             {2, 0, 1, 0},
+             {4, 0, 0, 0},
+             {5, 0, 0, 0, 0},
+             {13, 0, 0, 0},
+             {4, 0, 0, 0},
+             {3, 0, 5, 0},
+             {3, 0, 0, 250, 1},
+             {11, 0, 240, 0},
+             {17, 0, 0, 2, 0, 2}}));
     std::printf("seeds written under %s\n", root.c_str());
     return 0;
 }

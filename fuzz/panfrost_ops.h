@@ -98,8 +98,8 @@ private:
         drm::drm_file* file = nullptr;
         std::vector<u32> bos;  // GEM handles CREATE_BO returned (some may be closed since)
         std::vector<panfrost::testing::PanfrostJobBo> job_bos;  // CPU-mapped BOs for job chains
-        std::vector<u32> ctxs;      // JM context handles (0 is always there)
-        std::vector<u32> syncobjs;  // syncobj handles
+        std::vector<u32> ctxs;                                  // JM context handles (0 is always there)
+        std::vector<u32> syncobjs;                              // syncobj handles
     };
 
     // A handle from `pool`, 0, or any value.

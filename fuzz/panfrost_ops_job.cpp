@@ -16,14 +16,14 @@ namespace {
 
 // The chain kinds SUBMIT lays out.
 enum ChainKind : uint32_t {
-    kValid,        // 1-4 WRITE_VALUE jobs into the BO, NULL jobs between
-    kNulls,        // NULL jobs only
-    kEndless,      // IGT's endless loop: the 500 ms timeout and a reset
-    kUnmapped,     // a WRITE_VALUE to a VA nothing maps: an MMU fault
-    kDone,         // a header already DONE: DATA_INVALID_FAULT
-    kBadType,      // a job type the GPU does not know: JOB_CONFIG_FAULT
-    kWildJc,       // jc anywhere
-    kCycleCount,   // a cycle-counter WRITE_VALUE
+    kValid,       // 1-4 WRITE_VALUE jobs into the BO, NULL jobs between
+    kNulls,       // NULL jobs only
+    kEndless,     // IGT's endless loop: the 500 ms timeout and a reset
+    kUnmapped,    // a WRITE_VALUE to a VA nothing maps: an MMU fault
+    kDone,        // a header already DONE: DATA_INVALID_FAULT
+    kBadType,     // a job type the GPU does not know: JOB_CONFIG_FAULT
+    kWildJc,      // jc anywhere
+    kCycleCount,  // a cycle-counter WRITE_VALUE
     kChainKinds,
 };
 
@@ -73,9 +73,7 @@ void PanfrostProgram::op_submit(int f) {
             s.jc = bo->null_job();
             bo->header(s.jc)->control = desc::job_control(desc::kJobTypeCount + in_.below(100), 1);
             break;
-        case kCycleCount:
-            s.jc = bo->write_value(bo->slot(), 0, 0, desc::kWriteValueCycleCounter);
-            break;
+        case kCycleCount: s.jc = bo->write_value(bo->slot(), 0, 0, desc::kWriteValueCycleCounter); break;
         default: break;
         }
         if (!s.jc)
@@ -101,8 +99,8 @@ void PanfrostProgram::op_submit(int f) {
     } else if (out >= 248) {
         s.out_sync = in_.edge_u32();
     }
-    s.requirements = in_.pick<u32>({0, 0, PANFROST_JD_REQ_FS, PANFROST_JD_REQ_CYCLE_COUNT,
-                                    PANFROST_JD_REQ_FS | PANFROST_JD_REQ_CYCLE_COUNT, 4});
+    s.requirements = in_.pick<u32>(
+        {0, 0, PANFROST_JD_REQ_FS, PANFROST_JD_REQ_CYCLE_COUNT, PANFROST_JD_REQ_FS | PANFROST_JD_REQ_CYCLE_COUNT, 4});
     s.ctx = pick_handle(fl.ctxs);
     if (in_.u8() >= 248)
         s.pad = in_.edge_u32();

@@ -68,7 +68,8 @@ void PanfrostProgram::op_syncobj_wait(int f) {
     args.flags = in_.pick<u32>({0, drm::uapi::DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL,
                                 drm::uapi::DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, in_.edge_u32()});
     // Absolute: now, a little later, or past the 500 ms job timeout.
-    args.timeout_nsec = kshim::ktime_get() + in_.pick<kshim::ktime_t>({0, kshim::NSEC_PER_MSEC, 700 * kshim::NSEC_PER_MSEC});
+    args.timeout_nsec =
+        kshim::ktime_get() + in_.pick<kshim::ktime_t>({0, kshim::NSEC_PER_MSEC, 700 * kshim::NSEC_PER_MSEC});
     drm::UserRange r(handles, sizeof(handles));
     const int ret = pf_ioctl(files_[f].file, drm::uapi::DRM_IOCTL_SYNCOBJ_WAIT, &args, sizeof(args));
     trace(f, "SYNCOBJ_WAIT", "count=" + std::to_string(args.count_handles), ret);

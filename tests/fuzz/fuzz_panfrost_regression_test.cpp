@@ -46,9 +46,8 @@ void replay_all(const std::vector<fs::path>& inputs) {
         std::string trace;
         upanthor_fuzz::PanfrostProgramOptions opts;
         opts.trace = &trace;
-        EXPECT_EQ(upanthor_fuzz::run_panfrost_program(world, data.data(), data.size(), opts), "")
-            << p << "\nprogram:\n"
-            << trace;
+        EXPECT_EQ(upanthor_fuzz::run_panfrost_program(world, data.data(), data.size(), opts), "") << p << "\nprogram:\n"
+                                                                                                  << trace;
         if (std::getenv("UPANTHOR_FUZZ_TRACE"))
             std::fprintf(stderr, "%s:\n%s", p.filename().c_str(), trace.c_str());
     }

@@ -17,9 +17,9 @@
 // A run's parameters are (class, trigger, seed); a failing one replays exactly with KSHIM_SEED.
 // UPANTHOR_CAMPAIGN_SEEDS (default 1) sets the seeds per cell; the binary prints a table of
 // class x trigger -> runs, violations, first failing seed (the format of panthor's campaign).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <algorithm>
 #include <map>
 #include <memory>
 #include <random>
@@ -34,8 +34,8 @@
 #include "kernel_shim/report.h"
 #include "kernel_shim/runtime.h"
 #include "panfrost/panfrost_job.h"
-#include "tests/panfrost/panfrost_test.h"
 #include "testkit/panfrost_rig.h"
+#include "tests/panfrost/panfrost_test.h"
 
 namespace panfrost::testing {
 namespace {
@@ -55,9 +55,9 @@ enum class FaultClass {
     ResetStuck,       // a reset whose soft reset never completes (the hard reset then does)
     AllocFailure,     // kernel allocations fail at random for 5 ms, a reset among them
 };
-constexpr FaultClass kClasses[] = {FaultClass::JobHang,         FaultClass::JobFault,   FaultClass::BusFault,
-                                   FaultClass::IrqLost,         FaultClass::SoftStopIgnored,
-                                   FaultClass::ResetStuck,      FaultClass::AllocFailure};
+constexpr FaultClass kClasses[] = {FaultClass::JobHang,     FaultClass::JobFault,        FaultClass::BusFault,
+                                   FaultClass::IrqLost,     FaultClass::SoftStopIgnored, FaultClass::ResetStuck,
+                                   FaultClass::AllocFailure};
 
 const char* class_name(FaultClass c) {
     switch (c) {
@@ -74,11 +74,11 @@ const char* class_name(FaultClass c) {
 
 // When the fault is armed.
 enum class Trigger {
-    BeforeSubmit,  // before the workload's first submission
-    WhileRunning,  // at a seeded moment while chains run
-    DuringReset,   // together with a reset the test requests
-    DuringSuspend, // inside a runtime suspend, at its n-th (seeded) register write
-    WithNext,      // on a slot-1 chain that has the next chain waiting in the NEXT registers
+    BeforeSubmit,   // before the workload's first submission
+    WhileRunning,   // at a seeded moment while chains run
+    DuringReset,    // together with a reset the test requests
+    DuringSuspend,  // inside a runtime suspend, at its n-th (seeded) register write
+    WithNext,       // on a slot-1 chain that has the next chain waiting in the NEXT registers
 };
 constexpr Trigger kTriggers[] = {Trigger::BeforeSubmit, Trigger::WhileRunning, Trigger::DuringReset,
                                  Trigger::DuringSuspend, Trigger::WithNext};
@@ -134,8 +134,7 @@ public:
         if (table().empty())
             return;
         std::printf("\npanfrost fault campaign: class x trigger -> runs, invariant violations, first failing seed\n");
-        std::printf("%-18s %-18s %6s %10s %10s %6s\n", "class", "trigger", "runs", "violations", "first_seed",
-                    "lost");
+        std::printf("%-18s %-18s %6s %10s %10s %6s\n", "class", "trigger", "runs", "violations", "first_seed", "lost");
         for (const auto& [k, c] : table()) {
             std::printf("%-18s %-18s %6llu %10llu %10s %6llu\n", k.first.c_str(), k.second.c_str(),
                         static_cast<unsigned long long>(c.runs), static_cast<unsigned long long>(c.violations),
@@ -343,8 +342,7 @@ protected:
     // soft-stop, or a chain that ended without its IRQ): the reset submits it again from its
     // head, whose DONE header the GPU refuses with DATA_INVALID_FAULT (-EINVAL).
     bool may_restart_chains() const {
-        return cls() == FaultClass::JobHang || cls() == FaultClass::SoftStopIgnored ||
-               cls() == FaultClass::IrqLost;
+        return cls() == FaultClass::JobHang || cls() == FaultClass::SoftStopIgnored || cls() == FaultClass::IrqLost;
     }
 
     bool ran_to_the_end(const Chain& c) {
@@ -379,8 +377,7 @@ protected:
             // panfrost_job_run finds jc 0 and returns no fence, and drm_sched_start finishes such
             // a job with -ECANCELED (upstream behaves so). It ran, once; it is not a failure.
             if (st == -ECANCELED && ran_to_the_end(c)) {
-                EXPECT_TRUE(reset_happened())
-                    << who << ": cancelled after running, without a reset";
+                EXPECT_TRUE(reset_happened()) << who << ": cancelled after running, without a reset";
                 completed_in_reset_++;
                 continue;
             }
@@ -404,13 +401,9 @@ protected:
             case FaultClass::BusFault: EXPECT_EQ(st, -EINVAL) << who; break;
             case FaultClass::JobHang:
             case FaultClass::SoftStopIgnored:
-            case FaultClass::IrqLost:
-                EXPECT_TRUE(st == -ECANCELED || st == -EINVAL) << who << ": " << st;
-                break;
+            case FaultClass::IrqLost: EXPECT_TRUE(st == -ECANCELED || st == -EINVAL) << who << ": " << st; break;
             case FaultClass::ResetStuck: EXPECT_EQ(st, -ECANCELED) << who; break;
-            case FaultClass::AllocFailure:
-                EXPECT_TRUE(st == -ENOMEM || st == -ECANCELED) << who << ": " << st;
-                break;
+            case FaultClass::AllocFailure: EXPECT_TRUE(st == -ENOMEM || st == -ECANCELED) << who << ": " << st; break;
             }
         }
         // A job fault fails exactly the chain it hit; a hang fails its chain (and, when the reset
@@ -558,8 +551,7 @@ TEST_P(PanfrostCampaign, EveryFenceSignalsOnceAndTheDeviceRecovers) {
     end_alloc_failures();
 
     ASSERT_TRUE(run_until([&] { return all_signalled(); }, kSignalBound)) << "a fence never signalled";
-    ASSERT_TRUE(run_until([&] { return panfrost_jm_is_idle(pfdev) && !pfdev->reset.pending.load(); },
-                          kSignalBound));
+    ASSERT_TRUE(run_until([&] { return panfrost_jm_is_idle(pfdev) && !pfdev->reset.pending.load(); }, kSignalBound));
     check_invariants();
     check_reports();
     check_device_works();
