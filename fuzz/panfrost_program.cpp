@@ -13,11 +13,21 @@ namespace {
 // a file hard-stops its jobs, so this is a bound on the driver, not on the jobs.
 constexpr kshim::ktime_t kSignalBound = 10 * kshim::NSEC_PER_SEC;
 
-// The WARNs upstream gives when an injected allocation failure hits it: panfrost_mmu_map's
-// WARN_ON on a failed drm_gem_shmem_get_pages_sgt (a BO opened in a VM without its pages).
+// The WARNs upstream gives when an injected allocation failure hits it:
+//  - panfrost_mmu_map's WARN_ON on a failed drm_gem_shmem_get_pages_sgt (a BO opened in a VM
+//    without its pages);
+//  - a page-table allocation failing inside mmu_map_sg, whose map errors upstream ignores: the BO
+//    is mapped in part, and unmapping it later meets missing entries, so io-pgtable's unmap WARNs
+//    (no IO_PGTABLE_QUIRK_NO_WARN) and so does panfrost_mmu_unmap's size check.
 bool alloc_failure_warn(const kshim::Report& r) {
-    return r.kind == kshim::ReportKind::Warn && r.title == "WARN_ON(ret)" &&
-           r.detail.find("panfrost_mmu_map") != std::string::npos;
+    if (r.kind != kshim::ReportKind::Warn)
+        return false;
+    auto at = [&](const char* title, const char* where) {
+        return r.title == title && r.detail.find(where) != std::string::npos;
+    };
+    return at("WARN_ON(ret)", "panfrost_mmu_map") ||
+           at("WARN_ON(!(cfg.quirks & IO_PGTABLE_QUIRK_NO_WARN))", "unmap_pages") ||
+           at("WARN_ON(unmapped_page != pgsize * pgcount)", "panfrost_mmu_unmap");
 }
 }  // namespace
 

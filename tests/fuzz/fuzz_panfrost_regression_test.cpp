@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,27 @@ TEST(FuzzPanfrostRegression, AnyBytesAreAProgram) {
         upanthor_fuzz::PanfrostProgramOptions opts;
         opts.trace = &trace;
         EXPECT_EQ(upanthor_fuzz::run_panfrost_program(world, in.data(), in.size(), opts), "") << trace;
+    }
+    EXPECT_EQ(world.finish(), "");
+}
+
+// A few hundred seeded random programs (UPANTHOR_PANFROST_FUZZ_RUNS sets how many): a smoke run
+// of the decoder over inputs no seed covers, with the same checks as the fuzzer's.
+TEST(FuzzPanfrostRegression, SeededRandomProgramsRunClean) {
+    const char* env = std::getenv("UPANTHOR_PANFROST_FUZZ_RUNS");
+    const unsigned runs = env ? static_cast<unsigned>(std::strtoul(env, nullptr, 10)) : 200;
+    PanfrostWorld world;
+    ASSERT_EQ(world.probe_result(), 0);
+    std::mt19937_64 rng(0x9a4f);
+    for (unsigned i = 0; i < runs; i++) {
+        std::vector<uint8_t> in(16 + rng() % 240);
+        for (uint8_t& b : in)
+            b = static_cast<uint8_t>(rng());
+        std::string trace;
+        upanthor_fuzz::PanfrostProgramOptions opts;
+        opts.trace = &trace;
+        const std::string problems = upanthor_fuzz::run_panfrost_program(world, in.data(), in.size(), opts);
+        ASSERT_EQ(problems, "") << "random program " << i << "\n" << trace;
     }
     EXPECT_EQ(world.finish(), "");
 }
