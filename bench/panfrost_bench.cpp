@@ -11,7 +11,7 @@
 //                           firing (virtual time), the reset, the guilty fence signalled and the
 //                           device running a WRITE_VALUE job again. Wall time per iteration.
 //                           Goal <= 50 ms.
-//   BM_ResetWith100Queued   100 chains of 50 NULL jobs queued on the job slots (half fragment on
+//   BM_ResetWith100Queued   100 chains of 300 NULL jobs queued on the job slots (half fragment on
 //                           JS0, half on JS1: SUBMIT never picks JS2, as upstream), then a reset
 //                           requested while they run. One iteration = the reset, from the request
 //                           until the slots run again; host CPU (driver, hw, total). The chains
@@ -26,7 +26,9 @@
 #include "host/machine.h"
 #include "kernel_shim/cputime.h"
 #include "kernel_shim/runtime.h"
+#include "kernel_shim/spinlock.h"
 #include "kernel_shim/workqueue.h"
+#include "mock_jm/jm_platform.h"
 #include "panfrost/panfrost_device.h"
 #include "panfrost/panfrost_drv.h"
 #include "panfrost/panfrost_job.h"
@@ -175,17 +177,27 @@ void BM_ResetWith100Queued(benchmark::State& state) {
             panfrost::testing::pf_syncobj_create(r.file, &s);
         const size_t base = r.bo.used;
         kshim::CpuTimes sum_before{}, sum_after{};
+        // Chains the resets stopped (STOPPED counts as failed in the mock's slot counters): shows
+        // that every reset met chains on the slots.
+        auto chains_stopped = [&] {
+            kshim::SpinGuard g(r.machine->jm()->gpu().lock());
+            u64 n = 0;
+            for (u32 js = 0; js < 3; js++)
+                n += r.machine->jm()->gpu().jobs().stats_locked(js).chains_failed;
+            return n;
+        };
+        const u64 stopped0 = chains_stopped();
         for (auto _ : state) {
             state.PauseTiming();
             r.bo.used = base;
             for (int i = 0; i < kChains; i++) {
                 const u64 target = r.bo.slot();
-                const u64 jc = r.bo.chain(50, target, static_cast<u64>(i + 1));
+                const u64 jc = r.bo.chain(300, target, static_cast<u64>(i + 1));
                 if (!jc || r.submit(jc, syncs[i], i % 2 ? 0 : PANFROST_JD_REQ_FS))
                     return state.SkipWithError("submit failed");
             }
             // The first chains on the slots, the rest queued behind them.
-            rt.advance(2 * kshim::NSEC_PER_USEC);
+            rt.advance(10 * kshim::NSEC_PER_USEC);
             state.ResumeTiming();
 
             const kshim::CpuTimes before = kshim::cputime_all();
@@ -207,6 +219,8 @@ void BM_ResetWith100Queued(benchmark::State& state) {
             state.ResumeTiming();
         }
         set_cpu_counters(state, sum_before, sum_after, static_cast<double>(state.iterations()));
+        state.counters["stopped_per_reset"] =
+            static_cast<double>(chains_stopped() - stopped0) / static_cast<double>(state.iterations());
     }
     rt.advance_until_idle();
     drm::uaccess_set_trust_all(false);
