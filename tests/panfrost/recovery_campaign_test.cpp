@@ -387,7 +387,10 @@ protected:
             // counts it as done (the merged-DONE rule), so the reset's run_job finds jc 0 and
             // drm_sched_start cancels it. Upstream does the same: innocent work lost, with an
             // error, never half-run.
-            if (st == -ECANCELED && never_started(c) && reset_happened()) {
+            // A hung job never writes its header either: the hang's own chain is the class's
+            // error, counted first.
+            const bool hang_victim = cls() == FaultClass::JobHang && c.culprit && culprit_errors < fired;
+            if (st == -ECANCELED && never_started(c) && reset_happened() && !hang_victim) {
                 lost_in_reset_++;
                 continue;
             }
