@@ -30,7 +30,7 @@ cmake -S "$SRC_DIR" -B "$WORK" -G Ninja \
   -DUPANTHOR_FUZZ_ENGINE="$LIB_FUZZING_ENGINE"
 cmake --build "$WORK" --target fuzz_targets upanthor_firmware -j"$(nproc)"
 
-for t in fuzz_ioctl fuzz_fw_image fuzz_cs fuzz_gpuvm; do
+for t in fuzz_ioctl fuzz_fw_image fuzz_cs fuzz_gpuvm fuzz_panfrost_ioctl; do
   cp "$WORK/fuzz/$t" "$OUT/"
   cp "$SRC_DIR/fuzz/$t.options" "$OUT/"
   if [ -d "$SRC_DIR/fuzz/corpus/$t" ]; then

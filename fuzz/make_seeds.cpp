@@ -1,10 +1,12 @@
 // (no upstream counterpart) Writes the hand-made seeds of fuzz/corpus/: the mock firmware image
-// and variants for fuzz_fw_image, command streams for fuzz_cs. The fuzz_ioctl and fuzz_gpuvm
+// and variants for fuzz_fw_image, command streams for fuzz_cs, ioctl programs for
+// fuzz_panfrost_ioctl (byte by byte as fuzz/panfrost_ops.h decodes them). The fuzz_ioctl and fuzz_gpuvm
 // seeds are generated instead (a short fuzzing run merged with -merge=1; docs/fuzzing.md).
 //   upanthor_fuzz_seeds <fuzz/corpus>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -63,6 +65,77 @@ int main(int argc, char** argv) {
     put(c, "error_barrier",
         stream(0, {cs::run_compute(1, cs::AXIS_X, false, 0, 3), cs::wait(1), cs::error_barrier(),
                    cs::store_multiple(4, 0, 0x1)}));
+    // fuzz_panfrost_ioctl: [files-1][calls-1] then per call [op][file][arguments...].
+    const std::string pf = root + "/fuzz_panfrost_ioctl";
+    using B = std::vector<uint8_t>;
+    auto cat = [](std::initializer_list<B> parts) {
+        B out;
+        for (const B& p : parts)
+            out.insert(out.end(), p.begin(), p.end());
+        return out;
+    };
+    const B value(8, 0x11);
+    const B job_bo = {1, 0, 4};  // CREATE_BO+MMAP, 64 KiB
+    // SUBMIT of `kind` after its chain bytes: the chain's BO listed, no more BOs, no in_sync, an
+    // out_sync, `req` (pick index), context 0, pad 0, a registered BO list.
+    auto submit_tail = [](uint8_t req = 0, uint8_t in_sync = 0) {
+        B t = {0, 0};
+        if (in_sync)
+            t.insert(t.end(), {192, 0, 0});  // one in_sync: the file's first syncobj
+        else
+            t.push_back(0);
+        t.insert(t.end(), {0, req, 0, 0, 0});
+        return t;
+    };
+    const B valid2 = cat({{6, 0, 0, 1, 0}, value, {1}, value});  // 2 WRITE_VALUEs, a NULL between
+    const B advance_60ms = {15, 0, 3}, advance_600ms = {15, 0, 4};
+    put(pf, "write_value", cat({{0, 9}, job_bo, valid2, submit_tail(), advance_60ms, {5, 0, 0, 0, 3}}));
+    put(pf, "endless_timeout", cat({{0, 9}, job_bo, {6, 0, 2}, submit_tail(), advance_600ms, advance_600ms}));
+    put(pf, "job_faults",
+        cat({{0, 12},
+             job_bo,
+             {6, 0, 4},
+             submit_tail(),
+             {6, 0, 5, 7},
+             submit_tail(),
+             {6, 0, 3, 1},
+             submit_tail(),
+             advance_60ms}));
+    put(pf, "two_files_ctx",
+        cat({{1, 12},
+             {8, 0, 1},
+             job_bo,
+             {6, 0, 0, 0, 0},
+             value,
+             {0, 0, 0, 0, 0, 1, 0, 0},
+             {1, 1, 4},
+             {6, 1, 1, 3},
+             submit_tail(2),
+             {14, 0},
+             advance_60ms}));
+    put(pf, "fault_hang", cat({{0, 9}, {16, 0, 0, 0, 2}, job_bo, valid2, submit_tail(), advance_600ms, advance_600ms}));
+    put(pf, "fault_alloc",
+        cat({{0, 9}, {16, 0, 8, 5}, job_bo, valid2, submit_tail(), job_bo, valid2, submit_tail(), advance_60ms}));
+    put(pf, "fault_irq_lost_next",
+        cat({{0, 9}, {16, 0, 3, 0, 2}, job_bo, {6, 0, 1, 7}, submit_tail(), valid2, submit_tail(), advance_600ms}));
+    put(pf, "fault_soft_stop_reset",
+        cat({{0, 9}, {16, 0, 4, 0, 0}, job_bo, {6, 0, 1, 7}, submit_tail(), {15, 0, 1}, {16, 0, 9}, advance_60ms}));
+    put(pf, "syncobj_wait",
+        cat({{0, 9}, {10, 0, 200, 0, 0}, job_bo, valid2, submit_tail(0, 1), {12, 0, 0, 0, 0, 0, 1}, advance_60ms}));
+    put(pf, "bo_ioctls",
+        cat({{0, 47},
+             {0, 0, 4, 0, 0, 0},
+             {0, 0, 60, 2, 0, 0},
+             {2, 0, 0, 0, 1, 0, 0},
+             {2, 0, 1, 0},
+             {4, 0, 0, 0},
+             {5, 0, 0, 0, 0},
+             {13, 0, 0, 0},
+             {4, 0, 0, 0},
+             {3, 0, 5, 0},
+             {3, 0, 0, 250, 1},
+             {11, 0, 240, 0},
+             {17, 0, 0, 2, 0, 2}}));
     std::printf("seeds written under %s\n", root.c_str());
     return 0;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs the libFuzzer targets of fuzz/ (docs/fuzzing.md).
 #
-#   scripts/fuzz.sh TARGET [SECONDS]     fuzz_ioctl | fuzz_fw_image | fuzz_cs | fuzz_gpuvm | all
+#   scripts/fuzz.sh TARGET [SECONDS]     fuzz_ioctl | fuzz_fw_image | fuzz_cs | fuzz_gpuvm |
+#                                        fuzz_panfrost_ioctl | all
 #
 # Installs what is missing (scripts/setup.sh), configures and builds the `fuzz` preset target,
 # then runs it on its seed corpus for SECONDS (default 60) of wall time. New inputs go to a
@@ -12,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
-TARGETS=(fuzz_ioctl fuzz_fw_image fuzz_cs fuzz_gpuvm)
+TARGETS=(fuzz_ioctl fuzz_fw_image fuzz_cs fuzz_gpuvm fuzz_panfrost_ioctl)
 target=${1:-}
 seconds=${2:-60}
 if [ -z "$target" ]; then
@@ -93,7 +94,7 @@ if [ -n "$found" ]; then
     >"$artifacts/minimize.txt" 2>&1 || true
   if [ -s "$min" ]; then cp "$min" "$crashes/$name"; else cp "$found" "$crashes/$name"; fi
   echo "fuzz.sh: $target found a problem; input saved as fuzz/crashes/$target/$name" >&2
-  echo "fuzz.sh: replay: $bin fuzz/crashes/$target/$name   (UPANTHOR_FUZZ_TRACE=1 lists fuzz_ioctl programs)" >&2
+  echo "fuzz.sh: replay: $bin fuzz/crashes/$target/$name   (UPANTHOR_FUZZ_TRACE=1 lists fuzz_ioctl and fuzz_panfrost_ioctl programs)" >&2
   echo "fuzz.sh: log: $artifacts/log.txt" >&2
   exit 1
 fi

@@ -57,18 +57,22 @@ echo "== tidy: .clang-tidy over hw, drm, panthor, panfrost, mock_hw, mock_jm, um
 mapfile -t tidy_files < <(git ls-files 'hw/*.cpp' 'drm/*.cpp' 'panthor/*.cpp' 'panfrost/*.cpp' 'mock_hw/*.cpp' 'mock_jm/*.cpp' 'umd/*.cpp' 'host/*.cpp')
 bash scripts/tidy.sh "${tidy_files[@]}" || status=1
 stage "fuzz build"
-cmake --build --preset fuzz -j "$jobs" --target fuzz_ioctl fuzz_fw_image fuzz_cs fuzz_gpuvm upanthor_firmware
+cmake --build --preset fuzz -j "$jobs" --target fuzz_ioctl fuzz_fw_image fuzz_cs fuzz_gpuvm fuzz_panfrost_ioctl upanthor_firmware
+# Two targets at a time (one alone when no second is named).
 run_fuzz_pair() {
-    local a=$1 b=$2 pa pb st=0
+    local a=$1 b=${2:-} pa pb st=0
     UPANTHOR_FUZZ_NO_BUILD=1 bash scripts/fuzz.sh "$a" "$fuzz_seconds" & pa=$!
-    UPANTHOR_FUZZ_NO_BUILD=1 bash scripts/fuzz.sh "$b" "$fuzz_seconds" & pb=$!
+    if [ -n "$b" ]; then
+        UPANTHOR_FUZZ_NO_BUILD=1 bash scripts/fuzz.sh "$b" "$fuzz_seconds" & pb=$!
+        wait "$pb" || st=1
+    fi
     wait "$pa" || st=1
-    wait "$pb" || st=1
     return $st
 }
 stage "fuzz runs"
 run_fuzz_pair fuzz_ioctl fuzz_cs || status=1
 run_fuzz_pair fuzz_fw_image fuzz_gpuvm || status=1
+run_fuzz_pair fuzz_panfrost_ioctl || status=1
 
 stage "tsan build"
 echo "== tsan: configure + build (the real-thread test binaries only)"
