@@ -3,7 +3,7 @@
 # panvk (scripts/mesa.sh) for the live Vulkan tests, builds the
 # `asan` preset and runs every CTest test under ASan+UBSan (the `layout` test among them), runs
 # clang-tidy (.clang-tidy) over the driver-side layers, builds the libFuzzer targets with clang
-# and runs each for a short budget (UPANTHOR_FUZZ_SECONDS, default 60), then builds the
+# and runs each for a short budget (UPANTHOR_FUZZ_SECONDS, default 45), then builds the
 # real-thread-mode tests (label `real`) with `tsan` and runs them.
 # Exits non-zero on any failure.
 set -euo pipefail
@@ -44,9 +44,9 @@ echo "== asan: all tests"
 ctest --preset asan -j "$jobs" --timeout 300 || status=1
 
 # The fuzz targets (docs/fuzzing.md): built with clang, each run on its seed corpus for
-# a short fixed budget, two at a time, so that a change that breaks a target fails here. A finding
+# a short fixed budget, so that a change that breaks a target fails here. A finding
 # is minimised and saved under fuzz/crashes/.
-fuzz_seconds=${UPANTHOR_FUZZ_SECONDS:-60}
+fuzz_seconds=${UPANTHOR_FUZZ_SECONDS:-45}
 echo "== fuzz: build (clang, libFuzzer + ASan + UBSan) and ${fuzz_seconds} s per target"
 cmake --preset fuzz >/dev/null
 # clang-tidy reads the clang build's compile commands. The layers a driver change touches (the
@@ -57,22 +57,12 @@ echo "== tidy: .clang-tidy over hw, drm, panthor, panfrost, mock_hw, mock_jm, um
 mapfile -t tidy_files < <(git ls-files 'hw/*.cpp' 'drm/*.cpp' 'panthor/*.cpp' 'panfrost/*.cpp' 'mock_hw/*.cpp' 'mock_jm/*.cpp' 'umd/*.cpp' 'host/*.cpp')
 bash scripts/tidy.sh "${tidy_files[@]}" || status=1
 stage "fuzz build"
-cmake --build --preset fuzz -j "$jobs" --target fuzz_ioctl fuzz_fw_image fuzz_cs fuzz_gpuvm fuzz_panfrost_ioctl upanthor_firmware
-# Two targets at a time (one alone when no second is named).
-run_fuzz_pair() {
-    local a=$1 b=${2:-} pa pb st=0
-    UPANTHOR_FUZZ_NO_BUILD=1 bash scripts/fuzz.sh "$a" "$fuzz_seconds" & pa=$!
-    if [ -n "$b" ]; then
-        UPANTHOR_FUZZ_NO_BUILD=1 bash scripts/fuzz.sh "$b" "$fuzz_seconds" & pb=$!
-        wait "$pb" || st=1
-    fi
-    wait "$pa" || st=1
-    return $st
-}
+fuzz_targets=(fuzz_ioctl fuzz_panfrost_ioctl fuzz_cs fuzz_fw_image fuzz_gpuvm)
+cmake --build --preset fuzz -j "$jobs" --target "${fuzz_targets[@]}" upanthor_firmware
+# Every target for the same budget, as many at a time as there are cores.
 stage "fuzz runs"
-run_fuzz_pair fuzz_ioctl fuzz_cs || status=1
-run_fuzz_pair fuzz_fw_image fuzz_gpuvm || status=1
-run_fuzz_pair fuzz_panfrost_ioctl || status=1
+printf '%s\n' "${fuzz_targets[@]}" |
+    UPANTHOR_FUZZ_NO_BUILD=1 xargs -P "$jobs" -I{} bash scripts/fuzz.sh {} "$fuzz_seconds" || status=1
 
 stage "tsan build"
 echo "== tsan: configure + build (the real-thread test binaries only)"
