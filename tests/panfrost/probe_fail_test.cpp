@@ -100,6 +100,7 @@ TEST_F(PanfrostProbeManual, EachAllocationFailureUnwindsCleanly) {
 
     u64 n = 1;
     u64 failed_probes = 0;
+    u64 init_failures = 0;
     std::vector<u64> absorbed;  // allocations whose failure the probe survived
     bool reached_end = false;
     for (;; n++) {
@@ -126,6 +127,10 @@ TEST_F(PanfrostProbeManual, EachAllocationFailureUnwindsCleanly) {
             EXPECT_EQ(ret, -ENOMEM) << where;
             EXPECT_EQ(panfrost_from_pdev(machine_->pdev()), nullptr) << where;
             EXPECT_EQ(machine_->pdev()->dev.pm, nullptr) << where;
+            // A failure inside panfrost_device_init (not the device's own allocation nor the
+            // shrinker's after it) is reported with upstream's message.
+            if (kshim::log_contains("Fatal error during GPU init", kshim::LogLevel::Err))
+                init_failures++;
         }
         // Anything freed from a workqueue is freed by now.
         advance_until_idle(kshim::NSEC_PER_SEC);
@@ -140,13 +145,16 @@ TEST_F(PanfrostProbeManual, EachAllocationFailureUnwindsCleanly) {
     if (HasFailure())
         return;
     EXPECT_GT(failed_probes, 0u) << "no allocation made probe fail";
+    EXPECT_GT(init_failures, 0u) << "no failure inside panfrost_device_init";
+    EXPECT_LT(init_failures, failed_probes) << "the device's own allocation fails before init";
     EXPECT_TRUE(reached_end);
     std::string absorbed_list;
     for (u64 a : absorbed)
         absorbed_list += " " + std::to_string(a);
     RecordProperty("allocations", static_cast<int>(n - 1));
     RecordProperty("absorbed", absorbed_list);
-    std::printf("[ probe   ] %llu allocations, %llu failed probes, absorbed:%s\n", static_cast<unsigned long long>(n - 1), static_cast<unsigned long long>(failed_probes),
+    std::printf("[ probe   ] %llu allocations, %llu failed probes, absorbed:%s\n",
+                static_cast<unsigned long long>(n - 1), static_cast<unsigned long long>(failed_probes),
                 absorbed_list.empty() ? " none" : absorbed_list.c_str());
 
     // A probe with nothing injected still works on the same platform device.
