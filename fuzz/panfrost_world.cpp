@@ -65,6 +65,9 @@ std::string PanfrostWorld::reboot() {
 std::string PanfrostWorld::check(ReportFilter expected) {
     if (pfdev_)
         machine().settle(kSettle);
+    // A job timeout leaves panfrost's devcoredump pending (with its 5 min expiry timer): read it
+    // out and release it, as a user would, so the input ends idle and owning nothing.
+    machine().consume_devcoredump();
     upanthor::host::CheckOptions opts;
     opts.drain_limit = kDrainLimit;
     if (expected)
