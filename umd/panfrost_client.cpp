@@ -65,8 +65,6 @@ Result<std::unique_ptr<PanfrostClient>> PanfrostClient::open(Backend& backend) {
     return c;
 }
 
-PanfrostClient::~PanfrostClient() = default;
-
 std::uint32_t PanfrostClient::arch() const {
     const std::uint64_t id = info_.gpu_prod_id;
     if (id >= 0x1000)

@@ -71,7 +71,7 @@ class PanfrostClient {
 public:
     // Reads the GET_PARAMs of PanfrostGpuInfo; `backend` must outlive the client.
     static Result<std::unique_ptr<PanfrostClient>> open(Backend& backend);
-    ~PanfrostClient();
+    ~PanfrostClient() = default;
     PanfrostClient(const PanfrostClient&) = delete;
     PanfrostClient& operator=(const PanfrostClient&) = delete;
 
