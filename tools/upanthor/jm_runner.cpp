@@ -14,13 +14,13 @@
 #include "host/world.h"
 #include "hw/jm/regs/gpu_regs.h"
 #include "kernel_shim/dma-buf/dma-fence.h"
-#include "kernel_shim/sim_abort.h"
 #include "mock_jm/jm_platform.h"
 #include "panfrost/panfrost_device.h"
 #include "panfrost/panfrost_drv.h"
 #include "panfrost/panfrost_gem.h"
 #include "tools/upanthor/jm_run.h"
 #include "tools/upanthor/run_state.h"
+#include "tools/upanthor/run_world.h"
 #include "tools/upanthor/scenario.h"
 #include "umd/panfrost_client.h"
 
@@ -30,7 +30,10 @@ namespace {
 
 namespace sc = upanthor::scenario;
 using run_detail::errno_name;
+using run_detail::Failure;
+using run_detail::fence_expect_holds;
 using run_detail::json_str;
+using run_detail::memory_mismatch;
 using run_detail::status_name;
 using u32 = std::uint32_t;
 using u64 = std::uint64_t;
@@ -38,20 +41,10 @@ using s64 = std::int64_t;
 
 // Per client, the runner's own BO for the job chains.
 constexpr u64 kChainBoSize = 8ull << 20;
-constexpr s64 kWaitSliceNs = 100 * kshim::NSEC_PER_MSEC;
 
-// One job instance: its done fence. `cb` comes first so the callback finds its JmPending.
-struct JmPending {
-    kshim::dma_fence_cb cb;
-    kshim::dma_fence* fence = nullptr;
-    s64 submit_ns = 0;
-    s64 done_ns = 0;
-    std::atomic<bool> done{false};
-    std::atomic<bool> cb_armed{false};
-    int submit_error = 0;  // SUBMIT (or building the chain) failed: the job never ran
-    size_t submission = 0;
+// One job instance: its done fence, and its outcome kept past teardown.
+struct JmPending : run_detail::JobFence {
     u32 instance = 0;
-    std::atomic<u32>* done_count = nullptr;
 
     int final_status = 0;  // at the end of the workload (the fence is gone after teardown)
     bool final = false;
@@ -62,14 +55,6 @@ struct JmPending {
         return submit_error ? submit_error : (done ? kshim::dma_fence_get_status(fence) : 0);
     }
 };
-
-void on_jm_job_done(kshim::dma_fence*, kshim::dma_fence_cb* cb) {
-    auto* p = reinterpret_cast<JmPending*>(cb);
-    p->done_ns = kshim::ktime_get();
-    p->done = true;
-    p->cb_armed = false;
-    ++*p->done_count;
-}
 
 struct JmClientRt {
     drm::drm_file* file = nullptr;
@@ -90,11 +75,6 @@ struct JmBoRt {
 
 struct SubmissionStats {
     u64 submitted = 0, completed = 0, failed = 0;
-};
-
-struct Failure {
-    u32 line = 0;
-    std::string what;
 };
 
 class JmRunner {
@@ -140,10 +120,6 @@ private:
     std::atomic<u64> gpu_resets_{0};
     u32 checked_ = 0;
 };
-
-double wall_seconds() {
-    return static_cast<double>(kshim::host_monotonic_ns()) * 1e-9;
-}
 
 int JmRunner::setup(upanthor::host::Machine& m) {
     if (int ret = m.probe())
@@ -225,10 +201,7 @@ int JmRunner::submit_instance(size_t si, u32 inst) {
     stats_[si].submitted++;
     total_++;
     auto finish_now = [&](int err) {
-        p->submit_error = err;
-        p->done = true;
-        p->done_ns = p->submit_ns;
-        done_count_++;
+        p->fail_submit(err);
         pending_.push_back(std::move(p));
         return 0;
     };
@@ -269,22 +242,10 @@ int JmRunner::submit_instance(size_t si, u32 inst) {
     if (int r = drm::drm_syncobj_find_fence(c.file, *done, 0, 0, &p->fence))
         return finish_now(r);
     (void)c.c->syncobj_destroy(*done);  // the fence reference is all the runner needs
-    p->cb_armed = true;
-    if (kshim::dma_fence_add_callback(p->fence, &p->cb, on_jm_job_done)) {
-        p->cb_armed = false;
-        p->done = true;
-        p->done_ns = kshim::ktime_get();
-        done_count_++;
-    }
+    p->arm();
     pending_.push_back(std::move(p));
     return 0;
 }
-
-struct TimedSubmit {
-    u64 t_us;
-    size_t sub;
-    u32 inst;
-};
 
 int JmRunner::drive(kshim::Runtime& rt, mock_jm::JmPlatform& plat) {
     t0_ = kshim::ktime_get();
@@ -297,39 +258,13 @@ int JmRunner::drive(kshim::Runtime& rt, mock_jm::JmPlatform& plat) {
             pfdev->reset.pending.load())
             gpu_resets_.fetch_add(1, std::memory_order_relaxed);
     };
-    std::vector<int> fault_ids;
-    auto add_fault = [&](mock_hw::FaultSpec spec) {
-        if (spec.kind == mock_hw::FaultKind::BootFail)
-            return;
-        if (spec.trigger.type == mock_hw::FaultTrigger::Type::AtTime)
-            spec.trigger.at += t0_;
-        fault_ids.push_back(plat.gpu().faults().add(spec));
-    };
-    for (const sc::Fault& f : s_.faults)
-        add_fault(f.spec);
-    for (const mock_hw::FaultSpec& f : opts_.injects)
-        add_fault(f);
+    const std::vector<int> fault_ids = run_detail::add_workload_faults(plat.gpu().faults(), s_, opts_, t0_);
 
-    std::vector<TimedSubmit> evs;
-    for (size_t i = 0; i < s_.jm_submissions.size(); i++)
-        for (u32 k = 0; k < s_.jm_submissions[i].count; k++)
-            evs.push_back({s_.jm_submissions[i].start_us + k * s_.jm_submissions[i].every_us, i, k});
-    std::stable_sort(evs.begin(), evs.end(),
-                     [](const TimedSubmit& a, const TimedSubmit& b) { return a.t_us < b.t_us; });
-
-    const s64 end = s_.duration_us ? t0_ + kshim::us_to_ktime(s_.duration_us) : t0_ + run_detail::kMaxRunNs;
-    for (const TimedSubmit& e : evs) {
-        const s64 at = t0_ + kshim::us_to_ktime(e.t_us);
-        if (at > end)
-            break;
-        const s64 now = kshim::ktime_get();
-        if (at > now)
-            rt.advance(at - now);
-        if (submit_instance(e.sub, e.inst))
-            return 1;
-    }
-    for (s64 now = kshim::ktime_get(); now < end && done_count_ != total_; now = kshim::ktime_get())
-        rt.run_until([this] { return done_count_ == total_; }, std::min(kWaitSliceNs, end - now));
+    if (int rc = run_detail::run_workload(
+            rt, s_, t0_, run_detail::submission_schedule(s_.jm_submissions),
+            [this](size_t sub, u32 inst) { return submit_instance(sub, inst); },
+            [this] { return done_count_ == total_; }, nullptr))
+        return rc;
     t_end_ = kshim::ktime_get();
     for (size_t i = 0; i < s_.bos.size(); i++) {
         if (!s_.bos[i].heap)
@@ -365,23 +300,8 @@ void JmRunner::check_expectations() {
             if (sub.fence != fe.fence)
                 continue;
             const int st = p->status();
-            bool ok = false;
             std::string want;
-            switch (fe.state) {
-            case sc::FenceExpect::State::Signaled:
-                ok = st == 1;
-                want = "signaled";
-                break;
-            case sc::FenceExpect::State::Pending:
-                ok = st == 0;
-                want = "pending";
-                break;
-            case sc::FenceExpect::State::Error:
-                ok = st == fe.error;
-                want = errno_name(fe.error);
-                break;
-            }
-            if (!ok) {
+            if (!fence_expect_holds(fe, st, &want)) {
                 fail(fe.loc.line, "fence '" + fe.fence + "' (chain " + s_.chains[sub.chain].name + ", job " +
                                       std::to_string(p->instance) + "): expected " + want + ", got " + status_name(st));
                 break;
@@ -390,14 +310,8 @@ void JmRunner::check_expectations() {
     }
     for (const sc::MemoryExpect& me : s_.expect.memory) {
         checked_++;
-        u64 v = 0;
-        std::memcpy(&v, bos_[me.bo].cpu + me.offset, 8);
-        if (v != me.value) {
-            char buf[160];
-            std::snprintf(buf, sizeof(buf), "memory %s+0x%" PRIx64 ": 0x%" PRIx64 ", expected 0x%" PRIx64,
-                          s_.bos[me.bo].name.c_str(), me.offset, v, me.value);
-            fail(me.loc.line, buf);
-        }
+        if (std::string m = memory_mismatch(s_, me, bos_[me.bo].cpu); !m.empty())
+            fail(me.loc.line, std::move(m));
     }
     if (s_.expect.gpu_resets) {
         checked_++;
@@ -408,14 +322,8 @@ void JmRunner::check_expectations() {
 }
 
 void JmRunner::teardown() {
-    for (auto& p : pending_) {
-        if (p->cb_armed && p->fence)
-            kshim::dma_fence_remove_callback(p->fence, &p->cb);
-        p->cb_armed = false;
-        if (p->fence)
-            kshim::dma_fence_put(p->fence);
-        p->fence = nullptr;
-    }
+    for (auto& p : pending_)
+        p->release();
     for (JmClientRt& c : clients_) {
         c.pool.reset();
         c.mem.reset();
@@ -428,60 +336,27 @@ void JmRunner::teardown() {
 }
 
 int JmRunner::run() {
-    seed_ = opts_.seed ? *opts_.seed : (s_.seed ? s_.seed : 1);
-    kshim::RuntimeOptions ro;
-    ro.seed = seed_;
-    ro.mode = opts_.real ? kshim::Mode::Real : kshim::Mode::Simulated;
-    ro.preempt_probability = opts_.preempt_probability;
-    if (!opts_.trace_path.empty()) {
-        ro.trace = true;
-        ro.trace_path = opts_.trace_path;
-    }
-    const double wall0 = wall_seconds();
-    int rc = 0;
-    {
-        upanthor::host::World::Options wo;
-        wo.runtime = ro;
-        wo.machine.model = "g52";
-        wo.boot = upanthor::host::World::Boot::Device;
-        upanthor::host::World world(wo);
-        try {
-            if (int ret = world.status()) {
-                rc = fail_setup(world.failed_step(), ret);
-            } else {
-                mock_jm::JmPlatform& plat = *world.machine()->jm();
-                for (const sc::Fault& f : s_.faults)
-                    if (f.spec.kind == mock_hw::FaultKind::BootFail)
-                        plat.gpu().faults().add(f.spec);
-                stats_.resize(s_.jm_submissions.size());
-                rc = setup(*world.machine());
-                if (!rc)
-                    rc = drive(world.rt(), plat);
-                teardown();
-            }
-        } catch (const kshim::SimAbort&) {
-            kernel_findings_.push_back("the simulation found a deadlock (see the report above)");
-            rc = 1;
-        }
-        for (const upanthor::host::Problem& p : world.finish())
-            kernel_findings_.push_back(p.text);
-    }
-    wall_ = wall_seconds() - wall0;
+    seed_ = run_detail::run_seed(s_, opts_);
+    const double wall0 = run_detail::wall_seconds();
+    host::Machine::Options mo;
+    mo.model = "g52";
+    run_detail::WorldSteps steps;
+    steps.fail_setup = [this](const std::string& step, int err) { return fail_setup(step, err); };
+    steps.faults = [](host::Machine& m) -> mock_hw::FaultPlan& { return m.jm()->gpu().faults(); };
+    steps.setup = [this](host::Machine& m) {
+        stats_.resize(s_.jm_submissions.size());
+        return setup(m);
+    };
+    steps.drive = [this](host::World& w) { return drive(w.rt(), *w.machine()->jm()); };
+    steps.teardown = [this] { teardown(); };
+    const int rc =
+        run_detail::run_in_world(run_detail::runtime_options(opts_, seed_), mo, s_, steps, &kernel_findings_);
+    wall_ = run_detail::wall_seconds() - wall0;
     return rc;
 }
 
 RunOutcome JmRunner::outcome() const {
-    RunOutcome o;
-    o.passed = passed();
-    o.seed = seed_;
-    o.setup_error = setup_error_;
-    for (const Failure& f : failures_)
-        o.failures.push_back(s_.file + ":" + std::to_string(f.line) + ": expectation failed: " + f.what);
-    for (const std::string& k : kernel_findings_)
-        o.failures.push_back("kernel: " + k);
-    o.virtual_ns = t_end_ - t0_;
-    o.wall_s = wall_;
-    return o;
+    return run_detail::make_outcome(s_.file, seed_, setup_error_, failures_, kernel_findings_, t_end_ - t0_, wall_);
 }
 
 void JmRunner::report(std::FILE* out) const {
@@ -524,12 +399,7 @@ void JmRunner::report(std::FILE* out) const {
                      s_.chains[sub.chain].name.c_str(), sub.fence.empty() ? "-" : sub.fence.c_str(), slot_of(sub),
                      ctx.c_str(), stats_[i].submitted, stats_[i].completed, stats_[i].failed, statuses.c_str());
     }
-    if (!setup_error_.empty())
-        std::fprintf(out, "run failed: %s\n", setup_error_.c_str());
-    for (const Failure& f : failures_)
-        std::fprintf(out, "%s:%u: expectation failed: %s\n", s_.file.c_str(), f.line, f.what.c_str());
-    for (const std::string& k : kernel_findings_)
-        std::fprintf(out, "kernel: %s\n", k.c_str());
+    run_detail::report_problems(out, s_.file, setup_error_, failures_, kernel_findings_);
     std::fprintf(out, "%s: %u expectation(s) checked, %zu failed\n", passed() ? "PASS" : "FAIL", checked_,
                  failures_.size());
 }
@@ -572,13 +442,8 @@ void JmRunner::report_json(std::FILE* out) const {
         }
         std::fprintf(out, "]}");
     }
-    std::fprintf(out, "\n  ],\n  \"expectations_checked\": %u,\n  \"failures\": [", checked_);
-    for (size_t i = 0; i < failures_.size(); i++)
-        std::fprintf(out, "%s\n    {\"line\": %u, \"message\": %s}", i ? "," : "", failures_[i].line,
-                     json_str(failures_[i].what).c_str());
-    std::fprintf(out, "\n  ],\n  \"kernel_findings\": [");
-    for (size_t i = 0; i < kernel_findings_.size(); i++)
-        std::fprintf(out, "%s\n    %s", i ? "," : "", json_str(kernel_findings_[i]).c_str());
+    std::fprintf(out, "\n  ],\n");
+    run_detail::report_problems_json(out, checked_, failures_, kernel_findings_);
     std::fprintf(out, "\n  ],\n  \"error\": %s\n}\n", setup_error_.empty() ? "null" : json_str(setup_error_).c_str());
 }
 
@@ -587,14 +452,7 @@ void JmRunner::report_json(std::FILE* out) const {
 
 RunOutcome run_jm_scenario(const scenario::Scenario& s, const RunOptions& opts, std::FILE* report_out) {
     jm_detail::JmRunner r(s, opts);
-    r.run();
-    if (report_out) {
-        if (opts.json)
-            r.report_json(report_out);
-        else
-            r.report(report_out);
-    }
-    return r.outcome();
+    return run_detail::run_and_report(r, opts, report_out);
 }
 
 }  // namespace upanthor

@@ -45,6 +45,63 @@ u64 percentile(const std::vector<u64>& sorted, unsigned pct) {
     return sorted[(sorted.size() - 1) * pct / 100];
 }
 
+bool fence_expect_holds(const sc::FenceExpect& fe, int st, std::string* want) {
+    switch (fe.state) {
+    case sc::FenceExpect::State::Signaled: *want = "signaled"; return st == 1;
+    case sc::FenceExpect::State::Pending: *want = "pending"; return st == 0;
+    case sc::FenceExpect::State::Error: *want = errno_name(fe.error); return st == fe.error;
+    }
+    return false;
+}
+
+std::string memory_mismatch(const sc::Scenario& s, const sc::MemoryExpect& me, const u8* bo_cpu) {
+    u64 v = 0;
+    std::memcpy(&v, bo_cpu + me.offset, 8);
+    if (v == me.value)
+        return {};
+    char buf[160];
+    std::snprintf(buf, sizeof(buf), "memory %s+0x%" PRIx64 ": 0x%" PRIx64 ", expected 0x%" PRIx64,
+                  s.bos[me.bo].name.c_str(), me.offset, v, me.value);
+    return buf;
+}
+
+RunOutcome make_outcome(const std::string& file, u64 seed, const std::string& setup_error,
+                        const std::vector<Failure>& failures, const std::vector<std::string>& kernel_findings,
+                        s64 virtual_ns, double wall_s) {
+    RunOutcome o;
+    o.passed = setup_error.empty() && failures.empty() && kernel_findings.empty();
+    o.seed = seed;
+    o.setup_error = setup_error;
+    for (const Failure& f : failures)
+        o.failures.push_back(file + ":" + std::to_string(f.line) + ": expectation failed: " + f.what);
+    for (const std::string& k : kernel_findings)
+        o.failures.push_back("kernel: " + k);
+    o.virtual_ns = virtual_ns;
+    o.wall_s = wall_s;
+    return o;
+}
+
+void report_problems(std::FILE* out, const std::string& file, const std::string& setup_error,
+                     const std::vector<Failure>& failures, const std::vector<std::string>& kernel_findings) {
+    if (!setup_error.empty())
+        std::fprintf(out, "run failed: %s\n", setup_error.c_str());
+    for (const Failure& f : failures)
+        std::fprintf(out, "%s:%u: expectation failed: %s\n", file.c_str(), f.line, f.what.c_str());
+    for (const std::string& k : kernel_findings)
+        std::fprintf(out, "kernel: %s\n", k.c_str());
+}
+
+void report_problems_json(std::FILE* out, u32 checked, const std::vector<Failure>& failures,
+                          const std::vector<std::string>& kernel_findings) {
+    std::fprintf(out, "  \"expectations_checked\": %u,\n  \"failures\": [", checked);
+    for (size_t i = 0; i < failures.size(); i++)
+        std::fprintf(out, "%s\n    {\"line\": %u, \"message\": %s}", i ? "," : "", failures[i].line,
+                     json_str(failures[i].what).c_str());
+    std::fprintf(out, "\n  ],\n  \"kernel_findings\": [");
+    for (size_t i = 0; i < kernel_findings.size(); i++)
+        std::fprintf(out, "%s\n    %s", i ? "," : "", json_str(kernel_findings[i]).c_str());
+}
+
 void Runner::check_expectations() {
     auto fail = [this](u32 line, std::string what) { failures_.push_back({line, std::move(what)}); };
     // Job outcomes, per group.
@@ -70,23 +127,8 @@ void Runner::check_expectations() {
             if (s_.submissions[p->submission].fence != fe.fence)
                 continue;
             const int st = p->submit_error ? p->submit_error : (p->done ? kshim::dma_fence_get_status(p->fence) : 0);
-            bool ok = false;
             std::string want;
-            switch (fe.state) {
-            case sc::FenceExpect::State::Signaled:
-                ok = st == 1;
-                want = "signaled";
-                break;
-            case sc::FenceExpect::State::Pending:
-                ok = st == 0;
-                want = "pending";
-                break;
-            case sc::FenceExpect::State::Error:
-                ok = st == fe.error;
-                want = errno_name(fe.error);
-                break;
-            }
-            if (!ok) {
+            if (!fence_expect_holds(fe, st, &want)) {
                 fail(fe.loc.line, "fence '" + fe.fence + "' (" + s_.groups[p->group].name + "#" +
                                       std::to_string(p->group_inst) + ", job " + std::to_string(n) + "): expected " +
                                       want + ", got " + status_name(st));
@@ -116,14 +158,8 @@ void Runner::check_expectations() {
     }
     for (const sc::MemoryExpect& me : s_.expect.memory) {
         checked_++;
-        u64 v = 0;
-        std::memcpy(&v, bos_[me.bo].cpu + me.offset, 8);
-        if (v != me.value) {
-            char buf[160];
-            std::snprintf(buf, sizeof(buf), "memory %s+0x%" PRIx64 ": 0x%" PRIx64 ", expected 0x%" PRIx64,
-                          s_.bos[me.bo].name.c_str(), me.offset, v, me.value);
-            fail(me.loc.line, buf);
-        }
+        if (std::string m = memory_mismatch(s_, me, bos_[me.bo].cpu); !m.empty())
+            fail(me.loc.line, std::move(m));
     }
     for (const sc::LatencyExpect& le : s_.expect.latency) {
         // The bounds are virtual-time figures; on real threads latency depends on the host's load.
@@ -181,12 +217,7 @@ void Runner::report(std::FILE* out) const {
                      name.c_str(), gs.submitted, gs.completed, gs.failed, percentile(gs.latencies_us, 50),
                      percentile(gs.latencies_us, 99), gs.latencies_us.empty() ? 0 : gs.latencies_us.back());
     }
-    if (!setup_error_.empty())
-        std::fprintf(out, "run failed: %s\n", setup_error_.c_str());
-    for (const Failure& f : failures_)
-        std::fprintf(out, "%s:%u: expectation failed: %s\n", s_.file.c_str(), f.line, f.what.c_str());
-    for (const std::string& k : kernel_findings_)
-        std::fprintf(out, "kernel: %s\n", k.c_str());
+    report_problems(out, s_.file, setup_error_, failures_, kernel_findings_);
     for (const std::string& n : notes_)
         std::fprintf(out, "note: %s\n", n.c_str());
     if (coredumps_)
@@ -237,13 +268,8 @@ void Runner::report_json(std::FILE* out) const {
                      gs.completed, gs.failed, percentile(gs.latencies_us, 50), percentile(gs.latencies_us, 99),
                      gs.latencies_us.empty() ? 0 : gs.latencies_us.back());
     }
-    std::fprintf(out, "\n  ],\n  \"expectations_checked\": %u,\n  \"failures\": [", checked_);
-    for (size_t i = 0; i < failures_.size(); i++)
-        std::fprintf(out, "%s\n    {\"line\": %u, \"message\": %s}", i ? "," : "", failures_[i].line,
-                     json_str(failures_[i].what).c_str());
-    std::fprintf(out, "\n  ],\n  \"kernel_findings\": [");
-    for (size_t i = 0; i < kernel_findings_.size(); i++)
-        std::fprintf(out, "%s\n    %s", i ? "," : "", json_str(kernel_findings_[i]).c_str());
+    std::fprintf(out, "\n  ],\n");
+    report_problems_json(out, checked_, failures_, kernel_findings_);
     if (coredumps_)
         std::fprintf(out, "\n  ],\n  \"coredumps\": {\"dir\": %s, \"written\": %u},\n  \"error\": %s\n}\n",
                      json_str(coredumps_->dir()).c_str(), coredumps_->written(),

@@ -1,6 +1,8 @@
 // The state of one `upanthor run` (runner.h), shared by the files that implement it: setup of the
 // scenario's objects (run_setup.cpp), the job command streams (job_streams.cpp), the run itself
-// (runner.cpp) and the expectations and reports (run_report.cpp). (No upstream counterpart.)
+// (runner.cpp, on the skeleton of run_world.h) and the expectations and reports (run_report.cpp).
+// The Job Manager runner (jm_runner.cpp) uses its job fences, expectation checks and report pieces
+// too. (No upstream counterpart.)
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -52,30 +54,45 @@ std::string status_name(int st);
 u64 percentile(const std::vector<u64>& sorted, unsigned pct);
 // `s` as a JSON string literal.
 std::string json_str(const std::string& s);
+// Whether a job whose fence status is `st` (as status_name() reads it) meets `fe`; `want` gets
+// the state `fe` expects, as text. The CSF and Job Manager runners check [[expect.fence]] alike.
+bool fence_expect_holds(const sc::FenceExpect& fe, int st, std::string* want);
+// An [[expect.memory]] check against the CPU mapping `bo_cpu` of its BO: "" when the 64-bit word
+// there has the expected value, else the failure's text.
+std::string memory_mismatch(const sc::Scenario& s, const sc::MemoryExpect& me, const u8* bo_cpu);
 
-// One job instance: its done fence and when it was submitted / completed. `cb` comes first so
-// the fence callback finds its Pending from the dma_fence_cb it is given.
-struct Pending {
+// One job instance's done fence and when it was submitted / completed, as both runners (CSF and
+// Job Manager) track it. `cb` comes first so the fence callback finds its JobFence from the
+// dma_fence_cb it is given.
+struct JobFence {
     kshim::dma_fence_cb cb;
     kshim::dma_fence* fence = nullptr;
     s64 submit_ns = 0;
     s64 done_ns = 0;
     std::atomic<bool> done{false};  // set by the fence callback (another thread with --real)
     std::atomic<bool> cb_armed{false};
-    int submit_error = 0;  // GROUP_SUBMIT failed: the job never ran
+    int submit_error = 0;  // the submission failed: the job never ran
     size_t submission = 0;
-    size_t group = 0;
-    u32 group_inst = 0;
     std::atomic<u32>* done_count = nullptr;
+
+    // The job never ran (`err`): done at once, at its submit time.
+    void fail_submit(int err) {
+        submit_error = err;
+        done = true;
+        done_ns = submit_ns;
+        ++*done_count;
+    }
+    // With `fence` set: done when it signals (at once when it already has).
+    void arm();
+    // Teardown: drops the callback (a no-op if it ran meanwhile) and the fence reference.
+    void release();
 };
 
-inline void on_job_done(kshim::dma_fence*, kshim::dma_fence_cb* cb) {
-    auto* p = reinterpret_cast<Pending*>(cb);
-    p->done_ns = kshim::ktime_get();
-    p->done = true;
-    p->cb_armed = false;
-    ++*p->done_count;
-}
+// A CSF job instance: which instance of which group ran it.
+struct Pending : JobFence {
+    size_t group = 0;
+    u32 group_inst = 0;
+};
 
 struct ClientRt {
     drm::drm_file* file = nullptr;
@@ -112,6 +129,19 @@ struct Failure {
     u32 line = 0;
     std::string what;
 };
+
+// What a run gave (runner.h), from a runner's results: each failure as "file:line: expectation
+// failed: ..." and each kernel finding as "kernel: ...". Passed iff all three lists are empty.
+RunOutcome make_outcome(const std::string& file, u64 seed, const std::string& setup_error,
+                        const std::vector<Failure>& failures, const std::vector<std::string>& kernel_findings,
+                        s64 virtual_ns, double wall_s);
+// The end of a text summary: the setup error, the failed expectations and the kernel findings.
+void report_problems(std::FILE* out, const std::string& file, const std::string& setup_error,
+                     const std::vector<Failure>& failures, const std::vector<std::string>& kernel_findings);
+// The JSON summary's "expectations_checked", "failures" and the "kernel_findings" items; the
+// caller closes that list (what follows it differs between the runners).
+void report_problems_json(std::FILE* out, u32 checked, const std::vector<Failure>& failures,
+                          const std::vector<std::string>& kernel_findings);
 
 class Runner {
 public:

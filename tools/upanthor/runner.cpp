@@ -9,7 +9,6 @@
 #include "hw/csf/regs/gpu_regs.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/runtime.h"
-#include "kernel_shim/sim_abort.h"
 #include "kernel_shim/slab.h"
 #include "kernel_shim/time.h"
 #include "mock_hw/gpu.h"
@@ -17,18 +16,10 @@
 #include "tools/upanthor/cli.h"
 #include "tools/upanthor/jm_run.h"
 #include "tools/upanthor/run_state.h"
+#include "tools/upanthor/run_world.h"
 
 namespace upanthor {
 namespace run_detail {
-namespace {
-
-// The simulator's own speed (virtual vs. wall time); the driver never sees this clock.
-double wall_seconds() {
-    return static_cast<double>(kshim::host_monotonic_ns()) * 1e-9;
-}
-
-}  // namespace
-
 int Runner::submit_instance(size_t si, u32 inst) {
     const sc::Submission& sub = s_.submissions[si];
     const size_t g = sub.queue.group;
@@ -67,50 +58,16 @@ int Runner::submit_instance(size_t si, u32 inst) {
         p->submit_ns = kshim::ktime_get();
         gstats_[g].submitted++;
         total_++;
-        if (umd::Status st = c.group_submit(groups_[g][gi].handle, qs); !st) {
-            p->submit_error = st.error();
-            p->done = true;
-            p->done_ns = p->submit_ns;
-            done_count_++;
-        } else if (int ret = drm::drm_syncobj_find_fence(clients_[client].file, *done, 0, 0, &p->fence); ret) {
-            p->submit_error = ret;
-            p->done = true;
-            p->done_ns = p->submit_ns;
-            done_count_++;
-        } else {
-            p->cb_armed = true;
-            if (kshim::dma_fence_add_callback(p->fence, &p->cb, on_job_done)) {
-                p->cb_armed = false;
-                p->done = true;
-                p->done_ns = kshim::ktime_get();
-                done_count_++;
-            }
-        }
+        if (umd::Status st = c.group_submit(groups_[g][gi].handle, qs); !st)
+            p->fail_submit(st.error());
+        else if (int ret = drm::drm_syncobj_find_fence(clients_[client].file, *done, 0, 0, &p->fence); ret)
+            p->fail_submit(ret);
+        else
+            p->arm();
         pending_.push_back(std::move(p));
     }
     return 0;
 }
-
-// The submissions in time order: (virtual µs from the start, submission, instance).
-struct TimedSubmit {
-    u64 t_us;
-    size_t sub;
-    u32 inst;
-};
-
-std::vector<TimedSubmit> submission_schedule(const sc::Scenario& s) {
-    std::vector<TimedSubmit> evs;
-    for (size_t i = 0; i < s.submissions.size(); i++)
-        for (u32 k = 0; k < s.submissions[i].count; k++)
-            evs.push_back({s.submissions[i].start_us + k * s.submissions[i].every_us, i, k});
-    std::stable_sort(evs.begin(), evs.end(),
-                     [](const TimedSubmit& a, const TimedSubmit& b) { return a.t_us < b.t_us; });
-    return evs;
-}
-
-// Waiting for the last jobs goes in slices of this much virtual time, so that a long run can
-// report progress; the slicing is the same with or without progress output (same schedule).
-constexpr s64 kWaitSliceNs = 100 * kshim::NSEC_PER_MSEC;
 
 void Runner::progress(s64 now, s64 end) {
     if (!opts_.progress_out)
@@ -139,35 +96,14 @@ int Runner::drive(kshim::Runtime& rt, mock_hw::MockPlatform& plat) {
             gpu_resets_.fetch_add(1, std::memory_order_relaxed);
     };
     // Fault times count from the start of the workload, after boot.
-    std::vector<int> fault_ids;
-    auto add_fault = [&](mock_hw::FaultSpec spec) {
-        if (spec.kind == mock_hw::FaultKind::BootFail)
-            return;
-        if (spec.trigger.type == mock_hw::FaultTrigger::Type::AtTime)
-            spec.trigger.at += t0_;
-        fault_ids.push_back(plat.gpu().faults().add(spec));
-    };
-    for (const sc::Fault& f : s_.faults)
-        add_fault(f.spec);
-    for (const mock_hw::FaultSpec& f : opts_.injects)
-        add_fault(f);
+    const std::vector<int> fault_ids = add_workload_faults(plat.gpu().faults(), s_, opts_, t0_);
 
-    const s64 end = s_.duration_us ? t0_ + kshim::us_to_ktime(s_.duration_us) : t0_ + kMaxRunNs;
-    for (const TimedSubmit& e : submission_schedule(s_)) {
-        const s64 at = t0_ + kshim::us_to_ktime(e.t_us);
-        if (at > end)
-            break;
-        const s64 now = kshim::ktime_get();
-        if (at > now)
-            rt.advance(at - now);
-        progress(at, end);
-        if (submit_instance(e.sub, e.inst))
-            return 1;
-    }
-    for (s64 now = kshim::ktime_get(); now < end && done_count_ != total_; now = kshim::ktime_get()) {
-        rt.run_until([this] { return done_count_ == total_; }, std::min(kWaitSliceNs, end - now));
-        progress(kshim::ktime_get(), end);
-    }
+    const int rc = run_workload(
+        rt, s_, t0_, submission_schedule(s_.submissions),
+        [this](size_t sub, u32 inst) { return submit_instance(sub, inst); }, [this] { return done_count_ == total_; },
+        [this](s64 now, s64 end) { progress(now, end); });
+    if (rc)
+        return rc;
     t_end_ = kshim::ktime_get();
     stats_ = panthor::panthor_sched_get_stats(ptdev_);
     gpu_busy_ns_ = gpu_busy_ns(plat) - busy0_ns_;
@@ -180,15 +116,7 @@ int Runner::drive(kshim::Runtime& rt, mock_hw::MockPlatform& plat) {
 }
 
 int Runner::run() {
-    seed_ = opts_.seed ? *opts_.seed : (s_.seed ? s_.seed : 1);
-    kshim::RuntimeOptions ro;
-    ro.seed = seed_;
-    ro.mode = opts_.real ? kshim::Mode::Real : kshim::Mode::Simulated;
-    ro.preempt_probability = opts_.preempt_probability;
-    if (!opts_.trace_path.empty()) {
-        ro.trace = true;
-        ro.trace_path = opts_.trace_path;
-    }
+    seed_ = run_seed(s_, opts_);
     // --coredump DIR: a listener for the whole life of the runtime (it runs in kernel work items).
     if (!opts_.coredump_dir.empty()) {
         std::string err;
@@ -201,37 +129,19 @@ int Runner::run() {
     }
     const double wall0 = wall_seconds();
     last_progress_wall_ = wall0;
-    int rc = 0;
-    {
-        // The host's world: the runtime, the scenario's GPU model with its driver module loaded
-        // (probed by setup(), after the boot faults are armed), and the end-of-run checks against
-        // the memory before it (nothing from before this run counts against it).
-        upanthor::host::World::Options wo;
-        wo.runtime = ro;
-        wo.machine.config.csf = s_.gpu;
-        wo.boot = upanthor::host::World::Boot::Device;
-        upanthor::host::World world(wo);
-        try {
-            if (int ret = world.status()) {
-                rc = fail_setup(world.failed_step(), ret);
-            } else {
-                mock_hw::MockPlatform& plat = *world.machine()->csf();
-                for (const sc::Fault& f : s_.faults)
-                    if (f.spec.kind == mock_hw::FaultKind::BootFail)
-                        plat.gpu().faults().add(f.spec);
-                gstats_.resize(s_.groups.size());
-                rc = setup(*world.machine());
-                if (!rc)
-                    rc = drive(world.rt(), plat);
-                teardown();
-            }
-        } catch (const kshim::SimAbort&) {
-            kernel_findings_.push_back("the simulation found a deadlock (see the report above)");
-            rc = 1;
-        }
-        for (const upanthor::host::Problem& p : world.finish())
-            kernel_findings_.push_back(p.text);
-    }
+    // The scenario's GPU model: the default CSF one, configured by its [gpu].
+    host::Machine::Options mo;
+    mo.config.csf = s_.gpu;
+    WorldSteps steps;
+    steps.fail_setup = [this](const std::string& step, int err) { return fail_setup(step, err); };
+    steps.faults = [](host::Machine& m) -> mock_hw::FaultPlan& { return m.csf()->gpu().faults(); };
+    steps.setup = [this](host::Machine& m) {
+        gstats_.resize(s_.groups.size());
+        return setup(m);
+    };
+    steps.drive = [this](host::World& w) { return drive(w.rt(), *w.machine()->csf()); };
+    steps.teardown = [this] { teardown(); };
+    int rc = run_in_world(runtime_options(opts_, seed_), mo, s_, steps, &kernel_findings_);
     if (coredumps_ && !coredumps_->error().empty() && setup_error_.empty()) {
         setup_error_ = "--coredump: " + coredumps_->error();
         rc = 1;
@@ -241,28 +151,12 @@ int Runner::run() {
 }
 
 RunOutcome Runner::outcome() const {
-    RunOutcome o;
-    o.passed = passed();
-    o.seed = seed_;
-    o.setup_error = setup_error_;
-    for (const Failure& f : failures_)
-        o.failures.push_back(s_.file + ":" + std::to_string(f.line) + ": expectation failed: " + f.what);
-    for (const std::string& k : kernel_findings_)
-        o.failures.push_back("kernel: " + k);
-    o.virtual_ns = t_end_ - t0_;
-    o.wall_s = wall_;
-    return o;
+    return make_outcome(s_.file, seed_, setup_error_, failures_, kernel_findings_, t_end_ - t0_, wall_);
 }
 
 void Runner::teardown() {
-    for (auto& p : pending_) {
-        if (p->cb_armed && p->fence)
-            kshim::dma_fence_remove_callback(p->fence, &p->cb);  // a no-op if it ran meanwhile
-        p->cb_armed = false;
-        if (p->fence)
-            kshim::dma_fence_put(p->fence);
-        p->fence = nullptr;
-    }
+    for (auto& p : pending_)
+        p->release();
     // Closing a file destroys what is left of its groups, heaps, VMs and handles.
     for (ClientRt& c : clients_) {
         c.c.reset();
@@ -282,14 +176,7 @@ RunOutcome run_scenario(const sc::Scenario& s, const RunOptions& opts, std::FILE
     if (s.model == sc::GpuModel::G52)
         return run_jm_scenario(s, opts, report_out);
     Runner r(s, opts);
-    r.run();
-    if (report_out) {
-        if (opts.json)
-            r.report_json(report_out);
-        else
-            r.report(report_out);
-    }
-    return r.outcome();
+    return run_detail::run_and_report(r, opts, report_out);
 }
 
 int cmd_run(const std::string& path, RunOptions opts, const std::vector<std::string>& inject_specs, std::FILE* out,
