@@ -200,9 +200,10 @@ inline int pf_jm_ctx_create(drm::drm_file* f, u32 prio, u32* handle) {
     *handle = args.handle;
     return ret;
 }
-inline int pf_jm_ctx_destroy(drm::drm_file* f, u32 handle) {
+inline int pf_jm_ctx_destroy(drm::drm_file* f, u32 handle, u32 pad = 0) {
     ::drm_panfrost_jm_ctx_destroy args{};
     args.handle = handle;
+    args.pad = pad;
     return pf_ioctl(f, drm::uapi::DRM_IOCTL_PANFROST_JM_CTX_DESTROY, &args, sizeof(args));
 }
 

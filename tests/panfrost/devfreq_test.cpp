@@ -33,7 +33,7 @@ protected:
         EXPECT_EQ(pfdev->pfdevfreq.profile.get_dev_status(dev(), &st), 0);
         return st;
     }
-    u64 long_chain(PfJobBo& bo, u64 target) {
+    u64 long_chain(JobBo& bo, u64 target) {
         u64 prev = 0, head = 0;
         for (int i = 0; i < 3; i++) {
             prev = bo.write_value(target, static_cast<u64>(i + 1), prev);
@@ -55,7 +55,7 @@ TEST_F(PanfrostDevfreqTest, StartsAtAnOppWithTheSupplyAtItsVoltage) {
 }
 
 TEST_F(PanfrostDevfreqTest, GovernorSeesBusyDuringAJobAndIdleAfter) {
-    PfJobBo bo = job_bo();
+    JobBo bo = job_bo();
     const u64 target = bo.slot();
     kshim::dma_fence* f = submit_fenced({.jc = long_chain(bo, target), .bos = {bo.handle}});
     ASSERT_TRUE(run_until([&] { return pfdev->jobs[1][0] != nullptr; }, 10 * kMs));
@@ -104,7 +104,7 @@ TEST_F(PanfrostDevfreqTest, RuntimeSuspendStopsTheMonitorAndResumeRestartsIt) {
 }
 
 TEST_F(PanfrostDevfreqTest, AResetLeavesTheAccountingBalanced) {
-    PfJobBo bo = job_bo();
+    JobBo bo = job_bo();
     kshim::dma_fence* f = submit_fenced({.jc = bo.endless(), .bos = {bo.handle}});
     ASSERT_TRUE(run_until([&] { return pfdev->jobs[1][0] != nullptr; }, 10 * kMs));
     EXPECT_EQ(pfdev->pfdevfreq.busy_count, 1);

@@ -35,8 +35,8 @@ protected:
 };
 
 TEST_F(PanfrostDumpTest, JobTimeoutTakesADecodableCoredump) {
-    PfJobBo bo = job_bo(64 * 1024);
-    PfJobBo data = job_bo(8 * 1024);
+    JobBo bo = job_bo(64 * 1024);
+    JobBo data = job_bo(8 * 1024);
     // Recognisable contents in the second BO.
     for (size_t i = 0; i < data.size; i++)
         data.cpu[i] = static_cast<kshim::u8>(i * 7 + 3);
@@ -100,7 +100,7 @@ TEST_F(PanfrostDumpTest, JobTimeoutTakesADecodableCoredump) {
     std::memcpy(bomap.data(), d.data() + bomap_h.file_offset, bomap_h.file_size);
 
     u32 expect_offset = bomap_h.file_offset + bomap_h.file_size;
-    const PfJobBo* bos[2] = {&bo, &data};
+    const JobBo* bos[2] = {&bo, &data};
     for (size_t i = 0; i < 2; i++) {
         const panfrost_dump_object_header h = hdr(2 + i);
         EXPECT_EQ(h.magic, PANFROSTDUMP_MAGIC);
@@ -129,20 +129,20 @@ TEST_F(PanfrostDumpTest, JobTimeoutTakesADecodableCoredump) {
 }
 
 TEST_F(PanfrostDumpTest, OnlyTheFirstTimeoutIsDumpedUntilRearmed) {
-    PfJobBo bo = job_bo();
+    JobBo bo = job_bo();
     kshim::dma_fence* f1 = submit_fenced({.jc = bo.endless(), .bos = {bo.handle}});
     ASSERT_TRUE(wait_signaled(f1, 2 * kshim::NSEC_PER_SEC));
     ASSERT_TRUE(kshim::dev_coredump_pending(dev()));
     ASSERT_EQ(kshim::dev_coredump_clear(dev()), 0);
     advance(kshim::NSEC_PER_MSEC);
 
-    PfJobBo bo2 = job_bo();
+    JobBo bo2 = job_bo();
     kshim::dma_fence* f2 = submit_fenced({.jc = bo2.endless(), .bos = {bo2.handle}});
     ASSERT_TRUE(wait_signaled(f2, 2 * kshim::NSEC_PER_SEC));
     EXPECT_FALSE(kshim::dev_coredump_pending(dev())) << "dump_core is one-shot";
 
     pfdev->dump_core.store(true);
-    PfJobBo bo3 = job_bo();
+    JobBo bo3 = job_bo();
     kshim::dma_fence* f3 = submit_fenced({.jc = bo3.endless(), .bos = {bo3.handle}});
     ASSERT_TRUE(wait_signaled(f3, 2 * kshim::NSEC_PER_SEC));
     EXPECT_TRUE(kshim::dev_coredump_pending(dev())) << "re-armed";

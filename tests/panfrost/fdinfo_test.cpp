@@ -27,7 +27,7 @@ protected:
         c.jm_lat.simple_job = kMs;
         return c;
     }
-    void run_job(PfJobBo& bo, u32 requirements = 0, drm::drm_file* f = nullptr) {
+    void run_job(JobBo& bo, u32 requirements = 0, drm::drm_file* f = nullptr) {
         const u64 t = bo.slot();
         kshim::dma_fence* done =
             submit_fenced({.jc = bo.write_value(t, 1), .bos = {bo.handle}, .requirements = requirements, .f = f});
@@ -37,7 +37,7 @@ protected:
 };
 
 TEST_F(PanfrostFdinfoTest, WithoutProfilingOnlyFrequenciesAndMemory) {
-    PfJobBo bo = job_bo(64 * 1024);
+    JobBo bo = job_bo(64 * 1024);
     run_job(bo);
     const std::string text = drm::drm_show_fdinfo(file);
     EXPECT_EQ(fdinfo_value(text, "drm-engine-vertex-tiler"), -1) << text;
@@ -53,7 +53,7 @@ TEST_F(PanfrostFdinfoTest, WithoutProfilingOnlyFrequenciesAndMemory) {
 
 TEST_F(PanfrostFdinfoTest, ProfiledJobsAccountTimeAndCyclesPerEngine) {
     pfdev->profile_mode.store(true);
-    PfJobBo bo = job_bo();
+    JobBo bo = job_bo();
     run_job(bo);
     std::string text = drm::drm_show_fdinfo(file);
     const long long ns = fdinfo_value(text, "drm-engine-vertex-tiler");
@@ -75,7 +75,7 @@ TEST_F(PanfrostFdinfoTest, ProfiledJobsAccountTimeAndCyclesPerEngine) {
 
     // Another file's jobs are its own.
     drm::drm_file* other = open_extra();
-    PfJobBo obo = job_bo(64 * 1024, other);
+    JobBo obo = job_bo(64 * 1024, other);
     run_job(obo, 0, other);
     EXPECT_EQ(fdinfo_value(drm::drm_show_fdinfo(file), "drm-engine-vertex-tiler"), ns);
     EXPECT_GE(fdinfo_value(drm::drm_show_fdinfo(other), "drm-engine-vertex-tiler"), 1'000'000);

@@ -19,8 +19,8 @@
 #include "kernel_shim/shrinker.h"
 #include "panfrost/panfrost_gem.h"
 #include "tests/dma_fence/mock_fence.h"
-#include "tests/panfrost/job_bo.h"
 #include "tests/panfrost/panfrost_test.h"
+#include "tests/panfrost/pf_job_fixture.h"
 #include "uapi/drm/drm.h"
 
 namespace panfrost::testing {
@@ -70,40 +70,8 @@ struct OtherDevice {
     drm::drm_file* file = nullptr;
 };
 
-class PanfrostGemTest : public PanfrostTest {
+class PanfrostGemTest : public PfJobTest {
 protected:
-    void SetUp() override {
-        PanfrostTest::SetUp();
-        // As job_test: start runtime-suspended so the first job's resume unmasks the MMU IRQs.
-        ASSERT_TRUE(wait_autosuspend());
-    }
-    void TearDown() override {
-        for (drm::VmArea* v : vmas)
-            drm::drm_munmap(v);
-        vmas.clear();
-        for (dma_fence* f : fences)
-            kshim::dma_fence_put(f);
-        fences.clear();
-        advance_until_idle(10 * kshim::NSEC_PER_SEC);
-        for (drm::drm_file* f : extra_files)
-            drm::drm_release(f);
-        extra_files.clear();
-        PanfrostTest::TearDown();
-    }
-
-    drm::drm_file* f_or(drm::drm_file* f) { return f ? f : file; }
-
-    int create_bo(u32 size, u32 flags, u32* handle, u64* va = nullptr, drm::drm_file* f = nullptr) {
-        drm_panfrost_create_bo args{};
-        args.size = size;
-        args.flags = flags;
-        drm::UserRange r(&args, sizeof(args));
-        const int ret = drm::ioctl(f_or(f), DRM_IOCTL_PANFROST_CREATE_BO, &args);
-        *handle = args.handle;
-        if (va)
-            *va = args.offset;
-        return ret;
-    }
     u32 bo(u32 size = 64 * 1024, u32 flags = PANFROST_BO_NOEXEC, drm::drm_file* f = nullptr) {
         u32 handle = 0;
         EXPECT_EQ(create_bo(size, flags, &handle, nullptr, f), 0);
@@ -140,13 +108,6 @@ protected:
         else
             vmas.push_back(vma);
         return static_cast<u8*>(vma->addr);
-    }
-    JobBo job_bo(drm::drm_file* f = nullptr, size_t size = 64 * 1024) {
-        JobBo jb;
-        jb.size = size;
-        EXPECT_EQ(create_bo(static_cast<u32>(size), 0, &jb.handle, &jb.va, f), 0);
-        jb.cpu = cpu_map(jb.handle, size, nullptr, f);
-        return jb;
     }
 
     int madvise(u32 handle, u32 madv, u32* retained = nullptr, drm::drm_file* f = nullptr) {
@@ -223,48 +184,6 @@ protected:
         return imported;
     }
 
-    struct Submit {
-        u64 jc = 0;
-        std::vector<u32> bos;
-        std::vector<u32> in_syncs;
-        u32 requirements = 0;
-        drm::drm_file* f = nullptr;
-    };
-    // Submits with an out_sync; the job's fence (kept until TearDown), or nullptr.
-    dma_fence* submit(const Submit& s) {
-        drm::drm_file* f = f_or(s.f);
-        drm_syncobj_create c{};
-        {
-            drm::UserRange r(&c, sizeof(c));
-            EXPECT_EQ(drm::ioctl(f, DRM_IOCTL_SYNCOBJ_CREATE, &c), 0);
-        }
-        drm_panfrost_submit args{};
-        args.jc = s.jc;
-        args.in_syncs = drm::user_ptr(s.in_syncs.data());
-        args.in_sync_count = static_cast<u32>(s.in_syncs.size());
-        args.out_sync = c.handle;
-        args.bo_handles = drm::user_ptr(s.bos.data());
-        args.bo_handle_count = static_cast<u32>(s.bos.size());
-        args.requirements = s.requirements;
-        drm::UserRange r(&args, sizeof(args));
-        drm::UserRange rb(s.bos.data(), s.bos.size() * sizeof(u32));
-        drm::UserRange ri(s.in_syncs.data(), s.in_syncs.size() * sizeof(u32));
-        EXPECT_EQ(drm::ioctl(f, DRM_IOCTL_PANFROST_SUBMIT, &args), 0);
-        dma_fence* fence = nullptr;
-        if (drm::drm_syncobj_find_fence(f, c.handle, 0, 0, &fence))
-            return nullptr;
-        fences.push_back(fence);
-        return fence;
-    }
-    bool wait_signaled(dma_fence* f, kshim::ktime_t timeout = 100 * kshim::NSEC_PER_MSEC) {
-        return f && run_until([&] { return kshim::dma_fence_is_signaled(f); }, timeout);
-    }
-    drm::drm_file* open_extra() {
-        drm::drm_file* f = nullptr;
-        EXPECT_EQ(machine_->open_file(&f), 0);
-        extra_files.push_back(f);
-        return f;
-    }
     bool on_shrinker_list(u32 handle) {
         panfrost_gem_object* o = bo_obj(handle);
         kshim::MutexGuard g(pfdev->shrinker_lock);
@@ -273,10 +192,6 @@ protected:
                 return true;
         return false;
     }
-
-    std::vector<drm::VmArea*> vmas;
-    std::vector<dma_fence*> fences;
-    std::vector<drm::drm_file*> extra_files;
 };
 
 // ---- MADVISE and the shrinker ----
@@ -329,7 +244,7 @@ TEST_F(PanfrostGemTest, ShrinkerPurgesAnIdleDontneedBoAndItStaysPurged) {
     u8* cpu = cpu_map(h, 64 * 1024, &vma);
     ASSERT_NE(cpu, nullptr);
     std::memset(cpu, 0x5A, 64 * 1024);
-    dma_fence* first = submit({.jc = jb.write_value(va, 0x1111), .bos = {jb.handle, h}});
+    dma_fence* first = submit_fenced({.jc = jb.write_value(va, 0x1111), .bos = {jb.handle, h}});
     ASSERT_TRUE(wait_signaled(first));
     EXPECT_EQ(*reinterpret_cast<u64*>(cpu), 0x1111u);
 
@@ -358,7 +273,7 @@ TEST_F(PanfrostGemTest, ShrinkerPurgesAnIdleDontneedBoAndItStaysPurged) {
     EXPECT_EQ(kshim::shrink_all(kScanAll), 0u);
 
     // Its GPU mapping is gone: a job writing where it was faults and fails.
-    dma_fence* late = submit({.jc = jb.write_value(va, 0x2222), .bos = {jb.handle}});
+    dma_fence* late = submit_fenced({.jc = jb.write_value(va, 0x2222), .bos = {jb.handle}});
     ASSERT_TRUE(wait_signaled(late));
     EXPECT_EQ(kshim::dma_fence_get_status(late), -EINVAL);
     EXPECT_TRUE(kshim::log_contains("Unhandled Page fault"));
@@ -391,7 +306,7 @@ TEST_F(PanfrostGemTest, ShrinkerKeepsADontneedBoAQueuedJobUses) {
     ASSERT_NE(s, nullptr);
     drm::drm_syncobj_replace_fence(s, gate);
     drm::drm_syncobj_put(s);
-    dma_fence* done = submit({.jc = jb.write_value(va, 0x77), .bos = {jb.handle, h}, .in_syncs = {c.handle}});
+    dma_fence* done = submit_fenced({.jc = jb.write_value(va, 0x77), .bos = {jb.handle, h}, .in_syncs = {c.handle}});
     advance(10 * kshim::NSEC_PER_MSEC);
     ASSERT_FALSE(kshim::dma_fence_is_signaled(done));
     EXPECT_EQ(bo_obj(h)->gpu_usecount.load(), 1);
@@ -557,7 +472,7 @@ TEST_F(PanfrostGemTest, PrimeSharedBoIsMappedInBothVmsAndOrdersTheirJobs) {
     // File A: a long chain (300 jobs of 100 ns, longer than the mock's 20 us slice) writing 1;
     // file B: one fragment-slot job writing 2 into the same word through its own VM.
     JobBo a = job_bo();
-    JobBo b = job_bo(other);
+    JobBo b = job_bo(64 * 1024, other);
     u64 first = 0, prev = 0;
     for (int i = 0; i < 300; i++) {
         prev = a.write_value(va_a, 1, prev);
@@ -566,8 +481,9 @@ TEST_F(PanfrostGemTest, PrimeSharedBoIsMappedInBothVmsAndOrdersTheirJobs) {
     }
     const u64 bjob = b.write_value(va_b, 2);
 
-    dma_fence* fa = submit({.jc = first, .bos = {a.handle, shared}});
-    dma_fence* fb = submit({.jc = bjob, .bos = {b.handle, shared_b}, .requirements = PANFROST_JD_REQ_FS, .f = other});
+    dma_fence* fa = submit_fenced({.jc = first, .bos = {a.handle, shared}});
+    dma_fence* fb =
+        submit_fenced({.jc = bjob, .bos = {b.handle, shared_b}, .requirements = PANFROST_JD_REQ_FS, .f = other});
     ASSERT_TRUE(wait_signaled(fb));
     EXPECT_TRUE(kshim::dma_fence_is_signaled(fa)) << "B's job waited for A's through the shared BO";
     EXPECT_EQ(kshim::dma_fence_get_status(fb), 1);
@@ -577,8 +493,8 @@ TEST_F(PanfrostGemTest, PrimeSharedBoIsMappedInBothVmsAndOrdersTheirJobs) {
     for (u64 j = first; j; j = a.header(j)->next)
         a.header(j)->exception_status = 0;
     b.header(bjob)->exception_status = 0;
-    dma_fence* fc = submit({.jc = first, .bos = {a.handle, shared}});
-    dma_fence* fd = submit({.jc = bjob, .bos = {b.handle}, .requirements = PANFROST_JD_REQ_FS, .f = other});
+    dma_fence* fc = submit_fenced({.jc = first, .bos = {a.handle, shared}});
+    dma_fence* fd = submit_fenced({.jc = bjob, .bos = {b.handle}, .requirements = PANFROST_JD_REQ_FS, .f = other});
     ASSERT_TRUE(wait_signaled(fc));
     ASSERT_TRUE(wait_signaled(fd));
     EXPECT_EQ(*word, 1u);

@@ -25,7 +25,7 @@ protected:
 };
 
 TEST_F(PanfrostJobCancelTest, DestroyingAContextCancelsItsJobInNext) {
-    PfJobBo bo = job_bo();
+    JobBo bo = job_bo();
     const u64 running_target = bo.slot();
     u64 head = 0, prev = 0;
     for (u64 i = 1; i <= 20; i++) {
@@ -67,7 +67,7 @@ TEST_F(PanfrostJobCancelTest, DestroyingAContextCancelsItsJobInNext) {
 
 TEST_F(PanfrostJobCancelTest, ClosingTheFileCancelsItsJobInNext) {
     drm::drm_file* other = open_extra();
-    PfJobBo bo = job_bo();
+    JobBo bo = job_bo();
     const u64 running_target = bo.slot();
     u64 head = 0, prev = 0;
     for (u64 i = 1; i <= 20; i++) {
@@ -75,7 +75,7 @@ TEST_F(PanfrostJobCancelTest, ClosingTheFileCancelsItsJobInNext) {
         if (!head)
             head = prev;
     }
-    PfJobBo obo = job_bo(64 * 1024, other);
+    JobBo obo = job_bo(64 * 1024, other);
     const u64 queued_target = obo.slot();
     const u64 queued_jc = obo.write_value(queued_target, 0x77);
     kshim::dma_fence* running = submit_fenced({.jc = head, .bos = {bo.handle}});
@@ -99,7 +99,7 @@ TEST_F(PanfrostJobCancelTest, ClosingTheFileCancelsItsJobInNext) {
 }
 
 TEST_F(PanfrostJobCancelTest, StuckAsActiveSchedulesAReset) {
-    PfJobBo bo = job_bo();
+    JobBo bo = job_bo();
     // The first AS command panfrost issues (binding the file's VM for the job) never finishes.
     mock_hw::FaultSpec spec;
     spec.kind = mock_hw::FaultKind::AsActiveStuck;

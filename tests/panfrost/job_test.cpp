@@ -17,8 +17,7 @@
 #include "panfrost/panfrost_gem.h"
 #include "panfrost/panfrost_job.h"
 #include "tests/dma_fence/mock_fence.h"
-#include "tests/panfrost/job_bo.h"
-#include "tests/panfrost/panfrost_test.h"
+#include "tests/panfrost/pf_job_fixture.h"
 #include "uapi/drm/drm.h"
 
 namespace panfrost::testing {
@@ -30,141 +29,7 @@ namespace desc = panfrost::desc;
 
 constexpr u64 MiB = u64{1} << 20;
 
-class PanfrostJobTest : public PanfrostTest {
-protected:
-    void SetUp() override {
-        PanfrostTest::SetUp();
-        // Probe leaves the MMU interrupts masked until a reset (as upstream): start from a
-        // runtime-suspended GPU, so the first job's resume unmasks them.
-        ASSERT_TRUE(wait_autosuspend());
-    }
-    void TearDown() override {
-        for (drm::VmArea* v : vmas)
-            drm::drm_munmap(v);
-        vmas.clear();
-        for (dma_fence* f : fences)
-            kshim::dma_fence_put(f);
-        fences.clear();
-        // Every job finishes before the files close.
-        advance_until_idle(10 * kshim::NSEC_PER_SEC);
-        for (drm::drm_file* f : extra_files)
-            drm::drm_release(f);
-        extra_files.clear();
-        PanfrostTest::TearDown();
-    }
-
-    int create_bo(u32 size, u32 flags, u32* handle, u64* va, drm::drm_file* f = nullptr) {
-        drm_panfrost_create_bo args{};
-        args.size = size;
-        args.flags = flags;
-        drm::UserRange r(&args, sizeof(args));
-        const int ret = drm::ioctl(f ? f : file, DRM_IOCTL_PANFROST_CREATE_BO, &args);
-        *handle = args.handle;
-        *va = args.offset;
-        return ret;
-    }
-
-    JobBo job_bo(size_t size = 64 * 1024, drm::drm_file* f = nullptr) {
-        f = f ? f : file;
-        JobBo bo;
-        bo.size = size;
-        EXPECT_EQ(create_bo(static_cast<u32>(size), 0, &bo.handle, &bo.va, f), 0);
-        drm_panfrost_mmap_bo m{};
-        m.handle = bo.handle;
-        {
-            drm::UserRange r(&m, sizeof(m));
-            EXPECT_EQ(drm::ioctl(f, DRM_IOCTL_PANFROST_MMAP_BO, &m), 0);
-        }
-        drm::VmArea* vma = nullptr;
-        EXPECT_EQ(drm::drm_mmap(f, m.offset, size, PROT_READ | PROT_WRITE, MAP_SHARED, &vma), 0);
-        if (vma) {
-            vmas.push_back(vma);
-            bo.cpu = static_cast<u8*>(vma->addr);
-        }
-        return bo;
-    }
-
-    struct Submit {
-        u64 jc = 0;
-        std::vector<u32> bos;
-        std::vector<u32> in_syncs;
-        u32 out_sync = 0;
-        u32 requirements = 0;
-        u32 ctx = 0;
-        u32 pad = 0;
-        drm::drm_file* f = nullptr;
-    };
-    int submit(const Submit& s) {
-        drm_panfrost_submit args{};
-        args.jc = s.jc;
-        args.in_syncs = drm::user_ptr(s.in_syncs.data());
-        args.in_sync_count = static_cast<u32>(s.in_syncs.size());
-        args.out_sync = s.out_sync;
-        args.bo_handles = drm::user_ptr(s.bos.data());
-        args.bo_handle_count = static_cast<u32>(s.bos.size());
-        args.requirements = s.requirements;
-        args.jm_ctx_handle = s.ctx;
-        args.pad = s.pad;
-        drm::UserRange r(&args, sizeof(args));
-        drm::UserRange rb(s.bos.data(), s.bos.size() * sizeof(u32));
-        drm::UserRange ri(s.in_syncs.data(), s.in_syncs.size() * sizeof(u32));
-        return drm::ioctl(s.f ? s.f : file, DRM_IOCTL_PANFROST_SUBMIT, &args);
-    }
-    // Submits and returns the job's out fence (kept until TearDown), or nullptr on error.
-    dma_fence* submit_fenced(Submit s, int* ret_out = nullptr) {
-        drm::drm_file* f = s.f ? s.f : file;
-        s.out_sync = syncobj_create(f);
-        const int ret = submit(s);
-        if (ret_out)
-            *ret_out = ret;
-        EXPECT_EQ(ret, 0);
-        return ret ? nullptr : fence_of(s.out_sync, f);
-    }
-
-    u32 syncobj_create(drm::drm_file* f = nullptr) {
-        drm_syncobj_create args{};
-        drm::UserRange r(&args, sizeof(args));
-        EXPECT_EQ(drm::ioctl(f ? f : file, DRM_IOCTL_SYNCOBJ_CREATE, &args), 0);
-        return args.handle;
-    }
-    dma_fence* fence_of(u32 handle, drm::drm_file* f = nullptr) {
-        dma_fence* fence = nullptr;
-        if (drm::drm_syncobj_find_fence(f ? f : file, handle, 0, 0, &fence))
-            return nullptr;
-        fences.push_back(fence);
-        return fence;
-    }
-    bool wait_signaled(dma_fence* f, kshim::ktime_t timeout = 100 * kshim::NSEC_PER_MSEC) {
-        return f && run_until([&] { return kshim::dma_fence_is_signaled(f); }, timeout);
-    }
-
-    int jm_ctx_create(u32 prio, u32* handle) {
-        drm_panfrost_jm_ctx_create args{};
-        args.priority = prio;
-        drm::UserRange r(&args, sizeof(args));
-        const int ret = drm::ioctl(file, DRM_IOCTL_PANFROST_JM_CTX_CREATE, &args);
-        *handle = args.handle;
-        return ret;
-    }
-    int jm_ctx_destroy(u32 handle, u32 pad = 0) {
-        drm_panfrost_jm_ctx_destroy args{};
-        args.handle = handle;
-        args.pad = pad;
-        drm::UserRange r(&args, sizeof(args));
-        return drm::ioctl(file, DRM_IOCTL_PANFROST_JM_CTX_DESTROY, &args);
-    }
-
-    drm::drm_file* open_extra() {
-        drm::drm_file* f = nullptr;
-        EXPECT_EQ(machine_->open_file(&f), 0);
-        extra_files.push_back(f);
-        return f;
-    }
-
-    std::vector<drm::VmArea*> vmas;
-    std::vector<dma_fence*> fences;
-    std::vector<drm::drm_file*> extra_files;
-};
+class PanfrostJobTest : public PfJobTest {};
 
 // ---- submission ----
 

@@ -1,7 +1,9 @@
-// The job fixture of the perfcnt, devfreq, profiling/fdinfo, coredump and cancellation tests:
-// the probed G52 with a file, BOs mapped for the CPU in which WRITE_VALUE chains are laid out at
-// the BO's GPU VA (testkit's PanfrostJobBo, with its IGT endless chain), SUBMIT with an out fence
-// and JM contexts, through the ioctl calls of testkit/panfrost_rig.h.
+// The job fixture of the panfrost tests that submit (job, gem, perfcnt, devfreq, profiling/fdinfo,
+// coredump, cancellation, probe failures, real threads): the probed G52 with a file, BOs mapped
+// for the CPU in which WRITE_VALUE chains are laid out at the BO's GPU VA (testkit's
+// PanfrostJobBo, with its IGT endless chain), SUBMIT with in/out syncs and JM contexts, through
+// the ioctl calls of testkit/panfrost_rig.h; what a test maps, fences and opens is released at
+// TearDown.
 #pragma once
 #include <vector>
 
@@ -14,7 +16,7 @@ namespace panfrost::testing {
 
 namespace desc = panfrost::desc;
 
-using PfJobBo = PanfrostJobBo;
+using JobBo = PanfrostJobBo;
 
 class PfJobTest : public PanfrostTest {
 protected:
@@ -38,9 +40,19 @@ protected:
         PanfrostTest::TearDown();
     }
 
-    PfJobBo job_bo(size_t size = 64 * 1024, drm::drm_file* f = nullptr) {
-        PfJobBo bo;
-        EXPECT_EQ(pf_job_bo(f ? f : file, size, &bo), 0);
+    drm::drm_file* f_or(drm::drm_file* f) { return f ? f : file; }
+
+    // CREATE_BO; `va` may be null.
+    int create_bo(u32 size, u32 flags, u32* handle, u64* va = nullptr, drm::drm_file* f = nullptr) {
+        u64 offset = 0;
+        const int ret = pf_create_bo(f_or(f), size, flags, handle, &offset);
+        if (va)
+            *va = offset;
+        return ret;
+    }
+    JobBo job_bo(size_t size = 64 * 1024, drm::drm_file* f = nullptr) {
+        JobBo bo;
+        EXPECT_EQ(pf_job_bo(f_or(f), size, &bo), 0);
         if (bo.vma)
             vmas.push_back(bo.vma);
         return bo;
@@ -49,21 +61,39 @@ protected:
     struct Submit {
         u64 jc = 0;
         std::vector<u32> bos;
+        std::vector<u32> in_syncs;
+        u32 out_sync = 0;
         u32 requirements = 0;
         u32 ctx = 0;
+        u32 pad = 0;
         drm::drm_file* f = nullptr;
     };
-    // Submits with an out_sync; the job's out fence (kept until TearDown), or nullptr.
-    kshim::dma_fence* submit_fenced(const Submit& s) {
-        drm::drm_file* f = s.f ? s.f : file;
-        u32 out_sync = 0;
-        EXPECT_EQ(pf_syncobj_create(f, &out_sync), 0);
-        const int ret = pf_submit(
-            f, {.jc = s.jc, .bos = s.bos, .out_sync = out_sync, .requirements = s.requirements, .ctx = s.ctx});
+    int submit(const Submit& s) {
+        return pf_submit(f_or(s.f), {.jc = s.jc,
+                                     .bos = s.bos,
+                                     .in_syncs = s.in_syncs,
+                                     .out_sync = s.out_sync,
+                                     .requirements = s.requirements,
+                                     .ctx = s.ctx,
+                                     .pad = s.pad});
+    }
+    // Submits with a new out_sync; the job's out fence (kept until TearDown), or nullptr on error.
+    kshim::dma_fence* submit_fenced(Submit s, int* ret_out = nullptr) {
+        s.out_sync = syncobj_create(s.f);
+        const int ret = submit(s);
+        if (ret_out)
+            *ret_out = ret;
         EXPECT_EQ(ret, 0);
-        if (ret)
-            return nullptr;
-        kshim::dma_fence* fence = pf_syncobj_fence(f, out_sync);
+        return ret ? nullptr : fence_of(s.out_sync, s.f);
+    }
+    u32 syncobj_create(drm::drm_file* f = nullptr) {
+        u32 handle = 0;
+        EXPECT_EQ(pf_syncobj_create(f_or(f), &handle), 0);
+        return handle;
+    }
+    // The syncobj's fence, kept until TearDown; nullptr when it has none.
+    kshim::dma_fence* fence_of(u32 handle, drm::drm_file* f = nullptr) {
+        kshim::dma_fence* fence = pf_syncobj_fence(f_or(f), handle);
         if (fence)
             fences.push_back(fence);
         return fence;
@@ -73,7 +103,7 @@ protected:
     }
 
     int jm_ctx_create(u32 prio, u32* handle) { return pf_jm_ctx_create(file, prio, handle); }
-    int jm_ctx_destroy(u32 handle) { return pf_jm_ctx_destroy(file, handle); }
+    int jm_ctx_destroy(u32 handle, u32 pad = 0) { return pf_jm_ctx_destroy(file, handle, pad); }
 
     drm::drm_file* open_extra() {
         drm::drm_file* f = nullptr;

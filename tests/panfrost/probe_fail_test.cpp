@@ -70,7 +70,7 @@ protected:
         ASSERT_EQ(machine_->open_file(&file), 0) << where;
         // Probe leaves the MMU interrupts masked until a reset: the job's resume unmasks them.
         ASSERT_TRUE(wait_autosuspend()) << where;
-        PfJobBo bo = job_bo();
+        JobBo bo = job_bo();
         ASSERT_NE(bo.cpu, nullptr) << where;
         const u64 target = bo.slot();
         dma_fence* done = submit_fenced({.jc = bo.write_value(target, 0x5A5A), .bos = {bo.handle}});
@@ -248,7 +248,7 @@ TEST_F(PanfrostProbeManual, ProbeIssuesNoAsCommand) {
 class PanfrostSystemSleep : public PfJobTest {
 protected:
     // SUBMIT held by an in_sync on `gate`; returns the out fence.
-    dma_fence* submit_gated(const PfJobBo& bo, u64 jc, dma_fence* gate) {
+    dma_fence* submit_gated(const JobBo& bo, u64 jc, dma_fence* gate) {
         drm_syncobj_create in{};
         drm_syncobj_create out{};
         for (drm_syncobj_create* c : {&in, &out}) {
@@ -327,7 +327,7 @@ TEST_F(PanfrostSystemSleep, IdleDeviceSuspendsAndResumes) {
     expect_powered_off("after the system suspend of a suspended device");
     ASSERT_EQ(kshim::device_pm_resume(dev()), 0);
     EXPECT_TRUE(kshim::pm_runtime_suspended(dev())) << "nothing to resume";
-    PfJobBo bo = job_bo();
+    JobBo bo = job_bo();
     const u64 target = bo.slot();
     dma_fence* done = submit_fenced({.jc = bo.write_value(target, 11), .bos = {bo.handle}});
     ASSERT_TRUE(wait_signaled(done));
@@ -338,7 +338,7 @@ TEST_F(PanfrostSystemSleep, IdleDeviceSuspendsAndResumes) {
 }
 
 TEST_F(PanfrostSystemSleep, JobQueuedAcrossTheSleepCompletesAfterResume) {
-    PfJobBo bo = job_bo();
+    JobBo bo = job_bo();
     const u64 target = bo.slot();
     dma_fence* gate = dma_fence_test::mock_fence(kshim::dma_fence_context_alloc(1), 1);
     dma_fence* done = submit_gated(bo, bo.write_value(target, 0x77), gate);
@@ -364,7 +364,7 @@ TEST_F(PanfrostSystemSleep, JobQueuedAcrossTheSleepCompletesAfterResume) {
 // panfrost_device_suspend does the same): the system suspend fails, runtime PM is enabled again,
 // the GPU stays up, the job completes, and the next system suspend succeeds.
 TEST_F(PanfrostSystemSleep, JobOnTheHardwareMakesTheSuspendFailWithEbusy) {
-    PfJobBo bo = job_bo();
+    JobBo bo = job_bo();
     const u64 target = bo.slot();
     dma_fence* done = submit_fenced({.jc = bo.write_value(target, 0x99), .bos = {bo.handle}});
     ASSERT_NE(done, nullptr);

@@ -27,7 +27,7 @@ constexpr u32 kJobs = 16;
 TEST_F(PanfrostReal, TwoThreadsSubmitToBothSlotsAcrossATimeoutAndReset) {
     // No coredump: its 5-minute expiry timer would keep the runtime busy at teardown.
     pfdev->dump_core.store(false);
-    PfJobBo bo = job_bo(256 * 1024);
+    JobBo bo = job_bo(256 * 1024);
     u32 guilty_ctx = 0, ctx1 = 0;
     ASSERT_EQ(jm_ctx_create(PANFROST_JM_CTX_PRIORITY_MEDIUM, &guilty_ctx), 0);
     ASSERT_EQ(jm_ctx_create(PANFROST_JM_CTX_PRIORITY_MEDIUM, &ctx1), 0);
