@@ -34,6 +34,7 @@
 #include "kernel_shim/report.h"
 #include "kernel_shim/runtime.h"
 #include "panfrost/panfrost_job.h"
+#include "testkit/campaign_params.h"
 #include "testkit/panfrost_rig.h"
 #include "tests/panfrost/panfrost_test.h"
 
@@ -103,20 +104,8 @@ bool job_kind(FaultClass c) {
 
 using Param = std::tuple<FaultClass, Trigger, u64>;
 
-u64 seeds_per_cell() {
-    const char* s = std::getenv("UPANTHOR_CAMPAIGN_SEEDS");
-    const u64 n = s ? std::strtoull(s, nullptr, 10) : 0;
-    return n ? n : 1;
-}
-
 std::vector<Param> all_params() {
-    std::vector<Param> v;
-    const u64 n = seeds_per_cell();
-    for (FaultClass c : kClasses)
-        for (Trigger t : kTriggers)
-            for (u64 s = 1; s <= n; s++)
-                v.emplace_back(c, t, s);
-    return v;
+    return upanthor::testkit::campaign_params(kClasses, kTriggers, upanthor::testkit::campaign_seeds_per_cell(1));
 }
 
 struct Cell {

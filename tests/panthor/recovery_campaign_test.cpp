@@ -30,6 +30,7 @@
 #include "kernel_shim/workqueue.h"
 #include "panthor/panthor_device.h"
 #include "panthor/panthor_sched_priv.h"
+#include "testkit/campaign_params.h"
 #include "tests/panthor/sched_test.h"
 
 namespace panthor::testing {
@@ -145,20 +146,8 @@ bool job_borne(FaultClass c) {
 
 using Param = std::tuple<FaultClass, Trigger, u64>;
 
-u64 seeds_per_cell() {
-    const char* s = std::getenv("UPANTHOR_CAMPAIGN_SEEDS");
-    const u64 n = s ? std::strtoull(s, nullptr, 10) : 0;
-    return n ? n : 2;
-}
-
 std::vector<Param> all_params() {
-    std::vector<Param> v;
-    const u64 n = seeds_per_cell();
-    for (FaultClass c : kClasses)
-        for (Trigger t : kTriggers)
-            for (u64 s = 1; s <= n; s++)
-                v.emplace_back(c, t, s);
-    return v;
+    return upanthor::testkit::campaign_params(kClasses, kTriggers, upanthor::testkit::campaign_seeds_per_cell(2));
 }
 
 // The table, filled as runs finish and printed at exit.
