@@ -144,27 +144,7 @@ PanthorClient::~PanthorClient() {
 // ---- DRM core ----
 
 Result<DriverVersion> PanthorClient::version() {
-    // drmGetVersion: one call for the lengths, one for the strings.
-    drm_version v{};
-    if (int ret = ioctl(DRM_IOCTL_VERSION, &v))
-        return err(ret);
-    DriverVersion out;
-    out.name.resize(v.name_len);
-    out.date.resize(v.date_len);
-    out.desc.resize(v.desc_len);
-    v.name = out.name.data();
-    v.date = out.date.data();
-    v.desc = out.desc.data();
-    UserMem mem(*be_);
-    mem.add(v.name, v.name_len);
-    mem.add(v.date, v.date_len);
-    mem.add(v.desc, v.desc_len);
-    if (int ret = ioctl(DRM_IOCTL_VERSION, &v))
-        return err(ret);
-    out.major = v.version_major;
-    out.minor = v.version_minor;
-    out.patchlevel = v.version_patchlevel;
-    return out;
+    return drm_get_version(*be_);
 }
 
 Result<u64> PanthorClient::get_cap(u64 capability) {

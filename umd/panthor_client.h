@@ -22,6 +22,7 @@
 #include "uapi/drm/panthor_drm.h"
 #include "umd/backend.h"
 #include "umd/cs_builder.h"
+#include "umd/drm_version.h"
 #include "umd/result.h"
 
 namespace umd {
@@ -107,11 +108,6 @@ struct TilerHeap {
     u32 handle = 0;
     u64 ctx_gpu_va = 0;
     u64 first_chunk_gpu_va = 0;
-};
-
-struct DriverVersion {
-    int major = 0, minor = 0, patchlevel = 0;
-    std::string name, date, desc;
 };
 
 // A builder configuration for this device's command streams.

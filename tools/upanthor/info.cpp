@@ -185,6 +185,22 @@ private:
     std::vector<bool> first_;  // per open container: nothing written into it yet
 };
 
+// DRM_IOCTL_VERSION's answer, the same for every driver: the text line and the JSON object.
+void print_driver_text(const umd::DriverVersion& v, std::FILE* out) {
+    std::fprintf(out, "Driver: %s %d.%d.%d (%s) \"%s\"\n", v.name.c_str(), v.major, v.minor, v.patchlevel,
+                 v.date.c_str(), v.desc.c_str());
+}
+void print_driver_json(Json& j, const umd::DriverVersion& v) {
+    j.begin_object("driver");
+    j.str("name", v.name);
+    j.num("major", static_cast<u64>(v.major));
+    j.num("minor", static_cast<u64>(v.minor));
+    j.num("patchlevel", static_cast<u64>(v.patchlevel));
+    j.str("date", v.date);
+    j.str("desc", v.desc);
+    j.end_object();
+}
+
 }  // namespace
 
 int probe_device_info(const mock_hw::GpuConfig& cfg, DeviceInfo* out, std::string* what) {
@@ -215,12 +231,7 @@ int probe_device_info(const mock_hw::GpuConfig& cfg, DeviceInfo* out, std::strin
         out->gpu = c.gpu_info();
         out->csif = c.csif_info();
         if (auto v = c.version(); v.ok()) {
-            out->driver_name = v->name;
-            out->driver_date = v->date;
-            out->driver_desc = v->desc;
-            out->driver_major = v->major;
-            out->driver_minor = v->minor;
-            out->driver_patchlevel = v->patchlevel;
+            out->driver = *v;
         } else {
             ret = v.error();
             *what = "DRM_IOCTL_VERSION";
@@ -261,8 +272,7 @@ int probe_device_info(const mock_hw::GpuConfig& cfg, DeviceInfo* out, std::strin
 void print_info_text(const DeviceInfo& in, std::FILE* out) {
     const drm_panthor_gpu_info& g = in.gpu;
     const Decoded d = decode_gpu(g);
-    std::fprintf(out, "Driver: %s %d.%d.%d (%s) \"%s\"\n", in.driver_name.c_str(), in.driver_major, in.driver_minor,
-                 in.driver_patchlevel, in.driver_date.c_str(), in.driver_desc.c_str());
+    print_driver_text(in.driver, out);
     std::fprintf(out, "GPU: %s (simulated)\n", gpu_model_name(g.gpu_id));
     std::fprintf(out, "  gpu_id            0x%08x: arch %u.%u rev %u, product %u, r%up%u status %u\n", g.gpu_id,
                  DRM_PANTHOR_ARCH_MAJOR(g.gpu_id), DRM_PANTHOR_ARCH_MINOR(g.gpu_id), DRM_PANTHOR_ARCH_REV(g.gpu_id),
@@ -322,14 +332,7 @@ void print_info_json(const DeviceInfo& in, std::FILE* out) {
     const Decoded d = decode_gpu(g);
     Json j(out);
     j.begin_object();
-    j.begin_object("driver");
-    j.str("name", in.driver_name);
-    j.num("major", static_cast<u64>(in.driver_major));
-    j.num("minor", static_cast<u64>(in.driver_minor));
-    j.num("patchlevel", static_cast<u64>(in.driver_patchlevel));
-    j.str("date", in.driver_date);
-    j.str("desc", in.driver_desc);
-    j.end_object();
+    print_driver_json(j, in.driver);
 
     j.begin_object("gpu");
     j.str("model", gpu_model_name(g.gpu_id));
@@ -554,27 +557,10 @@ int probe_jm_device_info(std::string_view model, JmDeviceInfo* out, std::string*
         return ret;
     }
     umd::Backend& be = *cl->backend;
-    // drmGetVersion: one call for the lengths, one for the strings.
-    drm_version v{};
-    ret = be.ioctl(DRM_IOCTL_VERSION, &v);
-    if (!ret) {
-        out->driver_name.resize(v.name_len);
-        out->driver_date.resize(v.date_len);
-        out->driver_desc.resize(v.desc_len);
-        v.name = out->driver_name.data();
-        v.date = out->driver_date.data();
-        v.desc = out->driver_desc.data();
-        be.user_memory_add(v.name, v.name_len);
-        be.user_memory_add(v.date, v.date_len);
-        be.user_memory_add(v.desc, v.desc_len);
-        ret = be.ioctl(DRM_IOCTL_VERSION, &v);
-        be.user_memory_remove(v.name, v.name_len);
-        be.user_memory_remove(v.date, v.date_len);
-        be.user_memory_remove(v.desc, v.desc_len);
-        out->driver_major = v.version_major;
-        out->driver_minor = v.version_minor;
-        out->driver_patchlevel = v.version_patchlevel;
-    }
+    if (auto v = umd::drm_get_version(be); v.ok())
+        out->driver = *v;
+    else
+        ret = v.error();
     if (ret)
         *what = "DRM_IOCTL_VERSION";
     // Every parameter, as Mesa's panfrost_kmod queries them (a refused one is reported as such).
@@ -603,8 +589,7 @@ int probe_jm_device_info(std::string_view model, JmDeviceInfo* out, std::string*
 void print_jm_info_text(const JmDeviceInfo& in, std::FILE* out) {
     const auto P = [&](unsigned p) { return in.params[p]; };
     const u32 gpu_id = static_cast<u32>(P(DRM_PANFROST_PARAM_GPU_PROD_ID) << 16 | P(DRM_PANFROST_PARAM_GPU_REVISION));
-    std::fprintf(out, "Driver: %s %d.%d.%d (%s) \"%s\"\n", in.driver_name.c_str(), in.driver_major, in.driver_minor,
-                 in.driver_patchlevel, in.driver_date.c_str(), in.driver_desc.c_str());
+    print_driver_text(in.driver, out);
     std::fprintf(out, "GPU: %s (simulated, Job Manager; model %s)\n", jm_gpu_model_name(gpu_id), in.model.c_str());
     std::fprintf(out, "  gpu_id            0x%08x: arch %u.%u rev %u, product %u, r%up%u status %u\n", gpu_id,
                  gpu_id >> 28, (gpu_id >> 24) & 0xF, (gpu_id >> 20) & 0xF, (gpu_id >> 16) & 0xF, (gpu_id >> 12) & 0xF,
@@ -654,14 +639,7 @@ void print_jm_info_json(const JmDeviceInfo& in, std::FILE* out) {
         static_cast<u32>(in.params[DRM_PANFROST_PARAM_GPU_PROD_ID] << 16 | in.params[DRM_PANFROST_PARAM_GPU_REVISION]);
     Json j(out);
     j.begin_object();
-    j.begin_object("driver");
-    j.str("name", in.driver_name);
-    j.num("major", static_cast<u64>(in.driver_major));
-    j.num("minor", static_cast<u64>(in.driver_minor));
-    j.num("patchlevel", static_cast<u64>(in.driver_patchlevel));
-    j.str("date", in.driver_date);
-    j.str("desc", in.driver_desc);
-    j.end_object();
+    print_driver_json(j, in.driver);
     j.begin_object("gpu");
     j.str("host_model", in.model);
     j.str("family", "jm");

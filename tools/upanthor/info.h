@@ -12,14 +12,14 @@
 #include "mock_hw/config.h"
 #include "uapi/drm/panfrost_drm.h"
 #include "uapi/drm/panthor_drm.h"
+#include "umd/drm_version.h"
 
 namespace upanthor {
 
 // Everything `info` prints, gathered before anything is printed (so kernel log lines never
 // interleave with the report).
 struct DeviceInfo {
-    std::string driver_name, driver_date, driver_desc;
-    int driver_major = 0, driver_minor = 0, driver_patchlevel = 0;
+    umd::DriverVersion driver;
     drm_panthor_gpu_info gpu{};
     drm_panthor_csif_info csif{};
     drm_panthor_timestamp_info timestamp{};
@@ -46,8 +46,7 @@ void print_info_json(const DeviceInfo& info, std::FILE* out);
 // the tool hosts the driver, so it asks it).
 struct JmDeviceInfo {
     std::string model;  // the host model ("g52")
-    std::string driver_name, driver_date, driver_desc;
-    int driver_major = 0, driver_minor = 0, driver_patchlevel = 0;
+    umd::DriverVersion driver;
     static constexpr unsigned kParams = DRM_PANFROST_PARAM_SELECTED_COHERENCY + 1;
     std::uint64_t params[kParams] = {};
     bool param_ok[kParams] = {};
