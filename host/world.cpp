@@ -27,7 +27,14 @@ void World::boot() {
     if (int ret = machine_->probe()) {
         status_ = ret;
         failed_step_ = std::string(machine_->driver().name) + " probe";
+        return;
     }
+    // panfrost leaves the MMU interrupts masked from probe until the GPU's first runtime resume, as
+    // upstream, where probe runs at boot, long before a program opens the node: a booted JM device
+    // autosuspends once here, as it would have by then (a page fault of the first jobs would
+    // otherwise go unseen until the job timeout).
+    if (machine_->jm())
+        (void)machine_->settle();
 }
 
 World::~World() {

@@ -118,12 +118,6 @@ bool boot_locked() {
         delete w;
         return false;
     }
-    // panfrost leaves the MMU interrupts masked from probe until the GPU's first runtime resume,
-    // as upstream, where probe runs at boot, long before a program opens the node: the device
-    // autosuspends once here, as it would have by then (a page fault of the first jobs would
-    // otherwise go unseen until the job timeout).
-    if (gm->family == "jm")
-        (void)w->host->machine()->settle();
     if (!arm_injected_faults(*w->host, &w->faults)) {
         delete w->host;
         delete w;

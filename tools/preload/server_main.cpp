@@ -536,10 +536,6 @@ bool boot(const ServeOptions& opts, std::FILE* err) {
         delete w;
         return false;
     }
-    // As the preload library does (device.cpp): panfrost unmasks the MMU interrupts at the GPU's
-    // first runtime resume, which a device probed at boot has had before any client.
-    if (gm->family == "jm")
-        (void)w->machine()->settle();
     g_srv->world = w;
     g_srv->ddev = w->machine()->drm_dev();
     g_srv->mono_offset = static_cast<long long>(kshim::host_monotonic_ns()) - kshim::ktime_get();
