@@ -9,8 +9,11 @@
 # -> runs, invariant violations, first failing seed. Exits non-zero on any violation. A failing
 # seed replays with the KSHIM_SEED the failure message prints.
 #
-# To spread a campaign over machines, give each one a shard of the same binary:
-#   GTEST_TOTAL_SHARDS=M GTEST_SHARD_INDEX=i UPANTHOR_CAMPAIGN_SEEDS=N build/asan/tests/panthor/panthor_recovery_campaign_test
+# To spread a campaign over machines, give each one a shard of the same binary, with a result file:
+#   GTEST_TOTAL_SHARDS=M GTEST_SHARD_INDEX=i UPANTHOR_CAMPAIGN_SEEDS=N UPANTHOR_RESULTS_JSON=shard-i.json \
+#     build/asan/tests/panthor/panthor_recovery_campaign_test
+# and merge the files: `upanthor merge shard-*.json` (docs/upanthor.md, "Beyond one machine").
+# UPANTHOR_CAMPAIGN_DRIVER=panfrost runs panfrost's campaign (tests/panfrost) instead.
 # (UPANTHOR_CAMPAIGN_PRESET=release builds the faster release preset instead, without sanitizers.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,8 +24,13 @@ shards=${UPANTHOR_JOBS:-$(nproc)}
 
 bash scripts/setup.sh
 cmake --preset "$preset" >/dev/null
-cmake --build --preset "$preset" -j "$shards" --target panthor_recovery_campaign_test
-bin="build/$preset/tests/panthor/panthor_recovery_campaign_test"
+driver=${UPANTHOR_CAMPAIGN_DRIVER:-panthor}
+case "$driver" in
+  panthor | panfrost) ;;
+  *) echo "fault-campaign.sh: UPANTHOR_CAMPAIGN_DRIVER is panthor or panfrost, not '$driver'" >&2; exit 2 ;;
+esac
+cmake --build --preset "$preset" -j "$shards" --target "${driver}_recovery_campaign_test" upanthor
+bin="build/$preset/tests/$driver/${driver}_recovery_campaign_test"
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -31,28 +39,16 @@ start=$SECONDS
 pids=()
 for ((i = 0; i < shards; i++)); do
     GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i UPANTHOR_CAMPAIGN_SEEDS=$seeds \
+        UPANTHOR_RESULTS_JSON="$out/shard$i.json" \
         "$bin" --gtest_brief=1 >"$out/shard$i.log" 2>&1 &
     pids+=($!)
 done
 status=0
 for p in "${pids[@]}"; do wait "$p" || status=1; done
 
-# Merge the shards' CAMPAIGN lines (class trigger runs violations first_failing_seed); plain POSIX
-# awk (Debian's default is mawk).
-grep -h '^CAMPAIGN ' "$out"/shard*.log | sort -k2,3 | awk '
-    function flush() {
-        if (key == "") return
-        printf "%-18s %-18s %8d %10d %12s\n", c, t, runs, viol, viol ? first : "-"
-        total += runs; bad += viol
-    }
-    BEGIN { printf "%-18s %-18s %8s %10s %12s\n", "class", "trigger", "runs", "violations", "first_seed" }
-    {
-        k = $2 " " $3
-        if (k != key) { flush(); key = k; c = $2; t = $3; runs = 0; viol = 0; first = "" }
-        runs += $4; viol += $5
-        if ($5 > 0 && (first == "" || $6 < first)) first = $6
-    }
-    END { flush(); printf "total: %d runs, %d violations\n", total, bad; exit bad > 0 }' || status=1
+# One table of the shards' result files (tools/upanthor/results.h): upanthor merge refuses a
+# set with a shard missing, so a shard that crashed before writing its file fails the campaign.
+"build/$preset/tools/upanthor/upanthor" merge "$out"/shard*.json || status=1
 if [ $status -ne 0 ]; then
     echo "== failures (first 40 lines of each shard's failure messages):"
     for f in "$out"/shard*.log; do grep -E "^\[campaign\]|Failure|FAILED" "$f" | head -40 || true; done

@@ -14,7 +14,8 @@
 #   CAMPAIGN_DIR           where the corpus, logs and findings go (default build/campaign/TARGET)
 #   UPANTHOR_FUZZ_NO_BUILD=1   the targets are built already
 #
-# Prints the executions and findings per worker run, and exits 1 if anything was found (the
+# Prints the executions and findings per worker run, writes CAMPAIGN_DIR/result.json for
+# `upanthor merge` (docs/upanthor.md, "Beyond one machine"), and exits 1 if anything was found (the
 # findings are in CAMPAIGN_DIR/findings; replay one with `build/fuzz/fuzz/TARGET FILE`, and
 # fuzz_ioctl's `<run>-history-<pid>` beside it the same way).
 set -euo pipefail
@@ -111,6 +112,20 @@ if [ -x "$check_bin" ]; then
 fi
 
 findings=$(find "$dir/findings" -maxdepth 1 -type f ! -name '*history-*' | wc -l)
+
+# The campaign's result file for `upanthor merge` (tools/upanthor/results.h, kind "fuzz"): the
+# campaigns of one target on several machines add up to one line of executions and findings.
+find "$dir/findings" -maxdepth 1 -type f ! -name '*history-*' | sort |
+  python3 -c '
+import json, sys
+target, execs, secs, workers, check_bin, out = sys.argv[1:]
+files = [l.strip() for l in sys.stdin if l.strip()]
+doc = {"kind": "fuzz", "format": 1, "target": target, "executions": int(execs),
+       "seconds": float(secs), "workers": int(workers),
+       "findings": [{"replay": check_bin + " " + f, "failures": [f]} for f in files]}
+open(out, "w").write(json.dumps(doc, indent=2) + "\n")
+' "$target" "$executed" "$(( $(date +%s) - start ))" "$workers" "$check_bin" "$dir/result.json"
+echo "campaign: result file $dir/result.json (upanthor merge adds campaigns up)"
 echo "campaign: $findings finding(s) in $dir/findings"
 if [ "$findings" -ne 0 ] && compgen -G "$dir/findings/*history-*" >/dev/null; then
   echo "campaign: a finding that does not fail alone replays from its run's history file: $check_bin FILE"

@@ -8,7 +8,8 @@ packages=(
   libboost-dev libboost-context-dev
   libgtest-dev libgmock-dev libbenchmark-dev libtomlplusplus-dev
   libdrm-dev drm-info
-  zlib1g-dev
+  zlib1g-dev nlohmann-json3-dev
+  parallel
   python3
   clang libclang-rt-14-dev zip
   clang-format clang-tidy

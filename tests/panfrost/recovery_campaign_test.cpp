@@ -37,6 +37,7 @@
 #include "testkit/campaign_params.h"
 #include "testkit/panfrost_rig.h"
 #include "tests/panfrost/panfrost_test.h"
+#include "tests/support/campaign_table.h"
 
 namespace panfrost::testing {
 namespace {
@@ -104,38 +105,28 @@ bool job_kind(FaultClass c) {
 
 using Param = std::tuple<FaultClass, Trigger, u64>;
 
+// Seeds per cell in CI; UPANTHOR_CAMPAIGN_SEEDS asks for more.
+constexpr std::uint64_t kCiSeedsPerCell = 1;
+
 std::vector<Param> all_params() {
-    return upanthor::testkit::campaign_params(kClasses, kTriggers, upanthor::testkit::campaign_seeds_per_cell(1));
+    return upanthor::testkit::campaign_params(kClasses, kTriggers,
+                                              upanthor::testkit::campaign_seeds_per_cell(kCiSeedsPerCell));
 }
 
-struct Cell {
-    u64 runs = 0, violations = 0, first_failing_seed = 0;
-    u64 lost = 0;  // chains a reset reported -ECANCELED without a fault of theirs (see below)
-};
-std::map<std::pair<std::string, std::string>, Cell>& table() {
-    static std::map<std::pair<std::string, std::string>, Cell> t;
+// The table, filled as runs finish and printed (and written for `upanthor merge`) at exit; its
+// `lost` column counts chains a reset reported -ECANCELED without a fault of theirs (see below).
+upanthor::testing::CampaignTable& table() {
+    static upanthor::testing::CampaignTable t;
     return t;
 }
-
-class CampaignTable : public ::testing::Environment {
+class CampaignReport : public ::testing::Environment {
 public:
     void TearDown() override {
-        if (table().empty())
-            return;
-        std::printf("\npanfrost fault campaign: class x trigger -> runs, invariant violations, first failing seed\n");
-        std::printf("%-18s %-18s %6s %10s %10s %6s\n", "class", "trigger", "runs", "violations", "first_seed", "lost");
-        for (const auto& [k, c] : table()) {
-            std::printf("%-18s %-18s %6llu %10llu %10s %6llu\n", k.first.c_str(), k.second.c_str(),
-                        static_cast<unsigned long long>(c.runs), static_cast<unsigned long long>(c.violations),
-                        c.violations ? std::to_string(c.first_failing_seed).c_str() : "-",
-                        static_cast<unsigned long long>(c.lost));
-            std::printf("CAMPAIGN %s %s %llu %llu %llu\n", k.first.c_str(), k.second.c_str(),
-                        static_cast<unsigned long long>(c.runs), static_cast<unsigned long long>(c.violations),
-                        static_cast<unsigned long long>(c.first_failing_seed));
-        }
+        table().report("panfrost fault campaign", "panfrost-recovery",
+                       upanthor::testkit::campaign_seeds_per_cell(kCiSeedsPerCell), true);
     }
 };
-[[maybe_unused]] const auto* const kTableEnv = ::testing::AddGlobalTestEnvironment(new CampaignTable);
+[[maybe_unused]] const auto* const kTableEnv = ::testing::AddGlobalTestEnvironment(new CampaignReport);
 
 constexpr ktime_t kUs = kshim::NSEC_PER_USEC;
 // Every fence must have signalled this long after the last submission (a few timeouts).
@@ -196,17 +187,8 @@ protected:
             drm::drm_release(bystander_);
         bystander_ = nullptr;
         PanfrostTest::TearDown();
-        Cell& c = table()[{class_name(cls()), trigger_name(trig())}];
-        c.runs++;
-        c.lost += completed_in_reset_ + lost_in_reset_;
-        if (HasFailure()) {
-            if (!c.violations)
-                c.first_failing_seed = seed();
-            c.violations++;
-            std::fprintf(stderr, "[campaign] %s x %s failed: replay with KSHIM_SEED=%llu --gtest_filter='*%s*'\n",
-                         class_name(cls()), trigger_name(trig()), static_cast<unsigned long long>(seed()),
-                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        }
+        table().record(class_name(cls()), trigger_name(trig()), seed(), HasFailure(),
+                       completed_in_reset_ + lost_in_reset_);
     }
 
     // Lays out and submits one chain of `nulls` NULL jobs and a WRITE_VALUE. A refused SUBMIT

@@ -32,6 +32,7 @@
 #include "panthor/panthor_sched_priv.h"
 #include "testkit/campaign_params.h"
 #include "tests/panthor/sched_test.h"
+#include "tests/support/campaign_table.h"
 
 namespace panthor::testing {
 namespace {
@@ -146,38 +147,27 @@ bool job_borne(FaultClass c) {
 
 using Param = std::tuple<FaultClass, Trigger, u64>;
 
+// Seeds per cell in CI; UPANTHOR_CAMPAIGN_SEEDS asks for more.
+constexpr std::uint64_t kCiSeedsPerCell = 2;
+
 std::vector<Param> all_params() {
-    return upanthor::testkit::campaign_params(kClasses, kTriggers, upanthor::testkit::campaign_seeds_per_cell(2));
+    return upanthor::testkit::campaign_params(kClasses, kTriggers,
+                                              upanthor::testkit::campaign_seeds_per_cell(kCiSeedsPerCell));
 }
 
-// The table, filled as runs finish and printed at exit.
-struct Cell {
-    u64 runs = 0, violations = 0, first_failing_seed = 0;
-};
-std::map<std::pair<std::string, std::string>, Cell>& table() {
-    static std::map<std::pair<std::string, std::string>, Cell> t;
+// The table, filled as runs finish and printed (and written for `upanthor merge`) at exit.
+upanthor::testing::CampaignTable& table() {
+    static upanthor::testing::CampaignTable t;
     return t;
 }
-
-class CampaignTable : public ::testing::Environment {
+class CampaignReport : public ::testing::Environment {
 public:
     void TearDown() override {
-        if (table().empty())
-            return;
-        std::printf("\nfault campaign: class x trigger -> runs, invariant violations, first failing seed\n");
-        std::printf("%-18s %-18s %6s %10s %10s\n", "class", "trigger", "runs", "violations", "first_seed");
-        for (const auto& [k, c] : table()) {
-            std::printf("%-18s %-18s %6llu %10llu %10s\n", k.first.c_str(), k.second.c_str(),
-                        static_cast<unsigned long long>(c.runs), static_cast<unsigned long long>(c.violations),
-                        c.violations ? std::to_string(c.first_failing_seed).c_str() : "-");
-            // One machine-readable line per cell for scripts/fault-campaign.sh.
-            std::printf("CAMPAIGN %s %s %llu %llu %llu\n", k.first.c_str(), k.second.c_str(),
-                        static_cast<unsigned long long>(c.runs), static_cast<unsigned long long>(c.violations),
-                        static_cast<unsigned long long>(c.first_failing_seed));
-        }
+        table().report("fault campaign", "panthor-recovery",
+                       upanthor::testkit::campaign_seeds_per_cell(kCiSeedsPerCell), false);
     }
 };
-[[maybe_unused]] const auto* const kTableEnv = ::testing::AddGlobalTestEnvironment(new CampaignTable);
+[[maybe_unused]] const auto* const kTableEnv = ::testing::AddGlobalTestEnvironment(new CampaignReport);
 
 constexpr u64 kUs = kshim::NSEC_PER_USEC;
 // Every fence must have signalled this long after the last submission.
@@ -217,16 +207,7 @@ protected:
 
     void TearDown() override {
         SchedTest::TearDown();
-        Cell& c = table()[{class_name(cls()), trigger_name(trig())}];
-        c.runs++;
-        if (HasFailure()) {
-            if (!c.violations)
-                c.first_failing_seed = seed();
-            c.violations++;
-            std::fprintf(stderr, "[campaign] %s x %s failed: replay with KSHIM_SEED=%llu --gtest_filter='*%s*'\n",
-                         class_name(cls()), trigger_name(trig()), static_cast<unsigned long long>(seed()),
-                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        }
+        table().record(class_name(cls()), trigger_name(trig()), seed(), HasFailure());
     }
 
     struct Job {

@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cinttypes>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -15,6 +16,7 @@
 
 #include "tools/preload/server_main.h"
 #include "tools/upanthor/info.h"
+#include "tools/upanthor/merge.h"
 #include "tools/upanthor/replay.h"
 #include "tools/upanthor/runner.h"
 #include "tools/upanthor/sweep.h"
@@ -33,6 +35,7 @@ constexpr const char* kUsage =
     "  run SCENARIO [options]        run a scenario file and check its expectations\n"
     "  sweep FILE --seeds A..B       run a scenario (or replay a capture) under many seeds\n"
     "  replay CAPTURE [options]      replay a session captured by the preload library\n"
+    "  merge FILES... [--json]       one table of sweep shards, campaign shards and fuzz results\n"
     "  disasm FILE [--base VA]       disassemble a raw command-stream binary\n"
     "  serve [--socket PATH]         run the driver as a daemon for preload clients\n"
     "  help [COMMAND]                this text, or a command's\n"
@@ -141,6 +144,14 @@ int run_run(const Command& c, const std::map<std::string, std::string>& opts, co
     return cmd_run(pos[0], ro, injects, out, err);
 }
 
+int run_merge(const Command&, const std::map<std::string, std::string>& opts, const std::vector<std::string>& pos,
+              std::FILE* out, std::FILE* err) {
+    MergeOptions mo;
+    mo.json = opts.count("--json") != 0;
+    mo.partial = opts.count("--partial") != 0;
+    return cmd_merge(pos, mo, out, err);
+}
+
 int run_replay(const Command& c, const std::map<std::string, std::string>& opts, const std::vector<std::string>& pos,
                std::FILE* out, std::FILE* err) {
     ReplayOptions ro;
@@ -164,7 +175,10 @@ int run_sweep(const Command& c, const std::map<std::string, std::string>& opts, 
                            "invalid --seeds '" + seeds->second + "': expected A..B with non-negative integers A <= B");
     so.seeds = *range;
     if (auto it = opts.find("--shard"); it != opts.end()) {
-        const auto shard = parse_shard(it->second);
+        std::string why;
+        const auto shard = it->second == "auto" ? shard_from_environment(&why) : parse_shard(it->second);
+        if (!shard && !why.empty())
+            return usage_error(err, c.name, why);
         if (!shard)
             return usage_error(err, c.name, "invalid --shard '" + it->second + "': expected I/N with 0 <= I < N");
         so.shard = *shard;
@@ -288,7 +302,10 @@ const std::vector<Command>& commands() {
          "  --seeds A..B  the seeds to run, integers A <= B\n"
          "  --jobs N      runs at a time, in forked processes (default 1; 0 or auto: one per online CPU)\n"
          "  --shard I/N   only the seeds s with (s - A) % N == I: N invocations with I = 0..N-1 (a CI\n"
-         "                matrix, GNU parallel, a job array) cover A..B exactly once between them\n"
+         "                matrix, GNU parallel, a job array) cover A..B exactly once between them;\n"
+         "                `--shard auto` takes I and N from a job engine's environment: a Slurm job\n"
+         "                array, a Kubernetes Indexed Job (with UPANTHOR_SHARD_COUNT), or\n"
+         "                UPANTHOR_SHARD_INDEX/UPANTHOR_SHARD_COUNT; `upanthor merge` adds shards up\n"
          "  --preempt P   chance that a preemption point switches tasks (default 0.3)\n"
          "  --json        the summary as a JSON document (every seed run, every failing seed)\n",
          {{"--seeds", true}, {"--jobs", true}, {"--shard", true}, {"--preempt", true}, {"--json", false}},
@@ -316,6 +333,24 @@ const std::vector<Command>& commands() {
          1,
          1,
          run_replay},
+        {"merge",
+         "usage: upanthor merge FILE... [--json] [--partial]\n"
+         "\n"
+         "Merges result files into one table: shards of `upanthor sweep --json` (one per --shard I/N),\n"
+         "shards of a recovery fault campaign run with UPANTHOR_RESULTS_JSON=FILE (GTEST_SHARD_INDEX of\n"
+         "GTEST_TOTAL_SHARDS), and fuzz campaigns (scripts/fuzz-campaign.sh's result.json). Files of the\n"
+         "same run are added up: for each run, what ran, the counts, every failing seed with the command\n"
+         "that replays it, then the totals. A sharded run must be complete (every shard index once);\n"
+         "the merge of N sweep shards reports what the unsharded sweep reports. Exit code 0 if every\n"
+         "run is complete and passed, 1 if something failed, 2 if a file is not a result file or a\n"
+         "shard is missing or repeated.\n"
+         "\n"
+         "  --json      the merged result as a JSON document (sweeps keep `sweep --json`'s fields)\n"
+         "  --partial   report an incomplete run instead of refusing it (exit 0 or 1 as above)\n",
+         {{"--json", false}, {"--partial", false}},
+         1,
+         SIZE_MAX,
+         run_merge},
         {"disasm",
          "usage: upanthor disasm FILE [--base VA]\n"
          "\n"

@@ -24,6 +24,7 @@
 #include "tools/upanthor/cli.h"
 #include "tools/upanthor/progress.h"
 #include "tools/upanthor/replay.h"
+#include "tools/upanthor/results.h"
 #include "tools/upanthor/runner.h"
 #include "tools/upanthor/scenario.h"
 
@@ -247,15 +248,16 @@ void print_text(const Summary& s, std::FILE* out) {
 void print_json(const Summary& s, std::FILE* out) {
     const SweepOptions& o = s.opts;
     const double rate = s.wall_s > 0 ? static_cast<double>(s.run) / s.wall_s : 0.0;
-    std::fprintf(out,
-                 "{\n  \"scenario\": %s,\n  \"file\": %s,\n  \"range\": {\"first\": %" PRIu64 ", \"last\": %" PRIu64
-                 "},\n  \"shard\": {\"index\": %" PRIu64 ", \"count\": %" PRIu64
-                 "},\n  \"preempt\": %s,\n"
-                 "  \"jobs\": %u,\n  \"passed\": %s,\n  \"seeds_run\": %" PRIu64 ",\n  \"seeds_passed\": %" PRIu64
-                 ",\n  \"seeds_failed\": %zu,\n  \"wall_time_s\": %.3f,\n  \"runs_per_s\": %.1f,\n  \"seeds\": [",
-                 json_str(s.name).c_str(), json_str(s.path).c_str(), o.seeds.first, o.seeds.last, o.shard.index,
-                 o.shard.count, format_probability(o.preempt).c_str(), s.workers, s.failing.empty() ? "true" : "false",
-                 s.run, s.run - s.failing.size(), s.failing.size(), s.wall_s, rate);
+    std::fprintf(
+        out,
+        "{\n  \"kind\": \"sweep\",\n  \"format\": %d,\n  \"scenario\": %s,\n  \"file\": %s,\n  \"range\": {\"first\": "
+        "%" PRIu64 ", \"last\": %" PRIu64 "},\n  \"shard\": {\"index\": %" PRIu64 ", \"count\": %" PRIu64
+        "},\n  \"preempt\": %s,\n"
+        "  \"jobs\": %u,\n  \"passed\": %s,\n  \"seeds_run\": %" PRIu64 ",\n  \"seeds_passed\": %" PRIu64
+        ",\n  \"seeds_failed\": %zu,\n  \"wall_time_s\": %.3f,\n  \"runs_per_s\": %.1f,\n  \"seeds\": [",
+        results::kFormatVersion, json_str(s.name).c_str(), json_str(s.path).c_str(), o.seeds.first, o.seeds.last,
+        o.shard.index, o.shard.count, format_probability(o.preempt).c_str(), s.workers,
+        s.failing.empty() ? "true" : "false", s.run, s.run - s.failing.size(), s.failing.size(), s.wall_s, rate);
     for (std::uint64_t k = 0; k < s.seeds; k++)
         std::fprintf(out, "%s%" PRIu64, k ? ", " : "", shard_seed(o.seeds, o.shard, k));
     std::fprintf(out, "],\n  \"failing\": [");
@@ -303,6 +305,43 @@ std::optional<Shard> parse_shard(const std::string& text) {
     if (!i || !n || *n == 0 || *i >= *n)
         return std::nullopt;
     return Shard{*i, *n};
+}
+
+std::optional<Shard> shard_from_environment(std::string* why) {
+    auto env = [](const char* name) -> std::optional<std::uint64_t> {
+        const char* v = std::getenv(name);
+        return v ? parse_u64(v) : std::nullopt;
+    };
+    auto set = [](const char* name) { return std::getenv(name) != nullptr; };
+    auto checked = [why](std::optional<std::uint64_t> i, std::optional<std::uint64_t> n,
+                         const char* from) -> std::optional<Shard> {
+        if (!i || !n || *n == 0 || *i >= *n) {
+            *why = std::string("--shard auto: ") + from + " does not give an index below a non-zero count";
+            return std::nullopt;
+        }
+        return Shard{*i, *n};
+    };
+    if (set("UPANTHOR_SHARD_INDEX"))
+        return checked(env("UPANTHOR_SHARD_INDEX"), env("UPANTHOR_SHARD_COUNT"),
+                       "UPANTHOR_SHARD_INDEX/UPANTHOR_SHARD_COUNT");
+    if (set("SLURM_ARRAY_TASK_ID")) {
+        // A job array --array=MIN-MAX[:STEP]: task ids MIN, MIN+STEP, ... (SLURM_ARRAY_TASK_COUNT of them).
+        const auto id = env("SLURM_ARRAY_TASK_ID");
+        const std::uint64_t min = env("SLURM_ARRAY_TASK_MIN").value_or(0);
+        const std::uint64_t step = std::max<std::uint64_t>(env("SLURM_ARRAY_TASK_STEP").value_or(1), 1);
+        std::optional<std::uint64_t> index;
+        if (id && *id >= min && (*id - min) % step == 0)
+            index = (*id - min) / step;
+        return checked(index, env("SLURM_ARRAY_TASK_COUNT"),
+                       "SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT (an array of evenly spaced task ids)");
+    }
+    if (set("JOB_COMPLETION_INDEX"))  // a Kubernetes Indexed Job: the count is .spec.completions
+        return checked(env("JOB_COMPLETION_INDEX"), env("UPANTHOR_SHARD_COUNT"),
+                       "JOB_COMPLETION_INDEX with UPANTHOR_SHARD_COUNT (set it to the Job's completions)");
+    *why =
+        "--shard auto: no shard in the environment (UPANTHOR_SHARD_INDEX/_COUNT, SLURM_ARRAY_TASK_ID, "
+        "JOB_COMPLETION_INDEX)";
+    return std::nullopt;
 }
 
 std::optional<unsigned> parse_jobs(const std::string& text) {

@@ -48,6 +48,11 @@ struct SweepOptions {
 std::optional<SeedRange> parse_seed_range(const std::string& text);
 // "I/N" with 0 <= I < N.
 std::optional<Shard> parse_shard(const std::string& text);
+// `--shard auto`: the shard a job engine gives this process through its environment, the first of
+// UPANTHOR_SHARD_INDEX + UPANTHOR_SHARD_COUNT; a Slurm job array (SLURM_ARRAY_TASK_ID, _MIN,
+// _STEP, _COUNT); a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, with UPANTHOR_SHARD_COUNT set to
+// its completions). nullopt with `why` when none is set or the values do not make a shard.
+std::optional<Shard> shard_from_environment(std::string* why);
 // "N" (1..kMaxJobs), or "0" / "auto": the number of online CPUs.
 inline constexpr unsigned kMaxJobs = 256;
 std::optional<unsigned> parse_jobs(const std::string& text);
