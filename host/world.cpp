@@ -50,6 +50,12 @@ std::vector<Problem> World::finish(const CheckOptions& opts) {
     if (!rt_)
         return out;
     try {
+        // A JM device is removed once its GPU went idle, as it would be by the time a real module
+        // unloads: a job whose fence the client saw signal may still wait in drm_sched's pending
+        // list for its free_job work, and drm_sched_fini would find it there (real mode, a loaded
+        // host: preload_panfrost_write at exit).
+        if (machine_ && machine_->jm() && machine_->probed())
+            (void)machine_->settle(kshim::NSEC_PER_SEC);
         machine_.reset();
     } catch (const kshim::SimAbort&) {
         out.push_back({Problem::Kind::Deadlock, "simulation deadlock while removing the driver"});
