@@ -43,6 +43,7 @@ static int file_status(int fd) {
 }
 
 struct waiter {
+    int tid; /* set by the thread when it starts */
     int drm;
     uint32_t handle;
     uint64_t point;
@@ -51,6 +52,7 @@ struct waiter {
 
 static void* wait_thread(void* arg) {
     struct waiter* w = arg;
+    __atomic_store_n(&w->tid, (int)gettid(), __ATOMIC_RELEASE);
     w->ret = drmSyncobjTimelineWait(w->drm, &w->handle, &w->point, 1, now_ns() + 5000000000ll,
                                     DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL | DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, NULL);
     return NULL;
@@ -99,7 +101,10 @@ int main(void) {
     REQUIRE(drmSyncobjCreate(drm, 0, &tmp) == 0);
     CHECK(drmSyncobjImportSyncFile(drm, tmp, f3) == 0);
     CHECK(drmSyncobjTransfer(drm, tls, 3, tmp, 0, 0) == 0);
-    usleep(20000);
+    /* The increment should find the waiter blocked on the transferred point. */
+    while (!__atomic_load_n(&w.tid, __ATOMIC_ACQUIRE))
+        sched_yield();
+    CHECK(wait_until_blocked(w.tid, 5000) == 0);
     CHECK(sw_sync_inc(tl, 1) == 0);
     pthread_join(th, NULL);
     CHECK(w.ret == 0);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -51,7 +52,7 @@ struct pair {
 static void* signaller(void* arg) {
     struct pair* pr = arg;
     for (int i = 0; i < kRounds; i++) {
-        usleep(200);
+        sched_yield(); /* let the waiter get ahead now and then */
         CHECK(drmSyncobjSignal(g_fd, &pr->handles[i], 1) == 0);
     }
     return NULL;

@@ -11,10 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <xf86drm.h>
 
@@ -56,24 +58,47 @@ static inline pid_t server_pid(void) {
     return s ? (pid_t)atoi(s) : 0;
 }
 
-/* Whether the server's log has a line with both `a` and `b`; waited for up to `ms`. */
+static inline int server_log_scan(const char* path, const char* a, const char* b) {
+    FILE* f = fopen(path, "r");
+    char line[512];
+    int found = 0;
+    while (f && !found && fgets(line, sizeof line, f))
+        found = strstr(line, a) && strstr(line, b);
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/* Whether the server's log has a line with both `a` and `b`, waiting up to `ms` for the server
+ * (another process, on the host's clock) to write it. The wait wakes on each write to the log
+ * (inotify) rather than polling on a timer. */
 static inline int server_log_has(const char* a, const char* b, int ms) {
     const char* path = getenv("UPANTHOR_SERVER_LOG");
     if (!path)
         return 0;
-    for (int waited = 0; waited <= ms; waited += 20) {
-        FILE* f = fopen(path, "r");
-        char line[512];
-        int found = 0;
-        while (f && !found && fgets(line, sizeof line, f))
-            found = strstr(line, a) && strstr(line, b);
-        if (f)
-            fclose(f);
-        if (found)
-            return 1;
-        usleep(20000);
+    int ifd = inotify_init1(IN_CLOEXEC);
+    if (ifd >= 0 && inotify_add_watch(ifd, path, IN_MODIFY | IN_CLOSE_WRITE) < 0) {
+        close(ifd);
+        ifd = -1;
     }
-    return 0;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int found = server_log_scan(path, a, b);
+    while (!found && ifd >= 0) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        const long left = ms - ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000);
+        struct pollfd p = {.fd = ifd, .events = POLLIN};
+        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+            break;
+        char events[4096];
+        if (read(ifd, events, sizeof events) < 0)
+            break;
+        found = server_log_scan(path, a, b);
+    }
+    if (ifd >= 0)
+        close(ifd);
+    return found;
 }
 
 /* v10 CS instructions (hw/csf/cs_isa.h): opcode in [63:56]. */
