@@ -533,6 +533,42 @@ TEST_F(SchedRotation, CsSlotProgrammingRequestsNoExtractEvents) {
     EXPECT_EQ(group_destroy(g), 0);
 }
 
+// A partial tick (forced mid-period, here by a REALTIME submission) re-picks the resident groups
+// and lets REALTIME groups in, nothing else: a MEDIUM group submitted just before stays off slot
+// until the next full tick, and only one LOW group makes room.
+TEST_F(SchedRotation, PartialTickLetsOnlyRealtimeGroupsPreempt) {
+    std::vector<u32> groups, syncs;
+    std::vector<u64> markers;
+    for (u32 i = 0; i < kSlots; i++) {
+        groups.push_back(group_create(1, PANTHOR_GROUP_PRIORITY_LOW));
+        syncs.push_back(submit_job(groups.back(), marked_job(i, 1, 1000 * kMs, 1)));
+        markers.push_back(marker_off(i));
+    }
+    std::vector<ktime_t> first;
+    ASSERT_TRUE(watch(markers, first, 5 * kMs));
+    ASSERT_TRUE(wait_full_tick());
+    const ktime_t t_tick = kshim::ktime_get();
+    const panthor_sched_stats s0 = stats();
+
+    const u32 med = group_create(1, PANTHOR_GROUP_PRIORITY_MEDIUM);
+    syncs.push_back(submit_job(med, marked_job(21, 1, 5 * kMs, 1)));
+    const u32 rt = group_create(1, PANTHOR_GROUP_PRIORITY_REALTIME);
+    syncs.push_back(submit_job(rt, marked_job(20, 1, 5 * kMs, 1)));
+    ASSERT_TRUE(watch({marker_off(20)}, first, kMs)) << "REALTIME did not preempt at once";
+    EXPECT_EQ(stats().full_ticks, s0.full_ticks) << "not a partial tick";
+    EXPECT_EQ(stats().csg_suspends, s0.csg_suspends + 1) << "the partial tick let more than the REALTIME group in";
+    advance(t_tick + kTickPeriod - kMs - kshim::ktime_get());
+    EXPECT_FALSE(seen(marker_off(21))) << "MEDIUM got a slot in a partial tick";
+    ASSERT_TRUE(watch({marker_off(21)}, first, 3 * kMs));
+    EXPECT_EQ(stats().full_ticks, s0.full_ticks + 1);
+
+    expect_all_done(syncs, 10000 * kMs);
+    groups.push_back(med);
+    groups.push_back(rt);
+    for (u32 g : groups)
+        EXPECT_EQ(group_destroy(g), 0);
+}
+
 // Every slot is taken and the tick runs (seven busy LOW groups rotate), but the last tick saw an
 // idle group on a slot (might_have_idle_groups): a submission to a group off slot ticks at once
 // and takes the idle group's slot, instead of waiting for the next full tick.
