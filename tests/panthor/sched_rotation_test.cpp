@@ -552,8 +552,9 @@ TEST_F(SchedRotation, PartialTickLetsOnlyRealtimeGroupsPreempt) {
 
     const u32 med = group_create(1, PANTHOR_GROUP_PRIORITY_MEDIUM);
     syncs.push_back(submit_job(med, marked_job(21, 1, 5 * kMs, 1)));
+    // Busy past the next full tick: a REALTIME group going idle would free a slot for anyone.
     const u32 rt = group_create(1, PANTHOR_GROUP_PRIORITY_REALTIME);
-    syncs.push_back(submit_job(rt, marked_job(20, 1, 5 * kMs, 1)));
+    syncs.push_back(submit_job(rt, marked_job(20, 1, 50 * kMs, 1)));
     ASSERT_TRUE(watch({marker_off(20)}, first, kMs)) << "REALTIME did not preempt at once";
     EXPECT_EQ(stats().full_ticks, s0.full_ticks) << "not a partial tick";
     EXPECT_EQ(stats().csg_suspends, s0.csg_suspends + 1) << "the partial tick let more than the REALTIME group in";
