@@ -59,9 +59,9 @@ protected:
 
     // Stores 1 at `marker`, then waits until the u64 at `gate` is > 0.
     u32 blocked_job(u32 group, u64 gate, u64 marker) {
-        const std::vector<u64> ins = {cs::move48(2, data_va(marker)),  cs::move48(4, 1),
-                                      cs::store_multiple(4, 2, 0x3),   cs::move48(6, data_va(gate)),
-                                      cs::move48(8, 0),                cs::sync_wait64(6, 8, cs::GREATER)};
+        const std::vector<u64> ins = {
+            cs::move48(2, data_va(marker)), cs::move48(4, 1), cs::store_multiple(4, 2, 0x3),
+            cs::move48(6, data_va(gate)),   cs::move48(8, 0), cs::sync_wait64(6, 8, cs::GREATER)};
         return submit_stream(group, 0, put_stream(ins), static_cast<u32>(ins.size() * 8));
     }
 
@@ -92,6 +92,21 @@ protected:
         ASSERT_NE(ref->group, nullptr);
     }
 };
+
+// Each queue's drm_sched (and so its tracepoints) is named panthor-queue-<client id>-<group
+// handle>-<queue index>.
+TEST_F(SchedTimeoutTest, QueueSchedulersAreNamedAfterClientGroupAndQueue) {
+    u32 g = 0;
+    ASSERT_EQ(group_create_ret(&g, {{}, {}}), 0);
+    GroupRef ref;
+    get_group(g, &ref);
+    const std::string prefix = "panthor-queue-" + std::to_string(file->client_id) + "-" + std::to_string(g) + "-";
+    for (u32 q = 0; q < 2; q++) {
+        EXPECT_EQ(std::string(ref.group->queues[q]->name), prefix + std::to_string(q));
+        EXPECT_EQ(std::string(ref.group->queues[q]->scheduler.name), prefix + std::to_string(q));
+    }
+    EXPECT_EQ(group_destroy(g), 0);
+}
 
 // The queue of a resident group completes no job for 5 s (its pieces keep the FW's progress timer
 // quiet): the queue timer fails the job with -ETIMEDOUT and the group is TIMEDOUT.
