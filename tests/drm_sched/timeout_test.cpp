@@ -107,6 +107,36 @@ TEST_F(DrmSchedTimeout, FaultRunsTheHandlerAtOnce) {
     EXPECT_EQ(drm_mock_sched_job_status(j), -ETIMEDOUT);
 }
 
+// The panthor setup: drm_sched's own timer off (MAX_SCHEDULE_TIMEOUT), the driver keeping its
+// own per-queue timer and calling drm_sched_fault when it expires. No timeout ever fires by
+// itself, however long the job runs; a fault runs timedout_job at once; and a NO_HANG answer does
+// not arm anything either (the job stays pending until it completes).
+TEST_F(DrmSchedTimeout, MaxScheduleTimeoutArmsNothingButFaultStillRunsTheHandler) {
+    auto* sched = managed_sched(test, MAX_SCHEDULE_TIMEOUT);
+    auto* entity = managed_entity(test, DRM_SCHED_PRIORITY_NORMAL, sched);
+    auto* j = drm_mock_sched_job_new(test, entity);
+    j->flags.fetch_or(DRM_MOCK_SCHED_JOB_DONT_RESET);
+    drm_mock_sched_job_submit(j);
+    ASSERT_TRUE(run_until([&] { return drm_mock_sched_job_is_scheduled(j); }, NSEC_PER_SEC));
+    EXPECT_FALSE(delayed_work_pending(&sched->base.work_tdr));
+    advance(100 * NSEC_PER_SEC);
+    EXPECT_EQ(sched->timeouts.load(), 0u);
+
+    const ktime_t t = ktime_get();
+    drm_sched_fault(&sched->base);
+    ASSERT_TRUE(run_until([&] { return j->flags.load() & DRM_MOCK_SCHED_JOB_RESET_SKIPPED; }, NSEC_PER_MSEC));
+    EXPECT_EQ(ktime_get(), t);
+    EXPECT_EQ(sched->timeouts.load(), 1u);
+    EXPECT_FALSE(delayed_work_pending(&sched->base.work_tdr));
+    advance(100 * NSEC_PER_SEC);
+    EXPECT_EQ(sched->timeouts.load(), 1u);
+    EXPECT_FALSE(drm_mock_sched_job_is_finished(j));
+
+    EXPECT_EQ(drm_mock_sched_advance(sched, 1), 1u);
+    ASSERT_TRUE(advance_until_idle());
+    EXPECT_EQ(drm_mock_sched_job_status(j), 1);
+}
+
 TEST_F(DrmSchedTimeout, SuspendAndResumeTimeout) {
     auto* j = drm_mock_sched_job_new(test, entity_);
     j->flags.fetch_or(DRM_MOCK_SCHED_JOB_DONT_RESET);

@@ -588,6 +588,49 @@ TEST_F(SchedLifecycleTest, RemoveDuringAResetWaitsForItWithoutDeadlock) {
     kshim::dma_fence_put(f);
 }
 
+// GROUP_CREATE while a reset is in progress (here waiting on its hung FW): the new group goes
+// straight onto the reset's stopped list, with its drm_scheds stopped, so that the reset's end
+// starts it like every other group; a job submitted to it meanwhile runs after the reset.
+TEST_F(SchedLifecycleTest, GroupCreatedDuringAResetStartsWithTheOthersAfterIt) {
+    const u32 g = group_create();
+    const u32 s0 = submit_stream(g, 0, compute_stream(0, 1, 200 * kMs), size_of(2));
+    advance(5 * kMs);
+    mock_hw::FaultSpec hang;
+    hang.kind = mock_hw::FaultKind::FwHang;
+    hang.trigger = mock_hw::FaultTrigger::at_time(kshim::ktime_get());
+    gpu().faults().add(hang);
+    advance(1 * kMs);
+    panthor_device_schedule_reset(ptdev);
+    advance(20 * kMs);  // the reset work is waiting for the suspend requests to time out
+    ASSERT_TRUE(panthor_device_reset_is_pending(ptdev));
+
+    panthor_scheduler* sched = ptdev->scheduler;
+    const u32 late = group_create();  // waits for pre_reset to let go of the reset lock
+    panthor_group_pool* pool = static_cast<panthor_file*>(file->driver_priv)->groups;
+    panthor_group* group = pool->xa.load_locked(late, [](panthor_group* gr) { return group_get(gr); });
+    ASSERT_NE(group, nullptr);
+    {
+        kshim::MutexGuard rg(sched->reset.lock);
+        ASSERT_TRUE(sched->reset.in_progress.load()) << "the reset ended before the group was created";
+        bool stopped = false;
+        for (panthor_group& gr : sched->reset.stopped_groups)
+            stopped |= &gr == group;
+        EXPECT_TRUE(stopped) << "a group created during a reset is not on the stopped list";
+    }
+    group_put(group);
+
+    const u32 s1 = submit_stream(late, 0, store_stream(8, 2), size_of(4));
+    const Done d = wait_done(s1, 5000 * kMs);
+    ASSERT_TRUE(d.signalled);
+    EXPECT_EQ(d.status, 1);
+    EXPECT_EQ(read_data(8), 2u);
+    EXPECT_FALSE(panthor_device_reset_is_pending(ptdev));
+    EXPECT_EQ(group_state(late).state, 0u);
+    EXPECT_TRUE(wait_done(s0, 5000 * kMs).signalled);
+    EXPECT_EQ(group_destroy(late), 0);
+    EXPECT_EQ(group_destroy(g), 0);
+}
+
 // =============================================================================================
 // SYNC_WAIT
 

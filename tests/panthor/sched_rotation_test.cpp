@@ -112,6 +112,10 @@ protected:
             timeout);
     }
     bool seen(u64 off) { return read_data(off) != 0; }
+    // The status of binary syncobj `handle` once it signals within `timeout` (0: it did not).
+    int fence_of_status_after(u32 handle, ktime_t timeout) {
+        return syncobj_wait({handle}, timeout) == 0 ? fence_status(handle) : 0;
+    }
 
     // Lets time pass (100 us steps) until a full tick has run; false if none within `timeout`.
     bool wait_full_tick(ktime_t timeout = 3 * kTickPeriod) {
@@ -501,6 +505,162 @@ TEST_F(SchedRotation, MoreVmsThanAddressSpaces) {
     expect_all_done(syncs, 1000 * kMs);
     for (u32 i = 0; i < 2 * kVms; i++)
         EXPECT_EQ(read_data(result_off(i)), 7u + i);
+    for (u32 g : groups)
+        EXPECT_EQ(group_destroy(g), 0);
+}
+
+// ---- the tick rules of the reworked tick (upstream's Nov 2025 series) ----
+
+// CS slots are programmed with IDLE_SYNC_WAIT | IDLE_EMPTY | STATE=START only: the driver no
+// longer asks the FW for EXTRACT events (it never handled them).
+TEST_F(SchedRotation, CsSlotProgrammingRequestsNoExtractEvents) {
+    u32 g = 0;
+    ASSERT_EQ(group_create_ret(&g, {{}, {}}), 0);
+    const u32 s = submit_job(g, marked_job(0, 1, 10 * kMs, 1));
+    std::vector<ktime_t> first;
+    ASSERT_TRUE(watch({marker_off(0)}, first, 5 * kMs));
+    const std::vector<SlotView> slots = running_slots();
+    ASSERT_EQ(slots.size(), 1u);
+    for (u32 cs_id = 0; cs_id < 2; cs_id++) {
+        panthor_fw_cs_iface* cs_iface = panthor_fw_get_cs_iface(ptdev, slots[0].slot, cs_id);
+        const u32 req = cs_iface->input->req;
+        EXPECT_EQ(req & CS_STATE_MASK, CS_STATE_START) << cs_id;
+        EXPECT_NE(req & CS_IDLE_SYNC_WAIT, 0u) << cs_id;
+        EXPECT_NE(req & CS_IDLE_EMPTY, 0u) << cs_id;
+        EXPECT_EQ(req & CS_EXTRACT_EVENT, 0u) << cs_id;
+    }
+    expect_all_done({s}, 1000 * kMs);
+    EXPECT_EQ(group_destroy(g), 0);
+}
+
+// A partial tick (forced mid-period, here by a REALTIME submission) re-picks the resident groups
+// and lets REALTIME groups in, nothing else: a MEDIUM group submitted just before stays off slot
+// until the next full tick, and only one LOW group makes room.
+TEST_F(SchedRotation, PartialTickLetsOnlyRealtimeGroupsPreempt) {
+    std::vector<u32> groups, syncs;
+    std::vector<u64> markers;
+    for (u32 i = 0; i < kSlots; i++) {
+        groups.push_back(group_create(1, PANTHOR_GROUP_PRIORITY_LOW));
+        syncs.push_back(submit_job(groups.back(), marked_job(i, 1, 1000 * kMs, 1)));
+        markers.push_back(marker_off(i));
+    }
+    std::vector<ktime_t> first;
+    ASSERT_TRUE(watch(markers, first, 5 * kMs));
+    ASSERT_TRUE(wait_full_tick());
+    const ktime_t t_tick = kshim::ktime_get();
+    const panthor_sched_stats s0 = stats();
+
+    const u32 med = group_create(1, PANTHOR_GROUP_PRIORITY_MEDIUM);
+    syncs.push_back(submit_job(med, marked_job(21, 1, 5 * kMs, 1)));
+    // Busy past the next full tick: a REALTIME group going idle would free a slot for anyone.
+    const u32 rt = group_create(1, PANTHOR_GROUP_PRIORITY_REALTIME);
+    syncs.push_back(submit_job(rt, marked_job(20, 1, 50 * kMs, 1)));
+    ASSERT_TRUE(watch({marker_off(20)}, first, kMs)) << "REALTIME did not preempt at once";
+    EXPECT_EQ(stats().full_ticks, s0.full_ticks) << "not a partial tick";
+    EXPECT_EQ(stats().csg_suspends, s0.csg_suspends + 1) << "the partial tick let more than the REALTIME group in";
+    advance(t_tick + kTickPeriod - kMs - kshim::ktime_get());
+    EXPECT_FALSE(seen(marker_off(21))) << "MEDIUM got a slot in a partial tick";
+    ASSERT_TRUE(watch({marker_off(21)}, first, 3 * kMs));
+    EXPECT_EQ(stats().full_ticks, s0.full_ticks + 1);
+
+    expect_all_done(syncs, 10000 * kMs);
+    groups.push_back(med);
+    groups.push_back(rt);
+    for (u32 g : groups)
+        EXPECT_EQ(group_destroy(g), 0);
+}
+
+// Every slot is taken and the tick runs (seven busy LOW groups rotate), but the last tick saw an
+// idle group on a slot (might_have_idle_groups): a submission to a group off slot ticks at once
+// and takes the idle group's slot, instead of waiting for the next full tick.
+TEST_F(SchedRotation, SubmitAfterATickThatSawIdleGroupsTicksAtOnce) {
+    std::vector<u32> groups, syncs;
+    std::vector<u64> markers;
+    for (u32 i = 0; i < kSlots; i++) {
+        groups.push_back(group_create(1, PANTHOR_GROUP_PRIORITY_LOW));
+        syncs.push_back(submit_job(groups.back(), marked_job(i, 1, i == 0 ? kMs : 1000 * kMs, 1)));
+        markers.push_back(marker_off(i));
+    }
+    std::vector<ktime_t> first;
+    ASSERT_TRUE(watch(markers, first, 5 * kMs));
+    ASSERT_EQ(fence_of_status_after(syncs[0], 20 * kMs), 1);
+    // Right after a full tick: the next one is a whole period away.
+    ASSERT_TRUE(wait_full_tick());
+    const panthor_sched_stats s0 = stats();
+    ASSERT_TRUE(s0.ticking);
+    ASSERT_EQ(s0.used_csg_slots, kSlots);
+
+    const u32 med = group_create(1, PANTHOR_GROUP_PRIORITY_MEDIUM);
+    syncs.push_back(submit_job(med, marked_job(20, 1, 5 * kMs, 1)));
+    ASSERT_TRUE(watch({marker_off(20)}, first, kMs)) << "the submission waited for the next full tick";
+    EXPECT_EQ(stats().full_ticks, s0.full_ticks) << "not a partial tick";
+    EXPECT_EQ(stats().csg_suspends, s0.csg_suspends + 1) << "the idle group makes room";
+
+    expect_all_done(syncs, 10000 * kMs);
+    groups.push_back(med);
+    for (u32 g : groups)
+        EXPECT_EQ(group_destroy(g), 0);
+}
+
+// The tick is off and the only group sits idle on its slot: a job pushed to it rings the doorbell
+// and resumes the tick (sched_resume_tick), which re-evaluates the group while the job runs.
+TEST_F(SchedRotation, SubmitToAnIdleResidentGroupResumesTheTick) {
+    const u32 g = group_create();
+    expect_all_done({submit_job(g, marked_job(0, 1, kMs, 1))}, 100 * kMs);
+    // (Before the device autosuspends, which would take the group off its slot.)
+    ASSERT_TRUE(wait_tick_stopped(10 * kTickPeriod));
+    const panthor_sched_stats s0 = stats();
+    ASSERT_EQ(s0.used_csg_slots, 1u);
+
+    const u32 s = submit_job(g, marked_job(1, 1, 50 * kMs, 2));
+    advance(kMs);
+    EXPECT_GT(stats().ticks, s0.ticks) << "no tick while the resident group runs again";
+    EXPECT_EQ(fence_status(s), 0);
+    EXPECT_EQ(stats().csg_starts, s0.csg_starts) << "it stayed on its slot";
+    expect_all_done({s}, 1000 * kMs);
+    EXPECT_EQ(read_data(result_off(1)), 2u);
+    EXPECT_EQ(group_destroy(g), 0);
+}
+
+// A REALTIME group blocked in SYNC_WAIT is idle and loses its slot to eight busy LOW groups. When
+// the CPU opens its gate, the next SYNC_UPDATE unblocks it off slot, and that asks for a tick at
+// once: it preempts a LOW group well before the next full tick.
+TEST_F(SchedRotation, RealtimeGroupUnblockedOffSlotPreemptsAtOnce) {
+    std::vector<u64> ins;
+    append_store(ins, data_va(marker_off(0)), 1);
+    ins.push_back(cs::move48(6, data_va(kGate)));
+    ins.push_back(cs::move48(8, 0));
+    ins.push_back(cs::sync_wait64(6, 8, cs::GREATER));
+    append_store(ins, data_va(marker_off(1)), 1);
+    append_compute(ins, 1, kMs, result_off(0), 5);
+    const u32 rt = group_create(1, PANTHOR_GROUP_PRIORITY_REALTIME);
+    std::vector<u32> syncs = {submit_job(rt, make_job(ins))};
+    std::vector<ktime_t> first;
+    ASSERT_TRUE(watch({marker_off(0)}, first, 5 * kMs));
+    ASSERT_TRUE(wait_tick_stopped(10 * kTickPeriod));
+    const panthor_sched_stats s0 = stats();
+
+    // Eight LOW groups, each with a chain of 2 ms jobs: they complete (SYNC_UPDATE) all the time.
+    std::vector<u32> groups;
+    for (u32 i = 0; i < kSlots; i++) {
+        groups.push_back(group_create(1, PANTHOR_GROUP_PRIORITY_LOW));
+        for (u32 j = 0; j < 25; j++)
+            syncs.push_back(submit_job(groups.back(), marked_job(10 + i, 1, 2 * kMs, 1)));
+    }
+    advance(5 * kMs);
+    ASSERT_EQ(stats().csg_suspends, s0.csg_suspends + 1) << "the blocked REALTIME group kept its slot";
+
+    // Open the gate right after a full tick: the next one is a whole period away.
+    ASSERT_TRUE(wait_full_tick());
+    const panthor_sched_stats s1 = stats();
+    ASSERT_TRUE(s1.ticking);
+    write_data<u64>(kGate, 1);
+    ASSERT_TRUE(watch({marker_off(1)}, first, 4 * kMs)) << "the unblocked REALTIME group waited for a full tick";
+    EXPECT_EQ(stats().full_ticks, s1.full_ticks) << "not a partial tick";
+
+    expect_all_done(syncs, 10000 * kMs);
+    EXPECT_EQ(read_data(result_off(0)), 5u);
+    groups.push_back(rt);
     for (u32 g : groups)
         EXPECT_EQ(group_destroy(g), 0);
 }
