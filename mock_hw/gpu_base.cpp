@@ -69,11 +69,8 @@ u32 GpuBase::read32(u32 off) {
     kshim::SpinGuard g(lock_);
     catch_up_locked();
     if (RegisterBank* b = decode(off))
-        if (auto v = b->read(off)) {
-            if (mmio_listener_) [[unlikely]]
-                mmio_listener_(false, off, *v);
+        if (auto v = b->read(off))
             return *v;
-        }
     unknown_++;
     log_once_locked(off, "read of unknown register %#x (reads 0)", off);
     return 0;
@@ -83,8 +80,6 @@ void GpuBase::write32(u32 off, u32 value) {
     kshim::CpuAccountScope hw(kshim::CpuAccount::Hardware);
     kshim::SpinGuard g(lock_);
     catch_up_locked();
-    if (mmio_listener_) [[unlikely]]
-        mmio_listener_(true, off, value);
     RegisterBank* b = decode(off);
     switch (b ? b->write(off, value) : RegisterBank::WriteResult::Unknown) {
     case RegisterBank::WriteResult::Ok: return;

@@ -60,15 +60,6 @@ public:
     // The GPU_INT block (FAULT, RESET_COMPLETED, POWER_CHANGED, cache-flush completion).
     virtual IrqBlock& gpu_irq() = 0;
 
-    // Every MMIO access the driver makes, in order (tests of register sequences): `write` says
-    // which; `value` is what was written or read. Called with the Gpu lock held: it must not
-    // touch the GPU. Not for real mode's concurrent accesses (set it before the driver runs).
-    using MmioListener = std::function<void(bool write, u32 off, u32 value)>;
-    void set_mmio_listener(MmioListener fn) {
-        kshim::SpinGuard g(lock_);
-        mmio_listener_ = std::move(fn);
-    }
-
     u64 readonly_writes() const { return ro_writes_.load(); }
     u64 unknown_accesses() const { return unknown_.load(); }
 
@@ -111,7 +102,6 @@ private:
     bool stopped_ = false;                    // stop_hardware ran
     std::set<u32> logged_ GUARDED_BY(lock_);  // log_once keys
     std::atomic<u64> ro_writes_{0}, unknown_{0};
-    MmioListener mmio_listener_ GUARDED_BY(lock_);
 };
 
 }  // namespace mock_hw
