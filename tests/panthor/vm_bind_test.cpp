@@ -1365,5 +1365,48 @@ INSTANTIATE_TEST_SUITE_P(
                         {0x200000, 0x1000}}}),
     [](const ::testing::TestParamInfo<HugeUnbindCase>& info) { return std::string(info.param.name); });
 
+// The THP analogue: with transparent_hugepage (the default) a BO is one naturally aligned block,
+// so 2 MiB-aligned maps use 2 MiB blocks; without it nothing is 2 MiB aligned and maps use pages.
+TEST_F(PanthorVm, TransparentHugepageDecidesTheBoBacking) {
+    struct Restore {
+        ~Restore() { panthor_transparent_hugepage = true; }
+    } restore;
+    auto blocks_of = [&](const Bo& bo) {
+        drm::drm_gem_object* obj = file->gem.lookup(bo.handle);
+        EXPECT_NE(obj, nullptr);
+        const u32 n = obj ? to_drm_gem_shmem_obj(obj)->num_blocks : 0;
+        drm::drm_gem_object_put(obj);
+        return n;
+    };
+    const Bo huge = make_bo(SZ_4M, 0x50);
+    ASSERT_NE(huge.cpu, nullptr);
+    EXPECT_EQ(blocks_of(huge), 1u);
+    EXPECT_EQ(huge.pa(0) % SZ_2M, 0u);
+
+    panthor_transparent_hugepage = false;
+    const Bo small = make_bo(SZ_4M, 0x51);
+    ASSERT_NE(small.cpu, nullptr);
+    EXPECT_EQ(blocks_of(small), 1u);
+    EXPECT_NE(small.pa(0) % SZ_2M, 0u);
+
+    const u32 id = vm_create();
+    panthor_vm* vm = activate(id);
+    const u32 as = as_of(vm);
+    ASSERT_EQ(vm_map(id, small.handle, kVa, SZ_4M), 0);
+    // 4 KiB pages only: no block to cut.
+    EXPECT_EQ(walk(as, kVa).t.level, 3);
+    EXPECT_EQ(walk(as, kVa + SZ_2M).t.level, 3);
+    ASSERT_EQ(vm_unmap(id, kVa + SZ_1M, 0x2000), 0);
+    for (u64 off = 0; off < SZ_4M; off += SZ_4K) {
+        const bool hole = off >= SZ_1M && off < SZ_1M + 0x2000;
+        ASSERT_EQ(walk(as, kVa + off).ok, !hole) << std::hex << off;
+        if (!hole)
+            ASSERT_EQ(walk_pa(as, kVa + off), small.pa(off)) << std::hex << off;
+    }
+    EXPECT_EQ(gpu_word(as, kVa + SZ_1M + 0x2000), pattern(0x51, (SZ_1M + 0x2000) / SZ_4K));
+    EXPECT_FALSE(panthor_vm_is_unusable(vm));
+    release(vm);
+}
+
 }  // namespace
 }  // namespace panthor::testing
