@@ -6,20 +6,26 @@
 // recently idled VM, which is disabled first) and programs TRANSTAB/MEMATTR/TRANSCFG;
 // panthor_vm_idle() only puts the VM on the LRU, so it keeps its slot (and the GPU its TLB)
 // until somebody needs one. Every AS command waits for AS_ACTIVE to clear before and after it;
-// a stuck AS_ACTIVE schedules a GPU reset. Page-table updates are atomic for the GPU: the
-// updated range is LOCKed before the tables change, and UNLOCKed after a GPU_CONTROL cache
-// flush (the AS_COMMAND FLUSH_PT/FLUSH_MEM of older GPUs are not used). All AS commands and the
-// flushes issued for them are serialised by mmu->as.slots_lock.
+// a stuck AS_ACTIVE schedules a GPU reset. Page-table updates are atomic for the GPU: an
+// operation LOCKs its whole range before the tables change, and UNLOCKs it after a GPU_CONTROL
+// cache flush (the AS_COMMAND FLUSH_PT/FLUSH_MEM of older GPUs are not used); a failed flush or
+// unlock schedules a reset. Enabling an AS unmasks its fault interrupt and programs it (no
+// flush); disabling one masks it, flushes the caches, UNLOCKs a region left locked and, unless
+// the slot is recycled at once, unmaps it. All AS commands and the flushes issued for them are
+// serialised by mmu->as.slots_lock.
 //
-// Faults: the IRQ handler logs the fault, masks the AS's fault interrupt, flags the VM and
-// disables the AS, so the jobs using it fault out; re-activating the VM clears all of that.
+// Faults: the IRQ handler logs the fault, flags the VM and disables the AS (masking its fault
+// interrupt), so the jobs using it fault out; re-activating the VM clears all of that.
 //
 // Page tables live in the physical arena (the MMU walks them by physical address), so the
 // "cache" hands out pre-faulted arena pages instead of slab objects; see panthor_pt_cache_*.
 //
 // Deviations from upstream (all three MMU files):
-// - Whole-AS flushes (enable/disable) lock [0, 2^va_bits) instead of [0, ~0]: the same
-//   addresses, and the LOCKADDR width stays below 63.
+// - panthor_vm_lock_region() widening an already locked region (a remap cutting into a 2 MiB
+//   block) locks the union of both, so the rest of the op stays locked; upstream locks the new
+//   range alone.
+// - panthor_vm_flush_all() (LOCK, flush, UNLOCK over a range, for the FW VM) has no counterpart
+//   in the newest upstream.
 // - The VA index (a B+tree here, an rbtree upstream) needs nodes for inserts: every prepared
 //   operation reserves room for its inserts, under op_lock with GFP_NOWAIT, on top of those of
 //   the operations queued before it (panthor_vm_op_ctx_reserve_index).

@@ -190,8 +190,7 @@ void panthor_pt_cache_free(void* page);
 u32 panthor_mmu_fault_mask(panthor_device* ptdev, u32 value);
 // Masks the AS's faults, flushes the caches, UNLOCKs a region left locked and, unless the slot is
 // about to be reprogrammed (recycle_slot), unmaps the AS (TRANSCFG UNMAPPED + UPDATE).
-int panthor_mmu_as_disable(panthor_device* ptdev, u32 as_nr, bool recycle_slot)
-    REQUIRES(ptdev->mmu->as.slots_lock);
+int panthor_mmu_as_disable(panthor_device* ptdev, u32 as_nr, bool recycle_slot) REQUIRES(ptdev->mmu->as.slots_lock);
 void panthor_vm_release_as_locked(panthor_vm* vm) REQUIRES(vm->ptdev->mmu->as.slots_lock);
 // LOCK [start, start + size) of the VM's AS around an update (widening an already locked
 // region to cover both), then flush + UNLOCK. op_lock held.

@@ -1099,8 +1099,8 @@ TEST_F(PanthorVmSeq, AsEnableUnmasksItsFaultsAndProgramsWithoutAFlush) {
     ASSERT_EQ(as_of(vm), next_as);
     char cfg[32];
     std::snprintf(cfg, sizeof(cfg), "TRANSCFG:%#x", static_cast<u32>(as_config(next_as).transcfg));
-    EXPECT_EQ(stop(), (Seq{mask_word(panthor_mmu_irq_events(ptdev)), "TRANSTAB", "MEMATTR", cfg, "WAIT", "UPDATE",
-                           "WAIT"}));
+    EXPECT_EQ(stop(),
+              (Seq{mask_word(panthor_mmu_irq_events(ptdev)), "TRANSTAB", "MEMATTR", cfg, "WAIT", "UPDATE", "WAIT"}));
     EXPECT_TRUE(panthor_mmu_irq_events(ptdev) & BIT(next_as));
     EXPECT_EQ(gpu_word(next_as, kVa), pattern(0x33, 0));
     release(vm);
@@ -1322,8 +1322,8 @@ TEST_P(PanthorVmIgtHuge, EveryUnbindSucceedsAndTheRestStillTranslates) {
         if (first != mapped.end()) {
             const u64 i = static_cast<u64>(first - mapped.begin());
             EXPECT_EQ(gpu_word(as, kIgtVa + i * SZ_4K), pattern(0x40, c.map_offset / SZ_4K + i));
-            const u64 j = mapped.size() - 1 - static_cast<u64>(std::find(mapped.rbegin(), mapped.rend(), true) -
-                                                                mapped.rbegin());
+            const u64 j =
+                mapped.size() - 1 - static_cast<u64>(std::find(mapped.rbegin(), mapped.rend(), true) - mapped.rbegin());
             EXPECT_EQ(gpu_word(as, kIgtVa + j * SZ_4K), pattern(0x40, c.map_offset / SZ_4K + j));
         }
     }
