@@ -9,7 +9,9 @@
 // call the step callbacks, which update the page tables and the VA tree, and flushes + UNLOCKs.
 // It allocates nothing and takes no resv lock, so an asynchronous VM_BIND job runs it from its
 // run_job, in the fence-signalling path; a failure there leaves the VM in a state userspace did
-// not ask for, so the VM is declared unusable and the job's fence carries the error.
+// not ask for, so the VM is declared unusable and the job's fence carries the error. A map that
+// fails half-way (synchronous or not) unmaps what it mapped and declares the VM unusable too, as
+// does an unmap that finds the tables out of step with the VA tree.
 // Cleanup (outside the signalling path) frees what the steps left: VMAs removed by the steps are
 // freed at once, vm_bos whose last mapping went are parked by drm_gpuvm and freed here (their
 // release unpins the BO).
