@@ -186,7 +186,7 @@ int drm_gem_shmem_get_pages_locked(drm_gem_shmem_object* shmem) {
 
     const u64 npages = obj->size >> PAGE_SHIFT;
     // Blocks: one for objects up to the largest order, else one per 1 GiB plus the rest.
-    const u64 max_block = u64{1} << MAX_PAGE_ORDER;
+    const u64 max_block = shmem->huge ? u64{1} << MAX_PAGE_ORDER : (u64{1} << MAX_PAGE_ORDER) - 1;
     const u64 nblocks = (npages + max_block - 1) / max_block;
     // drm_gem_get_pages' kvmalloc_array refuses more than INT_MAX bytes (the kernel also WARNs
     // once); the shim's kcalloc has no limit and would try (found by fuzz_ioctl: an 8 TiB BO).
@@ -208,7 +208,18 @@ int drm_gem_shmem_get_pages_locked(drm_gem_shmem_object* shmem) {
     int ret = 0;
     while (done < npages) {
         const u64 want = std::min(npages - done, max_block);
-        void* block = alloc_pages_exact(want * PAGE_SIZE, GFP_KERNEL | __GFP_ZERO);
+        void* block;
+        if (shmem->huge) {
+            block = alloc_pages_exact(want * PAGE_SIZE, GFP_KERNEL | __GFP_ZERO);
+        } else {
+            // No huge folio: nothing of the object may be a naturally aligned 2 MiB run. The
+            // run starts one page into a naturally aligned allocation (whose first page goes
+            // back at once), which keeps the linear view the shim's CPU mappings need.
+            char* raw = static_cast<char*>(alloc_pages_exact((want + 1) * PAGE_SIZE, GFP_KERNEL | __GFP_ZERO));
+            block = raw ? raw + PAGE_SIZE : nullptr;
+            if (raw)
+                free_pages_exact(raw, PAGE_SIZE);
+        }
         if (!block) {
             ret = -ENOMEM;
             break;

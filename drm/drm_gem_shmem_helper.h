@@ -56,6 +56,14 @@ struct drm_gem_shmem_object {
     void* vaddr = nullptr;          // CPU mapping while vmap_use_count > 0; resv
     u32 vmap_use_count = 0;
     bool map_wc = false;
+    // How the backing is allocated (the shim's stand-in for the object's shmem mount). true: in
+    // naturally aligned, physically contiguous blocks of up to 2^MAX_PAGE_ORDER pages, as huge
+    // folios of a tmpfs mounted huge=within_size would give (so any 2 MiB-aligned 2 MiB of a BO
+    // of 2 MiB or more is one contiguous 2 MiB-aligned range); the default. false: as a plain
+    // shmem mount (order-0 folios), no 2 MiB-aligned run starts at a 2 MiB offset of the object
+    // (the shim still backs it contiguously, one page off alignment, so the CPU can map it
+    // linearly). Set before get_pages.
+    bool huge = true;
     // Backing blocks as allocated by alloc_pages_exact: (first page index, page count) pairs,
     // kmalloc'ed, for freeing.
     struct Block {

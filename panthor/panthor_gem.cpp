@@ -16,6 +16,8 @@
 
 namespace panthor {
 
+std::atomic<bool> panthor_transparent_hugepage{true};
+
 using namespace kshim;
 
 namespace {
@@ -67,6 +69,7 @@ int panthor_gem_create(panthor_device* ptdev, u64 size, panthor_gem_object** out
     bo->base.base.funcs = &panthor_gem_funcs;
     // A non-coherent GPU does not snoop the CPU caches: CPU mappings must be write-combined.
     bo->base.map_wc = !ptdev->coherent;
+    bo->base.huge = panthor_transparent_hugepage.load(std::memory_order_relaxed);
     const int ret = drm::drm_gem_shmem_init(&ptdev->vma_offset_manager, &bo->base, size);
     if (ret) {
         kdelete(bo);

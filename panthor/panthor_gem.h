@@ -1,6 +1,7 @@
 // Mirrors drivers/gpu/drm/panthor/panthor_gem.h: user BOs on shmem GEM and kernel BOs (a BO, its
 // VA in a VM, and a CPU mapping).
 #pragma once
+#include <atomic>
 #include <string>
 
 #include "drm/drm_gem_shmem_helper.h"
@@ -68,5 +69,10 @@ drm::drm_gem_object* panthor_gem_create_object(drm::drm_device* ddev, size_t siz
 
 // The GEM functions of every panthor BO (free, pin/unpin, vmap/vunmap on the shmem backing).
 extern const drm::drm_gem_object_funcs panthor_gem_funcs;
+
+// Upstream's module parameter transparent_hugepage (bool, read-only, default true): BOs get huge
+// folios (drm_gem_shmem_object::huge), so the GPU maps their 2 MiB-aligned parts with 2 MiB
+// blocks. Off: 4 KiB pages. Read when a BO is created.
+extern std::atomic<bool> panthor_transparent_hugepage;
 
 }  // namespace panthor

@@ -6,20 +6,26 @@
 // recently idled VM, which is disabled first) and programs TRANSTAB/MEMATTR/TRANSCFG;
 // panthor_vm_idle() only puts the VM on the LRU, so it keeps its slot (and the GPU its TLB)
 // until somebody needs one. Every AS command waits for AS_ACTIVE to clear before and after it;
-// a stuck AS_ACTIVE schedules a GPU reset. Page-table updates are atomic for the GPU: the
-// updated range is LOCKed before the tables change, and UNLOCKed after a GPU_CONTROL cache
-// flush (the AS_COMMAND FLUSH_PT/FLUSH_MEM of older GPUs are not used). All AS commands and the
-// flushes issued for them are serialised by mmu->as.slots_lock.
+// a stuck AS_ACTIVE schedules a GPU reset. Page-table updates are atomic for the GPU: an
+// operation LOCKs its whole range before the tables change, and UNLOCKs it after a GPU_CONTROL
+// cache flush (the AS_COMMAND FLUSH_PT/FLUSH_MEM of older GPUs are not used); a failed flush or
+// unlock schedules a reset. Enabling an AS unmasks its fault interrupt and programs it (no
+// flush); disabling one masks it, flushes the caches, UNLOCKs a region left locked and, unless
+// the slot is recycled at once, unmaps it. All AS commands and the flushes issued for them are
+// serialised by mmu->as.slots_lock.
 //
-// Faults: the IRQ handler logs the fault, masks the AS's fault interrupt, flags the VM and
-// disables the AS, so the jobs using it fault out; re-activating the VM clears all of that.
+// Faults: the IRQ handler logs the fault, flags the VM and disables the AS (masking its fault
+// interrupt), so the jobs using it fault out; re-activating the VM clears all of that.
 //
 // Page tables live in the physical arena (the MMU walks them by physical address), so the
 // "cache" hands out pre-faulted arena pages instead of slab objects; see panthor_pt_cache_*.
 //
 // Deviations from upstream (all three MMU files):
-// - Whole-AS flushes (enable/disable) lock [0, 2^va_bits) instead of [0, ~0]: the same
-//   addresses, and the LOCKADDR width stays below 63.
+// - panthor_vm_lock_region() widening an already locked region (a remap cutting into a 2 MiB
+//   block) locks the union of both, so the rest of the op stays locked; upstream locks the new
+//   range alone.
+// - panthor_vm_flush_all() (LOCK, flush, UNLOCK over a range, for the FW VM) has no counterpart
+//   in the newest upstream.
 // - The VA index (a B+tree here, an rbtree upstream) needs nodes for inserts: every prepared
 //   operation reserves room for its inserts, under op_lock with GFP_NOWAIT, on top of those of
 //   the operations queued before it (panthor_vm_op_ctx_reserve_index).
@@ -181,28 +187,45 @@ int mmu_hw_flush_region_locked(panthor_device* ptdev, int as_nr, u64 start, u64 
     return as_send_cmd_and_wait(ptdev, as_nr, AS_COMMAND_UNLOCK);
 }
 
-// Everything an AS can translate. Upstream locks [0, ~0]; the input range is the same set of
-// addresses and keeps the encoded width below 63.
-u64 as_full_range(panthor_device* ptdev) {
-    const u32 va_bits = GPU_MMU_FEATURES_VA_BITS(ptdev->gpu_info.mmu_features);
-    return va_bits >= 63 ? ~u64{0} : u64{1} << va_bits;
+u32 panthor_mmu_as_fault_mask(panthor_device*, u32 as) {
+    return BIT(as);
 }
 
-int panthor_mmu_as_enable(panthor_device* ptdev, u32 as_nr, u64 transtab, u64 transcfg, u64 memattr) {
+// The MMU interrupt mask follows the ASes: a fault bit is unmasked while its AS is enabled
+// (upstream's panthor_mmu_irq_enable_events/disable_events). The register is written at once
+// unless the line is suspended or its threaded handler is running: the handler restores the
+// mask when it is done (and suspend/resume keep mmu->irq_events for the next resume).
+void panthor_mmu_irq_update_mask(panthor_device* ptdev) REQUIRES(ptdev->mmu->as.slots_lock) {
+    panthor_mmu* mmu = ptdev->mmu;
+    if (mmu->irq.suspended.load())
+        return;
+    mmu->irq.mask = mmu->irq_events;
+    if (!mmu->irq_processing.load())
+        gpu_write(ptdev, MMU_INT_MASK, mmu->irq_events);
+}
+
+void panthor_mmu_irq_enable_events(panthor_device* ptdev, u32 events) REQUIRES(ptdev->mmu->as.slots_lock) {
+    ptdev->mmu->irq_events |= events;
+    panthor_mmu_irq_update_mask(ptdev);
+}
+
+void panthor_mmu_irq_disable_events(panthor_device* ptdev, u32 events) REQUIRES(ptdev->mmu->as.slots_lock) {
+    ptdev->mmu->irq_events &= ~events;
+    panthor_mmu_irq_update_mask(ptdev);
+}
+
+// Programs the AS and unmasks its fault interrupt. No flush before: whatever a previous user
+// of the slot left in the caches was flushed when its AS was disabled, and UPDATE drops the
+// slot's TLB.
+int panthor_mmu_as_enable(panthor_device* ptdev, u32 as_nr, u64 transtab, u64 transcfg, u64 memattr)
+    REQUIRES(ptdev->mmu->as.slots_lock) {
     lockdep_assert_held(&ptdev->mmu->as.slots_lock);
-    // Nothing cached for a previous user of the slot may survive.
-    int ret = mmu_hw_flush_region_locked(ptdev, static_cast<int>(as_nr), 0, as_full_range(ptdev));
-    if (ret)
-        return ret;
+    panthor_mmu_irq_enable_events(ptdev, panthor_mmu_as_fault_mask(ptdev, as_nr));
 
     gpu_write64(ptdev, AS_TRANSTAB(as_nr), transtab);
     gpu_write64(ptdev, AS_MEMATTR(as_nr), memattr);
     gpu_write64(ptdev, AS_TRANSCFG(as_nr), transcfg);
     return as_send_cmd_and_wait(ptdev, as_nr, AS_COMMAND_UPDATE);
-}
-
-u32 panthor_mmu_as_fault_mask(panthor_device*, u32 as) {
-    return BIT(as);
 }
 
 bool refcount_inc_not_zero(std::atomic<int>* r) {
@@ -215,12 +238,28 @@ bool refcount_inc_not_zero(std::atomic<int>* r) {
 
 }  // namespace
 
-int panthor_mmu_as_disable(panthor_device* ptdev, u32 as_nr) {
+int panthor_mmu_as_disable(panthor_device* ptdev, u32 as_nr, bool recycle_slot) {
     lockdep_assert_held(&ptdev->mmu->as.slots_lock);
-    // Whatever the AS's users wrote must reach memory before the translation goes.
-    int ret = mmu_hw_flush_region_locked(ptdev, static_cast<int>(as_nr), 0, as_full_range(ptdev));
+    panthor_vm* vm = ptdev->mmu->as.slots[as_nr].vm;
+
+    panthor_mmu_irq_disable_events(ptdev, panthor_mmu_as_fault_mask(ptdev, as_nr));
+
+    // Whatever the AS's users wrote must reach memory before the translation goes: clean and
+    // invalidate the read-write caches, invalidate the read-only ones.
+    int ret = panthor_gpu_flush_caches(ptdev, CACHE_CLEAN | CACHE_INV, CACHE_CLEAN | CACHE_INV, CACHE_INV);
     if (ret)
         return ret;
+
+    // A bind interrupted half-way (a fault, an unusable VM) may have left its region locked.
+    if (vm && vm->locked_region.size) {
+        ret = as_send_cmd_and_wait(ptdev, as_nr, AS_COMMAND_UNLOCK);
+        if (ret)
+            return ret;
+    }
+
+    // The next user programs the slot at once: no need to unmap it in between.
+    if (recycle_slot)
+        return 0;
 
     gpu_write64(ptdev, AS_TRANSTAB(as_nr), 0);
     gpu_write64(ptdev, AS_MEMATTR(as_nr), 0);
@@ -231,6 +270,11 @@ int panthor_mmu_as_disable(panthor_device* ptdev, u32 as_nr) {
 // Bits 16-31 are the REQ_COMPLETE interrupts: we wait for AS_ACTIVE instead.
 u32 panthor_mmu_fault_mask(panthor_device*, u32 value) {
     return value & GENMASK(15, 0);
+}
+
+u32 panthor_mmu_irq_events(panthor_device* ptdev) {
+    kshim::MutexGuard g(ptdev->mmu->as.slots_lock);
+    return ptdev->mmu->irq_events;
 }
 
 u32 panthor_mmu_faulty_mask(panthor_device* ptdev) {
@@ -323,7 +367,7 @@ int panthor_vm_active_locked(panthor_vm* vm) {
             panthor_vm* lru_vm = &mmu->as.lru_list.front();
             WARN_ON(lru_vm->as.active_cnt.load());
             as = lru_vm->as.id;
-            ret = panthor_mmu_as_disable(ptdev, static_cast<u32>(as));
+            ret = panthor_mmu_as_disable(ptdev, static_cast<u32>(as), true);
             if (ret)
                 return ret;
             panthor_vm_release_as_locked(lru_vm);
@@ -344,15 +388,12 @@ int panthor_vm_active_locked(panthor_vm* vm) {
         // A re-activated VM starts afresh.
         vm->unhandled_fault.store(false);
 
-        // A fault left this AS disabled with its interrupt masked: clear and unmask before the
-        // AS comes back.
+        // A fault left this AS disabled with its interrupt masked: clear it; enabling the AS
+        // unmasks it again.
         const u32 fault_mask = panthor_mmu_as_fault_mask(ptdev, as);
         if (mmu->as.faulty_mask & fault_mask) {
             gpu_write(ptdev, MMU_INT_CLEAR, fault_mask);
             mmu->as.faulty_mask &= ~static_cast<unsigned long>(fault_mask);
-            mmu->irq.mask |= fault_mask;
-            if (!mmu->irq.suspended.load())
-                gpu_write(ptdev, MMU_INT_MASK, mmu->irq.mask.load());
         }
 
         // op_lock keeps bind operations (and their locked regions) out while we program the AS.
@@ -486,6 +527,9 @@ const char* access_type_name(panthor_device*, u32 fault_status) {
 void panthor_mmu_irq_handler(panthor_device* ptdev, u32 status) {
     panthor_mmu* mmu = ptdev->mmu;
     bool has_unhandled_faults = false;
+    // The threaded handler restores MMU_INT_MASK when it is done: masking an AS meanwhile only
+    // updates the mask it restores.
+    mmu->irq_processing.store(true);
 
     status = panthor_mmu_fault_mask(ptdev, status);
     while (status) {
@@ -502,7 +546,6 @@ void panthor_mmu_irq_handler(panthor_device* ptdev, u32 status) {
             kshim::MutexGuard g(mmu->as.slots_lock);
 
             mmu->as.faulty_mask |= mask;
-            const u32 new_int_mask = panthor_mmu_fault_mask(ptdev, ~static_cast<u32>(mmu->as.faulty_mask));
 
             dev_err(ptdev->dev,
                     "Unhandled Page fault in AS%d at VA 0x%016llX\n"
@@ -522,20 +565,19 @@ void panthor_mmu_irq_handler(panthor_device* ptdev, u32 status) {
             // REQ_COMPLETE bits are never cleared; they stay masked.
             gpu_write(ptdev, MMU_INT_CLEAR, mask);
 
-            // Ignore this AS's faults until it is re-enabled.
-            mmu->irq.mask = new_int_mask;
-
             if (panthor_vm* vm = mmu->as.slots[as].vm)
                 vm->unhandled_fault.store(true);
 
-            // Disabling the AS kills the jobs using it.
-            panthor_mmu_as_disable(ptdev, as);
+            // Disabling the AS kills the jobs using it, and masks its faults until it is
+            // enabled again.
+            panthor_mmu_as_disable(ptdev, as, false);
         }
 
         status &= ~mask;
         has_unhandled_faults = true;
     }
 
+    mmu->irq_processing.store(false);
     if (has_unhandled_faults)
         panthor_sched_report_mmu_fault(ptdev);
 }
@@ -558,7 +600,7 @@ void panthor_mmu_suspend(panthor_device* ptdev) {
                 // suspend, so panthor_gpu_suspend() soft-resets the GPU. A fast suspend only
                 // powers L2 down; the stuck AS would survive it and the resume's activation of
                 // the FW's VM would time out (the fault campaign's as_stuck x while_running).
-                if (WARN_ON(panthor_mmu_as_disable(ptdev, i)))
+                if (WARN_ON(panthor_mmu_as_disable(ptdev, i, false)))
                     ptdev->reset.fast = false;
                 panthor_vm_release_as_locked(vm);
             }
@@ -574,7 +616,7 @@ void panthor_mmu_resume(panthor_device* ptdev) {
         mmu->as.alloc_mask = 0;
         mmu->as.faulty_mask = 0;
     }
-    panthor_mmu_irq_resume(&mmu->irq, panthor_mmu_fault_mask(ptdev, ~0u));
+    panthor_mmu_irq_resume(&mmu->irq, panthor_mmu_irq_events(ptdev));
 }
 
 void panthor_mmu_pre_reset(panthor_device* ptdev) {
@@ -603,7 +645,7 @@ void panthor_mmu_post_reset(panthor_device* ptdev) {
                 panthor_vm_release_as_locked(vm);
     }
 
-    panthor_mmu_irq_resume(&mmu->irq, panthor_mmu_fault_mask(ptdev, ~0u));
+    panthor_mmu_irq_resume(&mmu->irq, panthor_mmu_irq_events(ptdev));
 
     kshim::MutexGuard g(mmu->vm.lock);
     for (panthor_vm& vm : mmu->vm.list)
@@ -622,7 +664,7 @@ void panthor_mmu_unplug(panthor_device* ptdev) {
     kshim::MutexGuard g(mmu->as.slots_lock);
     for (u32 i = 0; i < MAX_AS_SLOTS; i++) {
         if (panthor_vm* vm = mmu->as.slots[i].vm) {
-            WARN_ON(panthor_mmu_as_disable(ptdev, i));
+            WARN_ON(panthor_mmu_as_disable(ptdev, i, false));
             panthor_vm_release_as_locked(vm);
         }
     }
@@ -674,7 +716,12 @@ int panthor_mmu_init(panthor_device* ptdev) {
     if (kshim::IS_ERR_OR_NULL(irq))
         return -ENODEV;
 
-    return panthor_request_mmu_irq(ptdev, &mmu->irq, irq, panthor_mmu_fault_mask(ptdev, ~0u));
+    // Every fault bit at first; the AS disables mask theirs.
+    {
+        kshim::MutexGuard g(mmu->as.slots_lock);
+        mmu->irq_events = panthor_mmu_fault_mask(ptdev, ~0u);
+    }
+    return panthor_request_mmu_irq(ptdev, &mmu->irq, irq, panthor_mmu_irq_events(ptdev));
 }
 
 }  // namespace panthor

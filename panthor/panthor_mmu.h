@@ -78,6 +78,9 @@ u64 panthor_vm_memattr(panthor_vm* vm);
 kshim::phys_addr_t panthor_vm_iova_to_phys(panthor_vm* vm, u64 va);
 // ASes whose fault is pending (masked until their VM is re-activated).
 u32 panthor_mmu_faulty_mask(panthor_device* ptdev);
+// The MMU interrupts unmasked while the line is not suspended: the fault bits of the ASes that
+// were not disabled.
+u32 panthor_mmu_irq_events(panthor_device* ptdev);
 // Page tables handed out by the page-table cache and not given back yet (all devices).
 size_t panthor_mmu_pt_cache_live();
 

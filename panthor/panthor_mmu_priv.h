@@ -160,6 +160,13 @@ struct panthor_mmu {
         PanthorVmLruList lru_list GUARDED_BY(slots_lock);
     } as;
 
+    // The MMU interrupts wanted: the fault bits of the ASes not disabled (all at probe; an AS
+    // disable masks its bit, an enable unmasks it). What MMU_INT_MASK gets while the line is
+    // not suspended. Upstream keeps it in the IRQ helpers (enable/disable_events).
+    u32 irq_events GUARDED_BY(as.slots_lock) = 0;
+    // The MMU IRQ handler is running: it restores MMU_INT_MASK itself when it is done.
+    std::atomic<bool> irq_processing{false};
+
     struct {
         kshim::Mutex lock{"panthor_mmu.vm.lock"};  // protects list and reset_in_progress
         PanthorVmList list;                        // every VM of the device
@@ -181,7 +188,9 @@ void panthor_pt_cache_free(void* page);
 
 // AS/MMU hardware (panthor_mmu.cpp).
 u32 panthor_mmu_fault_mask(panthor_device* ptdev, u32 value);
-int panthor_mmu_as_disable(panthor_device* ptdev, u32 as_nr);
+// Masks the AS's faults, flushes the caches, UNLOCKs a region left locked and, unless the slot is
+// about to be reprogrammed (recycle_slot), unmaps the AS (TRANSCFG UNMAPPED + UPDATE).
+int panthor_mmu_as_disable(panthor_device* ptdev, u32 as_nr, bool recycle_slot) REQUIRES(ptdev->mmu->as.slots_lock);
 void panthor_vm_release_as_locked(panthor_vm* vm) REQUIRES(vm->ptdev->mmu->as.slots_lock);
 // LOCK [start, start + size) of the VM's AS around an update (widening an already locked
 // region to cover both), then flush + UNLOCK. op_lock held.

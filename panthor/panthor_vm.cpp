@@ -104,7 +104,7 @@ void panthor_vm_free(drm::drm_gpuvm* gpuvm) {
         kshim::MutexGuard slots(mmu->as.slots_lock);
         if (vm->as.id >= 0) {
             if (drm::drm_dev_enter(&ptdev->base))
-                panthor_mmu_as_disable(ptdev, static_cast<u32>(vm->as.id));
+                panthor_mmu_as_disable(ptdev, static_cast<u32>(vm->as.id), false);
             mmu->as.slots[vm->as.id].vm = nullptr;
             mmu->as.alloc_mask &= ~(1ul << vm->as.id);
             if (vm->as_lru_node.is_linked())

@@ -9,7 +9,9 @@
 // call the step callbacks, which update the page tables and the VA tree, and flushes + UNLOCKs.
 // It allocates nothing and takes no resv lock, so an asynchronous VM_BIND job runs it from its
 // run_job, in the fence-signalling path; a failure there leaves the VM in a state userspace did
-// not ask for, so the VM is declared unusable and the job's fence carries the error.
+// not ask for, so the VM is declared unusable and the job's fence carries the error. A map that
+// fails half-way (synchronous or not) unmaps what it mapped and declares the VM unusable too, as
+// does an unmap that finds the tables out of step with the VA tree.
 // Cleanup (outside the signalling path) frees what the steps left: VMAs removed by the steps are
 // freed at once, vm_bos whose last mapping went are parked by drm_gpuvm and freed here (their
 // release unpins the BO).
@@ -100,7 +102,20 @@ bool in_locked_region(panthor_vm* vm, u64 iova, u64 size) {
     return iova >= vm->locked_region.start && iova + size <= vm->locked_region.start + vm->locked_region.size;
 }
 
-int panthor_vm_unmap_pages(panthor_vm* vm, u64 iova, u64 size) {
+// After a failed asynchronous operation, or a page-table update that could not be completed, the
+// tables no longer match what userspace asked for: refuse further binds and cut the GPU off the VM.
+void panthor_vm_declare_unusable(panthor_vm* vm) {
+    panthor_device* ptdev = vm->ptdev;
+    lockdep_assert_held(&vm->op_lock);
+
+    if (vm->unusable.exchange(true))
+        return;
+    kshim::MutexGuard g(ptdev->mmu->as.slots_lock);
+    if (vm->as.id >= 0 && drm::drm_dev_enter(&ptdev->base))
+        panthor_mmu_as_disable(ptdev, static_cast<u32>(vm->as.id), false);
+}
+
+void panthor_vm_unmap_pages(panthor_vm* vm, u64 iova, u64 size) {
     panthor_device* ptdev = vm->ptdev;
     iommu::IoPgtableOps* ops = vm->pgtbl_ops;
 
@@ -112,17 +127,24 @@ int panthor_vm_unmap_pages(panthor_vm* vm, u64 iova, u64 size) {
     while (offset < size) {
         size_t pgcount;
         const size_t pgsize = get_pgsize(iova + offset, size - offset, &pgcount);
-        const size_t unmapped_sz = ops->unmap_pages(iova + offset, pgsize, pgcount, nullptr);
-        if (WARN_ON(unmapped_sz != pgsize * pgcount)) {
+        size_t unmapped_sz = ops->unmap_pages(iova + offset, pgsize, pgcount, nullptr);
+        if (WARN_ON_ONCE(unmapped_sz != pgsize * pgcount)) {
             dev_err(ptdev->dev, "failed to unmap range %llx-%llx (requested range %llx-%llx)\n",
                     static_cast<unsigned long long>(iova + offset + unmapped_sz),
                     static_cast<unsigned long long>(iova + offset + pgsize * pgcount),
                     static_cast<unsigned long long>(iova), static_cast<unsigned long long>(iova + size));
-            return -EINVAL;
+            // The VA tree and the tables disagree. Step over the hole so that the tables past it
+            // still go (no page-table page is left behind), but the VM cannot be trusted any
+            // more.
+            while (unmapped_sz < pgsize * pgcount && !ops->iova_to_phys(iova + offset + unmapped_sz))
+                unmapped_sz += SZ_4K;
+            panthor_vm_declare_unusable(vm);
+            // Something we cannot unmap (a block cut in the middle): give up on the rest.
+            if (WARN_ON_ONCE(!unmapped_sz))
+                return;
         }
         offset += unmapped_sz;
     }
-    return 0;
 }
 
 int panthor_vm_map_pages(panthor_vm* vm, u64 iova, int prot, drm::SgTable* sgt, u64 offset, u64 size) {
@@ -175,16 +197,18 @@ int panthor_vm_map_pages(panthor_vm* vm, u64 iova, int prot, drm::SgTable* sgt, 
 
             if (WARN_ON(!ret && !mapped))
                 ret = -ENOMEM;
-            if (ret) {
-                // Leave nothing half-mapped; the unmap cannot fail on what we just mapped.
-                WARN_ON(panthor_vm_unmap_pages(vm, start_iova, iova - start_iova));
+            if (WARN_ON_ONCE(ret)) {
+                // Leave no page table behind, and no VM that looks fine but is not.
+                panthor_vm_unmap_pages(vm, start_iova, iova - start_iova);
+                panthor_vm_declare_unusable(vm);
                 return ret;
             }
         }
     }
     // The segments ended before the requested range did.
     if (WARN_ON(size)) {
-        WARN_ON(panthor_vm_unmap_pages(vm, start_iova, iova - start_iova));
+        panthor_vm_unmap_pages(vm, start_iova, iova - start_iova);
+        panthor_vm_declare_unusable(vm);
         return -EINVAL;
     }
     return 0;
@@ -528,9 +552,7 @@ int panthor_gpuva_sm_step_remap(drm::drm_gpuva_op* op, void* priv) {
     ret = panthor_vm_lock_region(vm, unmap_start, unmap_range);
     if (ret)
         return ret;
-    ret = panthor_vm_unmap_pages(vm, unmap_start, unmap_range);
-    if (ret)
-        return ret;
+    panthor_vm_unmap_pages(vm, unmap_start, unmap_range);
 
     if (const drm::drm_gpuva_op_map* prev = op->remap.prev) {
         // What the widening took from the end of prev.
@@ -578,26 +600,10 @@ int panthor_gpuva_sm_step_unmap(drm::drm_gpuva_op* op, void* priv) {
     auto* vm = static_cast<panthor_vm*>(priv);
     auto* unmap_vma = container_of(op->unmap.va, panthor_vma, base);
 
-    int ret = panthor_vm_unmap_pages(vm, unmap_vma->base.va.addr, unmap_vma->base.va.range);
-    if (WARN_ON(ret))
-        return ret;
-
+    panthor_vm_unmap_pages(vm, unmap_vma->base.va.addr, unmap_vma->base.va.range);
     drm::drm_gpuva_unmap(&op->unmap);
     panthor_vma_unlink(unmap_vma);
     return 0;
-}
-
-// After a failed asynchronous operation the tables no longer match what userspace asked for:
-// refuse further binds and cut the GPU off the VM.
-void panthor_vm_declare_unusable(panthor_vm* vm) {
-    panthor_device* ptdev = vm->ptdev;
-    lockdep_assert_held(&vm->op_lock);
-
-    if (vm->unusable.exchange(true))
-        return;
-    kshim::MutexGuard g(ptdev->mmu->as.slots_lock);
-    if (vm->as.id >= 0 && drm::drm_dev_enter(&ptdev->base))
-        panthor_mmu_as_disable(ptdev, static_cast<u32>(vm->as.id));
 }
 
 int panthor_vm_exec_op(panthor_vm* vm, panthor_vm_op_ctx* op, bool flag_vm_unusable_on_failure) {

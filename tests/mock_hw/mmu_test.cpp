@@ -291,6 +291,34 @@ TEST_F(Mmu, TlbKeepsStaleTranslationUntilFlushed) {
     EXPECT_EQ(c, 'A');
 }
 
+// The newest panthor recycles a slot without unmapping it (disable = GPU_CMD FLUSH_CACHES only)
+// and enables the next VM without a flush: the UPDATE that programs the new tables is what drops
+// the previous VM's translations. FLUSH_CACHES alone (a data-cache operation) keeps them.
+TEST_F(Mmu, RecycledSlotTranslatesWithTheNewTablesAfterUpdate) {
+    Gpu gpu;
+    Drv d{gpu};
+    PageTables vm_a, vm_b;
+    PhysPages a(0x1000), b(0x1000);
+    a.ptr()[0] = 'A';
+    b.ptr()[0] = 'B';
+    vm_a.map_page(kVa, a.pa());
+    vm_b.map_page(kVa, b.pa());
+    enable_as(d, 1, vm_a.root_pa());
+    char c = 0;
+    ASSERT_TRUE(gpu.mmu().read(1, kVa, &c, 1, Access::Read, kSourceTest).ok());
+    EXPECT_EQ(c, 'A');
+
+    d.w(GPU_CMD, GPU_FLUSH_CACHES(CACHE_CLEAN | CACHE_INV, CACHE_CLEAN | CACHE_INV, CACHE_INV));
+    ASSERT_TRUE(wait([&] { return (d.r(GPU_INT_RAWSTAT) & GPU_IRQ_CLEAN_CACHES_COMPLETED) != 0; }));
+    d.w(GPU_INT_CLEAR, GPU_IRQ_CLEAN_CACHES_COMPLETED);
+    ASSERT_TRUE(gpu.mmu().read(1, kVa, &c, 1, Access::Read, kSourceTest).ok());
+    EXPECT_EQ(c, 'A');  // still VM A's: nothing told the MMU yet
+
+    enable_as(d, 1, vm_b.root_pa());
+    ASSERT_TRUE(gpu.mmu().read(1, kVa, &c, 1, Access::Read, kSourceTest).ok());
+    EXPECT_EQ(c, 'B');
+}
+
 TEST_F(Mmu, LockRegionEncodingCoversTheRequestedRange) {
     Gpu gpu;
     Drv d{gpu};

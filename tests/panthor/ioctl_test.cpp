@@ -16,6 +16,7 @@
 #include "kernel_shim/err.h"
 #include "mock_hw/lpae_walker.h"
 #include "panthor/panthor_gem.h"
+#include "panthor/panthor_gpu.h"
 #include "panthor/panthor_mmu.h"
 #include "tests/panthor/panthor_test.h"
 #include "uapi/drm/drm.h"
@@ -1316,9 +1317,11 @@ TEST_F(PanthorIoctl, FlushIdPageReadsLatestFlushIdWhileActiveAndOneWhileSuspende
     EXPECT_FALSE(vma->vm_flags & (drm::VM_MAYWRITE | drm::VM_WRITE));
 
     ASSERT_EQ(kshim::pm_runtime_resume_and_get(dev()), 0);
+    // A full L2 flush (what every bind on a live AS ends with) moves the live value away from
+    // the suspended one.
+    ASSERT_EQ(panthor_gpu_flush_caches(ptdev, CACHE_CLEAN | CACHE_INV, CACHE_CLEAN | CACHE_INV, CACHE_INV), 0);
     const auto reg = gpu().peek32(CSF_GPU_LATEST_FLUSH_ID);
     ASSERT_TRUE(reg.has_value());
-    // Boot flushed the caches, so the live value differs from the suspended one.
     EXPECT_NE(*reg, 1u);
     EXPECT_EQ(drm::vma_read32(vma, 0), *reg);
     kshim::pm_runtime_put_autosuspend(dev());

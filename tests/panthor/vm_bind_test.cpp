@@ -28,6 +28,7 @@
 #include "mock_hw/lpae_walker.h"
 #include "panthor/panthor_gem.h"
 #include "panthor/panthor_mmu.h"
+#include "panthor/panthor_mmu_priv.h"  // a stray page-table entry behind the VA tree's back
 #include "tests/panthor/panthor_test.h"
 
 namespace panthor::testing {
@@ -968,6 +969,468 @@ TEST_F(PanthorVm, KernelBoAtAnExplicitVa) {
     EXPECT_EQ(panthor_kernel_bo_gpuva(kbo), va);
     EXPECT_TRUE(walk(as, va).ok);
     panthor_kernel_bo_destroy(kbo);
+    release(vm);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The MMU register sequence of upstream's newest panthor_mmu.c, as the mock sees it.
+
+// The accesses of interest to one AS, in order, one word each: a poll of AS_STATUS (however many
+// reads) is one WAIT.
+class PanthorVmSeq : public PanthorVm {
+protected:
+    void trace(u32 as) {
+        as_ = as;
+        seq_.clear();
+        pdev()->desc.iomem->trace_hook = [this](bool write, u32 off, u32 value) { record(write, off, value); };
+    }
+    std::vector<std::string> stop() {
+        pdev()->desc.iomem->trace_hook = nullptr;
+        return seq_;
+    }
+    static std::string flush_word() {
+        char buf[32];
+        std::snprintf(buf, sizeof(buf), "FLUSH_CACHES:%#x",
+                      GPU_FLUSH_CACHES(CACHE_CLEAN | CACHE_INV, CACHE_CLEAN | CACHE_INV, CACHE_INV));
+        return buf;
+    }
+    static std::string mask_word(u32 m) {
+        char buf[32];
+        std::snprintf(buf, sizeof(buf), "MASK:%#x", m);
+        return buf;
+    }
+
+private:
+    void record(bool write, u32 off, u32 value) {
+        auto push = [this](std::string w) {
+            if (w == "WAIT" && !seq_.empty() && seq_.back() == "WAIT")
+                return;
+            seq_.push_back(std::move(w));
+        };
+        char buf[48];
+        if (!write) {
+            if (off == AS_STATUS(as_))
+                push("WAIT");
+            return;
+        }
+        if (off == AS_COMMAND(as_)) {
+            static const char* const kNames[] = {"NOP", "UPDATE", "LOCK", "UNLOCK", "FLUSH_PT", "FLUSH_MEM"};
+            push(value < 6 ? kNames[value] : "AS_CMD?");
+        } else if (off == AS_LOCKADDR(as_)) {
+            std::snprintf(buf, sizeof(buf), "LOCKADDR:%#x", value);
+            push(buf);
+        } else if (off == AS_TRANSTAB(as_)) {
+            push(value ? "TRANSTAB" : "TRANSTAB:0");
+        } else if (off == AS_MEMATTR(as_)) {
+            push(value ? "MEMATTR" : "MEMATTR:0");
+        } else if (off == AS_TRANSCFG(as_)) {
+            std::snprintf(buf, sizeof(buf), "TRANSCFG:%#x", value);
+            push(buf);
+        } else if (off == GPU_CMD && (value & 0xff) == 0x04) {
+            std::snprintf(buf, sizeof(buf), "FLUSH_CACHES:%#x", value);
+            push(buf);
+        } else if (off == MMU_INT_MASK) {
+            push(mask_word(value));
+        }
+    }
+    u32 as_ = 0;
+    std::vector<std::string> seq_;
+};
+
+using Seq = std::vector<std::string>;
+
+TEST_F(PanthorVmSeq, MapAndUnmapOnALiveAsAreOneLockThenFlushCachesThenUnlock) {
+    const u32 id = vm_create();
+    const Bo bo = make_bo(SZ_1M, 0x31);
+    panthor_vm* vm = activate(id);
+    const u32 as = as_of(vm);
+
+    // [kVa + 64K, +64K) is a naturally aligned 64 KiB block: LOCKADDR = start | (16 - 1).
+    trace(as);
+    ASSERT_EQ(vm_map(id, bo.handle, kVa + SZ_64K, SZ_64K), 0);
+    char lock[32];
+    std::snprintf(lock, sizeof(lock), "LOCKADDR:%#llx", static_cast<unsigned long long>((kVa + SZ_64K) | 15));
+    const Seq one_op{lock, "WAIT", "LOCK", "WAIT", flush_word(), "WAIT", "UNLOCK", "WAIT"};
+    EXPECT_EQ(stop(), one_op);
+    EXPECT_EQ(gpu_word(as, kVa + SZ_64K), pattern(0x31, 0));
+
+    trace(as);
+    ASSERT_EQ(vm_unmap(id, kVa + SZ_64K, SZ_64K), 0);
+    EXPECT_EQ(stop(), one_op);
+    EXPECT_FALSE(walk(as, kVa + SZ_64K).ok);
+
+    // A small range is locked as the 32 KiB minimum.
+    trace(as);
+    ASSERT_EQ(vm_map(id, bo.handle, kVa, SZ_4K), 0);
+    std::snprintf(lock, sizeof(lock), "LOCKADDR:%#llx", static_cast<unsigned long long>(kVa | 14));
+    EXPECT_EQ(stop(), (Seq{lock, "WAIT", "LOCK", "WAIT", flush_word(), "WAIT", "UNLOCK", "WAIT"}));
+    release(vm);
+}
+
+TEST_F(PanthorVmSeq, AnUnboundVmOnlyRecordsItsLockedRegion) {
+    const u32 id = vm_create();
+    const Bo bo = make_bo(SZ_64K, 0x32);
+    // No AS command and no flush for a VM without an AS.
+    std::vector<u32> writes;
+    pdev()->desc.iomem->trace_hook = [&](bool write, u32 off, u32) {
+        if (write)
+            writes.push_back(off);
+    };
+    ASSERT_EQ(vm_map(id, bo.handle, kVa, SZ_64K), 0);
+    ASSERT_EQ(vm_unmap(id, kVa, SZ_64K), 0);
+    pdev()->desc.iomem->trace_hook = nullptr;
+    for (u32 off : writes) {
+        EXPECT_FALSE(off >= AS_TRANSTAB(0) && off < AS_TRANSTAB(16)) << std::hex << off;
+        EXPECT_NE(off, GPU_CMD);
+    }
+}
+
+TEST_F(PanthorVmSeq, AsEnableUnmasksItsFaultsAndProgramsWithoutAFlush) {
+    // A first VM keeps the device resumed.
+    const u32 id0 = vm_create();
+    panthor_vm* vm0 = activate(id0);
+    const u32 id = vm_create();
+    const Bo bo = make_bo(SZ_4K, 0x33);
+    ASSERT_EQ(vm_map(id, bo.handle, kVa, SZ_4K), 0);
+
+    const u32 next_as = as_of(vm0) + 1;
+    trace(next_as);
+    panthor_vm* vm = activate(id);
+    ASSERT_EQ(as_of(vm), next_as);
+    char cfg[32];
+    std::snprintf(cfg, sizeof(cfg), "TRANSCFG:%#x", static_cast<u32>(as_config(next_as).transcfg));
+    EXPECT_EQ(stop(),
+              (Seq{mask_word(panthor_mmu_irq_events(ptdev)), "TRANSTAB", "MEMATTR", cfg, "WAIT", "UPDATE", "WAIT"}));
+    EXPECT_TRUE(panthor_mmu_irq_events(ptdev) & BIT(next_as));
+    EXPECT_EQ(gpu_word(next_as, kVa), pattern(0x33, 0));
+    release(vm);
+    release(vm0);
+}
+
+TEST_F(PanthorVmSeq, AsDisableMasksFlushesAndUnmapsTheSlot) {
+    const u32 id0 = vm_create();
+    panthor_vm* vm0 = activate(id0);
+    const u32 id = vm_create();
+    panthor_vm* vm = activate(id);
+    const u32 as = as_of(vm);
+    idle(vm);
+    vm_destroy(id);
+
+    const u32 events = panthor_mmu_irq_events(ptdev);
+    ASSERT_TRUE(events & BIT(as));
+    trace(as);
+    release(vm);  // the last reference: panthor_vm_free() disables the AS
+    EXPECT_EQ(stop(), (Seq{mask_word(events & ~BIT(as)), flush_word(), "TRANSTAB:0", "MEMATTR:0", "TRANSCFG:0x1",
+                           "WAIT", "UPDATE", "WAIT"}));
+    EXPECT_FALSE(panthor_mmu_irq_events(ptdev) & BIT(as));
+    EXPECT_EQ(reg32(MMU_INT_MASK), events & ~BIT(as));
+    EXPECT_EQ(as_config(as).transcfg & AS_TRANSCFG_ADRMODE_MASK, AS_TRANSCFG_ADRMODE_UNMAPPED);
+    release(vm0);
+}
+
+TEST_F(PanthorVmSeq, AnEvictedSlotIsFlushedAndReprogrammedWithoutUnmapping) {
+    std::vector<u32> ids;
+    std::vector<panthor_vm*> vms;
+    const Bo bo = make_bo(SZ_4K, 0x34);
+    for (int i = 0; i < 8; i++) {
+        ids.push_back(vm_create());
+        ASSERT_EQ(vm_map(ids[i], bo.handle, kVa, SZ_4K), 0);
+    }
+    for (int i = 0; i < 7; i++)
+        vms.push_back(activate(ids[i]));
+    const u32 victim = as_of(vms[3]);
+    idle(vms[3]);
+
+    trace(victim);
+    panthor_vm* vm = activate(ids[7]);
+    ASSERT_EQ(as_of(vm), victim);
+    char cfg[32];
+    std::snprintf(cfg, sizeof(cfg), "TRANSCFG:%#x", static_cast<u32>(as_config(victim).transcfg));
+    const u32 events = panthor_mmu_irq_events(ptdev);
+    // Disabled for recycling (mask, flush; no UNMAPPED + UPDATE), then enabled for the new VM.
+    EXPECT_EQ(stop(), (Seq{mask_word(events & ~BIT(victim)), flush_word(), mask_word(events), "TRANSTAB", "MEMATTR",
+                           cfg, "WAIT", "UPDATE", "WAIT"}));
+    EXPECT_EQ(gpu_word(victim, kVa), pattern(0x34, 0));
+}
+
+TEST_F(PanthorVmSeq, TheMmuIrqMaskFollowsTheAses) {
+    const u32 all = GENMASK(15, 0);
+    EXPECT_EQ(panthor_mmu_irq_events(ptdev), all);
+    const u32 id = vm_create();
+    const Bo bo = make_bo(SZ_64K, 0x35);
+    ASSERT_EQ(vm_map(id, bo.handle, kVa, SZ_64K), 0);
+    panthor_vm* vm = activate(id);
+    const u32 as = as_of(vm);
+    EXPECT_EQ(reg32(MMU_INT_MASK), all);
+
+    // A fault disables the AS, which masks its fault bit and only that.
+    u64 v;
+    EXPECT_EQ(gpu_read64(as, kVa + SZ_1M, &v).status, MemResult::Status::Fault);
+    ASSERT_TRUE(fault_handled(vm));
+    EXPECT_EQ(panthor_mmu_irq_events(ptdev), all & ~BIT(as));
+    EXPECT_EQ(reg32(MMU_INT_MASK), all & ~BIT(as));
+    EXPECT_EQ(as_config(as).transcfg & AS_TRANSCFG_ADRMODE_MASK, AS_TRANSCFG_ADRMODE_UNMAPPED);
+
+    // Re-activation clears the fault and unmasks it again.
+    idle(vm);
+    ASSERT_EQ(reactivate(vm), 0);
+    EXPECT_EQ(as_of(vm), as);
+    EXPECT_EQ(reg32(MMU_INT_MASK), all);
+    EXPECT_EQ(reg32(MMU_INT_RAWSTAT) & BIT(as), 0u);
+    EXPECT_EQ(gpu_word(as, kVa), pattern(0x35, 0));
+
+    // A VM freed while bound gives its AS back disabled and masked.
+    idle(vm);
+    vm_destroy(id);
+    release(vm);
+    EXPECT_EQ(reg32(MMU_INT_MASK), all & ~BIT(as));
+}
+
+TEST_F(PanthorVmSeq, AFailedMapUnmapsWhatItMappedAndMakesTheVmUnusable) {
+    const u32 id = vm_create();
+    const Bo a = make_bo(SZ_4K, 0x36);
+    const Bo b = make_bo(SZ_64K, 0x37);
+    ASSERT_EQ(vm_map(id, a.handle, kVa, SZ_4K), 0);
+    panthor_vm* vm = activate(id);
+    const u32 as = as_of(vm);
+
+    // A page the VA tree does not know of, in the L3 table the first map made: the next map
+    // runs into it half-way (io-pgtable refuses to overwrite a live entry).
+    size_t stray = 0;
+    ASSERT_EQ(vm->pgtbl_ops->map_pages(kVa + 0x8000, a.pa(0), SZ_4K, 1, iommu::IOMMU_READ, kshim::GFP_NOWAIT, &stray),
+              0);
+    ASSERT_EQ(stray, SZ_4K);
+    ASSERT_EQ(vm_map(id, b.handle, kVa + SZ_4K, SZ_64K), -EEXIST);
+    // io-pgtable's, and the driver's first one in this process.
+    int warns = 0;
+    while (expect_report(kshim::ReportKind::Warn))
+        warns++;
+    EXPECT_GE(warns, 1);
+    // What the failed map had mapped before the stray page is gone again.
+    // (Read from the tables: the AS is disabled now.)
+    for (u64 off = SZ_4K; off < 0x8000; off += SZ_4K)
+        EXPECT_EQ(panthor_vm_iova_to_phys(vm, kVa + off), 0u) << std::hex << off;
+    EXPECT_EQ(panthor_vm_iova_to_phys(vm, kVa), a.pa(0));
+    EXPECT_TRUE(panthor_vm_is_unusable(vm));
+    u32 state = ~0u;
+    ASSERT_EQ(vm_get_state(id, &state), 0);
+    EXPECT_EQ(state, DRM_PANTHOR_VM_STATE_UNUSABLE);
+    // Declared unusable: the AS is disabled, further maps are refused, unmaps still work.
+    EXPECT_EQ(as_config(as).transcfg & AS_TRANSCFG_ADRMODE_MASK, AS_TRANSCFG_ADRMODE_UNMAPPED);
+    EXPECT_EQ(vm_map(id, b.handle, kVa + SZ_1M, SZ_4K), -EINVAL);
+    EXPECT_EQ(vm_unmap(id, kVa, SZ_4K), 0);
+    release(vm);
+}
+
+TEST_F(PanthorVmSeq, AnUnmapThatCannotCompleteMakesTheVmUnusable) {
+    const u32 id = vm_create();
+    const Bo bo = make_bo(SZ_64K, 0x3A);
+    ASSERT_EQ(vm_map(id, bo.handle, kVa, SZ_64K), 0);
+    panthor_vm* vm = activate(id);
+    const u32 as = as_of(vm);
+
+    // A hole the VA tree does not know of: the unmap runs into it.
+    ASSERT_EQ(vm->pgtbl_ops->unmap_pages(kVa + 0x4000, SZ_4K, 1, nullptr), SZ_4K);
+    ASSERT_EQ(vm_unmap(id, kVa, SZ_64K), 0);
+    int warns = 0;
+    while (expect_report(kshim::ReportKind::Warn))
+        warns++;
+    EXPECT_GE(warns, 1);
+    // The pages past the hole went all the same (the tables: the AS itself is disabled now), and
+    // the VM is not trusted any more.
+    for (u64 off = 0; off < SZ_64K; off += SZ_4K)
+        EXPECT_EQ(panthor_vm_iova_to_phys(vm, kVa + off), 0u) << std::hex << off;
+    EXPECT_TRUE(panthor_vm_is_unusable(vm));
+    EXPECT_EQ(as_config(as).transcfg & AS_TRANSCFG_ADRMODE_MASK, AS_TRANSCFG_ADRMODE_UNMAPPED);
+    EXPECT_EQ(vm_map(id, bo.handle, kVa, SZ_4K), -EINVAL);
+    release(vm);
+}
+
+TEST_F(PanthorVmSeq, AFlushThatNeverCompletesSchedulesAReset) {
+    const u32 id = vm_create();
+    const Bo bo = make_bo(SZ_64K, 0x38);
+    panthor_vm* vm = activate(id);
+    // Idle but bound: the reset unbinds every VM.
+    idle(vm);
+
+    mock_hw::FaultSpec stuck;
+    stuck.kind = mock_hw::FaultKind::FlushNeverCompletes;
+    stuck.trigger = mock_hw::FaultTrigger::always();
+    stuck.max_fires = 1;
+    gpu().faults().add(stuck);
+    kshim::log_clear();
+    trace(as_of(vm));
+    // The tables are updated: the map itself succeeds.
+    EXPECT_EQ(vm_map(id, bo.handle, kVa, SZ_64K), 0);
+    const Seq seq = stop();
+    EXPECT_TRUE(kshim::log_contains("Flush caches timeout"));
+    // No UNLOCK after the failed flush: the reset unlocks.
+    ASSERT_FALSE(seq.empty());
+    EXPECT_EQ(std::count(seq.begin(), seq.end(), "UNLOCK"), 0);
+    EXPECT_TRUE(panthor_device_reset_is_pending(ptdev));
+    EXPECT_TRUE(run_until([&] { return !panthor_device_reset_is_pending(ptdev); }, 2000 * kMs));
+    release(vm);
+}
+
+TEST_F(PanthorVmSeq, AStuckAsActiveFailsTheBindAndSchedulesAReset) {
+    const u32 id = vm_create();
+    const Bo bo = make_bo(SZ_64K, 0x39);
+    panthor_vm* vm = activate(id);
+    idle(vm);
+
+    mock_hw::FaultSpec stuck;
+    stuck.kind = mock_hw::FaultKind::AsActiveStuck;
+    stuck.trigger = mock_hw::FaultTrigger::always();
+    stuck.as = static_cast<int>(as_of(vm));
+    stuck.max_fires = 1;
+    gpu().faults().add(stuck);
+    kshim::log_clear();
+    // The LOCK never completes: the synchronous map fails without touching the tables.
+    EXPECT_EQ(vm_map(id, bo.handle, kVa, SZ_64K), -ETIMEDOUT);
+    EXPECT_TRUE(kshim::log_contains("AS_ACTIVE bit stuck"));
+    EXPECT_TRUE(panthor_device_reset_is_pending(ptdev));
+    EXPECT_FALSE(walk(static_cast<u32>(stuck.as), kVa).ok);
+    EXPECT_TRUE(run_until([&] { return !panthor_device_reset_is_pending(ptdev); }, 2000 * kMs));
+    release(vm);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The IGT huge-page subtests (tests/panthor/panthor_vm.c, "vm_unbind_*hugepage*"): every bind
+// must succeed, and the mock's walker must see the surviving pages at their physical pages and
+// nothing where they were unmapped.
+
+struct HugeUnbindCase {
+    const char* name;
+    u64 bo_size;
+    u64 map_offset;  // BO offset of the map
+    u64 map_size;
+    std::vector<std::pair<u64, u64>> unmaps;  // va, size
+};
+
+void PrintTo(const HugeUnbindCase& c, std::ostream* os) {
+    *os << c.name;
+}
+
+class PanthorVmIgtHuge : public PanthorVm, public ::testing::WithParamInterface<HugeUnbindCase> {};
+
+TEST_P(PanthorVmIgtHuge, EveryUnbindSucceedsAndTheRestStillTranslates) {
+    const HugeUnbindCase& c = GetParam();
+    constexpr u64 kIgtVa = 0x200000;
+    const u32 id = vm_create();
+    const Bo bo = make_bo(c.bo_size, 0x40);
+    ASSERT_NE(bo.cpu, nullptr);
+    // Bound first, so every update goes through LOCK/FLUSH_CACHES/UNLOCK on a live AS.
+    panthor_vm* vm = activate(id);
+    const u32 as = as_of(vm);
+    ASSERT_EQ(vm_map(id, bo.handle, kIgtVa, c.map_size, 0, c.map_offset), 0);
+
+    // The BO backing is 2 MiB-contiguous: the map uses blocks wherever it can.
+    for (u64 off = 0; off + SZ_2M <= c.map_size; off += SZ_2M)
+        if (((kIgtVa + off) % SZ_2M) == 0 && (bo.pa(c.map_offset + off) % SZ_2M) == 0)
+            EXPECT_EQ(walk(as, kIgtVa + off).t.level, 2) << std::hex << off;
+
+    std::vector<bool> mapped(c.map_size / SZ_4K, true);
+    for (const auto& [va, size] : c.unmaps) {
+        ASSERT_EQ(vm_unmap(id, va, size), 0) << std::hex << va << "+" << size;
+        for (u64 p = va; p < va + size; p += SZ_4K)
+            if (p >= kIgtVa && p < kIgtVa + c.map_size)
+                mapped[(p - kIgtVa) / SZ_4K] = false;
+        for (u64 i = 0; i < mapped.size(); i++) {
+            const u64 p = kIgtVa + i * SZ_4K;
+            const WalkResult w = walk(as, p);
+            ASSERT_EQ(w.ok, mapped[i]) << "after unmap " << std::hex << va << "+" << size << ": page " << p;
+            if (w.ok)
+                ASSERT_EQ(w.t.pa_base + (p - w.t.va_base), bo.pa(c.map_offset + i * SZ_4K))
+                    << "after unmap " << std::hex << va << "+" << size << ": page " << p;
+        }
+        // The GPU (through its TLB) agrees on the first and last surviving page.
+        auto first = std::find(mapped.begin(), mapped.end(), true);
+        if (first != mapped.end()) {
+            const u64 i = static_cast<u64>(first - mapped.begin());
+            EXPECT_EQ(gpu_word(as, kIgtVa + i * SZ_4K), pattern(0x40, c.map_offset / SZ_4K + i));
+            const u64 j =
+                mapped.size() - 1 - static_cast<u64>(std::find(mapped.rbegin(), mapped.rend(), true) - mapped.rbegin());
+            EXPECT_EQ(gpu_word(as, kIgtVa + j * SZ_4K), pattern(0x40, c.map_offset / SZ_4K + j));
+        }
+    }
+    EXPECT_FALSE(panthor_vm_is_unusable(vm));
+    EXPECT_FALSE(panthor_vm_has_unhandled_faults(vm));
+    vm_destroy(id);
+    release(vm);
+}
+
+constexpr u64 SZ_8K = 0x2000;
+constexpr u64 SZ_6M = 6 * SZ_1M;
+
+INSTANTIATE_TEST_SUITE_P(
+    Igt, PanthorVmIgtHuge,
+    ::testing::Values(
+        HugeUnbindCase{"vm_unbind_identical_hugepage_single", SZ_2M, 0, SZ_2M, {{0x200000, SZ_2M}}},
+        HugeUnbindCase{"vm_unbind_identical_hugepage_single_partial", SZ_4M, 0, SZ_4M, {{0x200000, SZ_4M}}},
+        HugeUnbindCase{"vm_unbind_identical_hugepage_multiple", SZ_6M, 0, SZ_6M, {{0x200000, SZ_6M}}},
+        HugeUnbindCase{"vm_unbind_identical_hugepage_offset", SZ_6M, SZ_2M, SZ_4M, {{0x200000, SZ_6M}}},
+        HugeUnbindCase{"vm_unbind_hugepage_leftaligned", SZ_4M, 0, SZ_4M, {{0x200000, SZ_8K}}},
+        HugeUnbindCase{"vm_unbind_hugepage_rightaligned", SZ_4M, 0, SZ_4M, {{0x200000 + SZ_4M - SZ_8K, SZ_8K}}},
+        HugeUnbindCase{"vm_unbind_hugepage_superset", SZ_2M, 0, SZ_2M, {{0x100000, 5 * SZ_1M}}},
+        HugeUnbindCase{"vm_unbind_hugepage_subset",
+                       SZ_4M,
+                       0,
+                       SZ_4M,
+                       {{0x200000 + SZ_1M, SZ_8K}, {0x200000 + SZ_2M + SZ_4K, SZ_8K}}},
+        HugeUnbindCase{"vm_unbind_hugepage_successive",
+                       SZ_6M,
+                       0,
+                       SZ_6M,
+                       {{0x3fc000, 0x208000},
+                        {0x3fc000, 0x208000},
+                        {0x200000, 0x4000},
+                        {0x401000, 0x4000},
+                        {0x4fb000, 0xA000},
+                        {0x3fb000, 0xA000},
+                        {0x3fc000, 0x4000},
+                        {0x200000, 0x1000}}}),
+    [](const ::testing::TestParamInfo<HugeUnbindCase>& info) { return std::string(info.param.name); });
+
+// The THP analogue: with transparent_hugepage (the default) a BO is one naturally aligned block,
+// so 2 MiB-aligned maps use 2 MiB blocks; without it nothing is 2 MiB aligned and maps use pages.
+TEST_F(PanthorVm, TransparentHugepageDecidesTheBoBacking) {
+    struct Restore {
+        ~Restore() { panthor_transparent_hugepage = true; }
+    } restore;
+    auto blocks_of = [&](const Bo& bo) {
+        drm::drm_gem_object* obj = file->gem.lookup(bo.handle);
+        EXPECT_NE(obj, nullptr);
+        const u32 n = obj ? to_drm_gem_shmem_obj(obj)->num_blocks : 0;
+        drm::drm_gem_object_put(obj);
+        return n;
+    };
+    const Bo huge = make_bo(SZ_4M, 0x50);
+    ASSERT_NE(huge.cpu, nullptr);
+    EXPECT_EQ(blocks_of(huge), 1u);
+    EXPECT_EQ(huge.pa(0) % SZ_2M, 0u);
+
+    panthor_transparent_hugepage = false;
+    const Bo small = make_bo(SZ_4M, 0x51);
+    ASSERT_NE(small.cpu, nullptr);
+    EXPECT_EQ(blocks_of(small), 1u);
+    EXPECT_NE(small.pa(0) % SZ_2M, 0u);
+
+    const u32 id = vm_create();
+    panthor_vm* vm = activate(id);
+    const u32 as = as_of(vm);
+    ASSERT_EQ(vm_map(id, small.handle, kVa, SZ_4M), 0);
+    // 4 KiB pages only: no block to cut.
+    EXPECT_EQ(walk(as, kVa).t.level, 3);
+    EXPECT_EQ(walk(as, kVa + SZ_2M).t.level, 3);
+    ASSERT_EQ(vm_unmap(id, kVa + SZ_1M, 0x2000), 0);
+    for (u64 off = 0; off < SZ_4M; off += SZ_4K) {
+        const bool hole = off >= SZ_1M && off < SZ_1M + 0x2000;
+        ASSERT_EQ(walk(as, kVa + off).ok, !hole) << std::hex << off;
+        if (!hole)
+            ASSERT_EQ(walk_pa(as, kVa + off), small.pa(off)) << std::hex << off;
+    }
+    EXPECT_EQ(gpu_word(as, kVa + SZ_1M + 0x2000), pattern(0x51, (SZ_1M + 0x2000) / SZ_4K));
+    EXPECT_FALSE(panthor_vm_is_unusable(vm));
     release(vm);
 }
 
