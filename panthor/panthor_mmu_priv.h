@@ -106,6 +106,9 @@ struct panthor_vm {
     mmu_detail::ListHook node;  // on mmu->vm.list, under mmu->vm.lock
 
     bool for_mcu = false;
+    // Where the kernel's VA range starts: VM_BIND MAPs must end below it (pending upstream,
+    // docs/panthor.md "Sparse mappings").
+    u64 user_va_end = 0;
     // Set once by panthor_vm_destroy (under op_lock): maps are refused from then on.
     std::atomic<bool> destroyed{false};
     // Set when an asynchronous operation failed: the VM state no longer matches what

@@ -155,6 +155,7 @@ panthor_vm* panthor_vm_create(panthor_device* ptdev, bool for_mcu, u64 kernel_va
     const u64 va_range = for_mcu ? SZ_4G : full_va_range;
 
     drm::drm_mm_init(&vm->mm, kernel_va_start, kernel_va_size);
+    vm->user_va_end = kernel_va_start;
     vm->kernel_auto_va.start = kernel_auto_va_start;
     vm->kernel_auto_va.end = kernel_auto_va_start + kernel_auto_va_size;
 

@@ -663,6 +663,9 @@ int panthor_vm_bind_prepare_op_ctx(drm::drm_file* file, panthor_vm* vm, const dr
 
     switch (op->flags & OP_TYPE_MASK) {
     case DRM_PANTHOR_VM_BIND_OP_TYPE_MAP: {
+        // Userspace must not map over the kernel BOs' VA range (pending upstream).
+        if (op->va >= vm->user_va_end || op->size > vm->user_va_end - op->va)
+            return -EINVAL;
         if (op->flags & DRM_PANTHOR_VM_BIND_OP_MAP_SPARSE)
             return panthor_vm_prepare_sparse_map_op_ctx(file, vm, op, op_ctx);
         drm::drm_gem_object* gem = file->gem.lookup(op->bo_handle);

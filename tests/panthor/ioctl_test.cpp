@@ -538,6 +538,33 @@ ROWS(VmBind,
               [](PanthorIoctl& t) {
                   return t.bind_one(t.vm_create(), 0, map_op(t.bo_create(SZ_4K), kVa, SZ_4K, 0, 1u << 27));
               }},
+     // IGT's vm_bind_intersect_kbo_range (pending upstream): no user MAP in the kernel VA range.
+     ErrnoRow{"Map_IntersectsKernelVaRange", -EINVAL,
+              [](PanthorIoctl& t) {
+                  drm_panthor_vm_create args{};
+                  EXPECT_EQ(t.vm_create_args(&args), 0);
+                  const u64 va = (args.user_va_range + 0x1fffff) & ~u64{0x1fffff};
+                  return t.bind_one(args.id, 0, map_op(t.bo_create(0x200000), va, 0x200000));
+              }},
+     ErrnoRow{"Map_StraddlesKernelVaStart", -EINVAL,
+              [](PanthorIoctl& t) {
+                  drm_panthor_vm_create args{};
+                  EXPECT_EQ(t.vm_create_args(&args), 0);
+                  return t.bind_one(args.id, 0,
+                                    map_op(t.bo_create(2 * SZ_4K), args.user_va_range - SZ_4K, 2 * SZ_4K));
+              }},
+     ErrnoRow{"Map_EndsAtKernelVaStart", 0,
+              [](PanthorIoctl& t) {
+                  drm_panthor_vm_create args{};
+                  EXPECT_EQ(t.vm_create_args(&args), 0);
+                  return t.bind_one(args.id, 0, map_op(t.bo_create(SZ_4K), args.user_va_range - SZ_4K, SZ_4K));
+              }},
+     ErrnoRow{"Sparse_IntersectsKernelVaRange", -EINVAL,
+              [](PanthorIoctl& t) {
+                  drm_panthor_vm_create args{};
+                  EXPECT_EQ(t.vm_create_args(&args), 0);
+                  return t.bind_one(args.id, 0, map_op(0, args.user_va_range, SZ_4K, 0, SPARSE));
+              }},
      // 1.9 sparse maps (bit 3): MAP only, no BO, NOEXEC required.
      ErrnoRow{"Sparse_Valid", 0,
               [](PanthorIoctl& t) { return t.bind_one(t.vm_create(), 0, map_op(0, kVa, 4 * SZ_4K, 0, SPARSE)); }},
