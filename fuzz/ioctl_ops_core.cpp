@@ -56,12 +56,9 @@ void IoctlProgram::op_dev_query(const IoctlOpCall& c) {
     drm_panthor_dev_query a{};
     // Types 0-4 (4 = MMU_INFO, 1.9) and the first unknown one.
     a.type = in_.u8() < 230 ? in_.u8() % 6 : in_.edge_u32();
-    static constexpr u32 sizes[] = {sizeof(drm_panthor_gpu_info),
-                                    sizeof(drm_panthor_csif_info),
-                                    sizeof(drm_panthor_timestamp_info),
-                                    sizeof(drm_panthor_group_priorities_info),
-                                    sizeof(drm_panthor_mmu_info),
-                                    0};
+    static constexpr u32 sizes[] = {sizeof(drm_panthor_gpu_info),       sizeof(drm_panthor_csif_info),
+                                    sizeof(drm_panthor_timestamp_info), sizeof(drm_panthor_group_priorities_info),
+                                    sizeof(drm_panthor_mmu_info),       0};
     const uint8_t s = in_.u8();
     a.size = s < 128   ? sizes[a.type < 6 ? a.type : 5]
              : s < 160 ? 0

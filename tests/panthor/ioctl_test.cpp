@@ -550,8 +550,7 @@ ROWS(VmBind,
               [](PanthorIoctl& t) {
                   drm_panthor_vm_create args{};
                   EXPECT_EQ(t.vm_create_args(&args), 0);
-                  return t.bind_one(args.id, 0,
-                                    map_op(t.bo_create(2 * SZ_4K), args.user_va_range - SZ_4K, 2 * SZ_4K));
+                  return t.bind_one(args.id, 0, map_op(t.bo_create(2 * SZ_4K), args.user_va_range - SZ_4K, 2 * SZ_4K));
               }},
      ErrnoRow{"Map_EndsAtKernelVaStart", 0,
               [](PanthorIoctl& t) {
@@ -577,8 +576,7 @@ ROWS(VmBind,
               }},
      ErrnoRow{"Sparse_WithoutNoexec", -EINVAL,
               [](PanthorIoctl& t) {
-                  return t.bind_one(t.vm_create(), 0,
-                                    map_op(0, kVa, SZ_4K, 0, DRM_PANTHOR_VM_BIND_OP_MAP_SPARSE));
+                  return t.bind_one(t.vm_create(), 0, map_op(0, kVa, SZ_4K, 0, DRM_PANTHOR_VM_BIND_OP_MAP_SPARSE));
               }},
      ErrnoRow{"Sparse_BoHandle", -EINVAL,
               [](PanthorIoctl& t) {
@@ -593,9 +591,7 @@ ROWS(VmBind,
                   return t.bind_one(t.vm_create(), 0, op);
               }},
      ErrnoRow{"Sparse_OnSyncOnly", -EINVAL,
-              [](PanthorIoctl& t) {
-                  return t.sync_only_signal_with([](Op& op) { op.flags |= SPARSE; });
-              }},
+              [](PanthorIoctl& t) { return t.sync_only_signal_with([](Op& op) { op.flags |= SPARSE; }); }},
      ErrnoRow{"Sparse_VaUnaligned", -EINVAL,
               [](PanthorIoctl& t) { return t.bind_one(t.vm_create(), 0, map_op(0, kVa + 0x800, SZ_4K, 0, SPARSE)); }},
      ErrnoRow{"Sparse_SizeZeroIsNoop", 0,

@@ -41,8 +41,8 @@ constexpr u64 SZ_512M = 0x20000000;
 // IGT's overflowing size: ALIGN_DOWN(U64_MAX, 2 MiB) - 6 MiB.
 constexpr u64 kOverflowSize = (~u64{0} & ~(SZ_2M - 1)) - SZ_6M;
 
-constexpr u32 kSparseFlags = DRM_PANTHOR_VM_BIND_OP_TYPE_MAP | DRM_PANTHOR_VM_BIND_OP_MAP_SPARSE |
-                             DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC;
+constexpr u32 kSparseFlags =
+    DRM_PANTHOR_VM_BIND_OP_TYPE_MAP | DRM_PANTHOR_VM_BIND_OP_MAP_SPARSE | DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC;
 
 class PanthorSparse : public PanthorTest {
 protected:
@@ -57,9 +57,7 @@ protected:
         held_.clear();
     }
 
-    panthor_file* pfile(drm::drm_file* f = nullptr) {
-        return static_cast<panthor_file*>((f ? f : file)->driver_priv);
-    }
+    panthor_file* pfile(drm::drm_file* f = nullptr) { return static_cast<panthor_file*>((f ? f : file)->driver_priv); }
 
     int sparse_map(u32 vm, u64 va, u64 size, drm::drm_file* f = nullptr) {
         return vm_bind(vm, kSparseFlags, 0, 0, va, size, f);
@@ -204,8 +202,8 @@ INSTANTIATE_TEST_SUITE_P(
         SparseCase{"vm_bind_sparse", SZ_2M, SZ_16K, 0, Then::Nothing, 0, 0, 0, SZ_16M},
         SparseCase{"partial_unmap_start_size_unaligned", SZ_4M, SZ_6M, 0, Then::Unmap, SZ_4M, SZ_8K, 0, SZ_16M},
         SparseCase{"partial_unmap_start_size_aligned", SZ_4M, SZ_6M, 0, Then::Unmap, SZ_4M, SZ_2M, 0, SZ_16M},
-        SparseCase{"partial_unmap_start_aligned_no_hugepage_multiple", SZ_4M, SZ_6M, 0, Then::Unmap, SZ_4M, SZ_256K,
-                   0, SZ_16M},
+        SparseCase{"partial_unmap_start_aligned_no_hugepage_multiple", SZ_4M, SZ_6M, 0, Then::Unmap, SZ_4M, SZ_256K, 0,
+                   SZ_16M},
         SparseCase{"partial_unmap_below_start", SZ_4M, SZ_6M, 0, Then::Unmap, SZ_2M, SZ_6M, 0, SZ_16M},
         SparseCase{"partial_unmap_above_start", SZ_4M, SZ_6M, 0, Then::Unmap, SZ_6M, SZ_2M, 0, SZ_16M},
         SparseCase{"remap", SZ_4M, SZ_6M, 0, Then::MapBo, SZ_6M, SZ_4M, 0, SZ_16M},
