@@ -54,13 +54,15 @@ void IoctlProgram::op_raw_ioctl(const IoctlOpCall& c) {
 void IoctlProgram::op_dev_query(const IoctlOpCall& c) {
     drm::drm_file* f = c.file;
     drm_panthor_dev_query a{};
-    a.type = in_.u8() < 230 ? in_.u8() % 5 : in_.edge_u32();
-    static constexpr u32 sizes[] = {sizeof(drm_panthor_gpu_info), sizeof(drm_panthor_csif_info),
-                                    sizeof(drm_panthor_timestamp_info), sizeof(drm_panthor_group_priorities_info), 0};
+    // Types 0-4 (4 = MMU_INFO, 1.9) and the first unknown one.
+    a.type = in_.u8() < 230 ? in_.u8() % 6 : in_.edge_u32();
+    static constexpr u32 sizes[] = {sizeof(drm_panthor_gpu_info),       sizeof(drm_panthor_csif_info),
+                                    sizeof(drm_panthor_timestamp_info), sizeof(drm_panthor_group_priorities_info),
+                                    sizeof(drm_panthor_mmu_info),       0};
     const uint8_t s = in_.u8();
-    a.size = s < 128   ? sizes[a.type < 5 ? a.type : 4]
+    a.size = s < 128   ? sizes[a.type < 6 ? a.type : 5]
              : s < 160 ? 0
-             : s < 192 ? sizes[s % 4] + (s & 8) - 4
+             : s < 192 ? sizes[s % 5] + (s & 8) - 4
                        : in_.edge_u32();
     uint8_t* host = nullptr;
     size_t cap = 0;

@@ -44,9 +44,17 @@ void IoctlProgram::op_vm_bind(const IoctlOpCall& c) {
                   : t < 230 ? u32{DRM_PANTHOR_VM_BIND_OP_TYPE_SYNC_ONLY}
                             : in_.edge_u32();
         if (in_.u8() >= 200)
-            o.flags |= in_.u8() & 7;
-        o.bo_handle = (o.flags & DRM_PANTHOR_VM_BIND_OP_TYPE_MASK) == DRM_PANTHOR_VM_BIND_OP_TYPE_MAP ? pick(bos_) : 0;
+            o.flags |= in_.u8() & 0xf;  // READONLY, NOEXEC, UNCACHED, SPARSE (1.9)
+        const bool is_map = (o.flags & DRM_PANTHOR_VM_BIND_OP_TYPE_MASK) == DRM_PANTHOR_VM_BIND_OP_TYPE_MAP;
+        const bool sparse = is_map && (o.flags & DRM_PANTHOR_VM_BIND_OP_MAP_SPARSE);
+        o.bo_handle = is_map && !sparse ? pick(bos_) : 0;
         o.bo_offset = in_.u8() < 200 ? 0x1000 * (in_.u8() % 4) : in_.edge_u64();
+        // A sparse map is mostly well-formed (no BO offset, NOEXEC), so the dummy-BO path runs and
+        // not only its checks.
+        if (sparse && in_.u8() < 224) {
+            o.bo_offset = 0;
+            o.flags |= DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC;
+        }
         o.va = pick_va();
         o.size = in_.u8() < 200 ? 0x1000 * (1 + in_.u8() % 64) : in_.edge_u64();
         o.syncs = obj_array(sizeof(drm_panthor_sync_op), 2, [&](u32, uint8_t* sd) {

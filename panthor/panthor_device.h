@@ -39,6 +39,7 @@ struct panthor_heap_pool;
 struct panthor_mmu;
 struct panthor_scheduler;
 struct panthor_vm;
+struct panthor_gem_object;
 struct panthor_vm_pool;
 struct panthor_device;
 
@@ -76,6 +77,8 @@ struct panthor_device {
 
     drm_panthor_gpu_info gpu_info{};
     drm_panthor_csif_info csif_info{};
+    // The page sizes of the GPU page tables (DEV_QUERY_MMU_INFO), set by panthor_mmu_init.
+    drm_panthor_mmu_info mmu_info{};
 
     panthor_gpu* gpu = nullptr;
     panthor_fw* fw = nullptr;
@@ -143,6 +146,12 @@ struct panthor_file {
     kshim::SpinLock stats_lock{"panthor_file.stats_lock"};  // protects stats
     panthor_gpu_usage stats;
     u64 client_id = 0;  // drm_file.client_id
+    // The object behind the file's sparse mappings (panthor_vm_sparse.cpp): created on the first
+    // sparse MAP, one reference dropped when the file closes.
+    struct {
+        kshim::Mutex lock{"panthor_file.sparse.lock"};  // protects dummy_bo
+        panthor_gem_object* dummy_bo = nullptr;
+    } sparse;
 };
 
 int panthor_device_init(panthor_device* ptdev);

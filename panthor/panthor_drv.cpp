@@ -76,6 +76,7 @@ PANTHOR_UOBJ_DECL(drm_panthor_gpu_info, tiler_present);
 PANTHOR_UOBJ_DECL(drm_panthor_csif_info, pad);
 PANTHOR_UOBJ_DECL(drm_panthor_timestamp_info, current_timestamp);
 PANTHOR_UOBJ_DECL(drm_panthor_group_priorities_info, pad);
+PANTHOR_UOBJ_DECL(drm_panthor_mmu_info, page_size_bitmap);
 PANTHOR_UOBJ_DECL(drm_panthor_sync_op, timeline_value);
 PANTHOR_UOBJ_DECL(drm_panthor_queue_submit, syncs);
 PANTHOR_UOBJ_DECL(drm_panthor_queue_create, ringbuf_size);
@@ -467,6 +468,7 @@ int panthor_ioctl_dev_query(drm::drm_device* ddev, void* data, drm_file* file) {
         case DRM_PANTHOR_DEV_QUERY_CSIF_INFO: args->size = sizeof(ptdev->csif_info); return 0;
         case DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO: args->size = sizeof(timestamp_info); return 0;
         case DRM_PANTHOR_DEV_QUERY_GROUP_PRIORITIES_INFO: args->size = sizeof(priorities_info); return 0;
+        case DRM_PANTHOR_DEV_QUERY_MMU_INFO: args->size = sizeof(ptdev->mmu_info); return 0;
         default: return -EINVAL;
         }
     }
@@ -483,6 +485,7 @@ int panthor_ioctl_dev_query(drm::drm_device* ddev, void* data, drm_file* file) {
     case DRM_PANTHOR_DEV_QUERY_GROUP_PRIORITIES_INFO:
         panthor_query_group_priorities_info(file, &priorities_info);
         return panthor_uobj_set(args->pointer, args->size, priorities_info);
+    case DRM_PANTHOR_DEV_QUERY_MMU_INFO: return panthor_uobj_set(args->pointer, args->size, ptdev->mmu_info);
     default: return -EINVAL;
     }
 }
@@ -893,6 +896,7 @@ void panthor_postclose(drm::drm_device*, drm_file* file) {
     // Groups first: they hold VM references.
     panthor_group_pool_destroy(pfile);
     panthor_vm_pool_destroy(pfile);
+    panthor_file_sparse_release(pfile);
     kdelete(pfile);
     file->driver_priv = nullptr;
 }

@@ -249,4 +249,17 @@ void panthor_gem_kernel_bo_set_label(panthor_kernel_bo* bo, const char* label) {
     panthor_gem_swap_label(to_panthor_bo(bo->obj), label, false);
 }
 
+// ---- 1.9: the dummy object of sparse mappings ----
+
+panthor_gem_object* panthor_dummy_bo_create(panthor_device* ptdev, size_t size) {
+    panthor_gem_object* bo;
+    const int ret = panthor_gem_create(ptdev, size, &bo);
+    if (ret)
+        return ERR_PTR<panthor_gem_object>(ret);
+    // Nobody has a handle on it, and nobody may map it to the CPU.
+    bo->flags = DRM_PANTHOR_BO_NO_MMAP;
+    panthor_gem_swap_label(bo, "Sparse dummy BO", false);
+    return bo;
+}
+
 }  // namespace panthor

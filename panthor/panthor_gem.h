@@ -63,6 +63,10 @@ int panthor_gem_create_with_handle(drm::drm_file* file, panthor_device* ptdev, p
 void panthor_gem_bo_set_label(drm::drm_gem_object* obj, const char* label);
 void panthor_gem_kernel_bo_set_label(panthor_kernel_bo* bo, const char* label);
 
+// 1.9: the object behind a file's sparse mappings (a kernel-owned BO of `size` bytes with no
+// handle and no CPU mapping), one reference for the caller, or ERR_PTR(-errno).
+panthor_gem_object* panthor_dummy_bo_create(panthor_device* ptdev, size_t size);
+
 // drm_driver.gem_create_object: an uninitialised BO for the shmem helpers (PRIME imports of
 // another device's dma_buf), or ERR_PTR(-ENOMEM).
 drm::drm_gem_object* panthor_gem_create_object(drm::drm_device* ddev, size_t size);

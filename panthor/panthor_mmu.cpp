@@ -699,6 +699,8 @@ int panthor_mmu_init(panthor_device* ptdev) {
     if (!mmu)
         return -ENOMEM;
     ptdev->mmu = mmu;
+    // The page sizes every VM's tables use, exposed to userspace by DEV_QUERY_MMU_INFO.
+    ptdev->mmu_info.page_size_bitmap = iommu::SZ_4K | iommu::SZ_2M;
     // A device keeps the page-table cache alive as long as its VMs may use it.
     panthor_mmu_pt_cache_init();
 

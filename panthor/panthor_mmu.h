@@ -59,6 +59,9 @@ bool panthor_vm_is_unusable(panthor_vm* vm);
 int panthor_vm_alloc_va(panthor_vm* vm, u64 va, u64 size, drm::drm_mm_node* va_node);
 void panthor_vm_free_va(panthor_vm* vm, drm::drm_mm_node* va_node);
 
+// Drops the file's reference on the dummy BO behind its sparse mappings (postclose).
+void panthor_file_sparse_release(panthor_file* pfile);
+
 int panthor_vm_bind_exec_sync_op(drm::drm_file* file, panthor_vm* vm, drm_panthor_vm_bind_op* op);
 
 drm::drm_sched_job* panthor_vm_bind_job_create(drm::drm_file* file, panthor_vm* vm, const drm_panthor_vm_bind_op* op);

@@ -106,6 +106,9 @@ struct panthor_vm {
     mmu_detail::ListHook node;  // on mmu->vm.list, under mmu->vm.lock
 
     bool for_mcu = false;
+    // Where the kernel's VA range starts: VM_BIND MAPs must end below it (pending upstream,
+    // docs/panthor.md "Sparse mappings").
+    u64 user_va_end = 0;
     // Set once by panthor_vm_destroy (under op_lock): maps are refused from then on.
     std::atomic<bool> destroyed{false};
     // Set when an asynchronous operation failed: the VM state no longer matches what
@@ -210,5 +213,26 @@ extern const drm::drm_gpuvm_ops panthor_gpuvm_ops;
 extern const drm::drm_sched_backend_ops panthor_vm_bind_ops;
 void* panthor_vm_alloc_pt(void* cookie, size_t size, kshim::gfp_t gfp);
 void panthor_vm_free_pt(void* cookie, void* data, size_t size);
+// Page-table updates of [iova, iova + size), inside the locked region; a failed map leaves
+// nothing of the range mapped.
+int panthor_vm_map_pages(panthor_vm* vm, u64 iova, int prot, drm::SgTable* sgt, u64 offset, u64 size);
+void panthor_vm_unmap_pages(panthor_vm* vm, u64 iova, u64 size);
+// Validates a map of `bo` (flags: DRM_PANTHOR_VM_BIND_OP_*) and gathers what running it needs.
+int panthor_vm_prepare_map_op_ctx(panthor_vm_op_ctx* op_ctx, panthor_vm* vm, panthor_gem_object* bo, u64 offset,
+                                  u64 size, u64 va, u32 flags);
+
+// Sparse mappings (panthor_vm_sparse.cpp).
+// Driver-private io-pgtable prot bit: the pages come from a sparse dummy, to be repeated over
+// the range. Stripped before io-pgtable sees the prot.
+inline constexpr int PANTHOR_PROT_SPARSE = 1 << 30;
+// A MAP op with DRM_PANTHOR_VM_BIND_OP_MAP_SPARSE: checks the flag's contract and prepares a map
+// of the file's dummy BO over [va, va + size).
+int panthor_vm_prepare_sparse_map_op_ctx(drm::drm_file* file, panthor_vm* vm, const drm_panthor_vm_bind_op* op,
+                                         panthor_vm_op_ctx* op_ctx);
+// panthor_vm_map_pages for a sparse VMA: `offset` and the range wrap around the dummy's pages.
+int panthor_vm_map_sparse_pages(panthor_vm* vm, u64 iova, int prot, drm::SgTable* sgt, u64 offset, u64 size);
+// The offset in the GEM object that byte `bo_offset` of mapping `va` lands on: `bo_offset`
+// itself, reduced modulo the dummy's size for a sparse mapping.
+u64 panthor_vma_wrap_bo_offset(const drm::drm_gpuva* va, u64 bo_offset);
 
 }  // namespace panthor

@@ -155,11 +155,12 @@ panthor_vm* panthor_vm_create(panthor_device* ptdev, bool for_mcu, u64 kernel_va
     const u64 va_range = for_mcu ? SZ_4G : full_va_range;
 
     drm::drm_mm_init(&vm->mm, kernel_va_start, kernel_va_size);
+    vm->user_va_end = kernel_va_start;
     vm->kernel_auto_va.start = kernel_auto_va_start;
     vm->kernel_auto_va.end = kernel_auto_va_start + kernel_auto_va_size;
 
     iommu::IoPgtableCfg pgtbl_cfg;
-    pgtbl_cfg.pgsize_bitmap = iommu::SZ_4K | iommu::SZ_2M;
+    pgtbl_cfg.pgsize_bitmap = ptdev->mmu_info.page_size_bitmap;
     pgtbl_cfg.ias = va_bits;
     pgtbl_cfg.oas = pa_bits;
     pgtbl_cfg.coherent_walk = ptdev->coherent;
@@ -289,7 +290,7 @@ panthor_gem_object* panthor_vm_get_bo_for_va(panthor_vm* vm, u64 va, u64* bo_off
     if (gpuva && gpuva->gem.obj) {
         drm::drm_gem_object_get(gpuva->gem.obj);
         bo = to_panthor_bo(gpuva->gem.obj);
-        *bo_offset = gpuva->gem.offset + (va - gpuva->va.addr);
+        *bo_offset = panthor_vma_wrap_bo_offset(gpuva, gpuva->gem.offset + (va - gpuva->va.addr));
     }
     return bo;
 }

@@ -45,10 +45,10 @@ constexpr u64 align_up(u64 x, u64 a) {
 }
 
 constexpr u32 PANTHOR_VM_BIND_OP_MAP_FLAGS = DRM_PANTHOR_VM_BIND_OP_MAP_READONLY | DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC |
-                                             DRM_PANTHOR_VM_BIND_OP_MAP_UNCACHED |
+                                             DRM_PANTHOR_VM_BIND_OP_MAP_UNCACHED | DRM_PANTHOR_VM_BIND_OP_MAP_SPARSE |
                                              static_cast<u32>(DRM_PANTHOR_VM_BIND_OP_TYPE_MASK);
-constexpr u32 PANTHOR_VM_MAP_FLAGS =
-    DRM_PANTHOR_VM_BIND_OP_MAP_READONLY | DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC | DRM_PANTHOR_VM_BIND_OP_MAP_UNCACHED;
+constexpr u32 PANTHOR_VM_MAP_FLAGS = DRM_PANTHOR_VM_BIND_OP_MAP_READONLY | DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC |
+                                     DRM_PANTHOR_VM_BIND_OP_MAP_UNCACHED | DRM_PANTHOR_VM_BIND_OP_MAP_SPARSE;
 constexpr u32 OP_TYPE_MASK = static_cast<u32>(DRM_PANTHOR_VM_BIND_OP_TYPE_MASK);
 
 // VA index inserts an operation may do: a map inserts itself and the prev/next pieces of the
@@ -95,6 +95,8 @@ int flags_to_prot(u32 flags) {
         prot |= iommu::IOMMU_READ;
     else
         prot |= iommu::IOMMU_READ | iommu::IOMMU_WRITE;
+    if (flags & DRM_PANTHOR_VM_BIND_OP_MAP_SPARSE)
+        prot |= PANTHOR_PROT_SPARSE;
     return prot;
 }
 
@@ -114,6 +116,8 @@ void panthor_vm_declare_unusable(panthor_vm* vm) {
     if (vm->as.id >= 0 && drm::drm_dev_enter(&ptdev->base))
         panthor_mmu_as_disable(ptdev, static_cast<u32>(vm->as.id), false);
 }
+
+}  // namespace
 
 void panthor_vm_unmap_pages(panthor_vm* vm, u64 iova, u64 size) {
     panthor_device* ptdev = vm->ptdev;
@@ -154,6 +158,8 @@ int panthor_vm_map_pages(panthor_vm* vm, u64 iova, int prot, drm::SgTable* sgt, 
 
     if (!size)
         return 0;
+    if (prot & PANTHOR_PROT_SPARSE)
+        return panthor_vm_map_sparse_pages(vm, iova, prot & ~PANTHOR_PROT_SPARSE, sgt, offset, size);
     if (WARN_ON(!sgt))
         return -EINVAL;
     WARN_ON(!in_locked_region(vm, iova, size));
@@ -213,6 +219,8 @@ int panthor_vm_map_pages(panthor_vm* vm, u64 iova, int prot, drm::SgTable* sgt, 
     }
     return 0;
 }
+
+namespace {
 
 // ---- op contexts ----
 
@@ -328,6 +336,8 @@ u32 pt_count_for_range(u64 va, u64 size) {
                             ((align_up(end, SZ_2M) - align_down(va, SZ_2M)) >> 21));
 }
 
+}  // namespace
+
 int panthor_vm_prepare_map_op_ctx(panthor_vm_op_ctx* op_ctx, panthor_vm* vm, panthor_gem_object* bo, u64 offset,
                                   u64 size, u64 va, u32 flags) {
     if (!bo)
@@ -336,8 +346,8 @@ int panthor_vm_prepare_map_op_ctx(panthor_vm_op_ctx* op_ctx, panthor_vm* vm, pan
         return -EINVAL;
 
     drm::drm_gem_object* obj = &bo->base.base;
-    // The BO range must exist.
-    if (size > obj->size || offset > obj->size - size)
+    // The BO range must exist (a sparse range wraps around its dummy instead).
+    if (!(flags & DRM_PANTHOR_VM_BIND_OP_MAP_SPARSE) && (size > obj->size || offset > obj->size - size))
         return -EINVAL;
     // A BO private to a VM cannot be mapped anywhere else.
     if (bo->exclusive_vm_root_gem && bo->exclusive_vm_root_gem != panthor_vm_root_gem(vm))
@@ -412,6 +422,8 @@ err_cleanup:
     panthor_vm_cleanup_op_ctx(op_ctx, vm);
     return ret;
 }
+
+namespace {
 
 int panthor_vm_prepare_unmap_op_ctx(panthor_vm_op_ctx* op_ctx, panthor_vm* vm, u64 va, u64 size) {
     if (!drm::drm_gpuvm_range_valid(&vm->base, va, size))
@@ -506,7 +518,7 @@ bool iova_mapped_as_huge_page(const drm::drm_gpuva* va, u64 block) {
     const drm::SgTable* sgt = to_drm_gem_shmem_obj(va->gem.obj)->sgt;
     if (!sgt)
         return false;
-    u64 bo_offset = va->gem.offset + (block - va->va.addr);
+    u64 bo_offset = panthor_vma_wrap_bo_offset(va, va->gem.offset + (block - va->va.addr));
     for (u32 i = 0; i < sgt->nents; i++) {
         const u64 len = drm::sg_dma_len(&sgt->sgl[i]);
         if (bo_offset >= len) {
@@ -657,6 +669,11 @@ int panthor_vm_bind_prepare_op_ctx(drm::drm_file* file, panthor_vm* vm, const dr
 
     switch (op->flags & OP_TYPE_MASK) {
     case DRM_PANTHOR_VM_BIND_OP_TYPE_MAP: {
+        // Userspace must not map over the kernel BOs' VA range (pending upstream).
+        if (op->va >= vm->user_va_end || op->size > vm->user_va_end - op->va)
+            return -EINVAL;
+        if (op->flags & DRM_PANTHOR_VM_BIND_OP_MAP_SPARSE)
+            return panthor_vm_prepare_sparse_map_op_ctx(file, vm, op, op_ctx);
         drm::drm_gem_object* gem = file->gem.lookup(op->bo_handle);
         int ret = panthor_vm_prepare_map_op_ctx(op_ctx, vm, gem ? to_panthor_bo(gem) : nullptr, op->bo_offset, op->size,
                                                 op->va, op->flags);

@@ -95,6 +95,11 @@ BindOp BindOp::unmap(u64 va, u64 size, std::vector<drm_panthor_sync_op> syncs) {
     return op;
 }
 
+BindOp BindOp::map_sparse(u64 va, u64 size, u32 map_flags, std::vector<drm_panthor_sync_op> syncs) {
+    return map(0, va, size, 0, map_flags | DRM_PANTHOR_VM_BIND_OP_MAP_SPARSE | DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC,
+               std::move(syncs));
+}
+
 BindOp BindOp::sync_only(std::vector<drm_panthor_sync_op> syncs) {
     BindOp op;
     op.flags = DRM_PANTHOR_VM_BIND_OP_TYPE_SYNC_ONLY;
@@ -199,6 +204,17 @@ Result<drm_panthor_group_priorities_info> PanthorClient::query_group_priorities(
     return query<drm_panthor_group_priorities_info>(*this, DRM_PANTHOR_DEV_QUERY_GROUP_PRIORITIES_INFO);
 }
 
+Result<drm_panthor_mmu_info> PanthorClient::query_mmu_info() {
+    return query<drm_panthor_mmu_info>(*this, DRM_PANTHOR_DEV_QUERY_MMU_INFO);
+}
+
+u64 PanthorClient::page_size_bitmap() {
+    // Mesa's fallback for drivers before 1.9.
+    constexpr u64 kDefault = (u64{1} << 12) | (u64{1} << 21);
+    const auto info = query_mmu_info();
+    return info.ok() ? info->page_size_bitmap : kDefault;
+}
+
 // ---- VMs ----
 
 Result<VmInfo> PanthorClient::vm_create(u64 user_va_range) {
@@ -256,6 +272,11 @@ Status PanthorClient::vm_map(u32 vm_id, u32 bo, u64 va, u64 size, u64 bo_offset,
 
 Status PanthorClient::vm_unmap(u32 vm_id, u64 va, u64 size) {
     const BindOp op = BindOp::unmap(va, size);
+    return vm_bind(vm_id, {&op, 1});
+}
+
+Status PanthorClient::vm_map_sparse(u32 vm_id, u64 va, u64 size, u32 map_flags) {
+    const BindOp op = BindOp::map_sparse(va, size, map_flags);
     return vm_bind(vm_id, {&op, 1});
 }
 

@@ -51,6 +51,9 @@ struct BindOp {
     static BindOp map(u32 bo, u64 va, u64 size, u64 bo_offset = 0, u32 map_flags = 0,
                       std::vector<drm_panthor_sync_op> syncs = {});
     static BindOp unmap(u64 va, u64 size, std::vector<drm_panthor_sync_op> syncs = {});
+    // 1.9: [va, va + size) backed by the file's dummy object (MAP_SPARSE | MAP_NOEXEC, which the
+    // kernel requires; `map_flags` may add READONLY or UNCACHED).
+    static BindOp map_sparse(u64 va, u64 size, u32 map_flags = 0, std::vector<drm_panthor_sync_op> syncs = {});
     static BindOp sync_only(std::vector<drm_panthor_sync_op> syncs);
 };
 
@@ -135,6 +138,11 @@ public:
     Result<drm_panthor_csif_info> query_csif_info();
     Result<drm_panthor_timestamp_info> query_timestamp_info();
     Result<drm_panthor_group_priorities_info> query_group_priorities();
+    // 1.9 (-EINVAL before): the page sizes of the GPU page tables.
+    Result<drm_panthor_mmu_info> query_mmu_info();
+    // The page-size bitmap: MMU_INFO's, or 4K|2M (what every driver before 1.9 uses) when the
+    // driver does not know the query.
+    u64 page_size_bitmap();
     // The kernel's size of a query type's struct (the pointer == 0 form).
     Result<u32> query_size(u32 type);
     // The raw form: `size` bytes at `data` for `type`.
@@ -153,6 +161,7 @@ public:
     }
     Status vm_map(u32 vm_id, u32 bo, u64 va, u64 size, u64 bo_offset = 0, u32 map_flags = 0);
     Status vm_unmap(u32 vm_id, u64 va, u64 size);
+    Status vm_map_sparse(u32 vm_id, u64 va, u64 size, u32 map_flags = 0);
 
     // ---- BOs ----
     Result<Bo> bo_create(u64 size, u32 flags = 0, u32 exclusive_vm_id = 0);

@@ -39,6 +39,8 @@ constexpr u64 kBadUserPtr = 0x1000;
 constexpr u32 OP_MAP = DRM_PANTHOR_VM_BIND_OP_TYPE_MAP;
 constexpr u32 OP_UNMAP = DRM_PANTHOR_VM_BIND_OP_TYPE_UNMAP;
 constexpr u32 OP_SYNC_ONLY = DRM_PANTHOR_VM_BIND_OP_TYPE_SYNC_ONLY;
+// What a valid sparse MAP carries besides the type.
+constexpr u32 SPARSE = DRM_PANTHOR_VM_BIND_OP_MAP_SPARSE | DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC;
 constexpr u32 SYNC_SIGNAL = DRM_PANTHOR_SYNC_OP_SIGNAL;
 constexpr u32 SYNC_WAIT = DRM_PANTHOR_SYNC_OP_WAIT;
 constexpr u32 SYNC_BINARY = DRM_PANTHOR_SYNC_OP_HANDLE_TYPE_SYNCOBJ;
@@ -417,10 +419,43 @@ ROWS(DevQuery,
                   UserRange r(info);
                   return t.dev_query(DRM_PANTHOR_DEV_QUERY_GROUP_PRIORITIES_INFO, sizeof(info), user_ptr(&info));
               }},
-     ErrnoRow{"PrioritiesInfo_SizeZeroWithPointer", -EINVAL, [](PanthorIoctl& t) {
+     ErrnoRow{"PrioritiesInfo_SizeZeroWithPointer", -EINVAL,
+              [](PanthorIoctl& t) {
                   drm_panthor_group_priorities_info info{};
                   UserRange r(info);
                   return t.dev_query(DRM_PANTHOR_DEV_QUERY_GROUP_PRIORITIES_INFO, 0, user_ptr(&info));
+              }},
+     // 1.9 MMU_INFO.
+     ErrnoRow{"MmuInfo_SizeQuery", 0,
+              [](PanthorIoctl& t) {
+                  u32 size = 0;
+                  const int ret = t.dev_query(DRM_PANTHOR_DEV_QUERY_MMU_INFO, 0, 0, &size);
+                  EXPECT_EQ(size, 8u);
+                  return ret;
+              }},
+     ErrnoRow{"MmuInfo_FullSize", 0,
+              [](PanthorIoctl& t) {
+                  drm_panthor_mmu_info info{};
+                  UserRange r(info);
+                  const int ret = t.dev_query(DRM_PANTHOR_DEV_QUERY_MMU_INFO, sizeof(info), user_ptr(&info));
+                  EXPECT_EQ(info.page_size_bitmap, 0x201000u);
+                  return ret;
+              }},
+     ErrnoRow{"MmuInfo_BelowMinSize", -EINVAL,
+              [](PanthorIoctl& t) {
+                  drm_panthor_mmu_info info{};
+                  UserRange r(info);
+                  return t.dev_query(DRM_PANTHOR_DEV_QUERY_MMU_INFO, 7, user_ptr(&info));
+              }},
+     ErrnoRow{"MmuInfo_BadPointer", -EFAULT,
+              [](PanthorIoctl& t) { return t.dev_query(DRM_PANTHOR_DEV_QUERY_MMU_INFO, 8, kBadUserPtr); }},
+     ErrnoRow{"MmuInfo_BiggerIsZeroFilled", 0, [](PanthorIoctl& t) {
+                  u64 buf[2] = {~u64{0}, ~u64{0}};
+                  UserRange r(buf, sizeof(buf));
+                  const int ret = t.dev_query(DRM_PANTHOR_DEV_QUERY_MMU_INFO, sizeof(buf), user_ptr(buf));
+                  EXPECT_EQ(buf[0], 0x201000u);
+                  EXPECT_EQ(buf[1], 0u);
+                  return ret;
               }});
 
 // ---- VM_CREATE / VM_DESTROY / VM_GET_STATE ----
@@ -503,6 +538,97 @@ ROWS(VmBind,
      ErrnoRow{"Map_UnknownFlagBit27", -EINVAL,
               [](PanthorIoctl& t) {
                   return t.bind_one(t.vm_create(), 0, map_op(t.bo_create(SZ_4K), kVa, SZ_4K, 0, 1u << 27));
+              }},
+     // IGT's vm_bind_intersect_kbo_range (pending upstream): no user MAP in the kernel VA range.
+     ErrnoRow{"Map_IntersectsKernelVaRange", -EINVAL,
+              [](PanthorIoctl& t) {
+                  drm_panthor_vm_create args{};
+                  EXPECT_EQ(t.vm_create_args(&args), 0);
+                  const u64 va = (args.user_va_range + 0x1fffff) & ~u64{0x1fffff};
+                  return t.bind_one(args.id, 0, map_op(t.bo_create(0x200000), va, 0x200000));
+              }},
+     ErrnoRow{"Map_StraddlesKernelVaStart", -EINVAL,
+              [](PanthorIoctl& t) {
+                  drm_panthor_vm_create args{};
+                  EXPECT_EQ(t.vm_create_args(&args), 0);
+                  return t.bind_one(args.id, 0, map_op(t.bo_create(2 * SZ_4K), args.user_va_range - SZ_4K, 2 * SZ_4K));
+              }},
+     ErrnoRow{"Map_EndsAtKernelVaStart", 0,
+              [](PanthorIoctl& t) {
+                  drm_panthor_vm_create args{};
+                  EXPECT_EQ(t.vm_create_args(&args), 0);
+                  return t.bind_one(args.id, 0, map_op(t.bo_create(SZ_4K), args.user_va_range - SZ_4K, SZ_4K));
+              }},
+     ErrnoRow{"Sparse_IntersectsKernelVaRange", -EINVAL,
+              [](PanthorIoctl& t) {
+                  drm_panthor_vm_create args{};
+                  EXPECT_EQ(t.vm_create_args(&args), 0);
+                  return t.bind_one(args.id, 0, map_op(0, args.user_va_range, SZ_4K, 0, SPARSE));
+              }},
+     // 1.9 sparse maps (bit 3): MAP only, no BO, NOEXEC required.
+     ErrnoRow{"Sparse_Valid", 0,
+              [](PanthorIoctl& t) { return t.bind_one(t.vm_create(), 0, map_op(0, kVa, 4 * SZ_4K, 0, SPARSE)); }},
+     ErrnoRow{"Sparse_ReadonlyUncached", 0,
+              [](PanthorIoctl& t) {
+                  return t.bind_one(
+                      t.vm_create(), 0,
+                      map_op(0, kVa, SZ_4K, 0,
+                             SPARSE | DRM_PANTHOR_VM_BIND_OP_MAP_READONLY | DRM_PANTHOR_VM_BIND_OP_MAP_UNCACHED));
+              }},
+     ErrnoRow{"Sparse_WithoutNoexec", -EINVAL,
+              [](PanthorIoctl& t) {
+                  return t.bind_one(t.vm_create(), 0, map_op(0, kVa, SZ_4K, 0, DRM_PANTHOR_VM_BIND_OP_MAP_SPARSE));
+              }},
+     ErrnoRow{"Sparse_BoHandle", -EINVAL,
+              [](PanthorIoctl& t) {
+                  return t.bind_one(t.vm_create(), 0, map_op(t.bo_create(SZ_4K), kVa, SZ_4K, 0, SPARSE));
+              }},
+     ErrnoRow{"Sparse_BoOffset", -EINVAL,
+              [](PanthorIoctl& t) { return t.bind_one(t.vm_create(), 0, map_op(0, kVa, SZ_4K, SZ_4K, SPARSE)); }},
+     ErrnoRow{"Sparse_OnUnmap", -EINVAL,
+              [](PanthorIoctl& t) {
+                  Op op = unmap_op(kVa, SZ_4K);
+                  op.flags |= SPARSE;
+                  return t.bind_one(t.vm_create(), 0, op);
+              }},
+     ErrnoRow{"Sparse_OnSyncOnly", -EINVAL,
+              [](PanthorIoctl& t) { return t.sync_only_signal_with([](Op& op) { op.flags |= SPARSE; }); }},
+     ErrnoRow{"Sparse_VaUnaligned", -EINVAL,
+              [](PanthorIoctl& t) { return t.bind_one(t.vm_create(), 0, map_op(0, kVa + 0x800, SZ_4K, 0, SPARSE)); }},
+     ErrnoRow{"Sparse_SizeZeroIsNoop", 0,
+              [](PanthorIoctl& t) { return t.bind_one(t.vm_create(), 0, map_op(0, kVa, 0, 0, SPARSE)); }},
+     ErrnoRow{"Sparse_VaSizeOverflow", -EINVAL,
+              [](PanthorIoctl& t) {
+                  // IGT's vm_bind_sparse_overflow: at 512 MiB, ALIGN_DOWN(U64_MAX, 2 MiB) - 6 MiB.
+                  return t.bind_one(t.vm_create(), 0,
+                                    map_op(0, u64{512} << 20, (~u64{0} & ~u64{0x1fffff}) - (u64{6} << 20), 0, SPARSE));
+              }},
+     ErrnoRow{"Sparse_PastTheVaSpace", -EINVAL,
+              [](PanthorIoctl& t) {
+                  return t.bind_one(t.vm_create(), 0, map_op(0, t.full_va_range() - SZ_4K, 2 * SZ_4K, 0, SPARSE));
+              }},
+     ErrnoRow{"Unmap_VaSizeOverflow", -EINVAL,
+              [](PanthorIoctl& t) {
+                  // IGT's vm_unbind_sparse_overflow.
+                  const u32 vm = t.vm_create();
+                  EXPECT_EQ(t.bind_one(vm, 0, map_op(0, u64{512} << 20, u64{6} << 20, 0, SPARSE)), 0);
+                  return t.bind_one(vm, 0, unmap_op(u64{512} << 20, (~u64{0} & ~u64{0x1fffff}) - (u64{6} << 20)));
+              }},
+     ErrnoRow{"Sparse_Async", 0,
+              [](PanthorIoctl& t) {
+                  std::vector<SyncOp> syncs{{SYNC_SIGNAL | SYNC_BINARY, t.syncobj_create(), 0}};
+                  UserRange r(syncs.data(), syncs.size() * sizeof(SyncOp));
+                  Op op = map_op(0, kVa, SZ_4K, 0, SPARSE);
+                  op.syncs = obj_array(syncs);
+                  return t.bind_one(t.vm_create(), DRM_PANTHOR_VM_BIND_ASYNC, op);
+              }},
+     ErrnoRow{"Sparse_AsyncWithoutNoexec", -EINVAL,
+              [](PanthorIoctl& t) {
+                  std::vector<SyncOp> syncs{{SYNC_SIGNAL | SYNC_BINARY, t.syncobj_create(), 0}};
+                  UserRange r(syncs.data(), syncs.size() * sizeof(SyncOp));
+                  Op op = map_op(0, kVa, SZ_4K, 0, DRM_PANTHOR_VM_BIND_OP_MAP_SPARSE);
+                  op.syncs = obj_array(syncs);
+                  return t.bind_one(t.vm_create(), DRM_PANTHOR_VM_BIND_ASYNC, op);
               }},
      ErrnoRow{
          "Map_VaUnaligned", -EINVAL,
@@ -1071,6 +1197,7 @@ TEST_F(PanthorIoctl, DevQuerySizeQueryGivesKernelSizes) {
         {DRM_PANTHOR_DEV_QUERY_CSIF_INFO, sizeof(drm_panthor_csif_info)},
         {DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, sizeof(drm_panthor_timestamp_info)},
         {DRM_PANTHOR_DEV_QUERY_GROUP_PRIORITIES_INFO, sizeof(drm_panthor_group_priorities_info)},
+        {DRM_PANTHOR_DEV_QUERY_MMU_INFO, sizeof(drm_panthor_mmu_info)},
     };
     for (auto [type, size] : expected) {
         u32 got = 0;

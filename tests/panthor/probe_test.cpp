@@ -763,12 +763,13 @@ TEST_F(PanthorDevQuery, GroupPrioritiesFollowCapSysNice) {
 TEST_F(PanthorDevQuery, UnknownTypeIsEinvalAndBadPointerEfault) {
     u8 buf[128] = {};
     drm::UserRange r(buf, sizeof(buf));
-    EXPECT_EQ(dev_query(4, buf, sizeof(buf)), -EINVAL);
+    EXPECT_EQ(dev_query(DRM_PANTHOR_DEV_QUERY_MMU_INFO + 1, buf, sizeof(buf)), -EINVAL);
     EXPECT_EQ(dev_query(~0u, buf, sizeof(buf)), -EINVAL);
 
     u8 unregistered[128];
-    for (u32 type : {DRM_PANTHOR_DEV_QUERY_GPU_INFO, DRM_PANTHOR_DEV_QUERY_CSIF_INFO,
-                     DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, DRM_PANTHOR_DEV_QUERY_GROUP_PRIORITIES_INFO}) {
+    for (u32 type :
+         {DRM_PANTHOR_DEV_QUERY_GPU_INFO, DRM_PANTHOR_DEV_QUERY_CSIF_INFO, DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO,
+          DRM_PANTHOR_DEV_QUERY_GROUP_PRIORITIES_INFO, DRM_PANTHOR_DEV_QUERY_MMU_INFO}) {
         u32 size = 0;
         ASSERT_EQ(dev_query(type, nullptr, 0, &size), 0);
         EXPECT_EQ(dev_query(type, unregistered, size), -EFAULT) << type;

@@ -99,6 +99,11 @@ TEST_F(UmdClient, Queries) {
     // A render file without CAP_SYS_NICE: LOW and MEDIUM only.
     EXPECT_EQ(prio->allowed_mask, 0b0011);
 
+    Result<drm_panthor_mmu_info> mmu = c().query_mmu_info();
+    ASSERT_TRUE(mmu.ok()) << mmu.error();
+    EXPECT_EQ(mmu->page_size_bitmap, 0x201000u);  // 4 KiB pages and 2 MiB blocks
+    EXPECT_EQ(c().page_size_bitmap(), 0x201000u);
+
     EXPECT_EQ(c().query_size(DRM_PANTHOR_DEV_QUERY_GPU_INFO).value_or(0), sizeof(drm_panthor_gpu_info));
     EXPECT_EQ(c().query_size(DRM_PANTHOR_DEV_QUERY_CSIF_INFO).value_or(0), sizeof(drm_panthor_csif_info));
     EXPECT_EQ(c().query_size(77).error(), -EINVAL);
@@ -193,6 +198,33 @@ TEST_F(UmdClient, ErrorsComeBackWithTheKernelsErrno) {
     const u32 so = *c().syncobj_create();
     const std::vector<BindOp> with_sync = {BindOp::map(bo.handle, kVa + 8 * SZ_4K, SZ_4K, 0, 0, {sync_signal(so)})};
     EXPECT_EQ(c().vm_bind(vm, with_sync).error(), -EINVAL);
+}
+
+TEST_F(UmdClient, SparseMapReadsAndWritesTheFilesDummyAndSplitsUnderABoMap) {
+    const u32 vm = c().vm_create()->id;
+    constexpr u64 kSparseVa = 0x4000000;
+    ASSERT_TRUE(c().vm_map_sparse(vm, kSparseVa, 6 * SZ_4K * 512).ok());  // 12 MiB
+    EXPECT_TRUE(gpu_translates(vm, kSparseVa));
+    EXPECT_TRUE(gpu_translates(vm, kSparseVa + 6 * SZ_4K * 512 - SZ_4K));
+    // A BO mapped over the middle replaces that part only.
+    const Bo bo = *c().bo_create(SZ_64K);
+    Result<void*> cpu = c().bo_mmap(bo.handle, bo.size);
+    ASSERT_TRUE(cpu.ok());
+    static_cast<u64*>(*cpu)[0] = 0xB0B0B0B0ull;
+    ASSERT_TRUE(c().vm_map(vm, bo.handle, kSparseVa + SZ_64K, SZ_64K).ok());
+    EXPECT_EQ(gpu_word(vm, kSparseVa + SZ_64K), 0xB0B0B0B0ull);
+    EXPECT_TRUE(gpu_translates(vm, kSparseVa));
+    ASSERT_TRUE(c().vm_unmap(vm, kSparseVa, 6 * SZ_4K * 512).ok());
+    EXPECT_FALSE(gpu_translates(vm, kSparseVa + SZ_64K));
+    // The kernel's contract: MAP_NOEXEC is part of every sparse map; no BO.
+    EXPECT_EQ(c().vm_map(vm, 0, kSparseVa, SZ_4K, 0, DRM_PANTHOR_VM_BIND_OP_MAP_SPARSE).error(), -EINVAL);
+    EXPECT_EQ(c().vm_map(vm, bo.handle, kSparseVa, SZ_4K, 0,
+                         DRM_PANTHOR_VM_BIND_OP_MAP_SPARSE | DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC)
+                  .error(),
+              -EINVAL);
+    EXPECT_TRUE(c().munmap(*cpu, bo.size).ok());
+    EXPECT_TRUE(c().bo_destroy(bo.handle).ok());
+    EXPECT_TRUE(c().vm_destroy(vm).ok());
 }
 
 TEST_F(UmdClient, BoLabel) {

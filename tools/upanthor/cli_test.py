@@ -27,7 +27,8 @@ def case_info(exe, work):
     check(rc == 0, f"info exit {rc}", out, err)
     for needle in ("Mali-G610", "0xa8670005", "arch 10.8 rev 6", "shader cores      4",
                    "48-bit VA, 40-bit PA", "CSIF: 8 CSG slots, 8 CS per CSG, 96 CS registers",
-                   "Timestamp: 24000000 Hz", "Group priorities: low medium"):
+                   "Timestamp: 24000000 Hz", "Group priorities: low medium",
+                   "MMU page sizes: 4K 2M (page_size_bitmap 0x201000)"):
         check(needle in out, f"info output lacks {needle!r}", out, err)
 
 
@@ -46,6 +47,7 @@ def case_info_json(exe, work):
     check(d["timestamp"]["frequency"] == 24000000, "timestamp.frequency", out)
     check(d["firmware"]["iface_version"] != 0, "firmware.iface_version", out)
     check("medium" in d["group_priorities"]["allowed"], "group_priorities", out)
+    check(d["page_size_bitmap"] == 0x201000, "page_size_bitmap", out)
 
 
 def case_info_g52(exe, work):

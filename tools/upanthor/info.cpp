@@ -84,6 +84,20 @@ std::vector<const char*> coherency_protocols(u32 features) {
     return v;
 }
 
+// "4K 2M" for 0x201000: every set bit as a size.
+std::string page_size_names(std::uint64_t bitmap) {
+    std::string s;
+    for (unsigned bit = 0; bit < 64; bit++) {
+        if (!(bitmap >> bit & 1))
+            continue;
+        static const char* const kUnits[] = {"", "K", "M", "G", "T", "P", "E"};
+        char buf[16];
+        std::snprintf(buf, sizeof(buf), "%llu%s", 1ull << (bit % 10), kUnits[bit / 10]);
+        s += s.empty() ? buf : std::string(" ") + buf;
+    }
+    return s.empty() ? "none" : s;
+}
+
 std::vector<const char*> priority_names(std::uint8_t mask) {
     static const char* const names[] = {"low", "medium", "high", "realtime"};
     std::vector<const char*> v;
@@ -248,6 +262,9 @@ int probe_device_info(const mock_hw::GpuConfig& cfg, DeviceInfo* out, std::strin
             ret = p.error();
             *what = "DEV_QUERY GROUP_PRIORITIES_INFO";
         }
+        // A driver before 1.9 does not know the query: not an error, the field stays unset.
+        if (auto mi = c.query_mmu_info(); mi.ok())
+            out->page_size_bitmap = mi->page_size_bitmap;
         client->reset();
     }
     // Not reachable through any ioctl; the tool hosts the driver, so it asks it.
@@ -325,6 +342,11 @@ void print_info_text(const DeviceInfo& in, std::FILE* out) {
         prio += prio.empty() ? p : std::string(" ") + p;
     std::fprintf(out, "Group priorities: %s (allowed_mask 0x%x)\n", prio.empty() ? "none" : prio.c_str(),
                  in.allowed_priorities);
+    if (in.page_size_bitmap)
+        std::fprintf(out, "MMU page sizes: %s (page_size_bitmap 0x%" PRIx64 ")\n",
+                     page_size_names(*in.page_size_bitmap).c_str(), *in.page_size_bitmap);
+    else
+        std::fprintf(out, "MMU page sizes: not reported (driver before 1.9)\n");
 }
 
 void print_info_json(const DeviceInfo& in, std::FILE* out) {
@@ -423,6 +445,11 @@ void print_info_json(const DeviceInfo& in, std::FILE* out) {
         j.str(nullptr, p);
     j.end_array();
     j.end_object();
+
+    if (in.page_size_bitmap)
+        j.num("page_size_bitmap", *in.page_size_bitmap);
+    else
+        j.null("page_size_bitmap");
     j.end_object();
     j.finish();
 }

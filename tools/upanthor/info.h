@@ -24,6 +24,8 @@ struct DeviceInfo {
     drm_panthor_csif_info csif{};
     drm_panthor_timestamp_info timestamp{};
     std::uint8_t allowed_priorities = 0;
+    // DEV_QUERY_MMU_INFO (1.9); unset when the driver does not answer it.
+    std::optional<std::uint64_t> page_size_bitmap;
     std::string fw_file;
     std::uint32_t fw_iface_version = 0;
     std::uint32_t fw_features = 0, fw_instr_features = 0;

@@ -64,6 +64,7 @@ enum drm_panthor_dev_query_type {
     DRM_PANTHOR_DEV_QUERY_CSIF_INFO,
     DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO,
     DRM_PANTHOR_DEV_QUERY_GROUP_PRIORITIES_INFO,
+    DRM_PANTHOR_DEV_QUERY_MMU_INFO,  // 1.9: struct drm_panthor_mmu_info
 };
 
 struct drm_panthor_gpu_info {
@@ -122,6 +123,13 @@ struct drm_panthor_group_priorities_info {
     __u8 pad[3];
 };
 
+// ---- 1.9: DRM_PANTHOR_DEV_QUERY_MMU_INFO ----
+// The page sizes (a bitmap of sizes in bytes) the GPU page tables are built with.
+struct drm_panthor_mmu_info {
+    __u64 page_size_bitmap;
+};
+static_assert(sizeof(drm_panthor_mmu_info) == 8);
+
 struct drm_panthor_dev_query {
     __u32 type;
     __u32 size;
@@ -144,6 +152,9 @@ enum drm_panthor_vm_bind_op_flags {
     DRM_PANTHOR_VM_BIND_OP_MAP_READONLY = 1 << 0,
     DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC = 1 << 1,
     DRM_PANTHOR_VM_BIND_OP_MAP_UNCACHED = 1 << 2,
+    // 1.9: map [va, va + size) cyclically over a per-file dummy object. MAP only, with
+    // bo_handle = bo_offset = 0 and MAP_NOEXEC set; GPU reads return undefined values.
+    DRM_PANTHOR_VM_BIND_OP_MAP_SPARSE = 1 << 3,
     DRM_PANTHOR_VM_BIND_OP_TYPE_MASK = static_cast<int>(0xfu << 28),
     DRM_PANTHOR_VM_BIND_OP_TYPE_MAP = 0 << 28,
     DRM_PANTHOR_VM_BIND_OP_TYPE_UNMAP = 1 << 28,
