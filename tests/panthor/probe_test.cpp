@@ -668,7 +668,7 @@ TEST_F(PanthorDevQuery, NullPointerReturnsTheKernelSize) {
         EXPECT_EQ(dev_query(c.type, nullptr, 0, &size), 0) << c.type;
         EXPECT_EQ(size, c.size) << c.type;
     }
-    EXPECT_EQ(sizeof(drm_panthor_gpu_info), 104u);
+    EXPECT_EQ(sizeof(drm_panthor_gpu_info), 112u);
     EXPECT_EQ(sizeof(drm_panthor_timestamp_info), 24u);
     u32 size = 77;
     EXPECT_EQ(dev_query(99, nullptr, size, &size), -EINVAL);
@@ -697,8 +697,12 @@ TEST_F(PanthorDevQuery, GpuInfoIsWhatTheGpuReports) {
     EXPECT_EQ(info.l2_present, id.l2_present);
     EXPECT_EQ(info.tiler_present, id.tiler_present);
     EXPECT_EQ(info.core_features, id.core_features);
-    EXPECT_EQ(info.pad0, 0u);
+    // RK3588 is not IO-coherent: no protocol, and the register holds the same value.
+    EXPECT_EQ(info.selected_coherency, static_cast<u32>(DRM_PANTHOR_GPU_COHERENCY_NONE));
+    EXPECT_EQ(gpu().peek32(GPU_COHERENCY_PROTOCOL).value_or(0), GPU_COHERENCY_NONE);
     EXPECT_EQ(info.pad, 0u);
+    EXPECT_EQ(info.gpu_features, id.gpu_features);
+    EXPECT_EQ(info.gpu_features, 0u) << "GPU_FEATURES reads as 0 on arch 10";
     EXPECT_EQ(DRM_PANTHOR_ARCH_MAJOR(info.gpu_id), 10u);
     EXPECT_EQ(DRM_PANTHOR_ARCH_MINOR(info.gpu_id), 8u);
 }
@@ -836,7 +840,7 @@ TEST_P(PanthorDevQuerySize, NegotiatesTheObjectSize) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, PanthorDevQuerySize,
-                         ::testing::Values(SizeCase{"GpuInfo", DRM_PANTHOR_DEV_QUERY_GPU_INFO, 96, 104, 104},
+                         ::testing::Values(SizeCase{"GpuInfo", DRM_PANTHOR_DEV_QUERY_GPU_INFO, 96, 112, 112},
                                            SizeCase{"CsifInfo", DRM_PANTHOR_DEV_QUERY_CSIF_INFO, 24, 24, 24},
                                            // current_timestamp moves: only the frequency is compared.
                                            SizeCase{"TimestampInfo", DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, 16, 24, 8},
@@ -870,6 +874,44 @@ TEST_F(PanthorDevQueryOtherGpu, AnswersFollowTheConfiguration) {
     EXPECT_EQ(csif.scoreboard_slot_count, 6u);
     EXPECT_EQ(csif.unpreserved_cs_reg_count, 4u);
     EXPECT_TRUE(kshim::log_contains("shader_present=0x5 l2_present=0x1 tiler_present=0x1"));
+}
+
+// An IO-coherent platform: the driver selects ACE-Lite (0), reports it and programs it; a
+// GPU_FEATURES value the hardware reports reaches userspace unchanged.
+class PanthorDevQueryCoherent : public PanthorDevQuery {
+protected:
+    mock_hw::GpuConfig gpu_config() const override {
+        mock_hw::GpuConfig cfg;
+        cfg.platform.dma_coherent = true;
+        cfg.id.gpu_features = 0x123456789abcdef0ull;
+        return cfg;
+    }
+};
+
+TEST_F(PanthorDevQueryCoherent, SelectsAceLiteAndReportsGpuFeatures) {
+    const auto info = query<drm_panthor_gpu_info>(DRM_PANTHOR_DEV_QUERY_GPU_INFO);
+    EXPECT_EQ(info.selected_coherency, static_cast<u32>(DRM_PANTHOR_GPU_COHERENCY_ACE_LITE));
+    EXPECT_EQ(info.gpu_features, 0x123456789abcdef0ull);
+    ASSERT_EQ(kshim::pm_runtime_resume_and_get(dev()), 0);
+    EXPECT_EQ(gpu().peek32(GPU_COHERENCY_PROTOCOL).value_or(~0u), GPU_COHERENCY_ACE_LITE);
+    kshim::pm_runtime_put_autosuspend(dev());
+}
+
+// Coherent, but the GPU offers no ACE-Lite: probe refuses the device.
+class PanthorProbeCoherentWithoutAceLite : public PanthorDevQuery {
+protected:
+    bool probe_in_setup() const override { return false; }
+    mock_hw::GpuConfig gpu_config() const override {
+        mock_hw::GpuConfig cfg;
+        cfg.platform.dma_coherent = true;
+        cfg.id.coherency_features = GPU_COHERENCY_PROT_BIT(GPU_COHERENCY_ACE);
+        return cfg;
+    }
+};
+
+TEST_F(PanthorProbeCoherentWithoutAceLite, ProbeFailsWithEnotsupp) {
+    EXPECT_EQ(probe(), -ENOTSUPP);
+    EXPECT_TRUE(kshim::log_contains("Coherency not supported by the device"));
 }
 
 // A SoC whose system counter runs at 1 GHz: the reported frequency is the CPU's CNTFRQ (which the

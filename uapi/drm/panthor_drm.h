@@ -1,4 +1,4 @@
-// ABI of include/uapi/drm/panthor_drm.h at driver version 1.5 (docs/hw/csf/uapi.md): ioctl numbers,
+// ABI of include/uapi/drm/panthor_drm.h at driver version 1.8 (docs/hw/csf/uapi.md): ioctl numbers,
 // structs and flag values, with the kernel's names. Layouts are LP64 and checked below against the
 // sizes and offsets of docs/hw/csf/uapi.md. The structs live in the global namespace, as in C, so
 // code written against the kernel header reads the same.
@@ -66,6 +66,13 @@ enum drm_panthor_dev_query_type {
     DRM_PANTHOR_DEV_QUERY_GROUP_PRIORITIES_INFO,
 };
 
+// The values drm_panthor_gpu_info::selected_coherency takes, as GPU_COHERENCY_PROTOCOL does.
+enum drm_panthor_gpu_coherency {
+    DRM_PANTHOR_GPU_COHERENCY_ACE_LITE = 0,
+    DRM_PANTHOR_GPU_COHERENCY_ACE = 1,
+    DRM_PANTHOR_GPU_COHERENCY_NONE = 31,
+};
+
 struct drm_panthor_gpu_info {
     __u32 gpu_id;
     __u32 gpu_rev;
@@ -81,12 +88,15 @@ struct drm_panthor_gpu_info {
     __u32 coherency_features;
     __u32 texture_features[4];
     __u32 as_present;
-    __u32 pad0;
+    // enum drm_panthor_gpu_coherency: the protocol the driver selected (1.7; was padding).
+    __u32 selected_coherency;
     __u64 shader_present;
     __u64 l2_present;
     __u64 tiler_present;
     __u32 core_features;
     __u32 pad;
+    // GPU_FEATURES (arch >= 11; 0 before). Added without a version bump.
+    __u64 gpu_features;
 };
 #define DRM_PANTHOR_ARCH_MAJOR(x) ((x) >> 28)
 #define DRM_PANTHOR_ARCH_MINOR(x) (((x) >> 24) & 0xf)
@@ -331,7 +341,8 @@ static_assert(DRM_IOCTL_PANTHOR_SET_USER_MMIO_OFFSET == 0xC008644Eu);
 static_assert(sizeof(drm_panthor_obj_array) == 16 && offsetof(drm_panthor_obj_array, array) == 8);
 static_assert(sizeof(drm_panthor_sync_op) == 16 && offsetof(drm_panthor_sync_op, timeline_value) == 8);
 static_assert(sizeof(drm_panthor_dev_query) == 16 && offsetof(drm_panthor_dev_query, pointer) == 8);
-static_assert(sizeof(drm_panthor_gpu_info) == 104);
+static_assert(sizeof(drm_panthor_gpu_info) == 112 && offsetof(drm_panthor_gpu_info, selected_coherency) == 68 &&
+              offsetof(drm_panthor_gpu_info, gpu_features) == 104);
 static_assert(offsetof(drm_panthor_gpu_info, texture_features) == 48 &&
               offsetof(drm_panthor_gpu_info, as_present) == 64);
 static_assert(offsetof(drm_panthor_gpu_info, shader_present) == 72 && offsetof(drm_panthor_gpu_info, l2_present) == 80);
