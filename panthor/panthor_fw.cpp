@@ -734,7 +734,9 @@ void panthor_fw_init_global_iface(panthor_device* ptdev) {
     fw_write_once(glb_iface->input->ack_irq_mask, GLB_CFG_ALLOC_EN | GLB_PING | GLB_CFG_PROGRESS_TIMER |
                                                       GLB_CFG_POWEROFF_TIMER | GLB_IDLE_EN | GLB_IDLE);
 
-    panthor_fw_update_reqs(glb_iface, req, GLB_IDLE_EN, GLB_IDLE_EN);
+    // COUNTER_EN (1.6) propagates the system timestamp to the shader cores, so the timestamps a
+    // command stream or shader samples are comparable with GPU_TIMESTAMP. Both are level bits.
+    panthor_fw_update_reqs(glb_iface, req, GLB_IDLE_EN | GLB_COUNTER_EN, GLB_IDLE_EN | GLB_COUNTER_EN);
     panthor_fw_toggle_reqs(glb_iface, req, ack, cfg_reqs);
 
     gpu_write(ptdev, CSF_DOORBELL(CSF_GLB_DOORBELL_ID), 1);
