@@ -80,6 +80,7 @@ PANTHOR_UOBJ_DECL(drm_panthor_sync_op, timeline_value);
 PANTHOR_UOBJ_DECL(drm_panthor_queue_submit, syncs);
 PANTHOR_UOBJ_DECL(drm_panthor_queue_create, ringbuf_size);
 PANTHOR_UOBJ_DECL(drm_panthor_vm_bind_op, syncs);
+PANTHOR_UOBJ_DECL(drm_panthor_bo_sync_op, size);
 #undef PANTHOR_UOBJ_DECL
 // Minimum sizes: docs/hw/csf/uapi.md.
 static_assert(panthor_uobj_min_size<drm_panthor_gpu_info>::value == 96);
@@ -90,6 +91,7 @@ static_assert(panthor_uobj_min_size<drm_panthor_sync_op>::value == 16);
 static_assert(panthor_uobj_min_size<drm_panthor_queue_submit>::value == 40);
 static_assert(panthor_uobj_min_size<drm_panthor_queue_create>::value == 8);
 static_assert(panthor_uobj_min_size<drm_panthor_vm_bind_op>::value == 48);
+static_assert(panthor_uobj_min_size<drm_panthor_bo_sync_op>::value == 24);
 
 // panthor_set_uobj: a kernel object out to a user object of `usr_size` bytes.
 int panthor_set_uobj(u64 usr_ptr, u32 usr_size, u32 min_size, u32 kern_size, const void* in) {
@@ -513,7 +515,7 @@ int panthor_ioctl_vm_destroy(drm::drm_device*, void* data, drm_file* file) {
     return panthor_vm_pool_destroy_vm(to_pfile(file)->vms, args->id);
 }
 
-constexpr u32 PANTHOR_BO_FLAGS = DRM_PANTHOR_BO_NO_MMAP;
+constexpr u32 PANTHOR_BO_FLAGS = DRM_PANTHOR_BO_NO_MMAP | DRM_PANTHOR_BO_WB_MMAP;
 
 int panthor_ioctl_bo_create(drm::drm_device* ddev, void* data, drm_file* file) {
     panthor_device* ptdev = to_panthor_device(ddev);
@@ -523,6 +525,9 @@ int panthor_ioctl_bo_create(drm::drm_device* ddev, void* data, drm_file* file) {
     if (!drm::drm_dev_enter(ddev))
         return -ENODEV;
     if (!args->size || args->pad || (args->flags & ~PANTHOR_BO_FLAGS))
+        return -EINVAL;
+    // A BO without CPU mappings has no caching to choose.
+    if ((args->flags & DRM_PANTHOR_BO_NO_MMAP) && (args->flags & DRM_PANTHOR_BO_WB_MMAP))
         return -EINVAL;
 
     if (args->exclusive_vm_id) {
@@ -695,6 +700,45 @@ int panthor_ioctl_bo_set_label(drm::drm_device*, void* data, drm_file* file) {
 err_put_obj:
     drm::drm_gem_object_put(obj);
     return ret;
+}
+
+int panthor_ioctl_bo_sync(drm::drm_device*, void* data, drm_file* file) {
+    auto* args = static_cast<drm_panthor_bo_sync*>(data);
+    drm_panthor_bo_sync_op* ops = nullptr;
+
+    int ret = panthor_uobj_get_array(&ops, &args->ops);
+    if (ret)
+        return ret;
+
+    // In order; an op that fails stops the batch, the ones before it stay done.
+    for (u32 i = 0; i < args->ops.count; i++) {
+        drm::drm_gem_object* obj = file->gem.lookup(ops[i].handle);
+        if (!obj) {
+            ret = -ENOENT;
+            break;
+        }
+        ret = panthor_gem_sync(obj, ops[i].type, ops[i].offset, ops[i].size);
+        drm::drm_gem_object_put(obj);
+        if (ret)
+            break;
+    }
+    kfree(ops);
+    return ret;
+}
+
+int panthor_ioctl_bo_query_info(drm::drm_device*, void* data, drm_file* file) {
+    auto* args = static_cast<drm_panthor_bo_query_info*>(data);
+
+    drm::drm_gem_object* obj = file->gem.lookup(args->handle);
+    if (!obj)
+        return -ENOENT;
+    panthor_gem_object* bo = to_panthor_bo(obj);
+    args->pad = 0;
+    args->create_flags = bo->flags;
+    // Our own export imported back is the same BO (panthor_gem_prime_import): not flagged.
+    args->extra_flags = drm::drm_gem_is_imported(obj) ? DRM_PANTHOR_BO_IS_IMPORTED : 0;
+    drm::drm_gem_object_put(obj);
+    return 0;
 }
 
 int panthor_ioctl_group_create(drm::drm_device*, void* data, drm_file* file) {
@@ -1043,6 +1087,8 @@ const drm::IoctlDesc panthor_drm_driver_ioctls[] = {
     PANTHOR_IOCTL(TILER_HEAP_DESTROY, tiler_heap_destroy),
     PANTHOR_IOCTL(BO_SET_LABEL, bo_set_label),
     PANTHOR_IOCTL(SET_USER_MMIO_OFFSET, set_user_mmio_offset),
+    PANTHOR_IOCTL(BO_SYNC, bo_sync),
+    PANTHOR_IOCTL(BO_QUERY_INFO, bo_query_info),
 };
 #undef PANTHOR_IOCTL
 
@@ -1069,6 +1115,7 @@ const drm::DriverDesc panthor_drm_driver = {
     .show_fdinfo = panthor_show_fdinfo,
     .gem_create_object = panthor_gem_create_object,
     .gem_prime_import_sg_table = drm::drm_gem_shmem_prime_import_sg_table,
+    .gem_prime_import = panthor_gem_prime_import,
 };
 
 int panthor_init() {

@@ -27,6 +27,8 @@ enum drm_panthor_ioctl_id {
     DRM_PANTHOR_TILER_HEAP_DESTROY,
     DRM_PANTHOR_BO_SET_LABEL,
     DRM_PANTHOR_SET_USER_MMIO_OFFSET,
+    DRM_PANTHOR_BO_SYNC,
+    DRM_PANTHOR_BO_QUERY_INFO,
 };
 
 // ---- MMIO mmap offsets ----
@@ -192,6 +194,9 @@ struct drm_panthor_vm_get_state {
 // ---- BOs ----
 enum drm_panthor_bo_flags {
     DRM_PANTHOR_BO_NO_MMAP = 1 << 0,
+    // 1.7: CPU mappings are write-back cacheable on a non-coherent device; the caller keeps the
+    // caches coherent with BO_SYNC. Exclusive with NO_MMAP.
+    DRM_PANTHOR_BO_WB_MMAP = 1 << 1,
 };
 
 struct drm_panthor_bo_create {
@@ -217,6 +222,38 @@ inline constexpr std::size_t PANTHOR_BO_LABEL_MAXLEN = 4096;
 
 struct drm_panthor_set_user_mmio_offset {
     __u64 offset;
+};
+
+// ---- BO_SYNC (1.7) ----
+enum drm_panthor_bo_sync_op_type {
+    // Clean the CPU caches of the range (CPU writes become visible to the GPU).
+    DRM_PANTHOR_BO_SYNC_CPU_CACHE_FLUSH = 0,
+    // Clean, then invalidate (GPU writes become visible to the CPU as well).
+    DRM_PANTHOR_BO_SYNC_CPU_CACHE_FLUSH_AND_INVALIDATE = 1,
+};
+
+struct drm_panthor_bo_sync_op {
+    __u32 handle;
+    __u32 type;  // enum drm_panthor_bo_sync_op_type
+    __u64 offset;
+    __u64 size;
+};
+
+struct drm_panthor_bo_sync {
+    drm_panthor_obj_array ops;  // of drm_panthor_bo_sync_op
+};
+
+// ---- BO_QUERY_INFO (1.7) ----
+enum drm_panthor_bo_extra_flags {
+    // The BO comes from another device or driver (a re-import of our own export is not flagged).
+    DRM_PANTHOR_BO_IS_IMPORTED = 1 << 0,
+};
+
+struct drm_panthor_bo_query_info {
+    __u32 handle;
+    __u32 extra_flags;   // out: drm_panthor_bo_extra_flags
+    __u32 create_flags;  // out: the BO_CREATE flags (0 for a foreign import)
+    __u32 pad;           // out: 0
 };
 
 // ---- groups and queues ----
@@ -317,6 +354,8 @@ inline constexpr unsigned DRM_IOCTL_PANTHOR_TILER_HEAP_DESTROY =
 inline constexpr unsigned DRM_IOCTL_PANTHOR_BO_SET_LABEL = PANTHOR_IOCTL(WR, BO_SET_LABEL, bo_set_label);
 inline constexpr unsigned DRM_IOCTL_PANTHOR_SET_USER_MMIO_OFFSET =
     PANTHOR_IOCTL(WR, SET_USER_MMIO_OFFSET, set_user_mmio_offset);
+inline constexpr unsigned DRM_IOCTL_PANTHOR_BO_SYNC = PANTHOR_IOCTL(WR, BO_SYNC, bo_sync);
+inline constexpr unsigned DRM_IOCTL_PANTHOR_BO_QUERY_INFO = PANTHOR_IOCTL(WR, BO_QUERY_INFO, bo_query_info);
 #undef PANTHOR_IOCTL
 
 // docs/hw/csf/uapi.md, "Ioctl numbers": the values userspace has compiled in.
@@ -335,6 +374,8 @@ static_assert(DRM_IOCTL_PANTHOR_TILER_HEAP_CREATE == 0xC028644Bu);
 static_assert(DRM_IOCTL_PANTHOR_TILER_HEAP_DESTROY == 0xC008644Cu);
 static_assert(DRM_IOCTL_PANTHOR_BO_SET_LABEL == 0xC010644Du);
 static_assert(DRM_IOCTL_PANTHOR_SET_USER_MMIO_OFFSET == 0xC008644Eu);
+static_assert(DRM_IOCTL_PANTHOR_BO_SYNC == 0xC010644Fu);
+static_assert(DRM_IOCTL_PANTHOR_BO_QUERY_INFO == 0xC0106450u);
 }  // namespace drm::uapi
 
 // ---- layout checks (docs/hw/csf/uapi.md) ----
@@ -363,6 +404,11 @@ static_assert(sizeof(drm_panthor_bo_create) == 24 && offsetof(drm_panthor_bo_cre
 static_assert(sizeof(drm_panthor_bo_mmap_offset) == 16 && offsetof(drm_panthor_bo_mmap_offset, offset) == 8);
 static_assert(sizeof(drm_panthor_bo_set_label) == 16 && offsetof(drm_panthor_bo_set_label, label) == 8);
 static_assert(sizeof(drm_panthor_set_user_mmio_offset) == 8);
+static_assert(sizeof(drm_panthor_bo_sync_op) == 24 && offsetof(drm_panthor_bo_sync_op, type) == 4 &&
+              offsetof(drm_panthor_bo_sync_op, offset) == 8 && offsetof(drm_panthor_bo_sync_op, size) == 16);
+static_assert(sizeof(drm_panthor_bo_sync) == 16);
+static_assert(sizeof(drm_panthor_bo_query_info) == 16 && offsetof(drm_panthor_bo_query_info, extra_flags) == 4 &&
+              offsetof(drm_panthor_bo_query_info, create_flags) == 8 && offsetof(drm_panthor_bo_query_info, pad) == 12);
 static_assert(sizeof(drm_panthor_queue_create) == 8 && offsetof(drm_panthor_queue_create, ringbuf_size) == 4);
 static_assert(sizeof(drm_panthor_group_create) == 56 && offsetof(drm_panthor_group_create, max_compute_cores) == 16 &&
               offsetof(drm_panthor_group_create, priority) == 19 &&
