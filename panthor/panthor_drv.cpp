@@ -38,6 +38,7 @@
 #include "kernel_shim/err.h"
 #include "kernel_shim/pm_runtime.h"
 #include "kernel_shim/report.h"
+#include "kernel_shim/sched.h"
 #include "kernel_shim/slab.h"
 #include "kernel_shim/workqueue.h"
 #include "panthor/panthor_fw.h"
@@ -427,13 +428,59 @@ void panthor_submit_ctx_cleanup(panthor_submit_ctx* ctx, void (*job_put)(drm::dr
 // ---------------------------------------------------------------------------------------------
 // Ioctls.
 
+constexpr u32 PANTHOR_TIMESTAMP_FLAGS = 0xff;
+constexpr u32 PANTHOR_TIMESTAMP_DEFAULT_FLAGS =
+    DRM_PANTHOR_TIMESTAMP_GPU | DRM_PANTHOR_TIMESTAMP_GPU_OFFSET | DRM_PANTHOR_TIMESTAMP_FREQ;
+
+// `arg` holds the caller's input (flags); every output field is rewritten, 0 unless requested.
 int panthor_query_timestamp_info(panthor_device* ptdev, drm_panthor_timestamp_info* arg) {
+    // A pre-1.8 caller (or one asking for nothing) gets the pre-1.8 answer.
+    const u32 flags = arg->flags ? arg->flags : PANTHOR_TIMESTAMP_DEFAULT_FLAGS;
+    const u32 cpu_type = flags & DRM_PANTHOR_TIMESTAMP_CPU_TYPE_MASK;
+
+    if (flags & ~PANTHOR_TIMESTAMP_FLAGS)
+        return -EINVAL;
+    if (cpu_type != DRM_PANTHOR_TIMESTAMP_CPU_NONE && cpu_type != DRM_PANTHOR_TIMESTAMP_CPU_MONOTONIC &&
+        cpu_type != DRM_PANTHOR_TIMESTAMP_CPU_MONOTONIC_RAW)
+        return -EINVAL;
+
     const int ret = panthor_device_resume_and_get(ptdev);
     if (ret)
         return ret;
-    arg->timestamp_frequency = kshim::arch_timer_get_cntfrq();
-    arg->current_timestamp = panthor_gpu_read_timestamp(ptdev);
-    arg->timestamp_offset = panthor_gpu_read_timestamp_offset(ptdev);
+
+    // The flags are the caller's input and go back as given.
+    const u32 user_flags = arg->flags;
+    std::memset(arg, 0, sizeof(*arg));
+    arg->flags = user_flags;
+
+    // Samples of several sources are only comparable when nothing runs between them, and a
+    // duration means nothing if it includes a preemption.
+    const int sources = !!(flags & DRM_PANTHOR_TIMESTAMP_GPU) + (cpu_type != DRM_PANTHOR_TIMESTAMP_CPU_NONE) +
+                        !!(flags & DRM_PANTHOR_TIMESTAMP_GPU_CYCLE_COUNT);
+    const bool atomic = (flags & DRM_PANTHOR_TIMESTAMP_DURATION) || sources >= 2;
+    if (atomic)
+        kshim::preempt_disable();
+    const ktime_t start = kshim::ktime_get_raw();
+    if (flags & DRM_PANTHOR_TIMESTAMP_GPU)
+        arg->current_timestamp = panthor_gpu_read_timestamp(ptdev);
+    if (flags & DRM_PANTHOR_TIMESTAMP_GPU_CYCLE_COUNT)
+        arg->cycle_count = panthor_gpu_read_cycle_count(ptdev);
+    if (cpu_type != DRM_PANTHOR_TIMESTAMP_CPU_NONE) {
+        // The shim has one clock: no NTP slewing, so MONOTONIC_RAW reads as MONOTONIC.
+        const ktime_t cpu_ns =
+            cpu_type == DRM_PANTHOR_TIMESTAMP_CPU_MONOTONIC_RAW ? kshim::ktime_get_raw() : kshim::ktime_get();
+        arg->cpu_timestamp_sec = static_cast<u64>(cpu_ns / NSEC_PER_SEC);
+        arg->cpu_timestamp_nsec = static_cast<u64>(cpu_ns % NSEC_PER_SEC);
+    }
+    if (flags & DRM_PANTHOR_TIMESTAMP_DURATION)
+        arg->duration_nsec = static_cast<u32>(kshim::ktime_get_raw() - start);
+    if (atomic)
+        kshim::preempt_enable();
+
+    if (flags & DRM_PANTHOR_TIMESTAMP_GPU_OFFSET)
+        arg->timestamp_offset = panthor_gpu_read_timestamp_offset(ptdev);
+    if (flags & DRM_PANTHOR_TIMESTAMP_FREQ)
+        arg->timestamp_frequency = kshim::arch_timer_get_cntfrq();
     pm_runtime_put_autosuspend(ptdev->dev);
     return 0;
 }
@@ -477,7 +524,12 @@ int panthor_ioctl_dev_query(drm::drm_device* ddev, void* data, drm_file* file) {
     case DRM_PANTHOR_DEV_QUERY_GPU_INFO: return panthor_uobj_set(args->pointer, args->size, ptdev->gpu_info);
     case DRM_PANTHOR_DEV_QUERY_CSIF_INFO: return panthor_uobj_set(args->pointer, args->size, ptdev->csif_info);
     case DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO: {
-        const int ret = panthor_query_timestamp_info(ptdev, &timestamp_info);
+        // 1.8 reads the input flags: an older, shorter struct is zero-extended (flags 0); a
+        // longer one must have a zero tail.
+        int ret = copy_struct_from_user(&timestamp_info, sizeof(timestamp_info), args->pointer, args->size);
+        if (ret)
+            return ret;
+        ret = panthor_query_timestamp_info(ptdev, &timestamp_info);
         if (ret)
             return ret;
         return panthor_uobj_set(args->pointer, args->size, timestamp_info);
@@ -1099,7 +1151,9 @@ int panthor_module_refcount = 0;
 }  // namespace
 
 // Driver versions: 1.0 initial; 1.1 TIMESTAMP_INFO query; 1.2 GROUP_PRIORITIES_INFO query and
-// the REALTIME priority; 1.3 GROUP_STATE_INNOCENT; 1.4 BO_SET_LABEL; 1.5 SET_USER_MMIO_OFFSET.
+// the REALTIME priority; 1.3 GROUP_STATE_INNOCENT; 1.4 BO_SET_LABEL; 1.5 SET_USER_MMIO_OFFSET;
+// 1.6 FW timestamp propagation (GLB COUNTER_EN); 1.7 BO WB_MMAP, BO_SYNC, BO_QUERY_INFO,
+// gpu_info.selected_coherency; 1.8 TIMESTAMP_INFO flags and its cycle count, CPU time, duration.
 const drm::DriverDesc panthor_drm_driver = {
     .name = "panthor",
     .desc = "Panthor DRM driver",

@@ -74,8 +74,7 @@ panthor_device* panthor_bo_device(drm::drm_gem_object* obj) {
 }
 
 // One dma_sync_single_for_{device,cpu} of a segment: counted and traced (no CPU cache here).
-void panthor_dma_sync_segment(panthor_device* ptdev, u64 paddr, u64 len, kshim::dma_data_direction dir,
-                              bool for_cpu) {
+void panthor_dma_sync_segment(panthor_device* ptdev, u64 paddr, u64 len, kshim::dma_data_direction dir, bool for_cpu) {
     if (for_cpu) {
         ptdev->cache_sync.for_cpu.fetch_add(1);
     } else {
@@ -92,8 +91,7 @@ void panthor_dma_sync_segment(panthor_device* ptdev, u64 paddr, u64 len, kshim::
 void panthor_dma_sync_sgtable(panthor_device* ptdev, kshim::sg_table* sgt, kshim::dma_data_direction dir,
                               bool for_cpu) {
     for (u32 i = 0; i < sgt->nents; i++)
-        panthor_dma_sync_segment(ptdev, drm::sg_dma_address(&sgt->sgl[i]), drm::sg_dma_len(&sgt->sgl[i]), dir,
-                                 for_cpu);
+        panthor_dma_sync_segment(ptdev, drm::sg_dma_address(&sgt->sgl[i]), drm::sg_dma_len(&sgt->sgl[i]), dir, for_cpu);
 }
 
 // The attachment remembers its mapping, so the CPU-access hooks can sync it.

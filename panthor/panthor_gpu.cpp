@@ -263,4 +263,8 @@ u64 panthor_gpu_read_timestamp_offset(panthor_device* ptdev) {
     return gpu_read64(ptdev, GPU_TIMESTAMP_OFFSET);
 }
 
+u64 panthor_gpu_read_cycle_count(panthor_device* ptdev) {
+    return gpu_read64_counter(ptdev, GPU_CYCLE_COUNT);
+}
+
 }  // namespace panthor

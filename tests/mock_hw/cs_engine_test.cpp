@@ -613,7 +613,8 @@ TEST_F(CsEngineTest, StoreStateTimestampIsCoherentOnlyWithCounterEn) {
     EXPECT_LT(local + kOffset + 5 * 24'000 / 2, global0) << "without COUNTER_EN the cores' count is local";
 
     r.toggle_glb(GLB_COUNTER_EN);
-    ASSERT_TRUE(wait([&] { return r.locked([&] { return ((r.glb_in()->req ^ r.glb_out()->ack) & GLB_COUNTER_EN) == 0; }); }));
+    ASSERT_TRUE(
+        wait([&] { return r.locked([&] { return ((r.glb_in()->req ^ r.glb_out()->ack) & GLB_COUNTER_EN) == 0; }); }));
     const u64 before = gpu_timestamp();
     const u64 coherent = sample(1);
     const u64 after = gpu_timestamp();

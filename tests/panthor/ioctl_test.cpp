@@ -428,6 +428,68 @@ ROWS(DevQuery,
                   UserRange r(info);
                   return t.dev_query(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, 15, user_ptr(&info));
               }},
+     // 1.8: the input flags (copy_struct_from_user of the user's size).
+     ErrnoRow{"TimestampInfo_Pre18Size24", 0,
+              [](PanthorIoctl& t) {
+                  u8 buf[24] = {};
+                  UserRange r(buf, sizeof(buf));
+                  return t.dev_query(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, sizeof(buf), user_ptr(buf));
+              }},
+     ErrnoRow{"TimestampInfo_FlagsAll", 0,
+              [](PanthorIoctl& t) {
+                  drm_panthor_timestamp_info info{};
+                  info.flags = DRM_PANTHOR_TIMESTAMP_GPU | DRM_PANTHOR_TIMESTAMP_CPU_MONOTONIC_RAW |
+                               DRM_PANTHOR_TIMESTAMP_GPU_OFFSET | DRM_PANTHOR_TIMESTAMP_GPU_CYCLE_COUNT |
+                               DRM_PANTHOR_TIMESTAMP_FREQ | DRM_PANTHOR_TIMESTAMP_DURATION;
+                  UserRange r(info);
+                  return t.dev_query(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, sizeof(info), user_ptr(&info));
+              }},
+     ErrnoRow{"TimestampInfo_CpuType3", -EINVAL,
+              [](PanthorIoctl& t) {
+                  drm_panthor_timestamp_info info{};
+                  info.flags = DRM_PANTHOR_TIMESTAMP_GPU | (3u << 1);
+                  UserRange r(info);
+                  return t.dev_query(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, sizeof(info), user_ptr(&info));
+              }},
+     ErrnoRow{"TimestampInfo_CpuType7", -EINVAL,
+              [](PanthorIoctl& t) {
+                  drm_panthor_timestamp_info info{};
+                  info.flags = 7u << 1;
+                  UserRange r(info);
+                  return t.dev_query(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, sizeof(info), user_ptr(&info));
+              }},
+     ErrnoRow{"TimestampInfo_FlagBit8", -EINVAL,
+              [](PanthorIoctl& t) {
+                  drm_panthor_timestamp_info info{};
+                  info.flags = DRM_PANTHOR_TIMESTAMP_GPU | (1u << 8);
+                  UserRange r(info);
+                  return t.dev_query(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, sizeof(info), user_ptr(&info));
+              }},
+     ErrnoRow{"TimestampInfo_FlagBit31", -EINVAL,
+              [](PanthorIoctl& t) {
+                  drm_panthor_timestamp_info info{};
+                  info.flags = 1u << 31;
+                  UserRange r(info);
+                  return t.dev_query(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, sizeof(info), user_ptr(&info));
+              }},
+     ErrnoRow{"TimestampInfo_LongerZeroTail", 0,
+              [](PanthorIoctl& t) {
+                  u8 buf[sizeof(drm_panthor_timestamp_info) + 16] = {};
+                  UserRange r(buf, sizeof(buf));
+                  return t.dev_query(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, sizeof(buf), user_ptr(buf));
+              }},
+     ErrnoRow{"TimestampInfo_LongerNonZeroTail", -E2BIG,
+              [](PanthorIoctl& t) {
+                  u8 buf[sizeof(drm_panthor_timestamp_info) + 16] = {};
+                  buf[sizeof(drm_panthor_timestamp_info) + 3] = 1;
+                  UserRange r(buf, sizeof(buf));
+                  return t.dev_query(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, sizeof(buf), user_ptr(buf));
+              }},
+     ErrnoRow{"TimestampInfo_InputUnreadable", -EFAULT,
+              [](PanthorIoctl& t) {
+                  return t.dev_query(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, sizeof(drm_panthor_timestamp_info),
+                                     kBadUserPtr);
+              }},
      ErrnoRow{"PrioritiesInfo_FullSize", 0,
               [](PanthorIoctl& t) {
                   drm_panthor_group_priorities_info info{};
@@ -901,13 +963,10 @@ ROWS(BoCreate, ErrnoRow{"Valid", 0, [](PanthorIoctl& t) { return t.bo_create_ret
      ErrnoRow{"PadNonZero", -EINVAL, [](PanthorIoctl& t) { return t.bo_create_ret(SZ_4K, 0, 0, 1); }},
      ErrnoRow{"WbMmap", 0, [](PanthorIoctl& t) { return t.bo_create_ret(SZ_4K, DRM_PANTHOR_BO_WB_MMAP); }},
      ErrnoRow{"NoMmapAndWbMmap", -EINVAL,
-              [](PanthorIoctl& t) {
-                  return t.bo_create_ret(SZ_4K, DRM_PANTHOR_BO_NO_MMAP | DRM_PANTHOR_BO_WB_MMAP);
-              }},
-     ErrnoRow{"NoMmapAndWbMmapBeforeUnknownVm", -EINVAL,
-              [](PanthorIoctl& t) {
-                  return t.bo_create_ret(SZ_4K, DRM_PANTHOR_BO_NO_MMAP | DRM_PANTHOR_BO_WB_MMAP, 7);
-              }},
+              [](PanthorIoctl& t) { return t.bo_create_ret(SZ_4K, DRM_PANTHOR_BO_NO_MMAP | DRM_PANTHOR_BO_WB_MMAP); }},
+     ErrnoRow{
+         "NoMmapAndWbMmapBeforeUnknownVm", -EINVAL,
+         [](PanthorIoctl& t) { return t.bo_create_ret(SZ_4K, DRM_PANTHOR_BO_NO_MMAP | DRM_PANTHOR_BO_WB_MMAP, 7); }},
      ErrnoRow{"UnknownFlagBit2", -EINVAL, [](PanthorIoctl& t) { return t.bo_create_ret(SZ_4K, 1u << 2); }},
      ErrnoRow{"UnknownFlagBit31", -EINVAL, [](PanthorIoctl& t) { return t.bo_create_ret(SZ_4K, 1u << 31); }},
      ErrnoRow{"ExclusiveVm", 0, [](PanthorIoctl& t) { return t.bo_create_ret(SZ_4K, 0, t.vm_create()); }},
@@ -979,11 +1038,23 @@ using BoSyncOp = drm_panthor_bo_sync_op;
 constexpr u32 FLUSH = DRM_PANTHOR_BO_SYNC_CPU_CACHE_FLUSH;
 constexpr u32 FLUSH_INV = DRM_PANTHOR_BO_SYNC_CPU_CACHE_FLUSH_AND_INVALIDATE;
 
-ROWS(BoSync, ErrnoRow{"Flush", 0, [](PanthorIoctl& t) { return t.bo_sync({{t.wb_bo(), FLUSH, 0, SZ_4K}}); }},
-     ErrnoRow{"FlushAndInvalidate", 0, [](PanthorIoctl& t) { return t.bo_sync({{t.wb_bo(), FLUSH_INV, 64, 64}}); }},
+ROWS(BoSync,
+     ErrnoRow{"Flush", 0,
+              [](PanthorIoctl& t) {
+                  return t.bo_sync({{t.wb_bo(), FLUSH, 0, SZ_4K}});
+              }},
+     ErrnoRow{"FlushAndInvalidate", 0,
+              [](PanthorIoctl& t) {
+                  return t.bo_sync({{t.wb_bo(), FLUSH_INV, 64, 64}});
+              }},
      ErrnoRow{"WholeBoEndsAtBoSize", 0,
-              [](PanthorIoctl& t) { return t.bo_sync({{t.wb_bo(2 * SZ_4K), FLUSH, SZ_4K, SZ_4K}}); }},
-     ErrnoRow{"CountZeroStrideNotChecked", 0, [](PanthorIoctl& t) { return t.bo_sync_raw({0, 0, kBadUserPtr}); }},
+              [](PanthorIoctl& t) {
+                  return t.bo_sync({{t.wb_bo(2 * SZ_4K), FLUSH, SZ_4K, SZ_4K}});
+              }},
+     ErrnoRow{"CountZeroStrideNotChecked", 0,
+              [](PanthorIoctl& t) {
+                  return t.bo_sync_raw({0, 0, kBadUserPtr});
+              }},
      ErrnoRow{"StrideBelowOp", -EINVAL,
               [](PanthorIoctl& t) {
                   static BoSyncOp op{};
@@ -1010,27 +1081,53 @@ ROWS(BoSync, ErrnoRow{"Flush", 0, [](PanthorIoctl& t) { return t.bo_sync({{t.wb_
                   return t.bo_sync_raw(obj_array(32, 1, raw));
               }},
      ErrnoRow{"BadArrayPointer", -EFAULT,
-              [](PanthorIoctl& t) { return t.bo_sync_raw({sizeof(BoSyncOp), 1, kBadUserPtr}); }},
-     ErrnoRow{"UnknownHandle", -ENOENT, [](PanthorIoctl& t) { return t.bo_sync({{kBadHandle, FLUSH, 0, 64}}); }},
+              [](PanthorIoctl& t) {
+                  return t.bo_sync_raw({sizeof(BoSyncOp), 1, kBadUserPtr});
+              }},
+     ErrnoRow{"UnknownHandle", -ENOENT,
+              [](PanthorIoctl& t) {
+                  return t.bo_sync({{kBadHandle, FLUSH, 0, 64}});
+              }},
      ErrnoRow{"SecondOpUnknownHandle", -ENOENT,
               [](PanthorIoctl& t) {
                   const u32 bo = t.wb_bo();
                   return t.bo_sync({{bo, FLUSH, 0, 64}, {kBadHandle, FLUSH, 0, 64}});
               }},
-     ErrnoRow{"PastTheEnd", -EINVAL, [](PanthorIoctl& t) { return t.bo_sync({{t.wb_bo(), FLUSH, SZ_4K, 1}}); }},
+     ErrnoRow{"PastTheEnd", -EINVAL,
+              [](PanthorIoctl& t) {
+                  return t.bo_sync({{t.wb_bo(), FLUSH, SZ_4K, 1}});
+              }},
      ErrnoRow{"SizePastTheEnd", -EINVAL,
-              [](PanthorIoctl& t) { return t.bo_sync({{t.wb_bo(), FLUSH, 0, SZ_4K + 1}}); }},
+              [](PanthorIoctl& t) {
+                  return t.bo_sync({{t.wb_bo(), FLUSH, 0, SZ_4K + 1}});
+              }},
      ErrnoRow{"OffsetPlusSizeOverflows", -EINVAL,
-              [](PanthorIoctl& t) { return t.bo_sync({{t.wb_bo(), FLUSH, ~u64{0}, 2}}); }},
-     ErrnoRow{"UnknownType", -EINVAL, [](PanthorIoctl& t) { return t.bo_sync({{t.wb_bo(), 2, 0, 64}}); }},
+              [](PanthorIoctl& t) {
+                  return t.bo_sync({{t.wb_bo(), FLUSH, ~u64{0}, 2}});
+              }},
+     ErrnoRow{"UnknownType", -EINVAL,
+              [](PanthorIoctl& t) {
+                  return t.bo_sync({{t.wb_bo(), 2, 0, 64}});
+              }},
      ErrnoRow{"UnknownTypeOnWcBo", -EINVAL,
-              [](PanthorIoctl& t) { return t.bo_sync({{t.bo_create(SZ_4K), 2, 0, 64}}); }},
+              [](PanthorIoctl& t) {
+                  return t.bo_sync({{t.bo_create(SZ_4K), 2, 0, 64}});
+              }},
      ErrnoRow{"PastTheEndOnWcBo", -EINVAL,
-              [](PanthorIoctl& t) { return t.bo_sync({{t.bo_create(SZ_4K), FLUSH, 0, 2 * SZ_4K}}); }},
-     ErrnoRow{"WcBoIsANoOp", 0, [](PanthorIoctl& t) { return t.bo_sync({{t.bo_create(SZ_4K), FLUSH_INV, 0, 64}}); }},
+              [](PanthorIoctl& t) {
+                  return t.bo_sync({{t.bo_create(SZ_4K), FLUSH, 0, 2 * SZ_4K}});
+              }},
+     ErrnoRow{"WcBoIsANoOp", 0,
+              [](PanthorIoctl& t) {
+                  return t.bo_sync({{t.bo_create(SZ_4K), FLUSH_INV, 0, 64}});
+              }},
      ErrnoRow{"NoMmapBo", 0,
-              [](PanthorIoctl& t) { return t.bo_sync({{t.bo_create(SZ_4K, DRM_PANTHOR_BO_NO_MMAP), FLUSH, 0, 64}}); }},
-     ErrnoRow{"SizeZero", 0, [](PanthorIoctl& t) { return t.bo_sync({{t.wb_bo(), FLUSH, SZ_4K, 0}}); }});
+              [](PanthorIoctl& t) {
+                  return t.bo_sync({{t.bo_create(SZ_4K, DRM_PANTHOR_BO_NO_MMAP), FLUSH, 0, 64}});
+              }},
+     ErrnoRow{"SizeZero", 0, [](PanthorIoctl& t) {
+                  return t.bo_sync({{t.wb_bo(), FLUSH, SZ_4K, 0}});
+              }});
 
 ROWS(BoQueryInfo, ErrnoRow{"Valid", 0, [](PanthorIoctl& t) { return t.bo_query_info(t.bo_create(SZ_4K)); }},
      ErrnoRow{"PadNotChecked", 0, [](PanthorIoctl& t) { return t.bo_query_info(t.bo_create(SZ_4K), nullptr, 7); }},

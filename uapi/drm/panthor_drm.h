@@ -123,10 +123,30 @@ struct drm_panthor_csif_info {
     __u32 pad;
 };
 
+// TIMESTAMP_INFO's input flags (1.8): what to sample. 0 means GPU | GPU_OFFSET | FREQ, the
+// pre-1.8 answer.
+enum drm_panthor_timestamp_info_flags {
+    DRM_PANTHOR_TIMESTAMP_GPU = 1 << 0,
+    DRM_PANTHOR_TIMESTAMP_CPU_NONE = 0 << 1,
+    DRM_PANTHOR_TIMESTAMP_CPU_MONOTONIC = 1 << 1,
+    DRM_PANTHOR_TIMESTAMP_CPU_MONOTONIC_RAW = 2 << 1,
+    DRM_PANTHOR_TIMESTAMP_CPU_TYPE_MASK = 7 << 1,
+    DRM_PANTHOR_TIMESTAMP_GPU_OFFSET = 1 << 4,
+    DRM_PANTHOR_TIMESTAMP_GPU_CYCLE_COUNT = 1 << 5,
+    DRM_PANTHOR_TIMESTAMP_FREQ = 1 << 6,
+    DRM_PANTHOR_TIMESTAMP_DURATION = 1 << 7,
+};
+
 struct drm_panthor_timestamp_info {
-    __u64 timestamp_frequency;
-    __u64 current_timestamp;
-    __u64 timestamp_offset;
+    __u64 timestamp_frequency;  // FREQ
+    __u64 current_timestamp;    // GPU: GPU_TIMESTAMP
+    __u64 timestamp_offset;     // GPU_OFFSET: GPU_TIMESTAMP_OFFSET
+    // 1.8 (the struct was 24 bytes before; the kernel zero-extends an older caller's).
+    __u32 flags;              // in: drm_panthor_timestamp_info_flags
+    __u32 duration_nsec;      // DURATION: how long the sampling took
+    __u64 cycle_count;        // GPU_CYCLE_COUNT
+    __u64 cpu_timestamp_sec;  // CPU_*: the CPU clock
+    __u64 cpu_timestamp_nsec;
 };
 
 struct drm_panthor_group_priorities_info {
@@ -390,7 +410,13 @@ static_assert(offsetof(drm_panthor_gpu_info, shader_present) == 72 && offsetof(d
 static_assert(offsetof(drm_panthor_gpu_info, tiler_present) == 88 &&
               offsetof(drm_panthor_gpu_info, core_features) == 96);
 static_assert(sizeof(drm_panthor_csif_info) == 24);
-static_assert(sizeof(drm_panthor_timestamp_info) == 24 && offsetof(drm_panthor_timestamp_info, timestamp_offset) == 16);
+static_assert(sizeof(drm_panthor_timestamp_info) == 56 &&
+              offsetof(drm_panthor_timestamp_info, timestamp_offset) == 16 &&
+              offsetof(drm_panthor_timestamp_info, flags) == 24 &&
+              offsetof(drm_panthor_timestamp_info, duration_nsec) == 28 &&
+              offsetof(drm_panthor_timestamp_info, cycle_count) == 32 &&
+              offsetof(drm_panthor_timestamp_info, cpu_timestamp_sec) == 40 &&
+              offsetof(drm_panthor_timestamp_info, cpu_timestamp_nsec) == 48);
 static_assert(sizeof(drm_panthor_group_priorities_info) == 4);
 static_assert(sizeof(drm_panthor_vm_create) == 16 && offsetof(drm_panthor_vm_create, user_va_range) == 8);
 static_assert(sizeof(drm_panthor_vm_destroy) == 8);
