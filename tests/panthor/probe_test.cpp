@@ -959,6 +959,14 @@ TEST_F(PanthorDevQueryCoherent, SelectsAceLiteAndReportsGpuFeatures) {
     ASSERT_EQ(kshim::pm_runtime_resume_and_get(dev()), 0);
     EXPECT_EQ(gpu().peek32(GPU_COHERENCY_PROTOCOL).value_or(~0u), GPU_COHERENCY_ACE_LITE);
     kshim::pm_runtime_put_autosuspend(dev());
+
+    // A coherent device maps every BO cached (should_map_wc), WB_MMAP or not.
+    for (const u32 flags : {0u, u32{DRM_PANTHOR_BO_WB_MMAP}}) {
+        drm::drm_gem_object* obj = file->gem.lookup(bo_create(4096, flags));
+        ASSERT_NE(obj, nullptr);
+        EXPECT_FALSE(to_panthor_bo(obj)->base.map_wc) << flags;
+        drm::drm_gem_object_put(obj);
+    }
 }
 
 // Coherent, but the GPU offers no ACE-Lite: probe refuses the device.
