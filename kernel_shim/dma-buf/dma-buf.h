@@ -79,7 +79,6 @@ struct dma_buf {
     void* vmap_ptr = nullptr;
 };
 
-
 // struct dma_buf_export_info: what the exporter describes.
 struct dma_buf_export_info {
     const char* exp_name = nullptr;

@@ -46,7 +46,7 @@ const std::array<IoctlCase, 17> kIoctls = {{
 TEST(PanthorUapi, IoctlNumbersDecodeToTheirFields) {
     for (const IoctlCase& c : kIoctls) {
         SCOPED_TRACE(c.name);
-        EXPECT_EQ(_IOC_DIR(c.cmd), 3u);       // read | write
+        EXPECT_EQ(_IOC_DIR(c.cmd), 3u);      // read | write
         EXPECT_EQ(_IOC_TYPE(c.cmd), 0x64u);  // 'd'
         EXPECT_EQ(_IOC_NR(c.cmd), 0x40u + c.nr);
         EXPECT_EQ(DRM_IOCTL_NR(c.cmd) - DRM_COMMAND_BASE, c.nr);
