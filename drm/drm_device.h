@@ -16,6 +16,7 @@
 
 namespace kshim {
 struct file_operations;
+struct dma_buf;
 struct dma_buf_attachment;
 struct sg_table;
 }  // namespace kshim
@@ -98,6 +99,9 @@ struct DriverDesc {
     // of a foreign dma_buf), or ERR_PTR. Unset: such imports give -EINVAL (drm/drm_prime.h).
     drm_gem_object* (*gem_prime_import_sg_table)(drm_device* dev, kshim::dma_buf_attachment* attach,
                                                  kshim::sg_table* sgt) = nullptr;
+    // drm_driver.gem_prime_import: PRIME_FD_TO_HANDLE's import (a driver with its own dma_buf
+    // ops recognises its exports here). Unset: drm_gem_prime_import.
+    drm_gem_object* (*gem_prime_import)(drm_device* dev, kshim::dma_buf* dma_buf) = nullptr;
 };
 
 class drm_device {

@@ -17,8 +17,6 @@ namespace drm {
 using namespace kshim;
 using namespace drm::uapi;
 
-namespace {
-
 // drm_gem_dmabuf_release: the dma_buf's reference on its object goes with the last descriptor.
 void drm_gem_dmabuf_release(dma_buf* dmabuf) {
     drm_gem_object_put(static_cast<drm_gem_object*>(dmabuf->priv));
@@ -81,6 +79,8 @@ int drm_gem_dmabuf_mmap(dma_buf* dmabuf, vm_area_struct* vma) {
     // Every mapping of this tree is made by do_mmap (drm/drm_mmap.cpp): a VmArea.
     return drm_gem_prime_mmap(static_cast<drm_gem_object*>(dmabuf->priv), static_cast<VmArea*>(vma));
 }
+
+namespace {
 
 const dma_buf_ops drm_gem_prime_dmabuf_ops = {
     .attach = drm_gem_map_attach,
@@ -170,6 +170,15 @@ void drm_prime_remove_buf_handle(drm_prime_file_private* prime_fpriv, u32 handle
     kdelete(member);
 }
 
+dma_buf* drm_gem_dmabuf_export(drm_device*, const dma_buf_export_info* exp_info) {
+    auto* obj = static_cast<drm_gem_object*>(exp_info->priv);
+    dma_buf* dmabuf = dma_buf_export(exp_info);
+    if (IS_ERR(dmabuf))
+        return dmabuf;
+    drm_gem_object_get(obj);
+    return dmabuf;
+}
+
 dma_buf* drm_gem_prime_export(drm_gem_object* obj, int flags) {
     dma_buf_export_info exp_info;
     exp_info.exp_name = "drm";
@@ -178,11 +187,7 @@ dma_buf* drm_gem_prime_export(drm_gem_object* obj, int flags) {
     exp_info.flags = flags;
     exp_info.resv = obj->resv;
     exp_info.priv = obj;
-    dma_buf* dmabuf = dma_buf_export(&exp_info);
-    if (IS_ERR(dmabuf))
-        return dmabuf;
-    drm_gem_object_get(obj);
-    return dmabuf;
+    return drm_gem_dmabuf_export(obj->dev, &exp_info);
 }
 
 drm_gem_object* drm_gem_prime_import_dev(drm_device* dev, dma_buf* dmabuf, drm_device* attach_dev) {
@@ -298,7 +303,8 @@ int drm_gem_prime_fd_to_handle(drm_device* dev, drm_file* file, int prime_fd, u3
             dma_buf* stale = nullptr;
             {
                 MutexGuard name_guard(drm_gem_object_name_lock());
-                drm_gem_object* obj = drm_gem_prime_import(dev, dmabuf);
+                drm_gem_object* obj = dev->driver().gem_prime_import ? dev->driver().gem_prime_import(dev, dmabuf)
+                                                                     : drm_gem_prime_import(dev, dmabuf);
                 if (IS_ERR(obj)) {
                     ret = static_cast<int>(PTR_ERR(obj));
                 } else {

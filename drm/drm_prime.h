@@ -68,6 +68,18 @@ void drm_prime_remove_buf_handle(drm_prime_file_private* prime_fpriv, u32 handle
 // The generic export: a dma_buf over obj (size, resv) holding a reference on obj.
 // ERR_PTR(-errno).
 kshim::dma_buf* drm_gem_prime_export(drm_gem_object* obj, int flags);
+// drm_gem_dmabuf_export: an export with the driver's own ops (exp_info->priv is the GEM object,
+// which the dma_buf then holds a reference on). ERR_PTR(-errno).
+kshim::dma_buf* drm_gem_dmabuf_export(drm_device* dev, const kshim::dma_buf_export_info* exp_info);
+// The generic GEM dma_buf ops, for drivers composing their own (panthor's CPU-access hooks).
+int drm_gem_map_attach(kshim::dma_buf* dmabuf, kshim::dma_buf_attachment* attach);
+void drm_gem_map_detach(kshim::dma_buf* dmabuf, kshim::dma_buf_attachment* attach);
+kshim::sg_table* drm_gem_map_dma_buf(kshim::dma_buf_attachment* attach, kshim::dma_data_direction dir);
+void drm_gem_unmap_dma_buf(kshim::dma_buf_attachment* attach, kshim::sg_table* sgt, kshim::dma_data_direction dir);
+void drm_gem_dmabuf_release(kshim::dma_buf* dmabuf);
+int drm_gem_dmabuf_mmap(kshim::dma_buf* dmabuf, kshim::vm_area_struct* vma);
+int drm_gem_dmabuf_vmap(kshim::dma_buf* dmabuf, void** vaddr);
+void drm_gem_dmabuf_vunmap(kshim::dma_buf* dmabuf, void* vaddr);
 // The generic import: our own export of a GEM object of `dev` gives that object (a new
 // reference); anything else is attached for `attach_dev` and mapped, and the driver's
 // gem_prime_import_sg_table makes the object (its resv is the dma_buf's). ERR_PTR: -EINVAL

@@ -58,6 +58,8 @@ constexpr IoctlOpDesc kOps[] = {
     {IoctlOp::GroupSubmit3, "GROUP_SUBMIT", F::Group, kNot, &P::op_group_submit},
     {IoctlOp::GroupGetState, "GROUP_GET_STATE", F::Group, kNot, &P::op_group_get_state},
     {IoctlOp::TilerHeapCreate, "TILER_HEAP_CREATE", F::Group, kNot, &P::op_tiler_heap_create},
+    // The name stays as first pinned (tests/fuzz/ioctl_ops_test.cpp digests it); the op also
+    // runs BO_SYNC and BO_QUERY_INFO (fuzz/ioctl_ops_group.cpp).
     {IoctlOp::TilerHeapDestroyOrBoLabel, "TILER_HEAP_DESTROY|BO_SET_LABEL|SET_USER_MMIO_OFFSET", F::Group, kTeardown,
      &P::op_tiler_heap_destroy_or_bo_label},
     {IoctlOp::MmapOrMunmap, "mmap|munmap", F::Bo, kTeardown, &P::op_mmap_or_munmap},

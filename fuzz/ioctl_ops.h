@@ -68,7 +68,7 @@ enum class IoctlOp : uint8_t {
     GroupSubmit3 = 32,
     GroupGetState = 33,
     TilerHeapCreate = 34,
-    TilerHeapDestroyOrBoLabel = 35,  // also SET_USER_MMIO_OFFSET
+    TilerHeapDestroyOrBoLabel = 35,  // also SET_USER_MMIO_OFFSET, BO_SYNC, BO_QUERY_INFO
     // mmap, files, time
     MmapOrMunmap = 36,
     CpuWrite = 37,

@@ -36,7 +36,8 @@ void IoctlProgram::op_bo_create(const IoctlOpCall& c) {
     // bytes of page pointers) are cut to kIoctlMaxHostBytes; larger ones fail at once.
     if (a.size > kIoctlMaxHostBytes && a.size < (u64{1} << 40))
         a.size = kIoctlMaxHostBytes;
-    a.flags = in_.pick<u32>({0, 0, DRM_PANTHOR_BO_NO_MMAP, in_.edge_u32()});
+    a.flags = in_.pick<u32>({0, 0, DRM_PANTHOR_BO_NO_MMAP, in_.edge_u32(), DRM_PANTHOR_BO_WB_MMAP,
+                             DRM_PANTHOR_BO_NO_MMAP | DRM_PANTHOR_BO_WB_MMAP});
     a.exclusive_vm_id = in_.u8() < 180 ? 0 : pick(vms_);
     a.pad = in_.u8() < 250 ? 0 : 1;
     if (!ioctl(f, DRM_IOCTL_PANTHOR_BO_CREATE, a, "BO_CREATE"))

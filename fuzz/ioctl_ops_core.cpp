@@ -67,6 +67,15 @@ void IoctlProgram::op_dev_query(const IoctlOpCall& c) {
     uint8_t* host = nullptr;
     size_t cap = 0;
     a.pointer = in_.u8() < 32 ? 0 : user_buffer(std::min<size_t>(a.size, 4096), &host, &cap);
+    // TIMESTAMP_INFO reads its flags (1.8): the size byte's low bits give every valid set and the
+    // invalid CPU types 3-7 (the errno rows cover the bits above 7). No input byte is taken, so
+    // saved inputs keep their op streams.
+    constexpr size_t kFlagsOff = offsetof(drm_panthor_timestamp_info, flags);
+    if (a.type == DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO && host && cap >= kFlagsOff + 4 &&
+        a.pointer == drm::user_ptr(host)) {
+        const u32 flags = s & 0x7f;
+        std::memcpy(host + kFlagsOff, &flags, 4);
+    }
     ioctl(f, DRM_IOCTL_PANTHOR_DEV_QUERY, a, "DEV_QUERY");
 }
 

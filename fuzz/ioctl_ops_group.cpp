@@ -1,8 +1,8 @@
 // (no upstream counterpart) fuzz_ioctl's group ops (fuzz/ioctl_ops.h, family Group): panthor's
 // GROUP_CREATE, GROUP_DESTROY, GROUP_SUBMIT, GROUP_GET_STATE and the tiler heaps
-// (panthor_drv.c, panthor_sched.c, panthor_heap.c). Op 35 also carries two small panthor
-// ioctls, BO_SET_LABEL and SET_USER_MMIO_OFFSET, chosen by its first byte behind the heap
-// destroy; it is a teardown op whichever it runs (fuzz/ioctl_ops.cpp).
+// (panthor_drv.c, panthor_sched.c, panthor_heap.c). Op 35 also carries the small panthor
+// ioctls BO_SET_LABEL, SET_USER_MMIO_OFFSET, BO_SYNC and BO_QUERY_INFO, chosen by its first byte
+// behind the heap destroy; it is a teardown op whichever it runs (fuzz/ioctl_ops.cpp).
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -101,7 +101,7 @@ void IoctlProgram::op_tiler_heap_create(const IoctlOpCall& c) {
         heaps_.push_back({fi, a.handle});
 }
 
-// TILER_HEAP_DESTROY, BO_SET_LABEL or SET_USER_MMIO_OFFSET.
+// TILER_HEAP_DESTROY, BO_SET_LABEL, SET_USER_MMIO_OFFSET, BO_SYNC or BO_QUERY_INFO.
 void IoctlProgram::op_tiler_heap_destroy_or_bo_label(const IoctlOpCall& c) {
     drm::drm_file* f = c.file;
     const uint8_t k = in_.u8();
@@ -123,10 +123,36 @@ void IoctlProgram::op_tiler_heap_destroy_or_bo_label(const IoctlOpCall& c) {
             host[cap - 1] = 0;  // usually terminated
         ioctl(f, DRM_IOCTL_PANTHOR_BO_SET_LABEL, a, "BO_SET_LABEL");
     } else {
-        drm_panthor_set_user_mmio_offset a{};
-        a.offset =
+        // The input bytes SET_USER_MMIO_OFFSET always took; from 240 on they drive BO_SYNC or
+        // BO_QUERY_INFO (1.7) instead, taking no more, so saved inputs keep their op streams.
+        const u64 v =
             in_.pick<u64>({DRM_PANTHOR_USER_MMIO_OFFSET_32BIT, DRM_PANTHOR_USER_MMIO_OFFSET_64BIT, in_.edge_u64()});
-        ioctl(f, DRM_IOCTL_PANTHOR_SET_USER_MMIO_OFFSET, a, "SET_USER_MMIO_OFFSET");
+        const u32 bo = bos_.empty() ? static_cast<u32>(v) : bos_[v % bos_.size()].id;
+        if (k < 240) {
+            drm_panthor_set_user_mmio_offset a{};
+            a.offset = v;
+            ioctl(f, DRM_IOCTL_PANTHOR_SET_USER_MMIO_OFFSET, a, "SET_USER_MMIO_OFFSET");
+        } else if (k < 250) {
+            // One op (or none, or a short stride): a known BO, both types and invalid ones,
+            // ranges inside and past the BO.
+            size_t cap = 0;
+            uint8_t* host = mem_.alloc(sizeof(drm_panthor_bo_sync_op), &cap, 0);
+            mem_.reg(host, cap);
+            drm_panthor_bo_sync_op op{};
+            op.handle = bo;
+            op.type = static_cast<u32>((v >> 8) & 3);
+            op.offset = ((v >> 16) & 0xff) * 64;
+            op.size = ((v >> 24) & 0xff) * 256;
+            std::memcpy(host, &op, std::min(cap, sizeof(op)));
+            drm_panthor_bo_sync a{};
+            a.ops = {k == 249 ? 16u : u32{sizeof(op)}, k == 248 ? 0u : 1u, drm::user_ptr(host)};
+            ioctl(f, DRM_IOCTL_PANTHOR_BO_SYNC, a, "BO_SYNC");
+        } else {
+            drm_panthor_bo_query_info a{};
+            a.handle = bo;
+            a.pad = static_cast<u32>(v >> 32);
+            ioctl(f, DRM_IOCTL_PANTHOR_BO_QUERY_INFO, a, "BO_QUERY_INFO");
+        }
     }
 }
 

@@ -551,7 +551,7 @@ CsEngine::Step CsEngine::exec_one_locked(Group& g, Stream& s, const Instr& in, u
             return Step::Block;
         u64 v = 0;
         switch (in.state) {
-        case cs::STATE_TIMESTAMP: v = gpu_.control().timestamp_locked(); break;
+        case cs::STATE_TIMESTAMP: v = gpu_.control().shader_timestamp_locked(); break;
         case cs::STATE_CYCLE_COUNT: v = gpu_.control().cycle_count_locked(); break;
         case cs::STATE_DISJOINT_COUNT: v = 0; break;
         case cs::STATE_ERROR_STATUS: v = s.in_error ? s.last_error : 0; break;

@@ -126,6 +126,8 @@ void GpuControl::set_fw_counter_enable_locked(bool on) {
 
 void GpuControl::set_mcu_running_locked(bool on) {
     lockdep_assert_held(&lock_);
+    if (on && !cc_mcu_)
+        local_ts_since_ = kshim::ktime_get();
     cc_mcu_ = on;
     update_cycle_counter_locked();
 }
@@ -143,6 +145,13 @@ u64 GpuControl::cycle_count_locked() const {
 u64 GpuControl::timestamp_locked() const {
     lockdep_assert_held(&lock_);
     return counters_.timestamp() + bank_.get64(GPU_TIMESTAMP_OFFSET);
+}
+
+u64 GpuControl::shader_timestamp_locked() const {
+    lockdep_assert_held(&lock_);
+    if (cc_fw_)
+        return timestamp_locked();
+    return GpuCounters::ns_to_ticks(kshim::ktime_get() - local_ts_since_, counters_.timestamp_hz());
 }
 
 void GpuControl::reset_locked() {

@@ -30,6 +30,11 @@ public:
     void set_mcu_running_locked(bool on);
     u64 cycle_count_locked() const;
     u64 timestamp_locked() const;
+    // The timestamp command streams and shader cores see (STORE_STATE TIMESTAMP). The system
+    // timestamp reaches them only while the firmware's GLB COUNTER_EN is set (driver >= 1.6);
+    // without it they count from their own start, the last time the MCU came up, and know nothing
+    // of GPU_TIMESTAMP_OFFSET: the value is not comparable with GPU_TIMESTAMP.
+    u64 shader_timestamp_locked() const;
     u32 latest_flush_id_locked() const {
         lockdep_assert_held(&lock_);
         return flush_id_;
@@ -77,6 +82,8 @@ private:
     u32 flush_id_ = 1;
     // Cycle counter: runs while started by GPU_CMD or enabled by the FW.
     bool cc_cmd_ = false, cc_fw_ = false, cc_mcu_ = false;
+    // When the MCU last came up: where the cores' local timestamp starts without COUNTER_EN.
+    ktime_t local_ts_since_ = 0;
     GpuCounters counters_;
 };
 

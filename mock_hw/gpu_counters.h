@@ -27,6 +27,7 @@ public:
         return running_ ? base_ + ns_to_ticks(kshim::ktime_get() - since_, cfg_.gpu_clock_hz) : base_;
     }
     u64 timestamp() const { return ns_to_ticks(kshim::ktime_get(), cfg_.timestamp_hz); }
+    u64 timestamp_hz() const { return cfg_.timestamp_hz; }
     // A GPU reset: the counter stops at 0.
     void reset() {
         running_ = false;

@@ -27,12 +27,16 @@ panthor_device::panthor_device(const drm::DriverDesc& driver) : base(driver, thi
 namespace {
 
 int panthor_gpu_coherency_init(panthor_device* ptdev) {
+    // Userspace reads the choice in gpu_info (1.7); ACE is never selected.
+    ptdev->gpu_info.selected_coherency = GPU_COHERENCY_NONE;
     ptdev->coherent = kshim::device_get_dma_attr_coherent(ptdev->dev);
     if (!ptdev->coherent)
         return 0;
     // ACE-Lite is the only protocol a CSF GPU supports for IO coherency.
-    if (gpu_read(ptdev, GPU_COHERENCY_FEATURES) & GPU_COHERENCY_PROT_BIT(GPU_COHERENCY_ACE_LITE))
+    if (gpu_read(ptdev, GPU_COHERENCY_FEATURES) & GPU_COHERENCY_PROT_BIT(GPU_COHERENCY_ACE_LITE)) {
+        ptdev->gpu_info.selected_coherency = GPU_COHERENCY_ACE_LITE;
         return 0;
+    }
     dev_err(ptdev->dev, "Coherency not supported by the device");
     return -ENOTSUPP;
 }

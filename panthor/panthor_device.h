@@ -80,6 +80,16 @@ struct panthor_device {
     // The page sizes of the GPU page tables (DEV_QUERY_MMU_INFO), set by panthor_mmu_init.
     drm_panthor_mmu_info mmu_info{};
 
+    // CPU cache maintenance (BO_SYNC, the syncwait read, dma-buf CPU access). The shim's CPU has
+    // no cache to clean: each DMA sync upstream would issue is counted instead (one per covered
+    // sg segment: for_device = clean (DMA_TO_DEVICE), for_cpu = invalidate (DMA_FROM_DEVICE)),
+    // with the bytes each covered, and traced as an instant event when tracing is on.
+    struct {
+        std::atomic<u64> for_device{0};
+        std::atomic<u64> for_cpu{0};
+        std::atomic<u64> bytes{0};
+    } cache_sync;
+
     panthor_gpu* gpu = nullptr;
     panthor_fw* fw = nullptr;
     panthor_mmu* mmu = nullptr;

@@ -38,6 +38,7 @@
 #include "kernel_shim/err.h"
 #include "kernel_shim/pm_runtime.h"
 #include "kernel_shim/report.h"
+#include "kernel_shim/sched.h"
 #include "kernel_shim/slab.h"
 #include "kernel_shim/workqueue.h"
 #include "panthor/panthor_fw.h"
@@ -81,6 +82,7 @@ PANTHOR_UOBJ_DECL(drm_panthor_sync_op, timeline_value);
 PANTHOR_UOBJ_DECL(drm_panthor_queue_submit, syncs);
 PANTHOR_UOBJ_DECL(drm_panthor_queue_create, ringbuf_size);
 PANTHOR_UOBJ_DECL(drm_panthor_vm_bind_op, syncs);
+PANTHOR_UOBJ_DECL(drm_panthor_bo_sync_op, size);
 #undef PANTHOR_UOBJ_DECL
 // Minimum sizes: docs/hw/csf/uapi.md.
 static_assert(panthor_uobj_min_size<drm_panthor_gpu_info>::value == 96);
@@ -91,6 +93,7 @@ static_assert(panthor_uobj_min_size<drm_panthor_sync_op>::value == 16);
 static_assert(panthor_uobj_min_size<drm_panthor_queue_submit>::value == 40);
 static_assert(panthor_uobj_min_size<drm_panthor_queue_create>::value == 8);
 static_assert(panthor_uobj_min_size<drm_panthor_vm_bind_op>::value == 48);
+static_assert(panthor_uobj_min_size<drm_panthor_bo_sync_op>::value == 24);
 
 // panthor_set_uobj: a kernel object out to a user object of `usr_size` bytes.
 int panthor_set_uobj(u64 usr_ptr, u32 usr_size, u32 min_size, u32 kern_size, const void* in) {
@@ -426,13 +429,59 @@ void panthor_submit_ctx_cleanup(panthor_submit_ctx* ctx, void (*job_put)(drm::dr
 // ---------------------------------------------------------------------------------------------
 // Ioctls.
 
+constexpr u32 PANTHOR_TIMESTAMP_FLAGS = 0xff;
+constexpr u32 PANTHOR_TIMESTAMP_DEFAULT_FLAGS =
+    DRM_PANTHOR_TIMESTAMP_GPU | DRM_PANTHOR_TIMESTAMP_GPU_OFFSET | DRM_PANTHOR_TIMESTAMP_FREQ;
+
+// `arg` holds the caller's input (flags); every output field is rewritten, 0 unless requested.
 int panthor_query_timestamp_info(panthor_device* ptdev, drm_panthor_timestamp_info* arg) {
+    // A pre-1.8 caller (or one asking for nothing) gets the pre-1.8 answer.
+    const u32 flags = arg->flags ? arg->flags : PANTHOR_TIMESTAMP_DEFAULT_FLAGS;
+    const u32 cpu_type = flags & DRM_PANTHOR_TIMESTAMP_CPU_TYPE_MASK;
+
+    if (flags & ~PANTHOR_TIMESTAMP_FLAGS)
+        return -EINVAL;
+    if (cpu_type != DRM_PANTHOR_TIMESTAMP_CPU_NONE && cpu_type != DRM_PANTHOR_TIMESTAMP_CPU_MONOTONIC &&
+        cpu_type != DRM_PANTHOR_TIMESTAMP_CPU_MONOTONIC_RAW)
+        return -EINVAL;
+
     const int ret = panthor_device_resume_and_get(ptdev);
     if (ret)
         return ret;
-    arg->timestamp_frequency = kshim::arch_timer_get_cntfrq();
-    arg->current_timestamp = panthor_gpu_read_timestamp(ptdev);
-    arg->timestamp_offset = panthor_gpu_read_timestamp_offset(ptdev);
+
+    // The flags are the caller's input and go back as given.
+    const u32 user_flags = arg->flags;
+    std::memset(arg, 0, sizeof(*arg));
+    arg->flags = user_flags;
+
+    // Samples of several sources are only comparable when nothing runs between them, and a
+    // duration means nothing if it includes a preemption.
+    const int sources = !!(flags & DRM_PANTHOR_TIMESTAMP_GPU) + (cpu_type != DRM_PANTHOR_TIMESTAMP_CPU_NONE) +
+                        !!(flags & DRM_PANTHOR_TIMESTAMP_GPU_CYCLE_COUNT);
+    const bool atomic = (flags & DRM_PANTHOR_TIMESTAMP_DURATION) || sources >= 2;
+    if (atomic)
+        kshim::preempt_disable();
+    const ktime_t start = kshim::ktime_get_raw();
+    if (flags & DRM_PANTHOR_TIMESTAMP_GPU)
+        arg->current_timestamp = panthor_gpu_read_timestamp(ptdev);
+    if (flags & DRM_PANTHOR_TIMESTAMP_GPU_CYCLE_COUNT)
+        arg->cycle_count = panthor_gpu_read_cycle_count(ptdev);
+    if (cpu_type != DRM_PANTHOR_TIMESTAMP_CPU_NONE) {
+        // The shim has one clock: no NTP slewing, so MONOTONIC_RAW reads as MONOTONIC.
+        const ktime_t cpu_ns =
+            cpu_type == DRM_PANTHOR_TIMESTAMP_CPU_MONOTONIC_RAW ? kshim::ktime_get_raw() : kshim::ktime_get();
+        arg->cpu_timestamp_sec = static_cast<u64>(cpu_ns / NSEC_PER_SEC);
+        arg->cpu_timestamp_nsec = static_cast<u64>(cpu_ns % NSEC_PER_SEC);
+    }
+    if (flags & DRM_PANTHOR_TIMESTAMP_DURATION)
+        arg->duration_nsec = static_cast<u32>(kshim::ktime_get_raw() - start);
+    if (atomic)
+        kshim::preempt_enable();
+
+    if (flags & DRM_PANTHOR_TIMESTAMP_GPU_OFFSET)
+        arg->timestamp_offset = panthor_gpu_read_timestamp_offset(ptdev);
+    if (flags & DRM_PANTHOR_TIMESTAMP_FREQ)
+        arg->timestamp_frequency = kshim::arch_timer_get_cntfrq();
     pm_runtime_put_autosuspend(ptdev->dev);
     return 0;
 }
@@ -477,7 +526,12 @@ int panthor_ioctl_dev_query(drm::drm_device* ddev, void* data, drm_file* file) {
     case DRM_PANTHOR_DEV_QUERY_GPU_INFO: return panthor_uobj_set(args->pointer, args->size, ptdev->gpu_info);
     case DRM_PANTHOR_DEV_QUERY_CSIF_INFO: return panthor_uobj_set(args->pointer, args->size, ptdev->csif_info);
     case DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO: {
-        const int ret = panthor_query_timestamp_info(ptdev, &timestamp_info);
+        // 1.8 reads the input flags: an older, shorter struct is zero-extended (flags 0); a
+        // longer one must have a zero tail.
+        int ret = copy_struct_from_user(&timestamp_info, sizeof(timestamp_info), args->pointer, args->size);
+        if (ret)
+            return ret;
+        ret = panthor_query_timestamp_info(ptdev, &timestamp_info);
         if (ret)
             return ret;
         return panthor_uobj_set(args->pointer, args->size, timestamp_info);
@@ -516,7 +570,7 @@ int panthor_ioctl_vm_destroy(drm::drm_device*, void* data, drm_file* file) {
     return panthor_vm_pool_destroy_vm(to_pfile(file)->vms, args->id);
 }
 
-constexpr u32 PANTHOR_BO_FLAGS = DRM_PANTHOR_BO_NO_MMAP;
+constexpr u32 PANTHOR_BO_FLAGS = DRM_PANTHOR_BO_NO_MMAP | DRM_PANTHOR_BO_WB_MMAP;
 
 int panthor_ioctl_bo_create(drm::drm_device* ddev, void* data, drm_file* file) {
     panthor_device* ptdev = to_panthor_device(ddev);
@@ -526,6 +580,9 @@ int panthor_ioctl_bo_create(drm::drm_device* ddev, void* data, drm_file* file) {
     if (!drm::drm_dev_enter(ddev))
         return -ENODEV;
     if (!args->size || args->pad || (args->flags & ~PANTHOR_BO_FLAGS))
+        return -EINVAL;
+    // A BO without CPU mappings has no caching to choose.
+    if ((args->flags & DRM_PANTHOR_BO_NO_MMAP) && (args->flags & DRM_PANTHOR_BO_WB_MMAP))
         return -EINVAL;
 
     if (args->exclusive_vm_id) {
@@ -698,6 +755,45 @@ int panthor_ioctl_bo_set_label(drm::drm_device*, void* data, drm_file* file) {
 err_put_obj:
     drm::drm_gem_object_put(obj);
     return ret;
+}
+
+int panthor_ioctl_bo_sync(drm::drm_device*, void* data, drm_file* file) {
+    auto* args = static_cast<drm_panthor_bo_sync*>(data);
+    drm_panthor_bo_sync_op* ops = nullptr;
+
+    int ret = panthor_uobj_get_array(&ops, &args->ops);
+    if (ret)
+        return ret;
+
+    // In order; an op that fails stops the batch, the ones before it stay done.
+    for (u32 i = 0; i < args->ops.count; i++) {
+        drm::drm_gem_object* obj = file->gem.lookup(ops[i].handle);
+        if (!obj) {
+            ret = -ENOENT;
+            break;
+        }
+        ret = panthor_gem_sync(obj, ops[i].type, ops[i].offset, ops[i].size);
+        drm::drm_gem_object_put(obj);
+        if (ret)
+            break;
+    }
+    kfree(ops);
+    return ret;
+}
+
+int panthor_ioctl_bo_query_info(drm::drm_device*, void* data, drm_file* file) {
+    auto* args = static_cast<drm_panthor_bo_query_info*>(data);
+
+    drm::drm_gem_object* obj = file->gem.lookup(args->handle);
+    if (!obj)
+        return -ENOENT;
+    panthor_gem_object* bo = to_panthor_bo(obj);
+    args->pad = 0;
+    args->create_flags = bo->flags;
+    // Our own export imported back is the same BO (panthor_gem_prime_import): not flagged.
+    args->extra_flags = drm::drm_gem_is_imported(obj) ? DRM_PANTHOR_BO_IS_IMPORTED : 0;
+    drm::drm_gem_object_put(obj);
+    return 0;
 }
 
 int panthor_ioctl_group_create(drm::drm_device*, void* data, drm_file* file) {
@@ -1047,6 +1143,8 @@ const drm::IoctlDesc panthor_drm_driver_ioctls[] = {
     PANTHOR_IOCTL(TILER_HEAP_DESTROY, tiler_heap_destroy),
     PANTHOR_IOCTL(BO_SET_LABEL, bo_set_label),
     PANTHOR_IOCTL(SET_USER_MMIO_OFFSET, set_user_mmio_offset),
+    PANTHOR_IOCTL(BO_SYNC, bo_sync),
+    PANTHOR_IOCTL(BO_QUERY_INFO, bo_query_info),
 };
 #undef PANTHOR_IOCTL
 
@@ -1057,7 +1155,9 @@ int panthor_module_refcount = 0;
 }  // namespace
 
 // Driver versions: 1.0 initial; 1.1 TIMESTAMP_INFO query; 1.2 GROUP_PRIORITIES_INFO query and
-// the REALTIME priority; 1.3 GROUP_STATE_INNOCENT; 1.4 BO_SET_LABEL; 1.5 SET_USER_MMIO_OFFSET.
+// the REALTIME priority; 1.3 GROUP_STATE_INNOCENT; 1.4 BO_SET_LABEL; 1.5 SET_USER_MMIO_OFFSET;
+// 1.6 FW timestamp propagation (GLB COUNTER_EN); 1.7 BO WB_MMAP, BO_SYNC, BO_QUERY_INFO,
+// gpu_info.selected_coherency; 1.8 TIMESTAMP_INFO flags and its cycle count, CPU time, duration.
 const drm::DriverDesc panthor_drm_driver = {
     .name = "panthor",
     .desc = "Panthor DRM driver",
@@ -1073,6 +1173,7 @@ const drm::DriverDesc panthor_drm_driver = {
     .show_fdinfo = panthor_show_fdinfo,
     .gem_create_object = panthor_gem_create_object,
     .gem_prime_import_sg_table = drm::drm_gem_shmem_prime_import_sg_table,
+    .gem_prime_import = panthor_gem_prime_import,
 };
 
 int panthor_init() {

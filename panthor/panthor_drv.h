@@ -1,5 +1,5 @@
 // Mirrors the driver entry points of drivers/gpu/drm/panthor/panthor_drv.c: the DRM driver
-// description (name "panthor", version 1.5, render node, GEM/SYNCOBJ/SYNCOBJ_TIMELINE/GEM_GPUVA),
+// description (name "panthor", version 1.8, render node, GEM/SYNCOBJ/SYNCOBJ_TIMELINE/GEM_GPUVA),
 // probe/remove of the platform device, the ioctl table and mmap.
 #pragma once
 #include "drm/drm_mmap.h"
@@ -9,7 +9,7 @@
 namespace panthor {
 
 inline constexpr int PANTHOR_DRIVER_MAJOR = 1;
-inline constexpr int PANTHOR_DRIVER_MINOR = 5;
+inline constexpr int PANTHOR_DRIVER_MINOR = 8;
 
 extern const drm::DriverDesc panthor_drm_driver;
 

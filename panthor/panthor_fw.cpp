@@ -732,16 +732,18 @@ void panthor_fw_init_global_iface(panthor_device* ptdev) {
     fw_write_once(glb_iface->input->idle_timer, panthor_fw_conv_timeout(ptdev, IDLE_HYSTERESIS_US));
 
     fw_write_once(glb_iface->input->ack_irq_mask, GLB_CFG_ALLOC_EN | GLB_PING | GLB_CFG_PROGRESS_TIMER |
-                                                      GLB_CFG_POWEROFF_TIMER | GLB_IDLE_EN | GLB_IDLE);
+                                                      GLB_CFG_POWEROFF_TIMER | GLB_IDLE_EN | GLB_IDLE | GLB_COUNTER_EN);
 
-    panthor_fw_update_reqs(glb_iface, req, GLB_IDLE_EN, GLB_IDLE_EN);
+    // COUNTER_EN (1.6) propagates the system timestamp to the shader cores, so the timestamps a
+    // command stream or shader samples are comparable with GPU_TIMESTAMP. Both are level bits.
+    panthor_fw_update_reqs(glb_iface, req, GLB_IDLE_EN | GLB_COUNTER_EN, GLB_IDLE_EN | GLB_COUNTER_EN);
     panthor_fw_toggle_reqs(glb_iface, req, ack, cfg_reqs);
 
     gpu_write(ptdev, CSF_DOORBELL(CSF_GLB_DOORBELL_ID), 1);
 
     // Waiting makes the configuration effective when init/resume returns. A FW that does not
     // answer is not fatal here: the ping watchdog armed below turns it into a reset.
-    if (panthor_fw_glb_wait_acks(ptdev, cfg_reqs | GLB_IDLE_EN, &acked, FW_REQ_TIMEOUT_MS))
+    if (panthor_fw_glb_wait_acks(ptdev, cfg_reqs | GLB_IDLE_EN | GLB_COUNTER_EN, &acked, FW_REQ_TIMEOUT_MS))
         dev_warn(ptdev->dev, "FW global interface configuration not acknowledged (acked=%#x)", acked);
 
     kshim::mod_delayed_work(ptdev->reset.wq, &ptdev->fw->watchdog.ping_work, kshim::msecs_to_jiffies(PING_INTERVAL_MS));

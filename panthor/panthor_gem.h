@@ -59,6 +59,15 @@ void panthor_kernel_bo_destroy(panthor_kernel_bo* bo);
 // `exclusive_vm` if non-null, and a handle for it in `file`.
 int panthor_gem_create_with_handle(drm::drm_file* file, panthor_device* ptdev, panthor_vm* exclusive_vm, u64* size,
                                    u32 flags, u32* handle);
+// BO_SYNC's cache maintenance of [offset, offset + size) of a BO (and the scheduler's before it
+// reads a syncobj): -EINVAL for a range past the BO (or overflowing), an imported BO (the
+// exporter owns its caches) or an unknown `type`; 0 without effect for a WC-mapped BO or size 0.
+int panthor_gem_sync(drm::drm_gem_object* obj, u32 type, u64 offset, u64 size);
+
+// drm_driver.gem_prime_import: our own export on this device gives the same BO back (not an
+// import); anything else goes through drm_gem_prime_import.
+drm::drm_gem_object* panthor_gem_prime_import(drm::drm_device* dev, kshim::dma_buf* dma_buf);
+
 // Takes ownership of `label` (kmalloc'ed, or nullptr to clear).
 void panthor_gem_bo_set_label(drm::drm_gem_object* obj, const char* label);
 void panthor_gem_kernel_bo_set_label(panthor_kernel_bo* bo, const char* label);

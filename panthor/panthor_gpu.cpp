@@ -49,8 +49,8 @@ constexpr u32 GPU_INTERRUPTS_MASK =
     GPU_IRQ_FAULT | GPU_IRQ_PROTM_FAULT | GPU_IRQ_RESET_COMPLETED | GPU_IRQ_CLEAN_CACHES_COMPLETED;
 
 void panthor_gpu_coherency_set(panthor_device* ptdev) {
-    gpu_write(ptdev, GPU_COHERENCY_PROTOCOL,
-              ptdev->coherent ? GPU_COHERENCY_PROT_BIT(GPU_COHERENCY_ACE_LITE) : GPU_COHERENCY_NONE);
+    // The register takes the protocol number (ACE_LITE is 0), the value userspace sees too.
+    gpu_write(ptdev, GPU_COHERENCY_PROTOCOL, ptdev->gpu_info.selected_coherency);
 }
 
 void panthor_gpu_init_info(panthor_device* ptdev) {
@@ -74,6 +74,8 @@ void panthor_gpu_init_info(panthor_device* ptdev) {
     info.shader_present = gpu_read64(ptdev, GPU_SHADER_PRESENT);
     info.tiler_present = gpu_read64(ptdev, GPU_TILER_PRESENT);
     info.l2_present = gpu_read64(ptdev, GPU_L2_PRESENT);
+    // Arch 10 has no GPU_FEATURES; the register reads as 0 there, as upstream reports it.
+    info.gpu_features = gpu_read64(ptdev, GPU_FEATURES);
 
     const u32 arch_major = GPU_ARCH_MAJOR(info.gpu_id);
     const u32 product_major = GPU_PROD_MAJOR(info.gpu_id);
@@ -259,6 +261,10 @@ u64 panthor_gpu_read_timestamp(panthor_device* ptdev) {
 
 u64 panthor_gpu_read_timestamp_offset(panthor_device* ptdev) {
     return gpu_read64(ptdev, GPU_TIMESTAMP_OFFSET);
+}
+
+u64 panthor_gpu_read_cycle_count(panthor_device* ptdev) {
+    return gpu_read64_counter(ptdev, GPU_CYCLE_COUNT);
 }
 
 }  // namespace panthor

@@ -28,5 +28,7 @@ int panthor_gpu_soft_reset(panthor_device* ptdev);
 // GPU_TIMESTAMP / GPU_TIMESTAMP_OFFSET.
 u64 panthor_gpu_read_timestamp(panthor_device* ptdev);
 u64 panthor_gpu_read_timestamp_offset(panthor_device* ptdev);
+// GPU_CYCLE_COUNT.
+u64 panthor_gpu_read_cycle_count(panthor_device* ptdev);
 
 }  // namespace panthor

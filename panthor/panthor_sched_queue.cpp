@@ -65,7 +65,9 @@ void panthor_queue_put_syncwait_obj(panthor_queue* queue) {
 void* panthor_queue_get_syncwait_obj(panthor_group*, panthor_queue* queue) {
     if (!queue->syncwait.kmap || queue->syncwait.mapped_va != queue->syncwait.gpu_va)
         return nullptr;
-    // The BO is write-combined for the CPU (uncached GPU mapping): nothing to invalidate.
+    // A write-back mapped BO (1.7) may hold a stale seqno in the CPU caches (no-op when WC).
+    panthor_gem_sync(queue->syncwait.obj, DRM_PANTHOR_BO_SYNC_CPU_CACHE_FLUSH_AND_INVALIDATE, queue->syncwait.offset,
+                     queue->syncwait.sync64 ? sizeof(panthor_syncobj_64b) : sizeof(panthor_syncobj_32b));
     return static_cast<u8*>(queue->syncwait.kmap) + queue->syncwait.offset;
 }
 

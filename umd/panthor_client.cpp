@@ -197,8 +197,13 @@ Result<drm_panthor_gpu_info> PanthorClient::query_gpu_info() {
 Result<drm_panthor_csif_info> PanthorClient::query_csif_info() {
     return query<drm_panthor_csif_info>(*this, DRM_PANTHOR_DEV_QUERY_CSIF_INFO);
 }
-Result<drm_panthor_timestamp_info> PanthorClient::query_timestamp_info() {
-    return query<drm_panthor_timestamp_info>(*this, DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO);
+Result<drm_panthor_timestamp_info> PanthorClient::query_timestamp_info(u32 flags) {
+    drm_panthor_timestamp_info out{};
+    out.flags = flags;  // an input since 1.8; the rest must be zero for the kernel's tail check
+    Status s = dev_query(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, &out, sizeof(out));
+    if (!s)
+        return s;
+    return out;
 }
 Result<drm_panthor_group_priorities_info> PanthorClient::query_group_priorities() {
     return query<drm_panthor_group_priorities_info>(*this, DRM_PANTHOR_DEV_QUERY_GROUP_PRIORITIES_INFO);
@@ -315,6 +320,23 @@ Result<void*> PanthorClient::bo_mmap(u32 handle, u64 size, int prot) {
 
 Status PanthorClient::munmap(void* addr, u64 size) {
     return Status::from_ret(be_->munmap(addr, size));
+}
+
+Status PanthorClient::bo_sync(std::span<const drm_panthor_bo_sync_op> ops) {
+    drm_panthor_bo_sync args{};
+    args.ops = {sizeof(drm_panthor_bo_sync_op), static_cast<u32>(ops.size()),
+                ops.empty() ? 0 : reinterpret_cast<u64>(ops.data())};
+    UserMem mem(*be_);
+    mem.add(ops.data(), ops.size_bytes());
+    return Status::from_ret(ioctl(DRM_IOCTL_PANTHOR_BO_SYNC, &args));
+}
+
+Result<drm_panthor_bo_query_info> PanthorClient::bo_query_info(u32 handle) {
+    drm_panthor_bo_query_info args{};
+    args.handle = handle;
+    if (int ret = ioctl(DRM_IOCTL_PANTHOR_BO_QUERY_INFO, &args))
+        return err(ret);
+    return args;
 }
 
 Status PanthorClient::bo_set_label(u32 handle, const char* label) {

@@ -136,7 +136,9 @@ public:
     // ---- DEV_QUERY ----
     Result<drm_panthor_gpu_info> query_gpu_info();
     Result<drm_panthor_csif_info> query_csif_info();
-    Result<drm_panthor_timestamp_info> query_timestamp_info();
+    // flags 0: the pre-1.8 answer (GPU timestamp, offset, frequency); otherwise
+    // DRM_PANTHOR_TIMESTAMP_* (1.8): each field only when asked for.
+    Result<drm_panthor_timestamp_info> query_timestamp_info(u32 flags = 0);
     Result<drm_panthor_group_priorities_info> query_group_priorities();
     // 1.9 (-EINVAL before): the page sizes of the GPU page tables.
     Result<drm_panthor_mmu_info> query_mmu_info();
@@ -172,6 +174,15 @@ public:
     Status munmap(void* addr, u64 size);
     // nullptr clears the label.
     Status bo_set_label(u32 handle, const char* label);
+    // BO_SYNC (1.7): CPU cache maintenance of write-back BOs, in order (the first failing op
+    // stops the batch).
+    Status bo_sync(std::span<const drm_panthor_bo_sync_op> ops);
+    Status bo_sync(u32 handle, u32 type, u64 offset, u64 size) {
+        const drm_panthor_bo_sync_op op{handle, type, offset, size};
+        return bo_sync({&op, 1});
+    }
+    // BO_QUERY_INFO (1.7): the creation flags, and whether the BO came from another device.
+    Result<drm_panthor_bo_query_info> bo_query_info(u32 handle);
 
     // ---- groups ----
     Result<u32> group_create(const GroupDesc& desc);

@@ -136,6 +136,7 @@ dma_buf_attachment* dma_buf_attach(dma_buf* dmabuf, void* dev) {
     }
     dma_resv_lock(dmabuf->resv, nullptr);
     dmabuf->attachments++;
+    dmabuf->attachment_list.push_back(*attach);
     dma_resv_unlock(dmabuf->resv);
     g_attach_live.fetch_add(1, std::memory_order_relaxed);
     return attach;
@@ -147,6 +148,7 @@ void dma_buf_detach(dma_buf* dmabuf, dma_buf_attachment* attach) {
     dma_resv_lock(dmabuf->resv, nullptr);
     WARN_ON(dmabuf->attachments == 0);
     dmabuf->attachments--;
+    dmabuf->attachment_list.erase(dmabuf->attachment_list.iterator_to(*attach));
     dma_resv_unlock(dmabuf->resv);
     if (dmabuf->ops->detach)
         dmabuf->ops->detach(dmabuf, attach);

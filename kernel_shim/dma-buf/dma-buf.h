@@ -11,6 +11,8 @@
 // are modelled (no move_notify: nothing here moves a buffer). `dev` of an attachment is opaque
 // (the importing drm::drm_device); `vma` of mmap too (a drm::VmArea).
 #pragma once
+#include <boost/intrusive/list.hpp>
+
 #include <cstddef>
 
 #include "kernel_shim/dma-buf/dma-resv.h"
@@ -50,6 +52,18 @@ struct dma_buf_ops {
     void (*vunmap)(dma_buf* dmabuf, void* vaddr) = nullptr;
 };
 
+// struct dma_buf_attachment: one device's use of a dma_buf.
+struct dma_buf_attachment {
+    boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::safe_link>> node;  // resv
+    dma_buf* dmabuf = nullptr;
+    void* dev = nullptr;   // the importing device
+    void* priv = nullptr;  // the exporter's
+};
+using dma_buf_attachment_list = boost::intrusive::list<
+    dma_buf_attachment,
+    boost::intrusive::member_hook<dma_buf_attachment, decltype(dma_buf_attachment::node), &dma_buf_attachment::node>,
+    boost::intrusive::constant_time_size<false>>;
+
 struct dma_buf {
     struct file* file = nullptr;  // its references are the dma_buf's
     size_t size = 0;
@@ -60,15 +74,9 @@ struct dma_buf {
     const char* exp_name = nullptr;
     // Under resv: live attachments (upstream's list), and the shared kernel mapping.
     unsigned attachments = 0;
+    dma_buf_attachment_list attachment_list;  // the live attachments, for exporters' CPU-access hooks
     unsigned vmapping_counter = 0;
     void* vmap_ptr = nullptr;
-};
-
-// struct dma_buf_attachment: one device's use of a dma_buf.
-struct dma_buf_attachment {
-    dma_buf* dmabuf = nullptr;
-    void* dev = nullptr;   // the importing device
-    void* priv = nullptr;  // the exporter's
 };
 
 // struct dma_buf_export_info: what the exporter describes.

@@ -585,6 +585,43 @@ TEST_F(CsEngineTest, StoreStateAndProgressCounter) {
     EXPECT_EQ(v[3], 0u);
 }
 
+// STORE_STATE TIMESTAMP agrees with GPU_TIMESTAMP (offset included) only while the firmware's
+// COUNTER_EN propagates the system timestamp; before, the cores count from the MCU's start.
+TEST_F(CsEngineTest, StoreStateTimestampIsCoherentOnlyWithCounterEn) {
+    advance(5 * NSEC_PER_MSEC);  // the MCU comes up well after the system counter started
+    CsfRig r(rt());
+    ASSERT_TRUE(r.boot());
+    constexpr u64 kOffset = 1'000'000;
+    r.d.w(GPU_TIMESTAMP_OFFSET_LO, static_cast<u32>(kOffset));
+    r.d.w(GPU_TIMESTAMP_OFFSET_HI, 0);
+    u8* m;
+    const u64 buf = r.gpu_alloc(64, &m);
+    CsfRig::Queue q = r.make_queue();
+    r.program_cs(0, 0, q);
+    r.start_group(0);
+    ASSERT_TRUE(wait([&] { return r.state_acked(0); }));
+    auto sample = [&](u32 slot) {
+        r.push(q, {cs::move48(0, buf), cs::store_state(0, cs::STATE_TIMESTAMP, static_cast<int>(slot * 8))});
+        r.d.w(CSF_DOORBELL(1), 1);
+        EXPECT_TRUE(wait([&] { return q.out->extract == q.in->insert; }));
+        return reinterpret_cast<u64*>(m)[slot];
+    };
+    auto gpu_timestamp = [&] { return u64{r.d.r(GPU_TIMESTAMP_LO)} | u64{r.d.r(GPU_TIMESTAMP_HI)} << 32; };
+
+    const u64 local = sample(0);
+    const u64 global0 = gpu_timestamp();
+    EXPECT_LT(local + kOffset + 5 * 24'000 / 2, global0) << "without COUNTER_EN the cores' count is local";
+
+    r.toggle_glb(GLB_COUNTER_EN);
+    ASSERT_TRUE(
+        wait([&] { return r.locked([&] { return ((r.glb_in()->req ^ r.glb_out()->ack) & GLB_COUNTER_EN) == 0; }); }));
+    const u64 before = gpu_timestamp();
+    const u64 coherent = sample(1);
+    const u64 after = gpu_timestamp();
+    EXPECT_GE(coherent, before);
+    EXPECT_LE(coherent, after);
+}
+
 TEST_F(CsEngineTest, FaultPlanSecondPartKinds) {
     CsfRig r(rt());
     ASSERT_TRUE(r.boot(100));

@@ -446,6 +446,27 @@ TEST_F(FwRuntime, PingTimeoutResetsTheGpuAndTheFwAnswersAgain) {
     EXPECT_TRUE(wait_autosuspend());
 }
 
+// Driver 1.6: the global init sets COUNTER_EN as a level bit beside IDLE_EN, and the firmware
+// keeps it across a suspend and resume.
+TEST_F(FwRuntime, GlobalInitEnablesTimestampPropagation) {
+    auto counter_enabled = [&] {
+        kshim::SpinGuard g(gpu().lock());
+        return gpu().mcu().counter_enabled_locked();
+    };
+    ASSERT_EQ(kshim::pm_runtime_resume_and_get(dev()), 0);
+    panthor_fw_global_iface* glb = panthor_fw_get_glb_iface(ptdev);
+    EXPECT_TRUE(glb->input->req & GLB_COUNTER_EN);
+    EXPECT_TRUE(glb->input->req & GLB_IDLE_EN);
+    EXPECT_TRUE(counter_enabled());
+    kshim::pm_runtime_put_autosuspend(dev());
+    ASSERT_TRUE(wait_autosuspend());
+    ASSERT_EQ(kshim::pm_runtime_resume_and_get(dev()), 0);
+    EXPECT_TRUE(counter_enabled());
+    EXPECT_TRUE(glb->input->req & GLB_COUNTER_EN);
+    kshim::pm_runtime_put_autosuspend(dev());
+    ASSERT_TRUE(wait_autosuspend());
+}
+
 TEST_F(FwRuntime, IdleDeviceIsNotPinged) {
     ASSERT_TRUE(wait_autosuspend());
     const u64 scans = gpu().mcu().glb_scans();

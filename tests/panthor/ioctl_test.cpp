@@ -14,6 +14,7 @@
 #include "hw/csf/regs/csf_regs.h"
 #include "hw/csf/regs/gpu_regs.h"
 #include "kernel_shim/err.h"
+#include "kernel_shim/trace.h"
 #include "mock_hw/lpae_walker.h"
 #include "panthor/panthor_gem.h"
 #include "panthor/panthor_gpu.h"
@@ -199,6 +200,23 @@ public:
         drm::drm_gem_object_put(obj);
         return s;
     }
+    int bo_sync(std::vector<drm_panthor_bo_sync_op> ops) {
+        UserRange r(ops.data(), ops.size() * sizeof(drm_panthor_bo_sync_op));
+        return bo_sync_raw(obj_array(ops));
+    }
+    // BO_SYNC whose ops array the caller laid out (and registered, or not).
+    int bo_sync_raw(drm_panthor_obj_array ops) {
+        drm_panthor_bo_sync args{ops};
+        return ioctl(DRM_IOCTL_PANTHOR_BO_SYNC, &args);
+    }
+    int bo_query_info(u32 handle, drm_panthor_bo_query_info* out = nullptr, u32 pad = 0) {
+        drm_panthor_bo_query_info args{handle, ~0u, ~0u, pad};
+        const int ret = ioctl(DRM_IOCTL_PANTHOR_BO_QUERY_INFO, &args);
+        if (out)
+            *out = args;
+        return ret;
+    }
+    u32 wb_bo(u64 size = SZ_4K) { return bo_create(size, DRM_PANTHOR_BO_WB_MMAP); }
     int set_user_mmio_offset(u64 offset) {
         drm_panthor_set_user_mmio_offset args{offset};
         return ioctl(DRM_IOCTL_PANTHOR_SET_USER_MMIO_OFFSET, &args);
@@ -306,7 +324,7 @@ ROWS(DrmCore,
                   u64 arg[2] = {};
                   const unsigned cmd =
                       drm::uapi::_IOC(drm::uapi::_IOC_READ | drm::uapi::_IOC_WRITE, drm::uapi::DRM_IOCTL_BASE,
-                                      drm::uapi::DRM_COMMAND_BASE + DRM_PANTHOR_SET_USER_MMIO_OFFSET + 1, sizeof(arg));
+                                      drm::uapi::DRM_COMMAND_BASE + DRM_PANTHOR_BO_QUERY_INFO + 1, sizeof(arg));
                   return t.ioctl(cmd, &arg);
               }},
      ErrnoRow{"LastDriverNr", -EINVAL,
@@ -412,6 +430,68 @@ ROWS(DevQuery,
                   drm_panthor_timestamp_info info{};
                   UserRange r(info);
                   return t.dev_query(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, 15, user_ptr(&info));
+              }},
+     // 1.8: the input flags (copy_struct_from_user of the user's size).
+     ErrnoRow{"TimestampInfo_Pre18Size24", 0,
+              [](PanthorIoctl& t) {
+                  u8 buf[24] = {};
+                  UserRange r(buf, sizeof(buf));
+                  return t.dev_query(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, sizeof(buf), user_ptr(buf));
+              }},
+     ErrnoRow{"TimestampInfo_FlagsAll", 0,
+              [](PanthorIoctl& t) {
+                  drm_panthor_timestamp_info info{};
+                  info.flags = DRM_PANTHOR_TIMESTAMP_GPU | DRM_PANTHOR_TIMESTAMP_CPU_MONOTONIC_RAW |
+                               DRM_PANTHOR_TIMESTAMP_GPU_OFFSET | DRM_PANTHOR_TIMESTAMP_GPU_CYCLE_COUNT |
+                               DRM_PANTHOR_TIMESTAMP_FREQ | DRM_PANTHOR_TIMESTAMP_DURATION;
+                  UserRange r(info);
+                  return t.dev_query(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, sizeof(info), user_ptr(&info));
+              }},
+     ErrnoRow{"TimestampInfo_CpuType3", -EINVAL,
+              [](PanthorIoctl& t) {
+                  drm_panthor_timestamp_info info{};
+                  info.flags = DRM_PANTHOR_TIMESTAMP_GPU | (3u << 1);
+                  UserRange r(info);
+                  return t.dev_query(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, sizeof(info), user_ptr(&info));
+              }},
+     ErrnoRow{"TimestampInfo_CpuType7", -EINVAL,
+              [](PanthorIoctl& t) {
+                  drm_panthor_timestamp_info info{};
+                  info.flags = 7u << 1;
+                  UserRange r(info);
+                  return t.dev_query(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, sizeof(info), user_ptr(&info));
+              }},
+     ErrnoRow{"TimestampInfo_FlagBit8", -EINVAL,
+              [](PanthorIoctl& t) {
+                  drm_panthor_timestamp_info info{};
+                  info.flags = DRM_PANTHOR_TIMESTAMP_GPU | (1u << 8);
+                  UserRange r(info);
+                  return t.dev_query(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, sizeof(info), user_ptr(&info));
+              }},
+     ErrnoRow{"TimestampInfo_FlagBit31", -EINVAL,
+              [](PanthorIoctl& t) {
+                  drm_panthor_timestamp_info info{};
+                  info.flags = 1u << 31;
+                  UserRange r(info);
+                  return t.dev_query(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, sizeof(info), user_ptr(&info));
+              }},
+     ErrnoRow{"TimestampInfo_LongerZeroTail", 0,
+              [](PanthorIoctl& t) {
+                  u8 buf[sizeof(drm_panthor_timestamp_info) + 16] = {};
+                  UserRange r(buf, sizeof(buf));
+                  return t.dev_query(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, sizeof(buf), user_ptr(buf));
+              }},
+     ErrnoRow{"TimestampInfo_LongerNonZeroTail", -E2BIG,
+              [](PanthorIoctl& t) {
+                  u8 buf[sizeof(drm_panthor_timestamp_info) + 16] = {};
+                  buf[sizeof(drm_panthor_timestamp_info) + 3] = 1;
+                  UserRange r(buf, sizeof(buf));
+                  return t.dev_query(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, sizeof(buf), user_ptr(buf));
+              }},
+     ErrnoRow{"TimestampInfo_InputUnreadable", -EFAULT,
+              [](PanthorIoctl& t) {
+                  return t.dev_query(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, sizeof(drm_panthor_timestamp_info),
+                                     kBadUserPtr);
               }},
      ErrnoRow{"PrioritiesInfo_FullSize", 0,
               [](PanthorIoctl& t) {
@@ -1008,7 +1088,13 @@ ROWS(BoCreate, ErrnoRow{"Valid", 0, [](PanthorIoctl& t) { return t.bo_create_ret
      ErrnoRow{"NoMmap", 0, [](PanthorIoctl& t) { return t.bo_create_ret(SZ_4K, DRM_PANTHOR_BO_NO_MMAP); }},
      ErrnoRow{"SizeZero", -EINVAL, [](PanthorIoctl& t) { return t.bo_create_ret(0); }},
      ErrnoRow{"PadNonZero", -EINVAL, [](PanthorIoctl& t) { return t.bo_create_ret(SZ_4K, 0, 0, 1); }},
-     ErrnoRow{"UnknownFlagBit1", -EINVAL, [](PanthorIoctl& t) { return t.bo_create_ret(SZ_4K, 1u << 1); }},
+     ErrnoRow{"WbMmap", 0, [](PanthorIoctl& t) { return t.bo_create_ret(SZ_4K, DRM_PANTHOR_BO_WB_MMAP); }},
+     ErrnoRow{"NoMmapAndWbMmap", -EINVAL,
+              [](PanthorIoctl& t) { return t.bo_create_ret(SZ_4K, DRM_PANTHOR_BO_NO_MMAP | DRM_PANTHOR_BO_WB_MMAP); }},
+     ErrnoRow{
+         "NoMmapAndWbMmapBeforeUnknownVm", -EINVAL,
+         [](PanthorIoctl& t) { return t.bo_create_ret(SZ_4K, DRM_PANTHOR_BO_NO_MMAP | DRM_PANTHOR_BO_WB_MMAP, 7); }},
+     ErrnoRow{"UnknownFlagBit2", -EINVAL, [](PanthorIoctl& t) { return t.bo_create_ret(SZ_4K, 1u << 2); }},
      ErrnoRow{"UnknownFlagBit31", -EINVAL, [](PanthorIoctl& t) { return t.bo_create_ret(SZ_4K, 1u << 31); }},
      ErrnoRow{"ExclusiveVm", 0, [](PanthorIoctl& t) { return t.bo_create_ret(SZ_4K, 0, t.vm_create()); }},
      ErrnoRow{"UnknownExclusiveVm", -EINVAL,
@@ -1074,6 +1160,110 @@ ROWS(BoSetLabel,
                   return t.bo_set_label(t.bo_create(SZ_4K), user_ptr(label));
               }},
      ErrnoRow{"NullClears", 0, [](PanthorIoctl& t) { return t.bo_set_label(t.bo_create(SZ_4K), 0); }});
+
+using BoSyncOp = drm_panthor_bo_sync_op;
+constexpr u32 FLUSH = DRM_PANTHOR_BO_SYNC_CPU_CACHE_FLUSH;
+constexpr u32 FLUSH_INV = DRM_PANTHOR_BO_SYNC_CPU_CACHE_FLUSH_AND_INVALIDATE;
+
+ROWS(BoSync,
+     ErrnoRow{"Flush", 0,
+              [](PanthorIoctl& t) {
+                  return t.bo_sync({{t.wb_bo(), FLUSH, 0, SZ_4K}});
+              }},
+     ErrnoRow{"FlushAndInvalidate", 0,
+              [](PanthorIoctl& t) {
+                  return t.bo_sync({{t.wb_bo(), FLUSH_INV, 64, 64}});
+              }},
+     ErrnoRow{"WholeBoEndsAtBoSize", 0,
+              [](PanthorIoctl& t) {
+                  return t.bo_sync({{t.wb_bo(2 * SZ_4K), FLUSH, SZ_4K, SZ_4K}});
+              }},
+     ErrnoRow{"CountZeroStrideNotChecked", 0,
+              [](PanthorIoctl& t) {
+                  return t.bo_sync_raw({0, 0, kBadUserPtr});
+              }},
+     ErrnoRow{"StrideBelowOp", -EINVAL,
+              [](PanthorIoctl& t) {
+                  static BoSyncOp op{};
+                  op = {t.wb_bo(), FLUSH, 0, 64};
+                  UserRange r(&op, sizeof(op));
+                  return t.bo_sync_raw(obj_array(16, 1, &op));
+              }},
+     ErrnoRow{"StrideLongerZeroTail", 0,
+              [](PanthorIoctl& t) {
+                  static u64 raw[4];
+                  const BoSyncOp op{t.wb_bo(), FLUSH, 0, 64};
+                  std::memcpy(raw, &op, sizeof(op));
+                  raw[3] = 0;
+                  UserRange r(raw, sizeof(raw));
+                  return t.bo_sync_raw(obj_array(32, 1, raw));
+              }},
+     ErrnoRow{"StrideLongerNonZeroTail", -E2BIG,
+              [](PanthorIoctl& t) {
+                  static u64 raw[4];
+                  const BoSyncOp op{t.wb_bo(), FLUSH, 0, 64};
+                  std::memcpy(raw, &op, sizeof(op));
+                  raw[3] = 1;
+                  UserRange r(raw, sizeof(raw));
+                  return t.bo_sync_raw(obj_array(32, 1, raw));
+              }},
+     ErrnoRow{"BadArrayPointer", -EFAULT,
+              [](PanthorIoctl& t) {
+                  return t.bo_sync_raw({sizeof(BoSyncOp), 1, kBadUserPtr});
+              }},
+     ErrnoRow{"UnknownHandle", -ENOENT,
+              [](PanthorIoctl& t) {
+                  return t.bo_sync({{kBadHandle, FLUSH, 0, 64}});
+              }},
+     ErrnoRow{"SecondOpUnknownHandle", -ENOENT,
+              [](PanthorIoctl& t) {
+                  const u32 bo = t.wb_bo();
+                  return t.bo_sync({{bo, FLUSH, 0, 64}, {kBadHandle, FLUSH, 0, 64}});
+              }},
+     ErrnoRow{"PastTheEnd", -EINVAL,
+              [](PanthorIoctl& t) {
+                  return t.bo_sync({{t.wb_bo(), FLUSH, SZ_4K, 1}});
+              }},
+     ErrnoRow{"SizePastTheEnd", -EINVAL,
+              [](PanthorIoctl& t) {
+                  return t.bo_sync({{t.wb_bo(), FLUSH, 0, SZ_4K + 1}});
+              }},
+     ErrnoRow{"OffsetPlusSizeOverflows", -EINVAL,
+              [](PanthorIoctl& t) {
+                  return t.bo_sync({{t.wb_bo(), FLUSH, ~u64{0}, 2}});
+              }},
+     ErrnoRow{"UnknownType", -EINVAL,
+              [](PanthorIoctl& t) {
+                  return t.bo_sync({{t.wb_bo(), 2, 0, 64}});
+              }},
+     ErrnoRow{"UnknownTypeOnWcBo", -EINVAL,
+              [](PanthorIoctl& t) {
+                  return t.bo_sync({{t.bo_create(SZ_4K), 2, 0, 64}});
+              }},
+     ErrnoRow{"PastTheEndOnWcBo", -EINVAL,
+              [](PanthorIoctl& t) {
+                  return t.bo_sync({{t.bo_create(SZ_4K), FLUSH, 0, 2 * SZ_4K}});
+              }},
+     ErrnoRow{"WcBoIsANoOp", 0,
+              [](PanthorIoctl& t) {
+                  return t.bo_sync({{t.bo_create(SZ_4K), FLUSH_INV, 0, 64}});
+              }},
+     ErrnoRow{"NoMmapBo", 0,
+              [](PanthorIoctl& t) {
+                  return t.bo_sync({{t.bo_create(SZ_4K, DRM_PANTHOR_BO_NO_MMAP), FLUSH, 0, 64}});
+              }},
+     ErrnoRow{"SizeZero", 0, [](PanthorIoctl& t) {
+                  return t.bo_sync({{t.wb_bo(), FLUSH, SZ_4K, 0}});
+              }});
+
+ROWS(BoQueryInfo, ErrnoRow{"Valid", 0, [](PanthorIoctl& t) { return t.bo_query_info(t.bo_create(SZ_4K)); }},
+     ErrnoRow{"PadNotChecked", 0, [](PanthorIoctl& t) { return t.bo_query_info(t.bo_create(SZ_4K), nullptr, 7); }},
+     ErrnoRow{"UnknownHandle", -ENOENT,
+              [](PanthorIoctl& t) {
+                  t.bo_create(SZ_4K);
+                  return t.bo_query_info(kBadHandle);
+              }},
+     ErrnoRow{"HandleZero", -ENOENT, [](PanthorIoctl& t) { return t.bo_query_info(0); }});
 
 ROWS(SetUserMmioOffset,
      ErrnoRow{"Offset32Bit", 0, [](PanthorIoctl& t) { return t.set_user_mmio_offset(u64{1} << 43); }},
@@ -1486,6 +1676,64 @@ TEST_F(PanthorIoctl, NoMmapBoHasNoCpuMapping) {
     EXPECT_EQ(vm_map(vm_create(), bo, kVa, SZ_4K), 0);
     // No offset was handed out: the first offsets of the GEM space map nothing.
     EXPECT_EQ(mmap(u64{1} << 32, SZ_4K, PROT_READ, MAP_SHARED), -EINVAL);
+}
+
+// ---- BO_SYNC / BO_QUERY_INFO behaviour ----
+
+TEST_F(PanthorIoctl, BoSyncCountsTheCacheMaintenanceOfWriteBackBos) {
+    ASSERT_FALSE(ptdev->coherent) << "the RK3588 platform is not DMA-coherent: BOs are WC by default";
+    const u32 wb = wb_bo(3 * SZ_4K);
+    const u32 wc = bo_create(3 * SZ_4K);
+    auto& cs = ptdev->cache_sync;
+    kshim::trace::start(true);
+
+    ASSERT_EQ(bo_sync({{wb, FLUSH, 100, 5000}}), 0);
+    EXPECT_EQ(cs.for_device.load(), 1u) << "one segment, cleaned";
+    EXPECT_EQ(cs.for_cpu.load(), 0u);
+    EXPECT_EQ(cs.bytes.load(), 5000u);
+
+    ASSERT_EQ(bo_sync({{wb, FLUSH_INV, 0, 3 * SZ_4K}}), 0);
+    EXPECT_EQ(cs.for_device.load(), 2u);
+    EXPECT_EQ(cs.for_cpu.load(), 1u) << "and invalidated";
+    EXPECT_EQ(cs.bytes.load(), 5000u + 3 * SZ_4K);
+
+    // Nothing to do: a write-combined BO, a zero size, no ops.
+    ASSERT_EQ(bo_sync({{wc, FLUSH_INV, 0, SZ_4K}}), 0);
+    ASSERT_EQ(bo_sync({{wb, FLUSH, 8, 0}}), 0);
+    ASSERT_EQ(bo_sync({}), 0);
+    EXPECT_EQ(cs.for_device.load(), 2u);
+    EXPECT_EQ(cs.for_cpu.load(), 1u);
+
+    // The first failing op stops the array; the ones before it are done.
+    EXPECT_EQ(bo_sync({{wb, FLUSH, 0, 64}, {kBadHandle, FLUSH, 0, 64}, {wb, FLUSH, 0, 64}}), -ENOENT);
+    EXPECT_EQ(cs.for_device.load(), 3u);
+
+    const std::string json = kshim::trace::to_json();
+    kshim::trace::stop();
+    EXPECT_NE(json.find("dma_sync_single_for_device"), std::string::npos);
+    EXPECT_NE(json.find("dma_sync_single_for_cpu"), std::string::npos);
+}
+
+TEST_F(PanthorIoctl, BoQueryInfoGivesTheCreateFlags) {
+    for (const u32 flags : {0u, u32{DRM_PANTHOR_BO_NO_MMAP}, u32{DRM_PANTHOR_BO_WB_MMAP}}) {
+        drm_panthor_bo_query_info info{};
+        ASSERT_EQ(bo_query_info(bo_create(SZ_4K, flags), &info, 0xdead), 0);
+        EXPECT_EQ(info.create_flags, flags);
+        EXPECT_EQ(info.extra_flags, 0u) << "not imported";
+        EXPECT_EQ(info.pad, 0u) << "written back as 0";
+    }
+}
+
+TEST_F(PanthorIoctl, WbMmapChoosesACachedCpuMapping) {
+    auto map_wc = [&](u32 handle) {
+        drm::drm_gem_object* obj = file->gem.lookup(handle);
+        const bool wc = to_panthor_bo(obj)->base.map_wc;
+        drm::drm_gem_object_put(obj);
+        return wc;
+    };
+    EXPECT_TRUE(map_wc(bo_create(SZ_4K))) << "non-coherent default: write-combined";
+    EXPECT_FALSE(map_wc(wb_bo())) << "WB_MMAP: write-back";
+    EXPECT_TRUE(map_wc(bo_create(SZ_4K, DRM_PANTHOR_BO_NO_MMAP)));
 }
 
 }  // namespace

@@ -219,5 +219,81 @@ TEST_F(PanthorPrime, BoExportedToAnotherDeviceIsPinnedWhileAttached) {
     EXPECT_EQ(drm::drm_fd_close(fd), 0);
 }
 
+// 1.7: BO_QUERY_INFO tells a foreign import from our own export coming back; BO_SYNC leaves a
+// foreign import to its exporter.
+TEST_F(PanthorPrime, QueryInfoFlagsOnlyForeignImports) {
+    auto query = [&](u32 handle, drm::drm_file* f = nullptr) {
+        drm_panthor_bo_query_info info{handle, ~0u, ~0u, 0xdead};
+        EXPECT_EQ(ioctl(DRM_IOCTL_PANTHOR_BO_QUERY_INFO, &info, f), 0);
+        return info;
+    };
+    drm::drm_file* second = nullptr;
+    ASSERT_EQ(open_file(&second), 0);
+    const u32 bo = bo_create(SZ_4K, DRM_PANTHOR_BO_WB_MMAP);
+    int fd = -1;
+    ASSERT_EQ(handle_to_fd(bo, &fd), 0);
+    u32 same = 0;
+    ASSERT_EQ(fd_to_handle(fd, &same, second), 0);
+    EXPECT_EQ(drm::drm_fd_close(fd), 0);
+    drm_panthor_bo_query_info info = query(same, second);
+    EXPECT_EQ(info.extra_flags, 0u) << "our own export re-imported is the same BO";
+    EXPECT_EQ(info.create_flags, u32{DRM_PANTHOR_BO_WB_MMAP});
+    EXPECT_EQ(info.pad, 0u);
+    drm_panthor_bo_sync_op op{same, DRM_PANTHOR_BO_SYNC_CPU_CACHE_FLUSH, 0, 64};
+    drm::UserRange r(&op, sizeof(op));
+    drm_panthor_bo_sync sync{{sizeof(op), 1, drm::user_ptr(&op)}};
+    EXPECT_EQ(ioctl(DRM_IOCTL_PANTHOR_BO_SYNC, &sync, second), 0);
+    drm::drm_release(second);
+
+    OtherDevice other;
+    u32 oh = 0;
+    other.create(SZ_4K, &oh);
+    drm::uapi::drm_prime_handle ex{oh, drm::uapi::DRM_CLOEXEC | drm::uapi::DRM_RDWR, -1};
+    ASSERT_EQ(other.prime(drm::uapi::DRM_IOCTL_PRIME_HANDLE_TO_FD, &ex), 0);
+    u32 foreign = 0;
+    ASSERT_EQ(fd_to_handle(ex.fd, &foreign), 0);
+    EXPECT_EQ(drm::drm_fd_close(ex.fd), 0);
+    info = query(foreign);
+    EXPECT_EQ(info.extra_flags, u32{DRM_PANTHOR_BO_IS_IMPORTED});
+    EXPECT_EQ(info.create_flags, 0u);
+    EXPECT_EQ(info.pad, 0u);
+    op.handle = foreign;
+    EXPECT_EQ(ioctl(DRM_IOCTL_PANTHOR_BO_SYNC, &sync), -EINVAL) << "the exporter owns its caches";
+    drm::uapi::drm_gem_close gc{foreign, 0};
+    EXPECT_EQ(ioctl(drm::uapi::DRM_IOCTL_GEM_CLOSE, &gc), 0);
+}
+
+// DMA_BUF_IOCTL_SYNC on a panthor export runs panthor's hooks: begin syncs for the CPU, end for
+// the devices, each importer's mapping included.
+TEST_F(PanthorPrime, DmaBufCpuAccessSyncsEveryMapping) {
+    const u32 bo = bo_create(2 * SZ_4K, DRM_PANTHOR_BO_WB_MMAP);
+    int fd = -1;
+    ASSERT_EQ(handle_to_fd(bo, &fd), 0);
+    auto& cs = ptdev->cache_sync;
+    auto sync = [&](u64 flags) {
+        kshim::dma_buf_sync args{flags};
+        drm::UserRange r(&args, sizeof(args));
+        kshim::dma_buf* dmabuf = kshim::dma_buf_get(fd);
+        const long ret = kshim::dma_buf_ioctl(dmabuf, kshim::DMA_BUF_IOCTL_SYNC, drm::user_ptr(&args));
+        kshim::dma_buf_put(dmabuf);
+        return ret;
+    };
+    ASSERT_EQ(sync(kshim::DMA_BUF_SYNC_START | kshim::DMA_BUF_SYNC_READ), 0);
+    EXPECT_EQ(cs.for_cpu.load(), 0u) << "no mapping of the BO yet";
+
+    {
+        OtherDevice other;
+        drm::uapi::drm_prime_handle im{0, 0, fd};
+        ASSERT_EQ(other.prime(drm::uapi::DRM_IOCTL_PRIME_FD_TO_HANDLE, &im), 0);
+        ASSERT_EQ(sync(kshim::DMA_BUF_SYNC_START | kshim::DMA_BUF_SYNC_READ), 0);
+        EXPECT_GE(cs.for_cpu.load(), 1u) << "the attachment's mapping, for the CPU";
+        EXPECT_EQ(cs.for_device.load(), 0u);
+        const u64 for_cpu = cs.for_cpu.load();
+        ASSERT_EQ(sync(kshim::DMA_BUF_SYNC_END | kshim::DMA_BUF_SYNC_WRITE), 0);
+        EXPECT_EQ(cs.for_device.load(), for_cpu) << "the same mappings, for the device";
+    }
+    EXPECT_EQ(drm::drm_fd_close(fd), 0);
+}
+
 }  // namespace
 }  // namespace panthor::testing

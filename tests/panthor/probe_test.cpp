@@ -1,6 +1,7 @@
 // Probe and remove of the panthor driver on the mock G610 (simulated runtime): what probe logs and
 // reports, clocks/supply/devfreq, probe with an allocation failure or a stalled hardware wait at
 // each step in turn, DEV_QUERY, unplug with a file open, and the reset work.
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -135,7 +136,7 @@ TEST_F(PanthorProbe, DrmVersionIsPanthor1_5) {
     v.desc_len = sizeof(desc);
     ASSERT_EQ(ioctl(drm::uapi::DRM_IOCTL_VERSION, &v), 0);
     EXPECT_EQ(v.version_major, 1);
-    EXPECT_EQ(v.version_minor, 5);
+    EXPECT_EQ(v.version_minor, 8);
     EXPECT_EQ(v.version_patchlevel, 0);
     ASSERT_EQ(v.name_len, 7u);
     EXPECT_EQ(std::string(name, v.name_len), "panthor");
@@ -596,7 +597,7 @@ TEST_F(PanthorProbeManual, GlbConfigAckDroppedIsOnlyWarnedAbout) {
     ASSERT_EQ(probe(), 0);
     EXPECT_EQ(gpu().faults().fired(drop_id), 1u);
     EXPECT_TRUE(
-        kshim::log_contains("FW global interface configuration not acknowledged (acked=0x40a)", kshim::LogLevel::Warn));
+        kshim::log_contains("FW global interface configuration not acknowledged (acked=0x48a)", kshim::LogLevel::Warn));
     EXPECT_FALSE(panthor_device_reset_is_pending(ptdev));
 
     // Kept active past two ping periods: the watchdog pings, the FW answers, nothing resets.
@@ -614,7 +615,7 @@ TEST_F(PanthorProbeManual, GlbConfigAckDroppedIsOnlyWarnedAbout) {
     ASSERT_TRUE(wait_autosuspend());
     kshim::log_clear();
     ASSERT_EQ(kshim::pm_runtime_resume_and_get(dev()), 0);
-    EXPECT_TRUE(kshim::log_contains("FW global interface configuration not acknowledged (acked=0x40a)"));
+    EXPECT_TRUE(kshim::log_contains("FW global interface configuration not acknowledged (acked=0x48a)"));
     EXPECT_EQ(gpu().peek32(MCU_STATUS).value_or(~0u), MCU_STATUS_ENABLED);
     EXPECT_FALSE(panthor_device_reset_is_pending(ptdev));
 
@@ -670,8 +671,8 @@ TEST_F(PanthorDevQuery, NullPointerReturnsTheKernelSize) {
         EXPECT_EQ(dev_query(c.type, nullptr, 0, &size), 0) << c.type;
         EXPECT_EQ(size, c.size) << c.type;
     }
-    EXPECT_EQ(sizeof(drm_panthor_gpu_info), 104u);
-    EXPECT_EQ(sizeof(drm_panthor_timestamp_info), 24u);
+    EXPECT_EQ(sizeof(drm_panthor_gpu_info), 112u);
+    EXPECT_EQ(sizeof(drm_panthor_timestamp_info), 56u);
     u32 size = 77;
     EXPECT_EQ(dev_query(99, nullptr, size, &size), -EINVAL);
     EXPECT_EQ(size, 77u);
@@ -699,8 +700,12 @@ TEST_F(PanthorDevQuery, GpuInfoIsWhatTheGpuReports) {
     EXPECT_EQ(info.l2_present, id.l2_present);
     EXPECT_EQ(info.tiler_present, id.tiler_present);
     EXPECT_EQ(info.core_features, id.core_features);
-    EXPECT_EQ(info.pad0, 0u);
+    // RK3588 is not IO-coherent: no protocol, and the register holds the same value.
+    EXPECT_EQ(info.selected_coherency, static_cast<u32>(DRM_PANTHOR_GPU_COHERENCY_NONE));
+    EXPECT_EQ(gpu().peek32(GPU_COHERENCY_PROTOCOL).value_or(0), GPU_COHERENCY_NONE);
     EXPECT_EQ(info.pad, 0u);
+    EXPECT_EQ(info.gpu_features, id.gpu_features);
+    EXPECT_EQ(info.gpu_features, 0u) << "GPU_FEATURES reads as 0 on arch 10";
     EXPECT_EQ(DRM_PANTHOR_ARCH_MAJOR(info.gpu_id), 10u);
     EXPECT_EQ(DRM_PANTHOR_ARCH_MINOR(info.gpu_id), 8u);
 }
@@ -730,6 +735,60 @@ TEST_F(PanthorDevQuery, TimestampRunsAt24MHzOfVirtualTime) {
     advance(ms_to_ktime(500));
     const auto t2 = query<drm_panthor_timestamp_info>(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO);
     EXPECT_NEAR(static_cast<double>(t2.current_timestamp - t1.current_timestamp), 12'000'000.0, 1.0);
+    kshim::pm_runtime_put_autosuspend(dev());
+}
+
+// 1.8: each requested source, sampled at the same instant of virtual time; nothing else.
+TEST_F(PanthorDevQuery, TimestampFlagsSampleTheMockClocks) {
+    ASSERT_EQ(kshim::pm_runtime_resume_and_get(dev()), 0);
+    advance(ms_to_ktime(1234));
+    auto sample = [&](u32 flags) {
+        drm_panthor_timestamp_info info{};
+        std::memset(&info, 0xAB, sizeof(info));
+        info.flags = flags;
+        drm::UserRange r(info);
+        EXPECT_EQ(dev_query(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, &info, sizeof(info)), 0) << flags;
+        return info;
+    };
+    u64 gpu_cc = 0, gpu_ts = 0;
+    auto regs = [&] {
+        kshim::SpinGuard g(gpu().lock());
+        gpu_cc = gpu().control().cycle_count_locked();
+        gpu_ts = gpu().control().timestamp_locked();
+    };
+
+    const u32 all = DRM_PANTHOR_TIMESTAMP_GPU | DRM_PANTHOR_TIMESTAMP_CPU_MONOTONIC | DRM_PANTHOR_TIMESTAMP_GPU_OFFSET |
+                    DRM_PANTHOR_TIMESTAMP_GPU_CYCLE_COUNT | DRM_PANTHOR_TIMESTAMP_FREQ | DRM_PANTHOR_TIMESTAMP_DURATION;
+    auto t = sample(all);
+    const kshim::ktime_t now = kshim::ktime_get();
+    regs();
+    EXPECT_EQ(t.flags, all) << "the input goes back as given";
+    EXPECT_EQ(t.current_timestamp, gpu_ts);
+    EXPECT_EQ(t.cycle_count, gpu_cc);
+    EXPECT_GT(t.cycle_count, 0u) << "the MCU keeps the cycle counter running";
+    EXPECT_EQ(t.timestamp_frequency, 24'000'000u);
+    EXPECT_EQ(t.timestamp_offset, 0u);
+    EXPECT_EQ(t.cpu_timestamp_sec * 1'000'000'000 + t.cpu_timestamp_nsec, static_cast<u64>(now));
+    EXPECT_LT(t.cpu_timestamp_nsec, 1'000'000'000u);
+    EXPECT_EQ(t.duration_nsec, 0u) << "MMIO reads take no virtual time";
+
+    t = sample(DRM_PANTHOR_TIMESTAMP_CPU_MONOTONIC_RAW);
+    EXPECT_EQ(t.cpu_timestamp_sec * 1'000'000'000 + t.cpu_timestamp_nsec, static_cast<u64>(kshim::ktime_get()));
+    EXPECT_EQ(t.current_timestamp | t.cycle_count | t.timestamp_frequency | t.timestamp_offset | t.duration_nsec, 0u)
+        << "fields not asked for read 0";
+
+    t = sample(DRM_PANTHOR_TIMESTAMP_GPU_CYCLE_COUNT);
+    regs();
+    EXPECT_EQ(t.cycle_count, gpu_cc);
+    EXPECT_EQ(t.current_timestamp | t.cpu_timestamp_sec | t.cpu_timestamp_nsec | t.timestamp_frequency, 0u);
+
+    // Flags 0: the pre-1.8 answer (GPU | GPU_OFFSET | FREQ).
+    t = sample(0);
+    regs();
+    EXPECT_EQ(t.flags, 0u);
+    EXPECT_EQ(t.current_timestamp, gpu_ts);
+    EXPECT_EQ(t.timestamp_frequency, 24'000'000u);
+    EXPECT_EQ(t.cycle_count | t.cpu_timestamp_sec | t.cpu_timestamp_nsec | t.duration_nsec, 0u);
     kshim::pm_runtime_put_autosuspend(dev());
 }
 
@@ -787,6 +846,10 @@ struct SizeCase {
     u32 min_size;
     u32 kernel_size;
     u32 stable_bytes;  // leading bytes that do not change between two queries
+    // Input fields the kernel reads ([in_begin, in_end)) and a tail that must be zero: the
+    // test writes zeros there instead of poison.
+    u32 in_begin = 0, in_end = 0;
+    bool zero_tail = false;
 };
 
 void PrintTo(const SizeCase& c, std::ostream* os) {
@@ -800,6 +863,11 @@ protected:
     // Queries with `size` into a poisoned buffer.
     int query_sized(u32 size, std::vector<u8>* out) {
         out->assign(kBuf, kPoison);
+        const SizeCase& c = GetParam();
+        for (u32 i = c.in_begin; i < std::min(c.in_end, size); i++)
+            (*out)[i] = 0;
+        for (u32 i = c.kernel_size; c.zero_tail && i < size; i++)
+            (*out)[i] = 0;
         drm::UserRange r(out->data(), out->size());
         return dev_query(GetParam().type, out->data(), size);
     }
@@ -838,14 +906,14 @@ TEST_P(PanthorDevQuerySize, NegotiatesTheObjectSize) {
         ASSERT_EQ(buf[i], kPoison) << "past the user's size: byte " << i;
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, PanthorDevQuerySize,
-                         ::testing::Values(SizeCase{"GpuInfo", DRM_PANTHOR_DEV_QUERY_GPU_INFO, 96, 104, 104},
-                                           SizeCase{"CsifInfo", DRM_PANTHOR_DEV_QUERY_CSIF_INFO, 24, 24, 24},
-                                           // current_timestamp moves: only the frequency is compared.
-                                           SizeCase{"TimestampInfo", DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, 16, 24, 8},
-                                           SizeCase{"GroupPrioritiesInfo", DRM_PANTHOR_DEV_QUERY_GROUP_PRIORITIES_INFO,
-                                                    4, 4, 4}),
-                         [](const ::testing::TestParamInfo<SizeCase>& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(
+    Types, PanthorDevQuerySize,
+    ::testing::Values(SizeCase{"GpuInfo", DRM_PANTHOR_DEV_QUERY_GPU_INFO, 96, 112, 112},
+                      SizeCase{"CsifInfo", DRM_PANTHOR_DEV_QUERY_CSIF_INFO, 24, 24, 24},
+                      // current_timestamp moves: only the frequency is compared.
+                      SizeCase{"TimestampInfo", DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO, 16, 56, 8, 24, 28, true},
+                      SizeCase{"GroupPrioritiesInfo", DRM_PANTHOR_DEV_QUERY_GROUP_PRIORITIES_INFO, 4, 4, 4}),
+    [](const ::testing::TestParamInfo<SizeCase>& info) { return std::string(info.param.name); });
 
 // The answers follow the GPU and firmware the driver finds, not constants.
 class PanthorDevQueryOtherGpu : public PanthorDevQuery {
@@ -873,6 +941,52 @@ TEST_F(PanthorDevQueryOtherGpu, AnswersFollowTheConfiguration) {
     EXPECT_EQ(csif.scoreboard_slot_count, 6u);
     EXPECT_EQ(csif.unpreserved_cs_reg_count, 4u);
     EXPECT_TRUE(kshim::log_contains("shader_present=0x5 l2_present=0x1 tiler_present=0x1"));
+}
+
+// An IO-coherent platform: the driver selects ACE-Lite (0), reports it and programs it; a
+// GPU_FEATURES value the hardware reports reaches userspace unchanged.
+class PanthorDevQueryCoherent : public PanthorDevQuery {
+protected:
+    mock_hw::GpuConfig gpu_config() const override {
+        mock_hw::GpuConfig cfg;
+        cfg.platform.dma_coherent = true;
+        cfg.id.gpu_features = 0x123456789abcdef0ull;
+        return cfg;
+    }
+};
+
+TEST_F(PanthorDevQueryCoherent, SelectsAceLiteAndReportsGpuFeatures) {
+    const auto info = query<drm_panthor_gpu_info>(DRM_PANTHOR_DEV_QUERY_GPU_INFO);
+    EXPECT_EQ(info.selected_coherency, static_cast<u32>(DRM_PANTHOR_GPU_COHERENCY_ACE_LITE));
+    EXPECT_EQ(info.gpu_features, 0x123456789abcdef0ull);
+    ASSERT_EQ(kshim::pm_runtime_resume_and_get(dev()), 0);
+    EXPECT_EQ(gpu().peek32(GPU_COHERENCY_PROTOCOL).value_or(~0u), GPU_COHERENCY_ACE_LITE);
+    kshim::pm_runtime_put_autosuspend(dev());
+
+    // A coherent device maps every BO cached (should_map_wc), WB_MMAP or not.
+    for (const u32 flags : {0u, u32{DRM_PANTHOR_BO_WB_MMAP}}) {
+        drm::drm_gem_object* obj = file->gem.lookup(bo_create(4096, flags));
+        ASSERT_NE(obj, nullptr);
+        EXPECT_FALSE(to_panthor_bo(obj)->base.map_wc) << flags;
+        drm::drm_gem_object_put(obj);
+    }
+}
+
+// Coherent, but the GPU offers no ACE-Lite: probe refuses the device.
+class PanthorProbeCoherentWithoutAceLite : public PanthorDevQuery {
+protected:
+    bool probe_in_setup() const override { return false; }
+    mock_hw::GpuConfig gpu_config() const override {
+        mock_hw::GpuConfig cfg;
+        cfg.platform.dma_coherent = true;
+        cfg.id.coherency_features = GPU_COHERENCY_PROT_BIT(GPU_COHERENCY_ACE);
+        return cfg;
+    }
+};
+
+TEST_F(PanthorProbeCoherentWithoutAceLite, ProbeFailsWithEnotsupp) {
+    EXPECT_EQ(probe(), -ENOTSUPP);
+    EXPECT_TRUE(kshim::log_contains("Coherency not supported by the device"));
 }
 
 // A SoC whose system counter runs at 1 GHz: the reported frequency is the CPU's CNTFRQ (which the

@@ -111,6 +111,37 @@ TEST_F(UmdClient, Queries) {
     EXPECT_EQ(c().dev_query(DRM_PANTHOR_DEV_QUERY_GPU_INFO, &too_small, sizeof(too_small)).error(), -EINVAL);
 }
 
+// 1.8: the extended TIMESTAMP_INFO through the client.
+TEST_F(UmdClient, TimestampFlags) {
+    const u32 flags = DRM_PANTHOR_TIMESTAMP_GPU | DRM_PANTHOR_TIMESTAMP_CPU_MONOTONIC |
+                      DRM_PANTHOR_TIMESTAMP_GPU_CYCLE_COUNT | DRM_PANTHOR_TIMESTAMP_DURATION;
+    Result<drm_panthor_timestamp_info> ts = c().query_timestamp_info(flags);
+    ASSERT_TRUE(ts.ok()) << ts.error();
+    EXPECT_EQ(ts->flags, flags);
+    EXPECT_NE(ts->current_timestamp, 0u);
+    EXPECT_NE(ts->cycle_count, 0u);
+    EXPECT_EQ(ts->timestamp_frequency, 0u) << "not asked for";
+    EXPECT_EQ(ts->cpu_timestamp_sec * 1'000'000'000 + ts->cpu_timestamp_nsec, static_cast<u64>(kshim::ktime_get()));
+    EXPECT_EQ(c().query_timestamp_info(7u << 1).error(), -EINVAL);
+    EXPECT_EQ(c().query_size(DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO).value_or(0), 56u);
+}
+
+// 1.7: BO_SYNC and BO_QUERY_INFO through the client.
+TEST_F(UmdClient, BoSyncAndQueryInfo) {
+    const Bo wb = *c().bo_create(2 * SZ_4K, DRM_PANTHOR_BO_WB_MMAP);
+    const u64 cleans = ptdev->cache_sync.for_device.load();
+    EXPECT_TRUE(c().bo_sync(wb.handle, DRM_PANTHOR_BO_SYNC_CPU_CACHE_FLUSH_AND_INVALIDATE, 0, 2 * SZ_4K).ok());
+    EXPECT_GT(ptdev->cache_sync.for_device.load(), cleans);
+    EXPECT_EQ(c().bo_sync(wb.handle, 5, 0, 64).error(), -EINVAL);
+    EXPECT_EQ(c().bo_sync(0xBAD, 0, 0, 64).error(), -ENOENT);
+    Result<drm_panthor_bo_query_info> info = c().bo_query_info(wb.handle);
+    ASSERT_TRUE(info.ok()) << info.error();
+    EXPECT_EQ(info->create_flags, u32{DRM_PANTHOR_BO_WB_MMAP});
+    EXPECT_EQ(info->extra_flags, 0u);
+    EXPECT_EQ(c().bo_query_info(0xBAD).error(), -ENOENT);
+    EXPECT_EQ(c().bo_create(SZ_4K, DRM_PANTHOR_BO_WB_MMAP | DRM_PANTHOR_BO_NO_MMAP).error(), -EINVAL);
+}
+
 TEST_F(UmdClient, VersionAndCaps) {
     Result<DriverVersion> v = c().version();
     ASSERT_TRUE(v.ok()) << v.error();

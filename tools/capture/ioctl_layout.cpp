@@ -23,6 +23,10 @@ const TypeLayout kVmBindOp{"drm_panthor_vm_bind_op",
                            sizeof(drm_panthor_vm_bind_op),
                            {{offsetof(drm_panthor_vm_bind_op, bo_handle), 4, Ref::Gem, false}},
                            {{offsetof(drm_panthor_vm_bind_op, syncs) + 8, C::ObjArray, 0, 0, &kSyncOp}}};
+const TypeLayout kBoSyncOp{"drm_panthor_bo_sync_op",
+                           sizeof(drm_panthor_bo_sync_op),
+                           {{offsetof(drm_panthor_bo_sync_op, handle), 4, Ref::Gem, false}},
+                           {}};
 const TypeLayout kQueueCreate{"drm_panthor_queue_create", sizeof(drm_panthor_queue_create), {}, {}};
 const TypeLayout kQueueSubmit{"drm_panthor_queue_submit",
                               sizeof(drm_panthor_queue_submit),
@@ -64,6 +68,12 @@ const TypeLayout kBoSetLabel{"drm_panthor_bo_set_label",
                              sizeof(drm_panthor_bo_set_label),
                              {{0, 4, Ref::Gem, false}},
                              {{offsetof(drm_panthor_bo_set_label, label), C::CString}}};
+const TypeLayout kBoSync{"drm_panthor_bo_sync",
+                         sizeof(drm_panthor_bo_sync),
+                         {},
+                         {{offsetof(drm_panthor_bo_sync, ops) + 8, C::ObjArray, 0, 0, &kBoSyncOp}}};
+const TypeLayout kBoQueryInfo{
+    "drm_panthor_bo_query_info", sizeof(drm_panthor_bo_query_info), {{0, 4, Ref::Gem, false}}, {}};
 const TypeLayout kSetUserMmio{"drm_panthor_set_user_mmio_offset", sizeof(drm_panthor_set_user_mmio_offset), {}, {}};
 const TypeLayout kGroupCreate{"drm_panthor_group_create",
                               sizeof(drm_panthor_group_create),
@@ -192,6 +202,8 @@ const Known kKnown[] = {
     {u::DRM_IOCTL_PANTHOR_TILER_HEAP_DESTROY, "PANTHOR_TILER_HEAP_DESTROY", &kHeapDestroy},
     {u::DRM_IOCTL_PANTHOR_BO_SET_LABEL, "PANTHOR_BO_SET_LABEL", &kBoSetLabel},
     {u::DRM_IOCTL_PANTHOR_SET_USER_MMIO_OFFSET, "PANTHOR_SET_USER_MMIO_OFFSET", &kSetUserMmio},
+    {u::DRM_IOCTL_PANTHOR_BO_SYNC, "PANTHOR_BO_SYNC", &kBoSync},
+    {u::DRM_IOCTL_PANTHOR_BO_QUERY_INFO, "PANTHOR_BO_QUERY_INFO", &kBoQueryInfo},
     {u::DRM_IOCTL_VERSION, "VERSION", &kVersion},
     {kGetUnique, "GET_UNIQUE", &kUnique},
     {u::DRM_IOCTL_GET_MAGIC, "GET_MAGIC", nullptr},
@@ -378,10 +390,14 @@ void mark_uncompared(std::uint32_t request, const TypeLayout* layout, std::uint3
         if (flags_off + 4 <= skip->size() && (load(in + flags_off, 4) & u::DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL))
             mark(first_off, 4);
     }
-    // DEV_QUERY(TIMESTAMP_INFO): the GPU's current timestamp (its buffer is the only one).
+    // DEV_QUERY(TIMESTAMP_INFO): the samples of moving clocks (its buffer is the only one): the
+    // GPU's current timestamp, and since 1.8 the cycle count, CPU time and sampling duration.
     if (!is_arg && request == u::DRM_IOCTL_PANTHOR_DEV_QUERY && in &&
-        load(in, 4) == DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO)
+        load(in, 4) == DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO) {
         mark(offsetof(drm_panthor_timestamp_info, current_timestamp), 8);
+        mark(offsetof(drm_panthor_timestamp_info, duration_nsec), 4);
+        mark(offsetof(drm_panthor_timestamp_info, cycle_count), 24);
+    }
 }
 
 }  // namespace upanthor::capture

@@ -45,6 +45,8 @@ def case_info_json(exe, work):
     check(d["gpu"]["mmu"]["va_bits"] == 48 and d["gpu"]["mmu"]["pa_bits"] == 40, "gpu.mmu", out)
     check(d["csif"]["csg_slot_count"] == 8 and d["csif"]["cs_reg_count"] == 96, "csif", out)
     check(d["timestamp"]["frequency"] == 24000000, "timestamp.frequency", out)
+    check(d["timestamp"]["cycle_count"] > 0, "timestamp.cycle_count", out)
+    check(d["gpu"]["selected_coherency"] == 31, "gpu.selected_coherency (NONE on RK3588)", out)
     check(d["firmware"]["iface_version"] != 0, "firmware.iface_version", out)
     check("medium" in d["group_priorities"]["allowed"], "group_priorities", out)
     check(d["page_size_bitmap"] == 0x201000, "page_size_bitmap", out)

@@ -98,6 +98,16 @@ std::string page_size_names(std::uint64_t bitmap) {
     return s.empty() ? "none" : s;
 }
 
+// drm_panthor_gpu_info::selected_coherency (1.7).
+const char* selected_coherency_name(u32 v) {
+    switch (v) {
+    case DRM_PANTHOR_GPU_COHERENCY_ACE_LITE: return "ACE-Lite";
+    case DRM_PANTHOR_GPU_COHERENCY_ACE: return "ACE";
+    case DRM_PANTHOR_GPU_COHERENCY_NONE: return "none";
+    default: return "unknown";
+    }
+}
+
 std::vector<const char*> priority_names(std::uint8_t mask) {
     static const char* const names[] = {"low", "medium", "high", "realtime"};
     std::vector<const char*> v;
@@ -250,7 +260,11 @@ int probe_device_info(const mock_hw::GpuConfig& cfg, DeviceInfo* out, std::strin
             ret = v.error();
             *what = "DRM_IOCTL_VERSION";
         }
-        if (auto t = c.query_timestamp_info(); t.ok()) {
+        // Every source the 1.8 query offers, sampled together.
+        constexpr u32 kTimestampFlags = DRM_PANTHOR_TIMESTAMP_GPU | DRM_PANTHOR_TIMESTAMP_CPU_MONOTONIC |
+                                        DRM_PANTHOR_TIMESTAMP_GPU_OFFSET | DRM_PANTHOR_TIMESTAMP_GPU_CYCLE_COUNT |
+                                        DRM_PANTHOR_TIMESTAMP_FREQ | DRM_PANTHOR_TIMESTAMP_DURATION;
+        if (auto t = c.query_timestamp_info(kTimestampFlags); t.ok()) {
             out->timestamp = *t;
         } else if (!ret) {
             ret = t.error();
@@ -317,8 +331,10 @@ void print_info_text(const DeviceInfo& in, std::FILE* out) {
     std::string coh;
     for (const char* p : coherency_protocols(g.coherency_features))
         coh += coh.empty() ? p : std::string(", ") + p;
-    std::fprintf(out, "  coherency         %s (coherency_features 0x%08x)\n", coh.empty() ? "none" : coh.c_str(),
-                 g.coherency_features);
+    std::fprintf(out, "  coherency         %s (coherency_features 0x%08x), selected %s (%u)\n",
+                 coh.empty() ? "none" : coh.c_str(), g.coherency_features,
+                 selected_coherency_name(g.selected_coherency), g.selected_coherency);
+    std::fprintf(out, "  gpu_features      0x%016" PRIx64 "\n", u64{g.gpu_features});
     std::fprintf(out, "  threads           max %u, workgroup %u, barrier %u (thread_features 0x%08x)\n", g.max_threads,
                  g.thread_max_workgroup_size, g.thread_max_barrier_size, g.thread_features);
     std::fprintf(out, "  core_features     0x%08x\n", g.core_features);
@@ -337,6 +353,9 @@ void print_info_text(const DeviceInfo& in, std::FILE* out) {
     std::fprintf(out, "Timestamp: %" PRIu64 " Hz, current %" PRIu64 ", offset %" PRIu64 "\n",
                  u64{in.timestamp.timestamp_frequency}, u64{in.timestamp.current_timestamp},
                  u64{in.timestamp.timestamp_offset});
+    std::fprintf(out, "  cycle count       %" PRIu64 ", CPU monotonic %" PRIu64 ".%09" PRIu64 " s, sampled in %u ns\n",
+                 u64{in.timestamp.cycle_count}, u64{in.timestamp.cpu_timestamp_sec},
+                 u64{in.timestamp.cpu_timestamp_nsec}, in.timestamp.duration_nsec);
     std::string prio;
     for (const char* p : priority_names(in.allowed_priorities))
         prio += prio.empty() ? p : std::string(" ") + p;
@@ -399,6 +418,9 @@ void print_info_json(const DeviceInfo& in, std::FILE* out) {
     for (const char* p : coherency_protocols(g.coherency_features))
         j.str(nullptr, p);
     j.end_array();
+    j.num("selected_coherency", g.selected_coherency);
+    j.str("selected_coherency_name", selected_coherency_name(g.selected_coherency));
+    j.num("gpu_features", g.gpu_features);
     j.num("thread_features", g.thread_features);
     j.num("max_threads", g.max_threads);
     j.num("thread_max_workgroup_size", g.thread_max_workgroup_size);
@@ -436,6 +458,10 @@ void print_info_json(const DeviceInfo& in, std::FILE* out) {
     j.num("frequency", in.timestamp.timestamp_frequency);
     j.num("current", in.timestamp.current_timestamp);
     j.num("offset", in.timestamp.timestamp_offset);
+    j.num("cycle_count", in.timestamp.cycle_count);
+    j.num("cpu_monotonic_sec", in.timestamp.cpu_timestamp_sec);
+    j.num("cpu_monotonic_nsec", in.timestamp.cpu_timestamp_nsec);
+    j.num("duration_nsec", in.timestamp.duration_nsec);
     j.end_object();
 
     j.begin_object("group_priorities");

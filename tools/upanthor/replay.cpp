@@ -37,6 +37,7 @@
 #include "kernel_shim/wait.h"
 #include "mock_hw/gpu.h"
 #include "mock_hw/platform.h"
+#include "panthor/panthor_drv.h"
 #include "tools/capture/capture_format.h"
 #include "tools/capture/ioctl_layout.h"
 #include "tools/preload/ioctl_answers.h"
@@ -188,6 +189,12 @@ private:
     void restore_pages(std::size_t i, drm::drm_file* df);
     void resolve_producers();
     void mismatch(const cap::Record& r, const std::string& what);
+    // Outputs that differ only because the capture was made on an older panthor (minor version
+    // below this driver's): the minor itself, and what later minors added where the older driver
+    // answered with padding or a shorter struct. Everything else still compares.
+    void mark_newer_driver(const cap::Record& r, bool is_arg, const std::vector<u8>& captured,
+                           const std::vector<u8>& ours, std::vector<bool>* skip);
+    int captured_minor_ = -1;  // the panthor minor the capture's VERSION calls gave
     // What name n, used by record i, is in this run: the value the call that made it (the last one
     // to return before record i started, in the capture) got here; nullopt when no call made it.
     std::optional<u64> resolve(std::size_t i, const Name& n) const {
@@ -251,6 +258,46 @@ private:
     std::atomic<bool> abort_{false};  // the replay is stuck: the threads stop
     std::size_t ioctls_ = 0;
 };
+
+void Replayer::mark_newer_driver(const cap::Record& r, bool is_arg, const std::vector<u8>& captured,
+                                 const std::vector<u8>& ours, std::vector<bool>* skip) {
+    auto mark = [&](std::size_t off, std::size_t n) {
+        for (std::size_t k = off; k < off + n && k < skip->size(); k++)
+            (*skip)[k] = true;
+    };
+    if (r.request == drm::uapi::DRM_IOCTL_VERSION && is_arg && captured.size() >= 8 && ours.size() >= 8) {
+        const int cmajor = static_cast<int>(load(captured.data(), 4)),
+                  cminor = static_cast<int>(load(captured.data() + 4, 4));
+        const int major = static_cast<int>(load(ours.data(), 4)), minor = static_cast<int>(load(ours.data() + 4, 4));
+        // Only this driver's own newer minor (a backward-compatible uAPI) is accepted.
+        if (major == panthor::PANTHOR_DRIVER_MAJOR && minor == panthor::PANTHOR_DRIVER_MINOR && cmajor == major &&
+            cminor < minor) {
+            captured_minor_ = cminor;
+            mark(offsetof(drm::uapi::drm_version, version_minor), 4);
+        }
+        return;
+    }
+    if (r.request != drm::uapi::DRM_IOCTL_PANTHOR_DEV_QUERY || captured_minor_ < 0 || r.arg_in.size() < 16)
+        return;
+    const u32 type = static_cast<u32>(load(r.arg_in.data(), 4));
+    const u64 pointer = load(r.arg_in.data() + 8, 8);
+    if (is_arg && pointer == 0 && captured.size() >= 8 && ours.size() >= 8) {
+        // The size query: structs that grew after the captured version, from their old size.
+        const u64 csize = load(captured.data() + 4, 4), size = load(ours.data() + 4, 4);
+        const bool grown =
+            (type == DRM_PANTHOR_DEV_QUERY_GPU_INFO && csize == 104 && size == sizeof(drm_panthor_gpu_info)) ||
+            (type == DRM_PANTHOR_DEV_QUERY_TIMESTAMP_INFO && captured_minor_ < 8 && csize == 24 &&
+             size == sizeof(drm_panthor_timestamp_info));
+        if (grown)
+            mark(offsetof(drm_panthor_dev_query, size), 4);
+        return;
+    }
+    // GPU_INFO's selected_coherency (1.7) was padding the older driver wrote as 0.
+    constexpr std::size_t kCoh = offsetof(drm_panthor_gpu_info, selected_coherency);
+    if (!is_arg && type == DRM_PANTHOR_DEV_QUERY_GPU_INFO && captured_minor_ < 7 && captured.size() >= kCoh + 4 &&
+        load(captured.data() + kCoh, 4) == 0)
+        mark(kCoh, 4);
+}
 
 void Replayer::mismatch(const cap::Record& r, const std::string& what) {
     // A query that ran alongside another thread's call live saw that call's effect or not,
@@ -547,6 +594,7 @@ void Replayer::exec_ioctl(std::size_t ri) {
                        const std::vector<u8>& captured, const std::vector<u8>& ours, bool is_arg) {
         std::vector<bool> skip(captured.size(), false);
         cap::mark_uncompared(r.request, l, stride, count, r.arg_in.data(), &skip, is_arg);
+        mark_newer_driver(r, is_arg, captured, ours, &skip);
         const std::size_t n = std::min(captured.size(), ours.size());
         for (std::size_t k = 0; k < n; k++) {
             if (skip[k] || captured[k] == ours[k])

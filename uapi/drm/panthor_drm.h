@@ -1,4 +1,4 @@
-// ABI of include/uapi/drm/panthor_drm.h at driver version 1.5 (docs/hw/csf/uapi.md): ioctl numbers,
+// ABI of include/uapi/drm/panthor_drm.h at driver version 1.8 (docs/hw/csf/uapi.md): ioctl numbers,
 // structs and flag values, with the kernel's names. Layouts are LP64 and checked below against the
 // sizes and offsets of docs/hw/csf/uapi.md. The structs live in the global namespace, as in C, so
 // code written against the kernel header reads the same.
@@ -27,6 +27,8 @@ enum drm_panthor_ioctl_id {
     DRM_PANTHOR_TILER_HEAP_DESTROY,
     DRM_PANTHOR_BO_SET_LABEL,
     DRM_PANTHOR_SET_USER_MMIO_OFFSET,
+    DRM_PANTHOR_BO_SYNC,
+    DRM_PANTHOR_BO_QUERY_INFO,
 };
 
 // ---- MMIO mmap offsets ----
@@ -67,6 +69,13 @@ enum drm_panthor_dev_query_type {
     DRM_PANTHOR_DEV_QUERY_MMU_INFO,  // 1.9: struct drm_panthor_mmu_info
 };
 
+// The values drm_panthor_gpu_info::selected_coherency takes, as GPU_COHERENCY_PROTOCOL does.
+enum drm_panthor_gpu_coherency {
+    DRM_PANTHOR_GPU_COHERENCY_ACE_LITE = 0,
+    DRM_PANTHOR_GPU_COHERENCY_ACE = 1,
+    DRM_PANTHOR_GPU_COHERENCY_NONE = 31,
+};
+
 struct drm_panthor_gpu_info {
     __u32 gpu_id;
     __u32 gpu_rev;
@@ -82,12 +91,15 @@ struct drm_panthor_gpu_info {
     __u32 coherency_features;
     __u32 texture_features[4];
     __u32 as_present;
-    __u32 pad0;
+    // enum drm_panthor_gpu_coherency: the protocol the driver selected (1.7; was padding).
+    __u32 selected_coherency;
     __u64 shader_present;
     __u64 l2_present;
     __u64 tiler_present;
     __u32 core_features;
     __u32 pad;
+    // GPU_FEATURES (arch >= 11; 0 before). Added without a version bump.
+    __u64 gpu_features;
 };
 #define DRM_PANTHOR_ARCH_MAJOR(x) ((x) >> 28)
 #define DRM_PANTHOR_ARCH_MINOR(x) (((x) >> 24) & 0xf)
@@ -112,10 +124,30 @@ struct drm_panthor_csif_info {
     __u32 pad;
 };
 
+// TIMESTAMP_INFO's input flags (1.8): what to sample. 0 means GPU | GPU_OFFSET | FREQ, the
+// pre-1.8 answer.
+enum drm_panthor_timestamp_info_flags {
+    DRM_PANTHOR_TIMESTAMP_GPU = 1 << 0,
+    DRM_PANTHOR_TIMESTAMP_CPU_NONE = 0 << 1,
+    DRM_PANTHOR_TIMESTAMP_CPU_MONOTONIC = 1 << 1,
+    DRM_PANTHOR_TIMESTAMP_CPU_MONOTONIC_RAW = 2 << 1,
+    DRM_PANTHOR_TIMESTAMP_CPU_TYPE_MASK = 7 << 1,
+    DRM_PANTHOR_TIMESTAMP_GPU_OFFSET = 1 << 4,
+    DRM_PANTHOR_TIMESTAMP_GPU_CYCLE_COUNT = 1 << 5,
+    DRM_PANTHOR_TIMESTAMP_FREQ = 1 << 6,
+    DRM_PANTHOR_TIMESTAMP_DURATION = 1 << 7,
+};
+
 struct drm_panthor_timestamp_info {
-    __u64 timestamp_frequency;
-    __u64 current_timestamp;
-    __u64 timestamp_offset;
+    __u64 timestamp_frequency;  // FREQ
+    __u64 current_timestamp;    // GPU: GPU_TIMESTAMP
+    __u64 timestamp_offset;     // GPU_OFFSET: GPU_TIMESTAMP_OFFSET
+    // 1.8 (the struct was 24 bytes before; the kernel zero-extends an older caller's).
+    __u32 flags;              // in: drm_panthor_timestamp_info_flags
+    __u32 duration_nsec;      // DURATION: how long the sampling took
+    __u64 cycle_count;        // GPU_CYCLE_COUNT
+    __u64 cpu_timestamp_sec;  // CPU_*: the CPU clock
+    __u64 cpu_timestamp_nsec;
 };
 
 struct drm_panthor_group_priorities_info {
@@ -193,6 +225,9 @@ struct drm_panthor_vm_get_state {
 // ---- BOs ----
 enum drm_panthor_bo_flags {
     DRM_PANTHOR_BO_NO_MMAP = 1 << 0,
+    // 1.7: CPU mappings are write-back cacheable on a non-coherent device; the caller keeps the
+    // caches coherent with BO_SYNC. Exclusive with NO_MMAP.
+    DRM_PANTHOR_BO_WB_MMAP = 1 << 1,
 };
 
 struct drm_panthor_bo_create {
@@ -218,6 +253,38 @@ inline constexpr std::size_t PANTHOR_BO_LABEL_MAXLEN = 4096;
 
 struct drm_panthor_set_user_mmio_offset {
     __u64 offset;
+};
+
+// ---- BO_SYNC (1.7) ----
+enum drm_panthor_bo_sync_op_type {
+    // Clean the CPU caches of the range (CPU writes become visible to the GPU).
+    DRM_PANTHOR_BO_SYNC_CPU_CACHE_FLUSH = 0,
+    // Clean, then invalidate (GPU writes become visible to the CPU as well).
+    DRM_PANTHOR_BO_SYNC_CPU_CACHE_FLUSH_AND_INVALIDATE = 1,
+};
+
+struct drm_panthor_bo_sync_op {
+    __u32 handle;
+    __u32 type;  // enum drm_panthor_bo_sync_op_type
+    __u64 offset;
+    __u64 size;
+};
+
+struct drm_panthor_bo_sync {
+    drm_panthor_obj_array ops;  // of drm_panthor_bo_sync_op
+};
+
+// ---- BO_QUERY_INFO (1.7) ----
+enum drm_panthor_bo_extra_flags {
+    // The BO comes from another device or driver (a re-import of our own export is not flagged).
+    DRM_PANTHOR_BO_IS_IMPORTED = 1 << 0,
+};
+
+struct drm_panthor_bo_query_info {
+    __u32 handle;
+    __u32 extra_flags;   // out: drm_panthor_bo_extra_flags
+    __u32 create_flags;  // out: the BO_CREATE flags (0 for a foreign import)
+    __u32 pad;           // out: 0
 };
 
 // ---- groups and queues ----
@@ -318,6 +385,8 @@ inline constexpr unsigned DRM_IOCTL_PANTHOR_TILER_HEAP_DESTROY =
 inline constexpr unsigned DRM_IOCTL_PANTHOR_BO_SET_LABEL = PANTHOR_IOCTL(WR, BO_SET_LABEL, bo_set_label);
 inline constexpr unsigned DRM_IOCTL_PANTHOR_SET_USER_MMIO_OFFSET =
     PANTHOR_IOCTL(WR, SET_USER_MMIO_OFFSET, set_user_mmio_offset);
+inline constexpr unsigned DRM_IOCTL_PANTHOR_BO_SYNC = PANTHOR_IOCTL(WR, BO_SYNC, bo_sync);
+inline constexpr unsigned DRM_IOCTL_PANTHOR_BO_QUERY_INFO = PANTHOR_IOCTL(WR, BO_QUERY_INFO, bo_query_info);
 #undef PANTHOR_IOCTL
 
 // docs/hw/csf/uapi.md, "Ioctl numbers": the values userspace has compiled in.
@@ -336,20 +405,29 @@ static_assert(DRM_IOCTL_PANTHOR_TILER_HEAP_CREATE == 0xC028644Bu);
 static_assert(DRM_IOCTL_PANTHOR_TILER_HEAP_DESTROY == 0xC008644Cu);
 static_assert(DRM_IOCTL_PANTHOR_BO_SET_LABEL == 0xC010644Du);
 static_assert(DRM_IOCTL_PANTHOR_SET_USER_MMIO_OFFSET == 0xC008644Eu);
+static_assert(DRM_IOCTL_PANTHOR_BO_SYNC == 0xC010644Fu);
+static_assert(DRM_IOCTL_PANTHOR_BO_QUERY_INFO == 0xC0106450u);
 }  // namespace drm::uapi
 
 // ---- layout checks (docs/hw/csf/uapi.md) ----
 static_assert(sizeof(drm_panthor_obj_array) == 16 && offsetof(drm_panthor_obj_array, array) == 8);
 static_assert(sizeof(drm_panthor_sync_op) == 16 && offsetof(drm_panthor_sync_op, timeline_value) == 8);
 static_assert(sizeof(drm_panthor_dev_query) == 16 && offsetof(drm_panthor_dev_query, pointer) == 8);
-static_assert(sizeof(drm_panthor_gpu_info) == 104);
+static_assert(sizeof(drm_panthor_gpu_info) == 112 && offsetof(drm_panthor_gpu_info, selected_coherency) == 68 &&
+              offsetof(drm_panthor_gpu_info, gpu_features) == 104);
 static_assert(offsetof(drm_panthor_gpu_info, texture_features) == 48 &&
               offsetof(drm_panthor_gpu_info, as_present) == 64);
 static_assert(offsetof(drm_panthor_gpu_info, shader_present) == 72 && offsetof(drm_panthor_gpu_info, l2_present) == 80);
 static_assert(offsetof(drm_panthor_gpu_info, tiler_present) == 88 &&
               offsetof(drm_panthor_gpu_info, core_features) == 96);
 static_assert(sizeof(drm_panthor_csif_info) == 24);
-static_assert(sizeof(drm_panthor_timestamp_info) == 24 && offsetof(drm_panthor_timestamp_info, timestamp_offset) == 16);
+static_assert(sizeof(drm_panthor_timestamp_info) == 56 &&
+              offsetof(drm_panthor_timestamp_info, timestamp_offset) == 16 &&
+              offsetof(drm_panthor_timestamp_info, flags) == 24 &&
+              offsetof(drm_panthor_timestamp_info, duration_nsec) == 28 &&
+              offsetof(drm_panthor_timestamp_info, cycle_count) == 32 &&
+              offsetof(drm_panthor_timestamp_info, cpu_timestamp_sec) == 40 &&
+              offsetof(drm_panthor_timestamp_info, cpu_timestamp_nsec) == 48);
 static_assert(sizeof(drm_panthor_group_priorities_info) == 4);
 static_assert(sizeof(drm_panthor_vm_create) == 16 && offsetof(drm_panthor_vm_create, user_va_range) == 8);
 static_assert(sizeof(drm_panthor_vm_destroy) == 8);
@@ -363,6 +441,11 @@ static_assert(sizeof(drm_panthor_bo_create) == 24 && offsetof(drm_panthor_bo_cre
 static_assert(sizeof(drm_panthor_bo_mmap_offset) == 16 && offsetof(drm_panthor_bo_mmap_offset, offset) == 8);
 static_assert(sizeof(drm_panthor_bo_set_label) == 16 && offsetof(drm_panthor_bo_set_label, label) == 8);
 static_assert(sizeof(drm_panthor_set_user_mmio_offset) == 8);
+static_assert(sizeof(drm_panthor_bo_sync_op) == 24 && offsetof(drm_panthor_bo_sync_op, type) == 4 &&
+              offsetof(drm_panthor_bo_sync_op, offset) == 8 && offsetof(drm_panthor_bo_sync_op, size) == 16);
+static_assert(sizeof(drm_panthor_bo_sync) == 16);
+static_assert(sizeof(drm_panthor_bo_query_info) == 16 && offsetof(drm_panthor_bo_query_info, extra_flags) == 4 &&
+              offsetof(drm_panthor_bo_query_info, create_flags) == 8 && offsetof(drm_panthor_bo_query_info, pad) == 12);
 static_assert(sizeof(drm_panthor_queue_create) == 8 && offsetof(drm_panthor_queue_create, ringbuf_size) == 4);
 static_assert(sizeof(drm_panthor_group_create) == 56 && offsetof(drm_panthor_group_create, max_compute_cores) == 16 &&
               offsetof(drm_panthor_group_create, priority) == 19 &&
