@@ -49,8 +49,9 @@ inline void drm_mock_sched_entity_free_wrap(void* entity) {
 // A mock scheduler fini'd when the test ends.
 inline drm_mock_scheduler* managed_sched(kunit* test, const drm_mock_sched_args& args = {}) {
     drm_mock_scheduler* sched = drm_mock_sched_new(test, args);
-    if (sched)
+    if (sched) {
         EXPECT_EQ(kunit_add_action_or_reset(test, drm_mock_sched_fini_wrap, sched), 0);
+    }
     return sched;
 }
 inline drm_mock_scheduler* managed_sched(kunit* test, long timeout) {
@@ -62,8 +63,9 @@ inline drm_mock_scheduler* managed_sched(kunit* test, long timeout) {
 inline drm_mock_sched_entity* managed_entity_list(kunit* test, drm_sched_priority priority, drm_mock_scheduler** scheds,
                                                   unsigned n) {
     drm_mock_sched_entity* entity = drm_mock_sched_entity_new_list(test, priority, scheds, n);
-    if (entity)
+    if (entity) {
         EXPECT_EQ(kunit_add_action_or_reset(test, drm_mock_sched_entity_free_wrap, entity), 0);
+    }
     return entity;
 }
 inline drm_mock_sched_entity* managed_entity(kunit* test, drm_sched_priority priority, drm_mock_scheduler* sched) {

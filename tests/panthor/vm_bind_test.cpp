@@ -1325,9 +1325,11 @@ TEST_P(PanthorVmIgtHuge, EveryUnbindSucceedsAndTheRestStillTranslates) {
     ASSERT_EQ(vm_map(id, bo.handle, kIgtVa, c.map_size, 0, c.map_offset), 0);
 
     // The BO backing is 2 MiB-contiguous: the map uses blocks wherever it can.
-    for (u64 off = 0; off + SZ_2M <= c.map_size; off += SZ_2M)
-        if (((kIgtVa + off) % SZ_2M) == 0 && (bo.pa(c.map_offset + off) % SZ_2M) == 0)
+    for (u64 off = 0; off + SZ_2M <= c.map_size; off += SZ_2M) {
+        if (((kIgtVa + off) % SZ_2M) == 0 && (bo.pa(c.map_offset + off) % SZ_2M) == 0) {
             EXPECT_EQ(walk(as, kIgtVa + off).t.level, 2) << std::hex << off;
+        }
+    }
 
     std::vector<bool> mapped(c.map_size / SZ_4K, true);
     for (const auto& [va, size] : c.unmaps) {
@@ -1339,9 +1341,10 @@ TEST_P(PanthorVmIgtHuge, EveryUnbindSucceedsAndTheRestStillTranslates) {
             const u64 p = kIgtVa + i * SZ_4K;
             const WalkResult w = walk(as, p);
             ASSERT_EQ(w.ok, mapped[i]) << "after unmap " << std::hex << va << "+" << size << ": page " << p;
-            if (w.ok)
+            if (w.ok) {
                 ASSERT_EQ(w.t.pa_base + (p - w.t.va_base), bo.pa(c.map_offset + i * SZ_4K))
                     << "after unmap " << std::hex << va << "+" << size << ": page " << p;
+            }
         }
         // The GPU (through its TLB) agrees on the first and last surviving page.
         auto first = std::find(mapped.begin(), mapped.end(), true);
@@ -1426,8 +1429,9 @@ TEST_F(PanthorVm, TransparentHugepageDecidesTheBoBacking) {
     for (u64 off = 0; off < SZ_4M; off += SZ_4K) {
         const bool hole = off >= SZ_1M && off < SZ_1M + 0x2000;
         ASSERT_EQ(walk(as, kVa + off).ok, !hole) << std::hex << off;
-        if (!hole)
+        if (!hole) {
             ASSERT_EQ(walk_pa(as, kVa + off), small.pa(off)) << std::hex << off;
+        }
     }
     EXPECT_EQ(gpu_word(as, kVa + SZ_1M + 0x2000), pattern(0x51, (SZ_1M + 0x2000) / SZ_4K));
     EXPECT_FALSE(panthor_vm_is_unusable(vm));
