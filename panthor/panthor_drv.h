@@ -9,7 +9,7 @@
 namespace panthor {
 
 inline constexpr int PANTHOR_DRIVER_MAJOR = 1;
-inline constexpr int PANTHOR_DRIVER_MINOR = 8;
+inline constexpr int PANTHOR_DRIVER_MINOR = 9;
 
 extern const drm::DriverDesc panthor_drm_driver;
 

@@ -125,7 +125,7 @@ TEST_F(PanthorProbe, LogsTheDeviceAndFirmwareLikeUpstream) {
     EXPECT_FALSE(kshim::log_contains("", kshim::LogLevel::Warn));
 }
 
-TEST_F(PanthorProbe, DrmVersionIsPanthor1_5) {
+TEST_F(PanthorProbe, DrmVersionIsPanthor1_9) {
     char name[32], desc[64];
     std::memset(name, 0x55, sizeof(name));
     drm::UserRange rn(name, sizeof(name)), rd(desc, sizeof(desc));
@@ -136,7 +136,7 @@ TEST_F(PanthorProbe, DrmVersionIsPanthor1_5) {
     v.desc_len = sizeof(desc);
     ASSERT_EQ(ioctl(drm::uapi::DRM_IOCTL_VERSION, &v), 0);
     EXPECT_EQ(v.version_major, 1);
-    EXPECT_EQ(v.version_minor, 8);
+    EXPECT_EQ(v.version_minor, 9);
     EXPECT_EQ(v.version_patchlevel, 0);
     ASSERT_EQ(v.name_len, 7u);
     EXPECT_EQ(std::string(name, v.name_len), "panthor");
