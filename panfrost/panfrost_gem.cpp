@@ -315,18 +315,7 @@ int panfrost_gem_sync(drm::drm_gem_object* obj, u32 type, u32 offset, u32 size) 
     // Each sg segment the range covers: a clean for the device, then for FLUSH_AND_INVALIDATE an
     // invalidate for the CPU (upstream: dma_sync_single_for_device(TO_DEVICE) and
     // dma_sync_single_for_cpu(FROM_DEVICE)). The shim's CPU has no cache: counted and traced.
-    for (u32 i = 0; i < sgt->nents && size; i++) {
-        u64 paddr = drm::sg_dma_address(&sgt->sgl[i]);
-        u64 len = drm::sg_dma_len(&sgt->sgl[i]);
-        if (len <= offset) {
-            offset -= static_cast<u32>(len);
-            continue;
-        }
-        paddr += offset;
-        len = std::min<u64>(len - offset, size);
-        size -= static_cast<u32>(len);
-        offset = 0;
-
+    return kshim::sg_for_each_dma_range(sgt, offset, size, [&](u64 paddr, u64 len) {
         pfdev->cache_sync.for_device.fetch_add(1);
         pfdev->cache_sync.bytes.fetch_add(len);
         if (trace::enabled())
@@ -338,8 +327,8 @@ int panfrost_gem_sync(drm::drm_gem_object* obj, u32 type, u32 offset, u32 size) 
                 trace::instant("dma_sync_single_for_cpu", "panfrost",
                                "{\"paddr\":" + std::to_string(paddr) + ",\"len\":" + std::to_string(len) + "}");
         }
-    }
-    return 0;
+        return 0;
+    });
 }
 
 }  // namespace panfrost

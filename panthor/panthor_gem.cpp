@@ -279,22 +279,12 @@ int panthor_gem_sync(drm::drm_gem_object* obj, u32 type, u64 offset, u64 size) {
     // invalidated for the CPU (dma_sync_single_for_device(TO_DEVICE) and
     // dma_sync_single_for_cpu(FROM_DEVICE) upstream).
     panthor_device* ptdev = panthor_bo_device(obj);
-    for (u32 i = 0; i < sgt->nents && size; i++) {
-        u64 paddr = drm::sg_dma_address(&sgt->sgl[i]);
-        u64 len = drm::sg_dma_len(&sgt->sgl[i]);
-        if (len <= offset) {
-            offset -= len;
-            continue;
-        }
-        paddr += offset;
-        len = std::min(len - offset, size);
-        size -= len;
-        offset = 0;
+    return kshim::sg_for_each_dma_range(sgt, offset, size, [&](u64 paddr, u64 len) {
         panthor_dma_sync_segment(ptdev, paddr, len, kshim::DMA_TO_DEVICE, false);
         if (type == DRM_PANTHOR_BO_SYNC_CPU_CACHE_FLUSH_AND_INVALIDATE)
             panthor_dma_sync_segment(ptdev, paddr, len, kshim::DMA_FROM_DEVICE, true);
-    }
-    return 0;
+        return 0;
+    });
 }
 
 int panthor_kernel_bo_vmap(panthor_kernel_bo* bo) {

@@ -164,58 +164,50 @@ int panthor_vm_map_pages(panthor_vm* vm, u64 iova, int prot, drm::SgTable* sgt, 
         return -EINVAL;
     WARN_ON(!in_locked_region(vm, iova, size));
 
-    for (u32 i = 0; i < sgt->nents && size; i++) {
-        const drm::SgTable::Segment* sg = &sgt->sgl[i];
-        u64 paddr = drm::sg_dma_address(sg);
-        u64 len = drm::sg_dma_len(sg);
+    u64 left = 0;
+    int ret = kshim::sg_for_each_dma_range(
+        sgt, offset, size,
+        [&](u64 paddr, u64 len) {
+            dev_dbg(ptdev->dev, "map: as=%d, iova=%llx, paddr=%llx, len=%llx", vm->as.id,
+                    static_cast<unsigned long long>(iova), static_cast<unsigned long long>(paddr),
+                    static_cast<unsigned long long>(len));
 
-        if (len <= offset) {
-            offset -= len;
-            continue;
-        }
-        paddr += offset;
-        len = std::min(len - offset, size);
-        size -= len;
-        offset = 0;
+            // When VA and PA disagree modulo 2 MiB no block can ever be used in this segment: hand
+            // io-pgtable the whole run of pages at once (ours maps across table boundaries and says
+            // how far it got) instead of one call per 2 MiB, which would walk down from the root
+            // each time.
+            const bool pages_only = ((iova ^ paddr) & (SZ_2M - 1)) != 0;
+            while (len) {
+                size_t pgcount, mapped = 0;
+                size_t pgsize;
+                if (pages_only) {
+                    pgsize = SZ_4K;
+                    pgcount = static_cast<size_t>(len / SZ_4K);
+                } else {
+                    pgsize = get_pgsize(iova | paddr, len, &pgcount);
+                }
+                // The tables come from the op context: nothing is allocated here.
+                int err = ops->map_pages(iova, paddr, pgsize, pgcount, prot, kshim::GFP_NOWAIT, &mapped);
+                iova += mapped;
+                paddr += mapped;
+                len -= mapped;
 
-        dev_dbg(ptdev->dev, "map: as=%d, iova=%llx, paddr=%llx, len=%llx", vm->as.id,
-                static_cast<unsigned long long>(iova), static_cast<unsigned long long>(paddr),
-                static_cast<unsigned long long>(len));
-
-        // When VA and PA disagree modulo 2 MiB no block can ever be used in this segment: hand
-        // io-pgtable the whole run of pages at once (ours maps across table boundaries and says how
-        // far it got) instead of one call per 2 MiB, which would walk down from the root each time.
-        const bool pages_only = ((iova ^ paddr) & (SZ_2M - 1)) != 0;
-        while (len) {
-            size_t pgcount, mapped = 0;
-            size_t pgsize;
-            if (pages_only) {
-                pgsize = SZ_4K;
-                pgcount = static_cast<size_t>(len / SZ_4K);
-            } else {
-                pgsize = get_pgsize(iova | paddr, len, &pgcount);
+                if (WARN_ON(!err && !mapped))
+                    err = -ENOMEM;
+                if (WARN_ON_ONCE(err))
+                    return err;
             }
-            // The tables come from the op context: nothing is allocated here.
-            int ret = ops->map_pages(iova, paddr, pgsize, pgcount, prot, kshim::GFP_NOWAIT, &mapped);
-            iova += mapped;
-            paddr += mapped;
-            len -= mapped;
-
-            if (WARN_ON(!ret && !mapped))
-                ret = -ENOMEM;
-            if (WARN_ON_ONCE(ret)) {
-                // Leave no page table behind, and no VM that looks fine but is not.
-                panthor_vm_unmap_pages(vm, start_iova, iova - start_iova);
-                panthor_vm_declare_unusable(vm);
-                return ret;
-            }
-        }
-    }
+            return 0;
+        },
+        &left);
     // The segments ended before the requested range did.
-    if (WARN_ON(size)) {
+    if (!ret && WARN_ON(left))
+        ret = -EINVAL;
+    if (ret) {
+        // Leave no page table behind, and no VM that looks fine but is not.
         panthor_vm_unmap_pages(vm, start_iova, iova - start_iova);
         panthor_vm_declare_unusable(vm);
-        return -EINVAL;
+        return ret;
     }
     return 0;
 }

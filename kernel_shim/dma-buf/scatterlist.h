@@ -24,6 +24,29 @@ inline dma_addr_t sg_dma_address(const sg_table::Segment* s) {
 inline u64 sg_dma_len(const sg_table::Segment* s) {
     return s->length;
 }
+// Walks the DMA ranges that back bytes [offset, offset + size) of what `sgt` describes, in order:
+// fn(dma_addr, len) for each piece, stopping at the first non-zero return, which it returns.
+// `*left` (when given) gets how much of the range lay past the table's end. Upstream open-codes
+// this walk (for_each_sgtable_dma_sg, skipping to the offset) in each caller.
+template <class Fn>
+int sg_for_each_dma_range(const sg_table* sgt, u64 offset, u64 size, Fn&& fn, u64* left = nullptr) {
+    int ret = 0;
+    for (u32 i = 0; i < sgt->nents && size && !ret; i++) {
+        const u64 len = sg_dma_len(&sgt->sgl[i]);
+        if (len <= offset) {
+            offset -= len;
+            continue;
+        }
+        const u64 piece = len - offset < size ? len - offset : size;
+        ret = fn(sg_dma_address(&sgt->sgl[i]) + offset, piece);
+        size -= piece;
+        offset = 0;
+    }
+    if (left)
+        *left = ret ? 0 : size;
+    return ret;
+}
+
 // Frees the segments (not the table itself, as upstream).
 inline void sg_free_table(sg_table* sgt) {
     if (!sgt)
