@@ -50,11 +50,12 @@ workqueue_struct* g_system[4];
 
 void worker_loop(workqueue_struct* wq);
 
+// As the kernel's kick_pool: wakes the most recently idled worker, which stays on the idle list
+// until it runs, so items queued before it runs wake that same worker rather than one each (a
+// worker that takes an item kicks the next one: chain_kick_locked).
 void kick_locked(workqueue_struct* wq) {
     if (!wq->idle.empty()) {
-        Task* t = wq->idle.back();
-        wq->idle.pop_back();
-        backend().unpark(t);
+        backend().unpark(wq->idle.back());
         return;
     }
     if (static_cast<int>(wq->workers.size()) < wq->max_active) {
@@ -93,6 +94,20 @@ bool running_locked(const work_struct* w, u64 max_seq = ~u64{0}) {
     return false;
 }
 
+bool pickable_locked(const workqueue_struct* wq) {
+    for (const work_struct* w : wq->list)
+        if (!running_locked(w))
+            return true;
+    return false;
+}
+
+// A worker that took an item while more wait wakes another, as process_one_work chains the
+// pending items of an unbound pool from one worker to the next.
+void chain_kick_locked(workqueue_struct* wq) {
+    if (pickable_locked(wq))
+        kick_locked(wq);
+}
+
 // The first item of the list that is not running on another worker (items are non-reentrant).
 work_struct* pick_locked(workqueue_struct* wq) {
     for (auto it = wq->list.begin(); it != wq->list.end(); ++it) {
@@ -128,6 +143,7 @@ void worker_loop(workqueue_struct* wq) {
         me->current_work = w;
         me->current_work_seq = w->seq;
         g_busy.push_back(me);
+        chain_kick_locked(wq);
         // The item may free itself: keep what is needed after it runs.
         LockdepMap work_map = w->lockdep_map;
         const char* name = w->name;
