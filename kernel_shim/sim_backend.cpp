@@ -92,6 +92,11 @@ public:
             return true;
         if (deadline <= now_)
             return false;
+        switch (run_alone_until(t, deadline)) {
+        case Alone::Reached: return false;
+        case Alone::Woken: return true;
+        case Alone::Others: break;
+        }
         const bool timed_out = block(t, deadline, "park");
         if (t->aborted) {
             t->aborted = false;
@@ -173,8 +178,13 @@ public:
         // check a real sleep does. A wake-up meanwhile stays as a token, as on a spinning thread.
         const ktime_t target = now_ + d;
         bool woken = false;
-        while (now_ < target)
-            woken |= !block(t, target, "udelay");
+        while (now_ < target) {
+            switch (run_alone_until(t, target)) {
+            case Alone::Reached: break;
+            case Alone::Woken: woken = true; break;
+            case Alone::Others: woken |= !block(t, target, "udelay"); break;
+            }
+        }
         if (woken)
             t->wake_token.store(true);
     }
@@ -367,6 +377,69 @@ private:
         settle(&softirq_);
         for (Task* t : tasks_)
             settle(t);
+    }
+
+    // The fast path of a wait by the running task t until `until` (KTIME_MAX: none). While no
+    // other task can run, the loop would only fire the events due before t's wake-up, one time
+    // after the other, and then run t again; that happens here, on t's stack and in the loop's
+    // context, without the two switches per step. The order of everything stays as the loop's
+    // (events, main's predicate, the picks), so interleavings and seeds are unchanged:
+    // - Reached: the clock is at `until` and nothing woke t;
+    // - Woken: an event woke t and t, alone runnable, runs on (or took its turn in the loop);
+    // - Others: someone else can run, or main's wait ends, first: t blocks as usual (the events
+    //   fired so far are the ones the loop would have fired first).
+    enum class Alone { Reached, Woken, Others };
+    Alone run_alone_until(Task* t, ktime_t until) {
+        if (!runq_.empty() || (main_wait_ == MainWait::Pred && main_pred_holds_beside(t)))
+            return Alone::Others;
+        for (;;) {
+            const ktime_t next = events_.empty() ? KTIME_MAX : events_.begin()->when;
+            const ktime_t stop = std::min(next, until);
+            if (stop == KTIME_MAX || (main_wait_ != MainWait::None && stop > main_deadline_))
+                return Alone::Others;  // a deadlock to report, or main's wait ends first
+            if (next > until) {
+                now_ = until;
+                spin_epoch_++;  // progress, as the firing of t's wake-up would be
+                if (main_wait_ == MainWait::Pred && main_pred_holds_beside(t))
+                    yield();  // main's turn comes before t's, as in the loop
+                return Alone::Reached;
+            }
+            now_ = std::max(now_, next);
+            t->state = TaskState::Blocked;  // so that an unpark by an event queues t where the loop would
+            fire_due_events();
+            set_current(t);
+            cpu_switch(t, t->cpu.cur);
+            const bool woken = t->state == TaskState::Runnable;
+            const size_t others = runq_.size() - (woken ? 1 : 0);
+            if (others || (main_wait_ == MainWait::Pred && main_pred_holds_beside(t))) {
+                if (!woken) {
+                    t->state = TaskState::Running;
+                    return Alone::Others;
+                }
+                // t is on the run queue in its place: the loop picks, as it would have.
+                switch_to_scheduler(t);
+                if (t->aborted) {
+                    t->aborted = false;
+                    throw SimAbort{};
+                }
+                return Alone::Woken;
+            }
+            t->state = TaskState::Running;
+            if (woken) {
+                runq_.clear();
+                return Alone::Woken;
+            }
+        }
+    }
+    // main's predicate evaluated from task t's fiber, in the loop's context (softirq: its locks
+    // are not t's), then back to t.
+    bool main_pred_holds_beside(Task* t) {
+        set_current(&softirq_);
+        cpu_switch(main_, main_->cpu.cur);
+        const bool r = (*main_pred_)();
+        cpu_switch(t, t->cpu.cur);
+        set_current(t);
+        return r;
     }
 
     // Blocks t until unparked or `deadline` (KTIME_MAX: none); true if the deadline passed.
