@@ -4,6 +4,8 @@
 #include <chrono>
 
 #include "kernel_shim/backend.h"
+#include "kernel_shim/completion.h"
+#include "kernel_shim/iopoll.h"
 #include "kernel_shim/sched.h"
 #include "kernel_shim/sim_abort.h"
 #include "kernel_shim/time.h"
@@ -253,4 +255,96 @@ TEST_F(Time, SpinningBehindABusyPeerDoesNotMoveTheClock) {
     EXPECT_EQ(ktime_get(), 0);
     kthread_stop(worker);
     kthread_stop(timer_task);
+}
+
+// A task that waits alone runs the clock itself (docs/kshim.md, "A wait alone does not switch"):
+// the events due before its wake-up fire in order, in the loop's context, and it switches only
+// when one of them lets someone else run.
+class SimWait : public kshim::testing::KernelTest {};
+
+namespace {
+// A register bit the "hardware" sets at a known time: a kBandHardware event, as a device model's.
+struct HwBit {
+    std::atomic<u32> value{0};
+    TimerEvent ev{&HwBit::fire, this, kBandHardware, "hw bit"};
+    completion* wakes = nullptr;  // the event also completes this, if set
+    static void fire(TimerEvent* e, u64) {
+        auto* b = static_cast<HwBit*>(e->owner);
+        b->value.store(1);
+        if (b->wakes)
+            complete(b->wakes);
+    }
+};
+}  // namespace
+
+TEST_F(SimWait, ALonePollSeesAHardwareEffectWithoutATaskSwitch) {
+    HwBit bit;
+    int ret = -1;
+    ktime_t done_at = 0;
+    u64 switches = 0;
+    Task* poller = kthread_run(
+        [&] {
+            const u64 s0 = Runtime::get()->context_switches();
+            backend().timer_arm(&bit.ev, ktime_get() + 5 * NSEC_PER_USEC);
+            u32 v = 0;
+            ret = read_poll_timeout_atomic(bit.value.load, v, v == 1, 0, 100, false);
+            done_at = ktime_get();
+            switches = Runtime::get()->context_switches() - s0;
+            return 0;
+        },
+        "poller");
+    const ktime_t t0 = ktime_get();
+    kthread_stop(poller);
+    EXPECT_EQ(ret, 0);
+    EXPECT_EQ(done_at - t0, 5 * NSEC_PER_USEC) << "the poll sees the bit at the first read after it was set";
+    EXPECT_EQ(switches, 0u) << "five 1 us steps of a lone poll each went through the scheduler";
+}
+
+TEST_F(SimWait, AnEventThatWakesAnotherTaskLetsItRunAtItsTime) {
+    HwBit bit;
+    completion go;
+    init_completion(&go);
+    bit.wakes = &go;
+    std::atomic<int> flag{0};
+    ktime_t woke_at = 0, seen_at = 0;
+    Task* waiter = kthread_run(
+        [&] {
+            wait_for_completion(&go);
+            woke_at = ktime_get();
+            flag.store(1);
+            return 0;
+        },
+        "waiter");
+    Task* poller = kthread_run(
+        [&] {
+            backend().timer_arm(&bit.ev, ktime_get() + 3 * NSEC_PER_USEC);
+            int v = 0;
+            EXPECT_EQ(read_poll_timeout_atomic(flag.load, v, v == 1, 0, 100, false), 0);
+            seen_at = ktime_get();
+            return 0;
+        },
+        "poller");
+    const ktime_t t0 = ktime_get();
+    kthread_stop(poller);
+    kthread_stop(waiter);
+    EXPECT_EQ(woke_at - t0, 3 * NSEC_PER_USEC) << "the woken task ran when its event fired";
+    EXPECT_GE(seen_at, woke_at);
+    EXPECT_LE(seen_at - t0, 4 * NSEC_PER_USEC) << "the poll saw its store at its next read";
+}
+
+TEST_F(SimWait, ATimedSleepAloneEndsAtItsDeadlineAndAWakeUpEndsItEarly) {
+    Task* me = current();
+    const u64 s0 = Runtime::get()->context_switches();
+    EXPECT_EQ(schedule_timeout(25), 0);  // nobody else: the clock runs to the deadline
+    EXPECT_EQ(Runtime::get()->context_switches(), s0);
+    HwBit bit;
+    completion go;
+    init_completion(&go);
+    bit.wakes = &go;
+    backend().timer_arm(&bit.ev, ktime_get() + 7 * NSEC_PER_MSEC);
+    const ktime_t t0 = ktime_get();
+    EXPECT_GT(wait_for_completion_timeout(&go, msecs_to_jiffies(100)), 0u);
+    EXPECT_EQ(ktime_get() - t0, 7 * NSEC_PER_MSEC) << "the event inside the wait ended it";
+    EXPECT_EQ(Runtime::get()->context_switches(), s0) << "main waited alone: no switch";
+    (void)me;
 }

@@ -274,3 +274,31 @@ TEST_F(WorkqueueTest, AnEndlessDelayNeverFiresAndDoesNotOverflow) {
     EXPECT_TRUE(d.ran_at.empty());
     EXPECT_TRUE(cancel_delayed_work_sync(&d.dw));
 }
+
+// As the kernel's unbound pools: items queued before the woken idle worker runs all wake that
+// worker, and a worker that takes an item while more wait wakes one more, so a burst of items
+// on a pool of idle workers does not wake every worker for one to find the list empty.
+TEST_F(WorkqueueTest, ABurstOfItemsWakesOneIdleWorkerAndChainsTheNext) {
+    workqueue_struct* wq = alloc_workqueue("burst", WQ_UNBOUND, 0);
+    ASSERT_NE(wq, nullptr);
+    constexpr int kWorkers = 8;
+    {  // eight sleeping items leave eight idle workers behind
+        std::vector<Item> sleepers(kWorkers);
+        for (Item& it : sleepers) {
+            it.sleep = NSEC_PER_MSEC;
+            queue_work(wq, &it.work);
+        }
+        advance_until_idle();
+    }
+    std::vector<Item> burst(kWorkers);
+    const u64 switches = Runtime::get()->context_switches();
+    for (Item& it : burst)
+        queue_work(wq, &it.work);
+    run_pending();
+    for (const Item& it : burst)
+        EXPECT_EQ(it.runs, 1);
+    // The woken worker runs the burst (nothing in it sleeps), the one it chained finds it done,
+    // and main resumes: three switches, where waking a worker per item made nine.
+    EXPECT_LE(Runtime::get()->context_switches() - switches, 3u);
+    destroy_workqueue(wq);
+}
