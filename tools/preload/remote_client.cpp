@@ -337,6 +337,36 @@ int remote_munmap(void* addr, size_t len) {
     return ret;
 }
 
+namespace {
+void release_barrier(unsigned long long ino) {
+    const int err = errno;
+    Req r{};
+    r.op = Op::Release;
+    r.ino = ino;
+    Msg m{};
+    call(r, &m);
+    errno = err;
+}
+}  // namespace
+
+int remote_close(int fd) {
+    unsigned long long ino;
+    const bool ours = server_fd(fd, &ino);
+    const int ret = libc().close(fd);
+    if (ours && ret == 0)
+        release_barrier(ino);
+    return ret;
+}
+
+int remote_dup_onto(int oldfd, int newfd, int flags, bool is_dup3) {
+    unsigned long long ino;
+    const bool ours = oldfd != newfd && server_fd(newfd, &ino);
+    const int ret = is_dup3 ? libc().dup3(oldfd, newfd, flags) : libc().dup2(oldfd, newfd);
+    if (ours && ret >= 0)
+        release_barrier(ino);
+    return ret;
+}
+
 int remote_minor(int fd) {
     unsigned long long ino;
     if (!server_fd(fd, &ino))

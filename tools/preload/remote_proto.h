@@ -32,6 +32,9 @@ enum class Op : uint32_t {
     Answer = 8,  // the client's answer to a call back: a = fd number or -errno
     Fdinfo = 9,  // ino, a = the descriptor's F_GETFL. ret 0 with a memfd of the text attached
     Model = 10,  // ret: the server's GPU model, an index into host::gpu_models()
+    Release = 11,  // ino of a descriptor the client just closed: returns once the server has
+                   // dropped the file's reference if that was the last descriptor (the close
+                   // barrier: the kernel's last fput finishes before close(2) returns). ret 0
 };
 
 enum class Kind : uint32_t {

@@ -6,6 +6,7 @@
 #include "tools/preload/server_main.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/epoll.h>
@@ -64,6 +65,7 @@ namespace {
 struct Entry {
     file* f = nullptr;
     int sock = -1;
+    unsigned long long id = 0;   // epoll's key for the socket (never reused, unlike the number)
     unsigned long long ino = 0;  // the client end's inode: how requests name the file
     pid_t pid = 0;               // the process it was handed to
     std::string what;            // "/dev/dri/renderD128", "sync_file", ...
@@ -101,7 +103,12 @@ struct Server {
     pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     // Under lock.
     std::unordered_map<unsigned long long, Entry*> by_ino;
-    std::unordered_map<int, Entry*> by_sock;
+    std::unordered_map<unsigned long long, Entry*> by_id;
+    unsigned long long next_id = 1;
+    // Files whose reference is being dropped (taken out of the tables, fput not yet done), and
+    // the condition a close barrier waits on until it is.
+    std::unordered_map<unsigned long long, int> releasing;  // by ino
+    pthread_cond_t released = PTHREAD_COND_INITIALIZER;
     std::unordered_map<pid_t, Process*> procs;
     std::unordered_map<int, Process*> by_pidfd;
     std::vector<int> conns;
@@ -112,6 +119,15 @@ struct Lock {
     Lock() { pthread_mutex_lock(&g_srv->lock); }
     ~Lock() { pthread_mutex_unlock(&g_srv->lock); }
 };
+
+// epoll keys: the kind in the top byte, an id below. A socket end is keyed by its entry's id,
+// not its number: a connection thread may release an entry (a close barrier) and its number be
+// reused for a new socketpair while the main loop still holds an event for the old one.
+constexpr unsigned long long kKeyEntry = 1ull << 56;
+constexpr unsigned long long kKeyPidfd = 2ull << 56;
+constexpr unsigned long long kKeyListen = 3ull << 56;
+constexpr unsigned long long kKeySignal = 4ull << 56;
+constexpr unsigned long long kKeyMask = 0xffull << 56;
 
 unsigned long long sock_ino(int fd) {
     struct stat st {};
@@ -175,6 +191,51 @@ void entry_release(Entry* e, bool report) {
     delete e;
 }
 
+// Takes the entry out of the tables (lock held); the caller then runs entry_release and
+// entry_released. Between the two a close barrier on its inode waits.
+void entry_take_locked(Entry* e) {
+    g_srv->by_id.erase(e->id);
+    g_srv->by_ino.erase(e->ino);
+    g_srv->releasing[e->ino]++;
+}
+
+void entry_released(unsigned long long ino) {
+    Lock l;
+    if (--g_srv->releasing[ino] == 0)
+        g_srv->releasing.erase(ino);
+    pthread_cond_broadcast(&g_srv->released);
+}
+
+// Op::Release: the client closed a descriptor of the socket whose inode is `ino`. If that was
+// the last one (the server's end sees the hang-up now: the host's close released the socket
+// before returning), drop the file's reference here, in the closing process's request, as the
+// kernel's fput of the last reference runs before close(2) returns; if the main loop is already
+// dropping it, wait until it has. Only this file: other hang-ups stay the main loop's.
+int entry_close_barrier(unsigned long long ino) {
+    Entry* e = nullptr;
+    {
+        Lock l;
+        for (;;) {
+            if (g_srv->releasing.count(ino)) {
+                pthread_cond_wait(&g_srv->released, &g_srv->lock);
+                continue;
+            }
+            auto it = g_srv->by_ino.find(ino);
+            if (it == g_srv->by_ino.end())
+                return 0;
+            pollfd p{it->second->sock, POLLRDHUP, 0};
+            if (poll(&p, 1, 0) != 1 || !(p.revents & (POLLRDHUP | POLLHUP)))
+                return 0;  // other descriptors remain
+            e = it->second;
+            entry_take_locked(e);
+            break;
+        }
+    }
+    entry_release(e, true);
+    entry_released(ino);
+    return 0;
+}
+
 void process_release(Process* p, bool report) {
     if (p->pidfd >= 0) {
         epoll_ctl(g_srv->epfd, EPOLL_CTL_DEL, p->pidfd, nullptr);
@@ -209,7 +270,7 @@ Process* process_get_locked(pid_t pid) {
         g_srv->by_pidfd[p->pidfd] = p;
         epoll_event ev{};
         ev.events = EPOLLIN;
-        ev.data.fd = p->pidfd;
+        ev.data.u64 = kKeyPidfd | static_cast<unsigned>(p->pidfd);
         epoll_ctl(g_srv->epfd, EPOLL_CTL_ADD, p->pidfd, &ev);
     }
     return p;
@@ -302,15 +363,16 @@ void ops_installed(kshim::files_struct* files, int fd, file* f) {
     c->pending.erase(it);
     {
         Lock l;
+        e->id = g_srv->next_id++;
         g_srv->by_ino[e->ino] = e;
-        g_srv->by_sock[e->sock] = e;
+        g_srv->by_id[e->id] = e;
     }
     e->pt._qproc = entry_queue;
     if (kshim::vfs_poll(f, &e->pt) & kshim::EPOLLIN)
         entry_ready(e);
     epoll_event ev{};
     ev.events = EPOLLRDHUP;
-    ev.data.fd = e->sock;
+    ev.data.u64 = kKeyEntry | e->id;
     epoll_ctl(g_srv->epfd, EPOLL_CTL_ADD, e->sock, &ev);
 }
 
@@ -386,6 +448,7 @@ long long handle(Conn* c, const Req& r, Msg* m, int* send_fd) {
     }
     case Op::Arena: *send_fd = kshim::page_arena_memfd(); return 0;
     case Op::Model: return &g_srv->world->machine()->model() - upanthor::host::gpu_models().data();
+    case Op::Release: return entry_close_barrier(r.ino);
     case Op::Munmap: {
         drm::VmArea* vma = process_take_vma(c->pid, static_cast<unsigned long long>(r.a));
         if (!vma)
@@ -595,9 +658,9 @@ int serve_main(const ServeOptions& opts, std::FILE* out, std::FILE* err) {
     } else {
         epoll_event ev{};
         ev.events = EPOLLIN;
-        ev.data.fd = lfd;
+        ev.data.u64 = kKeyListen;
         epoll_ctl(g_srv->epfd, EPOLL_CTL_ADD, lfd, &ev);
-        ev.data.fd = sfd;
+        ev.data.u64 = kKeySignal;
         epoll_ctl(g_srv->epfd, EPOLL_CTL_ADD, sfd, &ev);
         std::fprintf(out, "upanthor serve: %s on %s (pid %d)\n", opts.gpu.c_str(), path.c_str(), getpid());
         std::fflush(out);
@@ -608,10 +671,10 @@ int serve_main(const ServeOptions& opts, std::FILE* out, std::FILE* err) {
         epoll_event evs[16];
         const int n = epoll_wait(g_srv->epfd, evs, 16, -1);
         for (int i = 0; i < n; i++) {
-            const int fd = evs[i].data.fd;
-            if (fd == sfd) {
+            const unsigned long long key = evs[i].data.u64;
+            if (key == kKeySignal) {
                 running = false;
-            } else if (fd == lfd) {
+            } else if (key == kKeyListen) {
                 const int c = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
                 if (c >= 0) {
                     {
@@ -623,21 +686,28 @@ int serve_main(const ServeOptions& opts, std::FILE* out, std::FILE* err) {
             } else {
                 Entry* e = nullptr;
                 Process* p = nullptr;
+                const unsigned long long id = key & ~kKeyMask;
                 {
                     Lock l;
-                    if (auto it = g_srv->by_sock.find(fd); it != g_srv->by_sock.end()) {
-                        e = it->second;
-                        g_srv->by_sock.erase(it);
-                        g_srv->by_ino.erase(e->ino);
-                    } else if (auto pt = g_srv->by_pidfd.find(fd); pt != g_srv->by_pidfd.end()) {
+                    if ((key & kKeyMask) == kKeyEntry) {
+                        // Gone already when a close barrier released it first.
+                        if (auto it = g_srv->by_id.find(id); it != g_srv->by_id.end()) {
+                            e = it->second;
+                            entry_take_locked(e);
+                        }
+                    } else if (auto pt = g_srv->by_pidfd.find(static_cast<int>(id));
+                               (key & kKeyMask) == kKeyPidfd && pt != g_srv->by_pidfd.end()) {
                         p = pt->second;
                         g_srv->by_pidfd.erase(pt);
                         if (auto pp = g_srv->procs.find(p->pid); pp != g_srv->procs.end() && pp->second == p)
                             g_srv->procs.erase(pp);
                     }
                 }
-                if (e)
+                if (e) {
+                    const unsigned long long ino = e->ino;
                     entry_release(e, true);
+                    entry_released(ino);
+                }
                 if (p)
                     process_release(p, true);
             }
@@ -659,11 +729,11 @@ int serve_main(const ServeOptions& opts, std::FILE* out, std::FILE* err) {
     std::vector<Process*> procs;
     {
         Lock l;
-        for (auto& [fd, e] : g_srv->by_sock)
+        for (auto& [id, e] : g_srv->by_id)
             entries.push_back(e);
         for (auto& [pid, p] : g_srv->procs)
             procs.push_back(p);
-        g_srv->by_sock.clear();
+        g_srv->by_id.clear();
         g_srv->by_ino.clear();
         g_srv->procs.clear();
         g_srv->by_pidfd.clear();
