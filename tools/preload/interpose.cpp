@@ -362,6 +362,11 @@ int close(int fd) {
         return libc().close(fd);
     });
 }
+pid_t fork() {
+    if (remote_mode())
+        return remote_fork();
+    return libc().fork();
+}
 int dup(int fd) {
     return deferring_signals([&] {
         const int r = libc().dup(fd);

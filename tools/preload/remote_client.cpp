@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <vector>
 
 #include "tools/preload/client_mapping.h"
 #include "tools/preload/fake_fs.h"
@@ -53,7 +54,8 @@ int g_arena = -1;  // under g_lock; inherited by a forked child, as the mappings
 struct Map {
     size_t len;
     long long id;
-    pid_t pid;  // the process that mapped it (a forked child's copy holds no reference)
+    pid_t pid;  // the process whose mapping `id` is (a fork's copy the child could not claim:
+                // the parent's, and it holds no reference)
 };
 std::map<void*, Map>* g_maps = new std::map<void*, Map>();  // under g_lock
 
@@ -414,6 +416,63 @@ int remote_model() {
     r.op = Op::Model;
     Msg m{};
     return static_cast<int>(call(r, &m));
+}
+
+pid_t remote_fork() {
+    // g_lock is held across the fork so that the child's copy of the table is whole (and the
+    // mappings it lists are those the server copied).
+    pthread_mutex_lock(&g_lock);
+    const pid_t parent = getpid();
+    std::vector<unsigned long long> ids;
+    std::vector<void*> addrs;
+    for (auto& [addr, mp] : *g_maps) {
+        if (mp.pid == parent) {
+            ids.push_back(static_cast<unsigned long long>(mp.id));
+            addrs.push_back(addr);
+        }
+    }
+    long long token = 0;
+    if (!ids.empty()) {
+        Req r{};
+        r.op = Op::ForkMaps;
+        r.a = reinterpret_cast<long long>(ids.data());
+        r.b = static_cast<long long>(ids.size());
+        Msg m{};
+        token = call(r, &m);  // on failure the child's copies hold nothing, as before
+    }
+    const pid_t pid = libc().fork();
+    const int err = errno;
+    if (pid == 0) {
+        if (token > 0) {
+            Req r{};
+            r.op = Op::ForkClaim;
+            r.a = token;
+            r.b = parent;
+            Msg m{};
+            if (call(r, &m) == 0) {
+                for (size_t i = 0; i < ids.size(); i++) {
+                    if (!ids[i])
+                        continue;
+                    Map& mp = (*g_maps)[addrs[i]];
+                    mp.id = static_cast<long long>(ids[i]);
+                    mp.pid = getpid();
+                }
+            }
+        }
+        pthread_mutex_unlock(&g_lock);
+        errno = err;
+        return 0;
+    }
+    pthread_mutex_unlock(&g_lock);
+    if (pid < 0 && token > 0) {
+        Req r{};
+        r.op = Op::ForkDrop;
+        r.a = token;
+        Msg m{};
+        call(r, &m);
+    }
+    errno = err;
+    return pid;
 }
 
 bool remote_is_arena(int fd) {

@@ -37,6 +37,10 @@ int remote_model();
 int remote_close(int fd);
 // dup2/dup3 onto `newfd`: the same barrier for the descriptor the duplication closes.
 int remote_dup_onto(int oldfd, int newfd, int flags, bool is_dup3);
+// fork(2): the child's copies of the process's BO mappings hold references of their own, as
+// the kernel's dup_mmap gives them (vm_ops->open): the server copies the mappings before the
+// fork and the child claims the copies before fork returns in it.
+pid_t remote_fork();
 // The arena memfd the BO mappings come from: not the program's to close.
 bool remote_is_arena(int fd);
 

@@ -35,6 +35,13 @@ enum class Op : uint32_t {
     Release = 11,  // ino of a descriptor the client just closed: returns once the server has
                    // dropped the file's reference if that was the last descriptor (the close
                    // barrier: the kernel's last fput finishes before close(2) returns). ret 0
+    ForkMaps = 12,   // before fork(2): a = pointer to b mapping ids of the caller; the server
+                     // copies each mapping (as dup_mmap does, a reference of its own) into a
+                     // reserve, writes the copies' ids over the array (0: no such mapping).
+                     // ret: the reserve's token (> 0)
+    ForkClaim = 13,  // the child, right after fork: a = the token, b = the parent's pid. The
+                     // reserve's mappings become the caller's. ret 0, or -errno (-ESRCH: gone)
+    ForkDrop = 14,   // the parent when fork failed: a = the token. ret 0
 };
 
 enum class Kind : uint32_t {

@@ -43,6 +43,7 @@
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/task.h"
 #include "kernel_shim/time.h"
+#include "kernel_shim/uaccess.h"
 #include "tools/preload/caller_creds.h"
 #include "tools/preload/host_task.h"
 #include "tools/preload/ioctl_answers.h"
@@ -79,6 +80,9 @@ struct Process {
     pid_t pid = 0;
     int pidfd = -1;
     std::unordered_map<unsigned long long, drm::VmArea*> vmas;  // by mapping id
+    // Copies of the mappings made for a fork (Op::ForkMaps) that the child has not claimed yet,
+    // by token; dropped with the process if the child never does.
+    std::unordered_map<unsigned long long, std::vector<drm::VmArea*>> forks;
 };
 
 // A number reserved for the client during a request, not yet installed.
@@ -254,6 +258,9 @@ void process_release(Process* p, bool report) {
         }
         drm::drm_munmap(vma);
     }
+    for (auto& [token, vmas] : p->forks)
+        for (drm::VmArea* vma : vmas)
+            drm::drm_munmap(vma);
     delete p;
 }
 
@@ -294,6 +301,124 @@ drm::VmArea* process_take_vma(pid_t pid, unsigned long long id) {
     drm::VmArea* vma = it->second;
     p->vmas.erase(it);
     return vma;
+}
+
+// The parent pid of `pid` (/proc/PID/stat's fourth field), or -1.
+pid_t parent_of(pid_t pid) {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char buf[512];
+    const ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    const char* paren = std::strrchr(buf, ')');
+    int ppid = -1;
+    char state;
+    if (!paren || std::sscanf(paren + 1, " %c %d", &state, &ppid) != 2)
+        return -1;
+    return ppid;
+}
+
+// Op::ForkMaps: the caller is about to fork. Each of its mappings named in the array at `uids`
+// is copied (drm::vma_dup: the child's copy holds the object and the file, as the kernel's
+// dup_mmap does through vm_ops->open), kept under a token until the child claims it.
+long long fork_maps(pid_t pid, kshim::u64 uids, long long count) {
+    if (count <= 0 || count > (1 << 20))
+        return -EINVAL;
+    std::vector<unsigned long long> ids(static_cast<size_t>(count));
+    if (kshim::copy_from_user(ids.data(), uids, ids.size() * sizeof(ids[0])))
+        return -EFAULT;
+    // The originals are taken out of the process's record while they are copied, so that its
+    // exit (the main loop) cannot unmap them under the copy; they go back afterwards.
+    std::vector<drm::VmArea*> originals(ids.size(), nullptr);
+    Process* owner = nullptr;
+    {
+        Lock l;
+        auto pit = g_srv->procs.find(pid);
+        if (pit == g_srv->procs.end())
+            return -ESRCH;
+        owner = pit->second;
+        for (size_t i = 0; i < ids.size(); i++) {
+            auto it = owner->vmas.find(ids[i]);
+            if (it != owner->vmas.end()) {
+                originals[i] = it->second;
+                owner->vmas.erase(it);
+            }
+        }
+    }
+    std::vector<drm::VmArea*> copies;
+    for (size_t i = 0; i < ids.size(); i++) {
+        drm::VmArea* copy = originals[i] ? drm::vma_dup(originals[i]) : nullptr;
+        ids[i] = reinterpret_cast<unsigned long long>(copy);
+        if (copy)
+            copies.push_back(copy);
+    }
+    const bool copied = kshim::copy_to_user(uids, ids.data(), ids.size() * sizeof(ids[0])) == 0;
+    unsigned long long token = 0;
+    {
+        Lock l;
+        auto pit = g_srv->procs.find(pid);
+        if (pit != g_srv->procs.end() && pit->second == owner) {
+            for (drm::VmArea* vma : originals)
+                if (vma)
+                    owner->vmas[reinterpret_cast<unsigned long long>(vma)] = vma;
+            if (copied) {
+                token = g_srv->next_id++;
+                owner->forks[token] = copies;
+            }
+        } else {
+            owner = nullptr;  // exited meanwhile: the originals are ours to unmap
+        }
+    }
+    if (!owner)
+        for (drm::VmArea* vma : originals)
+            if (vma)
+                drm::drm_munmap(vma);
+    if (!token) {
+        for (drm::VmArea* vma : copies)
+            drm::drm_munmap(vma);
+        return owner ? -EFAULT : -ESRCH;
+    }
+    return static_cast<long long>(token);
+}
+
+// The reserve `token` of process `owner`, taken out (empty when there is none).
+std::vector<drm::VmArea*> fork_take(pid_t owner, unsigned long long token) {
+    Lock l;
+    auto pit = g_srv->procs.find(owner);
+    if (pit == g_srv->procs.end())
+        return {};
+    auto it = pit->second->forks.find(token);
+    if (it == pit->second->forks.end())
+        return {};
+    std::vector<drm::VmArea*> vmas = std::move(it->second);
+    pit->second->forks.erase(it);
+    return vmas;
+}
+
+// Op::ForkClaim: the caller must be a child of the reserve's owner.
+long long fork_claim(pid_t pid, unsigned long long token, pid_t parent) {
+    if (parent_of(pid) != parent)
+        return -EPERM;
+    std::vector<drm::VmArea*> vmas = fork_take(parent, token);
+    if (vmas.empty())
+        return -ESRCH;
+    Lock l;
+    Process* p = process_get_locked(pid);
+    for (drm::VmArea* vma : vmas)
+        p->vmas[reinterpret_cast<unsigned long long>(vma)] = vma;
+    return 0;
+}
+
+long long fork_drop(pid_t pid, unsigned long long token) {
+    for (drm::VmArea* vma : fork_take(pid, token))
+        drm::drm_munmap(vma);
+    return 0;
 }
 
 // ---- the client process's descriptor table (kshim::files_struct_ops) ----
@@ -449,10 +574,20 @@ long long handle(Conn* c, const Req& r, Msg* m, int* send_fd) {
     case Op::Arena: *send_fd = kshim::page_arena_memfd(); return 0;
     case Op::Model: return &g_srv->world->machine()->model() - upanthor::host::gpu_models().data();
     case Op::Release: return entry_close_barrier(r.ino);
+    case Op::ForkMaps: return fork_maps(c->pid, static_cast<kshim::u64>(r.a), r.b);
+    case Op::ForkClaim:
+        return fork_claim(c->pid, static_cast<unsigned long long>(r.a), static_cast<pid_t>(r.b));
+    case Op::ForkDrop: return fork_drop(c->pid, static_cast<unsigned long long>(r.a));
     case Op::Munmap: {
         drm::VmArea* vma = process_take_vma(c->pid, static_cast<unsigned long long>(r.a));
         if (!vma)
             return -EINVAL;
+        // The mapping's reference may be the file's last (its descriptors closed first).
+        if (vma->vm_file && kshim::file_count(vma->vm_file) == 1) {
+            std::fprintf(g_srv->out, "upanthor serve: pid %d: unmapped the last mapping of %s: %s\n", c->pid,
+                         describe(vma->vm_file).c_str(), release_note(vma->vm_file).c_str());
+            std::fflush(g_srv->out);
+        }
         drm::drm_munmap(vma);
         return 0;
     }
