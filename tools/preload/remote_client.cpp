@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -29,6 +30,7 @@
 #include "tools/preload/fake_fs.h"
 #include "tools/preload/libc_next.h"
 #include "tools/preload/remote_proto.h"
+#include "tools/preload/signals.h"
 
 namespace upanthor::preload {
 
@@ -91,14 +93,24 @@ int connect_server() {
 
 struct Conn {
     int fd = -1;
+    int irq = -1;  // the write end of the connection's interrupt pipe (Op::Hello)
     pid_t pid = 0;
     bool busy = false;
+    unsigned long long seq = 0;  // the last request's number
     ~Conn() {
-        if (fd >= 0 && pid == getpid())
-            libc().close(fd);
+        if (pid == getpid()) {
+            if (fd >= 0)
+                libc().close(fd);
+            if (irq >= 0)
+                libc().close(irq);
+        }
     }
 };
 thread_local Conn t_conn;
+// The request this thread waits for, for the signal trampoline (remote_interrupt): its
+// connection's interrupt pipe and seq (0: none). Static TLS, safe to read in a handler.
+thread_local volatile int t_wait_irq = -1;
+thread_local volatile unsigned long long t_wait_seq = 0;
 
 // The conversation of one request: call backs answered until the reply. -errno, or the reply's
 // ret (*reply filled, *fd_out the attached descriptor or -1).
@@ -147,8 +159,35 @@ long long converse(int sock, const Req& r, Msg* reply, int* fd_out) {
     }
 }
 
-long long call(const Req& r, Msg* reply, int* fd_out = nullptr) {
+// The connection's interrupt pipe: the read end goes to the server (Op::Hello), the write end
+// stays in c->irq. Without it the connection works, and signals do not interrupt its requests.
+void hello(Conn* c) {
+    int p[2];
+    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0)
+        return;
+    Req r{};
+    r.op = Op::Hello;
+    r.seq = ++c->seq;
+    Msg m{};
+    long long ret = -ENODEV;
+    if (remote::send_with_fd(c->fd, &r, sizeof r, p[0]) == 0) {
+        int fd = -1;
+        if (remote::recv_with_fd(c->fd, &m, sizeof m, &fd, true) == static_cast<ssize_t>(sizeof m) &&
+            m.kind == Kind::Reply)
+            ret = m.ret;
+        if (fd >= 0)
+            libc().close(fd);
+    }
+    libc().close(p[0]);
+    if (ret == 0)
+        c->irq = p[1];
+    else
+        libc().close(p[1]);
+}
+
+long long call(const Req& r0, Msg* reply, int* fd_out = nullptr) {
     Conn& c = t_conn;
+    Req r = r0;
     if (c.busy) {
         // Re-entered (a signal handler): a connection for this call alone.
         const int fd = connect_server();
@@ -161,22 +200,34 @@ long long call(const Req& r, Msg* reply, int* fd_out = nullptr) {
     if (c.fd >= 0 && c.pid != getpid()) {
         libc().close(c.fd);  // the parent's thread's, inherited by fork
         c.fd = -1;
+        if (c.irq >= 0)
+            libc().close(c.irq);
+        c.irq = -1;
     }
     if (c.fd < 0) {
         c.fd = connect_server();
         c.pid = getpid();
+        c.seq = 0;
         if (c.fd < 0) {
             c.fd = -1;
             return -ENODEV;
         }
+        hello(&c);
     }
     c.busy = true;
+    r.seq = ++c.seq;
+    t_wait_irq = c.irq;
+    t_wait_seq = r.seq;
     const long long ret = converse(c.fd, r, reply, fd_out);
+    t_wait_seq = 0;
     c.busy = false;
     if (ret == -ENODEV) {
         // The server is gone (or the conversation broke): the next call connects again.
         libc().close(c.fd);
         c.fd = -1;
+        if (c.irq >= 0)
+            libc().close(c.irq);
+        c.irq = -1;
     }
     return ret;
 }
@@ -257,9 +308,13 @@ int remote_ioctl(int fd, unsigned long request, void* arg) {
     r.ino = ino;
     r.a = static_cast<long long>(static_cast<unsigned>(request));
     r.b = reinterpret_cast<long long>(arg);
-    Msg m{};
-    const long long ret = call(r, &m);
-    return ret < 0 ? fail(static_cast<int>(-ret)) : static_cast<int>(ret);
+    // A signal during the call interrupts the server's sleep (remote_interrupt); -ERESTARTSYS
+    // comes back, and the call restarts or fails with EINTR as in-process.
+    const int ret = driver_call([&] {
+        Msg m{};
+        return static_cast<int>(call(r, &m));
+    });
+    return ret < 0 ? fail(-ret) : ret;
 }
 
 ssize_t remote_read(int fd, void* buf, size_t count) {
@@ -271,9 +326,11 @@ ssize_t remote_read(int fd, void* buf, size_t count) {
     r.ino = ino;
     r.a = reinterpret_cast<long long>(buf);
     r.b = static_cast<long long>(count);
-    Msg m{};
-    const long long ret = call(r, &m);
-    return ret < 0 ? fail(static_cast<int>(-ret)) : static_cast<ssize_t>(ret);
+    const int ret = driver_call([&] {
+        Msg m{};
+        return static_cast<int>(call(r, &m));
+    });
+    return ret < 0 ? fail(-ret) : static_cast<ssize_t>(ret);
 }
 
 void* remote_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
@@ -473,6 +530,16 @@ pid_t remote_fork() {
     }
     errno = err;
     return pid;
+}
+
+void remote_interrupt() {
+    const unsigned long long seq = t_wait_seq;
+    const int irq = t_wait_irq;
+    if (seq && irq >= 0) {
+        const int err = errno;
+        (void)!syscall(SYS_write, irq, &seq, sizeof seq);
+        errno = err;
+    }
 }
 
 bool remote_is_arena(int fd) {

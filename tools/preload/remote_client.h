@@ -41,6 +41,9 @@ int remote_dup_onto(int oldfd, int newfd, int flags, bool is_dup3);
 // the kernel's dup_mmap gives them (vm_ops->open): the server copies the mappings before the
 // fork and the child claims the copies before fork returns in it.
 pid_t remote_fork();
+// From the signal trampoline (async-signal-safe): a signal reached the calling thread while a
+// driver call is deferring handlers; if it waits for a request, the server interrupts it.
+void remote_interrupt();
 // The arena memfd the BO mappings come from: not the program's to close.
 bool remote_is_arena(int fd);
 

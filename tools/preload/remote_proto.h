@@ -42,6 +42,11 @@ enum class Op : uint32_t {
     ForkClaim = 13,  // the child, right after fork: a = the token, b = the parent's pid. The
                      // reserve's mappings become the caller's. ret 0, or -errno (-ESRCH: gone)
     ForkDrop = 14,   // the parent when fork failed: a = the token. ret 0
+    Hello = 15,      // the connection's interrupt pipe (its read end attached): the client
+                     // writes a request's seq (8 bytes) to it when a signal reaches the thread
+                     // waiting for that request; the server then interrupts the request's
+                     // kernel task (signal_wake_up: an interruptible sleep ends with
+                     // -ERESTARTSYS, which the client turns into EINTR or a restart). ret 0
 };
 
 enum class Kind : uint32_t {
@@ -56,6 +61,7 @@ struct Req {
     uint32_t flags;
     uint64_t ino;
     int64_t a, b, c;
+    uint64_t seq;  // the connection's request number, from 1 (Op::Hello's interrupts name it)
 };
 
 struct Msg {

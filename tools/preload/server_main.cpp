@@ -41,6 +41,7 @@
 #include "kernel_shim/fs/anon_inodes.h"
 #include "kernel_shim/fs/fdtable.h"
 #include "kernel_shim/page_alloc.h"
+#include "kernel_shim/signal.h"
 #include "kernel_shim/task.h"
 #include "kernel_shim/time.h"
 #include "kernel_shim/uaccess.h"
@@ -96,6 +97,13 @@ struct Conn {
     pid_t pid = 0;
     uid_t uid = 0;  // the client's euid at connect (SO_PEERCRED)
     std::unordered_map<int, Pending> pending;
+    kshim::Task* task = nullptr;
+    unsigned long long id = 0;  // epoll's key for the interrupt pipe
+    // Under the server's lock: the interrupt pipe (Op::Hello), the seq of the request being
+    // served (0: none), the last seq an interrupt named.
+    int irq = -1;
+    unsigned long long cur_seq = 0;
+    unsigned long long irq_seq = 0;
 };
 
 struct Server {
@@ -116,6 +124,8 @@ struct Server {
     std::unordered_map<pid_t, Process*> procs;
     std::unordered_map<int, Process*> by_pidfd;
     std::vector<int> conns;
+    std::unordered_map<unsigned long long, Conn*> live;  // connections being served, by id
+    bool stopping = false;
 };
 Server* g_srv = nullptr;
 
@@ -131,6 +141,7 @@ constexpr unsigned long long kKeyEntry = 1ull << 56;
 constexpr unsigned long long kKeyPidfd = 2ull << 56;
 constexpr unsigned long long kKeyListen = 3ull << 56;
 constexpr unsigned long long kKeySignal = 4ull << 56;
+constexpr unsigned long long kKeyIrq = 5ull << 56;
 constexpr unsigned long long kKeyMask = 0xffull << 56;
 
 unsigned long long sock_ino(int fd) {
@@ -652,6 +663,50 @@ long long handle(Conn* c, const Req& r, Msg* m, int* send_fd) {
     return ret;
 }
 
+// Op::Hello: the connection's interrupt pipe, watched by the main loop.
+long long conn_hello(Conn* c, int irq) {
+    if (irq < 0)
+        return -EINVAL;
+    fcntl(irq, F_SETFL, O_NONBLOCK);
+    Lock l;
+    if (c->irq >= 0) {
+        close(irq);
+        return -EBUSY;
+    }
+    c->irq = irq;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = kKeyIrq | c->id;
+    epoll_ctl(g_srv->epfd, EPOLL_CTL_ADD, irq, &ev);
+    return 0;
+}
+
+// The main loop: the interrupt pipe of connection `id` is readable. Each seq read interrupts
+// that request if it is the one being served, or the next one if it has not started yet (the
+// client wrote it before the server read the request). A hung-up pipe is no longer watched.
+void conn_interrupt(unsigned long long id, unsigned events) {
+    Lock l;
+    auto it = g_srv->live.find(id);
+    if (it == g_srv->live.end())
+        return;
+    Conn* c = it->second;
+    unsigned long long seqs[16];
+    ssize_t n;
+    while ((n = read(c->irq, seqs, sizeof seqs)) > 0) {
+        for (ssize_t i = 0; i < n / static_cast<ssize_t>(sizeof seqs[0]); i++) {
+            if (seqs[i] > c->irq_seq)
+                c->irq_seq = seqs[i];
+            if (c->cur_seq && seqs[i] == c->cur_seq)
+                kshim::signal_wake_up(c->task);
+        }
+    }
+    if (n == 0 || (events & (EPOLLHUP | EPOLLERR))) {
+        epoll_ctl(g_srv->epfd, EPOLL_CTL_DEL, c->irq, nullptr);
+        close(c->irq);
+        c->irq = -1;
+    }
+}
+
 void serve_conn(int fd) {
     ucred cr{};
     socklen_t len = sizeof cr;
@@ -661,9 +716,12 @@ void serve_conn(int fd) {
     c.fd = fd;
     c.pid = cr.pid;
     c.uid = cr.uid;
+    c.task = task;
     {
         Lock l;
         process_get_locked(c.pid);
+        c.id = g_srv->next_id++;
+        g_srv->live[c.id] = &c;
     }
     // The client process's table for the kernel code of each request (the numbers it installs
     // live in the client: the table only holds them until the request's end).
@@ -675,17 +733,41 @@ void serve_conn(int fd) {
             Req r{};
             int stray = -1;
             const ssize_t n = remote::recv_with_fd(fd, &r, sizeof r, &stray, true);
-            if (stray >= 0)
-                close(stray);
-            if (n != static_cast<ssize_t>(sizeof r))
+            if (n != static_cast<ssize_t>(sizeof r)) {
+                if (stray >= 0)
+                    close(stray);
                 break;
+            }
+            // A new request: the previous one's interruption is over (the syscall layer's
+            // delivery). A signal the client forwarded before the request got here still counts.
+            kshim::clear_signal_pending(task);
+            {
+                Lock l;
+                if (g_srv->stopping) {
+                    if (stray >= 0)
+                        close(stray);
+                    break;
+                }
+                c.cur_seq = r.seq;
+                if (r.seq && c.irq_seq == r.seq)
+                    kshim::signal_wake_up(task);
+            }
             Msg m{};
             m.kind = Kind::Reply;
             int send_fd = -1;
-            {
+            if (r.op == Op::Hello) {
+                m.ret = conn_hello(&c, stray);
+                stray = -1;
+            } else {
                 // The request acts with the client process's credentials, as its syscall would.
                 const ActAsCaller caller(c.pid, c.uid);
                 m.ret = handle(&c, r, &m, &send_fd);
+            }
+            if (stray >= 0)
+                close(stray);
+            {
+                Lock l;
+                c.cur_seq = 0;
             }
             kshim::close_files(&table);
             for (auto& [num, p] : c.pending)
@@ -699,11 +781,16 @@ void serve_conn(int fd) {
         }
     }
     kshim::uaccess_set_target_pid(0);
-    host_task_detach(task);
     {
         Lock l;
         std::erase(g_srv->conns, fd);
+        g_srv->live.erase(c.id);
+        if (c.irq >= 0) {
+            epoll_ctl(g_srv->epfd, EPOLL_CTL_DEL, c.irq, nullptr);
+            close(c.irq);
+        }
     }
+    host_task_detach(task);
     close(fd);
 }
 
@@ -809,6 +896,8 @@ int serve_main(const ServeOptions& opts, std::FILE* out, std::FILE* err) {
             const unsigned long long key = evs[i].data.u64;
             if (key == kKeySignal) {
                 running = false;
+            } else if ((key & kKeyMask) == kKeyIrq) {
+                conn_interrupt(key & ~kKeyMask, evs[i].events);
             } else if (key == kKeyListen) {
                 const int c = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
                 if (c >= 0) {
@@ -853,10 +942,15 @@ int serve_main(const ServeOptions& opts, std::FILE* out, std::FILE* err) {
         close(lfd);
         unlink(path.c_str());
     }
+    // A connection thread asleep in the kernel (a long SYNCOBJ_WAIT) is interrupted as by a
+    // signal: its interruptible sleep ends, and it finds the server stopping.
     {
         Lock l;
+        g_srv->stopping = true;
         for (int c : g_srv->conns)
             shutdown(c, SHUT_RDWR);
+        for (auto& [id, c] : g_srv->live)
+            kshim::signal_wake_up(c->task);
     }
     for (std::thread& t : threads)
         t.join();
