@@ -114,8 +114,8 @@ thread_local volatile unsigned long long t_wait_seq = 0;
 
 // The conversation of one request: call backs answered until the reply. -errno, or the reply's
 // ret (*reply filled, *fd_out the attached descriptor or -1).
-long long converse(int sock, const Req& r, Msg* reply, int* fd_out) {
-    if (remote::send_with_fd(sock, &r, sizeof r, -1) != 0)
+long long converse(int sock, const Req& r, Msg* reply, int* fd_out, int attach) {
+    if (remote::send_with_fd(sock, &r, sizeof r, attach) != 0)
         return -ENODEV;
     for (;;) {
         Msg m{};
@@ -185,7 +185,8 @@ void hello(Conn* c) {
         libc().close(p[1]);
 }
 
-long long call(const Req& r0, Msg* reply, int* fd_out = nullptr) {
+// `attach`: the descriptor a request is about (the server takes the file from it), or -1.
+long long call(const Req& r0, Msg* reply, int* fd_out = nullptr, int attach = -1) {
     Conn& c = t_conn;
     Req r = r0;
     if (c.busy) {
@@ -193,7 +194,7 @@ long long call(const Req& r0, Msg* reply, int* fd_out = nullptr) {
         const int fd = connect_server();
         if (fd < 0)
             return -ENODEV;
-        const long long ret = converse(fd, r, reply, fd_out);
+        const long long ret = converse(fd, r, reply, fd_out, attach);
         libc().close(fd);
         return ret;
     }
@@ -218,7 +219,7 @@ long long call(const Req& r0, Msg* reply, int* fd_out = nullptr) {
     r.seq = ++c.seq;
     t_wait_irq = c.irq;
     t_wait_seq = r.seq;
-    const long long ret = converse(c.fd, r, reply, fd_out);
+    const long long ret = converse(c.fd, r, reply, fd_out, attach);
     t_wait_seq = 0;
     c.busy = false;
     if (ret == -ENODEV) {
@@ -312,7 +313,7 @@ int remote_ioctl(int fd, unsigned long request, void* arg) {
     // comes back, and the call restarts or fails with EINTR as in-process.
     const int ret = driver_call([&] {
         Msg m{};
-        return static_cast<int>(call(r, &m));
+        return static_cast<int>(call(r, &m, nullptr, fd));
     });
     return ret < 0 ? fail(-ret) : ret;
 }
@@ -328,7 +329,7 @@ ssize_t remote_read(int fd, void* buf, size_t count) {
     r.b = static_cast<long long>(count);
     const int ret = driver_call([&] {
         Msg m{};
-        return static_cast<int>(call(r, &m));
+        return static_cast<int>(call(r, &m, nullptr, fd));
     });
     return ret < 0 ? fail(-ret) : static_cast<ssize_t>(ret);
 }
@@ -350,7 +351,7 @@ void* remote_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off
     r.c = prot;
     r.flags = static_cast<uint32_t>(flags);
     Msg m{};
-    const long long ret = call(r, &m);
+    const long long ret = call(r, &m, nullptr, fd);
     if (ret < 0) {
         errno = static_cast<int>(-ret);
         return MAP_FAILED;
@@ -434,7 +435,7 @@ int remote_minor(int fd) {
     r.op = Op::Minor;
     r.ino = ino;
     Msg m{};
-    const long long minor = call(r, &m);
+    const long long minor = call(r, &m, nullptr, fd);
     return minor >= 0 ? static_cast<int>(minor) : -1;
 }
 
@@ -459,7 +460,7 @@ int remote_open_fdinfo(int fd, int flags) {
     r.a = fl < 0 ? 0 : fl;
     Msg m{};
     int got = -1;
-    if (call(r, &m, &got) < 0 || got < 0) {
+    if (call(r, &m, &got, fd) < 0 || got < 0) {
         errno = err;
         return -1;
     }

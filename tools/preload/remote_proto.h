@@ -4,9 +4,15 @@
 // DOC: Every server-side `struct file` a client process holds is a socketpair: the server keeps
 // one end, the client's descriptor IS the other end (passed with SCM_RIGHTS). So fork, dup, close,
 // close-on-exec and passing over a UNIX socket are the host kernel's, and the server sees the
-// hang-up when the last descriptor of any process goes. A client names a file in a request by the
-// inode of its socket (fstat); it knows a descriptor is one of those (rather than any socket) by
-// its peer: a socketpair's SO_PEERCRED is its creator, the server's pid.
+// hang-up when the last descriptor of any process goes. A request about a file carries the
+// client's descriptor itself (SCM_RIGHTS): the server takes it as the file's only when it is the
+// socket the server gave out (its SO_COOKIE, unique for the boot), so a process cannot name a
+// file it holds no descriptor to. (The inode in the request is only Op::Release's, which names a
+// descriptor already closed and can do nothing but finish that file's release.) The client knows
+// a descriptor is one of those (rather than any socket) by its peer: a socketpair's SO_PEERCRED
+// is its creator, the server's pid. Every request also carries its sender's credentials
+// (SO_PASSCRED); the server serves only the process that made the connection (the one whose
+// memory its user copies reach).
 //
 // A request is a Req; the server answers with a Msg of kind Reply. While it serves one, the server
 // may call back (the kernel handing out a descriptor, or looking one up): InstallFd carries a new
@@ -14,6 +20,7 @@
 // client (the answer carries it, or an error). User pointers in requests are the client's: the
 // server reads and writes them with process_vm_readv/writev.
 #pragma once
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -75,7 +82,8 @@ struct Msg {
 // sendmsg of `len` bytes with `fd` attached (fd < 0: none). 0 or -errno. MSG_NOSIGNAL.
 int send_with_fd(int sock, const void* buf, size_t len, int fd);
 // recvmsg of at most `len` bytes; *fd gets an attached descriptor (or -1), received with
-// MSG_CMSG_CLOEXEC when cloexec. Bytes received (0: hang-up) or -errno. EINTR is retried.
-ssize_t recv_with_fd(int sock, void* buf, size_t len, int* fd, bool cloexec);
+// MSG_CMSG_CLOEXEC when cloexec; *cred (if given) the sender's credentials when the socket has
+// SO_PASSCRED (pid 0 when none came). Bytes received (0: hang-up) or -errno. EINTR is retried.
+ssize_t recv_with_fd(int sock, void* buf, size_t len, int* fd, bool cloexec, struct ucred* cred = nullptr);
 
 }  // namespace upanthor::preload::remote

@@ -68,7 +68,8 @@ struct Entry {
     file* f = nullptr;
     int sock = -1;
     unsigned long long id = 0;   // epoll's key for the socket (never reused, unlike the number)
-    unsigned long long ino = 0;  // the client end's inode: how requests name the file
+    unsigned long long ino = 0;     // the client end's inode (Op::Release names it)
+    unsigned long long cookie = 0;  // the client end's SO_COOKIE: what a request's descriptor must have
     pid_t pid = 0;               // the process it was handed to
     std::string what;            // "/dev/dri/renderD128", "sync_file", ...
     kshim::poll_table pt;
@@ -90,6 +91,7 @@ struct Process {
 struct Pending {
     int sock;
     unsigned long long ino;
+    unsigned long long cookie;
 };
 
 struct Conn {
@@ -147,6 +149,13 @@ constexpr unsigned long long kKeyMask = 0xffull << 56;
 unsigned long long sock_ino(int fd) {
     struct stat st {};
     return fstat(fd, &st) == 0 ? st.st_ino : 0;
+}
+
+// SO_COOKIE: a socket's number, never reused while the host runs (0: not a socket).
+unsigned long long sock_cookie(int fd) {
+    unsigned long long cookie = 0;
+    socklen_t len = sizeof cookie;
+    return getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &len) == 0 ? cookie : 0;
 }
 
 // ---- poll forwarding ----
@@ -457,6 +466,7 @@ int ops_reserve(kshim::files_struct* files, unsigned int flags) {
         return -errno;
     fcntl(sv[0], F_SETFL, O_NONBLOCK);
     const unsigned long long ino = sock_ino(sv[1]);
+    const unsigned long long cookie = sock_cookie(sv[1]);
     Msg m{};
     m.kind = Kind::InstallFd;
     m.flags = flags & O_CLOEXEC;
@@ -468,7 +478,7 @@ int ops_reserve(kshim::files_struct* files, unsigned int flags) {
         close(sv[0]);
         return ret;
     }
-    c->pending[ret] = Pending{sv[0], ino};
+    c->pending[ret] = Pending{sv[0], ino, cookie};
     return ret;
 }
 
@@ -494,6 +504,7 @@ void ops_installed(kshim::files_struct* files, int fd, file* f) {
     e->f = kshim::get_file(f);
     e->sock = it->second.sock;
     e->ino = it->second.ino;
+    e->cookie = it->second.cookie;
     e->pid = c->pid;
     e->what = describe(f);
     c->pending.erase(it);
@@ -517,10 +528,19 @@ void ops_installed(kshim::files_struct* files, int fd, file* f) {
 // file as the in-process table's lookup_miss makes it (files.cpp).
 const kshim::file_operations host_fops = {};
 
-file* lookup_ino(unsigned long long ino) {
+// The file of a client descriptor the server received: one of the socket ends it gave out (the
+// same inode and cookie), with a reference; nullptr for any other descriptor. Holding the
+// descriptor is what lets a process name the file: an inode alone could be guessed.
+file* lookup_sock(int fd) {
+    struct stat st {};
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
+        return nullptr;
+    const unsigned long long cookie = sock_cookie(fd);
     Lock l;
-    auto it = g_srv->by_ino.find(ino);
-    return it == g_srv->by_ino.end() ? nullptr : kshim::get_file(it->second->f);
+    auto it = g_srv->by_ino.find(st.st_ino);
+    if (it == g_srv->by_ino.end() || !cookie || it->second->cookie != cookie)
+        return nullptr;
+    return kshim::get_file(it->second->f);
 }
 
 file* ops_lookup_miss(kshim::files_struct* files, int fd) {
@@ -535,10 +555,7 @@ file* ops_lookup_miss(kshim::files_struct* files, int fd) {
     int got = -1;
     if (await_answer(c, &got) < 0 || got < 0)
         return nullptr;
-    struct stat st {};
-    file* f = nullptr;
-    if (fstat(got, &st) == 0 && S_ISSOCK(st.st_mode))
-        f = lookup_ino(st.st_ino);
+    file* f = lookup_sock(got);
     if (!f) {
         f = kshim::eventfd_host_file(got);
         if (kshim::IS_ERR(f) && kshim::PTR_ERR(f) == -EINVAL)
@@ -573,7 +590,7 @@ int install(file* f, unsigned flags) {
     return fd;
 }
 
-long long handle(Conn* c, const Req& r, Msg* m, int* send_fd) {
+long long handle(Conn* c, const Req& r, Msg* m, int* send_fd, int attached) {
     switch (r.op) {
     case Op::Open: {
         file* f = r.a < 0 ? kshim::sw_sync_open_file(static_cast<int>(r.flags))
@@ -604,7 +621,7 @@ long long handle(Conn* c, const Req& r, Msg* m, int* send_fd) {
     }
     default: break;
     }
-    file* f = lookup_ino(r.ino);
+    file* f = lookup_sock(attached);
     if (!f)
         return -EBADF;
     long long ret = -EINVAL;
@@ -711,6 +728,9 @@ void serve_conn(int fd) {
     ucred cr{};
     socklen_t len = sizeof cr;
     getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len);
+    // Each message then carries its sender's credentials (checked per request).
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof one);
     kshim::Task* task = host_task_attach("serve");
     Conn c;
     c.fd = fd;
@@ -732,7 +752,8 @@ void serve_conn(int fd) {
         for (;;) {
             Req r{};
             int stray = -1;
-            const ssize_t n = remote::recv_with_fd(fd, &r, sizeof r, &stray, true);
+            ucred from{};
+            const ssize_t n = remote::recv_with_fd(fd, &r, sizeof r, &stray, true, &from);
             if (n != static_cast<ssize_t>(sizeof r)) {
                 if (stray >= 0)
                     close(stray);
@@ -755,13 +776,17 @@ void serve_conn(int fd) {
             Msg m{};
             m.kind = Kind::Reply;
             int send_fd = -1;
-            if (r.op == Op::Hello) {
+            if (from.pid != c.pid) {
+                // Not the process that connected (a connection inherited or passed on): its
+                // pointers are not in the memory the user copies reach. Refused.
+                m.ret = -EPERM;
+            } else if (r.op == Op::Hello) {
                 m.ret = conn_hello(&c, stray);
                 stray = -1;
             } else {
                 // The request acts with the client process's credentials, as its syscall would.
                 const ActAsCaller caller(c.pid, c.uid);
-                m.ret = handle(&c, r, &m, &send_fd);
+                m.ret = handle(&c, r, &m, &send_fd, stray);
             }
             if (stray >= 0)
                 close(stray);
@@ -836,6 +861,9 @@ int listen_on(const std::string& path, std::FILE* err) {
     }
     std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
     const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    const int one = 1;
+    if (fd >= 0)
+        setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof one);
     unlink(path.c_str());
     if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || listen(fd, 64) != 0) {
         std::fprintf(err, "upanthor serve: %s: %s\n", path.c_str(), std::strerror(errno));
