@@ -42,8 +42,21 @@ void drm_gem_vm_close(VmArea* vma) {
     drm_gem_object_put(obj);
 }
 
+// drm_gem_vm_open: a copy of the mapping (fork's dup_mmap) holds a reference of its own, and,
+// as the close above undoes a vmap, a vmap of its own.
+void drm_gem_vm_open(VmArea* vma) {
+    auto* obj = static_cast<drm_gem_object*>(vma->vm_private_data);
+    drm_gem_object_get(obj);
+    IosysMap map;
+    dma_resv_lock(obj->resv, nullptr);
+    const int ret = drm_gem_vmap_locked(obj, &map);
+    dma_resv_unlock(obj->resv);
+    // The object is mapped already (the original holds a vmap), so this only counts one more.
+    WARN_ON(ret || static_cast<char*>(map.vaddr) + drm_gem_mmap_obj_offset(vma, obj) != vma->addr);
+}
+
 const VmOperations drm_gem_vm_ops = {
-    .open = nullptr,
+    .open = drm_gem_vm_open,
     .close = drm_gem_vm_close,
     .io_read32 = nullptr,
 };
@@ -216,6 +229,19 @@ void drm_munmap(VmArea* vma) {
     kdelete(vma);
     fput(filp);
     g_mmap_live.fetch_sub(1, std::memory_order_relaxed);
+}
+
+VmArea* vma_dup(const VmArea* vma) {
+    VmArea* copy = knew<VmArea>(GFP_KERNEL);
+    if (!copy)
+        return nullptr;
+    *copy = *vma;
+    if (copy->vm_file)
+        get_file(copy->vm_file);
+    g_mmap_live.fetch_add(1, std::memory_order_relaxed);
+    if (copy->vm_ops && copy->vm_ops->open)
+        copy->vm_ops->open(copy);
+    return copy;
 }
 
 u32 vma_read32(VmArea* vma, u64 offset) {

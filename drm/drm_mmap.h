@@ -61,6 +61,9 @@ int ksys_mmap(int fd, u64 offset, size_t length, int prot, int flags, VmArea** o
 int drm_fop_mmap(kshim::file* filp, kshim::vm_area_struct* vma);
 // munmap(2): the mapping's close op runs and the VmArea is freed.
 void drm_munmap(VmArea* vma);
+// fork's copy of a mapping (dup_mmap: vm_area_dup, a reference on vm_file, vm_ops->open): a
+// VmArea of its own that drm_munmap ends, holding what the original holds. nullptr: -ENOMEM.
+VmArea* vma_dup(const VmArea* vma);
 // Reads a 32-bit word of an I/O mapping (0 for memory mappings: read vma->addr instead).
 u32 vma_read32(VmArea* vma, u64 offset);
 

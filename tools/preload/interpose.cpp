@@ -354,11 +354,18 @@ int close(int fd) {
     const int arena = kshim::page_arena_memfd();
     if (fd >= 0 && (fd == arena || remote_is_arena(fd)))
         return 0;  // the BO mappings' backing: not the program's to close
+    if (remote_mode())
+        return deferring_signals([&] { return remote_close(fd); });
     return deferring_signals([&] {
         const CaptureClose capture(fd);  // recorded when the close is done
         files_close(fd);
         return libc().close(fd);
     });
+}
+pid_t fork() {
+    if (remote_mode())
+        return remote_fork();
+    return libc().fork();
 }
 int dup(int fd) {
     return deferring_signals([&] {
@@ -370,6 +377,8 @@ int dup(int fd) {
     });
 }
 int dup2(int oldfd, int newfd) {
+    if (remote_mode())
+        return deferring_signals([&] { return remote_dup_onto(oldfd, newfd, 0, false); });
     return deferring_signals([&] {
         const int r = libc().dup2(oldfd, newfd);
         capture_dup(oldfd, r < 0 ? -errno : r);
@@ -379,6 +388,8 @@ int dup2(int oldfd, int newfd) {
     });
 }
 int dup3(int oldfd, int newfd, int flags) {
+    if (remote_mode())
+        return deferring_signals([&] { return remote_dup_onto(oldfd, newfd, flags, true); });
     return deferring_signals([&] {
         const int r = libc().dup3(oldfd, newfd, flags);
         capture_dup(oldfd, r < 0 ? -errno : r);

@@ -31,6 +31,7 @@ LibcNext load() {
     resolve(l.dup, "dup");
     resolve(l.dup2, "dup2");
     resolve(l.dup3, "dup3");
+    resolve(l.fork, "fork");
     resolve(l.fcntl, "fcntl");
     resolve(l.ioctl, "ioctl");
     resolve(l.mmap, "mmap");

@@ -16,6 +16,7 @@ struct LibcNext {
     int (*dup)(int);
     int (*dup2)(int, int);
     int (*dup3)(int, int, int);
+    pid_t (*fork)();
     int (*fcntl)(int, int, ...);
     int (*ioctl)(int, unsigned long, ...);
     void* (*mmap)(void*, size_t, int, int, int, off_t);

@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -23,11 +24,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <vector>
 
 #include "tools/preload/client_mapping.h"
 #include "tools/preload/fake_fs.h"
 #include "tools/preload/libc_next.h"
 #include "tools/preload/remote_proto.h"
+#include "tools/preload/signals.h"
 
 namespace upanthor::preload {
 
@@ -53,7 +56,8 @@ int g_arena = -1;  // under g_lock; inherited by a forked child, as the mappings
 struct Map {
     size_t len;
     long long id;
-    pid_t pid;  // the process that mapped it (a forked child's copy holds no reference)
+    pid_t pid;  // the process whose mapping `id` is (a fork's copy the child could not claim:
+                // the parent's, and it holds no reference)
 };
 std::map<void*, Map>* g_maps = new std::map<void*, Map>();  // under g_lock
 
@@ -89,19 +93,29 @@ int connect_server() {
 
 struct Conn {
     int fd = -1;
+    int irq = -1;  // the write end of the connection's interrupt pipe (Op::Hello)
     pid_t pid = 0;
     bool busy = false;
+    unsigned long long seq = 0;  // the last request's number
     ~Conn() {
-        if (fd >= 0 && pid == getpid())
-            libc().close(fd);
+        if (pid == getpid()) {
+            if (fd >= 0)
+                libc().close(fd);
+            if (irq >= 0)
+                libc().close(irq);
+        }
     }
 };
 thread_local Conn t_conn;
+// The request this thread waits for, for the signal trampoline (remote_interrupt): its
+// connection's interrupt pipe and seq (0: none). Static TLS, safe to read in a handler.
+thread_local volatile int t_wait_irq = -1;
+thread_local volatile unsigned long long t_wait_seq = 0;
 
 // The conversation of one request: call backs answered until the reply. -errno, or the reply's
 // ret (*reply filled, *fd_out the attached descriptor or -1).
-long long converse(int sock, const Req& r, Msg* reply, int* fd_out) {
-    if (remote::send_with_fd(sock, &r, sizeof r, -1) != 0)
+long long converse(int sock, const Req& r, Msg* reply, int* fd_out, int attach) {
+    if (remote::send_with_fd(sock, &r, sizeof r, attach) != 0)
         return -ENODEV;
     for (;;) {
         Msg m{};
@@ -145,36 +159,76 @@ long long converse(int sock, const Req& r, Msg* reply, int* fd_out) {
     }
 }
 
-long long call(const Req& r, Msg* reply, int* fd_out = nullptr) {
+// The connection's interrupt pipe: the read end goes to the server (Op::Hello), the write end
+// stays in c->irq. Without it the connection works, and signals do not interrupt its requests.
+void hello(Conn* c) {
+    int p[2];
+    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0)
+        return;
+    Req r{};
+    r.op = Op::Hello;
+    r.seq = ++c->seq;
+    Msg m{};
+    long long ret = -ENODEV;
+    if (remote::send_with_fd(c->fd, &r, sizeof r, p[0]) == 0) {
+        int fd = -1;
+        if (remote::recv_with_fd(c->fd, &m, sizeof m, &fd, true) == static_cast<ssize_t>(sizeof m) &&
+            m.kind == Kind::Reply)
+            ret = m.ret;
+        if (fd >= 0)
+            libc().close(fd);
+    }
+    libc().close(p[0]);
+    if (ret == 0)
+        c->irq = p[1];
+    else
+        libc().close(p[1]);
+}
+
+// `attach`: the descriptor a request is about (the server takes the file from it), or -1.
+long long call(const Req& r0, Msg* reply, int* fd_out = nullptr, int attach = -1) {
     Conn& c = t_conn;
+    Req r = r0;
     if (c.busy) {
         // Re-entered (a signal handler): a connection for this call alone.
         const int fd = connect_server();
         if (fd < 0)
             return -ENODEV;
-        const long long ret = converse(fd, r, reply, fd_out);
+        const long long ret = converse(fd, r, reply, fd_out, attach);
         libc().close(fd);
         return ret;
     }
     if (c.fd >= 0 && c.pid != getpid()) {
         libc().close(c.fd);  // the parent's thread's, inherited by fork
         c.fd = -1;
+        if (c.irq >= 0)
+            libc().close(c.irq);
+        c.irq = -1;
     }
     if (c.fd < 0) {
         c.fd = connect_server();
         c.pid = getpid();
+        c.seq = 0;
         if (c.fd < 0) {
             c.fd = -1;
             return -ENODEV;
         }
+        hello(&c);
     }
     c.busy = true;
-    const long long ret = converse(c.fd, r, reply, fd_out);
+    r.seq = ++c.seq;
+    t_wait_irq = c.irq;
+    t_wait_seq = r.seq;
+    const long long ret = converse(c.fd, r, reply, fd_out, attach);
+    t_wait_seq = 0;
     c.busy = false;
     if (ret == -ENODEV) {
         // The server is gone (or the conversation broke): the next call connects again.
         libc().close(c.fd);
         c.fd = -1;
+        if (c.irq >= 0)
+            libc().close(c.irq);
+        c.irq = -1;
     }
     return ret;
 }
@@ -255,9 +309,13 @@ int remote_ioctl(int fd, unsigned long request, void* arg) {
     r.ino = ino;
     r.a = static_cast<long long>(static_cast<unsigned>(request));
     r.b = reinterpret_cast<long long>(arg);
-    Msg m{};
-    const long long ret = call(r, &m);
-    return ret < 0 ? fail(static_cast<int>(-ret)) : static_cast<int>(ret);
+    // A signal during the call interrupts the server's sleep (remote_interrupt); -ERESTARTSYS
+    // comes back, and the call restarts or fails with EINTR as in-process.
+    const int ret = driver_call([&] {
+        Msg m{};
+        return static_cast<int>(call(r, &m, nullptr, fd));
+    });
+    return ret < 0 ? fail(-ret) : ret;
 }
 
 ssize_t remote_read(int fd, void* buf, size_t count) {
@@ -269,9 +327,11 @@ ssize_t remote_read(int fd, void* buf, size_t count) {
     r.ino = ino;
     r.a = reinterpret_cast<long long>(buf);
     r.b = static_cast<long long>(count);
-    Msg m{};
-    const long long ret = call(r, &m);
-    return ret < 0 ? fail(static_cast<int>(-ret)) : static_cast<ssize_t>(ret);
+    const int ret = driver_call([&] {
+        Msg m{};
+        return static_cast<int>(call(r, &m, nullptr, fd));
+    });
+    return ret < 0 ? fail(-ret) : static_cast<ssize_t>(ret);
 }
 
 void* remote_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
@@ -291,7 +351,7 @@ void* remote_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off
     r.c = prot;
     r.flags = static_cast<uint32_t>(flags);
     Msg m{};
-    const long long ret = call(r, &m);
+    const long long ret = call(r, &m, nullptr, fd);
     if (ret < 0) {
         errno = static_cast<int>(-ret);
         return MAP_FAILED;
@@ -337,6 +397,36 @@ int remote_munmap(void* addr, size_t len) {
     return ret;
 }
 
+namespace {
+void release_barrier(unsigned long long ino) {
+    const int err = errno;
+    Req r{};
+    r.op = Op::Release;
+    r.ino = ino;
+    Msg m{};
+    call(r, &m);
+    errno = err;
+}
+}  // namespace
+
+int remote_close(int fd) {
+    unsigned long long ino;
+    const bool ours = server_fd(fd, &ino);
+    const int ret = libc().close(fd);
+    if (ours && ret == 0)
+        release_barrier(ino);
+    return ret;
+}
+
+int remote_dup_onto(int oldfd, int newfd, int flags, bool is_dup3) {
+    unsigned long long ino;
+    const bool ours = oldfd != newfd && server_fd(newfd, &ino);
+    const int ret = is_dup3 ? libc().dup3(oldfd, newfd, flags) : libc().dup2(oldfd, newfd);
+    if (ours && ret >= 0)
+        release_barrier(ino);
+    return ret;
+}
+
 int remote_minor(int fd) {
     unsigned long long ino;
     if (!server_fd(fd, &ino))
@@ -345,7 +435,7 @@ int remote_minor(int fd) {
     r.op = Op::Minor;
     r.ino = ino;
     Msg m{};
-    const long long minor = call(r, &m);
+    const long long minor = call(r, &m, nullptr, fd);
     return minor >= 0 ? static_cast<int>(minor) : -1;
 }
 
@@ -370,7 +460,7 @@ int remote_open_fdinfo(int fd, int flags) {
     r.a = fl < 0 ? 0 : fl;
     Msg m{};
     int got = -1;
-    if (call(r, &m, &got) < 0 || got < 0) {
+    if (call(r, &m, &got, fd) < 0 || got < 0) {
         errno = err;
         return -1;
     }
@@ -384,6 +474,73 @@ int remote_model() {
     r.op = Op::Model;
     Msg m{};
     return static_cast<int>(call(r, &m));
+}
+
+pid_t remote_fork() {
+    // g_lock is held across the fork so that the child's copy of the table is whole (and the
+    // mappings it lists are those the server copied).
+    pthread_mutex_lock(&g_lock);
+    const pid_t parent = getpid();
+    std::vector<unsigned long long> ids;
+    std::vector<void*> addrs;
+    for (auto& [addr, mp] : *g_maps) {
+        if (mp.pid == parent) {
+            ids.push_back(static_cast<unsigned long long>(mp.id));
+            addrs.push_back(addr);
+        }
+    }
+    long long token = 0;
+    if (!ids.empty()) {
+        Req r{};
+        r.op = Op::ForkMaps;
+        r.a = reinterpret_cast<long long>(ids.data());
+        r.b = static_cast<long long>(ids.size());
+        Msg m{};
+        token = call(r, &m);  // on failure the child's copies hold nothing, as before
+    }
+    const pid_t pid = libc().fork();
+    const int err = errno;
+    if (pid == 0) {
+        if (token > 0) {
+            Req r{};
+            r.op = Op::ForkClaim;
+            r.a = token;
+            r.b = parent;
+            Msg m{};
+            if (call(r, &m) == 0) {
+                for (size_t i = 0; i < ids.size(); i++) {
+                    if (!ids[i])
+                        continue;
+                    Map& mp = (*g_maps)[addrs[i]];
+                    mp.id = static_cast<long long>(ids[i]);
+                    mp.pid = getpid();
+                }
+            }
+        }
+        pthread_mutex_unlock(&g_lock);
+        errno = err;
+        return 0;
+    }
+    pthread_mutex_unlock(&g_lock);
+    if (pid < 0 && token > 0) {
+        Req r{};
+        r.op = Op::ForkDrop;
+        r.a = token;
+        Msg m{};
+        call(r, &m);
+    }
+    errno = err;
+    return pid;
+}
+
+void remote_interrupt() {
+    const unsigned long long seq = t_wait_seq;
+    const int irq = t_wait_irq;
+    if (seq && irq >= 0) {
+        const int err = errno;
+        (void)!syscall(SYS_write, irq, &seq, sizeof seq);
+        errno = err;
+    }
 }
 
 bool remote_is_arena(int fd) {

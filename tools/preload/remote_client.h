@@ -32,6 +32,18 @@ int remote_minor(int fd);
 int remote_open_fdinfo(int fd, int flags);
 // The server's GPU model: an index into host::gpu_models(), or -errno (no server).
 int remote_model();
+// close(2): a descriptor of the server is closed, then the server is asked to finish dropping
+// the file if that was its last descriptor (Op::Release), so the release is done on return.
+int remote_close(int fd);
+// dup2/dup3 onto `newfd`: the same barrier for the descriptor the duplication closes.
+int remote_dup_onto(int oldfd, int newfd, int flags, bool is_dup3);
+// fork(2): the child's copies of the process's BO mappings hold references of their own, as
+// the kernel's dup_mmap gives them (vm_ops->open): the server copies the mappings before the
+// fork and the child claims the copies before fork returns in it.
+pid_t remote_fork();
+// From the signal trampoline (async-signal-safe): a signal reached the calling thread while a
+// driver call is deferring handlers; if it waits for a request, the server interrupts it.
+void remote_interrupt();
 // The arena memfd the BO mappings come from: not the program's to close.
 bool remote_is_arena(int fd);
 

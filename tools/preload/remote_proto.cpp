@@ -36,13 +36,15 @@ int send_with_fd(int sock, const void* buf, size_t len, int fd) {
     }
 }
 
-ssize_t recv_with_fd(int sock, void* buf, size_t len, int* fd, bool cloexec) {
+ssize_t recv_with_fd(int sock, void* buf, size_t len, int* fd, bool cloexec, ucred* cred) {
     *fd = -1;
+    if (cred)
+        *cred = ucred{};
     iovec iov{buf, len};
     msghdr mh{};
     mh.msg_iov = &iov;
     mh.msg_iovlen = 1;
-    alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))];
+    alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(ucred))];
     mh.msg_control = cbuf;
     mh.msg_controllen = sizeof cbuf;
     long n;
@@ -54,8 +56,22 @@ ssize_t recv_with_fd(int sock, void* buf, size_t len, int* fd, bool cloexec) {
             return -errno;
     }
     for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len >= CMSG_LEN(sizeof(int)))
-            std::memcpy(fd, CMSG_DATA(c), sizeof(int));
+        if (c->cmsg_level != SOL_SOCKET)
+            continue;
+        if (c->cmsg_type == SCM_RIGHTS && c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+            // One is expected; any more are closed.
+            const size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            for (size_t i = 0; i < n; i++) {
+                int got;
+                std::memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof got);
+                if (*fd < 0)
+                    *fd = got;
+                else
+                    syscall(SYS_close, got);
+            }
+        } else if (c->cmsg_type == SCM_CREDENTIALS && cred && c->cmsg_len >= CMSG_LEN(sizeof(ucred))) {
+            std::memcpy(cred, CMSG_DATA(c), sizeof(ucred));
+        }
     }
     return n;
 }

@@ -12,6 +12,7 @@
 #include "kernel_shim/runtime.h"
 #include "kernel_shim/sanitizers.h"
 #include "kernel_shim/signal.h"
+#include "tools/preload/remote_client.h"
 
 namespace upanthor::preload {
 namespace {
@@ -81,6 +82,8 @@ void trampoline(int sig, siginfo_t* info, void* uc) {
     if (kshim::Runtime::get()) {
         if (kshim::Task* t = kshim::current())
             kshim::signal_wake_up(t);
+    } else {
+        remote_interrupt();  // server mode: the request's kernel task is the server's
     }
     errno = saved_errno;
 }
