@@ -5,11 +5,11 @@
  * by inode with no descriptor, and with a socket of its own attached: EBADF both times, where its
  * own descriptor is answered. A connection used by a process other than the one that made it
  * (a forked child on its parent's connection) is refused: EPERM. Exit 0 on success. */
+#include "serve_util.h" /* first: it sets _GNU_SOURCE (pipe2) */
+
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
-
-#include "serve_util.h"
 
 /* remote_proto.h's Req and Msg. */
 struct req {

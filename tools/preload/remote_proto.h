@@ -28,20 +28,20 @@
 namespace upanthor::preload::remote {
 
 enum class Op : uint32_t {
-    Open = 1,    // a = minor (0, 128) or -1 for sw_sync, flags: open flags. ret: fd
-    Ioctl = 2,   // ino, a = cmd, b = arg (pointer)
-    Read = 3,    // ino, a = buf, b = count
-    Mmap = 4,    // ino, a = offset, b = length, c = prot, flags = mmap flags.
-                 // ret 0, v[0] = arena offset or -1 (I/O page), v[1] = mapping id, v[2] = word 0
-    Munmap = 5,  // a = mapping id
-    Minor = 6,   // ino. ret: the node minor of a DRM file, -1 for another kind
-    Arena = 7,   // ret 0 with the arena memfd attached
-    Answer = 8,  // the client's answer to a call back: a = fd number or -errno
-    Fdinfo = 9,  // ino, a = the descriptor's F_GETFL. ret 0 with a memfd of the text attached
-    Model = 10,  // ret: the server's GPU model, an index into host::gpu_models()
-    Release = 11,  // ino of a descriptor the client just closed: returns once the server has
-                   // dropped the file's reference if that was the last descriptor (the close
-                   // barrier: the kernel's last fput finishes before close(2) returns). ret 0
+    Open = 1,        // a = minor (0, 128) or -1 for sw_sync, flags: open flags. ret: fd
+    Ioctl = 2,       // ino, a = cmd, b = arg (pointer)
+    Read = 3,        // ino, a = buf, b = count
+    Mmap = 4,        // ino, a = offset, b = length, c = prot, flags = mmap flags.
+                     // ret 0, v[0] = arena offset or -1 (I/O page), v[1] = mapping id, v[2] = word 0
+    Munmap = 5,      // a = mapping id
+    Minor = 6,       // ino. ret: the node minor of a DRM file, -1 for another kind
+    Arena = 7,       // ret 0 with the arena memfd attached
+    Answer = 8,      // the client's answer to a call back: a = fd number or -errno
+    Fdinfo = 9,      // ino, a = the descriptor's F_GETFL. ret 0 with a memfd of the text attached
+    Model = 10,      // ret: the server's GPU model, an index into host::gpu_models()
+    Release = 11,    // ino of a descriptor the client just closed: returns once the server has
+                     // dropped the file's reference if that was the last descriptor (the close
+                     // barrier: the kernel's last fput finishes before close(2) returns). ret 0
     ForkMaps = 12,   // before fork(2): a = pointer to b mapping ids of the caller; the server
                      // copies each mapping (as dup_mmap does, a reference of its own) into a
                      // reserve, writes the copies' ids over the array (0: no such mapping).

@@ -67,11 +67,11 @@ namespace {
 struct Entry {
     file* f = nullptr;
     int sock = -1;
-    unsigned long long id = 0;   // epoll's key for the socket (never reused, unlike the number)
+    unsigned long long id = 0;      // epoll's key for the socket (never reused, unlike the number)
     unsigned long long ino = 0;     // the client end's inode (Op::Release names it)
     unsigned long long cookie = 0;  // the client end's SO_COOKIE: what a request's descriptor must have
-    pid_t pid = 0;               // the process it was handed to
-    std::string what;            // "/dev/dri/renderD128", "sync_file", ...
+    pid_t pid = 0;                  // the process it was handed to
+    std::string what;               // "/dev/dri/renderD128", "sync_file", ...
     kshim::poll_table pt;
     kshim::wait_queue_head::Entry wq_entry{nullptr};
     kshim::wait_queue_head* wqh = nullptr;
@@ -603,8 +603,7 @@ long long handle(Conn* c, const Req& r, Msg* m, int* send_fd, int attached) {
     case Op::Model: return &g_srv->world->machine()->model() - upanthor::host::gpu_models().data();
     case Op::Release: return entry_close_barrier(r.ino);
     case Op::ForkMaps: return fork_maps(c->pid, static_cast<kshim::u64>(r.a), r.b);
-    case Op::ForkClaim:
-        return fork_claim(c->pid, static_cast<unsigned long long>(r.a), static_cast<pid_t>(r.b));
+    case Op::ForkClaim: return fork_claim(c->pid, static_cast<unsigned long long>(r.a), static_cast<pid_t>(r.b));
     case Op::ForkDrop: return fork_drop(c->pid, static_cast<unsigned long long>(r.a));
     case Op::Munmap: {
         drm::VmArea* vma = process_take_vma(c->pid, static_cast<unsigned long long>(r.a));
