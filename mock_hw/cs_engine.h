@@ -14,7 +14,10 @@
 // cs_slice_instrs instructions from one engine-wide "run" event; a slice costs cs_slice of virtual
 // time, so an endless MOVE/BRANCH loop advances time instead of stopping it; such a loop also
 // counts as time without forward progress for the group's progress timer, and after
-// cs_spin_after it is throttled to one slice per cs_spin_slice (progress_spin_locked). An instruction that
+// cs_spin_after it is throttled to one slice per cs_spin_slice (progress_spin_locked). A loop that
+// reaches a fixed point (its registers repeat at its backward branch, and it only moves, adds and
+// loads) is not interpreted for the rest of its slice: the slice counts its whole iterations and
+// ends exactly where interpreting them would have (skip_fixed_point_loop). An instruction that
 // cannot complete (SB wait, SYNC_WAIT, MMU stall, OOM reply, fault ack) leaves the stream's pc on
 // it and is re-executed when the stream is woken, which is also how a suspended stream resumes
 // exactly where it stopped. Memory goes through Mmu accessors: the group's streams through the AS
@@ -55,6 +58,9 @@ public:
 
     // Observability for tests and benchmarks.
     u64 instructions_executed() const { return instrs_; }
+    // Of those, the ones the interpreter decoded: the rest were whole iterations of a loop at a
+    // fixed point, counted without being run (skip_fixed_point_loop).
+    u64 instructions_interpreted() const { return interpreted_; }
     u32 cores_total_locked() const;
     u32 cores_busy_locked() const {
         lockdep_assert_held(&lock_);
@@ -214,6 +220,8 @@ private:
     bool runnable_locked(const Group& g, const Stream& s) const REQUIRES(lock_);
     // Executes up to `budget` instructions; returns how many ran.
     u32 exec_stream_locked(Group& g, Stream& s, u32 budget, bool count_instrs) REQUIRES(lock_);
+    struct LoopProbe;
+    void skip_fixed_point_loop(Stream& s, LoopProbe& probe, u32& n, u32 budget) REQUIRES(lock_);
     enum class Step : u8 { Next, Block };
     Step exec_one_locked(Group& g, Stream& s, const panthor::cs::Instr& in, u64 next_pc) REQUIRES(lock_);
     bool inject_at_instruction_locked(Group& g, Stream& s, u64 next_pc) REQUIRES(lock_);
@@ -292,7 +300,7 @@ private:
     std::unique_ptr<HwEvent> run_ev_, jobs_ev_, poll_ev_;
     bool running_ GUARDED_BY(lock_) = false;  // MCU up
     bool pc_set_ GUARDED_BY(lock_) = false;   // the executing instruction moved the pc itself
-    u64 instrs_ = 0, jobs_done_ = 0, real_jobs_done_ = 0;
+    u64 instrs_ = 0, interpreted_ = 0, jobs_done_ = 0, real_jobs_done_ = 0;
     // One suspend-buffer record being built or checked (3.4 KiB: kept rather than constructed per
     // stream).
     SavedStream saved_scratch_{};

@@ -135,10 +135,49 @@ void CsEngine::reeval_sync_waits_locked() {
         kick_locked();
 }
 
+namespace {
+// Instructions whose only effect is on the stream's registers (a LOAD reads memory nothing else
+// writes during the slice): a loop made of them alone repeats itself exactly once its registers
+// repeat.
+bool register_only(u8 opcode) {
+    switch (opcode) {
+    case cs::NOP:
+    case cs::MOVE:
+    case cs::MOVE32:
+    case cs::ADD_IMMEDIATE32:
+    case cs::ADD_IMMEDIATE64:
+    case cs::UMIN32:
+    case cs::LOAD_MULTIPLE:
+    case cs::BRANCH: return true;
+    default: return false;
+    }
+}
+
+// A loop at a fixed point (cs_engine.h): at a taken backward branch the stream's registers are
+// recorded; arriving at the same branch target again with the same registers, after only
+// register_only instructions, every further iteration of the slice would be the same, so the
+// whole iterations left in the budget are counted without being interpreted and the slice ends
+// with the few instructions of the last partial iteration, exactly where it would have.
+}  // namespace
+
+struct CsEngine::LoopProbe {
+    static constexpr int kTries = 4;  // records per slice: a loop whose registers keep changing
+                                      // (a countdown) is left alone after that
+    int tries = kTries;
+    bool armed = false;
+    u64 pc = 0;
+    u32 depth = 0, at_n = 0;
+    u32 regs[128];
+};
+
 u32 CsEngine::exec_stream_locked(Group& g, Stream& s, u32 budget, bool count_instrs) {
     lockdep_assert_held(&lock_);
     u32 n = 0;
     s.fetch_n = 0;  // the fetch buffer lives for one slice (the host may rewrite a ring it has consumed)
+    LoopProbe probe;
+    // An instruction-counting fault must see every instruction run.
+    if (count_instrs)
+        probe.tries = 0;
     while (n < budget && s.block == Block::None && s.started) {
         Frame& f = s.frames[s.depth];
         if (f.pc >= f.end) {
@@ -157,6 +196,7 @@ u32 CsEngine::exec_stream_locked(Group& g, Stream& s, u32 budget, bool count_ins
         const u64 next = s.frames[d].pc + 8;
         n++;
         instrs_++;
+        interpreted_++;
         if (count_instrs && !s.reexec && inject_at_instruction_locked(g, s, next))
             break;
         const Instr in = cs::decode(raw);
@@ -164,6 +204,10 @@ u32 CsEngine::exec_stream_locked(Group& g, Stream& s, u32 budget, bool count_ins
         const Step st = exec_one_locked(g, s, in, next);
         if (st == Step::Next && !pc_set_)
             s.frames[d].pc = next;
+        if (probe.armed && !register_only(in.opcode))
+            probe.armed = false;
+        if (st == Step::Next && pc_set_ && s.depth == d && s.frames[d].pc < next && (probe.armed || probe.tries))
+            skip_fixed_point_loop(s, probe, n, budget);
         // An instruction that blocked where it stands runs again when the stream is woken; that
         // re-execution is not a new instruction for the FaultPlan's count.
         s.reexec = st == Step::Block && !pc_set_;
@@ -176,6 +220,31 @@ u32 CsEngine::exec_stream_locked(Group& g, Stream& s, u32 budget, bool count_ins
             cs_publish_status_locked(s);
     }
     return n;
+}
+
+// At a taken backward branch: records the registers, or finds the loop at its fixed point.
+void CsEngine::skip_fixed_point_loop(Stream& s, LoopProbe& probe, u32& n, u32 budget) {
+    const u32 d = s.depth;
+    const u64 target = s.frames[d].pc;
+    const size_t bytes = nregs_ * sizeof(u32);
+    if (probe.armed && probe.pc == target && probe.depth == d && !std::memcmp(probe.regs, s.regs, bytes)) {
+        const u32 len = n - probe.at_n;
+        const u32 rest = budget - n;
+        const u32 skip = rest - rest % len;
+        n += skip;
+        instrs_ += skip;
+        probe.armed = false;
+        probe.tries = 0;
+        return;
+    }
+    if (!probe.tries)
+        return;
+    probe.tries--;
+    probe.armed = true;
+    probe.pc = target;
+    probe.depth = d;
+    probe.at_n = n;
+    std::memcpy(probe.regs, s.regs, bytes);
 }
 
 bool CsEngine::inject_at_instruction_locked(Group& g, Stream& s, u64 next_pc) {

@@ -85,6 +85,37 @@ TEST_F(CsProgressTest, MoveBranchLoopRaisesTheProgressTimerOncePerStall) {
     EXPECT_FALSE(progress_event(r));
 }
 
+// A loop whose registers repeat at its branch, made of moves only, is at a fixed point: its
+// slices are counted, not interpreted, and it stands exactly where interpreting would leave it.
+TEST_F(CsProgressTest, AFixedPointLoopIsCountedNotInterpretedAndStopsWhereInterpretingWould) {
+    CsfRig r(rt());
+    CsfRig::Queue q = r.make_queue();
+    run_stream(r, q, 0, {cs::move48(2, 0x1234), cs::move32(4, 7), cs::branch(cs::ALWAYS, 0, -3)});
+    advance(20 * NSEC_PER_USEC);
+    const u64 ran = instructions(r);
+    EXPECT_GE(ran, 19u * 4096) << "every slice counts its whole budget";
+    EXPECT_EQ(ran % 4096, 0u);
+    const u64 interpreted = r.locked([&] { return r.gpu.engine().instructions_interpreted(); });
+    EXPECT_LT(interpreted, ran / 100) << "the fixed point was interpreted";
+    status_update(r, 0);
+    EXPECT_EQ(r.cs_out(0, 0)->status_cmd_ptr, q.ring_va + 8 * (ran % 3)) << "the loop stopped elsewhere";
+    r.set_state(0, CSG_STATE_TERMINATE);
+    ASSERT_TRUE(wait([&] { return r.state_acked(0); }));
+}
+
+// A loop whose registers change every iteration (a countdown) is interpreted to its end.
+TEST_F(CsProgressTest, ACountdownLoopRunsEveryIteration) {
+    CsfRig r(rt());
+    CsfRig::Queue q = r.make_queue();
+    const kshim::ktime_t t0 = run_stream(
+        r, q, 0, {cs::move32(2, 10000), cs::add_imm32(2, 2, -1), cs::branch(cs::NEQUAL, 2, -2), cs::move32(6, 1)});
+    const kshim::ktime_t at = time_when([&] { return r.csg_events(0) & CSG_IDLE; }, NSEC_PER_MSEC);
+    ASSERT_GE(at, 0) << "the loop never ended";
+    EXPECT_EQ(instructions(r), 1u + 2u * 10000u + 1u);
+    EXPECT_EQ(r.locked([&] { return r.gpu.engine().instructions_interpreted(); }), instructions(r));
+    EXPECT_GE(at - t0, 4 * NSEC_PER_USEC) << "20002 instructions take five slices";
+}
+
 // The loop spins through whole slices (a 20000-iteration countdown), but each round issues a job
 // that completes: forward progress, so no event however long it runs.
 TEST_F(CsProgressTest, LoopThatCompletesJobsDoesNotTimeOut) {
