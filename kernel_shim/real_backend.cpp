@@ -2,9 +2,9 @@
 // on one timer thread (the "softirq" task).
 //
 // Events live in the same ordered set as in simulated mode; the timer thread sleeps on a futex
-// word until the earliest one (or spins, when it is due within kTimerSpinNs: a sleep that short
-// costs more than it waits on a virtual machine), and an arming that moves the earliest event
-// forward wakes it only if it waits for a later one. "Idle" (for advance_until_idle) means: every task that is not
+// word until the earliest one, and an arming that moves the earliest event forward wakes it only
+// if it waits for a later one. (Spinning for events due within 10-20 us instead measured no
+// better on the 2-vCPU machine, and worse under load: docs/kshim.md, "Real mode: wake-up chain".) "Idle" (for advance_until_idle) means: every task that is not
 // main is parked without a deadline and no event is armed or running. An unpark counts its
 // target as active at once, so a hand-off between two tasks is never mistaken for idleness.
 //
@@ -19,7 +19,6 @@
 
 #include <linux/futex.h>
 #include <pthread.h>
-#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -35,9 +34,6 @@ namespace kshim {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// An event due this soon is waited for on the CPU rather than asleep.
-constexpr ktime_t kTimerSpinNs = 20 * NSEC_PER_USEC;
 
 // Kernel threads take no signals: the process's signals go to its own threads (the ones that
 // make syscalls, where an interruptible wait can be interrupted). Faults stay deliverable.
@@ -240,7 +236,10 @@ public:
 
     // Leaves the token; wakes the task only if it sleeps, and only after park_lock is released:
     // woken under the lock, it would run at once (a wake-up preempts on a busy CPU), block on
-    // park_lock and need a second wake-up when the lock is dropped.
+    // park_lock and need a second wake-up when the lock is dropped. A timer callback's wake-ups
+    // take effect when the callback returns, as a softirq's do when the softirq ends: woken at
+    // once, the task would preempt the callback and block on the locks it holds (an IRQ line's,
+    // the device model's).
     void unpark(Task* t) override {
         bool sleeping;
         {
@@ -253,7 +252,11 @@ public:
             if (sleeping)
                 t->futex_seq.fetch_add(1, std::memory_order_release);
         }
-        if (sleeping)
+        if (!sleeping)
+            return;
+        if (current() == &softirq_)
+            softirq_wakes_.push_back(&t->futex_seq);  // only the address: t may be gone by then
+        else
             futex_wake_word(&t->futex_seq);
     }
 
@@ -284,7 +287,6 @@ public:
             if (wake) {
                 programmed_ = when;
                 timer_seq_.fetch_add(1, std::memory_order_release);
-                wake = timer_sleeping_;
             }
         }
         if (wake)
@@ -592,20 +594,11 @@ private:
                 continue;
             const u32 seq = timer_seq_.load(std::memory_order_relaxed);
             programmed_ = next;
-            const bool spin = next - t <= kTimerSpinNs;
-            timer_sleeping_ = !spin;
             l.unlock();
-            if (spin) {
-                // Due very soon: stay on the CPU, but let whatever else is runnable have it.
-                while (now() < next && timer_seq_.load(std::memory_order_acquire) == seq)
-                    sched_yield();
-            } else {
-                const bool timed = next < max_deadline();
-                const timespec abs = timed ? host_time(next) : timespec{};
-                futex_wait(&timer_seq_, seq, timed ? &abs : nullptr);
-            }
+            const bool timed = next < max_deadline();
+            const timespec abs = timed ? host_time(next) : timespec{};
+            futex_wait(&timer_seq_, seq, timed ? &abs : nullptr);
             l.lock();
-            timer_sleeping_ = false;
             programmed_ = 0;
         }
     }
@@ -626,6 +619,9 @@ private:
             softirq_.cpu.cur = acct;
             cpu_to(&softirq_, static_cast<u8>(acct));
             ev->fire(ev, gen);  // ev may be gone after this
+            for (std::atomic<u32>* w : softirq_wakes_)
+                futex_wake_word(w);
+            softirq_wakes_.clear();
             cpu_to(&softirq_, TaskCputime::kCpuOff);
             softirq_.cpu.cur = CpuAccount::Runtime;
             l.lock();
@@ -648,17 +644,18 @@ private:
     std::atomic<int> active_{0};  // tasks not parked without a deadline (main excluded)
 
     std::thread timer_thread_;
+    // The futex words of the tasks a running timer callback woke (the timer thread's alone).
+    std::vector<std::atomic<u32>*> softirq_wakes_;
     // Changed (under ev_lock_) whenever the timer thread must look at the events again.
     std::atomic<u32> timer_seq_{0};
 
-    // Protects events_, event_seq_, programmed_, running_event_, timer_sleeping_, timer_stop_ and
+    // Protects events_, event_seq_, programmed_, running_event_, timer_stop_ and
     // the TimerEvent fields.
     std::mutex ev_lock_;
     std::condition_variable ev_cv_;
     TimerEventSet events_;
     u64 event_seq_ = 0;
     ktime_t programmed_ = 0;  // the event time the timer thread waits for (0: it runs)
-    bool timer_sleeping_ = false;  // it waits on timer_seq_ (else it spins or runs)
     bool timer_stop_ = false;
     TimerEvent* running_event_ = nullptr;
 };
