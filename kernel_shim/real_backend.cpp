@@ -4,9 +4,11 @@
 // Events live in the same ordered set as in simulated mode; the timer thread sleeps on a futex
 // word until the earliest one, and an arming that moves the earliest event forward wakes it only
 // if it waits for a later one. (Spinning for events due within 10-20 us instead measured no
-// better on the 2-vCPU machine, and worse under load: docs/kshim.md, "Real mode: wake-up chain".) "Idle" (for advance_until_idle) means: every task that is not
-// main is parked without a deadline and no event is armed or running. An unpark counts its
-// target as active at once, so a hand-off between two tasks is never mistaken for idleness.
+// better on the 2-vCPU machine, and worse under load: docs/kshim.md, "Real mode: wake-up chain".)
+//
+// "Idle" (for advance_until_idle) means: every task that is not main is parked without a
+// deadline and no event is armed or running. An unpark counts its target as active at once, so a
+// hand-off between two tasks is never mistaken for idleness.
 //
 // CPU time (cputime.h): each task's thread CPU clock gives its total, shared out between accounts
 // in proportion to the cycles the thread ran for each (account changes, parks and the polling
@@ -201,8 +203,8 @@ public:
         return KTIME_MAX - std::chrono::duration_cast<std::chrono::nanoseconds>(start_.time_since_epoch()).count();
     }
 
-    // `deadline` (below max_deadline()) on CLOCK_MONOTONIC (steady_clock's clock, which FUTEX_WAIT_BITSET's absolute
-    // timeout uses).
+    // `deadline` (below max_deadline()) on CLOCK_MONOTONIC: steady_clock's clock, which
+    // FUTEX_WAIT_BITSET's absolute timeout uses.
     timespec host_time(ktime_t deadline) const {
         const auto when = start_.time_since_epoch() + std::chrono::nanoseconds(deadline);
         const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(when).count();
@@ -607,7 +609,7 @@ private:
     void fire_due(std::unique_lock<std::mutex>& l) {
         for (;;) {
             ktime_t t = now();
-            if (events_.empty() || events_.begin()->when > t)
+            if (timer_stop_ || events_.empty() || events_.begin()->when > t)
                 break;
             TimerEvent* ev = &*events_.begin();
             events_.erase(events_.begin());
