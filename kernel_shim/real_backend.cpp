@@ -1,26 +1,27 @@
 // The real runtime: tasks are OS threads, the clock is CLOCK_MONOTONIC, and timer events run
-// on one Boost.Asio thread (the "softirq" task).
+// on one timer thread (the "softirq" task).
 //
-// Events live in the same ordered set as in simulated mode; a single asio steady_timer is kept
-// programmed for the earliest one. "Idle" (for advance_until_idle) means: every task that is not
-// main is parked without a deadline and no event is armed or running. An unpark counts its
-// target as active at once, so a hand-off between two tasks is never mistaken for idleness.
+// Events live in the same ordered set as in simulated mode; the timer thread sleeps on a futex
+// word until the earliest one, and an arming that moves the earliest event forward wakes it only
+// if it waits for a later one. (Spinning for events due within 10-20 us instead measured no
+// better on the 2-vCPU machine, and worse under load: docs/kshim.md, "Real mode: wake-up chain".)
+//
+// "Idle" (for advance_until_idle) means: every task that is not main is parked without a
+// deadline and no event is armed or running. An unpark counts its target as active at once, so a
+// hand-off between two tasks is never mistaken for idleness.
 //
 // CPU time (cputime.h): each task's thread CPU clock gives its total, shared out between accounts
 // in proportion to the cycles the thread ran for each (account changes, parks and the polling
 // sleeps of the main task's waits are the interval boundaries; waiting time is not counted), so
 // a thread preempted by the OS does not skew the split. A thread that ends adds its split to the
 // totals of ended tasks before it stops being readable.
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdio>
 #include <optional>
 
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <climits>
@@ -46,6 +47,17 @@ void block_async_signals() {
     pthread_sigmask(SIG_BLOCK, &s, nullptr);
 }
 
+// The host thread's name (what perf, top and gdb show): the task's, in the 15 bytes Linux keeps.
+// A worker's name loses "kworker/", and a long name keeps its end, which tells tasks apart
+// ("csf-sched:0").
+void set_thread_name(std::string name) {
+    if (name.starts_with("kworker/"))
+        name.erase(0, 8);
+    if (name.size() > 15)
+        name.erase(0, name.size() - 15);
+    pthread_setname_np(pthread_self(), name.c_str());
+}
+
 class RealBackend final : public Backend {
 public:
     RealBackend(const RuntimeOptions& opts, Task* main) : opts_(opts), main_(main), start_(Clock::now()) {
@@ -56,11 +68,14 @@ public:
         init_task_cputime(main_);
         init_task_cputime(&softirq_);
         cpu_task_start(main_);
-        io_thread_ = std::thread([this] {
+        timer_thread_ = std::thread([this] {
             block_async_signals();
+            set_thread_name("softirq");
+            // The mock's hardware effects are due at exact times: no 50 us of default timer slack.
+            prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
             set_current(&softirq_);
             cpu_task_start(&softirq_);
-            io_.run();
+            timer_loop();
             cpu_task_end(&softirq_);
             set_current(nullptr);
         });
@@ -88,6 +103,7 @@ public:
         active_.fetch_add(1);
         t->thread = std::thread([this, t] {
             block_async_signals();
+            set_thread_name(t->name);
             set_current(t);
             cpu_task_start(t);
             try {
@@ -131,8 +147,7 @@ public:
         }
         // A deadline the host clock cannot express (start_ + deadline overflows: a client's
         // INT64_MAX wait turned into a huge timeout) is no deadline; adding it would overflow.
-        if (deadline >
-            KTIME_MAX - std::chrono::duration_cast<std::chrono::nanoseconds>(start_.time_since_epoch()).count())
+        if (deadline >= max_deadline())
             deadline = KTIME_MAX;
         std::unique_lock l(t->park_lock);
         if (t->wake_token.exchange(false))
@@ -145,21 +160,14 @@ public:
             t->counted_active = false;
             active_.fetch_sub(1);
         }
-        bool woke = true;
-        auto token = [t] { return t->wake_token.load(); };
+        const bool interruptible = t->sleep_state.load(std::memory_order_relaxed) == TASK_INTERRUPTIBLE;
+        t->parked_futex = true;
+        l.unlock();
         cpu_wait_begin();
-        if (t->sleep_state.load(std::memory_order_relaxed) == TASK_INTERRUPTIBLE) {
-            t->parked_futex = true;
-            l.unlock();
-            woke = park_futex(t, deadline);
-            l.lock();
-            t->parked_futex = false;
-        } else if (deadline == KTIME_MAX) {
-            t->park_cv.wait(l, token);
-        } else {
-            woke = t->park_cv.wait_until(l, start_ + std::chrono::nanoseconds(deadline), token);
-        }
+        bool woke = park_futex(t, deadline, interruptible);
         cpu_wait_end();
+        l.lock();
+        t->parked_futex = false;
         t->parked = false;
         t->state = TaskState::Running;
         if (!t->counted_active) {
@@ -172,32 +180,53 @@ public:
         return woke;
     }
 
-    // An interruptible park: until a token, a pending signal or the deadline. False only when
-    // the deadline passed with neither. The futex word changes at every unpark and signal, so a
-    // wake-up between the tests and the wait makes the wait return at once.
-    bool park_futex(Task* t, ktime_t deadline) {
+    // Sleeps on the task's futex word until a token (or, interruptible, a pending signal) or the
+    // deadline. False only when the deadline passed with neither. The word changes at every unpark
+    // and signal, so a wake-up between the tests and the wait makes the wait return at once.
+    bool park_futex(Task* t, ktime_t deadline, bool interruptible) {
         for (;;) {
             const u32 seq = t->futex_seq.load(std::memory_order_acquire);
-            if (t->wake_token.load() || t->sigpending.load(std::memory_order_acquire))
+            if (t->wake_token.load() || (interruptible && t->sigpending.load(std::memory_order_acquire)))
                 return true;
             timespec abs{};
             if (deadline != KTIME_MAX) {
                 if (now() >= deadline)
                     return t->wake_token.load();
-                // steady_clock is CLOCK_MONOTONIC, which FUTEX_WAIT_BITSET's absolute timeout uses.
-                const auto when = start_.time_since_epoch() + std::chrono::nanoseconds(deadline);
-                const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(when).count();
-                abs.tv_sec = static_cast<time_t>(ns / 1000000000);
-                abs.tv_nsec = static_cast<long>(ns % 1000000000);
+                abs = host_time(deadline);
             }
-            syscall(SYS_futex, reinterpret_cast<u32*>(&t->futex_seq), FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, seq,
-                    deadline == KTIME_MAX ? nullptr : &abs, nullptr, FUTEX_BITSET_MATCH_ANY);
+            futex_wait(&t->futex_seq, seq, deadline == KTIME_MAX ? nullptr : &abs);
         }
     }
 
+    // The first deadline the host clock cannot express (start_ + deadline would overflow).
+    ktime_t max_deadline() const {
+        return KTIME_MAX - std::chrono::duration_cast<std::chrono::nanoseconds>(start_.time_since_epoch()).count();
+    }
+
+    // `deadline` (below max_deadline()) on CLOCK_MONOTONIC: steady_clock's clock, which
+    // FUTEX_WAIT_BITSET's absolute timeout uses.
+    timespec host_time(ktime_t deadline) const {
+        const auto when = start_.time_since_epoch() + std::chrono::nanoseconds(deadline);
+        const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(when).count();
+        timespec abs{};
+        abs.tv_sec = static_cast<time_t>(ns / 1000000000);
+        abs.tv_nsec = static_cast<long>(ns % 1000000000);
+        return abs;
+    }
+
+    static void futex_wait(std::atomic<u32>* word, u32 seen, const timespec* abs) {
+        syscall(SYS_futex, reinterpret_cast<u32*>(word), FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, seen, abs, nullptr,
+                FUTEX_BITSET_MATCH_ANY);
+    }
+    // A private FUTEX_WAKE only hashes the address, it never reads the word: it is harmless on
+    // a word whose task has meanwhile gone (at worst a spurious wake-up elsewhere, which every
+    // futex loop tolerates).
+    static void futex_wake_word(std::atomic<u32>* word) {
+        syscall(SYS_futex, reinterpret_cast<u32*>(word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+    }
     static void futex_wake(Task* t) {
         t->futex_seq.fetch_add(1, std::memory_order_release);
-        syscall(SYS_futex, reinterpret_cast<u32*>(&t->futex_seq), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+        futex_wake_word(&t->futex_seq);
     }
 
     // Called from a signal handler: no lock, no allocation (a parked task's bookkeeping is fixed
@@ -207,16 +236,30 @@ public:
             futex_wake(t);
     }
 
+    // Leaves the token; wakes the task only if it sleeps, and only after park_lock is released:
+    // woken under the lock, it would run at once (a wake-up preempts on a busy CPU), block on
+    // park_lock and need a second wake-up when the lock is dropped. A timer callback's wake-ups
+    // take effect when the callback returns, as a softirq's do when the softirq ends: woken at
+    // once, the task would preempt the callback and block on the locks it holds (an IRQ line's,
+    // the device model's).
     void unpark(Task* t) override {
-        std::lock_guard l(t->park_lock);
-        if (!t->wake_token.exchange(true) && t->parked && !t->counted_active) {
-            t->counted_active = true;
-            active_.fetch_add(1);
+        bool sleeping;
+        {
+            std::lock_guard l(t->park_lock);
+            if (!t->wake_token.exchange(true) && t->parked && !t->counted_active) {
+                t->counted_active = true;
+                active_.fetch_add(1);
+            }
+            sleeping = t->parked_futex;
+            if (sleeping)
+                t->futex_seq.fetch_add(1, std::memory_order_release);
         }
-        if (t->parked_futex)
-            futex_wake(t);
+        if (!sleeping)
+            return;
+        if (current() == &softirq_)
+            softirq_wakes_.push_back(&t->futex_seq);  // only the address: t may be gone by then
         else
-            t->park_cv.notify_one();
+            futex_wake_word(&t->futex_seq);
     }
 
     void yield() override { std::this_thread::yield(); }
@@ -229,7 +272,7 @@ public:
     }
 
     void timer_arm(TimerEvent* ev, ktime_t when) override {
-        bool reprogram = false;
+        bool wake = false;
         {
             std::lock_guard g(ev_lock_);
             if (ev->armed) {
@@ -241,12 +284,15 @@ public:
             ev->gen++;
             ev->armed = true;
             events_.insert(*ev);
-            reprogram = &*events_.begin() == ev && when < programmed_;
-            if (reprogram)
+            // The timer thread waits for a later event (or for none): it must look again.
+            wake = &*events_.begin() == ev && when < programmed_;
+            if (wake) {
                 programmed_ = when;
+                timer_seq_.fetch_add(1, std::memory_order_release);
+            }
         }
-        if (reprogram)
-            boost::asio::post(io_, [this] { program_timer(); });
+        if (wake)
+            futex_wake_word(&timer_seq_);
     }
 
     bool timer_cancel(TimerEvent* ev) override {
@@ -383,10 +429,14 @@ public:
     }
 
     void shutdown() override {
-        io_work_guard_.reset();
-        io_.stop();
-        if (io_thread_.joinable())
-            io_thread_.join();
+        {
+            std::lock_guard g(ev_lock_);
+            timer_stop_ = true;
+            timer_seq_.fetch_add(1, std::memory_order_release);
+        }
+        futex_wake_word(&timer_seq_);
+        if (timer_thread_.joinable())
+            timer_thread_.join();
         std::vector<Task*> left;
         {
             std::lock_guard g(tasks_lock_);
@@ -534,32 +584,32 @@ private:
         return events_.empty() && running_event_ == nullptr;
     }
 
-    // On the asio thread: fire what is due, then point the steady_timer at the next event.
-    void program_timer() {
-        ktime_t next;
-        {
-            std::lock_guard g(ev_lock_);
-            next = events_.empty() ? KTIME_MAX : events_.begin()->when;
+    // The timer thread: fires what is due, then waits for the earliest event. While it runs,
+    // programmed_ is 0, so no arming wakes it (it looks at the set again before it waits).
+    void timer_loop() {
+        std::unique_lock l(ev_lock_);
+        while (!timer_stop_) {
+            fire_due(l);
+            const ktime_t next = events_.empty() ? KTIME_MAX : events_.begin()->when;
+            const ktime_t t = now();
+            if (next <= t)
+                continue;
+            const u32 seq = timer_seq_.load(std::memory_order_relaxed);
             programmed_ = next;
+            l.unlock();
+            const bool timed = next < max_deadline();
+            const timespec abs = timed ? host_time(next) : timespec{};
+            futex_wait(&timer_seq_, seq, timed ? &abs : nullptr);
+            l.lock();
+            programmed_ = 0;
         }
-        if (next == KTIME_MAX) {
-            timer_.cancel();
-            return;
-        }
-        timer_.expires_at(start_ + std::chrono::nanoseconds(next));
-        timer_.async_wait([this](const boost::system::error_code& ec) {
-            if (ec == boost::asio::error::operation_aborted)
-                return;
-            fire_due();
-            program_timer();
-        });
     }
 
-    void fire_due() {
-        std::unique_lock l(ev_lock_);
+    // Under ev_lock_ (held by `l`; dropped around each callback).
+    void fire_due(std::unique_lock<std::mutex>& l) {
         for (;;) {
             ktime_t t = now();
-            if (events_.empty() || events_.begin()->when > t)
+            if (timer_stop_ || events_.empty() || events_.begin()->when > t)
                 break;
             TimerEvent* ev = &*events_.begin();
             events_.erase(events_.begin());
@@ -571,6 +621,9 @@ private:
             softirq_.cpu.cur = acct;
             cpu_to(&softirq_, static_cast<u8>(acct));
             ev->fire(ev, gen);  // ev may be gone after this
+            for (std::atomic<u32>* w : softirq_wakes_)
+                futex_wake_word(w);
+            softirq_wakes_.clear();
             cpu_to(&softirq_, TaskCputime::kCpuOff);
             softirq_.cpu.cur = CpuAccount::Runtime;
             l.lock();
@@ -592,17 +645,20 @@ private:
     const u64 cpu_long_ = cpu_long_interval_cycles();
     std::atomic<int> active_{0};  // tasks not parked without a deadline (main excluded)
 
-    boost::asio::io_context io_;
-    // Keeps io_.run() going while no timer is pending.
-    boost::asio::executor_work_guard<boost::asio::io_context::executor_type> io_work_guard_{io_.get_executor()};
-    boost::asio::steady_timer timer_{io_};
-    std::thread io_thread_;
+    std::thread timer_thread_;
+    // The futex words of the tasks a running timer callback woke (the timer thread's alone).
+    std::vector<std::atomic<u32>*> softirq_wakes_;
+    // Changed (under ev_lock_) whenever the timer thread must look at the events again.
+    std::atomic<u32> timer_seq_{0};
 
-    std::mutex ev_lock_;  // protects events_, event_seq_, programmed_, running_event_, TimerEvent fields
+    // Protects events_, event_seq_, programmed_, running_event_, timer_stop_ and
+    // the TimerEvent fields.
+    std::mutex ev_lock_;
     std::condition_variable ev_cv_;
     TimerEventSet events_;
     u64 event_seq_ = 0;
-    ktime_t programmed_ = KTIME_MAX;
+    ktime_t programmed_ = 0;  // the event time the timer thread waits for (0: it runs)
+    bool timer_stop_ = false;
     TimerEvent* running_event_ = nullptr;
 };
 

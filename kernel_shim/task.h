@@ -143,14 +143,13 @@ struct Task {
 
     // Real-mode state.
     std::thread thread;
-    std::mutex park_lock;  // protects parked and the wait on park_cv
-    std::condition_variable park_cv;
+    std::mutex park_lock;  // protects parked, counted_active and parked_futex
     bool parked = false;
     bool counted_active = true;
-    // An interruptible park waits on this futex word rather than on park_cv, because a signal
-    // handler may bump and wake it (a condition variable must not be touched from one).
+    // A park sleeps on this futex word; every unpark and signal changes it and wakes the task (a
+    // signal handler may, where a condition variable must not be touched).
     std::atomic<u32> futex_seq{0};
-    bool parked_futex = false;  // under park_lock
+    bool parked_futex = false;  // under park_lock: between the bookkeeping and the wake-up
 };
 
 // The task running on this CPU: the current fiber's task in simulated mode, the thread's task

@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <string>
+
+#include <pthread.h>
 
 #include "kernel_shim/backend.h"
 #include "kernel_shim/completion.h"
@@ -450,4 +453,124 @@ TEST_F(Real, TimedWaitSeesHardwareEffectsDueBeforeItsDeadline) {
     backend().timer_cancel(&effect);
     backend().timer_wait_idle(&starve);
     backend().timer_wait_idle(&effect);
+}
+
+// perf sched and gdb tell the runtime's host threads apart by name: each carries its task's, a
+// worker's without "kworker/", a long one by its end (docs/kshim.md, "Real mode: wake-up chain").
+TEST_F(Real, HostThreadsCarryTheirTasksNames) {
+    auto host_name = [] {
+        char buf[16] = {};
+        pthread_getname_np(pthread_self(), buf, sizeof(buf));
+        return std::string(buf);
+    };
+    std::string kthread, worker, timer;
+    Task* t = kthread_run(
+        [&] {
+            kthread = host_name();
+            return 0;
+        },
+        "name-test");
+    kthread_stop(t);
+    EXPECT_EQ(kthread, "name-test");
+
+    static std::string* worker_out;
+    worker_out = &worker;
+    workqueue_struct* wq = alloc_workqueue("a-long-wq-name", 0, 1);
+    work_struct w;
+    INIT_WORK(&w, [](work_struct*) {
+        char buf[16] = {};
+        pthread_getname_np(pthread_self(), buf, sizeof(buf));
+        *worker_out = buf;
+    });
+    queue_work(wq, &w);
+    flush_workqueue(wq);
+    destroy_workqueue(wq);
+    EXPECT_EQ(worker, "-long-wq-name:0");  // "a-long-wq-name:0" keeps its last 15 bytes
+
+    completion c;
+    timer_list tl;
+    timer_setup(&tl, [&](timer_list*) {
+        timer = host_name();
+        complete(&c);
+    });
+    mod_timer(&tl, jiffies);
+    wait_for_completion(&c);
+    del_timer_sync(&tl);
+    EXPECT_EQ(timer, "softirq");
+}
+
+// The timer thread sleeps until its earliest event; an event armed before that one must wake it
+// (and one armed after it must not be lost either).
+namespace {
+struct FireAt {
+    std::atomic<ktime_t> fired{0};
+    static void fire(TimerEvent* ev, u64) { static_cast<FireAt*>(ev->owner)->fired.store(ktime_get()); }
+};
+}  // namespace
+
+TEST_F(Real, AnEarlierEventWakesTheSleepingTimerThread) {
+    FireAt late, early, later;
+    TimerEvent a(&FireAt::fire, &late, kBandTimer, "late");
+    TimerEvent b(&FireAt::fire, &early, kBandTimer, "early");
+    TimerEvent c(&FireAt::fire, &later, kBandTimer, "later");
+    const ktime_t t0 = ktime_get();
+    backend().timer_arm(&a, t0 + 60 * NSEC_PER_SEC);
+    // Let the timer thread go to sleep for `a` (its spin window is far shorter than this).
+    msleep(20);
+    const ktime_t t1 = ktime_get();
+    backend().timer_arm(&b, t1 + NSEC_PER_MSEC);
+    backend().timer_arm(&c, t1 + 30 * NSEC_PER_SEC);  // after b: needs no wake-up, must not fire early
+    ASSERT_TRUE(backend().run_until([&] { return early.fired.load() != 0; }, 10 * NSEC_PER_SEC));
+    EXPECT_GE(early.fired.load(), t1 + NSEC_PER_MSEC);
+    EXPECT_EQ(late.fired.load(), 0);
+    EXPECT_EQ(later.fired.load(), 0);
+    EXPECT_TRUE(backend().timer_cancel(&a));
+    EXPECT_TRUE(backend().timer_cancel(&c));
+    backend().timer_wait_idle(&a);
+    backend().timer_wait_idle(&b);
+    backend().timer_wait_idle(&c);
+}
+
+// Wake-ups made in a timer callback take effect when it returns, as a softirq's do when it ends:
+// woken at once, a task would preempt the callback on a busy CPU and block on the locks it
+// holds. Here the callback wakes a sleeping task and then runs on for 20 ms.
+namespace {
+struct WakeThenRun {
+    completion c;
+    std::atomic<ktime_t> callback_end{0};
+    std::atomic<ktime_t> woke{0};
+    static void fire(TimerEvent* ev, u64) {
+        auto* self = static_cast<WakeThenRun*>(ev->owner);
+        complete(&self->c);
+        const ktime_t until = ktime_get() + 20 * NSEC_PER_MSEC;
+        while (ktime_get() < until) {
+        }
+        self->callback_end.store(ktime_get());
+    }
+};
+}  // namespace
+
+TEST_F(Real, ATimerCallbacksWakeUpsTakeEffectWhenItReturns) {
+    WakeThenRun s;
+    Task* t = kthread_run(
+        [&] {
+            wait_for_completion(&s.c);
+            s.woke.store(ktime_get());
+            return 0;
+        },
+        "waiter");
+    // The waiter must sleep before the callback wakes it.
+    auto sleeping = [t] {
+        std::lock_guard g(t->park_lock);
+        return t->parked_futex;
+    };
+    ASSERT_TRUE(backend().run_until(sleeping, 10 * NSEC_PER_SEC));
+    TimerEvent ev(&WakeThenRun::fire, &s, kBandTimer, "wake-then-run");
+    backend().timer_arm(&ev, ktime_get());
+    // Nothing else may wake the waiter meanwhile (kthread_stop would).
+    ASSERT_TRUE(backend().run_until([&] { return s.callback_end.load() != 0; }, 10 * NSEC_PER_SEC));
+    backend().timer_wait_idle(&ev);
+    kthread_stop(t);
+    ASSERT_NE(s.woke.load(), 0);
+    EXPECT_GE(s.woke.load(), s.callback_end.load()) << "the waiter ran before the callback returned";
 }
