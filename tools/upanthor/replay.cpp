@@ -187,6 +187,7 @@ private:
     void exec_ioctl(std::size_t i);
     void exec_mmap(std::size_t i);
     void restore_pages(std::size_t i, drm::drm_file* df);
+    void restore_before_start(std::size_t i);
     void resolve_producers();
     void mismatch(const cap::Record& r, const std::string& what);
     // Outputs that differ only because the capture was made on an older panthor (minor version
@@ -456,6 +457,19 @@ void Replayer::restore_pages(std::size_t i, drm::drm_file* df) {
     release();
 }
 
+void Replayer::restore_before_start(std::size_t i) {
+    const cap::Record& r = c_.records[i];
+    if (r.type != cap::RecType::Ioctl || r.bo_pages.empty())
+        return;
+    const int fd = map_fd(i, r.fd);
+    kshim::file* f = fd >= 0 ? kshim::fget(fd) : nullptr;
+    if (!f)
+        return;  // the call reports the descriptor
+    if (drm::drm_file* df = drm::drm_file_from(f))
+        restore_pages(i, df);
+    kshim::fput(f);
+}
+
 void Replayer::query_groups(drm::drm_file* df, std::optional<u32> handle) {
     for (auto it = groups_.begin(); it != groups_.end();) {
         if (it->df != df || (handle && it->handle != *handle)) {
@@ -484,8 +498,6 @@ void Replayer::exec_ioctl(std::size_t ri) {
         return;
     }
     drm::drm_file* df = drm::drm_file_from(f);
-    if (df && !r.bo_pages.empty())
-        restore_pages(ri, df);
 
     // The argument and the buffers behind it, rebuilt.
     const cap::TypeLayout* layout = cap::ioctl_layout(r.request);
@@ -857,6 +869,9 @@ void Replayer::run(ReplayOutcome* out) {
                                                                   start_frontier_.load() >= rank_[i]));
                                 if (abort_.load())
                                     break;
+                                // Before the next call may start: pages are restored in the
+                                // order the calls entered, the order they were snapshot in.
+                                restore_before_start(i);
                                 started_[rank_[i]] = true;
                                 std::size_t sf = start_frontier_.load();
                                 while (sf < started_.size() && started_[sf])
