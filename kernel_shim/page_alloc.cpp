@@ -9,6 +9,16 @@
 // (MADV_DONTNEED, or a hole punched in the memfd) so that multi-GiB tests do not pin memory;
 // smaller ones stay resident for the next request, since faulting a BO's pages back in on every
 // pin cost a third of a fuzzing run's time.
+//
+// __GFP_ZERO zeroes only the pages that may hold data. A page the host mapping has never had
+// written (the arena is a fresh anonymous or memfd mapping) or got back with MADV_DONTNEED or a
+// punched hole reads as zero already; the host would only fault it in to write zeroes over
+// zeroes. A bitmap with one bit per page (set: "touched") records which pages have been handed
+// out since the host last gave them to us zeroed: every allocation sets its pages' bits, and
+// returning a block to the host clears them. A panthor tiler heap's 2 MiB chunks, which the
+// GPU may never write, then cost no zeroing and no page faults (this was a third of the
+// replay of a Mesa session). Nothing but an allocation's owner writes arena memory, so a
+// page whose bit is clear reads as zero.
 #include "kernel_shim/page_alloc.h"
 
 #include <fcntl.h>
@@ -20,6 +30,7 @@
 #include <bit>
 #include <cstdio>
 #include <cstdlib>
+#include <cerrno>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -39,6 +50,9 @@ std::atomic<bool> g_arena_made{false};
 
 // Freed blocks of this order and up go back to the host (16 MiB).
 constexpr unsigned kReturnToHostOrder = 12;
+// A zeroing of this many touched pages in one 64-page word first asks the host which of them
+// it has pages behind (one system call, against a memset that faults each untouched page in).
+constexpr int kAskHostPages = 8;
 
 using pfn_t = u32;  // page index inside the arena (2^24 pages)
 constexpr pfn_t kNoPage = ~pfn_t{0};
@@ -70,6 +84,9 @@ struct Arena {
     int memfd = -1;
     std::mutex lock;  // protects meta and free_area
     PageMeta* meta = nullptr;
+    // One bit per page, set while the page may hold non-zero bytes (above). Atomic words: two
+    // blocks sharing a word are claimed outside the lock.
+    std::atomic<u64>* touched = nullptr;
     pfn_t free_area[MAX_PAGE_ORDER + 1];  // list heads, kNoPage when empty
     u64 nr_free = 0;                      // pages in all free blocks (NR_FREE_PAGES)
 
@@ -85,6 +102,9 @@ struct Arena {
         }
         base = static_cast<char*>(reserve(kArenaSize, memfd));
         meta = static_cast<PageMeta*>(reserve(kArenaPages * sizeof(PageMeta), -1));
+        static_assert(sizeof(std::atomic<u64>) == sizeof(u64) && std::atomic<u64>::is_always_lock_free);
+        // The fresh anonymous mapping reads as zero: every page starts untouched.
+        touched = static_cast<std::atomic<u64>*>(reserve(kArenaPages / 64 * sizeof(u64), -1));
         std::fill(std::begin(free_area), std::end(free_area), kNoPage);
         // The whole arena starts as free top-order blocks, the lowest address at the list's head.
         for (u64 pfn = kArenaPages; pfn > 0;) {
@@ -122,6 +142,105 @@ Arena& arena() {
     return *a;
 }
 
+pfn_t pfn_of(const void* p) {
+    return static_cast<pfn_t>(static_cast<u64>(static_cast<const char*>(p) - arena().base) >> PAGE_SHIFT);
+}
+
+// Which of the 64 pages from `word_pfn` (a multiple of 64) among `candidates` the host may
+// have data behind. A page of the anonymous arena that is neither present nor swapped out
+// (/proc/self/pagemap bits 63 and 62) is demand-zero; a memfd arena's page that lies in a hole
+// of the file (SEEK_DATA/SEEK_HOLE; shmem counts swapped pages as data) reads as zero. On any
+// doubt (no pagemap, a failed read) every candidate may hold data.
+u64 materialized(u64 word_pfn, u64 candidates) {
+    Arena& a = arena();
+    const off_t begin = static_cast<off_t>(word_pfn << PAGE_SHIFT);
+    const off_t end = begin + static_cast<off_t>(64 * PAGE_SIZE);
+    if (a.memfd >= 0) {
+        u64 data = 0;
+        for (off_t at = begin; at < end;) {
+            const off_t d = lseek(a.memfd, at, SEEK_DATA);
+            if (d < 0)
+                return errno == ENXIO ? 0 : candidates;  // ENXIO: no data past `at`
+            if (d >= end)
+                break;
+            off_t h = lseek(a.memfd, d, SEEK_HOLE);
+            if (h < 0)
+                return candidates;
+            h = std::min(h, end);
+            for (off_t q = d & ~static_cast<off_t>(PAGE_SIZE - 1); q < h; q += PAGE_SIZE)
+                data |= u64{1} << ((q - begin) >> PAGE_SHIFT);
+            at = h;
+        }
+        return candidates & data;
+    }
+    // The descriptor is the process's own: a forked child opens its own (a parent's pagemap
+    // says nothing of the child's copies).
+    static std::atomic<int> fd{-1};
+    static std::atomic<pid_t> fd_pid{0};
+    const pid_t pid = getpid();
+    int f = fd.load(std::memory_order_acquire);
+    if (f < 0 || fd_pid.load(std::memory_order_acquire) != pid) {
+        std::lock_guard g(a.lock);
+        f = fd.load();
+        if (f < 0 || fd_pid.load() != pid) {
+            f = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);  // the parent's stays open: it is shared
+            if (f < 0)
+                return candidates;
+            fd_pid.store(pid, std::memory_order_release);
+            fd.store(f, std::memory_order_release);
+        }
+    }
+    u64 entries[64];
+    const uintptr_t vpn = reinterpret_cast<uintptr_t>(a.base) / PAGE_SIZE + word_pfn;
+    if (pread(f, entries, sizeof(entries), static_cast<off_t>(vpn * sizeof(u64))) != sizeof(entries))
+        return candidates;
+    u64 data = 0;
+    for (unsigned i = 0; i < 64; i++)
+        if (entries[i] & (u64{3} << 62))  // present or swapped
+            data |= u64{1} << i;
+    return candidates & data;
+}
+
+// Marks [p, p + npages pages) as handed out and, when `zero`, clears the pages among them that
+// may hold data: the touched ones (the others read as zero already) and, of a word with many
+// touched pages, only those the host has a page behind (a 2 MiB heap chunk freed and allocated
+// again is touched but, when nobody wrote it, still not faulted in).
+void claim_pages(void* p, u64 npages, bool zero) {
+    Arena& a = arena();
+    const u64 first = pfn_of(p);
+    for (u64 pfn = first; pfn < first + npages;) {
+        const unsigned bit = pfn & 63;
+        const u64 n = std::min<u64>(64 - bit, first + npages - pfn);
+        const u64 mask = (n == 64 ? ~u64{0} : ((u64{1} << n) - 1)) << bit;
+        u64 was = a.touched[pfn >> 6].fetch_or(mask, std::memory_order_relaxed) & mask;
+        if (zero && std::popcount(was) >= kAskHostPages)
+            was = materialized(pfn & ~u64{63}, was);
+        if (zero) {
+            // Runs of such pages are cleared with one memset each.
+            while (was) {
+                const unsigned lo = std::countr_zero(was);
+                const unsigned len = std::countr_one(was >> lo);
+                std::memset(a.base + (((pfn & ~u64{63}) + lo) << PAGE_SHIFT), 0, PAGE_SIZE * len);
+                was &= len + lo >= 64 ? 0 : ~u64{0} << (lo + len);
+            }
+        }
+        pfn += n;
+    }
+}
+
+// The host has the pages back and will give them zeroed: they are untouched again.
+void untouch_pages(void* p, u64 npages) {
+    Arena& a = arena();
+    const u64 first = pfn_of(p);
+    for (u64 pfn = first; pfn < first + npages;) {
+        const unsigned bit = pfn & 63;
+        const u64 n = std::min<u64>(64 - bit, first + npages - pfn);
+        const u64 mask = (n == 64 ? ~u64{0} : ((u64{1} << n) - 1)) << bit;
+        a.touched[pfn >> 6].fetch_and(~mask, std::memory_order_relaxed);
+        pfn += n;
+    }
+}
+
 // Takes the first block of the smallest non-empty order that fits and splits it down, as
 // __rmqueue_smallest and expand do: each split leaves the upper half free one order lower.
 // nullptr when no block is large enough.
@@ -153,8 +272,9 @@ void give_block(void* p, unsigned order) {
                       static_cast<off_t>(PAGE_SIZE << order));
         else
             madvise(p, PAGE_SIZE << order, MADV_DONTNEED);
+        untouch_pages(p, u64{1} << order);
     }
-    pfn_t pfn = static_cast<pfn_t>(static_cast<u64>(static_cast<char*>(p) - a.base) >> PAGE_SHIFT);
+    pfn_t pfn = pfn_of(p);
     std::lock_guard g(a.lock);
     // Freeing a block that is free already is the kernel's "Bad page state".
     BUG_ON(a.meta[pfn].buddy);
@@ -210,8 +330,7 @@ Page* alloc_pages(gfp_t gfp, unsigned order) {
             std::fprintf(stderr, "kshim: page allocation failure: order:%u\n", order);
         return nullptr;
     }
-    if (gfp & __GFP_ZERO)
-        std::memset(p, 0, PAGE_SIZE << order);
+    claim_pages(p, u64{1} << order, gfp & __GFP_ZERO);
     page_accounting::live_pages.fetch_add(long{1} << order, std::memory_order_relaxed);
     return static_cast<Page*>(p);
 }
@@ -243,12 +362,19 @@ void* alloc_pages_exact(size_t size, gfp_t gfp) {
     if (npages == 0 || npages > (u64{1} << MAX_PAGE_ORDER))
         return nullptr;
     const unsigned order = static_cast<unsigned>(std::bit_width(npages - 1));  // ceil(log2)
-    Page* block = alloc_pages(gfp & ~__GFP_ZERO, order);
-    if (!block)
+    might_alloc(gfp);
+    if (should_fail_alloc("pages", gfp))
         return nullptr;
-    free_pfn_range((page_to_phys(block) >> PAGE_SHIFT) + npages, (u64{1} << order) - npages);
-    if (gfp & __GFP_ZERO)
-        std::memset(block, 0, npages * PAGE_SIZE);
+    void* block = take_block(order);
+    if (!block) {
+        if (!(gfp & __GFP_NOWARN))
+            std::fprintf(stderr, "kshim: page allocation failure: order:%u\n", order);
+        return nullptr;
+    }
+    // Only the kept pages are claimed: the tail goes back as untouched as it came.
+    claim_pages(block, npages, gfp & __GFP_ZERO);
+    page_accounting::live_pages.fetch_add(long{1} << order, std::memory_order_relaxed);
+    free_pfn_range((page_to_phys(static_cast<Page*>(block)) >> PAGE_SHIFT) + npages, (u64{1} << order) - npages);
     return block;
 }
 
@@ -284,6 +410,7 @@ void pt_pool_prefault(size_t n) {
         void* p = take_block(0);
         if (!p)
             break;
+        claim_pages(p, 1, false);
         std::memset(p, 0, PAGE_SIZE);  // the first touch faults the page in, here and not later
         fresh.push_back(p);
     }
@@ -312,8 +439,11 @@ Page* pt_pool_alloc_raw(gfp_t gfp) {
             pool.pages.pop_back();
         }
     }
-    if (!p)
+    if (!p) {
         p = take_block(0);
+        if (p)
+            claim_pages(p, 1, false);
+    }
     if (!p)
         return nullptr;
     page_accounting::live_pages.fetch_add(1, std::memory_order_relaxed);

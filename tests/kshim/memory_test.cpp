@@ -319,6 +319,67 @@ TEST_F(Memory, GfpZeroHoldsForReusedAndFreshBlocks) {
     }
 }
 
+// __GFP_ZERO clears only the pages that may hold data (kernel_shim/page_alloc.cpp): pages never
+// handed out, or returned to the host, are skipped; of a block with many touched pages, those the
+// host has no page behind too. Whatever the mix, every byte of a zeroed allocation reads zero:
+// here some pages of a block are dirtied in patterns across and inside the 64-page words the
+// allocator tracks (a few pages, many, runs, the last page of a word), and the block or parts of
+// it are allocated again with __GFP_ZERO.
+TEST_F(Memory, GfpZeroClearsEveryDirtiedPageWhateverTheMix) {
+    auto first_nonzero = [](const void* p, size_t len) -> long {
+        const auto* b = static_cast<const unsigned char*>(p);
+        for (size_t i = 0; i < len; i++)
+            if (b[i])
+                return static_cast<long>(i / PAGE_SIZE);
+        return -1;
+    };
+    constexpr unsigned kOrder = 8;  // 256 pages: four words of the allocator's bitmap
+    constexpr size_t kPages = size_t{1} << kOrder;
+    const std::vector<std::vector<size_t>> patterns = {
+        {0},
+        {63, 64},                                            // both sides of a word boundary
+        {1, 5, 9},                                           // fewer than the host is asked about
+        {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 62, 63},  // many, scattered
+        {},                                                  // claimed before but never written
+    };
+    for (size_t pi = 0; pi < patterns.size(); pi++) {
+        SCOPED_TRACE(pi);
+        Page* block = alloc_pages(GFP_KERNEL, kOrder);
+        ASSERT_NE(block, nullptr);
+        auto* bytes = static_cast<unsigned char*>(page_address(block));
+        for (size_t page : patterns[pi]) {
+            for (size_t w = 0; w < 4; w++) {  // the same pattern in each word, the last byte too
+                bytes[(page + 64 * w) * PAGE_SIZE + (pi * 517) % PAGE_SIZE] = 0xC3;
+                bytes[(page + 64 * w + 1) * PAGE_SIZE - 1] = 1;
+            }
+        }
+        for (size_t run = 100; run < 140; run++)  // a run across the second word boundary
+            std::memset(bytes + run * PAGE_SIZE, 0x7E, PAGE_SIZE);
+        __free_pages(block, kOrder);
+        Page* again = alloc_pages(GFP_KERNEL | __GFP_ZERO, kOrder);  // the same block
+        ASSERT_EQ(again, block);
+        EXPECT_EQ(first_nonzero(page_address(again), kPages * PAGE_SIZE), -1);
+        // Dirty it all, and take part of it back through alloc_pages_exact at an odd size.
+        std::memset(page_address(again), 0x11, kPages * PAGE_SIZE);
+        __free_pages(again, kOrder);
+        void* exact = alloc_pages_exact(77 * PAGE_SIZE, GFP_KERNEL | __GFP_ZERO);
+        ASSERT_NE(exact, nullptr);
+        EXPECT_EQ(first_nonzero(exact, 77 * PAGE_SIZE), -1);
+        free_pages_exact(exact, 77 * PAGE_SIZE);
+    }
+    // A block given back to the host (16 MiB and up) comes back zeroed by it.
+    Page* big = alloc_pages(GFP_KERNEL, 12);
+    ASSERT_NE(big, nullptr);
+    auto* big_bytes = static_cast<unsigned char*>(page_address(big));
+    for (size_t page = 0; page < 4096; page += 97)
+        big_bytes[page * PAGE_SIZE + 3] = 0x42;
+    __free_pages(big, 12);
+    Page* big_again = alloc_pages(GFP_KERNEL | __GFP_ZERO, 12);
+    ASSERT_NE(big_again, nullptr);
+    EXPECT_EQ(first_nonzero(page_address(big_again), 4096 * PAGE_SIZE), -1);
+    __free_pages(big_again, 12);
+}
+
 // How many top-order (1 GiB) blocks the arena can hand out right now; address space only.
 static int count_top_order_blocks() {
     std::vector<Page*> blocks;

@@ -49,4 +49,31 @@ TEST_F(ArenaMemfd, LargeFreedBlocksArePunchedOutAndComeBackZeroedWhenAsked) {
     kshim::__free_pages(again, 9);
 }
 
+// A reused block whose pages were dirtied here and there: __GFP_ZERO asks the memfd which of
+// them hold data (SEEK_DATA) and must find every one, including a page written only through
+// a second mapping (as a client writes a BO).
+TEST_F(ArenaMemfd, GfpZeroClearsPagesDirtiedThroughEitherMapping) {
+    const int memfd = kshim::page_arena_memfd();
+    ASSERT_GE(memfd, 0);
+    constexpr size_t kPages = 256;
+    kshim::Page* block = kshim::alloc_pages(kshim::GFP_KERNEL, 8);
+    ASSERT_NE(block, nullptr);
+    auto* kva = static_cast<unsigned char*>(kshim::page_address(block));
+    const off_t off = static_cast<off_t>(kshim::page_to_phys(block) - kshim::kPhysBase);
+    auto* alias = static_cast<unsigned char*>(
+        mmap(nullptr, kPages * kshim::PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, off));
+    ASSERT_NE(alias, MAP_FAILED);
+    for (size_t page = 0; page < kPages; page += 3)
+        kva[page * kshim::PAGE_SIZE + 11] = 0xAA;
+    for (size_t page = 1; page < kPages; page += 29)
+        alias[(page + 1) * kshim::PAGE_SIZE - 1] = 0x55;
+    kshim::__free_pages(block, 8);
+    kshim::Page* again = kshim::alloc_pages(kshim::GFP_KERNEL | kshim::__GFP_ZERO, 8);
+    ASSERT_EQ(again, block);
+    for (size_t i = 0; i < kPages * kshim::PAGE_SIZE; i++)
+        ASSERT_EQ(alias[i], 0) << "page " << i / kshim::PAGE_SIZE;
+    munmap(alias, kPages * kshim::PAGE_SIZE);
+    kshim::__free_pages(again, 8);
+}
+
 }  // namespace

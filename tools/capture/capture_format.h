@@ -93,9 +93,20 @@ struct Header {
 };
 
 struct Capture {
+    Capture() = default;
+    // Not copied: `pages` points into `storage`. Moving keeps the pointers valid (a moved vector
+    // keeps its buffer).
+    Capture(const Capture&) = delete;
+    Capture& operator=(const Capture&) = delete;
+    Capture(Capture&&) = default;
+    Capture& operator=(Capture&&) = default;
+
     Header header;
     std::vector<Record> records;  // without the header, the pages and the end record
-    std::unordered_map<std::uint64_t, std::vector<std::uint8_t>> pages;
+    // Page contents by hash: kPageSize bytes each, inside `storage` (not copied out: a Mesa
+    // session's pages were a third of the replay's page faults).
+    std::unordered_map<std::uint64_t, const std::uint8_t*> pages;
+    std::vector<std::uint8_t> storage;  // the decompressed file
 };
 
 // 64-bit content hash of a page (not cryptographic: equal contents are deduplicated by it).

@@ -48,6 +48,9 @@ namespace cap = upanthor::capture;
 struct Recorder {
     // Protects everything below (the writer and the page and file bookkeeping).
     pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    // Held across a call's BO snapshot and the taking of its entry number (taken before `lock`):
+    // the snapshots' order is the calls' entry order, the order the replay restores them in.
+    pthread_mutex_t snapshot_lock = PTHREAD_MUTEX_INITIALIZER;
     cap::Writer writer;
     std::unordered_set<std::uint64_t> pages_written;
     // The last hash recorded per (file id, handle): one per page.
@@ -404,7 +407,10 @@ CaptureIoctl::CaptureIoctl(int fd, unsigned cmd, void* arg) {
     s_->rc = rc;
     cap::Record& r = s_->r;
     r.type = cap::RecType::Ioctl;
-    r.enter_seq = g_seq.fetch_add(1);
+    // A call that snapshots BO pages takes its entry number with the snapshot (below).
+    const bool snapshots = cap::ioctl_snapshots_bos(cmd);
+    if (!snapshots)
+        r.enter_seq = g_seq.fetch_add(1);
     fill_call(r);
     r.mono_ns = mono_ns();
     r.fd = fd;
@@ -436,9 +442,18 @@ CaptureIoctl::CaptureIoctl(int fd, unsigned cmd, void* arg) {
                 return b.in.data();
             },
             &s_->refs);
-    if (cap::ioctl_snapshots_bos(cmd) && r.file_id)
-        if (drm::drm_file* df = drm::drm_file_from(f))
-            snapshot_bos(rc, r.file_id, df, &r.bo_pages);
+    if (snapshots) {
+        // The entry number is taken when the snapshot is, under one lock: a thread descheduled
+        // between the two (with a number taken at the hook's start) let another thread's later
+        // call snapshot first, and the replay, restoring in entry order, then ran a submission
+        // without the command stream its snapshot had been taken by the other call.
+        pthread_mutex_lock(&rc->snapshot_lock);
+        if (r.file_id)
+            if (drm::drm_file* df = drm::drm_file_from(f))
+                snapshot_bos(rc, r.file_id, df, &r.bo_pages);
+        r.enter_seq = g_seq.fetch_add(1);
+        pthread_mutex_unlock(&rc->snapshot_lock);
+    }
     attach_thread();
     kshim::fput(f);
 }

@@ -187,6 +187,7 @@ private:
     void exec_ioctl(std::size_t i);
     void exec_mmap(std::size_t i);
     void restore_pages(std::size_t i, drm::drm_file* df);
+    void restore_before_start(std::size_t i);
     void resolve_producers();
     void mismatch(const cap::Record& r, const std::string& what);
     // Outputs that differ only because the capture was made on an older panthor (minor version
@@ -421,7 +422,7 @@ void Replayer::restore_pages(std::size_t i, drm::drm_file* df) {
         // A delta: only the bytes that changed between the page's previous record and this one
         // (what the CPU, or the live GPU, wrote in between), and only where this run's page does
         // not hold the new value already. The rest is this run's own (its GPU's writes).
-        const std::vector<u8>& now = c_.pages.at(p.hash);
+        const u8* now = c_.pages.at(p.hash);
         const u8* prev = zero_page_.data();
         {
             const kshim::MutexGuard g(page_lock_);
@@ -429,15 +430,44 @@ void Replayer::restore_pages(std::size_t i, drm::drm_file* df) {
             if (last.size() <= p.page)
                 last.resize(p.page + 1, 0);
             if (last[p.page])
-                prev = c_.pages.at(last[p.page]).data();
+                prev = c_.pages.at(last[p.page]);
             last[p.page] = p.hash;
         }
+        // Eight bytes at a time: a byte mask of what changed between the records takes those
+        // bytes from the new record and keeps the others (rewriting a byte with the value it
+        // holds changes nothing; no other task runs while this one does).
         u8* dst = static_cast<u8*>(map.vaddr) + u64{p.page} * cap::kPageSize;
-        for (std::size_t b = 0; b < cap::kPageSize; b++)
-            if (prev[b] != now[b] && dst[b] != now[b])
-                dst[b] = now[b];
+        for (std::size_t b = 0; b < cap::kPageSize; b += 8) {
+            u64 pv, nv;
+            std::memcpy(&pv, prev + b, 8);
+            std::memcpy(&nv, now + b, 8);
+            u64 diff = pv ^ nv;
+            if (!diff)
+                continue;
+            diff |= diff >> 4;
+            diff |= diff >> 2;
+            diff |= diff >> 1;
+            const u64 mask = (diff & 0x0101010101010101ull) * 0xFF;
+            u64 dv;
+            std::memcpy(&dv, dst + b, 8);
+            dv = (dv & ~mask) | (nv & mask);
+            std::memcpy(dst + b, &dv, 8);
+        }
     }
     release();
+}
+
+void Replayer::restore_before_start(std::size_t i) {
+    const cap::Record& r = c_.records[i];
+    if (r.type != cap::RecType::Ioctl || r.bo_pages.empty())
+        return;
+    const int fd = map_fd(i, r.fd);
+    kshim::file* f = fd >= 0 ? kshim::fget(fd) : nullptr;
+    if (!f)
+        return;  // the call reports the descriptor
+    if (drm::drm_file* df = drm::drm_file_from(f))
+        restore_pages(i, df);
+    kshim::fput(f);
 }
 
 void Replayer::query_groups(drm::drm_file* df, std::optional<u32> handle) {
@@ -468,8 +498,6 @@ void Replayer::exec_ioctl(std::size_t ri) {
         return;
     }
     drm::drm_file* df = drm::drm_file_from(f);
-    if (df && !r.bo_pages.empty())
-        restore_pages(ri, df);
 
     // The argument and the buffers behind it, rebuilt.
     const cap::TypeLayout* layout = cap::ioctl_layout(r.request);
@@ -841,6 +869,9 @@ void Replayer::run(ReplayOutcome* out) {
                                                                   start_frontier_.load() >= rank_[i]));
                                 if (abort_.load())
                                     break;
+                                // Before the next call may start: pages are restored in the
+                                // order the calls entered, the order they were snapshot in.
+                                restore_before_start(i);
                                 started_[rank_[i]] = true;
                                 std::size_t sf = start_frontier_.load();
                                 while (sf < started_.size() && started_[sf])
