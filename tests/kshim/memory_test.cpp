@@ -337,10 +337,10 @@ TEST_F(Memory, GfpZeroClearsEveryDirtiedPageWhateverTheMix) {
     constexpr size_t kPages = size_t{1} << kOrder;
     const std::vector<std::vector<size_t>> patterns = {
         {0},
-        {63, 64},                                            // both sides of a word boundary
-        {1, 5, 9},                                           // fewer than the host is asked about
+        {63, 64},                                             // both sides of a word boundary
+        {1, 5, 9},                                            // fewer than the host is asked about
         {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 62, 63},  // many, scattered
-        {},                                                  // claimed before but never written
+        {},                                                   // claimed before but never written
     };
     for (size_t pi = 0; pi < patterns.size(); pi++) {
         SCOPED_TRACE(pi);
