@@ -201,44 +201,46 @@ u64 materialized(u64 word_pfn, u64 candidates) {
     return candidates & data;
 }
 
+// Calls fn(word, mask) for each word of the touched-page bitmap that [p, p + npages pages)
+// covers, with the mask of its pages in that word.
+template <class Fn>
+void for_each_touched_word(void* p, u64 npages, Fn&& fn) {
+    const u64 first = pfn_of(p);
+    for (u64 pfn = first; pfn < first + npages;) {
+        const unsigned bit = pfn & 63;
+        const u64 n = std::min<u64>(64 - bit, first + npages - pfn);
+        fn(pfn >> 6, (n == 64 ? ~u64{0} : ((u64{1} << n) - 1)) << bit);
+        pfn += n;
+    }
+}
+
 // Marks [p, p + npages pages) as handed out and, when `zero`, clears the pages among them that
 // may hold data: the touched ones (the others read as zero already) and, of a word with many
 // touched pages, only those the host has a page behind (a 2 MiB heap chunk freed and allocated
 // again is touched but, when nobody wrote it, still not faulted in).
 void claim_pages(void* p, u64 npages, bool zero) {
     Arena& a = arena();
-    const u64 first = pfn_of(p);
-    for (u64 pfn = first; pfn < first + npages;) {
-        const unsigned bit = pfn & 63;
-        const u64 n = std::min<u64>(64 - bit, first + npages - pfn);
-        const u64 mask = (n == 64 ? ~u64{0} : ((u64{1} << n) - 1)) << bit;
-        u64 was = a.touched[pfn >> 6].fetch_or(mask, std::memory_order_relaxed) & mask;
+    for_each_touched_word(p, npages, [&](u64 word, u64 mask) {
+        u64 was = a.touched[word].fetch_or(mask, std::memory_order_relaxed) & mask;
         if (zero && std::popcount(was) >= kAskHostPages)
-            was = materialized(pfn & ~u64{63}, was);
+            was = materialized(word << 6, was);
         if (zero) {
             // Runs of such pages are cleared with one memset each.
             while (was) {
                 const unsigned lo = std::countr_zero(was);
                 const unsigned len = std::countr_one(was >> lo);
-                std::memset(a.base + (((pfn & ~u64{63}) + lo) << PAGE_SHIFT), 0, PAGE_SIZE * len);
+                std::memset(a.base + (((word << 6) + lo) << PAGE_SHIFT), 0, PAGE_SIZE * len);
                 was &= len + lo >= 64 ? 0 : ~u64{0} << (lo + len);
             }
         }
-        pfn += n;
-    }
+    });
 }
 
 // The host has the pages back and will give them zeroed: they are untouched again.
 void untouch_pages(void* p, u64 npages) {
     Arena& a = arena();
-    const u64 first = pfn_of(p);
-    for (u64 pfn = first; pfn < first + npages;) {
-        const unsigned bit = pfn & 63;
-        const u64 n = std::min<u64>(64 - bit, first + npages - pfn);
-        const u64 mask = (n == 64 ? ~u64{0} : ((u64{1} << n) - 1)) << bit;
-        a.touched[pfn >> 6].fetch_and(~mask, std::memory_order_relaxed);
-        pfn += n;
-    }
+    for_each_touched_word(p, npages,
+                          [&](u64 word, u64 mask) { a.touched[word].fetch_and(~mask, std::memory_order_relaxed); });
 }
 
 // Takes the first block of the smallest non-empty order that fits and splits it down, as
