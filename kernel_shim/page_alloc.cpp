@@ -322,7 +322,11 @@ PtPool& pt_pool() {
 }
 }  // namespace
 
-Page* alloc_pages(gfp_t gfp, unsigned order) {
+namespace {
+// A block of 2^order pages of which the first `claimed` are handed out (claim_pages): all of
+// them for alloc_pages, the kept head for alloc_pages_exact, whose tail goes back as untouched
+// as it came.
+Page* take_claimed_block(gfp_t gfp, unsigned order, u64 claimed) {
     might_alloc(gfp);
     if (order > MAX_PAGE_ORDER || should_fail_alloc("pages", gfp))
         return nullptr;
@@ -332,9 +336,14 @@ Page* alloc_pages(gfp_t gfp, unsigned order) {
             std::fprintf(stderr, "kshim: page allocation failure: order:%u\n", order);
         return nullptr;
     }
-    claim_pages(p, u64{1} << order, gfp & __GFP_ZERO);
+    claim_pages(p, claimed, gfp & __GFP_ZERO);
     page_accounting::live_pages.fetch_add(long{1} << order, std::memory_order_relaxed);
     return static_cast<Page*>(p);
+}
+}  // namespace
+
+Page* alloc_pages(gfp_t gfp, unsigned order) {
+    return take_claimed_block(gfp, order, u64{1} << order);
 }
 
 void __free_pages(Page* page, unsigned order) {
@@ -364,19 +373,10 @@ void* alloc_pages_exact(size_t size, gfp_t gfp) {
     if (npages == 0 || npages > (u64{1} << MAX_PAGE_ORDER))
         return nullptr;
     const unsigned order = static_cast<unsigned>(std::bit_width(npages - 1));  // ceil(log2)
-    might_alloc(gfp);
-    if (should_fail_alloc("pages", gfp))
+    Page* block = take_claimed_block(gfp, order, npages);
+    if (!block)
         return nullptr;
-    void* block = take_block(order);
-    if (!block) {
-        if (!(gfp & __GFP_NOWARN))
-            std::fprintf(stderr, "kshim: page allocation failure: order:%u\n", order);
-        return nullptr;
-    }
-    // Only the kept pages are claimed: the tail goes back as untouched as it came.
-    claim_pages(block, npages, gfp & __GFP_ZERO);
-    page_accounting::live_pages.fetch_add(long{1} << order, std::memory_order_relaxed);
-    free_pfn_range((page_to_phys(static_cast<Page*>(block)) >> PAGE_SHIFT) + npages, (u64{1} << order) - npages);
+    free_pfn_range((page_to_phys(block) >> PAGE_SHIFT) + npages, (u64{1} << order) - npages);
     return block;
 }
 
