@@ -390,7 +390,7 @@ private:
     //   fired so far are the ones the loop would have fired first).
     enum class Alone { Reached, Woken, Others };
     Alone run_alone_until(Task* t, ktime_t until) {
-        if (!runq_.empty() || (main_wait_ == MainWait::Pred && main_pred_holds_beside(t)))
+        if (!runq_.empty() || (main_wait_ == MainWait::Pred && main_pred_holds(t)))
             return Alone::Others;
         for (;;) {
             const ktime_t next = events_.empty() ? KTIME_MAX : events_.begin()->when;
@@ -400,7 +400,7 @@ private:
             if (next > until) {
                 now_ = until;
                 spin_epoch_++;  // progress, as the firing of t's wake-up would be
-                if (main_wait_ == MainWait::Pred && main_pred_holds_beside(t))
+                if (main_wait_ == MainWait::Pred && main_pred_holds(t))
                     yield();  // main's turn comes before t's, as in the loop
                 return Alone::Reached;
             }
@@ -411,7 +411,7 @@ private:
             cpu_switch(t, t->cpu.cur);
             const bool woken = t->state == TaskState::Runnable;
             const size_t others = runq_.size() - (woken ? 1 : 0);
-            if (others || (main_wait_ == MainWait::Pred && main_pred_holds_beside(t))) {
+            if (others || (main_wait_ == MainWait::Pred && main_pred_holds(t))) {
                 if (!woken) {
                     t->state = TaskState::Running;
                     return Alone::Others;
@@ -431,17 +431,6 @@ private:
             }
         }
     }
-    // main's predicate evaluated from task t's fiber, in the loop's context (softirq: its locks
-    // are not t's), then back to t.
-    bool main_pred_holds_beside(Task* t) {
-        set_current(&softirq_);
-        cpu_switch(main_, main_->cpu.cur);
-        const bool r = (*main_pred_)();
-        cpu_switch(t, t->cpu.cur);
-        set_current(t);
-        return r;
-    }
-
     // Blocks t until unparked or `deadline` (KTIME_MAX: none); true if the deadline passed.
     bool block(Task* t, ktime_t deadline, const char* why) {
         TimerEvent ev(&SimBackend::park_timeout, t, kBandWake, why);
@@ -527,7 +516,7 @@ private:
         for (;;) {
             fire_due_events();
             if (main_wait_ == MainWait::Pred) {
-                if (main_pred_holds()) {
+                if (main_pred_holds(&softirq_)) {
                     wake_main(true);
                     continue;
                 }
@@ -564,11 +553,15 @@ private:
         }
     }
 
-    // main's predicate is the body's code, run here in atomic context: its time is main's.
-    bool main_pred_holds() {
+    // main's predicate is the body's code, run in the loop's atomic context (softirq: from a
+    // waiting task's fiber too, whose locks are not the predicate's): its time is main's. Then
+    // back to `back`, the loop or that task.
+    bool main_pred_holds(Task* back) {
+        set_current(&softirq_);
         cpu_switch(main_, main_->cpu.cur);
         const bool r = (*main_pred_)();
-        cpu_switch(&softirq_, CpuAccount::Runtime);
+        cpu_switch(back, back->cpu.cur);
+        set_current(back);
         return r;
     }
 
