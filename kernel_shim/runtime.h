@@ -2,7 +2,7 @@
 //  - Simulated: virtual clock, one runner, tasks are fibers; the next runnable task is chosen
 //    by a seeded PRNG; when nothing can run the clock jumps to the next event. Same seed, same
 //    interleaving.
-//  - Real: OS threads, the monotonic clock, Boost.Asio for timers.
+//  - Real: OS threads, the monotonic clock, one timer thread for events.
 // One runtime exists at a time in a process; the thread that constructs it becomes its "main"
 // task and drives it (advance_until_idle, advance, run_until).
 #pragma once
