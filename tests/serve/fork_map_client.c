@@ -12,12 +12,8 @@ int main(void) {
     REQUIRE(log);
     int fd = open("/dev/dri/renderD128", O_RDWR | O_CLOEXEC);
     REQUIRE(fd >= 0);
-    struct drm_panthor_bo_create bc = {.size = BO_SIZE};
-    REQUIRE(drmIoctl(fd, DRM_IOCTL_PANTHOR_BO_CREATE, &bc) == 0);
-    struct drm_panthor_bo_mmap_offset mo = {.handle = bc.handle};
-    REQUIRE(drmIoctl(fd, DRM_IOCTL_PANTHOR_BO_MMAP_OFFSET, &mo) == 0);
-    uint8_t* cpu = mmap(NULL, BO_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)mo.offset);
-    REQUIRE(cpu != MAP_FAILED);
+    const uint32_t bo = bo_create(fd, BO_SIZE);
+    uint8_t* cpu = bo_map(fd, bo, BO_SIZE);
     memset(cpu, 0xa5, BO_SIZE);
 
     int to_child[2], to_parent[2];
@@ -48,7 +44,7 @@ int main(void) {
     }
     REQUIRE(read(to_parent[0], &b, 1) == 1);
     CHECK(munmap(cpu, BO_SIZE) == 0);
-    struct drm_gem_close gc = {.handle = bc.handle};
+    struct drm_gem_close gc = {.handle = bo};
     CHECK(drmIoctl(fd, DRM_IOCTL_GEM_CLOSE, &gc) == 0);
     CHECK(close(fd) == 0);
     /* The close barrier: the line is there when close returns. */

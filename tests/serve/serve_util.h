@@ -112,6 +112,22 @@ static inline uint64_t cs_store_multiple(unsigned base, unsigned addr, uint16_t 
     return (21ull << 56) | ((uint64_t)base << 48) | ((uint64_t)addr << 40) | ((uint64_t)mask << 16) | (uint16_t)off;
 }
 
+/* A new BO of `size` bytes: its handle. */
+static inline uint32_t bo_create(int fd, uint64_t size) {
+    struct drm_panthor_bo_create boc = {.size = size};
+    REQUIRE(drmIoctl(fd, DRM_IOCTL_PANTHOR_BO_CREATE, &boc) == 0);
+    return boc.handle;
+}
+
+/* The BO `handle` of `fd` mapped shared and writable in the CPU. */
+static inline void* bo_map(int fd, uint32_t handle, uint64_t size) {
+    struct drm_panthor_bo_mmap_offset mo = {.handle = handle};
+    REQUIRE(drmIoctl(fd, DRM_IOCTL_PANTHOR_BO_MMAP_OFFSET, &mo) == 0);
+    void* cpu = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)mo.offset);
+    REQUIRE(cpu != MAP_FAILED);
+    return cpu;
+}
+
 /* A VM with a 1 MiB BO mapped at `va` (and in the CPU), and a group with one queue. */
 struct gpu_ctx {
     int fd;
@@ -132,16 +148,11 @@ static inline void gpu_ctx_init(struct gpu_ctx* g, int fd) {
     struct drm_panthor_vm_create vmc = {0};
     REQUIRE(drmIoctl(fd, DRM_IOCTL_PANTHOR_VM_CREATE, &vmc) == 0);
     g->vm = vmc.id;
-    struct drm_panthor_bo_create boc = {.size = g->size};
-    REQUIRE(drmIoctl(fd, DRM_IOCTL_PANTHOR_BO_CREATE, &boc) == 0);
-    g->bo = boc.handle;
-    struct drm_panthor_bo_mmap_offset mo = {.handle = boc.handle};
-    REQUIRE(drmIoctl(fd, DRM_IOCTL_PANTHOR_BO_MMAP_OFFSET, &mo) == 0);
-    g->cpu = mmap(NULL, g->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)mo.offset);
-    REQUIRE(g->cpu != MAP_FAILED);
+    g->bo = bo_create(fd, g->size);
+    g->cpu = bo_map(fd, g->bo, g->size);
     memset(g->cpu, 0, g->size);
     struct drm_panthor_vm_bind_op op = {
-        .flags = DRM_PANTHOR_VM_BIND_OP_TYPE_MAP, .bo_handle = boc.handle, .va = g->va, .size = g->size};
+        .flags = DRM_PANTHOR_VM_BIND_OP_TYPE_MAP, .bo_handle = g->bo, .va = g->va, .size = g->size};
     struct drm_panthor_vm_bind bind = {.vm_id = vmc.id, .ops = {sizeof(op), 1, (uint64_t)(uintptr_t)&op}};
     REQUIRE(drmIoctl(fd, DRM_IOCTL_PANTHOR_VM_BIND, &bind) == 0);
     struct drm_panthor_queue_create qc = {.priority = 0, .ringbuf_size = 64 * 1024};

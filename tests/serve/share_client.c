@@ -16,10 +16,7 @@ static int second(int sock) {
     REQUIRE(dmabuf >= 0 && sobj >= 0);
     uint32_t h = 0;
     REQUIRE(drmPrimeFDToHandle(fd, dmabuf, &h) == 0 && h != 0);
-    struct drm_panthor_bo_mmap_offset mo = {.handle = h};
-    REQUIRE(drmIoctl(fd, DRM_IOCTL_PANTHOR_BO_MMAP_OFFSET, &mo) == 0);
-    uint32_t* p = mmap(NULL, BO_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)mo.offset);
-    REQUIRE(p != MAP_FAILED);
+    uint32_t* p = bo_map(fd, h, BO_SIZE);
     CHECK(p[0] == 0x5a5a5a5au && p[BO_SIZE / 4 - 1] == 0xa5a5a5a5u);
     p[100] = 0x0c0ffee0u;
     uint32_t* q = mmap(NULL, BO_SIZE, PROT_READ, MAP_SHARED, dmabuf, 0);
@@ -39,16 +36,12 @@ static int second(int sock) {
 int main(void) {
     int fd = open("/dev/dri/renderD128", O_RDWR | O_CLOEXEC);
     REQUIRE(fd >= 0);
-    struct drm_panthor_bo_create boc = {.size = BO_SIZE};
-    REQUIRE(drmIoctl(fd, DRM_IOCTL_PANTHOR_BO_CREATE, &boc) == 0);
-    struct drm_panthor_bo_mmap_offset mo = {.handle = boc.handle};
-    REQUIRE(drmIoctl(fd, DRM_IOCTL_PANTHOR_BO_MMAP_OFFSET, &mo) == 0);
-    uint32_t* cpu = mmap(NULL, BO_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)mo.offset);
-    REQUIRE(cpu != MAP_FAILED);
+    const uint32_t bo = bo_create(fd, BO_SIZE);
+    uint32_t* cpu = bo_map(fd, bo, BO_SIZE);
     for (int i = 0; i < BO_SIZE / 4; i++)
         cpu[i] = i < BO_SIZE / 8 ? 0x5a5a5a5au : 0xa5a5a5a5u;
     int dmabuf = -1, sobj = -1;
-    REQUIRE(drmPrimeHandleToFD(fd, boc.handle, DRM_CLOEXEC | DRM_RDWR, &dmabuf) == 0 && dmabuf >= 0);
+    REQUIRE(drmPrimeHandleToFD(fd, bo, DRM_CLOEXEC | DRM_RDWR, &dmabuf) == 0 && dmabuf >= 0);
     uint32_t s = 0;
     REQUIRE(drmSyncobjCreate(fd, 0, &s) == 0);
     REQUIRE(drmSyncobjHandleToFD(fd, s, &sobj) == 0 && sobj >= 0);
