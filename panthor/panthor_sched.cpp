@@ -147,6 +147,7 @@ void panthor_sched_suspend(panthor_device* ptdev) {
     }
     // Nothing is resident any more (upstream leaves the count of the last tick).
     sched->used_csg_slot_count = 0;
+    sched_arm_sync_poll_locked(sched);
 }
 
 void panthor_sched_pre_reset(panthor_device* ptdev) {
@@ -158,6 +159,7 @@ void panthor_sched_pre_reset(panthor_device* ptdev) {
     sched->reset.in_progress.store(true);
 
     // From here until post_reset, sched_queue_* queue nothing.
+    kshim::cancel_delayed_work_sync(&sched->sync_poll_work);
     kshim::cancel_work_sync(&sched->sync_upd_work);
     kshim::cancel_delayed_work_sync(&sched->tick_work);
 
@@ -212,6 +214,7 @@ void panthor_sched_unplug(panthor_device* ptdev) {
 
     kshim::disable_delayed_work_sync(&sched->tick_work);
     kshim::disable_work_sync(&sched->fw_events_work);
+    kshim::disable_delayed_work_sync(&sched->sync_poll_work);
     kshim::disable_work_sync(&sched->sync_upd_work);
 
     // Deviation: upstream's device outlives unplug by reference counting (VMs hold the DRM
@@ -303,6 +306,7 @@ int panthor_sched_init(panthor_device* ptdev) {
     sched->tick_period = kshim::msecs_to_jiffies(10);
     INIT_DELAYED_WORK(&sched->tick_work, tick_work);
     INIT_WORK(&sched->sync_upd_work, sync_upd_work);
+    INIT_DELAYED_WORK(&sched->sync_poll_work, sync_poll_work);
     INIT_WORK(&sched->fw_events_work, process_fw_events_work);
 
     // Heap growth allocates memory, which must not happen on the scheduler's workqueue (it runs

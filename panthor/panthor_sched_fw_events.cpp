@@ -331,11 +331,37 @@ void sync_upd_work(kshim::work_struct* work) {
             else if (sched->resched_target == U64_MAX)
                 sched_resume_tick(sched->ptdev);
         }
+        sched_arm_sync_poll_locked(sched);
     }
     if (immediate_tick)
         sched_queue_tick(sched, 0);
     if (retry)
         sched_queue_work(sched, &sched->sync_upd_work);
+}
+
+// Deviation (no upstream counterpart). The FW re-evaluates the SYNC_WAIT of a resident stream by
+// itself, so a CPU store into the sync object (panvk's host vkSetEvent) releases it; once the
+// group is off its slot (evicted, or the device runtime-suspended because every group was idle)
+// only sync_upd_work evaluates the wait, and upstream runs it on a GPU sync update alone, which a
+// CPU store never raises: the job then waits for its 5 s timeout. Poll instead, from the CPU
+// (the device stays suspended), for as long as such a group exists; its queue timer still bounds
+// the wait. An unblocked group gets a tick (sync_upd_work), which resumes the device.
+void sched_arm_sync_poll_locked(panthor_scheduler* sched) {
+    if (kshim::delayed_work_pending(&sched->sync_poll_work) || sched->reset.in_progress.load() ||
+        panthor_device_reset_is_pending(sched->ptdev))
+        return;
+    for (const panthor_group& group : sched->groups.waiting) {
+        if (group.csg_id < 0 && group.blocked_queues) {
+            kshim::queue_delayed_work(sched->wq, &sched->sync_poll_work,
+                                      static_cast<unsigned long>(sched->tick_period));
+            return;
+        }
+    }
+}
+
+void sync_poll_work(kshim::work_struct* work) {
+    panthor_scheduler* sched = container_of(kshim::to_delayed_work(work), panthor_scheduler, sync_poll_work);
+    sched_queue_work(sched, &sched->sync_upd_work);
 }
 
 // ---- tiler OOM -----------------------------------------------------------------------------------

@@ -241,6 +241,10 @@ struct panthor_scheduler {
     kshim::workqueue_struct* heap_alloc_wq = nullptr;  // tiler OOM (allocates: not in the signalling path)
     kshim::delayed_work tick_work;
     kshim::work_struct sync_upd_work;
+    // Deviation, no upstream counterpart: while a group waits on a sync object off its slot (no
+    // FW watches it then), re-runs sync_upd_work every tick period so that a CPU store releasing
+    // the wait is seen (docs/panthor.md, "Deviations").
+    kshim::delayed_work sync_poll_work;
     kshim::work_struct fw_events_work;
     std::atomic<u32> fw_events{0};
     u64 resched_target = 0;  // jiffies; U64_MAX: no periodic tick
@@ -353,6 +357,9 @@ void tick_work(kshim::work_struct* work);
 void sched_process_csg_irq_locked(panthor_device* ptdev, u32 csg_id) REQUIRES(ptdev->scheduler->lock);
 void process_fw_events_work(kshim::work_struct* work);
 void sync_upd_work(kshim::work_struct* work);
+// Arms sync_poll_work (unless pending) when a group waits on a sync object off its slot.
+void sched_arm_sync_poll_locked(panthor_scheduler* sched) REQUIRES(sched->lock);
+void sync_poll_work(kshim::work_struct* work);
 void group_tiler_oom_work(kshim::work_struct* work);
 
 }  // namespace panthor

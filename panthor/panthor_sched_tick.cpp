@@ -641,6 +641,8 @@ void tick_work(kshim::work_struct* work) {
                 }
             }
             tick_ctx_cleanup(sched, &ctx);
+            // Evicted groups waiting on a sync object: nobody else watches it now.
+            sched_arm_sync_poll_locked(sched);
             sched->stats.used_csg_slots = sched->used_csg_slot_count;
             sched->stats.ticking = sched->resched_target != U64_MAX;
             if (tracing) {

@@ -12,8 +12,9 @@
 //           written, read back, freed
 //   sync    empty and barrier-only submits with fences; timeline semaphores (host and queue
 //           signal/wait, a chain across two queues or two submits); binary semaphores; events
-//           (host and device); query pool reset + copy with availability; secondary command
-//           buffers
+//           (host and device; VK_CLIENT_SET_EVENT_DELAY_MS, default 5, is how long the host
+//           waits before the vkSetEvent that releases a device-side wait); query pool reset +
+//           copy with availability; secondary command buffers
 //   work    vkCmdDispatch, vkCmdFillBuffer, vkCmdCopyBuffer complete (results not checked: the
 //           mock runs no shader; what the memory holds afterwards is printed as information)
 //   hang    a dispatch made to hang by a fault the preload injects (UPANTHOR_INJECT) must end in
@@ -854,7 +855,10 @@ static void sync_events(struct ctx* c) {
             VkResult early = vkWaitForFences(c->dev, 1, &f, VK_TRUE, 20 * 1000000ull);
             check(early == VK_TIMEOUT, "the device waits for the host's event: fence after 20 ms -> %s",
                   vk_result_name(early));
-            sleep_ms(5);
+            // VK_CLIENT_SET_EVENT_DELAY_MS (default 5) delays the host's store: at 200 ms every
+            // group is idle long enough for the device to autosuspend first (mesa_sync_late_event).
+            const char* delay = getenv("VK_CLIENT_SET_EVENT_DELAY_MS");
+            sleep_ms(delay && *delay ? atoi(delay) : 5);
             r = vkSetEvent(c->dev, ev2);
             double t0 = now_ms();
             if (r == VK_SUCCESS) {

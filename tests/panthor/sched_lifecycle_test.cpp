@@ -424,7 +424,8 @@ TEST_F(SchedLifecycleTest, IdleGroupsAreSuspendedWithTheDeviceAndRunAgainAfter) 
 
 // A group suspended with the device while one of its streams is blocked in SYNC_WAIT: the wait,
 // the stream's position and its registers are saved and restored; once the CPU has released the
-// wait and another submit wakes the device, the stream goes on where it was.
+// wait (seen by the driver's poll of the off-slot waits, which wakes the device), the stream goes
+// on where it was.
 TEST_F(SchedLifecycleTest, BlockedGroupIsSavedAndRestoredAcrossRuntimeSuspend) {
     const u32 g = group_create();
     const u32 s = submit_stream(g, 0, blocked_stream(0, 8, 16, 0xABCD1234u), size_of(9));
@@ -434,21 +435,45 @@ TEST_F(SchedLifecycleTest, BlockedGroupIsSavedAndRestoredAcrossRuntimeSuspend) {
     EXPECT_GT(stats().csg_suspends, suspends);
     EXPECT_EQ(fence_status(s), 0);
 
-    // Released while the GPU sleeps: nobody looks until something wakes the device.
-    write_data<u64>(0, 1);
-    advance(100 * kMs);
-    EXPECT_EQ(read_data<u32>(16), 0u);
+    // The GPU sleeps on: an unset sync object does not wake it.
+    advance(200 * kMs);
+    EXPECT_EQ(ptdev->pm.state.load(), PANTHOR_DEVICE_PM_STATE_SUSPENDED);
     EXPECT_EQ(fence_status(s), 0);
 
-    const u32 other = group_create();
-    const u32 wake = submit_stream(other, 0, store_stream(24, 7), size_of(4));
+    write_data<u64>(0, 1);
     const Done d = wait_done(s, 1000 * kMs);
     EXPECT_EQ(d.status, 1);
     EXPECT_EQ(read_data<u32>(16), 0xABCD1234u) << "the stream's registers were not restored";
     EXPECT_EQ(read_data(8), 1u);
-    EXPECT_EQ(wait_done(wake, 1000 * kMs).status, 1);
     EXPECT_EQ(group_state(g).state, 0u);
     EXPECT_EQ(wait_done(submit_stream(g, 0, store_stream(32, 8), size_of(4)), 1000 * kMs).status, 1);
+}
+
+// Issue #31 (panvk's host vkSetEvent): a queue blocks in SYNC_WAIT, every group is idle, the
+// device autosuspends with the group off its slot; then the CPU alone releases the wait (a store,
+// no ioctl, no GPU sync operation, so no SYNC_UPDATE). The driver's poll of the off-slot waits
+// sees it within a tick period, unblocks the group, whose tick resumes the device, and the job
+// completes, long before its 5 s timeout.
+TEST_F(SchedLifecycleTest, CpuReleasedWaitWakesTheSuspendedDevice) {
+    const u32 g = group_create();
+    const u32 s = submit_stream(g, 0, blocked_stream(0, 8, 16, 0x5E7u), size_of(9));
+    ASSERT_TRUE(run_until([&] { return read_data(8) == 1; }, 100 * kMs));
+    ASSERT_TRUE(wait_autosuspend());
+    EXPECT_LT(csg_of(g), 0);
+    advance(300 * kMs);
+    ASSERT_EQ(fence_status(s), 0);
+
+    const ktime_t released = kshim::ktime_get();
+    write_data<u64>(0, 1);
+    const Done d = wait_done(s, 1000 * kMs);
+    ASSERT_TRUE(d.signalled) << "a CPU store releasing an off-slot wait was never seen";
+    EXPECT_EQ(d.status, 1);
+    // One poll period (the 10 ms tick period) plus the resume and a tick.
+    EXPECT_LT(d.at - released, 20 * kMs);
+    EXPECT_EQ(read_data<u32>(16), 0x5E7u);
+    EXPECT_FALSE(kshim::log_contains("job timeout"));
+    EXPECT_EQ(group_state(g).state, 0u);
+    EXPECT_TRUE(wait_autosuspend());
 }
 
 // Destroying a group that sits off slot, blocked in SYNC_WAIT (on the scheduler's waiting list,
@@ -665,9 +690,11 @@ TEST_F(SchedLifecycleTest, CrossQueueSyncWaitOrdersTheQueues) {
 
 // A group whose only queue waits on a value the CPU writes later is blocked, hence idle; with the
 // slots taken by busy groups it is evicted, and from then on only the driver can notice the value
-// changed: sync_upd_work re-evaluates the waits of off-slot groups on every SYNC_UPDATE and makes
-// the group runnable, so it gets a slot at the next tick, long before the busy groups finish.
-enum class Release { CpuWriteThenOtherSubmit, OtherGroupsJobWrites };
+// changed: sync_upd_work re-evaluates the waits of off-slot groups on every SYNC_UPDATE (another
+// group's job writes the value) and, while such a group exists, every tick period (the CPU writes
+// it: nothing on the GPU side says so), and makes the group runnable, so it gets a slot at the
+// next tick, long before the busy groups finish.
+enum class Release { CpuWrite, OtherGroupsJobWrites };
 class SyncWaitRelease : public SchedLifecycleTest, public ::testing::WithParamInterface<Release> {};
 
 TEST_P(SyncWaitRelease, OffSlotBlockedGroupIsReleasedBySyncUpdate) {
@@ -692,24 +719,22 @@ TEST_P(SyncWaitRelease, OffSlotBlockedGroupIsReleasedBySyncUpdate) {
     for (u32 b : busy)
         EXPECT_GE(csg_of(b), 0);
 
-    const u32 t = group_create();
-    u32 ts = 0;
-    if (GetParam() == Release::CpuWriteThenOtherSubmit) {
+    const ktime_t released = kshim::ktime_get();
+    if (GetParam() == Release::CpuWrite) {
+        // No SYNC_UPDATE follows (no GPU sync operation): the driver's poll sees it.
         write_data<u64>(0, 1);
-        // Off slot, nobody evaluates the wait: the FW would have seen the write within its 20 us
-        // poll had the group still been resident.
-        advance(30 * kMs);
-        EXPECT_EQ(read_data<u32>(16), 0u) << "the blocked group was still on a slot";
-        ts = submit_stream(t, 0, store_stream(24, 1), size_of(4));
     } else {
-        ts = submit_stream(t, 0, put_stream({cs::move48(2, data_va(0)), cs::move48(4, 1), cs::sync_set64(2, 4)}),
-                           size_of(3));
+        const u32 t = group_create();
+        const u32 ts = submit_stream(
+            t, 0, put_stream({cs::move48(2, data_va(0)), cs::move48(4, 1), cs::sync_set64(2, 4)}), size_of(3));
+        EXPECT_EQ(wait_done(ts, 1000 * kMs).status, 1);
     }
-    EXPECT_EQ(wait_done(ts, 1000 * kMs).status, 1);
     const Done dw = wait_done(ws, 1000 * kMs);
     EXPECT_EQ(dw.status, 1);
     EXPECT_EQ(read_data<u32>(16), 0x77u);
     EXPECT_LT(dw.at - busy_start, 400 * kMs) << "released only when the busy groups went idle";
+    // A poll period, then a full tick (the busy groups rotate) to get a slot.
+    EXPECT_LT(dw.at - released, 50 * kMs);
     for (u32 s : busy_syncs)
         EXPECT_EQ(fence_status(s), 0) << "a busy job ended before the blocked group was released";
     ASSERT_EQ(syncobj_wait(busy_syncs, 2000 * kMs), 0);
@@ -717,11 +742,9 @@ TEST_P(SyncWaitRelease, OffSlotBlockedGroupIsReleasedBySyncUpdate) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Lifecycle, SyncWaitRelease,
-                         ::testing::Values(Release::CpuWriteThenOtherSubmit, Release::OtherGroupsJobWrites),
+                         ::testing::Values(Release::CpuWrite, Release::OtherGroupsJobWrites),
                          [](const ::testing::TestParamInfo<Release>& info) {
-                             return std::string(info.param == Release::CpuWriteThenOtherSubmit
-                                                    ? "CpuWriteThenOtherSubmit"
-                                                    : "OtherGroupsJobWrites");
+                             return std::string(info.param == Release::CpuWrite ? "CpuWrite" : "OtherGroupsJobWrites");
                          });
 
 }  // namespace
