@@ -52,6 +52,8 @@ RuntimeOptions options_from_env(RuntimeOptions opts) {
     }
     if (const char* p = std::getenv("KSHIM_PREEMPT"); p && *p)
         opts.preempt_probability = std::strtod(p, nullptr);
+    if (const char* c = std::getenv("KSHIM_CPUTIME"); c && *c)
+        opts.cputime_split = std::strtol(c, nullptr, 0) != 0;
     return opts;
 }
 
@@ -67,6 +69,7 @@ Runtime::Runtime(RuntimeOptions opts) : opts_(std::move(opts)) {
     main_ = new Task();
     main_->name = "main";
     main_->kind = TaskKind::Main;
+    detail::g_cputime_split.store(opts_.cputime_split, std::memory_order_relaxed);
     backend_.reset(opts_.mode == Mode::Simulated ? make_sim_backend(opts_, main_) : make_real_backend(opts_, main_));
     g_runtime = this;
     set_current(main_);
@@ -88,6 +91,7 @@ Runtime::~Runtime() {
     g_runtime = nullptr;
     set_current(nullptr);
     backend_.reset();
+    detail::g_cputime_split.store(false, std::memory_order_relaxed);
     delete main_;
 }
 
