@@ -13,17 +13,12 @@
 #include "kernel_shim/workqueue.h"
 
 namespace kshim {
+namespace detail {
+constinit thread_local Task* t_current = nullptr;
+}
 namespace {
 Runtime* g_runtime = nullptr;
-thread_local Task* t_current = nullptr;
 }  // namespace
-
-Task* current() {
-    return t_current;
-}
-void set_current(Task* t) {
-    t_current = t;
-}
 
 Backend& backend() {
     if (!g_runtime) {
