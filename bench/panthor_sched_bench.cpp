@@ -5,8 +5,11 @@
 //                          syncobj: the ioctl, drm_sched, run_job, the ring and doorbell, the
 //                          mock executing the kernel's job sequence, the SYNC_UPDATE IRQ, fence
 //                          signalling and the idle tick that follows. CPU per job, mock included.
-//                          Goal <= 5 us. Counters: the CPU split (driver = kernel tasks, hw = the
-//                          mock's events and MMIO handling, body = the ioctls in the caller).
+//                          Goal <= 5 us. /split:0 measures without the CPU split (the runtime's
+//                          default: total_us only); /split:1 turns it on (kernel_shim/cputime.h,
+//                          a cycle-counter read per task switch and per MMIO access) and adds
+//                          driver_us = kernel tasks, hw_us = the mock's events and MMIO handling,
+//                          body_us = the ioctls in the caller.
 //   BM_SchedTick/N         simulated mode. N groups, each with a job that keeps it runnable, on
 //                          the mock's 8 CSG slots: every full tick rotates them (8 suspended, 8
 //                          resumed). One iteration = 10 ms of virtual time = one tick. Counters:
@@ -143,6 +146,13 @@ struct Client {
     }
 };
 
+// A simulated runtime that splits its CPU time by account (off by default: it costs).
+kshim::RuntimeOptions split_options() {
+    kshim::RuntimeOptions o;
+    o.cputime_split = true;
+    return o;
+}
+
 void set_cpu_counters(benchmark::State& state, const kshim::CpuTimes& a, const kshim::CpuTimes& b, double per) {
     auto us = [&](kshim::CpuAccount acc) { return static_cast<double>(b[acc] - a[acc]) / 1000.0 / per; };
     state.counters["driver_us"] = us(kshim::CpuAccount::Kernel);
@@ -161,7 +171,10 @@ bool submit_and_wait(Client& c, u32 group, u64 stream, u32 syncobj, int n) {
 }
 
 void BM_GroupSubmitEmpty(benchmark::State& state) {
-    kshim::Runtime rt{kshim::RuntimeOptions{}};
+    const bool split = state.range(0) != 0;
+    kshim::RuntimeOptions o;
+    o.cputime_split = split;
+    kshim::Runtime rt{o};
     drm::uaccess_set_trust_all(true);
     {
         upanthor_bench::Device d;
@@ -175,6 +188,7 @@ void BM_GroupSubmitEmpty(benchmark::State& state) {
         if (!submit_and_wait(c, c.groups[0], stream, syncobj, 2))
             return state.SkipWithError("warm-up failed");
         const kshim::CpuTimes before = kshim::cputime_all();
+        const u64 cpu0 = kshim::process_cputime_ns();
         const panthor::panthor_sched_stats s0 = panthor::panthor_sched_get_stats(d.ptdev);
         const u64 switches = rt.context_switches();
         for (auto _ : state) {
@@ -183,7 +197,11 @@ void BM_GroupSubmitEmpty(benchmark::State& state) {
                 break;
             }
         }
-        set_cpu_counters(state, before, kshim::cputime_all(), static_cast<double>(state.iterations()));
+        const double n = static_cast<double>(state.iterations());
+        if (split)
+            set_cpu_counters(state, before, kshim::cputime_all(), n);
+        else
+            state.counters["total_us"] = static_cast<double>(kshim::process_cputime_ns() - cpu0) / 1000.0 / n;
         const panthor::panthor_sched_stats s1 = panthor::panthor_sched_get_stats(d.ptdev);
         // Each job's completion idles the group (CSG IDLE -> a tick), and the next submit to the
         // idle group resumes the tick: upstream's behaviour, part of what a job costs.
@@ -196,7 +214,7 @@ void BM_GroupSubmitEmpty(benchmark::State& state) {
     rt.advance_until_idle();
     drm::uaccess_set_trust_all(false);
 }
-BENCHMARK(BM_GroupSubmitEmpty)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GroupSubmitEmpty)->ArgName("split")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 // N groups spread over files of 128 (the per-file limit), each running a job far longer than the
 // benchmark, so every group stays runnable and the ticks keep rotating.
@@ -251,7 +269,7 @@ struct RotationRig {
 };
 
 void BM_SchedTick(benchmark::State& state) {
-    kshim::Runtime rt{kshim::RuntimeOptions{}};
+    kshim::Runtime rt{split_options()};
     drm::uaccess_set_trust_all(true);
     {
         RotationRig rig;
@@ -286,7 +304,7 @@ void BM_SchedTick(benchmark::State& state) {
 BENCHMARK(BM_SchedTick)->Arg(16)->Arg(64)->Arg(256)->Arg(1024)->Iterations(200)->Unit(benchmark::kMicrosecond);
 
 void BM_SchedTickNoop(benchmark::State& state) {
-    kshim::Runtime rt{kshim::RuntimeOptions{}};
+    kshim::Runtime rt{split_options()};
     drm::uaccess_set_trust_all(true);
     {
         RotationRig rig;

@@ -9,6 +9,10 @@
 
 namespace kshim {
 
+namespace detail {
+std::atomic<bool> g_cputime_split{false};
+}
+
 const char* cpu_account_name(CpuAccount a) {
     switch (a) {
     case CpuAccount::Kernel: return "kernel";
@@ -67,7 +71,7 @@ CpuAccount task_cpu_account(const Task* t) {
     return t->cpu.account.load(std::memory_order_relaxed);
 }
 
-CpuAccountScope::CpuAccountScope(CpuAccount a) {
+void CpuAccountScope::enter(CpuAccount a) {
     Task* t = current();
     if (!t)
         return;
@@ -76,9 +80,8 @@ CpuAccountScope::CpuAccountScope(CpuAccount a) {
         task_ = t;
 }
 
-CpuAccountScope::~CpuAccountScope() {
-    if (task_)
-        backend().cpu_scope_exit(prev_);
+void CpuAccountScope::exit() {
+    backend().cpu_scope_exit(prev_);
 }
 
 }  // namespace kshim

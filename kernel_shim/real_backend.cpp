@@ -10,11 +10,12 @@
 // deadline and no event is armed or running. An unpark counts its target as active at once, so a
 // hand-off between two tasks is never mistaken for idleness.
 //
-// CPU time (cputime.h): each task's thread CPU clock gives its total, shared out between accounts
-// in proportion to the cycles the thread ran for each (account changes, parks and the polling
-// sleeps of the main task's waits are the interval boundaries; waiting time is not counted), so
-// a thread preempted by the OS does not skew the split. A thread that ends adds its split to the
-// totals of ended tasks before it stops being readable.
+// CPU time (cputime.h): each task's thread CPU clock gives its total; when the runtime splits
+// it, that is shared out between accounts in proportion to the cycles the thread ran for each
+// (account changes, parks and the polling sleeps of the main task's waits are the interval
+// boundaries; waiting time is not counted), so a thread preempted by the OS does not skew the
+// split. A thread that ends adds its split to the totals of ended tasks before it stops being
+// readable.
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -398,6 +399,8 @@ public:
     }
 
     CpuTimes cputime() override {
+        if (!cpu_split_)
+            return {};
         std::lock_guard g(tasks_lock_);
         u64 ns[kCpuAccounts];
         for (int a = 0; a < kCpuAccounts; a++)
@@ -537,6 +540,8 @@ private:
     // the last one is split by the cycles since then, so the long interval gets what it really ran
     // even if the OS preempted the thread in it.
     void cpu_to(Task* t, u8 acct) {
+        if (!cpu_split_)
+            return;
         TaskCputime& c = t->cpu;
         const u64 now = cpu_cycles();
         const u8 r = c.running.load(std::memory_order_relaxed);
@@ -642,7 +647,8 @@ private:
     std::vector<Task*> tasks_;
     u64 cpu_ended_[kCpuAccounts] = {};     // CPU time of the tasks whose threads ended
     u64 cpu_reported_[kCpuAccounts] = {};  // the last cputime() answer (answers never go down)
-    const u64 cpu_long_ = cpu_long_interval_cycles();
+    const bool cpu_split_ = opts_.cputime_split;
+    const u64 cpu_long_ = cpu_split_ ? cpu_long_interval_cycles() : 0;
     std::atomic<int> active_{0};  // tasks not parked without a deadline (main excluded)
 
     std::thread timer_thread_;

@@ -13,17 +13,12 @@
 #include "kernel_shim/workqueue.h"
 
 namespace kshim {
+namespace detail {
+constinit thread_local Task* t_current = nullptr;
+}
 namespace {
 Runtime* g_runtime = nullptr;
-thread_local Task* t_current = nullptr;
 }  // namespace
-
-Task* current() {
-    return t_current;
-}
-void set_current(Task* t) {
-    t_current = t;
-}
 
 Backend& backend() {
     if (!g_runtime) {
@@ -52,6 +47,8 @@ RuntimeOptions options_from_env(RuntimeOptions opts) {
     }
     if (const char* p = std::getenv("KSHIM_PREEMPT"); p && *p)
         opts.preempt_probability = std::strtod(p, nullptr);
+    if (const char* c = std::getenv("KSHIM_CPUTIME"); c && *c)
+        opts.cputime_split = std::strtol(c, nullptr, 0) != 0;
     return opts;
 }
 
@@ -67,6 +64,7 @@ Runtime::Runtime(RuntimeOptions opts) : opts_(std::move(opts)) {
     main_ = new Task();
     main_->name = "main";
     main_->kind = TaskKind::Main;
+    detail::g_cputime_split.store(opts_.cputime_split, std::memory_order_relaxed);
     backend_.reset(opts_.mode == Mode::Simulated ? make_sim_backend(opts_, main_) : make_real_backend(opts_, main_));
     g_runtime = this;
     set_current(main_);
@@ -88,6 +86,7 @@ Runtime::~Runtime() {
     g_runtime = nullptr;
     set_current(nullptr);
     backend_.reset();
+    detail::g_cputime_split.store(false, std::memory_order_relaxed);
     delete main_;
 }
 

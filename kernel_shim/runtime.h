@@ -33,11 +33,15 @@ struct RuntimeOptions {
     // is set. KSHIM_TRACE=path turns both on.
     bool trace = false;
     std::string trace_path;
+    // Split the CPU time by account (kernel_shim/cputime.h): off by default, as measuring costs
+    // a cycle-counter read at every task switch and every mock MMIO access. KSHIM_CPUTIME=1
+    // turns it on.
+    bool cputime_split = false;
 };
 
 // KSHIM_SEED from the environment, or `fallback`.
 u64 seed_from_env(u64 fallback);
-// Applies KSHIM_SEED, KSHIM_TRACE and KSHIM_PREEMPT to `opts`.
+// Applies KSHIM_SEED, KSHIM_TRACE, KSHIM_PREEMPT and KSHIM_CPUTIME to `opts`.
 RuntimeOptions options_from_env(RuntimeOptions opts);
 
 class Backend;

@@ -13,7 +13,7 @@
 // the next event as if nothing could run, and with none pending that livelock is reported (with
 // where each task spins) and the main task is unwound, as for a deadlock.
 //
-// CPU time (cputime.h): every change of who runs (a fiber switch, an event callback, main's
+// CPU time (cputime.h), when the runtime splits it: every change of who runs (a fiber switch, an event callback, main's
 // predicate, a CpuAccountScope) reads the cycle counter and adds the cycles since the previous
 // change to the task and account that ran; a query converts the cycles since the previous query
 // into the runner thread's CPU time over the same span, in proportion.
@@ -44,12 +44,14 @@ public:
         init_task_cputime(&softirq_);
         fiber_create(sched_fiber_, &SimBackend::sched_entry, this);
         running_ = main_;
-        cpu_clock_ = this_thread_cpu_clock();
-        cpu_long_ = cpu_long_interval_cycles();
-        cpu_synced_ns_ = clock_ns(cpu_clock_);
-        cpu_mark_ = cpu_cycles();
         cpu_task_ = main_;
         cpu_acct_ = main_->cpu.cur;
+        if (cpu_split_) {
+            cpu_clock_ = this_thread_cpu_clock();
+            cpu_long_ = cpu_long_interval_cycles();
+            cpu_synced_ns_ = clock_ns(cpu_clock_);
+            cpu_mark_ = cpu_cycles();
+        }
     }
 
     ~SimBackend() override { fiber_destroy(sched_fiber_); }
@@ -248,6 +250,8 @@ public:
     }
 
     CpuTimes cputime() override {
+        if (!cpu_split_)
+            return {};
         cpu_sync();
         CpuTimes r;
         for (int a = 0; a < kCpuAccounts; a++)
@@ -256,6 +260,8 @@ public:
     }
 
     u64 task_cputime(const Task* t) override {
+        if (!cpu_split_)
+            return 0;
         cpu_sync();
         return static_cast<u64>(t->cpu.ns);
     }
@@ -332,9 +338,9 @@ private:
     }
 
     // From now on the CPU goes to task `t`, account `a`; the cycles since the last switch go to
-    // whoever had it.
+    // whoever had it. Nothing to do with the split off (cputime.h).
     void cpu_switch(Task* t, CpuAccount a) {
-        if (t == cpu_task_ && a == cpu_acct_)
+        if (!cpu_split_ || (t == cpu_task_ && a == cpu_acct_))
             return;
         // A long interval ends at a read of the CPU clock, so that it gets what it really ran if
         // the OS preempted the thread meanwhile (and the short ones around it do not share that).
@@ -625,6 +631,7 @@ private:
     // CPU-time accounting (see the top of the file): who has the CPU since cpu_mark_ (cycles),
     // cycles per account since the last sync, the CPU time counted per account, and the runner
     // thread's CPU clock with its reading at the last sync.
+    const bool cpu_split_ = opts_.cputime_split;
     u64 cpu_mark_ = 0;
     Task* cpu_task_ = nullptr;
     CpuAccount cpu_acct_ = CpuAccount::Body;

@@ -152,10 +152,18 @@ struct Task {
     bool parked_futex = false;  // under park_lock: between the bookkeeping and the wake-up
 };
 
+namespace detail {
+extern constinit thread_local Task* t_current;
+}
 // The task running on this CPU: the current fiber's task in simulated mode, the thread's task
-// in real mode; nullptr outside any runtime.
-Task* current();
-void set_current(Task* t);
+// in real mode; nullptr outside any runtime. Inline: it is asked on every lock, wake-up and
+// MMIO access.
+inline Task* current() {
+    return detail::t_current;
+}
+inline void set_current(Task* t) {
+    detail::t_current = t;
+}
 
 // task_tgid_nr: the process id of task t (Task::tgid; 0 without a task).
 inline int task_tgid_nr(const Task* t) {

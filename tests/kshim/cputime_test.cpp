@@ -38,7 +38,15 @@ std::string show(const CpuTimes& t) {
     return s;
 }
 
-class Cputime : public kshim::testing::KernelTest {};
+// The split is opt-in (RuntimeOptions::cputime_split); these fixtures turn it on.
+class Cputime : public kshim::testing::KernelTest {
+protected:
+    RuntimeOptions runtime_options() const override {
+        RuntimeOptions o = KernelTest::runtime_options();
+        o.cputime_split = true;
+        return o;
+    }
+};
 
 TEST_F(Cputime, BusyTaskAccruesCpuWhileASleepingTaskAccruesNone) {
     Task* busy = kthread_run(
@@ -224,7 +232,14 @@ TEST_F(Cputime, AccountsSumToTheProcessCpuTime) {
     kthread_stop(busy);
 }
 
-class CputimeReal : public kshim::testing::RealKernelTest {};
+class CputimeReal : public kshim::testing::RealKernelTest {
+protected:
+    RuntimeOptions runtime_options() const override {
+        RuntimeOptions o = RealKernelTest::runtime_options();
+        o.cputime_split = true;
+        return o;
+    }
+};
 
 TEST_F(CputimeReal, BusyThreadAccruesCpuWhileABlockedOneAccruesNone) {
     completion go, done;
@@ -283,6 +298,63 @@ TEST_F(CputimeReal, ScopesAndHardwareEventsAreChargedAndTheTotalIsTheProcesss) {
     const double acc = static_cast<double>(d.total()), proc = static_cast<double>(p1 - p0);
     EXPECT_LE(acc, proc * 1.05 + 2e6);
     EXPECT_GE(acc, proc * 0.8);
+}
+
+// The default: no split, so nothing is measured per interval (no cycle-counter reads at task
+// switches or scopes); the accounts read zero while the tasks' accounts are still kept.
+class CputimeOff : public kshim::testing::KernelTest {
+protected:
+    RuntimeOptions runtime_options() const override {
+        RuntimeOptions o = KernelTest::runtime_options();
+        o.cputime_split = false;
+        return o;
+    }
+};
+
+TEST_F(CputimeOff, NothingIsMeasuredButAccountsAreKept) {
+    EXPECT_FALSE(cputime_split_enabled());
+    Task* model = kthread_run(
+        [] {
+            set_task_cpu_account(current(), CpuAccount::Hardware);
+            burn(2 * kMs);
+            return 0;
+        },
+        "device model");
+    {
+        CpuAccountScope hw(CpuAccount::Hardware);
+        burn(2 * kMs);
+    }
+    advance_until_idle();
+    EXPECT_EQ(task_cpu_account(model), CpuAccount::Hardware);
+    EXPECT_EQ(task_cpu_account(current()), CpuAccount::Body);
+    EXPECT_EQ(cputime_total_ns(), 0u);
+    EXPECT_EQ(task_cputime_ns(model), 0u);
+    kthread_stop(model);
+}
+
+TEST_F(Cputime, TheSplitIsOnOnlyWhileARuntimeAsksForIt) {
+    EXPECT_TRUE(cputime_split_enabled());
+    EXPECT_GT(cputime_total_ns(), 0u);
+}
+
+class CputimeRealOff : public kshim::testing::RealKernelTest {};
+
+// Real mode's per-task time is the thread's CPU clock: it needs no split.
+TEST_F(CputimeRealOff, TaskTimeIsTheThreadsWithoutTheSplit) {
+    completion go, done;
+    Task* busy = kthread_run(
+        [&] {
+            wait_for_completion(&go);
+            burn(10 * kMs);
+            complete(&done);
+            return 0;
+        },
+        "busy");
+    complete(&go);
+    wait_for_completion(&done);
+    EXPECT_GE(task_cputime_ns(busy), 5 * kMs);
+    EXPECT_EQ(cputime_total_ns(), 0u);
+    kthread_stop(busy);
 }
 
 }  // namespace

@@ -9,7 +9,15 @@
 namespace mock_hw::testing {
 namespace {
 
-class HwCputime : public MockHwTest {};
+// The split is opt-in (RuntimeOptions::cputime_split).
+class HwCputime : public MockHwTest {
+protected:
+    kshim::RuntimeOptions runtime_options() const override {
+        kshim::RuntimeOptions o = MockHwTest::runtime_options();
+        o.cputime_split = true;
+        return o;
+    }
+};
 
 kshim::CpuTimes delta(const kshim::CpuTimes& a, const kshim::CpuTimes& b) {
     kshim::CpuTimes d;
