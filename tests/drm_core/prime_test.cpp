@@ -19,8 +19,6 @@ using namespace syncobj_test;
 
 namespace {
 
-constexpr u64 kPage = PAGE_SIZE;
-
 // A GEM device (shmem objects with mmap offsets) and two independent files on it.
 struct PrimeDevice {
     explicit PrimeDevice(const DriverDesc& d = full_driver()) : dev(d) {
@@ -42,7 +40,7 @@ struct PrimeDevice {
     }
 
     // A shmem object of `size` bytes of this device with a handle in `f` (its only reference).
-    drm_gem_shmem_object* create(drm_file* f, u32* handle, u64 size = 2 * kPage) {
+    drm_gem_shmem_object* create(drm_file* f, u32* handle, u64 size = 2 * PAGE_SIZE) {
         drm_gem_shmem_object* shmem = nullptr;
         EXPECT_EQ(drm_gem_shmem_create(&mgr, size, &shmem), 0);
         shmem->base.dev = &dev;
@@ -137,7 +135,7 @@ TEST_F(DrmPrime, ReExportGivesTheSameDmaBuf) {
     EXPECT_EQ(first, second);
     EXPECT_EQ(shmem->base.dma_buf, first);
     EXPECT_EQ(first->priv, &shmem->base);
-    EXPECT_EQ(first->size, 2 * kPage);
+    EXPECT_EQ(first->size, 2 * PAGE_SIZE);
     EXPECT_EQ(first->resv, shmem->base.resv);
     dma_buf_put(first);
     dma_buf_put(second);
@@ -192,10 +190,10 @@ TEST_F(DrmPrime, ImportIntoAnotherFileSharesTheObjectAndItsPages) {
     const u64 offset = drm_vma_node_offset_addr(&shmem->base.vma_node);
     VmArea* va = nullptr;
     VmArea* vb = nullptr;
-    ASSERT_EQ(drm_mmap(p.a, offset, 2 * kPage, PROT_READ | PROT_WRITE, MAP_SHARED, &va), 0);
-    ASSERT_EQ(drm_mmap(p.b, offset, 2 * kPage, PROT_READ | PROT_WRITE, MAP_SHARED, &vb), 0);
-    static_cast<u32*>(va->addr)[kPage / 4 + 3] = 0xdeadbeef;
-    EXPECT_EQ(static_cast<u32*>(vb->addr)[kPage / 4 + 3], 0xdeadbeefu);
+    ASSERT_EQ(drm_mmap(p.a, offset, 2 * PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, &va), 0);
+    ASSERT_EQ(drm_mmap(p.b, offset, 2 * PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, &vb), 0);
+    static_cast<u32*>(va->addr)[PAGE_SIZE / 4 + 3] = 0xdeadbeef;
+    EXPECT_EQ(static_cast<u32*>(vb->addr)[PAGE_SIZE / 4 + 3], 0xdeadbeefu);
     static_cast<u8*>(vb->addr)[0] = 0x42;
     EXPECT_EQ(static_cast<u8*>(va->addr)[0], 0x42);
     drm_munmap(va);
@@ -357,7 +355,7 @@ TEST_F(DrmPrime, ForeignImportMapsTheExportersPages) {
     PrimeDevice p;
     PrimeDevice q(importing_driver());
     u32 ha = 0;
-    drm_gem_shmem_object* exp = p.create(p.a, &ha, 3 * kPage);
+    drm_gem_shmem_object* exp = p.create(p.a, &ha, 3 * PAGE_SIZE);
     int fd = -1;
     ASSERT_EQ(handle_to_fd(p.a, ha, &fd), 0);
     EXPECT_EQ(exp->pages_pin_count, 0u);
@@ -370,7 +368,7 @@ TEST_F(DrmPrime, ForeignImportMapsTheExportersPages) {
     EXPECT_NE(obj, &exp->base);
     EXPECT_EQ(obj->dev, &q.dev);
     EXPECT_TRUE(drm_gem_is_imported(obj));
-    EXPECT_EQ(obj->size, 3 * kPage);
+    EXPECT_EQ(obj->size, 3 * PAGE_SIZE);
     EXPECT_EQ(obj->resv, exp->base.resv);
     EXPECT_EQ(dma_buf_attachments_live(), 1);
     EXPECT_EQ(exp->pages_pin_count, 1u);  // pinned while attached
@@ -378,10 +376,10 @@ TEST_F(DrmPrime, ForeignImportMapsTheExportersPages) {
     ASSERT_EQ(drm_gem_shmem_get_pages_sgt(to_drm_gem_shmem_obj(obj), &sgt), 0);
     u64 covered = 0;
     for (u32 i = 0; i < sgt->nents; i++) {
-        for (u64 off = 0; off < sg_dma_len(&sgt->sgl[i]); off += kPage, covered += kPage)
-            EXPECT_EQ(sg_dma_address(&sgt->sgl[i]) + off, page_to_phys(exp->pages[covered / kPage]));
+        for (u64 off = 0; off < sg_dma_len(&sgt->sgl[i]); off += PAGE_SIZE, covered += PAGE_SIZE)
+            EXPECT_EQ(sg_dma_address(&sgt->sgl[i]) + off, page_to_phys(exp->pages[covered / PAGE_SIZE]));
     }
-    EXPECT_EQ(covered, 3 * kPage);
+    EXPECT_EQ(covered, 3 * PAGE_SIZE);
     drm_gem_object_put(obj);
 
     // The same dma_buf again in that file: the same handle, no second attachment.
@@ -396,7 +394,7 @@ TEST_F(DrmPrime, ForeignImportMapsTheExportersPages) {
     const u64 off_q = drm_vma_node_offset_addr(&obj->vma_node);
     drm_gem_object_put(obj);
     VmArea* vq = nullptr;
-    ASSERT_EQ(drm_mmap(q.a, off_q + kPage, 2 * kPage, PROT_READ | PROT_WRITE, MAP_SHARED, &vq), 0);
+    ASSERT_EQ(drm_mmap(q.a, off_q + PAGE_SIZE, 2 * PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, &vq), 0);
     static_cast<u32*>(vq->addr)[5] = 0xfeedf00d;
     EXPECT_EQ(static_cast<u32*>(page_address(exp->pages[1]))[5], 0xfeedf00du);
     drm_munmap(vq);
@@ -465,17 +463,18 @@ TEST_F(DrmPrime, ForeignImportReExportedGivesTheSameDmaBuf) {
 TEST_F(DrmPrime, DmaBufDescriptorMapsTheObjectsPages) {
     PrimeDevice p;
     u32 h = 0;
-    drm_gem_shmem_object* shmem = p.create(p.a, &h, 4 * kPage);
+    drm_gem_shmem_object* shmem = p.create(p.a, &h, 4 * PAGE_SIZE);
     int fd = -1;
     ASSERT_EQ(handle_to_fd(p.a, h, &fd), 0);
     VmArea* vd = nullptr;
-    ASSERT_EQ(ksys_mmap(fd, kPage, 2 * kPage, PROT_READ | PROT_WRITE, MAP_SHARED, &vd), 0);
+    ASSERT_EQ(ksys_mmap(fd, PAGE_SIZE, 2 * PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, &vd), 0);
     ASSERT_NE(vd->addr, nullptr);
     static_cast<u32*>(vd->addr)[1] = 0x12345678;
     // The GEM mapping of the same object reads it at the same place.
     VmArea* vg = nullptr;
-    ASSERT_EQ(drm_mmap(p.a, drm_vma_node_offset_addr(&shmem->base.vma_node), 4 * kPage, PROT_READ, MAP_SHARED, &vg), 0);
-    EXPECT_EQ(static_cast<u32*>(vg->addr)[kPage / 4 + 1], 0x12345678u);
+    ASSERT_EQ(drm_mmap(p.a, drm_vma_node_offset_addr(&shmem->base.vma_node), 4 * PAGE_SIZE, PROT_READ, MAP_SHARED, &vg),
+              0);
+    EXPECT_EQ(static_cast<u32*>(vg->addr)[PAGE_SIZE / 4 + 1], 0x12345678u);
     drm_munmap(vg);
     // The mapping holds the object after the descriptor and the handle are gone.
     EXPECT_EQ(drm_fd_close(fd), 0);
@@ -487,35 +486,35 @@ TEST_F(DrmPrime, DmaBufDescriptorMapsTheObjectsPages) {
 TEST_F(DrmPrime, DmaBufMmapErrnos) {
     PrimeDevice p;
     u32 h = 0;
-    p.create(p.a, &h, 2 * kPage);
+    p.create(p.a, &h, 2 * PAGE_SIZE);
     int rw = -1, ro = -1;
     ASSERT_EQ(handle_to_fd(p.a, h, &rw), 0);
     VmArea* v = nullptr;
     // Past the end, unaligned, not MAP_SHARED/PRIVATE; a private writable mapping of shmem.
-    EXPECT_EQ(ksys_mmap(rw, kPage, 2 * kPage, PROT_READ, MAP_SHARED, &v), -EINVAL);
-    EXPECT_EQ(ksys_mmap(rw, 2 * kPage, kPage, PROT_READ, MAP_SHARED, &v), -EINVAL);
-    EXPECT_EQ(ksys_mmap(rw, 100, kPage, PROT_READ, MAP_SHARED, &v), -EINVAL);
-    EXPECT_EQ(ksys_mmap(rw, 0, kPage, PROT_READ, 0, &v), -EINVAL);
-    EXPECT_EQ(ksys_mmap(rw, 0, kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE, &v), -EINVAL);
+    EXPECT_EQ(ksys_mmap(rw, PAGE_SIZE, 2 * PAGE_SIZE, PROT_READ, MAP_SHARED, &v), -EINVAL);
+    EXPECT_EQ(ksys_mmap(rw, 2 * PAGE_SIZE, PAGE_SIZE, PROT_READ, MAP_SHARED, &v), -EINVAL);
+    EXPECT_EQ(ksys_mmap(rw, 100, PAGE_SIZE, PROT_READ, MAP_SHARED, &v), -EINVAL);
+    EXPECT_EQ(ksys_mmap(rw, 0, PAGE_SIZE, PROT_READ, 0, &v), -EINVAL);
+    EXPECT_EQ(ksys_mmap(rw, 0, PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE, &v), -EINVAL);
     // Not a dma_buf: closed, another kind.
-    EXPECT_EQ(ksys_mmap(1000, 0, kPage, PROT_READ, MAP_SHARED, &v), -EBADF);
+    EXPECT_EQ(ksys_mmap(1000, 0, PAGE_SIZE, PROT_READ, MAP_SHARED, &v), -EBADF);
     uapi::drm_syncobj_create sc{0, 0};
     ASSERT_EQ(call(p.a, DRM_IOCTL_SYNCOBJ_CREATE, &sc), 0);
     uapi::drm_syncobj_handle sh{sc.handle, 0, -1, 0, 0};
     ASSERT_EQ(call(p.a, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &sh), 0);
-    EXPECT_EQ(ksys_mmap(sh.fd, 0, kPage, PROT_READ, MAP_SHARED, &v), -ENODEV);  // no f_op->mmap
+    EXPECT_EQ(ksys_mmap(sh.fd, 0, PAGE_SIZE, PROT_READ, MAP_SHARED, &v), -ENODEV);  // no f_op->mmap
     EXPECT_EQ(v, nullptr);
     // An export without DRM_RDWR is read-only: no writable shared mapping, reading is fine.
     // (A second export of `h` would give its first dma_buf, read-write: another BO.)
     u32 h2 = 0;
-    p.create(p.a, &h2, kPage);
+    p.create(p.a, &h2, PAGE_SIZE);
     ASSERT_EQ(handle_to_fd(p.a, h2, &ro, DRM_CLOEXEC), 0);
     dma_buf* d = drm_fd_get_dma_buf(ro);
     ASSERT_FALSE(IS_ERR(d));
     EXPECT_FALSE(d->flags & DRM_RDWR);
     dma_buf_put(d);
-    EXPECT_EQ(ksys_mmap(ro, 0, kPage, PROT_READ | PROT_WRITE, MAP_SHARED, &v), -EACCES);
-    ASSERT_EQ(ksys_mmap(ro, 0, kPage, PROT_READ, MAP_SHARED, &v), 0);
+    EXPECT_EQ(ksys_mmap(ro, 0, PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, &v), -EACCES);
+    ASSERT_EQ(ksys_mmap(ro, 0, PAGE_SIZE, PROT_READ, MAP_SHARED, &v), 0);
     EXPECT_FALSE(v->vm_flags & (VM_SHARED | VM_MAYWRITE));
     drm_munmap(v);
     EXPECT_EQ(drm_fd_close(sh.fd), 0);

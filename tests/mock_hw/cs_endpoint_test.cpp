@@ -5,8 +5,6 @@
 namespace mock_hw::testing {
 namespace {
 
-constexpr kshim::ktime_t kUs = NSEC_PER_USEC;
-
 struct ExclusiveCase {
     const char* name;
     bool fragment;   // the kind group A runs and asks exclusivity for

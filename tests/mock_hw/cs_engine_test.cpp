@@ -1,12 +1,9 @@
 // The CSG/CS engine driven at register level: panthor's per-job sequence, sync objects, scoreboards,
 // call depth, tiler OOM, progress timer, suspend/resume, terminate, faults, priorities, FaultPlan.
-#include "testkit/csf_rig.h"
-#include "tests/mock_hw/mock_test.h"
+#include "tests/mock_hw/cs_test.h"
 
 namespace mock_hw::testing {
 namespace {
-
-constexpr u8 A = 92, V = 94;  // panthor's kernel registers on G610 (docs/hw/csf/cs-isa.md)
 
 class CsEngineTest : public MockHwTest {
 protected:

@@ -11,7 +11,6 @@ namespace mock_hw::testing {
 namespace {
 
 namespace v = panthor::valhall;
-constexpr u8 A = 92, V = 94;
 
 class CsRealJobsTest : public CsTest {
 protected:

@@ -6,8 +6,6 @@
 namespace mock_hw::testing {
 namespace {
 
-constexpr kshim::ktime_t kUs = NSEC_PER_USEC;
-
 class CsStream : public CsTest {
 protected:
     auto landed(CsfRig& r, u8* m, u32 i, u64 v) {

@@ -7,8 +7,6 @@
 namespace mock_hw::testing {
 namespace {
 
-constexpr kshim::ktime_t kUs = NSEC_PER_USEC;
-
 // How a test damages the suspend buffer between SUSPEND and RESUME.
 enum class Damage {
     None,

@@ -1,11 +1,16 @@
-// The fixture and helpers the CS-engine test files share (cs_suspend_test.cpp, cs_heap_test.cpp,
-// cs_fault_inject_test.cpp, cs_endpoint_test.cpp, cs_stream_test.cpp). The driver side is
+// The fixture, constants and helpers the CS-engine test files share (cs_engine_test.cpp,
+// cs_suspend_test.cpp, cs_heap_test.cpp, cs_fault_inject_test.cpp, cs_endpoint_test.cpp,
+// cs_stream_test.cpp, cs_real_jobs_test.cpp). The driver side is
 // CsfRig (csf_rig.h).
 #pragma once
 #include "testkit/csf_rig.h"
 #include "tests/mock_hw/mock_test.h"
 
 namespace mock_hw::testing {
+
+constexpr kshim::ktime_t kUs = NSEC_PER_USEC;
+// panthor's kernel registers on G610 (docs/hw/csf/cs-isa.md).
+constexpr u8 A = 92, V = 94;
 
 // The engine's behaviour does not depend on how the test body interleaves with the hardware's
 // events at one virtual instant, so these tests also run under KSHIM_PREEMPT sweeps.

@@ -19,7 +19,6 @@ using namespace pgtable_test;
 
 namespace {
 
-constexpr int kRW = IOMMU_READ | IOMMU_WRITE;
 constexpr u64 kAddr = 0x0000fffffffff000ull;
 constexpr u64 kXn = 3ull << 53;
 
@@ -263,8 +262,8 @@ TEST(MaliPgtableDescriptors, ProtBitsExact) {
 // ---------------------------------------------------------------------------------------------
 // The selftest sequence over ias x oas (the stage-1 sweep, for the one Mali granule)
 
-using SweepParam = std::tuple<unsigned, unsigned>;
-class MaliPgtableSweep : public ::testing::TestWithParam<SweepParam> {};
+using MaliSweepParam = std::tuple<unsigned, unsigned>;
+class MaliPgtableSweep : public ::testing::TestWithParam<MaliSweepParam> {};
 
 TEST_P(MaliPgtableSweep, SelftestSequence) {
     const auto& [ias, oas] = GetParam();
@@ -367,7 +366,7 @@ TEST_P(MaliPgtableSweep, SelftestSequence) {
 INSTANTIATE_TEST_SUITE_P(IasOas, MaliPgtableSweep,
                          ::testing::Combine(::testing::Values(32u, 36u, 39u, 40u, 42u, 44u, 48u),
                                             ::testing::Values(32u, 36u, 40u)),
-                         [](const ::testing::TestParamInfo<SweepParam>& info) {
+                         [](const ::testing::TestParamInfo<MaliSweepParam>& info) {
                              return "Ias" + std::to_string(std::get<0>(info.param)) + "_Oas" +
                                     std::to_string(std::get<1>(info.param));
                          });
@@ -608,27 +607,6 @@ TEST(MaliPgtableTlb, CallbacksWhereUpstreamCallsThem) {
     }
     EXPECT_EQ(log.flush_all, 1);
 }
-
-struct PtCache {
-    std::vector<void*> pages;
-    int allocs = 0, frees = 0;
-    int fail_at = -1;
-    static void* alloc(void* cookie, size_t size, kshim::gfp_t) {
-        auto* c = static_cast<PtCache*>(cookie);
-        if (c->allocs == c->fail_at || c->pages.empty() || size > SZ_4K)
-            return nullptr;
-        void* p = c->pages.back();
-        c->pages.pop_back();
-        std::memset(p, 0, SZ_4K);
-        c->allocs++;
-        return p;
-    }
-    static void free(void* cookie, void* pages, size_t) {
-        auto* c = static_cast<PtCache*>(cookie);
-        c->pages.push_back(pages);
-        c->frees++;
-    }
-};
 
 TEST(MaliPgtableAlloc, CustomHooksProvideEveryTable) {
     LeakCheck leaks;

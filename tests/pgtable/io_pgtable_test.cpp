@@ -16,8 +16,6 @@ using namespace pgtable_test;
 
 namespace {
 
-constexpr int kRW = IOMMU_READ | IOMMU_WRITE;
-
 // panthor's configuration on a Mali-G610: 4K pages with 2M/1G blocks, 48-bit VA, 40-bit PA.
 IoPgtableCfg panthor_cfg(TlbLog* log = nullptr, unsigned long quirks = 0) {
     IoPgtableCfg cfg;
@@ -417,29 +415,6 @@ TEST(IoPgtableTlb, CallbacksWhereUpstreamCallsThem) {
     // Freeing the tables invalidates the whole context first.
     EXPECT_EQ(log.flush_all, 1);
 }
-
-// A panthor-style table cache: pages pre-allocated outside the signalling path, handed out by
-// the alloc hook, returned to the cache by the free hook.
-struct PtCache {
-    std::vector<void*> pages;
-    int allocs = 0, frees = 0;
-    int fail_at = -1;  // the allocation count at which the cache claims to be empty
-    static void* alloc(void* cookie, size_t size, kshim::gfp_t) {
-        auto* c = static_cast<PtCache*>(cookie);
-        if (c->allocs == c->fail_at || c->pages.empty() || size > SZ_4K)
-            return nullptr;
-        void* p = c->pages.back();
-        c->pages.pop_back();
-        std::memset(p, 0, SZ_4K);
-        c->allocs++;
-        return p;
-    }
-    static void free(void* cookie, void* pages, size_t) {
-        auto* c = static_cast<PtCache*>(cookie);
-        c->pages.push_back(pages);
-        c->frees++;
-    }
-};
 
 TEST(IoPgtableAlloc, CustomHooksProvideEveryTable) {
     LeakCheck leaks;

@@ -3,9 +3,11 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "kernel_shim/gfp.h"
 #include "kernel_shim/iommu/io_pgtable.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/slab.h"
@@ -110,5 +112,30 @@ inline size_t drain_warns() {
         n++;
     return n;
 }
+
+constexpr int kRW = iommu::IOMMU_READ | iommu::IOMMU_WRITE;  // the usual data mapping
+
+// A panthor-style table cache: pages pre-allocated outside the signalling path, handed out by
+// the alloc hook, returned to the cache by the free hook.
+struct PtCache {
+    std::vector<void*> pages;
+    int allocs = 0, frees = 0;
+    int fail_at = -1;  // the allocation count at which the cache claims to be empty
+    static void* alloc(void* cookie, size_t size, kshim::gfp_t) {
+        auto* c = static_cast<PtCache*>(cookie);
+        if (c->allocs == c->fail_at || c->pages.empty() || size > iommu::SZ_4K)
+            return nullptr;
+        void* p = c->pages.back();
+        c->pages.pop_back();
+        std::memset(p, 0, iommu::SZ_4K);
+        c->allocs++;
+        return p;
+    }
+    static void free(void* cookie, void* pages, size_t) {
+        auto* c = static_cast<PtCache*>(cookie);
+        c->pages.push_back(pages);
+        c->frees++;
+    }
+};
 
 }  // namespace pgtable_test

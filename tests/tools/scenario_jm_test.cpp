@@ -6,19 +6,14 @@
 
 #include <string>
 
+#include "tests/tools/scenario_test_util.h"
 #include "tools/upanthor/scenario.h"
 #include "uapi/drm/panfrost_drm.h"
 
 namespace {
 
 using namespace upanthor::scenario;
-
-std::string dump(const ParseResult& r) {
-    std::string s;
-    for (auto& d : r.diagnostics)
-        s += d.to_string() + "\n";
-    return s;
-}
+using namespace upanthor::scenario::testing;
 
 ParseResult example(const char* name) {
     return parse_scenario_file(std::string(UPANTHOR_SCENARIO_DIR) + "/" + name);
@@ -105,14 +100,6 @@ name = "c"
 jobs = [{ type = "null" }]
 )";
 constexpr unsigned kJmPreludeLines = 17;
-
-struct DiagRow {
-    const char* name;
-    const char* snippet;
-    unsigned line;  // within the snippet, 1-based
-    unsigned column;
-    const char* message_part;
-};
 
 class ScenarioJmDiagnostic : public ::testing::TestWithParam<DiagRow> {};
 

@@ -2,6 +2,7 @@
 // examples parse, the model holds what the file says, and each kind of malformed input is
 // rejected with its exact line:column.
 #include "tools/upanthor/scenario.h"
+#include "tests/tools/scenario_test_util.h"
 
 #include <gtest/gtest.h>
 
@@ -17,13 +18,7 @@
 namespace {
 
 using namespace upanthor::scenario;
-
-std::string dump(const ParseResult& r) {
-    std::string s;
-    for (auto& d : r.diagnostics)
-        s += d.to_string() + "\n";
-    return s;
-}
+using namespace upanthor::scenario::testing;
 
 TEST(ScenarioExamples, EveryShippedScenarioParses) {
     std::vector<std::filesystem::path> files;
@@ -298,14 +293,6 @@ name = "bin"
 client = "app"
 )";
 constexpr unsigned kPreludeLines = 19;
-
-struct DiagRow {
-    const char* name;
-    const char* snippet;
-    unsigned line;  // within the snippet, 1-based
-    unsigned column;
-    const char* message_part;
-};
 
 class ScenarioDiagnostic : public ::testing::TestWithParam<DiagRow> {};
 
