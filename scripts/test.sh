@@ -37,7 +37,7 @@ bash scripts/mesa.sh || { echo "mesa: scripts/mesa.sh failed: the live Mesa test
 
 stage "asan build"
 echo "== asan: configure + build"
-cmake --preset asan >/dev/null
+cmake --preset asan -DUPANTHOR_UNITY_TESTS=ON >/dev/null
 cmake --build --preset asan -j "$jobs"
 stage "asan tests"
 echo "== asan: all tests"
@@ -66,7 +66,7 @@ printf '%s\n' "${fuzz_targets[@]}" |
 
 stage "tsan build"
 echo "== tsan: configure + build (the real-thread test binaries only)"
-cmake --preset tsan >/dev/null
+cmake --preset tsan -DUPANTHOR_UNITY_TESTS=ON >/dev/null
 cmake --build --preset tsan -j "$jobs" --target real_tests
 stage "tsan tests"
 echo "== tsan: real-thread-mode tests"
