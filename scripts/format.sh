@@ -20,12 +20,11 @@ if [ "$mode" = fix ]; then
     exit 0
 fi
 
-bad=()
-for f in "${files[@]}"; do
-    if ! "$clang_format" --style=file --dry-run --Werror "$f" >/dev/null 2>&1; then
-        bad+=("$f")
-    fi
-done
+# Batches in parallel (one process per file took 26 s of the test command); clang-format names
+# each file that differs in its "FILE:LINE:COL: error:" lines.
+mapfile -t bad < <(printf '%s\0' "${files[@]}" |
+    xargs -0 -n 50 -P "$(nproc)" "$clang_format" --style=file --dry-run --Werror 2>&1 |
+    sed -n 's/^\(.*\):[0-9]*:[0-9]*: error: .*/\1/p' | sort -u)
 if [ ${#bad[@]} -ne 0 ]; then
     echo "format: ${#bad[@]} file(s) differ from .clang-format (bash scripts/format.sh fixes them):" >&2
     printf '  %s\n' "${bad[@]}" >&2
