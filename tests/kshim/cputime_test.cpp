@@ -38,15 +38,18 @@ std::string show(const CpuTimes& t) {
     return s;
 }
 
-// The split is opt-in (RuntimeOptions::cputime_split); these fixtures turn it on.
-class Cputime : public kshim::testing::KernelTest {
+// The split is opt-in (RuntimeOptions::cputime_split): a fixture of either runtime mode with
+// the split on or off.
+template <class Base, bool kSplit>
+class CputimeFixture : public Base {
 protected:
     RuntimeOptions runtime_options() const override {
-        RuntimeOptions o = KernelTest::runtime_options();
-        o.cputime_split = true;
+        RuntimeOptions o = Base::runtime_options();
+        o.cputime_split = kSplit;
         return o;
     }
 };
+using Cputime = CputimeFixture<kshim::testing::KernelTest, true>;
 
 TEST_F(Cputime, BusyTaskAccruesCpuWhileASleepingTaskAccruesNone) {
     Task* busy = kthread_run(
@@ -232,14 +235,7 @@ TEST_F(Cputime, AccountsSumToTheProcessCpuTime) {
     kthread_stop(busy);
 }
 
-class CputimeReal : public kshim::testing::RealKernelTest {
-protected:
-    RuntimeOptions runtime_options() const override {
-        RuntimeOptions o = RealKernelTest::runtime_options();
-        o.cputime_split = true;
-        return o;
-    }
-};
+using CputimeReal = CputimeFixture<kshim::testing::RealKernelTest, true>;
 
 TEST_F(CputimeReal, BusyThreadAccruesCpuWhileABlockedOneAccruesNone) {
     completion go, done;
@@ -302,14 +298,7 @@ TEST_F(CputimeReal, ScopesAndHardwareEventsAreChargedAndTheTotalIsTheProcesss) {
 
 // The default: no split, so nothing is measured per interval (no cycle-counter reads at task
 // switches or scopes); the accounts read zero while the tasks' accounts are still kept.
-class CputimeOff : public kshim::testing::KernelTest {
-protected:
-    RuntimeOptions runtime_options() const override {
-        RuntimeOptions o = KernelTest::runtime_options();
-        o.cputime_split = false;
-        return o;
-    }
-};
+using CputimeOff = CputimeFixture<kshim::testing::KernelTest, false>;
 
 TEST_F(CputimeOff, NothingIsMeasuredButAccountsAreKept) {
     EXPECT_FALSE(cputime_split_enabled());
