@@ -18,7 +18,9 @@ constexpr kshim::ktime_t kSignalBound = 10 * kshim::NSEC_PER_SEC;
 //    without its pages);
 //  - a page-table allocation failing inside mmu_map_sg, whose map errors upstream ignores: the BO
 //    is mapped in part, and unmapping it later meets missing entries, so io-pgtable's unmap WARNs
-//    (no IO_PGTABLE_QUIRK_NO_WARN) and so does panfrost_mmu_unmap's size check.
+//    (no IO_PGTABLE_QUIRK_NO_WARN) and so does panfrost_mmu_unmap's size check; and a job that
+//    touches the hole takes a translation fault in a BO that is not a heap, which
+//    panfrost_mmu_map_fault_addr WARNs about (upstream's dev_WARN).
 bool alloc_failure_warn(const kshim::Report& r) {
     if (r.kind != kshim::ReportKind::Warn)
         return false;
@@ -27,7 +29,8 @@ bool alloc_failure_warn(const kshim::Report& r) {
     };
     return at("WARN_ON(ret)", "panfrost_mmu_map") ||
            at("WARN_ON(!(cfg.quirks & IO_PGTABLE_QUIRK_NO_WARN))", "unmap_pages") ||
-           at("WARN_ON(unmapped_page != pgsize * pgcount)", "panfrost_mmu_unmap");
+           at("WARN_ON(unmapped_page != pgsize * pgcount)", "panfrost_mmu_unmap") ||
+           at("WARN_ON(true)", "panfrost_mmu_map_fault_addr");
 }
 }  // namespace
 
