@@ -2,7 +2,6 @@
 // stacks, a dependency graph with cycle detection, recursion and bad-unlock checks.
 #include "kernel_shim/lockdep.h"
 
-#include <deque>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -36,9 +35,17 @@ struct SitePtrHash {
 };
 
 namespace {
+// How an edge was first seen: task, then the held lock (class, read mode, where taken), then the
+// class taken and where. Kept as data and written out only for a report: a run's graph starts
+// empty (lockdep_reset) and learns a few thousand edges, each formerly a dozen string allocations
+// that only a report ever read.
 struct Edge {
     LockClass* to;
-    std::string evidence;  // how the edge was first seen
+    std::string task;
+    LockClass* held;
+    u8 held_read;
+    std::source_location held_loc;
+    std::source_location loc;
 };
 
 struct Graph {
@@ -52,6 +59,13 @@ struct Graph {
     std::unordered_set<u64> edges;
     std::unordered_set<u64> reported;
     std::vector<void (*)()> primers;
+    // find_path's scratch, kept between calls (each new edge searches the graph). A class is seen
+    // when its seen[] entry equals the search's generation.
+    std::vector<const Edge*> via;
+    std::vector<LockClass*> prev;
+    std::vector<u64> seen;
+    std::vector<LockClass*> queue;
+    u64 generation = 0;
 };
 
 Graph& graph() {
@@ -63,35 +77,48 @@ std::string loc_text(std::source_location loc) {
     return std::string(loc.file_name()) + ":" + std::to_string(loc.line());
 }
 
-std::string held_text(const HeldLock& h) {
-    std::string s = h.map->cls->name;
-    if (h.read)
-        s += h.read == 2 ? " (read, recursive)" : " (read)";
-    return s + " acquired at " + loc_text(h.loc);
+std::string held_text(const LockClass* cls, u8 read, std::source_location loc) {
+    std::string s = cls->name;
+    if (read)
+        s += read == 2 ? " (read, recursive)" : " (read)";
+    return s + " acquired at " + loc_text(loc);
 }
 
-// Finds a path from `from` to `target` in the graph; fills `path` with its edges.
+std::string held_text(const HeldLock& h) {
+    return held_text(h.map->cls, h.read, h.loc);
+}
+
+std::string evidence_text(const Edge& e) {
+    return e.task + ": " + held_text(e.held, e.held_read, e.held_loc) + ", then " + e.to->name + " at " +
+           loc_text(e.loc);
+}
+
+// Finds a path from `from` to `target` in the graph (breadth first); fills `path` with its edges.
 bool find_path(Graph& g, LockClass* from, LockClass* target, std::vector<const Edge*>& path) {
-    std::vector<const Edge*> via(g.classes.size(), nullptr);
-    std::vector<LockClass*> prev(g.classes.size(), nullptr);
-    std::vector<bool> seen(g.classes.size(), false);
-    std::deque<LockClass*> queue{from};
-    seen[from->id] = true;
-    while (!queue.empty()) {
-        LockClass* c = queue.front();
-        queue.pop_front();
+    const size_t n = g.classes.size();
+    if (g.seen.size() < n) {
+        g.via.resize(n);
+        g.prev.resize(n);
+        g.seen.resize(n, 0);
+    }
+    const u64 gen = ++g.generation;
+    g.queue.clear();
+    g.queue.push_back(from);
+    g.seen[from->id] = gen;
+    for (size_t head = 0; head < g.queue.size(); head++) {
+        LockClass* c = g.queue[head];
         if (c == target) {
-            for (LockClass* at = target; at != from; at = prev[at->id])
-                path.insert(path.begin(), via[at->id]);
+            for (LockClass* at = target; at != from; at = g.prev[at->id])
+                path.insert(path.begin(), g.via[at->id]);
             return true;
         }
         for (const Edge& e : g.after[c->id]) {
-            if (seen[e.to->id])
+            if (g.seen[e.to->id] == gen)
                 continue;
-            seen[e.to->id] = true;
-            via[e.to->id] = &e;
-            prev[e.to->id] = c;
-            queue.push_back(e.to);
+            g.seen[e.to->id] = gen;
+            g.via[e.to->id] = &e;
+            g.prev[e.to->id] = c;
+            g.queue.push_back(e.to);
         }
     }
     return false;
@@ -102,21 +129,21 @@ void add_edge(Graph& g, Task* t, const HeldLock& prev, LockClass* next, std::sou
     u64 key = (u64{a->id} << 32) | next->id;
     if (g.edges.count(key))
         return;
-    std::string evidence = t->name + ": " + held_text(prev) + ", then " + next->name + " at " + loc_text(loc);
     std::vector<const Edge*> path;
+    Edge edge{next, t->name, a, prev.read, prev.loc, loc};
     if (find_path(g, next, a, path) && !g.reported.count(key)) {
         g.reported.insert(key);
         bool signalling = (a->flags | next->flags) & LOCKDEP_SIGNALLING;
         std::string detail = "this task (" + t->name + ") takes " + next->name + " while holding " + a->name + ":\n  " +
-                             evidence + "\nbut the opposite order was seen before:\n";
+                             evidence_text(edge) + "\nbut the opposite order was seen before:\n";
         for (const Edge* e : path)
-            detail += "  " + e->evidence + "\n";
+            detail += "  " + evidence_text(*e) + "\n";
         detail += "locks held by " + t->name + ":\n" + lockdep_held_locks_text(t);
         report(signalling ? ReportKind::FenceSignalling : ReportKind::LockOrder,
                "possible circular locking dependency detected: " + a->name + " -> " + next->name, detail);
     }
     g.edges.insert(key);
-    g.after[a->id].push_back({next, std::move(evidence)});
+    g.after[a->id].push_back(std::move(edge));
 }
 }  // namespace
 
