@@ -215,7 +215,12 @@ void lock_acquire(LockdepMap* m, u32 subclass, bool trylock, u8 read, const void
     Task* t = current();
     if (!t || !m->cls)
         return;
-    for (const HeldLock& h : t->held) {
+    // Pointer loops over the held stack, here and in lock_release: the sanitizer presets build at
+    // -O1, which does not inline the vector's iterator calls, and this runs on every lock taken.
+    const HeldLock* held = t->held.data();
+    const size_t nheld = t->held.size();
+    for (size_t i = 0; i < nheld; i++) {
+        const HeldLock& h = held[i];
         if (h.map->cls != m->cls || h.subclass != subclass)
             continue;
         if (nest && h.nest == nest)
@@ -228,13 +233,13 @@ void lock_acquire(LockdepMap* m, u32 subclass, bool trylock, u8 read, const void
         break;
     }
     // Taking a recursive read lock never waits, so nothing held before it can deadlock on it.
-    if (!trylock && read != 2 && !t->held.empty()) {
+    if (!trylock && read != 2 && nheld) {
         Graph& g = graph();
         std::lock_guard l(g.lock);
-        for (const HeldLock& h : t->held) {
-            if (h.map->cls == m->cls)
+        for (size_t i = 0; i < nheld; i++) {
+            if (held[i].map->cls == m->cls)
                 continue;
-            add_edge(g, t, h, m->cls, loc);
+            add_edge(g, t, held[i], m->cls, loc);
         }
     }
     if (t->held.capacity() == 0)
@@ -246,9 +251,14 @@ void lock_release(LockdepMap* m, std::source_location loc) {
     Task* t = current();
     if (!t || !m->cls)
         return;
-    for (auto it = t->held.rbegin(); it != t->held.rend(); ++it) {
-        if (it->map == m) {
-            t->held.erase(std::next(it).base());
+    const HeldLock* held = t->held.data();
+    const size_t nheld = t->held.size();
+    for (size_t i = nheld; i--;) {
+        if (held[i].map == m) {
+            if (i + 1 == nheld)
+                t->held.pop_back();  // the usual case: the lock taken last
+            else
+                t->held.erase(t->held.begin() + static_cast<std::ptrdiff_t>(i));
             return;
         }
     }
