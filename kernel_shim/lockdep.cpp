@@ -140,23 +140,31 @@ void set_edge(Graph& g, const LockClass* from, const LockClass* to) {
     bits[to->id / 64] |= u64{1} << (to->id % 64);
 }
 
-void add_edge(Graph& g, Task* t, const HeldLock& prev, LockClass* next, std::source_location loc) {
+// Out of line, as report_assert_held below: the report's strings would give add_new_edge (and,
+// were it inlined, lock_acquire) a large stack frame, which ASan poisons and clears on each call.
+[[gnu::noinline, gnu::cold]] void report_cycle(const Task* t, const Edge& edge, LockClass* a, LockClass* next,
+                                               const std::vector<const Edge*>& path) {
+    bool signalling = (a->flags | next->flags) & LOCKDEP_SIGNALLING;
+    std::string detail = "this task (" + t->name + ") takes " + next->name + " while holding " + a->name + ":\n  " +
+                         evidence_text(edge) + "\nbut the opposite order was seen before:\n";
+    for (const Edge* e : path)
+        detail += "  " + evidence_text(*e) + "\n";
+    detail += "locks held by " + t->name + ":\n" + lockdep_held_locks_text(t);
+    report(signalling ? ReportKind::FenceSignalling : ReportKind::LockOrder,
+           "possible circular locking dependency detected: " + a->name + " -> " + next->name, detail);
+}
+
+// An edge not seen since the last reset (has_edge said so): searched for a cycle, then recorded.
+// Out of line: lock_acquire asks has_edge for each held lock, and nearly every answer is yes.
+[[gnu::noinline]] void add_new_edge(Graph& g, Task* t, const HeldLock& prev, LockClass* next,
+                                    std::source_location loc) {
     LockClass* a = prev.map->cls;
-    if (has_edge(g, a, next))
-        return;
     u64 key = (u64{a->id} << 32) | next->id;
     std::vector<const Edge*> path;
     Edge edge{next, t->name, a, prev.read, prev.loc, loc};
     if (find_path(g, next, a, path) && !g.reported.count(key)) {
         g.reported.insert(key);
-        bool signalling = (a->flags | next->flags) & LOCKDEP_SIGNALLING;
-        std::string detail = "this task (" + t->name + ") takes " + next->name + " while holding " + a->name + ":\n  " +
-                             evidence_text(edge) + "\nbut the opposite order was seen before:\n";
-        for (const Edge* e : path)
-            detail += "  " + evidence_text(*e) + "\n";
-        detail += "locks held by " + t->name + ":\n" + lockdep_held_locks_text(t);
-        report(signalling ? ReportKind::FenceSignalling : ReportKind::LockOrder,
-               "possible circular locking dependency detected: " + a->name + " -> " + next->name, detail);
+        report_cycle(t, edge, a, next, path);
     }
     set_edge(g, a, next);
     g.after[a->id].push_back(std::move(edge));
@@ -237,9 +245,9 @@ void lock_acquire(LockdepMap* m, u32 subclass, bool trylock, u8 read, const void
         Graph& g = graph();
         std::lock_guard l(g.lock);
         for (size_t i = 0; i < nheld; i++) {
-            if (held[i].map->cls == m->cls)
+            if (held[i].map->cls == m->cls || has_edge(g, held[i].map->cls, m->cls))
                 continue;
-            add_edge(g, t, held[i], m->cls, loc);
+            add_new_edge(g, t, held[i], m->cls, loc);
         }
     }
     if (t->held.capacity() == 0)
