@@ -2,7 +2,7 @@
 // stacks, a dependency graph with cycle detection, recursion and bad-unlock checks.
 #include "kernel_shim/lockdep.h"
 
-#include <deque>
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -36,9 +36,17 @@ struct SitePtrHash {
 };
 
 namespace {
+// How an edge was first seen: task, then the held lock (class, read mode, where taken), then the
+// class taken and where. Kept as data and written out only for a report: a run's graph starts
+// empty (lockdep_reset) and learns a few thousand edges, each formerly a dozen string allocations
+// that only a report ever read.
 struct Edge {
     LockClass* to;
-    std::string evidence;  // how the edge was first seen
+    std::string task;
+    LockClass* held;
+    u8 held_read;
+    std::source_location held_loc;
+    std::source_location loc;
 };
 
 struct Graph {
@@ -49,9 +57,19 @@ struct Graph {
     std::unordered_multimap<SitePtr, LockClass*, SitePtrHash> classes_by_ptr;
     std::vector<LockClass*> classes;
     std::vector<std::vector<Edge>> after;  // by class id
-    std::unordered_set<u64> edges;
+    // The edges seen, as a bit per (from, to) class pair: edge_bits[from] holds bit `to`. Asked on
+    // every lock acquisition for each lock held (a hash set lookup cost a tenth of a sanitized
+    // campaign's CPU).
+    std::vector<std::vector<u64>> edge_bits;  // by class id
     std::unordered_set<u64> reported;
     std::vector<void (*)()> primers;
+    // find_path's scratch, kept between calls (each new edge searches the graph). A class is seen
+    // when its seen[] entry equals the search's generation.
+    std::vector<const Edge*> via;
+    std::vector<LockClass*> prev;
+    std::vector<u64> seen;
+    std::vector<LockClass*> queue;
+    u64 generation = 0;
 };
 
 Graph& graph() {
@@ -63,60 +81,93 @@ std::string loc_text(std::source_location loc) {
     return std::string(loc.file_name()) + ":" + std::to_string(loc.line());
 }
 
-std::string held_text(const HeldLock& h) {
-    std::string s = h.map->cls->name;
-    if (h.read)
-        s += h.read == 2 ? " (read, recursive)" : " (read)";
-    return s + " acquired at " + loc_text(h.loc);
+std::string held_text(const LockClass* cls, u8 read, std::source_location loc) {
+    std::string s = cls->name;
+    if (read)
+        s += read == 2 ? " (read, recursive)" : " (read)";
+    return s + " acquired at " + loc_text(loc);
 }
 
-// Finds a path from `from` to `target` in the graph; fills `path` with its edges.
+std::string held_text(const HeldLock& h) {
+    return held_text(h.map->cls, h.read, h.loc);
+}
+
+std::string evidence_text(const Edge& e) {
+    return e.task + ": " + held_text(e.held, e.held_read, e.held_loc) + ", then " + e.to->name + " at " +
+           loc_text(e.loc);
+}
+
+// Finds a path from `from` to `target` in the graph (breadth first); fills `path` with its edges.
 bool find_path(Graph& g, LockClass* from, LockClass* target, std::vector<const Edge*>& path) {
-    std::vector<const Edge*> via(g.classes.size(), nullptr);
-    std::vector<LockClass*> prev(g.classes.size(), nullptr);
-    std::vector<bool> seen(g.classes.size(), false);
-    std::deque<LockClass*> queue{from};
-    seen[from->id] = true;
-    while (!queue.empty()) {
-        LockClass* c = queue.front();
-        queue.pop_front();
+    const size_t n = g.classes.size();
+    if (g.seen.size() < n) {
+        g.via.resize(n);
+        g.prev.resize(n);
+        g.seen.resize(n, 0);
+    }
+    const u64 gen = ++g.generation;
+    g.queue.clear();
+    g.queue.push_back(from);
+    g.seen[from->id] = gen;
+    for (size_t head = 0; head < g.queue.size(); head++) {
+        LockClass* c = g.queue[head];
         if (c == target) {
-            for (LockClass* at = target; at != from; at = prev[at->id])
-                path.insert(path.begin(), via[at->id]);
+            for (LockClass* at = target; at != from; at = g.prev[at->id])
+                path.insert(path.begin(), g.via[at->id]);
             return true;
         }
         for (const Edge& e : g.after[c->id]) {
-            if (seen[e.to->id])
+            if (g.seen[e.to->id] == gen)
                 continue;
-            seen[e.to->id] = true;
-            via[e.to->id] = &e;
-            prev[e.to->id] = c;
-            queue.push_back(e.to);
+            g.seen[e.to->id] = gen;
+            g.via[e.to->id] = &e;
+            g.prev[e.to->id] = c;
+            g.queue.push_back(e.to);
         }
     }
     return false;
 }
 
-void add_edge(Graph& g, Task* t, const HeldLock& prev, LockClass* next, std::source_location loc) {
+bool has_edge(const Graph& g, const LockClass* from, const LockClass* to) {
+    const std::vector<u64>& bits = g.edge_bits[from->id];
+    return to->id / 64 < bits.size() && (bits[to->id / 64] >> (to->id % 64) & 1);
+}
+
+void set_edge(Graph& g, const LockClass* from, const LockClass* to) {
+    std::vector<u64>& bits = g.edge_bits[from->id];
+    if (to->id / 64 >= bits.size())
+        bits.resize(g.classes.size() / 64 + 1, 0);
+    bits[to->id / 64] |= u64{1} << (to->id % 64);
+}
+
+// Out of line, as report_assert_held below: the report's strings would give add_new_edge (and,
+// were it inlined, lock_acquire) a large stack frame, which ASan poisons and clears on each call.
+[[gnu::noinline, gnu::cold]] void report_cycle(const Task* t, const Edge& edge, LockClass* a, LockClass* next,
+                                               const std::vector<const Edge*>& path) {
+    bool signalling = (a->flags | next->flags) & LOCKDEP_SIGNALLING;
+    std::string detail = "this task (" + t->name + ") takes " + next->name + " while holding " + a->name + ":\n  " +
+                         evidence_text(edge) + "\nbut the opposite order was seen before:\n";
+    for (const Edge* e : path)
+        detail += "  " + evidence_text(*e) + "\n";
+    detail += "locks held by " + t->name + ":\n" + lockdep_held_locks_text(t);
+    report(signalling ? ReportKind::FenceSignalling : ReportKind::LockOrder,
+           "possible circular locking dependency detected: " + a->name + " -> " + next->name, detail);
+}
+
+// An edge not seen since the last reset (has_edge said so): searched for a cycle, then recorded.
+// Out of line: lock_acquire asks has_edge for each held lock, and nearly every answer is yes.
+[[gnu::noinline]] void add_new_edge(Graph& g, Task* t, const HeldLock& prev, LockClass* next,
+                                    std::source_location loc) {
     LockClass* a = prev.map->cls;
     u64 key = (u64{a->id} << 32) | next->id;
-    if (g.edges.count(key))
-        return;
-    std::string evidence = t->name + ": " + held_text(prev) + ", then " + next->name + " at " + loc_text(loc);
     std::vector<const Edge*> path;
+    Edge edge{next, t->name, a, prev.read, prev.loc, loc};
     if (find_path(g, next, a, path) && !g.reported.count(key)) {
         g.reported.insert(key);
-        bool signalling = (a->flags | next->flags) & LOCKDEP_SIGNALLING;
-        std::string detail = "this task (" + t->name + ") takes " + next->name + " while holding " + a->name + ":\n  " +
-                             evidence + "\nbut the opposite order was seen before:\n";
-        for (const Edge* e : path)
-            detail += "  " + e->evidence + "\n";
-        detail += "locks held by " + t->name + ":\n" + lockdep_held_locks_text(t);
-        report(signalling ? ReportKind::FenceSignalling : ReportKind::LockOrder,
-               "possible circular locking dependency detected: " + a->name + " -> " + next->name, detail);
+        report_cycle(t, edge, a, next, path);
     }
-    g.edges.insert(key);
-    g.after[a->id].push_back({next, std::move(evidence)});
+    set_edge(g, a, next);
+    g.after[a->id].push_back(std::move(edge));
 }
 }  // namespace
 
@@ -144,6 +195,7 @@ LockdepMap::LockdepMap(const char* n, std::source_location site, unsigned flags)
         cls = new LockClass{static_cast<u32>(g.classes.size()), n ? n : loc_text(site), loc_text(site), flags, given};
         g.classes.push_back(cls);
         g.after.emplace_back();
+        g.edge_bits.emplace_back();
         g.classes_by_site.emplace(std::move(key), cls);
     }
     // A site that names its locks at run time (one per object) stays on the string key alone.
@@ -171,7 +223,12 @@ void lock_acquire(LockdepMap* m, u32 subclass, bool trylock, u8 read, const void
     Task* t = current();
     if (!t || !m->cls)
         return;
-    for (const HeldLock& h : t->held) {
+    // Pointer loops over the held stack, here and in lock_release: the sanitizer presets build at
+    // -O1, which does not inline the vector's iterator calls, and this runs on every lock taken.
+    const HeldLock* held = t->held.data();
+    const size_t nheld = t->held.size();
+    for (size_t i = 0; i < nheld; i++) {
+        const HeldLock& h = held[i];
         if (h.map->cls != m->cls || h.subclass != subclass)
             continue;
         if (nest && h.nest == nest)
@@ -184,15 +241,17 @@ void lock_acquire(LockdepMap* m, u32 subclass, bool trylock, u8 read, const void
         break;
     }
     // Taking a recursive read lock never waits, so nothing held before it can deadlock on it.
-    if (!trylock && read != 2 && !t->held.empty()) {
+    if (!trylock && read != 2 && nheld) {
         Graph& g = graph();
         std::lock_guard l(g.lock);
-        for (const HeldLock& h : t->held) {
-            if (h.map->cls == m->cls)
+        for (size_t i = 0; i < nheld; i++) {
+            if (held[i].map->cls == m->cls || has_edge(g, held[i].map->cls, m->cls))
                 continue;
-            add_edge(g, t, h, m->cls, loc);
+            add_new_edge(g, t, held[i], m->cls, loc);
         }
     }
+    if (t->held.capacity() == 0)
+        t->held.reserve(16);  // one allocation per task rather than a growth step at 1, 2, 4, 8
     t->held.push_back({m, nest, subclass, read, trylock, loc});
 }
 
@@ -200,9 +259,14 @@ void lock_release(LockdepMap* m, std::source_location loc) {
     Task* t = current();
     if (!t || !m->cls)
         return;
-    for (auto it = t->held.rbegin(); it != t->held.rend(); ++it) {
-        if (it->map == m) {
-            t->held.erase(std::next(it).base());
+    const HeldLock* held = t->held.data();
+    const size_t nheld = t->held.size();
+    for (size_t i = nheld; i--;) {
+        if (held[i].map == m) {
+            if (i + 1 == nheld)
+                t->held.pop_back();  // the usual case: the lock taken last
+            else
+                t->held.erase(t->held.begin() + static_cast<std::ptrdiff_t>(i));
             return;
         }
     }
@@ -288,7 +352,8 @@ void lockdep_reset() {
         std::lock_guard l(g.lock);
         for (auto& a : g.after)
             a.clear();
-        g.edges.clear();
+        for (auto& bits : g.edge_bits)
+            std::fill(bits.begin(), bits.end(), 0);
         g.reported.clear();
         primers = g.primers;
     }

@@ -243,6 +243,7 @@ private:
     Step sync_wait_locked(Group& g, Stream& s, const panthor::cs::Instr& in) REQUIRES(lock_);
     void sync_written_locked(Group& g, bool system_scope) REQUIRES(lock_);
     void reeval_sync_waits_locked() REQUIRES(lock_);
+    bool sync_waits_hold_locked() const REQUIRES(lock_);
     Step issue_job_locked(Group& g, Stream& s, const panthor::cs::Instr& in) REQUIRES(lock_);
     Step retire_with_locked(Group& g, Stream& s, bool fatal, u32 exception, u64 info) REQUIRES(lock_);
 

@@ -121,7 +121,51 @@ void CsEngine::poll_locked() {
     lockdep_assert_held(&lock_);
     if (!running_)
         return;
+    // A poll that would only run every blocked SYNC_WAIT again to block it again, the same way,
+    // is skipped; the next poll is then due when that run would have armed it. (A queue blocked
+    // until drm_sched's timeout spent most of a sanitized campaign's CPU here, 20 us by 20 us.)
+    if (sync_waits_hold_locked()) {
+        poll_ev_->arm_locked(gpu_.config().lat.sync_poll);
+        return;
+    }
     reeval_sync_waits_locked();
+}
+
+// Whether every stream blocked in a SYNC_WAIT belongs to a running group and still reads an
+// unsatisfied sync object, looked at without an access (Mmu::peek_locked). Any doubt (a TLB miss,
+// an AS in trouble, a group not running) answers false, and the poll re-evaluates as before.
+bool CsEngine::sync_waits_hold_locked() const {
+    lockdep_assert_held(&lock_);
+    // Index loops: at -O1 (the sanitizer presets) the iterators' calls cost more than the test,
+    // and this runs at every poll of a long wait.
+    const std::unique_ptr<Group>* groups = groups_.data();
+    for (size_t gi = 0, ng = groups_.size(); gi < ng; gi++) {
+        const Group* g = groups[gi].get();
+        const Stream* streams = g->cs.data();
+        for (size_t si = 0, ns = g->cs.size(); si < ns; si++) {
+            const Stream& s = streams[si];
+            if (s.block != Block::SyncWait)
+                continue;
+            if (g->state != GState::Running)
+                return false;
+            // The object as sync_wait_locked reads it: value and status, 16 or 8 bytes.
+            u64 v = 0;
+            if (s.sync64) {
+                u64 obj[2] = {};
+                if (!gpu_.mmu().peek_locked(g->as, s.sync_ptr, obj, sizeof(obj)))
+                    return false;
+                v = obj[0];
+            } else {
+                u32 obj[2] = {};
+                if (!gpu_.mmu().peek_locked(g->as, s.sync_ptr, obj, sizeof(obj)))
+                    return false;
+                v = obj[0];
+            }
+            if (sync_satisfied(v, s.sync_value, s.sync_cond))
+                return false;
+        }
+    }
+    return true;
 }
 
 void CsEngine::reeval_sync_waits_locked() {

@@ -333,6 +333,24 @@ MemResult Mmu::access_locked(u32 as, u64 va, u8* buf, size_t len, Access acc, u3
     return r;
 }
 
+bool Mmu::peek_locked(u32 as, u64 va, void* dst, size_t len) const {
+    lockdep_assert_held(&lock_);
+    if (!present(as) || len == 0 || (va & 0xFFF) + len > 0x1000)
+        return false;
+    const AddressSpace& a = *as_[as];
+    if (a.stalled || (flavour_ == MmuFlavour::Jm && a.cmd == AS_COMMAND_UPDATE && a.cmd_ev->pending_locked()))
+        return false;
+    const bool legacy = flavour_ == MmuFlavour::Jm &&
+                        (a.cfg.transcfg & AS_TRANSCFG_ADRMODE_MASK) == panfrost::AS_TRANSCFG_ADRMODE_LEGACY;
+    if (legacy || !translates(a.cfg))
+        return false;
+    const Tlb::Entry* e = a.tlb.peek(va);
+    if (!e || !e->host || check_permission(a.cfg, e->t, Access::Read))
+        return false;
+    copy_bytes(static_cast<u8*>(dst), e->host + (va - e->t.va_base), len);
+    return true;
+}
+
 MemResult Mmu::read_locked(u32 as, u64 va, void* dst, size_t len, Access acc, u32 source) {
     lockdep_assert_held(&lock_);
     return access_locked(as, va, static_cast<u8*>(dst), len, acc, source, false);

@@ -59,6 +59,11 @@ public:
     // Taking the Gpu lock.
     MemResult read(u32 as, u64 va, void* dst, size_t len, Access acc = Access::Read, u32 source = kSourceCs);
     MemResult write(u32 as, u64 va, const void* src, size_t len, u32 source = kSourceCs);
+    // A read that is not a bus access: it succeeds (true, dst filled) only where a read through
+    // the AS would, from the TLB alone, with no effect on any state: an AS that is absent,
+    // stalled, not translating or mid-UPDATE, a TLB miss, a page without read permission or
+    // outside the physical arena all answer false (the caller then does the real access).
+    bool peek_locked(u32 as, u64 va, void* dst, size_t len) const;
     // Translation only (TLB, walk, permission check); faults are latched as for an access.
     MemResult translate_locked(u32 as, u64 va, Access acc, u32 source, u64* pa);
 

@@ -10,18 +10,29 @@ void RegisterBank::add(u32 off, RegDecl d) {
     Reg r;
     r.value = d.reset;
     r.decl = std::move(d);
-    regs_[off] = std::move(r);
-    // Rebuild the flat index (declarations only happen while a block is built), if the bank is
-    // dense enough for one.
-    index_.clear();
-    index_base_ = regs_.begin()->first & ~3u;
-    const size_t slots = ((regs_.rbegin()->first - index_base_) >> 2) + 1;
-    if (slots > 8 * regs_.size() + 64)
+    Reg& reg = regs_[off] = std::move(r);
+    // Keep the flat index (declarations only happen while a block is built) if the bank is dense
+    // enough for one. Blocks declare mostly in ascending order: a register past the end grows the
+    // index (geometrically, as a vector does) and fills its slot; one below the base rebuilds it.
+    // A rebuild per declaration made building a GPU quadratic in its register count.
+    const u32 base = regs_.begin()->first & ~3u;
+    const size_t slots = ((regs_.rbegin()->first - base) >> 2) + 1;
+    if (slots > 8 * regs_.size() + 64) {
+        index_.clear();
         return;
+    }
+    if (!index_.empty() && base == index_base_) {
+        if (slots > index_.size())
+            index_.resize(slots, nullptr);
+        if ((off & 3) == 0)
+            index_[(off - base) >> 2] = &reg;
+        return;
+    }
+    index_base_ = base;
     index_.assign(slots, nullptr);
-    for (auto& [o, reg] : regs_)
+    for (auto& [o, rg] : regs_)
         if ((o & 3) == 0)
-            index_[(o - index_base_) >> 2] = &reg;
+            index_[(o - index_base_) >> 2] = &rg;
 }
 
 void RegisterBank::add64(u32 off, const char* name, u64 reset, u64 writable, bool write_only) {

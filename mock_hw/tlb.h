@@ -44,6 +44,14 @@ public:
         misses_++;
         return nullptr;
     }
+    // What find() answers, without touching the hints or the hit/miss counts (the slot-order
+    // scan the hints stand in for): for looking at memory without being an access.
+    const Entry* peek(u64 va) const {
+        for (const Entry& e : entries_)
+            if (e.valid && va - e.t.va_base < e.t.size)
+                return &e;
+        return nullptr;
+    }
     const Translation* lookup(u64 va) {
         const Entry* e = find(va);
         return e ? &e->t : nullptr;

@@ -127,6 +127,32 @@ TEST_F(CsEngineTest, SyncWait64ReleasedByHostThroughThePoll) {
     ASSERT_TRUE(wait([&] { return reinterpret_cast<u32*>(m)[8] == 9; }, NSEC_PER_MSEC));
 }
 
+// The poll does not run a SYNC_WAIT that still reads an unsatisfied object again (a queue blocked
+// until drm_sched's timeout would be re-interpreted every 20 us), yet still sees the host's
+// write within one poll period.
+TEST_F(CsEngineTest, PollLeavesAnUnsatisfiedSyncWaitBlockedAndSeesTheHostWrite) {
+    CsfRig r(rt());
+    ASSERT_TRUE(r.boot());
+    u8* m;
+    const u64 obj = r.gpu_alloc(64, &m);
+    CsfRig::Queue q = r.make_queue();
+    r.program_cs(0, 0, q);
+    r.start_group(0);
+    ASSERT_TRUE(wait([&] { return r.state_acked(0); }));
+    r.push(q, {cs::move48(0, obj), cs::move32(2, 4), cs::sync_wait32(0, 2, cs::GREATER), cs::move48(4, obj + 32),
+               cs::move32(6, 9), cs::store_multiple(6, 4, 1)});
+    r.d.w(CSF_DOORBELL(1), 1);
+    advance(100 * NSEC_PER_USEC);
+    const auto executed = [&] { return r.locked([&] { return r.gpu.engine().instructions_executed(); }); };
+    const u64 blocked_at = executed();
+    reinterpret_cast<u32*>(m)[0] = 3;  // written, still not GREATER than 4
+    advance(10 * NSEC_PER_MSEC);       // 500 polls
+    EXPECT_EQ(executed(), blocked_at);
+    EXPECT_EQ(reinterpret_cast<u32*>(m)[8], 0u);
+    reinterpret_cast<u32*>(m)[0] = 5;  // the host signals
+    ASSERT_TRUE(wait([&] { return reinterpret_cast<u32*>(m)[8] == 9; }, 2 * r.gpu.config().lat.sync_poll));
+}
+
 TEST_F(CsEngineTest, WaitOrdersAfterScoreboardedJob) {
     CsfRig r(rt());
     ASSERT_TRUE(r.boot());
