@@ -377,11 +377,8 @@ void CsEngine::csg_raise_event_locked(Group& g, u32 bit) {
 
 void CsEngine::csg_status_update_locked(Group& g) {
     lockdep_assert_held(&lock_);
-    // The streams the host started; the others' output blocks are not read (and a status per
-    // unused stream was a tenth of a submitted job's CPU).
     for (auto& s : g.cs)
-        if (s.started)
-            cs_publish_status_locked(s);
+        cs_publish_status_locked(s);
     u32 st = g.idle ? CSG_STATUS_STATE_IS_IDLE : 0;
     gpu_.mcu().write_locked(csg_out(g.slot) + offsetof(panthor_fw_csg_output_iface, status_state), &st, 4);
 }
