@@ -68,11 +68,20 @@ Mmu::Mmu(GpuBase& gpu, kshim::IrqLine& line, MmuFlavour flavour)
     }
 }
 
+bool Mmu::update_in_flight(const AddressSpace& a) const {
+    return flavour_ == MmuFlavour::Jm && a.cmd == AS_COMMAND_UPDATE && a.cmd_ev->pending_locked();
+}
+
+bool Mmu::legacy_tables(const AsConfig& cfg) const {
+    return flavour_ == MmuFlavour::Jm &&
+           (cfg.transcfg & AS_TRANSCFG_ADRMODE_MASK) == panfrost::AS_TRANSCFG_ADRMODE_LEGACY;
+}
+
 // Whether `cfg` translates at all (else the AS is disabled): AArch64 4K or identity; on a JM GPU
 // also LEGACY, where TRANSTAB's own ADRMODE says Mali-LPAE tables, identity or disabled.
 bool Mmu::translates(const AsConfig& cfg) const {
     const u64 mode = cfg.transcfg & AS_TRANSCFG_ADRMODE_MASK;
-    if (flavour_ == MmuFlavour::Jm && mode == panfrost::AS_TRANSCFG_ADRMODE_LEGACY) {
+    if (legacy_tables(cfg)) {
         const u64 legacy_mode = cfg.transtab & panfrost::AS_TRANSTAB_LPAE_ADRMODE_MASK;
         return legacy_mode == panfrost::AS_TRANSTAB_LPAE_ADRMODE_TABLE ||
                legacy_mode == panfrost::AS_TRANSTAB_LPAE_ADRMODE_IDENTITY;
@@ -217,13 +226,12 @@ const Tlb::Entry* Mmu::translate_entry_locked(u32 as, u64 va, Access acc, u32 so
     // JM: an UPDATE in flight holds the AS's transactions until the new configuration is in
     // place (panfrost starts a job right after the UPDATE that binds its AS, without waiting for
     // AS_ACTIVE); they retry when the command completes (command_listener_).
-    if (flavour_ == MmuFlavour::Jm && a.cmd == AS_COMMAND_UPDATE && a.cmd_ev->pending_locked()) {
+    if (update_in_flight(a)) {
         r.status = MemResult::Status::Stalled;
         return nullptr;
     }
     // LEGACY (JM only): Mali-LPAE tables when TRANSTAB's ADRMODE says so (translates()).
-    const bool legacy = flavour_ == MmuFlavour::Jm &&
-                        (a.cfg.transcfg & AS_TRANSCFG_ADRMODE_MASK) == panfrost::AS_TRANSCFG_ADRMODE_LEGACY;
+    const bool legacy = legacy_tables(a.cfg);
     const bool enabled = translates(a.cfg);
     if (!enabled) {
         // A disabled AS answers every access with a translation fault; the access is terminated
@@ -338,11 +346,9 @@ bool Mmu::peek_locked(u32 as, u64 va, void* dst, size_t len) const {
     if (!present(as) || len == 0 || (va & 0xFFF) + len > 0x1000)
         return false;
     const AddressSpace& a = *as_[as];
-    if (a.stalled || (flavour_ == MmuFlavour::Jm && a.cmd == AS_COMMAND_UPDATE && a.cmd_ev->pending_locked()))
+    if (a.stalled || update_in_flight(a))
         return false;
-    const bool legacy = flavour_ == MmuFlavour::Jm &&
-                        (a.cfg.transcfg & AS_TRANSCFG_ADRMODE_MASK) == panfrost::AS_TRANSCFG_ADRMODE_LEGACY;
-    if (legacy || !translates(a.cfg))
+    if (legacy_tables(a.cfg) || !translates(a.cfg))
         return false;
     const Tlb::Entry* e = a.tlb.peek(va);
     if (!e || !e->host || check_permission(a.cfg, e->t, Access::Read))

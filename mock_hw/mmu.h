@@ -111,6 +111,10 @@ private:
     MemResult access_locked(u32 as, u64 va, u8* buf, size_t len, Access acc, u32 source, bool write) REQUIRES(lock_);
     static const char* command_name(u32 cmd);
     bool translates(const AsConfig& cfg) const;
+    // JM: an UPDATE in flight holds the AS's transactions (translate_entry_locked).
+    bool update_in_flight(const AddressSpace& a) const;
+    // JM LEGACY mode: Mali-LPAE tables, as TRANSTAB's ADRMODE says (translates()).
+    bool legacy_tables(const AsConfig& cfg) const;
 
     GpuBase& gpu_;
     const MmuFlavour flavour_;
