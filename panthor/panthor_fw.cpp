@@ -31,6 +31,7 @@
 #include "kernel_shim/firmware.h"
 #include "kernel_shim/pm_runtime.h"
 #include "kernel_shim/report.h"
+#include "kernel_shim/sizes.h"
 #include "kernel_shim/slab.h"
 #include "kernel_shim/wait.h"
 #include "panthor/panthor_gem.h"
@@ -42,12 +43,11 @@
 namespace panthor {
 
 namespace bi = boost::intrusive;
+using kshim::SZ_4G;
+using kshim::SZ_4K;
+using kshim::SZ_8K;
 
 namespace {
-
-constexpr u64 SZ_4K = u64{4} << 10;
-constexpr u64 SZ_8K = u64{8} << 10;
-constexpr u64 SZ_4G = u64{4} << 30;
 
 constexpr u32 FW_BOOT_TIMEOUT_MS = 1000;
 constexpr u32 FW_REQ_TIMEOUT_MS = 100;

@@ -32,6 +32,7 @@
 #include "kernel_shim/mutex.h"
 #include "kernel_shim/report.h"
 #include "kernel_shim/rwsem.h"
+#include "kernel_shim/sizes.h"
 #include "kernel_shim/slab.h"
 #include "kernel_shim/trace.h"
 #include "kernel_shim/xarray.h"
@@ -51,9 +52,6 @@ namespace {
 // zeroing one never shares a line with the firmware updating a neighbour.
 constexpr u32 HEAP_CONTEXT_SIZE = 32;
 constexpr u32 MAX_HEAPS_PER_POOL = 128;
-constexpr u32 SZ_4K = 4096;
-constexpr u32 SZ_128K = 128u << 10;
-constexpr u32 SZ_8M = 8u << 20;
 // A chunk pointer carries the chunk size (in 4 KiB units) in the low 12 bits of its VA.
 constexpr u64 CHUNK_VA_MASK = ~u64{0xFFF};
 

@@ -217,6 +217,8 @@ void panthor_vm_free_pt(void* cookie, void* data, size_t size);
 // nothing of the range mapped.
 int panthor_vm_map_pages(panthor_vm* vm, u64 iova, int prot, drm::SgTable* sgt, u64 offset, u64 size);
 void panthor_vm_unmap_pages(panthor_vm* vm, u64 iova, u64 size);
+// The op-type field of a VM_BIND op's flags.
+inline constexpr u32 OP_TYPE_MASK = static_cast<u32>(DRM_PANTHOR_VM_BIND_OP_TYPE_MASK);
 // Validates a map of `bo` (flags: DRM_PANTHOR_VM_BIND_OP_*) and gathers what running it needs.
 int panthor_vm_prepare_map_op_ctx(panthor_vm_op_ctx* op_ctx, panthor_vm* vm, panthor_gem_object* bo, u64 offset,
                                   u64 size, u64 va, u32 flags);

@@ -13,16 +13,18 @@
 #include "kernel_shim/err.h"
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/report.h"
+#include "kernel_shim/sizes.h"
 #include "panthor/panthor_heap.h"
 #include "panthor/panthor_mmu_priv.h"
 #include "panthor/panthor_sched.h"
 
 namespace panthor {
 
+using kshim::SZ_2M;
+using kshim::SZ_4G;
+
 namespace {
 
-constexpr u64 SZ_2M = u64{1} << 21;
-constexpr u64 SZ_4G = u64{1} << 32;
 constexpr u64 PANTHOR_VM_MIN_KERNEL_VA_SIZE = u64{256} << 20;
 constexpr u32 PANTHOR_VM_CREATE_FLAGS = 0;
 // Only 32 VMs per open file.

@@ -27,15 +27,16 @@
 #include "kernel_shim/err.h"
 #include "kernel_shim/page_alloc.h"
 #include "kernel_shim/report.h"
+#include "kernel_shim/sizes.h"
 #include "panthor/panthor_mmu_priv.h"
 
 namespace panthor {
 
-namespace {
+using kshim::SZ_1G;
+using kshim::SZ_2M;
+using kshim::SZ_4K;
 
-constexpr u64 SZ_4K = u64{1} << 12;
-constexpr u64 SZ_2M = u64{1} << 21;
-constexpr u64 SZ_1G = u64{1} << 30;
+namespace {
 
 constexpr u64 align_down(u64 x, u64 a) {
     return x & ~(a - 1);
@@ -49,7 +50,6 @@ constexpr u32 PANTHOR_VM_BIND_OP_MAP_FLAGS = DRM_PANTHOR_VM_BIND_OP_MAP_READONLY
                                              static_cast<u32>(DRM_PANTHOR_VM_BIND_OP_TYPE_MASK);
 constexpr u32 PANTHOR_VM_MAP_FLAGS = DRM_PANTHOR_VM_BIND_OP_MAP_READONLY | DRM_PANTHOR_VM_BIND_OP_MAP_NOEXEC |
                                      DRM_PANTHOR_VM_BIND_OP_MAP_UNCACHED | DRM_PANTHOR_VM_BIND_OP_MAP_SPARSE;
-constexpr u32 OP_TYPE_MASK = static_cast<u32>(DRM_PANTHOR_VM_BIND_OP_TYPE_MASK);
 
 // VA index inserts an operation may do: a map inserts itself and the prev/next pieces of the
 // mappings it cuts into; an unmap only pieces.

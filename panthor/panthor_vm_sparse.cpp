@@ -30,8 +30,6 @@ namespace {
 // review implies 2 MiB (docs/panthor.md, "Sparse mappings").
 constexpr u64 PANTHOR_SPARSE_DUMMY_BO_SIZE = u64{1} << 21;
 
-constexpr u32 OP_TYPE_MASK = static_cast<u32>(DRM_PANTHOR_VM_BIND_OP_TYPE_MASK);
-
 // The file's dummy BO, created on first use; a reference for the caller, or ERR_PTR.
 panthor_gem_object* panthor_file_get_dummy_bo(panthor_file* pfile) {
     kshim::MutexGuard g(pfile->sparse.lock);

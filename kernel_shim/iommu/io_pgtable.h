@@ -11,6 +11,7 @@
 #pragma once
 #include "kernel_shim/gfp.h"
 #include "kernel_shim/iommu/iommu.h"
+#include "kernel_shim/sizes.h"
 #include "kernel_shim/types.h"
 
 namespace iommu {
@@ -20,13 +21,13 @@ using kshim::phys_addr_t;
 using kshim::u32;
 using kshim::u64;
 
-inline constexpr unsigned long SZ_4K = 1ul << 12;
-inline constexpr unsigned long SZ_16K = 1ul << 14;
-inline constexpr unsigned long SZ_64K = 1ul << 16;
-inline constexpr unsigned long SZ_2M = 1ul << 21;
-inline constexpr unsigned long SZ_32M = 1ul << 25;
-inline constexpr unsigned long SZ_512M = 1ul << 29;
-inline constexpr unsigned long SZ_1G = 1ul << 30;
+using kshim::SZ_16K;
+using kshim::SZ_1G;
+using kshim::SZ_2M;
+using kshim::SZ_32M;
+using kshim::SZ_4K;
+using kshim::SZ_512M;
+using kshim::SZ_64K;
 
 // The formats the Mali drivers use: panthor (and panfrost on some MediaTek parts) the VMSAv8-64
 // stage-1 format, panfrost by default the Mali "legacy" LPAE format of Midgard/Bifrost MMUs.
