@@ -14,8 +14,7 @@ namespace {
 namespace rs = upanthor::results;
 using nlohmann::json;
 
-// Failing seeds listed per group in the text output; --json lists every one.
-constexpr size_t kMaxListed = 50;
+using rs::kMaxListed;
 
 std::string shard_note(const rs::Group& g) {
     std::string s = std::to_string(g.files.size()) + (g.files.size() == 1 ? " file" : " files");

@@ -23,6 +23,8 @@ namespace upanthor::results {
 
 inline constexpr int kFormatVersion = 1;
 inline constexpr std::size_t kListedMissing = 32;
+// Failing seeds a text summary lists (of a sweep, or per merged group); --json lists every one.
+inline constexpr std::size_t kMaxListed = 50;
 
 struct Failing {
     std::uint64_t seed = 0;

@@ -25,6 +25,7 @@
 #include "tools/upanthor/progress.h"
 #include "tools/upanthor/replay.h"
 #include "tools/upanthor/results.h"
+#include "tools/upanthor/run_state.h"
 #include "tools/upanthor/runner.h"
 #include "tools/upanthor/scenario.h"
 
@@ -33,8 +34,8 @@ namespace {
 
 namespace sc = upanthor::scenario;
 
-// Failing seeds listed in the text summary; --json lists every one.
-constexpr size_t kMaxListed = 50;
+using results::kMaxListed;
+using run_detail::json_str;
 // Poll timeout: how often the progress bar's rate and ETA refresh while no run finishes.
 constexpr int kPollMs = 100;
 
@@ -185,27 +186,6 @@ std::string shell_quote(const std::string& arg) {
 std::string replay_command(const std::string& path, std::uint64_t seed, double preempt) {
     return std::string(is_capture_file(path) ? "upanthor replay " : "upanthor run ") + shell_quote(path) + " --seed " +
            std::to_string(seed) + " --preempt " + format_probability(preempt);
-}
-
-std::string json_str(const std::string& s) {
-    std::string o = "\"";
-    for (unsigned char ch : s) {
-        switch (ch) {
-        case '"': o += "\\\""; break;
-        case '\\': o += "\\\\"; break;
-        case '\n': o += "\\n"; break;
-        case '\t': o += "\\t"; break;
-        default:
-            if (ch < 0x20) {
-                char b[8];
-                std::snprintf(b, sizeof b, "\\u%04x", ch);
-                o += b;
-            } else {
-                o += static_cast<char>(ch);
-            }
-        }
-    }
-    return o + "\"";
 }
 
 struct Summary {
