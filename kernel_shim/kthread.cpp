@@ -68,7 +68,8 @@ bool queuing_blocked_locked(kthread_work* work) {
     return work->node.is_linked() || work->canceling;
 }
 
-void insert_work_locked(kthread_worker* worker, kthread_work* work, decltype(kthread_worker::work_list)::iterator pos) {
+void insert_work_locked(kthread_worker* worker, kthread_work* work,
+                        const decltype(kthread_worker::work_list)::iterator& pos) {
     lockdep_assert_held(&worker->lock);
     WARN_ON_ONCE(work->worker && work->worker != worker);
     work->worker = worker;
