@@ -23,7 +23,9 @@
 //   BM_SubmitToRunLatency  real mode (threads, the monotonic clock). One iteration = the
 //                          GROUP_SUBMIT ioctl of a NOP stream to its completion fence, wall time.
 //                          Goal <= 50 us median, <= 200 us p99. Counters: p50_us, p99_us,
-//                          max_us of the iterations' latencies.
+//                          max_us of the iterations' latencies. one_cpu:0 = the threads go where
+//                          the host puts them; one_cpu:1 = every thread on one CPU, so that no
+//                          hop of the chain wakes a thread on another (possibly halted) vCPU.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -32,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/cpu_pinning.h"
 #include "bench/panthor_bench_device.h"
 #include "drm/drm_syncobj.h"
 #include "drm/uaccess.h"
@@ -332,6 +335,10 @@ void BM_SchedTickNoop(benchmark::State& state) {
 BENCHMARK(BM_SchedTickNoop)->Iterations(2000)->Unit(benchmark::kMicrosecond);
 
 void BM_SubmitToRunLatency(benchmark::State& state) {
+    // Before the runtime exists, so that its threads inherit the placement.
+    upanthor_bench::SavedAffinity saved;
+    if (state.range(0) != 0)
+        upanthor_bench::pin_this_thread(upanthor_bench::allowed_cpus().front());
     kshim::RuntimeOptions o;
     o.mode = kshim::Mode::Real;
     kshim::Runtime rt{o};
@@ -369,7 +376,7 @@ void BM_SubmitToRunLatency(benchmark::State& state) {
     rt.advance_until_idle();
     drm::uaccess_set_trust_all(false);
 }
-BENCHMARK(BM_SubmitToRunLatency)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SubmitToRunLatency)->ArgName("one_cpu")->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -15,6 +15,7 @@
 #include <memory>
 #include <vector>
 
+#include "bench/cpu_pinning.h"
 #include "drm/sched/gpu_scheduler.h"
 #include "kernel_shim/dma-buf/dma-fence.h"
 #include "kernel_shim/runtime.h"
@@ -151,24 +152,8 @@ struct Bench {
 
 constexpr int kInFlight = 1024;
 
-// The CPUs this process may use, in order.
-std::vector<int> allowed_cpus() {
-    cpu_set_t set;
-    sched_getaffinity(0, sizeof(set), &set);
-    std::vector<int> cpus;
-    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
-        if (CPU_ISSET(cpu, &set))
-            cpus.push_back(cpu);
-    return cpus;
-}
-
-// Restricts the calling thread (and the threads it creates from now on) to one CPU.
-void pin_this_thread(int cpu) {
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    sched_setaffinity(0, sizeof(one), &one);
-}
+using upanthor_bench::allowed_cpus;
+using upanthor_bench::pin_this_thread;
 
 // Where the threads of a throughput run go. Unpinned runs on a 2-vCPU guest are bimodal (the OS
 // sometimes puts submitter and worker on one vCPU, which is twice as fast), so the figures come
@@ -183,19 +168,15 @@ enum class Placement {
 // stays on the workers' CPU until one job went through, then moves.
 class Pinning {
 public:
-    explicit Pinning(Placement p) : placement_(p), cpus_(allowed_cpus()) {
-        sched_getaffinity(0, sizeof(saved_), &saved_);
-        pin_this_thread(worker_cpu());
-    }
-    ~Pinning() { sched_setaffinity(0, sizeof(saved_), &saved_); }
+    explicit Pinning(Placement p) : placement_(p), cpus_(allowed_cpus()) { pin_this_thread(worker_cpu()); }
     void workers_started() { pin_this_thread(cpus_.front()); }
     bool cross_core() const { return placement_ == Placement::TwoCpus && cpus_.size() > 1; }
 
 private:
     int worker_cpu() const { return placement_ == Placement::TwoCpus && cpus_.size() > 1 ? cpus_[1] : cpus_.front(); }
+    upanthor_bench::SavedAffinity saved_;  // first: restored after everything else
     Placement placement_;
     std::vector<int> cpus_;
-    cpu_set_t saved_;
 };
 
 void throughput(benchmark::State& state, int num_entities, Placement placement) {
