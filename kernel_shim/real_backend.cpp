@@ -31,6 +31,7 @@
 #include "kernel_shim/backend.h"
 #include "kernel_shim/lockdep.h"
 #include "kernel_shim/report.h"
+#include "kernel_shim/sched.h"
 #include "kernel_shim/trace.h"
 
 namespace kshim {
@@ -57,13 +58,6 @@ void set_thread_name(std::string name) {
     if (name.size() > 15)
         name.erase(0, name.size() - 15);
     pthread_setname_np(pthread_self(), name.c_str());
-}
-
-// The host CPU's spin-wait hint.
-inline void host_pause() {
-#if defined(__x86_64__)
-    __builtin_ia32_pause();
-#endif
 }
 
 class RealBackend final : public Backend {
@@ -612,7 +606,7 @@ private:
                 // costs a halted vCPU 20-40 us of wake-up on the project's VM.
                 l.unlock();
                 while (now() < next)
-                    host_pause();
+                    host_cpu_pause();
                 l.lock();
                 continue;
             }

@@ -34,6 +34,13 @@ inline void preempt_point() {
 // livelock is reported with where each one spins.
 void cpu_relax(unsigned iteration = 0, std::source_location loc = std::source_location::current());
 
+// The host CPU's spin-wait hint: one step of a real thread's busy-wait, without yielding.
+inline void host_cpu_pause() {
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+}
+
 // Atomic sections (preempt_disable / local_irq_save): might_sleep fires inside them. The count
 // is kept in every build, debug checks or not, because the simulated scheduler reads it: a
 // preemption point inside a spinlock must not yield.

@@ -11,9 +11,7 @@ void cpu_relax(unsigned iteration, std::source_location loc) {
     } else if (iteration > 64) {
         std::this_thread::yield();
     } else {
-#if defined(__x86_64__)
-        __builtin_ia32_pause();
-#endif
+        host_cpu_pause();
     }
 }
 
