@@ -375,10 +375,14 @@ void CsEngine::csg_raise_event_locked(Group& g, u32 bit) {
         gpu_.job_irq().raise_locked(JOB_INT_CSG_IF(g.slot));
 }
 
+// Only the streams the group runs: a stream never started (a slot beyond the group's queues) has
+// no status the host reads, and publishing all of them made each tick's STATUS_UPDATE cost eight
+// MCU writes where one or two are read.
 void CsEngine::csg_status_update_locked(Group& g) {
     lockdep_assert_held(&lock_);
     for (auto& s : g.cs)
-        cs_publish_status_locked(s);
+        if (s.started)
+            cs_publish_status_locked(s);
     u32 st = g.idle ? CSG_STATUS_STATE_IS_IDLE : 0;
     gpu_.mcu().write_locked(csg_out(g.slot) + offsetof(panthor_fw_csg_output_iface, status_state), &st, 4);
 }
