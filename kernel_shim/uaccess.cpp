@@ -49,14 +49,21 @@ bool covered_locked(Registry& r, u64 a, u64 end) {
 }
 
 // ---- UaccessMode::ProcessVm ----
-thread_local int t_target_pid = 0;  // 0: the own process
+thread_local int t_target_pid = 0;                  // 0: the own process
+thread_local UaccessGate* t_target_gate = nullptr;  // the target's gate, if any
 
-bool process_vm_copy(void* local, u64 remote, size_t n, bool write) {
+bool process_vm_copy_ungated(void* local, u64 remote, size_t n, bool write) {
     iovec l{local, n};
     iovec r{reinterpret_cast<void*>(remote), n};
     const pid_t pid = t_target_pid ? t_target_pid : getpid();
     const ssize_t done = write ? process_vm_writev(pid, &l, 1, &r, 1, 0) : process_vm_readv(pid, &l, 1, &r, 1, 0);
     return done == static_cast<ssize_t>(n);
+}
+
+bool process_vm_copy(void* local, u64 remote, size_t n, bool write) {
+    if (UaccessGate* gate = t_target_gate)
+        return gate->pass([&] { return process_vm_copy_ungated(local, remote, n, write); });
+    return process_vm_copy_ungated(local, remote, n, write);
 }
 
 // ---- UaccessMode::FaultFixup ----
@@ -153,8 +160,19 @@ UaccessMode uaccess_mode() {
     return registry().mode.load(std::memory_order_acquire);
 }
 
-void uaccess_set_target_pid(int pid) {
+void UaccessGate::close() {
+    std::lock_guard g(lock_);
+    closed_ = true;
+}
+
+bool UaccessGate::closed() const {
+    std::lock_guard g(lock_);
+    return closed_;
+}
+
+void uaccess_set_target(int pid, UaccessGate* gate) {
     t_target_pid = pid;
+    t_target_gate = gate;
 }
 
 int uaccess_target_pid() {

@@ -10,6 +10,7 @@
 // gives -EFAULT, never a crash.
 #pragma once
 #include <cstddef>
+#include <mutex>
 
 #include "kernel_shim/types.h"
 
@@ -36,10 +37,35 @@ enum class UaccessMode {
 };
 void uaccess_set_mode(UaccessMode mode);
 UaccessMode uaccess_mode();
+// A served process's memory, closed to its server thread's copies once the process may have moved
+// on. A syscall makes all its copies before it returns; a server that drops a connection
+// (`upanthor serve` stopping) ends the client's call without a reply, and a copy-out after that
+// would land in memory the client has reused (a thread's stack as it exits). The server closes
+// the gate before it drops the connection: close() waits for a copy in progress, and every later
+// copy through the gate faults with nothing copied.
+class UaccessGate {
+public:
+    void close();
+    bool closed() const;
+    // Runs the copy `copy` unless the gate is closed; false (nothing copied) when it is.
+    template <class Copy>
+    bool pass(Copy&& copy) {
+        std::lock_guard g(lock_);
+        return !closed_ && copy();
+    }
+
+private:
+    // A host mutex, not a kernel lock: held only around one copy's system call, by server threads
+    // and by the main loop that stops them (which is no kernel task).
+    mutable std::mutex lock_;
+    bool closed_ = false;
+};
+
 // The process whose memory ProcessVm copies of the calling thread reach: the caller of the
-// syscall being served (`upanthor serve` serves other processes: current->mm there); 0, the
-// default, is the own process. Per thread, as a server thread serves one client call at a time.
-void uaccess_set_target_pid(int pid);
+// syscall being served (`upanthor serve` serves other processes: current->mm there), through
+// `gate` when given; pid 0, the default, is the own process. Per thread, as a server thread
+// serves one client call at a time.
+void uaccess_set_target(int pid, UaccessGate* gate = nullptr);
 int uaccess_target_pid();
 // access_ok plus the registry: the whole range is mapped. n == 0 is always fine. In the process
 // modes only access_ok is checked here (the copy itself finds out whether the pages exist).

@@ -75,6 +75,33 @@ TEST_P(UaccessProcess, BadPointersFaultInsteadOfCrashing) {
     EXPECT_EQ(drm::copy_from_user(buf, 16, 8), 8u);
 }
 
+// `upanthor serve` reaches its clients' memory through a gate it closes before it drops their
+// connections (kshim::UaccessGate): from then on a copy faults and nothing lands in the client.
+using UaccessGate = kshim::testing::KernelTest;
+
+TEST_F(UaccessGate, AClosedGateFaultsEveryCopyAndCopiesNothing) {
+    drm::uaccess_set_mode(UaccessMode::ProcessVm);
+    kshim::UaccessGate gate;
+    kshim::uaccess_set_target(getpid(), &gate);
+    char user[16] = "client memory!", kernel[16] = {};
+    EXPECT_EQ(drm::copy_from_user(kernel, user_ptr(user), sizeof(user)), 0u) << "an open gate passes copies";
+    EXPECT_STREQ(kernel, "client memory!");
+    EXPECT_FALSE(gate.closed());
+    gate.close();
+    EXPECT_TRUE(gate.closed());
+    const char late[16] = "late copy-out";
+    EXPECT_EQ(drm::copy_to_user(user_ptr(user), late, sizeof(late)), sizeof(late));
+    EXPECT_STREQ(user, "client memory!") << "a copy-out through a closed gate wrote the client";
+    std::memset(kernel, 0, sizeof(kernel));
+    EXPECT_EQ(drm::copy_from_user(kernel, user_ptr(user), sizeof(user)), sizeof(user));
+    EXPECT_EQ(kernel[0], 0);
+    // The thread's next client is reached without a gate again.
+    kshim::uaccess_set_target(0);
+    EXPECT_EQ(drm::copy_to_user(user_ptr(user), late, sizeof(late)), 0u);
+    EXPECT_STREQ(user, "late copy-out");
+    drm::uaccess_set_mode(UaccessMode::Registry);
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, UaccessProcess, ::testing::Values(UaccessMode::FaultFixup, UaccessMode::ProcessVm),
                          [](const auto& info) {
                              return info.param == UaccessMode::FaultFixup ? "FaultFixup" : "ProcessVm";

@@ -1,8 +1,10 @@
 /* A server stopped while clients wait in it ends their calls at once: one thread sleeps in a
  * SYNCOBJ_WAIT with a deadline an hour away, another polls a sw_sync fence that never signals;
  * once both are asleep the client stops the server (SIGTERM). The server must exit promptly (its
- * pidfd turns readable), the wait fail with ENODEV and the poll end with a hang-up. Exit 0 on
- * success. */
+ * pidfd turns readable), the wait fail with ENODEV and the poll end with a hang-up, and nothing of
+ * the failed call be written into the client afterwards: as a syscall that has returned, the
+ * server copies no result out once the call has ended (a late copy-out of the wait's arguments
+ * once overwrote a thread's stack as it exited). Exit 0 on success. */
 #include <pthread.h>
 #include <sys/syscall.h>
 
@@ -13,6 +15,18 @@ static uint32_t g_syncobj;
 static volatile int g_wait_tid, g_poll_tid;
 static int g_wait_ret, g_wait_errno, g_poll_ret;
 static short g_poll_revents;
+/* The wait's arguments, where the client can look at them after the call: filled with a pattern
+ * once the call has failed, they must still hold it when the server has exited. */
+static struct drm_syncobj_wait g_wait;
+static const unsigned char kAfterCall = 0xA5;
+
+static int wait_args_untouched(void) {
+    const unsigned char* b = (const unsigned char*)&g_wait;
+    for (size_t i = 0; i < sizeof g_wait; i++)
+        if (b[i] != kAfterCall)
+            return 0;
+    return 1;
+}
 
 static void* waiter(void* arg) {
     (void)arg;
@@ -21,13 +35,14 @@ static void* waiter(void* arg) {
     drmVersionPtr v = drmGetVersion(g_drm);
     REQUIRE(v);
     drmFreeVersion(v);
-    struct drm_syncobj_wait w = {.handles = (uintptr_t)&g_syncobj,
-                                 .count_handles = 1,
-                                 .flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
-                                 .timeout_nsec = now_ns() + 3600ll * 1000000000ll};
+    g_wait = (struct drm_syncobj_wait){.handles = (uintptr_t)&g_syncobj,
+                                       .count_handles = 1,
+                                       .flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+                                       .timeout_nsec = now_ns() + 3600ll * 1000000000ll};
     g_wait_tid = (int)syscall(SYS_gettid);
-    g_wait_ret = ioctl(g_drm, DRM_IOCTL_SYNCOBJ_WAIT, &w);
+    g_wait_ret = ioctl(g_drm, DRM_IOCTL_SYNCOBJ_WAIT, &g_wait);
     g_wait_errno = errno;
+    memset(&g_wait, kAfterCall, sizeof g_wait);
     return NULL;
 }
 
@@ -77,6 +92,10 @@ int main(void) {
     REQUIRE(pthread_join(a, NULL) == 0);
     REQUIRE(pthread_join(b, NULL) == 0);
     CHECK(g_wait_ret == -1 && g_wait_errno == ENODEV);
+    /* The server has exited (or was killed): any copy-out it was going to make has landed. */
+    if (!wait_args_untouched())
+        fprintf(stderr, "stop_wait_client: the server wrote the wait's arguments after the call failed\n");
+    CHECK(wait_args_untouched());
     CHECK(g_poll_ret == 1 && (g_poll_revents & (POLLHUP | POLLERR | POLLIN)));
     CHECK(close(g_fence) == 0);
     CHECK(close(tl) == 0);

@@ -106,6 +106,9 @@ struct Conn {
     int irq = -1;
     unsigned long long cur_seq = 0;
     unsigned long long irq_seq = 0;
+    // The client's memory as this connection's requests reach it; closed before the server drops
+    // the connection, so that no copy-out lands after the client's call has ended.
+    kshim::UaccessGate gate;
 };
 
 struct Server {
@@ -745,7 +748,7 @@ void serve_conn(int fd) {
     // The client process's table for the kernel code of each request (the numbers it installs
     // live in the client: the table only holds them until the request's end).
     kshim::files_struct table(0, &kOps, &c);
-    kshim::uaccess_set_target_pid(c.pid);
+    kshim::uaccess_set_target(c.pid, &c.gate);
     {
         kshim::FilesScope scope(&table);
         for (;;) {
@@ -804,7 +807,7 @@ void serve_conn(int fd) {
                 break;
         }
     }
-    kshim::uaccess_set_target_pid(0);
+    kshim::uaccess_set_target(0);
     {
         Lock l;
         std::erase(g_srv->conns, fd);
@@ -970,10 +973,14 @@ int serve_main(const ServeOptions& opts, std::FILE* out, std::FILE* err) {
         unlink(path.c_str());
     }
     // A connection thread asleep in the kernel (a long SYNCOBJ_WAIT) is interrupted as by a
-    // signal: its interruptible sleep ends, and it finds the server stopping.
+    // signal: its interruptible sleep ends, and it finds the server stopping. The clients' memory
+    // is closed to the requests first: a client whose connection drops sees its call fail at once
+    // and moves on, while the request's copy-out would still be to come.
     {
         Lock l;
         g_srv->stopping = true;
+        for (auto& [id, c] : g_srv->live)
+            c->gate.close();
         for (int c : g_srv->conns)
             shutdown(c, SHUT_RDWR);
         for (auto& [id, c] : g_srv->live)
