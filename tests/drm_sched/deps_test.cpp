@@ -149,6 +149,27 @@ TEST_F(DrmSchedDeps, OtherSchedulerWaitsUntilSignalled) {
     EXPECT_EQ(drm_mock_sched_job_status(b), 1);
 }
 
+// The test's actions run newest first: `other_`'s resource runs before `sched_`'s fini, while a
+// job of `sched_` that free_job has not reached yet still holds its dependency, a job of
+// `other_`. The mock schedulers are released together after both finis, so the end of the test
+// finds every hardware fence released (the fixture fails the test on the mock's WARN or a leak).
+TEST_F(DrmSchedDeps, ADependencyAcrossSchedulersOutlivesTheOtherSchedulersResource) {
+    auto* a = drm_mock_sched_job_new(test, e3_);  // on the other scheduler
+    drm_mock_sched_job_submit(a);
+    auto* b = drm_mock_sched_job_new(test, e1_);
+    submit_after(b, a->finished);
+    ASSERT_TRUE(advance_until_idle());
+    drm_mock_sched_advance(other_, 1);
+    ASSERT_TRUE(advance_until_idle());
+    ASSERT_TRUE(drm_mock_sched_job_is_scheduled(b));
+    // b runs; its free_job has not run when the test ends (a loaded host's worker lags behind).
+    drm_sched_wqueue_stop(&sched_->base);
+    drm_mock_sched_advance(sched_, 1);
+    ASSERT_TRUE(advance_until_idle());
+    EXPECT_EQ(drm_mock_sched_job_status(b), 1);
+    EXPECT_FALSE(b->flags.load() & DRM_MOCK_SCHED_JOB_FREED);
+}
+
 TEST_F(DrmSchedDeps, DontPipelineFlagForcesAFullWait) {
     auto* a = drm_mock_sched_job_new(test, e1_);
     drm_mock_sched_job_submit(a);

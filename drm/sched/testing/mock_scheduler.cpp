@@ -1,6 +1,9 @@
 // Mirrors drivers/gpu/drm/scheduler/tests/mock_scheduler.c: the mock scheduler backend.
 #include "drm/sched/testing/mock_scheduler.h"
 
+#include <mutex>
+#include <vector>
+
 #include "kernel_shim/sched.h"
 #include "kernel_shim/slab.h"
 
@@ -17,36 +20,72 @@ void note_running(drm_mock_scheduler* sched, int delta) {
     }
 }
 
-// The end of the test (the scheduler's resource, registered at drm_mock_sched_new): after the
-// test's own actions, so after any drm_mock_sched_fini it registered. The jobs go first: their
-// hardware fences use the scheduler's lock.
-void drm_mock_sched_release(void* ctx) {
-    auto* sched = static_cast<drm_mock_scheduler*>(ctx);
-    if (WARN(!sched->fini_done, "%s: drm_mock_sched_fini was not called before the end of the test", sched->base.name))
-        drm_mock_sched_fini(sched);
+// The mock schedulers whose resource has not run yet, of every test (one runs at a time).
+struct LiveScheds {
+    std::mutex lock;
+    std::vector<drm_mock_scheduler*> scheds;
+};
+
+LiveScheds& live_scheds() {
+    static LiveScheds* l = new LiveScheds();
+    return *l;
+}
+
+// Frees the jobs of `scheds` and then the schedulers. Every job's finished fence is dropped before
+// any job is looked at: that may release another job's scheduler fence, and with it the parent,
+// a hardware fence in that job's memory.
+void drm_mock_sched_free_all(const std::vector<drm_mock_scheduler*>& scheds) {
     MockJobOwnerList jobs;
-    {
+    for (drm_mock_scheduler* sched : scheds) {
         kshim::SpinGuard g(sched->owner_lock);
-        jobs.swap(sched->all_jobs);
+        jobs.splice(jobs.end(), sched->all_jobs);
+    }
+    for (drm_mock_sched_job& job : jobs) {
+        kshim::hrtimer_cancel(&job.timer);
+        // Created but never submitted: its scheduler fence was never armed.
+        if (!job.finished && job.base.s_fence)
+            drm_sched_job_cleanup(&job.base);
+        // May release the scheduler fence, and with it the parent: the hardware fence.
+        dma_fence_put(job.finished);
+        job.finished = nullptr;
     }
     while (!jobs.empty()) {
         drm_mock_sched_job* job = &jobs.front();
         jobs.pop_front();
-        kshim::hrtimer_cancel(&job->timer);
-        // Created but never submitted: its scheduler fence was never armed.
-        if (!job->finished && job->base.s_fence)
-            drm_sched_job_cleanup(&job->base);
-        // May release the scheduler fence, and with it the parent: the hardware fence.
-        dma_fence_put(job->finished);
-        job->finished = nullptr;
         // Someone still holds the hardware fence inside the job's memory: keep the memory (the
         // leak check reports it) rather than leave them a dangling fence.
         if (WARN(job->flags.load() & DRM_MOCK_SCHED_JOB_RAN && !job->hw_fence_released.load(),
-                 "%s: a job's hardware fence is still referenced at the end of the test", sched->base.name))
+                 "%s: a job's hardware fence is still referenced at the end of the test", job->sched->base.name))
             continue;
         kshim::kdelete(job);
     }
-    kshim::kdelete(sched);
+    for (drm_mock_scheduler* sched : scheds)
+        kshim::kdelete(sched);
+}
+
+// The end of the test (the scheduler's resource, registered at drm_mock_sched_new): after the
+// test's own actions, so after any drm_mock_sched_fini it registered. While another scheduler of
+// the test is still to be released (an older one: its fini may not have run yet), this one is
+// handed to it; the last one frees them all (see Memory in mock_scheduler.h). The jobs go first:
+// their hardware fences use their scheduler's lock.
+void drm_mock_sched_release(void* ctx) {
+    auto* sched = static_cast<drm_mock_scheduler*>(ctx);
+    if (WARN(!sched->fini_done, "%s: drm_mock_sched_fini was not called before the end of the test", sched->base.name))
+        drm_mock_sched_fini(sched);
+    std::vector<drm_mock_scheduler*> scheds = std::move(sched->released_with);
+    scheds.push_back(sched);
+    {
+        LiveScheds& live = live_scheds();
+        std::lock_guard g(live.lock);
+        std::erase(live.scheds, sched);
+        for (drm_mock_scheduler* heir : live.scheds) {
+            if (heir->test != sched->test)
+                continue;
+            heir->released_with.insert(heir->released_with.end(), scheds.begin(), scheds.end());
+            return;
+        }
+    }
+    drm_mock_sched_free_all(scheds);
 }
 
 void drm_mock_sched_entity_release(void* ctx) {
@@ -218,6 +257,11 @@ drm_mock_scheduler* drm_mock_sched_new(kshim::kunit* test, const drm_mock_sched_
     }
     sched->test = test;
     sched->hw_timeline.context = kshim::dma_fence_context_alloc(1);
+    {
+        LiveScheds& live = live_scheds();
+        std::lock_guard g(live.lock);
+        live.scheds.push_back(sched);
+    }
     if (kshim::kunit_add_action_or_reset(test, drm_mock_sched_release, sched))
         return nullptr;
     return sched;

@@ -15,12 +15,16 @@
 // hardware fence after fini. One difference in order, never earlier than upstream: a job's
 // memory goes with the resource of the scheduler that ran it (registered at drm_mock_sched_new),
 // not with one of its own, so a drm_mock_sched_fini the test registers as an action after
-// creating the scheduler still finds the jobs alive. The test still calls (or registers)
+// creating the scheduler still finds the jobs alive. And the schedulers of one test are released
+// together, by the last of their resources to run: a test's actions run newest first, so one
+// scheduler's resource can run before an older scheduler's fini, whose pending jobs still hold
+// this one's fences as dependencies until that fini frees them. The test still calls (or registers)
 // drm_mock_sched_entity_free and drm_mock_sched_fini as upstream; if it did not (an ASSERT_
 // returned early), the release WARNs and does it, so the test fails instead of crashing.
 #pragma once
 #include <atomic>
 #include <climits>
+#include <vector>
 
 #include "drm/sched/gpu_scheduler.h"
 #include "kernel_shim/kunit/resource.h"
@@ -89,6 +93,8 @@ struct drm_mock_scheduler {
     kshim::SpinLock owner_lock{"drm_mock_scheduler.owner_lock"};  // protects all_jobs
     MockJobOwnerList all_jobs;  // whose memory goes with this scheduler's at the end of the test
     bool fini_done = false;     // drm_mock_sched_fini ran
+    // Schedulers of the test whose resource ran before this one's, released with it (see Memory).
+    std::vector<drm_mock_scheduler*> released_with;
     std::atomic<unsigned> jobs_run{0};
     std::atomic<unsigned> timeouts{0};
     std::atomic<unsigned> running{0};      // jobs on the hardware now
