@@ -616,6 +616,13 @@ void panthor_mmu_resume(panthor_device* ptdev) {
         mmu->as.alloc_mask = 0;
         mmu->as.faulty_mask = 0;
     }
+    // Deviation from upstream: a fault left latched on an AS is cleared before the interrupt is
+    // unmasked again. Upstream forgets faulty_mask here because the runtime suspend powered the
+    // GPU down (RK3588's PD_GPU), which cleared MMU_INT too. The mock models no power domain:
+    // the fault an access raises when the fault handler disables its AS (the stalled access
+    // retried in UNMAPPED mode) stays latched across the suspend, and once unmasked it was
+    // blamed on whichever VM had been given that AS by then (its submits then failed).
+    gpu_write(ptdev, MMU_INT_CLEAR, panthor_mmu_fault_mask(ptdev, ~0u));
     panthor_mmu_irq_resume(&mmu->irq, panthor_mmu_irq_events(ptdev));
 }
 

@@ -647,6 +647,37 @@ TEST_F(PanthorVm, IdleVmsAreEvictedLeastRecentlyIdledFirst) {
     EXPECT_EQ(panthor_vm_as(vms[0]), -1);
 }
 
+// An access to an AS the fault handler disabled latches one more fault, masked. Upstream's resume
+// forgets the faulty ASes, counting on the runtime suspend's power-off to have cleared MMU_INT;
+// the mock keeps power, so the resume clears it (docs/panthor.md). Left latched, the fault fired
+// once unmasked and was blamed on the next VM given that AS.
+TEST_F(PanthorVm, AFaultLatchedOnADisabledAsIsNotBlamedOnTheNextVmAfterASuspend) {
+    const u32 id = vm_create();
+    const Bo bo = make_bo(SZ_4K, 0x300);
+    ASSERT_EQ(vm_map(id, bo.handle, kVa, SZ_4K), 0);
+    panthor_vm* vm = activate(id);
+    const u32 as = as_of(vm);
+    u64 v;
+    ASSERT_EQ(gpu_read64(as, kVa + SZ_16M, &v).status, MemResult::Status::Fault);
+    ASSERT_TRUE(fault_handled(vm));
+    advance(kMs);  // the handler's AS disable completes
+    ASSERT_EQ(gpu_read64(as, kVa, &v).status, MemResult::Status::Unmapped);
+    ASSERT_NE(reg32(MMU_INT_RAWSTAT) & MMU_INT_PAGE_FAULT(as), 0u) << "the second fault is latched";
+    release(vm);
+    ASSERT_TRUE(wait_autosuspend());
+
+    kshim::log_clear();
+    const u32 id2 = vm_create();
+    const Bo bo2 = make_bo(SZ_4K, 0x301);
+    ASSERT_EQ(vm_map(id2, bo2.handle, kVa, SZ_4K), 0);
+    panthor_vm* vm2 = activate(id2);
+    ASSERT_EQ(as_of(vm2), as) << "the test needs the new VM on the AS that faulted";
+    EXPECT_FALSE(fault_handled(vm2)) << "a fault of the previous VM was blamed on this one";
+    EXPECT_FALSE(kshim::log_contains("Unhandled Page fault"));
+    EXPECT_EQ(gpu_word(as, kVa), pattern(0x301, 0));
+    release(vm2);
+}
+
 TEST_F(PanthorVm, AFaultDisablesOnlyTheFaultingAs) {
     std::vector<u32> ids;
     std::vector<Bo> bos;
