@@ -1,7 +1,6 @@
 // Mirrors drivers/gpu/drm/scheduler/tests/mock_scheduler.c: the mock scheduler backend.
 #include "drm/sched/testing/mock_scheduler.h"
 
-#include <mutex>
 #include <vector>
 
 #include "kernel_shim/sched.h"
@@ -22,7 +21,7 @@ void note_running(drm_mock_scheduler* sched, int delta) {
 
 // The mock schedulers whose resource has not run yet, of every test (one runs at a time).
 struct LiveScheds {
-    std::mutex lock;
+    kshim::SpinLock lock{"drm_mock_sched.live_lock"};  // protects scheds; never held across a sleep
     std::vector<drm_mock_scheduler*> scheds;
 };
 
@@ -76,7 +75,7 @@ void drm_mock_sched_release(void* ctx) {
     scheds.push_back(sched);
     {
         LiveScheds& live = live_scheds();
-        std::lock_guard g(live.lock);
+        kshim::SpinGuard g(live.lock);
         std::erase(live.scheds, sched);
         for (drm_mock_scheduler* heir : live.scheds) {
             if (heir->test != sched->test)
@@ -259,7 +258,7 @@ drm_mock_scheduler* drm_mock_sched_new(kshim::kunit* test, const drm_mock_sched_
     sched->hw_timeline.context = kshim::dma_fence_context_alloc(1);
     {
         LiveScheds& live = live_scheds();
-        std::lock_guard g(live.lock);
+        kshim::SpinGuard g(live.lock);
         live.scheds.push_back(sched);
     }
     if (kshim::kunit_add_action_or_reset(test, drm_mock_sched_release, sched))
