@@ -15,6 +15,7 @@ struct Fiber {
     void* tsan_fiber = nullptr;
     bool started = false;
     bool owns_tsan_fiber = false;
+    bool exited = false;  // left through fiber_exit
     void (*entry)(void*) = nullptr;
     void* arg = nullptr;
 };
