@@ -51,6 +51,11 @@ public:
     virtual bool timer_cancel(TimerEvent* ev) = 0;
     // Waits until the event's callback is not running (after a cancel: del_timer_sync).
     virtual void timer_wait_idle(TimerEvent* ev) = 0;
+    // Asked by an event callback: the earliest time at which anything but itself can happen (a
+    // task runs, another event fires, a wait ends), KTIME_MAX if nothing ever will. Until then
+    // nothing can change what the callback sees, so a poll may skip its rounds up to it. Real
+    // mode cannot know (another thread may run at any moment): now().
+    virtual ktime_t quiet_until() { return now(); }
 
     // A timed wait in real mode ends on the host's clock, but the hardware effects due before
     // its deadline run on the timer thread, which a loaded host can starve; real hardware does not

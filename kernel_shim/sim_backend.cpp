@@ -201,6 +201,17 @@ public:
         events_.insert(*ev);
     }
 
+    // Called from an event callback, in the loop's context (no task runs) or in the fast path of
+    // a waiting task (run_alone_until, whose wake-up is alone_until_).
+    ktime_t quiet_until() override {
+        if (!runq_.empty())
+            return now_;
+        ktime_t q = events_.empty() ? KTIME_MAX : events_.begin()->when;
+        if (main_wait_ != MainWait::None)
+            q = std::min(q, main_deadline_);
+        return std::min(q, alone_until_);
+    }
+
     bool timer_cancel(TimerEvent* ev) override {
         if (!ev->armed)
             return false;
@@ -398,6 +409,12 @@ private:
     Alone run_alone_until(Task* t, ktime_t until) {
         if (!runq_.empty() || (main_wait_ == MainWait::Pred && main_pred_holds(t)))
             return Alone::Others;
+        // t's wake-up is not an event: the callbacks fired here see it through quiet_until().
+        alone_until_ = until;
+        struct Clear {
+            ktime_t& until;
+            ~Clear() { until = KTIME_MAX; }
+        } clear_on_return{alone_until_};
         for (;;) {
             const ktime_t next = events_.empty() ? KTIME_MAX : events_.begin()->when;
             const ktime_t stop = std::min(next, until);
@@ -627,6 +644,7 @@ private:
     MainWait main_wait_ = MainWait::None;
     const std::function<bool()>* main_pred_ = nullptr;
     ktime_t main_deadline_ = 0;
+    ktime_t alone_until_ = KTIME_MAX;  // the wake-up of the task in run_alone_until, if any
     bool main_result_ = false;
     // CPU-time accounting (see the top of the file): who has the CPU since cpu_mark_ (cycles),
     // cycles per account since the last sync, the CPU time counted per account, and the runner

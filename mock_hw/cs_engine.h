@@ -61,6 +61,9 @@ public:
     // Of those, the ones the interpreter decoded: the rest were whole iterations of a loop at a
     // fixed point, counted without being run (skip_fixed_point_loop).
     u64 instructions_interpreted() const { return interpreted_; }
+    // The rounds of the blocked-SYNC_WAIT poll that ran (next_sync_poll_locked skips the ones
+    // that could not see a change).
+    u64 sync_polls() const { return polls_; }
     u32 cores_total_locked() const;
     u32 cores_busy_locked() const {
         lockdep_assert_held(&lock_);
@@ -244,6 +247,7 @@ private:
     void sync_written_locked(Group& g, bool system_scope) REQUIRES(lock_);
     void reeval_sync_waits_locked() REQUIRES(lock_);
     bool sync_waits_hold_locked() const REQUIRES(lock_);
+    kshim::ktime_t next_sync_poll_locked() const REQUIRES(lock_);
     Step issue_job_locked(Group& g, Stream& s, const panthor::cs::Instr& in) REQUIRES(lock_);
     Step retire_with_locked(Group& g, Stream& s, bool fatal, u32 exception, u64 info) REQUIRES(lock_);
 
@@ -301,7 +305,7 @@ private:
     std::unique_ptr<HwEvent> run_ev_, jobs_ev_, poll_ev_;
     bool running_ GUARDED_BY(lock_) = false;  // MCU up
     bool pc_set_ GUARDED_BY(lock_) = false;   // the executing instruction moved the pc itself
-    u64 instrs_ = 0, interpreted_ = 0, jobs_done_ = 0, real_jobs_done_ = 0;
+    u64 instrs_ = 0, interpreted_ = 0, jobs_done_ = 0, real_jobs_done_ = 0, polls_ = 0;
     // One suspend-buffer record being built or checked (3.4 KiB: kept rather than constructed per
     // stream).
     SavedStream saved_scratch_{};

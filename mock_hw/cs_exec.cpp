@@ -121,14 +121,30 @@ void CsEngine::poll_locked() {
     lockdep_assert_held(&lock_);
     if (!running_)
         return;
+    polls_++;
     // A poll that would only run every blocked SYNC_WAIT again to block it again, the same way,
     // is skipped; the next poll is then due when that run would have armed it. (A queue blocked
     // until drm_sched's timeout spent most of a sanitized campaign's CPU here, 20 us by 20 us.)
     if (sync_waits_hold_locked()) {
-        poll_ev_->arm_locked(gpu_.config().lat.sync_poll);
+        poll_ev_->arm_at_locked(next_sync_poll_locked());
         return;
     }
     reeval_sync_waits_locked();
+}
+
+// The poll after one that found every wait holding: a period on or, when the runtime knows that
+// nothing else happens for longer (simulated mode: every task waits and no other event is due),
+// the first of the poll's times at or after that. Nothing can write a sync object until then, so
+// each poll in between would find the waits holding again and re-arm; the polls that remain are
+// at the times they always were (a lock-up until drm_sched's timeout cost one poll per 20 us).
+kshim::ktime_t CsEngine::next_sync_poll_locked() const {
+    lockdep_assert_held(&lock_);
+    const kshim::ktime_t period = gpu_.config().lat.sync_poll;
+    const kshim::ktime_t now = kshim::ktime_get();
+    const kshim::ktime_t quiet = kshim::backend().quiet_until();
+    if (period <= 0 || quiet == kshim::KTIME_MAX || quiet <= now + period)
+        return now + period;
+    return now + (quiet - now + period - 1) / period * period;
 }
 
 // Whether every stream blocked in a SYNC_WAIT belongs to a running group and still reads an

@@ -1,5 +1,9 @@
 // The CSG/CS engine driven at register level: panthor's per-job sequence, sync objects, scoreboards,
 // call depth, tiler OOM, progress timer, suspend/resume, terminate, faults, priorities, FaultPlan.
+#include <atomic>
+
+#include "kernel_shim/kthread.h"
+#include "kernel_shim/sched.h"
 #include "tests/mock_hw/cs_test.h"
 
 namespace mock_hw::testing {
@@ -151,6 +155,126 @@ TEST_F(CsEngineTest, PollLeavesAnUnsatisfiedSyncWaitBlockedAndSeesTheHostWrite) 
     EXPECT_EQ(reinterpret_cast<u32*>(m)[8], 0u);
     reinterpret_cast<u32*>(m)[0] = 5;  // the host signals
     ASSERT_TRUE(wait([&] { return reinterpret_cast<u32*>(m)[8] == 9; }, 2 * r.gpu.config().lat.sync_poll));
+}
+
+// A wait on a sync object only the host writes, with the host silent for 10 ms: the polls that
+// could not see a change (no task ran and no other event fired since the last one) are skipped,
+// and a write made meanwhile is still seen by the first poll after it, as when every poll ran.
+// The writer waits in each of the ways the runtime knows of: a task's sleep, a task's udelay, a
+// task spinning on the clock (runnable all along), a timer.
+class CsEngineSyncPollTest : public CsEngineTest {
+protected:
+    static constexpr ktime_t kWriteAt = 3370 * NSEC_PER_USEC;
+    enum class Writer { Sleeps, Spins, SpinsOnTheClock, Timer };
+
+    struct Outcome {
+        ktime_t written = 0, seen = 0;  // since the writer started
+        u64 polls = 0;
+    };
+    // Blocks a stream on "object > 4", has `kind` write 5 at kWriteAt, and reports when the
+    // stream's following store landed and how many polls ran.
+    Outcome host_write_after(Writer kind) {
+        Outcome o;
+        CsfRig r(rt());
+        EXPECT_TRUE(r.boot());
+        u8* m;
+        const u64 obj = r.gpu_alloc(64, &m);
+        CsfRig::Queue q = r.make_queue();
+        r.program_cs(0, 0, q);
+        r.start_group(0);
+        EXPECT_TRUE(wait([&] { return r.state_acked(0); }));
+        r.push(q, {cs::move48(0, obj), cs::move32(2, 4), cs::sync_wait32(0, 2, cs::GREATER), cs::move48(4, obj + 32),
+                   cs::move32(6, 9), cs::store_multiple(6, 4, 1)});
+        r.d.w(CSF_DOORBELL(1), 1);
+        advance(100 * NSEC_PER_USEC);
+        const u64 polls0 = r.locked([&] { return r.gpu.engine().sync_polls(); });
+        const ktime_t start = kshim::ktime_get();
+        const auto write = [&] {
+            o.written = kshim::ktime_get() - start;
+            std::atomic_ref<u32>(reinterpret_cast<u32*>(m)[0]).store(5);
+        };
+        constexpr unsigned long kUsecs = kWriteAt / NSEC_PER_USEC;
+        kshim::Task* task = nullptr;
+        kshim::hrtimer timer;
+        if (kind == Writer::Timer) {
+            kshim::hrtimer_setup(&timer, [&](kshim::hrtimer*) {
+                write();
+                return kshim::HRTIMER_NORESTART;
+            });
+            kshim::hrtimer_start(&timer, kWriteAt, kshim::HRTIMER_MODE_REL);
+        } else {
+            task = kshim::kthread_run(
+                [&] {
+                    if (kind == Writer::Spins)
+                        kshim::udelay(kUsecs);
+                    else if (kind == Writer::Sleeps)
+                        kshim::usleep_range(kUsecs, kUsecs);
+                    else
+                        while (kshim::ktime_get() - start < kWriteAt)
+                            kshim::cpu_relax();
+                    write();
+                    return 0;
+                },
+                "host writer");
+        }
+        EXPECT_TRUE(
+            wait([&] { return std::atomic_ref<u32>(reinterpret_cast<u32*>(m)[8]).load() == 9; }, 10 * NSEC_PER_MSEC));
+        o.seen = kshim::ktime_get() - start;
+        if (task)
+            EXPECT_EQ(kshim::kthread_stop(task), 0);
+        else
+            kshim::hrtimer_cancel(&timer);
+        advance(10 * NSEC_PER_MSEC);  // nothing waits any more: no poll either
+        o.polls = r.locked([&] { return r.gpu.engine().sync_polls(); }) - polls0;
+        return o;
+    }
+
+    // `waits`: the writer waited (not runnable): the polls before its write were skipped.
+    static void expect_seen_by_the_poll_after_the_write(const Outcome& o, bool waits = true) {
+        const ktime_t period = mock_hw::GpuConfig{}.lat.sync_poll;
+        EXPECT_GE(o.written, kWriteAt);  // a spinner sees the clock move from event to event
+        EXPECT_LT(o.written, kWriteAt + period);
+        EXPECT_GE(o.seen, o.written);
+        EXPECT_LT(o.seen, o.written + 2 * period);
+        if (waits)
+            EXPECT_LE(o.polls, 3u) << "170 poll periods passed, but only the writer could change anything";
+        else
+            EXPECT_GE(o.polls, 160u) << "a runnable task may write at any time: every poll runs";
+    }
+};
+
+TEST_F(CsEngineSyncPollTest, APollSkipsTheRoundsThatCannotSeeAChange) {
+    CsfRig r(rt());
+    ASSERT_TRUE(r.boot());
+    u8* m;
+    const u64 obj = r.gpu_alloc(64, &m);
+    CsfRig::Queue q = r.make_queue();
+    r.program_cs(0, 0, q);
+    r.start_group(0);
+    ASSERT_TRUE(wait([&] { return r.state_acked(0); }));
+    r.push(q, {cs::move48(0, obj), cs::move32(2, 4), cs::sync_wait32(0, 2, cs::GREATER)});
+    r.d.w(CSF_DOORBELL(1), 1);
+    advance(100 * NSEC_PER_USEC);
+    const auto polls = [&] { return r.locked([&] { return r.gpu.engine().sync_polls(); }); };
+    const u64 before = polls();
+    advance(10 * NSEC_PER_MSEC);  // 500 poll periods, nothing else happening
+    EXPECT_LE(polls() - before, 2u);
+}
+
+TEST_F(CsEngineSyncPollTest, AWriteByASleepingTaskIsSeenByThePollAfterIt) {
+    expect_seen_by_the_poll_after_the_write(host_write_after(Writer::Sleeps));
+}
+
+TEST_F(CsEngineSyncPollTest, AWriteByASpinningTaskIsSeenByThePollAfterIt) {
+    expect_seen_by_the_poll_after_the_write(host_write_after(Writer::Spins));
+}
+
+TEST_F(CsEngineSyncPollTest, AWriteByATaskSpinningOnTheClockIsSeenByThePollAfterIt) {
+    expect_seen_by_the_poll_after_the_write(host_write_after(Writer::SpinsOnTheClock), false);
+}
+
+TEST_F(CsEngineSyncPollTest, AWriteByATimerIsSeenByThePollAfterIt) {
+    expect_seen_by_the_poll_after_the_write(host_write_after(Writer::Timer));
 }
 
 TEST_F(CsEngineTest, WaitOrdersAfterScoreboardedJob) {
