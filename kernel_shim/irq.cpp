@@ -35,6 +35,10 @@ u64 IrqLine::handled_count() const {
     return count_;
 }
 
+void IrqLine::report_line_disabled(const char* what, const char* detail) const {
+    report(ReportKind::Irq, "irq " + std::to_string(number_) + " (" + name_ + "): " + what, detail);
+}
+
 void IrqLine::irq_thread() {
     Task* me = current();
     std::unique_lock l(lock_);
@@ -85,16 +89,17 @@ void IrqLine::irq_thread() {
             depth_++;
             same_instant_ = 0;
             l.unlock();
-            report(ReportKind::Irq, "irq " + std::to_string(number_) + " (" + name_ + "): interrupt storm",
-                   "1000000 interrupts at one instant: the handler does not deassert the line; disabling it");
+            report_line_disabled("interrupt storm",
+                                 "1000000 interrupts at one instant: the handler does not deassert the line; "
+                                 "disabling it");
             l.lock();
         }
         if (r == IRQ_NONE) {
             if (++unhandled_ >= 100000) {
                 depth_++;
                 l.unlock();
-                report(ReportKind::Irq, "irq " + std::to_string(number_) + " (" + name_ + "): nobody cared",
-                       "the handler returned IRQ_NONE 100000 times in a row; disabling the line");
+                report_line_disabled("nobody cared",
+                                     "the handler returned IRQ_NONE 100000 times in a row; disabling the line");
                 l.lock();
             }
         } else {

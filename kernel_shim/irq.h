@@ -48,6 +48,9 @@ private:
     friend void synchronize_irq(IrqLine*);
 
     void irq_thread();
+    // Out of line, so that the report's strings do not enlarge irq_thread's frame (ASan clears
+    // it at every interrupt).
+    [[gnu::noinline, gnu::cold]] void report_line_disabled(const char* what, const char* detail) const;
     bool can_fire_locked() const { return level_ && depth_ == 0 && !oneshot_masked_; }
 
     std::string name_;

@@ -11,6 +11,19 @@
 
 namespace kshim {
 
+namespace {
+// Out of line: the report's strings would give might_sleep_impl, which runs before every lock
+// and sleep, a large stack frame that ASan poisons and clears on each call.
+[[gnu::noinline, gnu::cold]] void report_might_sleep(const Task* t, bool softirq, std::source_location loc) {
+    report(ReportKind::MightSleep,
+           std::string("BUG: sleeping function called from invalid context at ") + loc.file_name() + ":" +
+               std::to_string(loc.line()),
+           "in_atomic(): " + std::to_string(t->preempt_count > 0 || softirq) +
+               ", in_hardirq(): " + std::to_string(t->hardirq) + ", name: " + t->name +
+               "\nfunction: " + loc.function_name() + "\nlocks held:\n" + lockdep_held_locks_text(t));
+}
+}  // namespace
+
 void might_sleep_impl(std::source_location loc) {
     Task* t = current();
     if (!t)
@@ -18,12 +31,7 @@ void might_sleep_impl(std::source_location loc) {
     bool softirq = t->kind == TaskKind::Softirq;
     if (t->preempt_count == 0 && !t->hardirq && !softirq)
         return;
-    report(ReportKind::MightSleep,
-           std::string("BUG: sleeping function called from invalid context at ") + loc.file_name() + ":" +
-               std::to_string(loc.line()),
-           "in_atomic(): " + std::to_string(t->preempt_count > 0 || softirq) +
-               ", in_hardirq(): " + std::to_string(t->hardirq) + ", name: " + t->name +
-               "\nfunction: " + loc.function_name() + "\nlocks held:\n" + lockdep_held_locks_text(t));
+    report_might_sleep(t, softirq, loc);
 }
 
 void might_alloc(gfp_t gfp) {
