@@ -21,6 +21,22 @@ protected:
                    cs::move48(A, syncobj_va), cs::move48(V, 1), cs::wait(0xFF),
                    cs::sync_add64(A, V, cs::SCOPE_SYSTEM, true), cs::error_barrier(), 0, 0, 0, 0, 0});
     }
+    // Boots, starts group 0 with one queue and rings it with a stream that blocks in a SYNC_WAIT
+    // until the u32 at the returned object is greater than 4, then stores 9 at object + 32.
+    // *m maps the object; the stream is blocked when this returns.
+    u64 block_on_host_object(CsfRig& r, u8** m) {
+        EXPECT_TRUE(r.boot());
+        const u64 obj = r.gpu_alloc(64, m);
+        CsfRig::Queue q = r.make_queue();
+        r.program_cs(0, 0, q);
+        r.start_group(0);
+        EXPECT_TRUE(wait([&] { return r.state_acked(0); }));
+        r.push(q, {cs::move48(0, obj), cs::move32(2, 4), cs::sync_wait32(0, 2, cs::GREATER), cs::move48(4, obj + 32),
+                   cs::move32(6, 9), cs::store_multiple(6, 4, 1)});
+        r.d.w(CSF_DOORBELL(1), 1);
+        advance(100 * NSEC_PER_USEC);
+        return obj;
+    }
     // A user stream running one mock shader.
     u64 user_stream(CsfRig& r, u64 shader_va, u32* size) {
         *size = 16;
@@ -136,17 +152,8 @@ TEST_F(CsEngineTest, SyncWait64ReleasedByHostThroughThePoll) {
 // write within one poll period.
 TEST_F(CsEngineTest, PollLeavesAnUnsatisfiedSyncWaitBlockedAndSeesTheHostWrite) {
     CsfRig r(rt());
-    ASSERT_TRUE(r.boot());
     u8* m;
-    const u64 obj = r.gpu_alloc(64, &m);
-    CsfRig::Queue q = r.make_queue();
-    r.program_cs(0, 0, q);
-    r.start_group(0);
-    ASSERT_TRUE(wait([&] { return r.state_acked(0); }));
-    r.push(q, {cs::move48(0, obj), cs::move32(2, 4), cs::sync_wait32(0, 2, cs::GREATER), cs::move48(4, obj + 32),
-               cs::move32(6, 9), cs::store_multiple(6, 4, 1)});
-    r.d.w(CSF_DOORBELL(1), 1);
-    advance(100 * NSEC_PER_USEC);
+    block_on_host_object(r, &m);
     const auto executed = [&] { return r.locked([&] { return r.gpu.engine().instructions_executed(); }); };
     const u64 blocked_at = executed();
     reinterpret_cast<u32*>(m)[0] = 3;  // written, still not GREATER than 4
@@ -176,17 +183,8 @@ protected:
     Outcome host_write_after(Writer kind) {
         Outcome o;
         CsfRig r(rt());
-        EXPECT_TRUE(r.boot());
         u8* m;
-        const u64 obj = r.gpu_alloc(64, &m);
-        CsfRig::Queue q = r.make_queue();
-        r.program_cs(0, 0, q);
-        r.start_group(0);
-        EXPECT_TRUE(wait([&] { return r.state_acked(0); }));
-        r.push(q, {cs::move48(0, obj), cs::move32(2, 4), cs::sync_wait32(0, 2, cs::GREATER), cs::move48(4, obj + 32),
-                   cs::move32(6, 9), cs::store_multiple(6, 4, 1)});
-        r.d.w(CSF_DOORBELL(1), 1);
-        advance(100 * NSEC_PER_USEC);
+        block_on_host_object(r, &m);
         const u64 polls0 = r.locked([&] { return r.gpu.engine().sync_polls(); });
         const ktime_t start = kshim::ktime_get();
         const auto write = [&] {
@@ -245,16 +243,8 @@ protected:
 
 TEST_F(CsEngineSyncPollTest, APollSkipsTheRoundsThatCannotSeeAChange) {
     CsfRig r(rt());
-    ASSERT_TRUE(r.boot());
     u8* m;
-    const u64 obj = r.gpu_alloc(64, &m);
-    CsfRig::Queue q = r.make_queue();
-    r.program_cs(0, 0, q);
-    r.start_group(0);
-    ASSERT_TRUE(wait([&] { return r.state_acked(0); }));
-    r.push(q, {cs::move48(0, obj), cs::move32(2, 4), cs::sync_wait32(0, 2, cs::GREATER)});
-    r.d.w(CSF_DOORBELL(1), 1);
-    advance(100 * NSEC_PER_USEC);
+    block_on_host_object(r, &m);
     const auto polls = [&] { return r.locked([&] { return r.gpu.engine().sync_polls(); }); };
     const u64 before = polls();
     advance(10 * NSEC_PER_MSEC);  // 500 poll periods, nothing else happening
