@@ -923,8 +923,9 @@ HoleTreeStats check_hole_subtree(const mm_detail::HoleAddrLink* link, const mm_d
     const auto* node = static_cast<const drm_mm_node*>(link);
     HoleTreeStats l = check_hole_subtree(link->hole_left_, link, prev_start, first);
     u64 start = __drm_mm_hole_node_start(node);
-    if (!*first)
+    if (!*first) {
         EXPECT_LT(*prev_start, start);
+    }
     *first = false;
     *prev_start = start;
     EXPECT_TRUE(drm_mm_hole_follows(node));
@@ -948,8 +949,9 @@ void check_hole_tree(const drm_mm& mm) {
     u64 prev = 0;
     bool first = true;
     const mm_detail::HoleAddrLink* root = mm.holes_addr_.hole_parent_;
-    if (root)
+    if (root) {
         EXPECT_FALSE(root->hole_red_);
+    }
     HoleTreeStats st = check_hole_subtree(root, &mm.holes_addr_, &prev, &first);
     EXPECT_EQ(st.holes, count_holes(mm));
 }

@@ -241,8 +241,6 @@ std::ostream& operator<<(std::ostream& os, const M& x) {
     return os << x.addr << "+" << x.range << " " << (x.bo ? x.bo : '-') << "@" << x.offset;
 }
 
-}  // namespace
-
 TEST_P(GpuvmSplitMerge, StepsAndResult) {
     const SmCase& c = GetParam();
     std::vector<drm_gem_object*> bos = {new_bo(64 * kPage), new_bo(64 * kPage)};
@@ -300,3 +298,5 @@ TEST_P(GpuvmSplitMerge, StepsAndResult) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, GpuvmSplitMerge, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<SmCase>& info) { return std::string(info.param.name); });
+
+}  // namespace

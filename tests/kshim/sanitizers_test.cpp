@@ -34,7 +34,7 @@ char* g_live_local = nullptr;
 // has live when it leaves or is dropped; then leaves for good, or suspends and is never resumed.
 template <bool kExit>
 void poison_and_leave(void*) {
-    char live[256];
+    char live[256] = {};
     g_live_local = live;
     __asan_poison_memory_region(live, sizeof live);
     if (kExit)
