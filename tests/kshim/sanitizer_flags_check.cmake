@@ -6,21 +6,31 @@
 #   cmake -DCOMMANDS=build/asan/compile_commands.json -DSOURCE_DIR=. -P sanitizer_flags_check.cmake
 # Exits 0 when they are as described; says "nothing to check" (CTest: skipped) when the build is
 # not the lean asan one.
+cmake_minimum_required(VERSION 3.25)  # script mode: IN_LIST and the other current policies
+
+set(machine_files kernel_shim/sim_backend.cpp kernel_shim/workqueue.cpp mock_hw/cs_exec.cpp mock_hw/mmu.cpp
+                  mock_jm/job_chain.cpp)
+set(under_test_files panthor/panthor_sched.cpp panthor/panthor_mmu.cpp drm/drm_gpuvm.cpp
+                     kernel_shim/iommu/io_pgtable_arm.cpp)
+
+# One pass over the compile commands, keeping those of the files looked at here.
 file(READ "${COMMANDS}" json)
 string(JSON count LENGTH "${json}")
+math(EXPR last "${count} - 1")
+foreach(i RANGE ${last})
+  string(JSON file GET "${json}" ${i} file)
+  string(REPLACE "${SOURCE_DIR}/" "" rel "${file}")
+  if(rel IN_LIST machine_files OR rel IN_LIST under_test_files OR rel STREQUAL "kernel_shim/lockdep.cpp")
+    string(JSON "command_${rel}" GET "${json}" ${i} command)
+  endif()
+endforeach()
 
 # The compile command of `rel` (a path under the source tree), in `out`.
 function(command_of rel out)
-  math(EXPR last "${count} - 1")
-  foreach(i RANGE ${last})
-    string(JSON file GET "${json}" ${i} file)
-    if(file STREQUAL "${SOURCE_DIR}/${rel}")
-      string(JSON cmd GET "${json}" ${i} command)
-      set(${out} "${cmd}" PARENT_SCOPE)
-      return()
-    endif()
-  endforeach()
-  message(FATAL_ERROR "${rel}: not in ${COMMANDS}")
+  if(NOT DEFINED "command_${rel}")
+    message(FATAL_ERROR "${rel}: not in ${COMMANDS}")
+  endif()
+  set(${out} "${command_${rel}}" PARENT_SCOPE)
 endfunction()
 
 # The optimisation level the command ends up with: the last -O flag wins.
@@ -39,7 +49,7 @@ if(NOT machine MATCHES "-fsanitize=address,undefined" OR NOT machine MATCHES "${
 endif()
 
 set(failures "")
-foreach(rel kernel_shim/sim_backend.cpp kernel_shim/workqueue.cpp mock_hw/cs_exec.cpp mock_hw/mmu.cpp mock_jm/job_chain.cpp)
+foreach(rel IN LISTS machine_files)
   command_of(${rel} cmd)
   opt_level("${cmd}" level)
   if(NOT level STREQUAL "-O2")
@@ -53,7 +63,7 @@ foreach(rel kernel_shim/sim_backend.cpp kernel_shim/workqueue.cpp mock_hw/cs_exe
   endif()
 endforeach()
 
-foreach(rel panthor/panthor_sched.cpp panthor/panthor_mmu.cpp drm/drm_gpuvm.cpp kernel_shim/iommu/io_pgtable_arm.cpp)
+foreach(rel IN LISTS under_test_files)
   command_of(${rel} cmd)
   opt_level("${cmd}" level)
   if(NOT level STREQUAL "-O1")
